@@ -1,0 +1,45 @@
+# groundwatch — developer entry points. `make demo` and `make test` are the two set-up commands.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench up down lint venv clean compose-up compose-down help
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+# Reinstall only when the project's metadata changes; pip's cache keeps repeats fast.
+$(STAMP): pyproject.toml | $(PY)
+	$(PIP) install -q -e '.[test,dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)  ## create .venv and install the project with test and dev extras
+
+demo: $(STAMP)  ## run the whole pipeline on the embedded bus and print the group report
+	$(VENV)/bin/groundwatch demo
+
+test: $(STAMP)  ## start Kafka + PostgreSQL if needed, run every test tier, stop what was started
+	PYTHON=$(PY) bash scripts/test.sh $(PYTEST_ARGS)
+
+bench: $(STAMP)  ## run every benchmark; results in bench/results.json and bench/RESULTS.md
+	PYTHON=$(PY) bash scripts/bench.sh
+
+up: $(STAMP)  ## start Kafka and the five services as local processes
+	PYTHON=$(PY) bash scripts/services.sh up
+
+down:  ## stop the local services (and Kafka if `make up` started it)
+	PYTHON=$(PY) bash scripts/services.sh down
+
+lint: $(STAMP)  ## ruff + mypy --strict
+	$(VENV)/bin/ruff check shared services tests bench
+	$(VENV)/bin/mypy
+
+clean:  ## remove build and cache folders (not the venv)
+	rm -rf .pytest_cache .mypy_cache .ruff_cache build *.egg-info shared/*.egg-info

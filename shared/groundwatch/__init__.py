@@ -1,0 +1,3 @@
+"""groundwatch: grounded, continuous evaluation of production RAG systems."""
+
+__version__ = "0.1.0"

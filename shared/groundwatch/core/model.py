@@ -1,0 +1,100 @@
+"""The words of the papers as types: semantic group, text form, cohort, expected answer, verdict."""
+
+from __future__ import annotations
+
+import hashlib
+from enum import StrEnum
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class AnswerType(StrEnum):
+    """The type of an SQL answer, kept so the judge compares dates as dates and numbers as numbers."""
+
+    TEXT = "text"
+    NUMBER = "number"
+    DATE = "date"
+
+
+class Verdict(StrEnum):
+    """A judgement's outcome. ``error`` = the target failed to answer; it never counts as wrong."""
+
+    CORRECT = "correct"
+    INCORRECT = "incorrect"
+    UNDECIDED = "undecided"
+    ERROR = "error"
+
+
+class Expected(BaseModel):
+    """Ground truth for one probe.
+
+    ``values`` holds one entry per answer column: a multi-column answer is a tuple and every part is
+    required. ``answerable=False`` marks a question the corpus cannot answer (RAGProbe S6), where
+    only an explicit refusal is right. ``stale_values`` are earlier answer versions of the group, so
+    a response matching an outdated fact is told apart from a gap.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    values: list[str] = Field(default_factory=list)
+    types: list[AnswerType] = Field(default_factory=list)
+    answerable: bool = True
+    version: int = 1
+    stale_values: list[list[str]] = Field(default_factory=list)
+    options: list[str] | None = Field(None, description="Multiple-choice options (RAGProbe S3).")
+
+    @property
+    def text(self) -> str:
+        """The answer as the GRAMMAR tool prints it: a single value, or a tuple string."""
+        if len(self.values) == 1:
+            return self.values[0]
+        return "(" + ", ".join(repr(v) for v in self.values) + ")"
+
+
+class TextForm(BaseModel):
+    """One natural-language query of a semantic group, in one cohort."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    form_id: str
+    cohort: str
+    text: str
+
+
+class SemanticGroup(BaseModel):
+    """One filled SQL query with its SQL answer and all its text forms (GRAMMAR §4.2)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    group_id: str
+    dataset_id: str = "default"
+    sql: str = Field(description="SQL template with named parameters, e.g. :name.")
+    params: dict[str, Any] = Field(default_factory=dict)
+    answer: Expected
+    forms: list[TextForm] = Field(default_factory=list)
+    relevant_doc_ids: list[str] = Field(default_factory=list)
+    scenario: str = "factual"
+    template_id: str | None = None
+
+    def forms_in(self, cohort: str) -> list[TextForm]:
+        return [f for f in self.forms if f.cohort == cohort]
+
+    @property
+    def cohorts(self) -> list[str]:
+        return sorted({f.cohort for f in self.forms})
+
+
+def group_id_for(sql: str, params: dict[str, Any]) -> str:
+    """Stable id of a semantic group: a hash of the SQL template and its bound values.
+
+    Canonical JSON (sorted keys) so the same fill always maps to the same id across runs and hosts,
+    which is what lets live tallies and stored history line up.
+    """
+    payload = orjson.dumps({"sql": " ".join(sql.split()), "params": params}, option=orjson.OPT_SORT_KEYS, default=str)
+    return hashlib.sha256(payload).hexdigest()[:16]
+
+
+def form_id_for(group_id: str, cohort: str, text: str) -> str:
+    return hashlib.sha256(f"{group_id}\x1f{cohort}\x1f{text}".encode()).hexdigest()[:12]

@@ -1,0 +1,160 @@
+"""SQLAlchemy 2.0 models: datasets, semantic groups, text forms, answer versions, runs, per-group
+tallies, processed judgements and the LLM-verdict cache.
+
+Owners (DESIGN.md): the generator writes datasets/groups/forms/answer versions/runs; analytics
+writes tallies and processed judgements (its idempotency record); the judge writes the LLM cache.
+Schema changes go through Alembic (``groundwatch/db/migrations``); a test checks the migrations
+produce exactly these models.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class Dataset(Base):
+    __tablename__ = "datasets"
+
+    dataset_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(Text, default="")
+    forms_per_cohort: Mapped[int] = mapped_column(Integer, default=3)
+    cohorts: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class GroupRow(Base):
+    """A semantic group: one filled SQL query with its SQL answer."""
+
+    __tablename__ = "semantic_groups"
+
+    dataset_id: Mapped[str] = mapped_column(
+        ForeignKey("datasets.dataset_id", ondelete="CASCADE"), primary_key=True
+    )
+    group_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    sql: Mapped[str] = mapped_column(Text)
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    answer: Mapped[dict[str, Any]] = mapped_column(JSON)
+    answer_version: Mapped[int] = mapped_column(Integer, default=1)
+    relevant_doc_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    scenario: Mapped[str] = mapped_column(String(32), default="factual")
+    template_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class FormRow(Base):
+    """A text form of a semantic group, in one cohort."""
+
+    __tablename__ = "text_forms"
+
+    dataset_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    group_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    form_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    cohort: Mapped[str] = mapped_column(String(64))
+    text: Mapped[str] = mapped_column(Text)
+
+    __table_args__ = (Index("ix_text_forms_group", "dataset_id", "group_id"),)
+
+
+class AnswerVersionRow(Base):
+    """Every SQL answer a group has had, so stale responses are told apart from gaps."""
+
+    __tablename__ = "answer_versions"
+
+    dataset_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    group_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    answer: Mapped[dict[str, Any]] = mapped_column(JSON)
+    observed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class RunRow(Base):
+    """A probing run (a batch, or one window of continuous probing)."""
+
+    __tablename__ = "runs"
+
+    run_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    dataset_id: Mapped[str] = mapped_column(String(64))
+    targets: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    probes: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class JudgementRow(Base):
+    """One applied judgement: analytics' idempotency record (by probe_id) and the detail behind
+    ``/groups/{id}``. Stored in the same transaction as the tallies it changed."""
+
+    __tablename__ = "judgements"
+
+    probe_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(64), index=True)
+    target: Mapped[str] = mapped_column(String(128))
+    cohort: Mapped[str] = mapped_column(String(64))
+    scenario: Mapped[str] = mapped_column(String(32))
+    dataset_id: Mapped[str] = mapped_column(String(64))
+    group_id: Mapped[str] = mapped_column(String(64))
+    form_id: Mapped[str] = mapped_column(String(64))
+    query: Mapped[str] = mapped_column(Text)
+    verdict: Mapped[str] = mapped_column(String(16))
+    tier: Mapped[str] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    answer: Mapped[str | None] = mapped_column(Text, nullable=True)
+    expected: Mapped[dict[str, Any]] = mapped_column(JSON)
+    retrieved_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    relevant_doc_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    error_kind: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    group_forms: Mapped[int] = mapped_column(Integer, default=1)
+    probe_created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    judged_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    tallied_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+    __table_args__ = (Index("ix_judgements_group", "target", "group_id"),)
+
+
+class TallyRow(Base):
+    """Per (target, cohort, group) verdict counts: the live state analytics exports."""
+
+    __tablename__ = "group_tallies"
+
+    target: Mapped[str] = mapped_column(String(128), primary_key=True)
+    cohort: Mapped[str] = mapped_column(String(64), primary_key=True)
+    group_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    dataset_id: Mapped[str] = mapped_column(String(64))
+    scenario: Mapped[str] = mapped_column(String(32), default="factual")
+    forms_expected: Mapped[int] = mapped_column(Integer, default=1)
+    correct: Mapped[int] = mapped_column(Integer, default=0)
+    incorrect: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[int] = mapped_column(Integer, default=0)
+    undecided: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class LlmCacheRow(Base):
+    """Cached LLM verdicts, keyed by a hash of (query, gold, response, model, prompt version)."""
+
+    __tablename__ = "llm_cache"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    model: Mapped[str] = mapped_column(String(128))
+    prompt_version: Mapped[str] = mapped_column(String(32))
+    verdict: Mapped[str] = mapped_column(String(16))
+    raw: Mapped[str] = mapped_column(Text, default="")
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    latency_s: Mapped[float] = mapped_column(Float, default=0.0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)

@@ -1,0 +1,21 @@
+"""One exception base and the outcome exceptions the consumer loop sorts on."""
+
+
+class GroundwatchError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class ConfigError(GroundwatchError):
+    """Configuration is invalid; raised at start-up, naming the field."""
+
+
+class PoisonMessage(GroundwatchError):
+    """The message can never be processed (unparseable, schema-invalid): dead-letter it, go on."""
+
+
+class RetryLater(GroundwatchError):
+    """A transient failure (dependency down): do not commit; the message will be redelivered."""
+
+
+class UnsafeSQL(GroundwatchError):
+    """An SQL text failed validation and was not run."""

@@ -1,0 +1,169 @@
+"""What every service shares: the FastAPI shell (health, readiness, metrics) around worker loops.
+
+A service provides a :class:`ServiceParts` from its bootstrap — the bus, an optional database
+engine, the consume loops and its Prometheus registry — and gets an app whose lifespan starts the
+bus, makes sure the topics exist, runs the loops as tasks and tears everything down in order.
+Nothing connects at import time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from fastapi import FastAPI, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, generate_latest
+from sqlalchemy import Engine
+
+from groundwatch.bus.base import Bus
+from groundwatch.config import CommonSettings, load_settings
+from groundwatch.contracts import Topics
+from groundwatch.db.engine import ping as db_ping
+from groundwatch.errors import ConfigError
+from groundwatch.worker import ConsumeLoop
+
+log = logging.getLogger(__name__)
+
+S = TypeVar("S", bound=CommonSettings)
+
+
+class LoopMetrics:
+    """Per-service counters of the consume loop (names end in units, fixed label sets)."""
+
+    def __init__(self, registry: CollectorRegistry, service: str) -> None:
+        self.messages = Counter(
+            "groundwatch_messages_total",
+            "Messages consumed by outcome (ok, dead_letter, retry).",
+            ["service", "topic", "outcome"],
+            registry=registry,
+        )
+        self.last_batch = Gauge(
+            "groundwatch_last_batch_timestamp_seconds",
+            "Unix time of the last processed batch.",
+            ["service", "topic"],
+            registry=registry,
+        )
+        self.service = service
+
+    def attach(self, loop: ConsumeLoop[Any]) -> None:
+        topic = loop.source.name
+
+        def hook(outcome: str, n: int) -> None:
+            self.messages.labels(self.service, topic, outcome).inc(n)
+            self.last_batch.labels(self.service, topic).set_to_current_time()
+
+        loop.stats.outcome_hooks.append(hook)
+
+
+@dataclass
+class ServiceParts:
+    """What a service's bootstrap hands to the shell."""
+
+    bus: Bus
+    topics: Topics
+    registry: CollectorRegistry
+    loops: list[ConsumeLoop[Any]] = field(default_factory=list)
+    engine: Engine | None = None
+    background: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    on_stop: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def build_app(
+    name: str,
+    bootstrap: Callable[[], Awaitable[ServiceParts]],
+    *,
+    routes: Callable[[FastAPI], None] | None = None,
+) -> FastAPI:
+    """The service app: ``/healthz`` (process up), ``/readyz`` (bus, database, loops), ``/metrics``."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        parts = await bootstrap()
+        app.state.parts = parts
+        await parts.bus.start()
+        await parts.bus.ensure_topics(parts.topics.all())
+        metrics = LoopMetrics(parts.registry, name)
+        tasks: list[asyncio.Task[None]] = []
+        for loop in parts.loops:
+            metrics.attach(loop)
+            tasks.append(asyncio.create_task(loop.run(), name=f"{name}:{loop.source.name}"))
+        tasks.extend(asyncio.create_task(job(), name=f"{name}:bg") for job in parts.background)
+        app.state.tasks = tasks
+        try:
+            yield
+        finally:
+            for loop in parts.loops:
+                loop.stop()
+            for job in parts.on_stop:
+                await job()
+            done, pending = await asyncio.wait(tasks, timeout=10) if tasks else (set(), set())
+            for t in pending:
+                t.cancel()
+            for t in done:
+                if not t.cancelled() and t.exception() is not None:
+                    log.error("%s task %s ended with %r", name, t.get_name(), t.exception())
+            await parts.bus.stop()
+            if parts.engine is not None:
+                parts.engine.dispose()
+
+    app = FastAPI(title=f"groundwatch {name}", lifespan=lifespan)
+
+    @app.get("/healthz", tags=["ops"])
+    async def healthz() -> dict[str, str]:
+        """Liveness: the process serves requests."""
+        return {"status": "ok", "service": name}
+
+    @app.get("/readyz", tags=["ops"])
+    async def readyz() -> JSONResponse:
+        """Readiness: bus and database reachable, every worker loop running."""
+        parts: ServiceParts = app.state.parts
+        checks: dict[str, bool] = {"bus": await parts.bus.ping()}
+        if parts.engine is not None:
+            checks["database"] = await asyncio.to_thread(db_ping, parts.engine)
+        tasks: list[asyncio.Task[None]] = app.state.tasks
+        checks["workers"] = all(not t.done() for t in tasks) and all(
+            loop.ready.is_set() for loop in parts.loops
+        )
+        ok = all(checks.values())
+        return JSONResponse({"ready": ok, "checks": checks}, status_code=200 if ok else 503)
+
+    @app.get("/metrics", tags=["ops"])
+    async def metrics() -> Response:
+        """Prometheus exposition of this service's registry."""
+        parts: ServiceParts = app.state.parts
+        return Response(generate_latest(parts.registry), media_type=CONTENT_TYPE_LATEST)
+
+    if routes is not None:
+        routes(app)
+    return app
+
+
+def settings_or_exit(cls: type[S]) -> S:
+    """Load settings at start-up; on a bad value print the named field and exit 2."""
+    try:
+        return load_settings(cls)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def serve(app: FastAPI, settings: CommonSettings) -> None:
+    """Run the app under uvicorn with the service's host/port/log level."""
+    import uvicorn
+
+    logging.basicConfig(
+        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+
+
+def instance_name(settings: CommonSettings, service: str) -> str:
+    return settings.instance or f"{service}-{os.getpid()}"

@@ -1,0 +1,79 @@
+"""Message contracts: round trip, forbidden extras, schema version, field carry-forward."""
+
+from __future__ import annotations
+
+import uuid
+
+import orjson
+import pytest
+
+from groundwatch.contracts import DeadLetter, Judgement, Probe, RagResponse, TargetStatus, Topics
+from groundwatch.core.model import AnswerType, Expected, Verdict
+from groundwatch.errors import PoisonMessage
+
+pytestmark = pytest.mark.unit
+
+
+def make_probe(**over: object) -> Probe:
+    fields: dict[str, object] = dict(
+        probe_id=uuid.uuid4(), run_id="r1", dataset_id="d", group_id="g1", form_id="f1",
+        cohort="short", target="ref", query="location of 'Acme'?",
+        expected=Expected(values=["Oslo"], types=[AnswerType.TEXT]), group_forms=3,
+    )
+    fields.update(over)
+    return Probe(**fields)  # type: ignore[arg-type]
+
+
+def test_round_trip_every_topic() -> None:
+    topics = Topics("gw.")
+    probe = make_probe()
+    resp = RagResponse.for_probe(probe, status=TargetStatus.OK, answer="Oslo", retrieved_ids=["d1"])
+    judg = Judgement.for_response(resp, verdict=Verdict.CORRECT, tier="exact")
+    for topic, msg in ((topics.probes, probe), (topics.responses, resp), (topics.judgements, judg)):
+        assert topic.decode(topic.encode(msg)) == msg
+    assert judg.probe_id == probe.probe_id and judg.group_forms == 3 and judg.retrieved_ids == ["d1"]
+    assert topics.all() == ["gw.probes", "gw.responses", "gw.judgements", "gw.dead-letter"]
+
+
+def test_key_is_group_id() -> None:
+    assert make_probe(group_id="abc").key == b"abc"
+
+
+@pytest.mark.parametrize(
+    "raw, needle",
+    [
+        (b"{not json", "Invalid JSON"),
+        (b'{"probe_id": "x"}', "Field required"),
+        (None, "Extra inputs are not permitted"),
+        (b"", "EOF"),
+    ],
+)
+def test_bad_messages_raise_poison(raw: bytes | None, needle: str) -> None:
+    topics = Topics()
+    if raw is None:
+        data = orjson.loads(make_probe().to_bytes())
+        data["surprise"] = 1
+        raw = orjson.dumps(data)
+    with pytest.raises(PoisonMessage, match=needle):
+        topics.probes.decode(raw)
+
+
+def test_newer_schema_version_is_rejected() -> None:
+    data = orjson.loads(make_probe().to_bytes())
+    data["schema_version"] = 2
+    with pytest.raises(PoisonMessage, match="schema_version"):
+        Topics().probes.decode(orjson.dumps(data))
+
+
+def test_oversize_text_is_rejected() -> None:
+    with pytest.raises(ValueError):
+        make_probe(query="x" * 20_001)
+
+
+def test_dead_letter_keeps_raw_bytes() -> None:
+    import base64
+
+    raw = b"\x00\xffnot json"
+    dl = DeadLetter(error="bad", source_topic="gw.probes", partition=1, offset=7,
+                    raw_b64=base64.b64encode(raw).decode(), service="judge")
+    assert Topics().dead_letter.decode(dl.to_bytes()).raw == raw
