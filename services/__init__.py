@@ -1,0 +1,1 @@
+"""The five groundwatch services: thin FastAPI apps around the shared core."""

@@ -1,0 +1,113 @@
+"""Prometheus export of the live tallies, read from the tagger at scrape time.
+
+Label sets are bounded (target, cohort, status, verdict, cause, scenario) — never group ids or
+text — so the series count does not grow with the dataset. Gauges are computed at scrape time
+from the tagger's incrementally kept counts, so a scrape costs O(groups) arithmetic at worst and
+no database query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from groundwatch.core.tagging import GroupStatus, Observation, Tagger
+
+
+@dataclass
+class CohortNumbers:
+    """GRAMMAR's numbers for one (target, cohort): eq. 1–3 over the decided groups."""
+
+    groups: int = 0
+    gap_groups: int = 0
+    examples: int = 0
+    correct: int = 0
+    gap_examples: int = 0
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.examples if self.examples else 0.0
+
+    @property
+    def acc_db(self) -> float:
+        return 1 - self.gap_groups / self.groups if self.groups else 0.0
+
+    @property
+    def refined_accuracy(self) -> float:
+        rest = self.examples - self.gap_examples
+        return self.correct / rest if rest else 0.0
+
+    @property
+    def lam(self) -> float:
+        return self.gap_examples / self.examples if self.examples else 0.0
+
+
+def cohort_numbers(tagger: Tagger) -> dict[tuple[str, str], CohortNumbers]:
+    out: dict[tuple[str, str], CohortNumbers] = {}
+    for t in tagger.tallies():
+        if t.status is GroupStatus.PENDING:
+            continue
+        n = out.setdefault((t.target, t.cohort), CohortNumbers())
+        n.groups += 1
+        n.examples += t.examples
+        n.correct += t.correct
+        if t.status is GroupStatus.GAP:
+            n.gap_groups += 1
+            n.gap_examples += t.examples
+    return out
+
+
+class TallyCollector(Collector):
+    def __init__(self, tagger: Callable[[], Tagger]) -> None:
+        self._tagger = tagger
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        tagger = self._tagger()
+        groups = GaugeMetricFamily(
+            "groundwatch_groups", "Semantic groups by status in the window.", labels=["target", "cohort", "status"]
+        )
+        counts = tagger.status_counts()
+        for target in tagger.targets():
+            for cohort in tagger.cohorts(target):
+                for status in GroupStatus:
+                    groups.add_metric([target, cohort, status.value], counts.get((target, cohort, status), 0))
+        yield groups
+        names = {
+            "accuracy": ("groundwatch_accuracy", "Correct / decided examples (window)."),
+            "acc_db": ("groundwatch_acc_db", "Acc_db = 1 - gap groups / groups (GRAMMAR eq. 1)."),
+            "refined_accuracy": ("groundwatch_refined_accuracy", "R = correct / examples outside gap groups (eq. 2)."),
+            "lam": ("groundwatch_lambda", "Share of examples in gap groups (eq. 3)."),
+        }
+        families = {k: GaugeMetricFamily(n, h, labels=["target", "cohort"]) for k, (n, h) in names.items()}
+        for (target, cohort), num in cohort_numbers(tagger).items():
+            for key, fam in families.items():
+                fam.add_metric([target, cohort], getattr(num, key))
+        yield from families.values()
+        causes = GaugeMetricFamily(
+            "groundwatch_failures", "Failed examples in the window by cause (gap, retrieval, lm, target_error).",
+            labels=["target", "cohort", "cause"],
+        )
+        for (target, cohort, cause), n in sorted(tagger.cause_counts().items()):
+            causes.add_metric([target, cohort, cause.value], n)
+        yield causes
+
+
+class AnalyticsMetrics:
+    def __init__(self, registry: CollectorRegistry, tagger: Callable[[], Tagger]) -> None:
+        self.judgements = Counter(
+            "groundwatch_judgements", "Judgements tallied, by verdict.", ["target", "verdict"], registry=registry
+        )
+        self.latency = Histogram(
+            "groundwatch_probe_to_tally_seconds", "Probe creation to tally latency.", ["target"],
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300), registry=registry,
+        )
+        registry.register(TallyCollector(tagger))
+
+    def observe(self, applied: list[Observation], tallied_at: float) -> None:
+        for o in applied:
+            self.judgements.labels(o.target, o.verdict.value).inc()
+            self.latency.labels(o.target).observe(max(0.0, tallied_at - (o.at - o.latency_s)))

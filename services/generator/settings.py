@@ -1,0 +1,29 @@
+"""Generator service settings (``GW_*``)."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from groundwatch.config import CommonSettings, reject_placeholder
+
+
+class GeneratorSettings(CommonSettings):
+    port: int = Field(8001, ge=0, le=65535)
+    dataset: str = Field(
+        "demo", description="'demo' (built-in demo domain) or a path to a dataset JSONL file."
+    )
+    forms: int = Field(3, ge=1, le=20, description="Text forms per group per cohort (demo).")
+    cohorts: list[str] = Field(["short", "long"], description="Cohorts to generate (demo).")
+    targets: list[str] = Field(["reference"], min_length=1, description="Target names to probe.")
+    runs: int = Field(1, ge=0, description="Cycles to run at start-up; 0 = none until started via API.")
+    continuous: bool = Field(False, description="Keep probing every interval_s after the start-up runs.")
+    interval_s: float = Field(60.0, gt=0, description="Seconds between continuous cycles.")
+    sample: int = Field(0, ge=0, description="Groups per cycle (0 = all).")
+    rate: float = Field(0.0, ge=0, description="Probes per second (0 = as fast as the bus takes).")
+    seed: int = 7
+    api_token: str | None = Field(None, description="Bearer token for state-changing endpoints.")
+
+    @field_validator("api_token")
+    @classmethod
+    def _no_placeholder(cls, v: str | None) -> str | None:
+        return reject_placeholder(v)

@@ -1,0 +1,61 @@
+"""Judge metrics: verdicts by tier, judging latency, and the LLM tier's spend (read at scrape)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
+
+from groundwatch.core.judging import Decision
+from groundwatch.core.model import Expected
+from services.judge.worker import JudgeFn
+
+
+class _LlmCollector(Collector):
+    """Exports the LLM client's counters (calls, tokens, cache hits, 429s, judge errors)."""
+
+    FIELDS = {
+        "calls": ("groundwatch_llm_calls", "LLM requests sent."),
+        "cache_hits": ("groundwatch_llm_cache_hits", "LLM verdicts served from the cache."),
+        "prompt_tokens": ("groundwatch_llm_prompt_tokens", "Prompt tokens spent."),
+        "completion_tokens": ("groundwatch_llm_completion_tokens", "Completion tokens spent."),
+        "rate_limited": ("groundwatch_llm_rate_limited", "HTTP 429 answers received."),
+        "errors": ("groundwatch_llm_errors", "LLM calls that failed after retries."),
+        "judge_errors": ("groundwatch_llm_judge_errors", "Unparseable or failed LLM verdicts (undecided/judge_error)."),
+    }
+
+    def __init__(self, judge: Any) -> None:
+        self._judge = judge
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        stats = self._judge.llm_stats() if hasattr(self._judge, "llm_stats") else {}
+        for key, (name, doc) in self.FIELDS.items():
+            fam = CounterMetricFamily(name, doc)
+            fam.add_metric([], float(stats.get(key, 0)))
+            yield fam
+
+
+class JudgeMetrics:
+    def __init__(self, registry: CollectorRegistry, judge: Any) -> None:
+        self.verdicts = Counter(
+            "groundwatch_judge_verdicts", "Verdicts issued, by tier.", ["verdict", "tier"], registry=registry
+        )
+        self.latency = Histogram(
+            "groundwatch_judge_seconds", "Time to judge one response.",
+            buckets=(0.0001, 0.001, 0.01, 0.1, 0.5, 1, 2, 5, 10, 30), registry=registry,
+        )
+        registry.register(_LlmCollector(judge))
+
+    def instrument(self, fn: JudgeFn) -> JudgeFn:
+        async def judged(query: str, expected: Expected, response: str | None) -> Decision:
+            start = time.perf_counter()
+            decision = await fn(query, expected, response)
+            self.latency.observe(time.perf_counter() - start)
+            self.verdicts.labels(decision.verdict.value, decision.tier).inc()
+            return decision
+
+        return judged

@@ -1,0 +1,51 @@
+"""Operator commands: database migrations and Kafka topics."""
+
+from __future__ import annotations
+
+import asyncio
+
+import typer
+
+from groundwatch.bus import make_bus
+from groundwatch.config import CommonSettings, load_settings
+from groundwatch.contracts import Topics
+from groundwatch.errors import ConfigError
+
+
+def _settings() -> CommonSettings:
+    try:
+        return load_settings(CommonSettings)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("db-upgrade")
+    def db_upgrade(
+        url: str = typer.Option(None, "--url", help="SQLAlchemy URL (default: GW_DATABASE_URL)."),
+    ) -> None:
+        """Migrate the database to the newest schema (Alembic)."""
+        from groundwatch.db import create_schema, make_engine
+
+        engine = make_engine(url or _settings().database_url)
+        create_schema(engine)
+        typer.echo(f"database at {engine.url.render_as_string(hide_password=True)} is at head")
+        engine.dispose()
+
+    @app.command("topics-create")
+    def topics_create(
+        bootstrap: str = typer.Option(None, help="Kafka bootstrap (default: GW_KAFKA_BOOTSTRAP)."),
+        prefix: str = typer.Option(None, help="Topic prefix (default: GW_TOPIC_PREFIX)."),
+        partitions: int = typer.Option(None, help="Partitions per topic (default: GW_PARTITIONS)."),
+    ) -> None:
+        """Create the four topics (probes, responses, judgements, dead-letter) if missing."""
+        s = _settings()
+        topics = Topics(s.topic_prefix if prefix is None else prefix)
+        bus = make_bus("kafka", bootstrap=bootstrap or s.kafka_bootstrap, partitions=partitions or s.partitions)
+
+        async def create() -> None:
+            await bus.ensure_topics(topics.all())
+
+        asyncio.run(create())
+        typer.echo("topics: " + ", ".join(topics.all()))
