@@ -88,17 +88,17 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
         @app.get("/report", tags=["report"])
         async def report() -> dict[str, Any]:
             """The GRAMMAR report over the current window (JSON)."""
-            from groundwatch.core.report import build_report
+            from groundwatch.core.report import report_from_tagger
 
-            return build_report(list(tagger().observations()))
+            return await asyncio.to_thread(report_from_tagger, tagger())
 
         @app.get("/report.html", tags=["report"], response_class=HTMLResponse)
         async def report_html() -> str:
             """The same report as a self-contained HTML page with plots."""
-            from groundwatch.core.report import build_report
+            from groundwatch.core.report import report_from_tagger
             from groundwatch.report_html import render_html
 
-            return render_html(build_report(list(tagger().observations())))
+            return render_html(await asyncio.to_thread(report_from_tagger, tagger()))
 
     return build_app("analytics", bootstrap, routes=routes)
 

@@ -1,64 +1,19 @@
 """Prometheus export of the live tallies, read from the tagger at scrape time.
 
 Label sets are bounded (target, cohort, status, verdict, cause, scenario) — never group ids or
-text — so the series count does not grow with the dataset. Gauges are computed at scrape time
-from the tagger's incrementally kept counts, so a scrape costs O(groups) arithmetic at worst and
-no database query.
+text — so the series count does not grow with the dataset. Gauges are read at scrape time from
+the tagger's incrementally kept sums, so a scrape costs O(targets × cohorts × statuses) and no
+database query; failure attribution is refreshed by the consumer after each batch, not here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from groundwatch.core.tagging import GroupStatus, Observation, Tagger
-
-
-@dataclass
-class CohortNumbers:
-    """GRAMMAR's numbers for one (target, cohort): eq. 1–3 over the decided groups."""
-
-    groups: int = 0
-    gap_groups: int = 0
-    examples: int = 0
-    correct: int = 0
-    gap_examples: int = 0
-
-    @property
-    def accuracy(self) -> float:
-        return self.correct / self.examples if self.examples else 0.0
-
-    @property
-    def acc_db(self) -> float:
-        return 1 - self.gap_groups / self.groups if self.groups else 0.0
-
-    @property
-    def refined_accuracy(self) -> float:
-        rest = self.examples - self.gap_examples
-        return self.correct / rest if rest else 0.0
-
-    @property
-    def lam(self) -> float:
-        return self.gap_examples / self.examples if self.examples else 0.0
-
-
-def cohort_numbers(tagger: Tagger) -> dict[tuple[str, str], CohortNumbers]:
-    out: dict[tuple[str, str], CohortNumbers] = {}
-    for t in tagger.tallies():
-        if t.status is GroupStatus.PENDING:
-            continue
-        n = out.setdefault((t.target, t.cohort), CohortNumbers())
-        n.groups += 1
-        n.examples += t.examples
-        n.correct += t.correct
-        if t.status is GroupStatus.GAP:
-            n.gap_groups += 1
-            n.gap_examples += t.examples
-    return out
 
 
 class TallyCollector(Collector):
@@ -80,18 +35,20 @@ class TallyCollector(Collector):
             "accuracy": ("groundwatch_accuracy", "Correct / decided examples (window)."),
             "acc_db": ("groundwatch_acc_db", "Acc_db = 1 - gap groups / groups (GRAMMAR eq. 1)."),
             "refined_accuracy": ("groundwatch_refined_accuracy", "R = correct / examples outside gap groups (eq. 2)."),
-            "lam": ("groundwatch_lambda", "Share of examples in gap groups (eq. 3)."),
+            "lambda": ("groundwatch_lambda", "Share of examples in gap groups (eq. 3)."),
         }
         families = {k: GaugeMetricFamily(n, h, labels=["target", "cohort"]) for k, (n, h) in names.items()}
-        for (target, cohort), num in cohort_numbers(tagger).items():
+        for (target, cohort), num in tagger.cohort_numbers().items():
             for key, fam in families.items():
-                fam.add_metric([target, cohort], getattr(num, key))
+                value = num.get(key)
+                if value is not None:  # an undefined ratio (0 denominator) is absent, not 0
+                    fam.add_metric([target, cohort], float(value))
         yield from families.values()
         causes = GaugeMetricFamily(
             "groundwatch_failures", "Failed examples in the window by cause (gap, retrieval, lm, target_error).",
             labels=["target", "cohort", "cause"],
         )
-        for (target, cohort, cause), n in sorted(tagger.cause_counts().items()):
+        for (target, cohort, cause), n in sorted(tagger.cause_counts(refresh=False).items()):
             causes.add_metric([target, cohort, cause.value], n)
         yield causes
 

@@ -16,9 +16,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
 from groundwatch.contracts import Judgement
-from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import GroupTally, Observation
 from groundwatch.db.models import JudgementRow, TallyRow
+from groundwatch.db.observations import observation_from_row
 
 
 def _insert(engine: Engine, table: Any) -> Any:
@@ -69,7 +69,7 @@ class AnalyticsStore:
         """Every stored judgement, in the order it was tallied: the replay that rebuilds state."""
         with Session(self.engine) as s:
             rows = s.scalars(select(JudgementRow).order_by(JudgementRow.tallied_at)).all()
-            return [observation_of(r) for r in rows]
+            return [observation_from_row(r) for r in rows]
 
     def group_judgements(self, group_id: str, target: str | None = None) -> list[JudgementRow]:
         with Session(self.engine) as s:
@@ -81,15 +81,4 @@ class AnalyticsStore:
     def run_observations(self, run_id: str) -> list[Observation]:
         with Session(self.engine) as s:
             rows = s.scalars(select(JudgementRow).where(JudgementRow.run_id == run_id)).all()
-            return [observation_of(r) for r in rows]
-
-
-def observation_of(r: JudgementRow) -> Observation:
-    at = r.judged_at.replace(tzinfo=r.judged_at.tzinfo or UTC).timestamp()
-    created = r.probe_created_at.replace(tzinfo=r.probe_created_at.tzinfo or UTC).timestamp()
-    return Observation(
-        probe_id=r.probe_id, target=r.target, cohort=r.cohort, group_id=r.group_id,
-        form_id=r.form_id, verdict=Verdict(r.verdict), run_id=r.run_id, dataset_id=r.dataset_id,
-        scenario=r.scenario, group_forms=r.group_forms, retrieved_ids=tuple(r.retrieved_ids),
-        relevant_doc_ids=tuple(r.relevant_doc_ids), at=at, latency_s=max(0.0, at - created),
-    )
+            return [observation_from_row(r) for r in rows]

@@ -79,4 +79,5 @@ class AnalyticsWorker:
             raise RetryLater(f"database write failed: {exc}") from exc
         if self.metrics is not None:
             self.metrics.observe(applied, time.time())
+        tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
         return []

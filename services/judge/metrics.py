@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily
@@ -12,27 +11,29 @@ from prometheus_client.registry import Collector
 
 from groundwatch.core.judging import Decision
 from groundwatch.core.model import Expected
+from groundwatch.judging import Judge
 from services.judge.worker import JudgeFn
 
 
 class _LlmCollector(Collector):
-    """Exports the LLM client's counters (calls, tokens, cache hits, 429s, judge errors)."""
+    """Exports the LLM tier's spend from :meth:`Judge.snapshot` at scrape time (all zero when the
+    judge runs rules only, so dashboards and alerts still find the series)."""
 
     FIELDS = {
-        "calls": ("groundwatch_llm_calls", "LLM requests sent."),
-        "cache_hits": ("groundwatch_llm_cache_hits", "LLM verdicts served from the cache."),
-        "prompt_tokens": ("groundwatch_llm_prompt_tokens", "Prompt tokens spent."),
-        "completion_tokens": ("groundwatch_llm_completion_tokens", "Completion tokens spent."),
-        "rate_limited": ("groundwatch_llm_rate_limited", "HTTP 429 answers received."),
-        "errors": ("groundwatch_llm_errors", "LLM calls that failed after retries."),
-        "judge_errors": ("groundwatch_llm_judge_errors", "Unparseable or failed LLM verdicts (undecided/judge_error)."),
+        "llm_client_attempts": ("groundwatch_llm_calls", "LLM requests sent, retries included."),
+        "llm_cache_hits": ("groundwatch_llm_cache_hits", "LLM verdicts served from the cache."),
+        "llm_client_prompt_tokens": ("groundwatch_llm_prompt_tokens", "Prompt tokens spent."),
+        "llm_client_completion_tokens": ("groundwatch_llm_completion_tokens", "Completion tokens spent."),
+        "llm_client_rate_limited": ("groundwatch_llm_rate_limited", "HTTP 429 answers received."),
+        "llm_client_errors": ("groundwatch_llm_errors", "LLM calls that failed after every retry."),
+        "judge_errors": ("groundwatch_llm_judge_errors", "Unparseable or failed LLM verdicts (undecided, judge_error)."),
     }
 
-    def __init__(self, judge: Any) -> None:
+    def __init__(self, judge: Judge) -> None:
         self._judge = judge
 
     def collect(self) -> Iterator[CounterMetricFamily]:
-        stats = self._judge.llm_stats() if hasattr(self._judge, "llm_stats") else {}
+        stats = self._judge.snapshot()
         for key, (name, doc) in self.FIELDS.items():
             fam = CounterMetricFamily(name, doc)
             fam.add_metric([], float(stats.get(key, 0)))
@@ -40,7 +41,7 @@ class _LlmCollector(Collector):
 
 
 class JudgeMetrics:
-    def __init__(self, registry: CollectorRegistry, judge: Any) -> None:
+    def __init__(self, registry: CollectorRegistry, judge: Judge) -> None:
         self.verdicts = Counter(
             "groundwatch_judge_verdicts", "Verdicts issued, by tier.", ["verdict", "tier"], registry=registry
         )

@@ -50,6 +50,12 @@ class LoopMetrics:
             ["service", "topic"],
             registry=registry,
         )
+        self.lag = Gauge(
+            "groundwatch_consumer_lag",
+            "Records not yet consumed in this instance's partitions.",
+            ["service", "topic"],
+            registry=registry,
+        )
         self.service = service
 
     def attach(self, loop: ConsumeLoop[Any]) -> None:
@@ -60,6 +66,7 @@ class LoopMetrics:
             self.last_batch.labels(self.service, topic).set_to_current_time()
 
         loop.stats.outcome_hooks.append(hook)
+        self.lag.labels(self.service, topic).set_function(loop.lag)
 
 
 @dataclass

@@ -112,6 +112,10 @@ class ConsumeLoop(Generic[M]):
     def stop(self) -> None:
         self._stopping.set()
 
+    def lag(self) -> float:
+        """Consumer lag of this loop (0 before it has started)."""
+        return float(self._consumer.lag()) if self._consumer is not None else 0.0
+
     async def run(self) -> None:
         consumer = self.bus.consumer([self.source.name], self.group, client_id=self.client_id)
         self._consumer = consumer

@@ -56,6 +56,10 @@ class Consumer(Protocol):
         """Deliver these records again (a transient failure: nothing was produced or stored)."""
         ...
 
+    def lag(self) -> int:
+        """Records in this member's partitions not yet fetched (for the consumer-lag metric)."""
+        ...
+
 
 @runtime_checkable
 class Bus(Protocol):

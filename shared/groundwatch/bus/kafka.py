@@ -91,6 +91,7 @@ class KafkaConsumer:
             session_timeout_ms=10_000,
             heartbeat_interval_ms=1_000,
         )
+        self._next: dict[TopicPartition, int] = {}
 
     async def start(self) -> None:
         await self._consumer.start()
@@ -100,6 +101,9 @@ class KafkaConsumer:
 
     async def poll(self, max_records: int = 500, timeout_s: float = 0.5) -> list[Record]:
         batches = await self._consumer.getmany(timeout_ms=int(timeout_s * 1000), max_records=max_records)
+        for tp, recs in batches.items():
+            if recs:
+                self._next[tp] = recs[-1].offset + 1
         return [
             Record(r.topic, r.partition, r.offset, r.key, r.value, r.timestamp)
             for recs in batches.values()
@@ -117,6 +121,16 @@ class KafkaConsumer:
             if owned:
                 await self._consumer.commit(owned)
 
+    def lag(self) -> int:
+        """High watermark minus the next offset this member will fetch, over its partitions."""
+        total = 0
+        for tp in self._consumer.assignment():
+            high = self._consumer.highwater(tp)
+            pos = self._next.get(tp)
+            if high is not None and pos is not None:
+                total += max(0, high - pos)
+        return total
+
     async def rewind(self, records: Sequence[Record]) -> None:
         first: dict[TopicPartition, int] = {}
         for r in records:
@@ -126,3 +140,4 @@ class KafkaConsumer:
         for tp, off in first.items():
             if tp in assigned:
                 self._consumer.seek(tp, off)
+                self._next[tp] = off

@@ -151,6 +151,9 @@ class MemoryConsumer:
             if tp in self._assigned and r.offset + 1 > grp.committed.get(tp, 0):
                 grp.committed[tp] = r.offset + 1
 
+    def lag(self) -> int:
+        return sum(len(self.bus._log(t)[p]) - pos for (t, p), pos in self._assigned.items())
+
     async def rewind(self, records: Sequence[Record]) -> None:
         for r in records:
             tp = (r.topic, r.partition)

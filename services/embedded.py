@@ -1,0 +1,160 @@
+"""The whole pipeline in one process on the in-process bus: the embedded default (`make demo`).
+
+The same workers as the scaled services — generator, runner, judge, analytics — wired to a
+:class:`~groundwatch.bus.memory.MemoryBus` instead of Kafka, and the same runner code asking the
+targets (an HTTP target can be served in-process through ``httpx.ASGITransport``), so what the demo
+shows is what production does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from groundwatch.bus.memory import MemoryBus
+from groundwatch.contracts import Topics
+from groundwatch.core.model import SemanticGroup
+from groundwatch.core.tagging import Tagger, Window
+from groundwatch.db import create_schema, make_engine
+from groundwatch.judging import Judge
+from groundwatch.runner import Runner
+from groundwatch.worker import ConsumeLoop
+from services.analytics.store import AnalyticsStore
+from services.analytics.worker import AnalyticsWorker
+from services.generator.worker import GeneratorWorker
+from services.judge.worker import JudgeWorker
+from services.rag_runner.worker import RunnerWorker
+
+
+@dataclass
+class EmbeddedResult:
+    tagger: Tagger
+    published: int
+    elapsed_s: float
+    dead_letters: int
+    run_ids: list[str] = field(default_factory=list)
+
+    @property
+    def probes_per_s(self) -> float:
+        return self.published / self.elapsed_s if self.elapsed_s else 0.0
+
+
+class EmbeddedPipeline:
+    """Generator → runner → judge → analytics on one event loop."""
+
+    def __init__(
+        self,
+        groups: Sequence[SemanticGroup],
+        runner: Runner,
+        *,
+        judge: Judge | None = None,
+        database_url: str | None = None,
+        window: Window | None = None,
+        partitions: int = 6,
+        targets: Sequence[str] | None = None,
+        sample: int = 0,
+        rate: float = 0.0,
+        on_stop: Sequence[Callable[[], Awaitable[None]]] = (),
+    ) -> None:
+        self._on_stop = list(on_stop)
+        self.bus = MemoryBus(partitions=partitions)
+        self.topics = Topics("gw.")
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if database_url is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="groundwatch-demo-")
+            database_url = f"sqlite:///{Path(self._tmp.name) / 'groundwatch.db'}"
+        self.engine = make_engine(database_url)
+        create_schema(self.engine)
+        self.judge = judge or Judge()
+        self.runner = runner
+        self.generator = GeneratorWorker(
+            self.bus, self.topics, groups, list(targets or runner.targets), sample=sample, rate=rate
+        )
+        self.runner_worker = RunnerWorker(self.bus, self.topics, runner)
+        self.judge_worker = JudgeWorker(self.bus, self.topics, self.judge.judge)
+        self.analytics = AnalyticsWorker(self.bus, self.topics, AnalyticsStore(self.engine), window=window)
+        self.loops: list[ConsumeLoop[Any]] = [
+            self.runner_worker.loop, self.judge_worker.loop, self.analytics.loop,
+        ]
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        await self.bus.ensure_topics(self.topics.all())
+        self._tasks = [asyncio.create_task(loop.run()) for loop in self.loops]
+        await asyncio.gather(*(loop.ready.wait() for loop in self.loops))
+
+    async def stop(self) -> None:
+        for loop in self.loops:
+            loop.stop()
+        await asyncio.gather(*self._tasks)
+        await self.runner.aclose()
+        await self.judge.aclose()
+        for close in self._on_stop:
+            await close()
+        self.engine.dispose()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+    def tallied(self) -> int:
+        return self.analytics.loop.stats.consumed
+
+    async def wait_tallied(self, count: int, timeout_s: float = 600.0) -> None:
+        """Until analytics has consumed ``count`` judgements (every probe ends as a judgement)."""
+        deadline = time.monotonic() + timeout_s
+        while self.tallied() < count:
+            for t in self._tasks:
+                if t.done():
+                    t.result()  # a dead loop raises here instead of hanging the wait
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"only {self.tallied()} of {count} probes tallied in {timeout_s}s")
+            await asyncio.sleep(0.01)
+
+    async def run(self, runs: int = 1) -> EmbeddedResult:
+        """Publish ``runs`` probing cycles and wait until every probe is tallied."""
+        started = time.perf_counter()
+        run_ids = []
+        for _ in range(runs):
+            summary = await self.generator.run_cycle()
+            run_ids.append(summary.run_id)
+        await self.wait_tallied(self.generator.state.published)
+        elapsed = time.perf_counter() - started
+        return EmbeddedResult(
+            tagger=self.analytics.tagger,
+            published=self.generator.state.published,
+            elapsed_s=elapsed,
+            dead_letters=len(self.bus.records(self.topics.dead_letter.name)),
+            run_ids=run_ids,
+        )
+
+
+async def run_embedded(
+    groups: Sequence[SemanticGroup], runner: Runner, *, runs: int = 1, **kwargs: Any
+) -> EmbeddedResult:
+    """One-shot helper: start, run, stop."""
+    pipeline = EmbeddedPipeline(groups, runner, **kwargs)
+    await pipeline.start()
+    try:
+        return await pipeline.run(runs)
+    finally:
+        await pipeline.stop()
+
+
+def reference_runner(
+    app: Any, *, name: str = "reference", concurrency: int = 64
+) -> tuple[Runner, Callable[[], Awaitable[None]]]:
+    """A runner whose one HTTP target is an in-process ASGI app (the reference RAG), and the
+    closer of its HTTP client. The request still goes through HttpJsonTarget and the runner's
+    limits, exactly as against a remote endpoint."""
+    import httpx
+
+    from groundwatch.targets import HttpJsonTarget, TargetLimits
+
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://reference-rag")
+    target = HttpJsonTarget(client, "http://reference-rag/query")
+    runner = Runner({name: target}, {name: TargetLimits(concurrency=concurrency, timeout_s=30.0)})
+    return runner, client.aclose

@@ -1,0 +1,168 @@
+"""``groundwatch report``: the GRAMMAR group report from a stored run or from GRAMMAR result files.
+
+The report itself is the pure core's (:mod:`groundwatch.core.report`); this module only gathers
+observations — from the database (``--run``, through SQLAlchemy) or from the authors' result files
+(``--grammar-results``) — and writes JSON, HTML and the text table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
+import typer
+
+from groundwatch.core.grammar_results import (
+    ImportFormatError,
+    load_evaluator_verdicts,
+    load_grammar_results,
+    load_likert_ratings,
+)
+from groundwatch.core.report import build_report, render_text
+from groundwatch.core.tagging import Observation
+from groundwatch.db.observations import observations_for_runs
+
+
+def _split(spec: str, what: str) -> tuple[str, str]:
+    name, sep, value = spec.partition("=")
+    if not sep or not name or not value:
+        raise typer.BadParameter(f"expected {what}, got {spec!r}")
+    return name.strip(), value.strip()
+
+
+def _pair(spec: str | None, what: str) -> tuple[str, str] | None:
+    if spec is None:
+        return None
+    parts = [p.strip() for p in spec.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise typer.BadParameter(f"expected {what} as A,B, got {spec!r}")
+    return parts[0], parts[1]
+
+
+def _grammar_observations(specs: Sequence[str], target: str) -> list[Observation]:
+    out: list[Observation] = []
+    for spec in specs:
+        label, file = _split(spec, "[TARGET/]COHORT=FILE")
+        t, slash, cohort = label.rpartition("/")
+        out += load_grammar_results(file, cohort, t if slash else target)
+    return out
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report(
+        grammar_results: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--grammar-results",
+                "-g",
+                help="[TARGET/]COHORT=FILE of a GRAMMAR result file; repeat per cohort.",
+            ),
+        ] = None,
+        run: Annotated[
+            list[str] | None,
+            typer.Option("--run", "-r", help="Run id whose stored judgements to report."),
+        ] = None,
+        json_out: Annotated[
+            Path | None, typer.Option("--json", help="Write the report JSON here.")
+        ] = None,
+        html_out: Annotated[
+            Path | None, typer.Option("--html", help="Write the HTML report here.")
+        ] = None,
+        target: Annotated[
+            str, typer.Option(help="Target name for imported result files.")
+        ] = "grammar",
+        compare: Annotated[
+            str | None,
+            typer.Option(help="Cohorts to test, ROBUST,NON_ROBUST (default: the first two)."),
+        ] = None,
+        compare_targets: Annotated[
+            str | None,
+            typer.Option(help="Targets to compare, BASELINE,CANDIDATE (default: when two)."),
+        ] = None,
+        ratings: Annotated[
+            Path | None,
+            typer.Option(help="CSV probe_id,rating[,metric…] of human 1–5 ratings (Spearman)."),
+        ] = None,
+        evaluator: Annotated[
+            list[str] | None,
+            typer.Option(help="NAME=CSV of a reference-free evaluator's verdicts."),
+        ] = None,
+        alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="Significance level.")] = 0.05,
+        database_url: Annotated[
+            str | None,
+            typer.Option("--database-url", help="SQLAlchemy URL (default: GW_DATABASE_URL)."),
+        ] = None,
+        quiet: Annotated[
+            bool, typer.Option("--quiet", "-q", help="Do not print the text report.")
+        ] = False,
+    ) -> None:
+        """The GRAMMAR group report: Acc, Acc_db, R, λ, attribution and the cohort test."""
+        grammar_results = grammar_results or []
+        run = run or []
+        evaluator = evaluator or []
+        if not grammar_results and not run:
+            raise typer.BadParameter("give --grammar-results COHORT=FILE or --run ID")
+        try:
+            observations = _grammar_observations(grammar_results, target)
+            if run:
+                observations += _load_runs(run, database_url)
+            evaluators = {
+                name: load_evaluator_verdicts(file)
+                for name, file in (_split(s, "NAME=FILE") for s in evaluator)
+            }
+            human, metrics = load_likert_ratings(ratings) if ratings else ({}, {})
+        except (ImportFormatError, OSError) as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        if not observations:
+            typer.echo("error: no judgements found", err=True)
+            raise typer.Exit(1)
+        result = build_report(
+            observations,
+            compare=_pair(compare, "cohorts"),
+            compare_targets=_pair(compare_targets, "targets"),
+            evaluators=evaluators or None,
+            human_ratings=human or None,
+            metric_scores=metrics or None,
+            alpha=alpha,
+        )
+        if json_out is not None:
+            _write(json_out, report_json(result))
+        if html_out is not None:
+            from groundwatch.report_html import render_html
+
+            _write(html_out, render_html(result).encode())
+        if not quiet:
+            typer.echo(render_text(result), nl=False)
+
+
+def _load_runs(run_ids: Sequence[str], url: str | None) -> list[Observation]:
+    from groundwatch.config import CommonSettings, load_settings
+    from groundwatch.db import make_engine, make_sessionmaker
+    from groundwatch.errors import ConfigError
+
+    if url is None:
+        try:
+            url = load_settings(CommonSettings).database_url
+        except ConfigError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+    engine = make_engine(url)
+    try:
+        with make_sessionmaker(engine)() as session:
+            return observations_for_runs(session, run_ids)
+    finally:
+        engine.dispose()
+
+
+def report_json(result: dict[str, Any]) -> bytes:
+    """The report as the CLI writes it (indented JSON)."""
+    return orjson.dumps(result, option=orjson.OPT_INDENT_2)
