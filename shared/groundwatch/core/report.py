@@ -1,0 +1,673 @@
+"""The group report: GRAMMAR-Eval numbers per target × cohort, the cohort hypothesis test, the
+target comparison and evaluator reliability, as one JSON-ready dict.
+
+Shape (every number a float/int or ``None`` when undefined; never NaN)::
+
+    {"schema": "groundwatch.report/1",
+     "target": "<first target>",                       # the target the two keys below describe
+     "cohorts": {"<cohort>": {...}},                   # = targets[target]["cohorts"]
+     "hypothesis": {...},                              # = targets[target]["hypothesis"]
+     "targets": {"<target>": {"cohorts": {...}, "hypothesis": {...}}},
+     "target_comparison": {...} | None,
+     "reliability": {"<evaluator>": {...}} | None,
+     "human_agreement": {...} | None}
+
+Most reports have one target (a run against production, an imported GRAMMAR experiment), so the
+issue's flat ``cohorts``/``hypothesis`` keys describe the first target and ``targets`` holds every
+target in the same shape. Targets and cohorts keep the order they first appear in the input.
+
+Definitions (GRAMMAR §4.3). *examples* are decisively judged examples (correct + incorrect); error
+and undecided verdicts are counted apart and never enter a denominator, so an outage is not a
+wrong answer. *groups* are tagged groups (gap + robust + non-robust); pending groups are counted
+apart and excluded from Acc_db. Acc_db = 1 − gap groups / groups (eq. 1); R = correct /
+(examples − examples in gap groups) (eq. 2); λ = examples in gap groups / examples, so that
+accuracy = R × (1 − λ) (eq. 3). The retrieval numbers use the same formulas over the per-example
+retrieval judgements of :func:`groundwatch.core.tagging.retrieval_sufficient`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from groundwatch.core.model import Verdict
+from groundwatch.core.stats import (
+    as_dict,
+    evaluator_reliability,
+    mcnemar_exact,
+    paired_test,
+    proportion,
+    spearman,
+    two_proportion_z_test,
+    wilson_ci,
+)
+from groundwatch.core.tagging import (
+    Cause,
+    GroupStatus,
+    GroupTally,
+    Observation,
+    Tagger,
+    attribution_status,
+    cause_of,
+)
+
+SCHEMA = "groundwatch.report/1"
+MAX_LISTED = 50
+"""Group ids listed per category in comparisons (counts are always complete)."""
+
+
+def build_report(
+    observations: Iterable[Observation],
+    *,
+    cohorts: Sequence[str] | None = None,
+    compare: tuple[str, str] | None = None,
+    compare_targets: tuple[str, str] | None = None,
+    evaluators: Mapping[str, Mapping[str, bool]] | None = None,
+    human_ratings: Mapping[str, float] | None = None,
+    metric_scores: Mapping[str, Mapping[str, float]] | None = None,
+    alpha: float = 0.05,
+    lambda_tolerance: float = 0.05,
+) -> dict[str, Any]:
+    """The report over a batch of observations (duplicates by ``probe_id`` count once).
+
+    ``cohorts`` selects and orders the cohorts; ``compare`` = (hypothetically robust,
+    hypothetically non-robust) cohorts for the hypothesis test, by default the first two cohorts;
+    ``compare_targets`` = (baseline, candidate), by default the two targets when there are two.
+    ``evaluators`` maps an evaluator name to its verdicts by probe_id (reliability, judge verdicts
+    as truth); ``human_ratings`` maps probe_id to a 1–5 rating, correlated with the judge verdict,
+    the retrieval judgement and every metric of ``metric_scores`` (name → probe_id → score).
+    """
+    tagger = Tagger()
+    tagger.apply_many(observations)
+    return report_from_tagger(
+        tagger,
+        cohorts=cohorts,
+        compare=compare,
+        compare_targets=compare_targets,
+        evaluators=evaluators,
+        human_ratings=human_ratings,
+        metric_scores=metric_scores,
+        alpha=alpha,
+        lambda_tolerance=lambda_tolerance,
+    )
+
+
+def report_from_tagger(
+    tagger: Tagger,
+    *,
+    cohorts: Sequence[str] | None = None,
+    compare: tuple[str, str] | None = None,
+    compare_targets: tuple[str, str] | None = None,
+    evaluators: Mapping[str, Mapping[str, bool]] | None = None,
+    human_ratings: Mapping[str, float] | None = None,
+    metric_scores: Mapping[str, Mapping[str, float]] | None = None,
+    alpha: float = 0.05,
+    lambda_tolerance: float = 0.05,
+) -> dict[str, Any]:
+    """The same report from a live tagger's window (what ``/report`` serves)."""
+    view = _View(tagger)
+    targets = view.targets
+    out_targets: dict[str, Any] = {}
+    for target in targets:
+        present = view.cohorts[target]
+        chosen = [c for c in cohorts if c in present] if cohorts is not None else present
+        per_cohort = {c: _cohort_numbers(view, target, c) for c in chosen}
+        pair = compare if compare is not None else (tuple(chosen[:2]) if len(chosen) >= 2 else None)
+        out_targets[target] = {
+            "cohorts": per_cohort,
+            "hypothesis": _hypothesis(view, target, pair, alpha, lambda_tolerance),  # type: ignore[arg-type]
+        }
+    first = targets[0] if targets else None
+    tpair = compare_targets
+    if tpair is None and len(targets) == 2:
+        tpair = (targets[0], targets[1])
+    return {
+        "schema": SCHEMA,
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "alpha": alpha,
+        "target": first,
+        "cohorts": out_targets[first]["cohorts"] if first else {},
+        "hypothesis": out_targets[first]["hypothesis"] if first else _unavailable("no data"),
+        "targets": out_targets,
+        "target_comparison": (
+            _target_comparison(view, tpair, cohorts, alpha) if tpair is not None else None
+        ),
+        "reliability": _reliability(view, evaluators) if evaluators else None,
+        "human_agreement": (
+            _human_agreement(view, human_ratings, metric_scores or {}) if human_ratings else None
+        ),
+    }
+
+
+# ---------------------------------------------------------------------- the view over a tagger
+class _View:
+    """Per-report caches over a tagger: group snapshots, observations and retrieval judgements."""
+
+    def __init__(self, tagger: Tagger) -> None:
+        self.tagger = tagger
+        self.targets: list[str] = []
+        self.cohorts: dict[str, list[str]] = {}
+        self.obs: dict[str, Observation] = {}
+        for o in tagger.observations():
+            self.obs[o.probe_id] = o
+            if o.target not in self.cohorts:
+                self.targets.append(o.target)
+                self.cohorts[o.target] = []
+            if o.cohort not in self.cohorts[o.target]:
+                self.cohorts[o.target].append(o.cohort)
+        self.groups: dict[tuple[str, str], dict[str, GroupTally]] = {}
+        for t in tagger.tallies():
+            self.groups.setdefault((t.target, t.cohort), {})[t.group_id] = t
+        self._retrieval: dict[tuple[str, str], dict[str, bool | None]] = {}
+        self.answered: set[tuple[str, str]] = {
+            (t.target, t.group_id) for t in tagger.tallies() if t.correct
+        }
+
+    def tallies(self, target: str, cohort: str) -> dict[str, GroupTally]:
+        return self.groups.get((target, cohort), {})
+
+    def retrieval(self, target: str, group_id: str) -> dict[str, bool | None]:
+        key = (target, group_id)
+        r = self._retrieval.get(key)
+        if r is None:
+            r = self._retrieval[key] = self.tagger.retrieval_judgements(target, group_id)
+        return r
+
+
+def _retrieval_method(o: Observation) -> str:
+    if o.retrieval_ok is not None:
+        return "given"
+    if o.relevant_doc_ids:
+        return "ground_truth"
+    return "context_comparison"
+
+
+def _cohort_numbers(view: _View, target: str, cohort: str) -> dict[str, Any]:
+    tallies = view.tallies(target, cohort)
+    status_n = dict.fromkeys(GroupStatus, 0)
+    correct = incorrect = errors = undecided = gap_examples = cohort_gaps = 0
+    retrieval_ok = retrieval_ok_outside_gap = 0
+    causes = dict.fromkeys(Cause, 0)
+    methods: dict[str, int] = {}
+    forms = [t.group_forms for t in tallies.values()]
+    for gid, t in tallies.items():
+        status_n[t.status] += 1
+        correct += t.correct
+        incorrect += t.incorrect
+        errors += t.error
+        undecided += t.undecided
+        gap = t.status is GroupStatus.GAP
+        if gap:
+            gap_examples += t.examples
+        attr_status = attribution_status(t.status, (target, gid) in view.answered)
+        if gap and attr_status is not GroupStatus.GAP:
+            cohort_gaps += 1
+        rj = view.retrieval(target, gid)
+        for o in view.tagger.group_observations(target, cohort, gid):
+            ok = rj.get(o.probe_id)
+            if ok is not None:
+                m = _retrieval_method(o)
+                methods[m] = methods.get(m, 0) + 1
+            if ok:
+                retrieval_ok += 1
+                if not gap:
+                    retrieval_ok_outside_gap += 1
+            cause = cause_of(o, attr_status, ok)
+            if cause is not None:
+                causes[cause] += 1
+    examples = correct + incorrect
+    groups = sum(n for s, n in status_n.items() if s is not GroupStatus.PENDING)
+    refined_n = examples - gap_examples
+    return {
+        "examples": examples,
+        "correct": correct,
+        "incorrect": incorrect,
+        "errors": errors,
+        "undecided": undecided,
+        "groups": groups,
+        "gap_groups": status_n[GroupStatus.GAP],
+        "robust_groups": status_n[GroupStatus.ROBUST],
+        "non_robust_groups": status_n[GroupStatus.NON_ROBUST],
+        "pending_groups": status_n[GroupStatus.PENDING],
+        "knowledge_gap_groups": status_n[GroupStatus.GAP] - cohort_gaps,
+        "cohort_gap_groups": cohort_gaps,
+        "gap_examples": gap_examples,
+        "accuracy": proportion(correct, examples),
+        "accuracy_ci": _ci(correct, examples),
+        "acc_db": (1 - status_n[GroupStatus.GAP] / groups) if groups else None,
+        "refined_accuracy": proportion(correct, refined_n),
+        "refined_accuracy_ci": _ci(correct, refined_n),
+        "lambda": proportion(gap_examples, examples),
+        "retrieval_accuracy": proportion(retrieval_ok, examples),
+        "refined_retrieval_accuracy": proportion(retrieval_ok_outside_gap, refined_n),
+        "retrieval_judged_by": methods,
+        "attribution": {c.value: n for c, n in causes.items()},
+        "forms_per_group": {"min": min(forms), "max": max(forms)} if forms else None,
+    }
+
+
+def _ci(k: int, n: int) -> list[float] | None:
+    ci = wilson_ci(k, n)
+    return list(ci) if ci else None
+
+
+def _unavailable(reason: str) -> dict[str, Any]:
+    return {"available": False, "reason": reason}
+
+
+def _group_acc(t: GroupTally) -> float:
+    return t.correct / t.examples if t.examples else 0.0
+
+
+def _hypothesis(
+    view: _View,
+    target: str,
+    pair: tuple[str, str] | None,
+    alpha: float,
+    lambda_tolerance: float,
+) -> dict[str, Any]:
+    """Cohort a (hypothetically robust) against cohort b over the same semantic groups.
+
+    Mutual gap groups (gap in both cohorts) are left out: they say the knowledge base lacks the
+    fact, not that one text form is worse. A group that is a gap in one cohort only stays in —
+    that is exactly a form the target cannot handle (the keyword retriever's long queries).
+    Groups still pending in either cohort are left out as well.
+    """
+    if pair is None:
+        return _unavailable("needs two cohorts")
+    a, b = pair
+    ta, tb = view.tallies(target, a), view.tallies(target, b)
+    if not ta or not tb:
+        return _unavailable(f"cohort {a if not ta else b!r} has no observations for {target!r}")
+    shared = [g for g in ta if g in tb]
+    pending = [
+        g
+        for g in shared
+        if ta[g].status is GroupStatus.PENDING or tb[g].status is GroupStatus.PENDING
+    ]
+    decided = [g for g in shared if g not in set(pending)]
+    mutual = [
+        g for g in decided if ta[g].status is GroupStatus.GAP and tb[g].status is GroupStatus.GAP
+    ]
+    mutual_set = set(mutual)
+    compared = [g for g in decided if g not in mutual_set]
+    warnings: list[str] = []
+    if not compared:
+        return {
+            **_unavailable("no shared, decided, non-mutual-gap groups"),
+            "cohorts": [a, b],
+            "shared_groups": len(shared),
+            "mutual_gap_groups": len(mutual),
+        }
+    side = {c: _side(tallies, compared) for c, tallies in ((a, ta), (b, tb))}
+    full_a = _cohort_numbers(view, target, a)
+    full_b = _cohort_numbers(view, target, b)
+    side[a]["lambda_all_groups"] = full_a["lambda"]
+    side[b]["lambda_all_groups"] = full_b["lambda"]
+    la, lb = full_a["lambda"], full_b["lambda"]
+    balanced = la is not None and lb is not None and abs(la - lb) <= lambda_tolerance
+    if not balanced:
+        warnings.append(
+            f"λ differs between cohorts ({_fmt(la)} vs {_fmt(lb)}): plain accuracy mixes knowledge"
+            " gaps with robustness, compare R or accuracy without mutual gap groups"
+        )
+    if full_a["forms_per_group"] != full_b["forms_per_group"]:
+        warnings.append(
+            "cohorts have different numbers of forms per group (unbalanced sampling):"
+            f" {full_a['forms_per_group']} vs {full_b['forms_per_group']}"
+        )
+    if len(compared) < 10:
+        warnings.append(f"only {len(compared)} groups compared: the paired test has little power")
+    xs = [_group_acc(ta[g]) for g in compared]
+    ys = [_group_acc(tb[g]) for g in compared]
+    paired = paired_test(xs, ys)
+    ka, na = side[a]["correct"], side[a]["examples"]
+    kb, nb = side[b]["correct"], side[b]["examples"]
+    z = two_proportion_z_test(ka, na, kb, nb)
+    zr = two_proportion_z_test(
+        side[a]["correct"], side[a]["refined_n"], side[b]["correct"], side[b]["refined_n"]
+    )
+    better_a = [g for g, x, y in zip(compared, xs, ys, strict=True) if x > y]
+    better_b = [g for g, x, y in zip(compared, xs, ys, strict=True) if y > x]
+    p = paired.p_value
+    significant = p is not None and p < alpha
+    if significant:
+        hi, lo = (a, b) if (paired.mean_difference or 0) > 0 else (b, a)
+        conclusion = f"{lo!r} is worse than {hi!r} (paired p = {p:.3g} < {alpha})"
+    else:
+        conclusion = f"no significant difference between {a!r} and {b!r} (paired p = {_fmt(p)})"
+    return {
+        "available": True,
+        "target": target,
+        "cohorts": [a, b],
+        "shared_groups": len(shared),
+        "pending_groups_left_out": len(pending),
+        "mutual_gap_groups": len(mutual),
+        "groups_compared": len(compared),
+        a: side[a],
+        b: side[b],
+        "accuracy_difference": z.difference,
+        "accuracy_difference_ci": list(z.difference_ci) if z.difference_ci else None,
+        "refined_accuracy_difference": zr.difference,
+        "paired_test": {"unit": "semantic group", "score": "per-group accuracy", **as_dict(paired)},
+        "z_test": {"z": z.z, "p_value": z.p_value},
+        "refined_z_test": {"z": zr.z, "p_value": zr.p_value},
+        "effect_size": {
+            "cohens_h": z.cohens_h,
+            "rank_biserial": paired.rank_biserial,
+            "mean_group_accuracy_difference": paired.mean_difference,
+        },
+        "p_value": p,
+        "significant": significant,
+        "lambda": {a: la, b: lb},
+        "lambda_balanced": balanced,
+        "groups_better_in": {a: len(better_a), b: len(better_b)},
+        "groups_better_listed": {a: better_a[:MAX_LISTED], b: better_b[:MAX_LISTED]},
+        "warnings": warnings,
+        "conclusion": conclusion,
+    }
+
+
+def _side(tallies: Mapping[str, GroupTally], groups: Sequence[str]) -> dict[str, Any]:
+    correct = sum(tallies[g].correct for g in groups)
+    examples = sum(tallies[g].examples for g in groups)
+    gaps = [g for g in groups if tallies[g].status is GroupStatus.GAP]
+    gap_examples = sum(tallies[g].examples for g in gaps)
+    refined_n = examples - gap_examples
+    return {
+        "examples": examples,
+        "correct": correct,
+        "accuracy": proportion(correct, examples),
+        "accuracy_ci": _ci(correct, examples),
+        "gap_groups": len(gaps),
+        "gap_examples": gap_examples,
+        "refined_n": refined_n,
+        "refined_accuracy": proportion(correct, refined_n),
+        "refined_accuracy_ci": _ci(correct, refined_n),
+        "lambda": proportion(gap_examples, examples),
+    }
+
+
+_RANK = {GroupStatus.GAP: 0, GroupStatus.NON_ROBUST: 1, GroupStatus.ROBUST: 2}
+
+
+def _target_comparison(
+    view: _View,
+    pair: tuple[str, str],
+    cohorts: Sequence[str] | None,
+    alpha: float,
+) -> dict[str, Any]:
+    """Baseline against candidate (production vs canary, two RAG versions) on the same groups:
+    per cohort, which groups got better or worse, the paired test over groups and McNemar's test
+    over the same text forms."""
+    base, cand = pair
+    if base not in view.cohorts or cand not in view.cohorts:
+        return _unavailable(f"targets {base!r} and {cand!r} both need observations")
+    common = [c for c in view.cohorts[base] if c in view.cohorts[cand]]
+    if cohorts is not None:
+        common = [c for c in cohorts if c in common]
+    out: dict[str, Any] = {"available": True, "baseline": base, "candidate": cand, "cohorts": {}}
+    for cohort in common:
+        tb, tc = view.tallies(base, cohort), view.tallies(cand, cohort)
+        groups = [
+            g
+            for g in tb
+            if g in tc
+            and tb[g].status is not GroupStatus.PENDING
+            and tc[g].status is not GroupStatus.PENDING
+        ]
+        transitions: dict[str, int] = {}
+        improved: list[str] = []
+        worsened: list[str] = []
+        xs, ys = [], []
+        for g in groups:
+            sb, sc = tb[g].status, tc[g].status
+            if sb is not sc:
+                k = f"{sb.value}->{sc.value}"
+                transitions[k] = transitions.get(k, 0) + 1
+            x, y = _group_acc(tb[g]), _group_acc(tc[g])
+            xs.append(x)
+            ys.append(y)
+            if y > x:
+                improved.append(g)
+            elif y < x:
+                worsened.append(g)
+        paired = paired_test(ys, xs)
+        forms = _form_pairs(view, base, cand, cohort, groups)
+        mc = mcnemar_exact(forms)
+        nb = _side(tb, groups)
+        nc = _side(tc, groups)
+        p = paired.p_value
+        significant = p is not None and p < alpha
+        if significant:
+            verdict = "better" if (paired.mean_difference or 0) > 0 else "worse"
+            conclusion = f"{cand!r} is {verdict} than {base!r} on {cohort!r} (paired p = {p:.3g})"
+        else:
+            conclusion = f"no significant change from {base!r} to {cand!r} on {cohort!r}"
+        out["cohorts"][cohort] = {
+            "groups_compared": len(groups),
+            base: nb,
+            cand: nc,
+            "improved_groups": len(improved),
+            "worsened_groups": len(worsened),
+            "unchanged_groups": len(groups) - len(improved) - len(worsened),
+            "improved_listed": improved[:MAX_LISTED],
+            "worsened_listed": worsened[:MAX_LISTED],
+            "status_transitions": transitions,
+            "status_improved": sum(1 for g in groups if _RANK[tc[g].status] > _RANK[tb[g].status]),
+            "status_worsened": sum(1 for g in groups if _RANK[tc[g].status] < _RANK[tb[g].status]),
+            "paired_test": {"unit": "semantic group", "x": cand, "y": base, **as_dict(paired)},
+            "mcnemar": {"unit": "text form", "first": base, "second": cand, **as_dict(mc)},
+            "p_value": p,
+            "significant": significant,
+            "conclusion": conclusion,
+        }
+    return out
+
+
+def _form_pairs(
+    view: _View, base: str, cand: str, cohort: str, groups: Sequence[str]
+) -> list[tuple[bool, bool]]:
+    """(baseline correct, candidate correct) per text form both targets judged decisively; with
+    several runs in the window the latest verdict of each form stands for it."""
+    pairs: list[tuple[bool, bool]] = []
+    for g in groups:
+        latest: list[dict[str, bool]] = []
+        for target in (base, cand):
+            seen: dict[str, bool] = {}
+            for o in view.tagger.group_observations(target, cohort, g):
+                if o.verdict is Verdict.CORRECT or o.verdict is Verdict.INCORRECT:
+                    seen[o.form_id] = o.verdict is Verdict.CORRECT
+            latest.append(seen)
+        pairs.extend((latest[0][f], latest[1][f]) for f in latest[0] if f in latest[1])
+    return pairs
+
+
+def _decided(o: Observation) -> bool:
+    return o.verdict is Verdict.CORRECT or o.verdict is Verdict.INCORRECT
+
+
+def _reliability(view: _View, evaluators: Mapping[str, Mapping[str, bool]]) -> dict[str, Any]:
+    """Each reference-free evaluator against the judge's verdicts (GRAMMAR §3, Table 1)."""
+    out: dict[str, Any] = {}
+    for name, verdicts in evaluators.items():
+        truth: list[bool] = []
+        pred: list[bool] = []
+        for pid, says_correct in verdicts.items():
+            o = view.obs.get(pid)
+            if o is not None and _decided(o):
+                truth.append(o.verdict is Verdict.CORRECT)
+                pred.append(bool(says_correct))
+        out[name] = {
+            **as_dict(evaluator_reliability(truth, pred)),
+            "unmatched": len(verdicts) - len(truth),
+        }
+    return out
+
+
+def _human_agreement(
+    view: _View,
+    ratings: Mapping[str, float],
+    metric_scores: Mapping[str, Mapping[str, float]],
+) -> dict[str, Any]:
+    """Spearman's ρ between human Likert ratings and each metric (Oro et al.)."""
+    metrics: dict[str, dict[str, float]] = {"judge_verdict": {}, "retrieval_sufficient": {}}
+    for pid in ratings:
+        o = view.obs.get(pid)
+        if o is None or not _decided(o):
+            continue
+        metrics["judge_verdict"][pid] = 1.0 if o.verdict is Verdict.CORRECT else 0.0
+        ok = view.retrieval(o.target, o.group_id).get(pid)
+        if ok is not None:
+            metrics["retrieval_sufficient"][pid] = 1.0 if ok else 0.0
+    for name, scores in metric_scores.items():
+        metrics[name] = dict(scores)
+    out: dict[str, Any] = {"ratings": len(ratings), "spearman": {}}
+    for name, scores in metrics.items():
+        common = [pid for pid in ratings if pid in scores]
+        corr = spearman([ratings[p] for p in common], [scores[p] for p in common])
+        out["spearman"][name] = as_dict(corr)
+    return out
+
+
+# ---------------------------------------------------------------------- text rendering
+def _fmt(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if i < 2 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    sep = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), sep, *(line(r) for r in rows)])
+
+
+def render_text(report: Mapping[str, Any]) -> str:
+    """The group report as plain text (what the demo and the CLI print)."""
+    parts: list[str] = []
+    headers = [
+        "target",
+        "cohort",
+        "examples",
+        "groups",
+        "gap",
+        "non-rob",
+        "robust",
+        "pending",
+        "Acc",
+        "Acc_db",
+        "R",
+        "λ",
+        "RetAcc",
+        "RetR",
+    ]
+    rows = []
+    for target, tr in report.get("targets", {}).items():
+        for cohort, c in tr["cohorts"].items():
+            rows.append(
+                [
+                    target,
+                    cohort,
+                    _fmt(c["examples"]),
+                    _fmt(c["groups"]),
+                    _fmt(c["gap_groups"]),
+                    _fmt(c["non_robust_groups"]),
+                    _fmt(c["robust_groups"]),
+                    _fmt(c["pending_groups"]),
+                    _fmt(c["accuracy"]),
+                    _fmt(c["acc_db"]),
+                    _fmt(c["refined_accuracy"]),
+                    _fmt(c["lambda"]),
+                    _fmt(c["retrieval_accuracy"]),
+                    _fmt(c["refined_retrieval_accuracy"]),
+                ]
+            )
+    parts.append("GRAMMAR group report\n" + _table(headers, rows))
+    arows = []
+    for target, tr in report.get("targets", {}).items():
+        for cohort, c in tr["cohorts"].items():
+            a = c["attribution"]
+            arows.append([target, cohort, *(str(a.get(k.value, 0)) for k in Cause)])
+    parts.append(
+        "Failure attribution\n" + _table(["target", "cohort", *(k.value for k in Cause)], arows)
+    )
+    for target, tr in report.get("targets", {}).items():
+        h = tr.get("hypothesis") or {}
+        if not h.get("available"):
+            parts.append(f"Cohort test ({target}): {h.get('reason', 'not run')}")
+            continue
+        a, b = h["cohorts"]
+        lines = [
+            f"Cohort test ({target}): {a} vs {b} over {h['groups_compared']} groups"
+            f" ({h['mutual_gap_groups']} mutual gap groups left out)"
+        ]
+        for c in (a, b):
+            s = h[c]
+            lines.append(
+                f"  {c}: Acc {_fmt(s['accuracy'])} {_interval(s['accuracy_ci'])}"
+                f"  R {_fmt(s['refined_accuracy'])} {_interval(s['refined_accuracy_ci'])}"
+                f"  λ(all) {_fmt(s['lambda_all_groups'])}"
+            )
+        pt = h["paired_test"]
+        lines.append(
+            f"  paired permutation p = {_fmt(h['p_value'], 4)}, Wilcoxon p = "
+            f"{_fmt(pt['wilcoxon_p'], 4)}, z-test p = {_fmt(h['z_test']['p_value'], 4)},"
+            f" Cohen's h = {_fmt(h['effect_size']['cohens_h'])},"
+            f" rank-biserial = {_fmt(h['effect_size']['rank_biserial'])}"
+        )
+        lines.append(f"  → {h['conclusion']}")
+        lines.extend(f"  ! {w}" for w in h["warnings"])
+        parts.append("\n".join(lines))
+    tc = report.get("target_comparison")
+    if tc and tc.get("available"):
+        for cohort, c in tc["cohorts"].items():
+            parts.append(
+                f"Target comparison {tc['baseline']} → {tc['candidate']} ({cohort}):"
+                f" {c['improved_groups']} groups better, {c['worsened_groups']} worse,"
+                f" McNemar p = {_fmt(c['mcnemar']['p_value'], 4)} → {c['conclusion']}"
+            )
+    rel = report.get("reliability")
+    if rel:
+        rrows = [
+            [
+                name,
+                "",
+                _fmt(r["precision"]),
+                _interval(r["precision_ci"]),
+                _fmt(r["recall"]),
+                _interval(r["recall_ci"]),
+                str(r["n"]),
+            ]
+            for name, r in rel.items()
+        ]
+        parts.append(
+            "Reference-free evaluators vs judge\n"
+            + _table(["evaluator", "", "precision", "95% CI", "recall", "95% CI", "n"], rrows)
+        )
+    ha = report.get("human_agreement")
+    if ha:
+        hrows = [
+            [m, "", _fmt(s["rho"]), _fmt(s["p_value"], 4), str(s["n"])]
+            for m, s in ha["spearman"].items()
+        ]
+        parts.append(
+            "Spearman with human ratings\n" + _table(["metric", "", "rho", "p", "n"], hrows)
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def _interval(ci: Sequence[float] | None) -> str:
+    return "[–]" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"

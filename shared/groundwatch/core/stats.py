@@ -1,0 +1,290 @@
+"""Statistics for GRAMMAR-Eval: intervals, the paired cohort/target tests, effect sizes, the
+reliability of reference-free evaluators (GRAMMAR §3) and agreement with human ratings (Oro et al.).
+
+Results are small frozen dataclasses whose fields are JSON-ready floats, ints or ``None`` (never
+NaN, which JSON cannot carry): an undefined quantity — a proportion of nothing, a correlation with
+a constant — is ``None`` rather than a made-up number.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+
+Z95 = float(sps.norm.ppf(0.975))
+
+
+def _z(confidence: float) -> float:
+    return Z95 if confidence == 0.95 else float(sps.norm.ppf(0.5 + confidence / 2))
+
+
+def _f(x: Any) -> float | None:
+    """A finite float, or None."""
+    if x is None:
+        return None
+    v = float(x)
+    return v if math.isfinite(v) else None
+
+
+def proportion(k: int, n: int) -> float | None:
+    return k / n if n else None
+
+
+def wilson_ci(k: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
+    """Wilson score interval: honest near 0 and 1, where accuracy and R of a RAG system often sit
+    (R = 0.96 on Aurp), unlike the Wald interval that would cross 1."""
+    if n <= 0:
+        return None
+    ci = sps.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return (float(ci.low), float(ci.high))
+
+
+def z_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
+    """The normal-approximation (Wald) z-interval, clipped to [0, 1] — what GRAMMAR-style
+    precision/recall tables quote."""
+    if n <= 0:
+        return None
+    p = k / n
+    half = _z(confidence) * math.sqrt(p * (1 - p) / n)
+    return (max(0.0, p - half), min(1.0, p + half))
+
+
+@dataclass(frozen=True, slots=True)
+class ZTest:
+    """Two-proportion z-test (pooled), two-sided."""
+
+    z: float | None
+    p_value: float | None
+    difference: float | None
+    difference_ci: tuple[float, float] | None
+    cohens_h: float | None
+
+
+def two_proportion_z_test(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95) -> ZTest:
+    """Compare p1 = k1/n1 with p2 = k2/n2 as independent proportions.
+
+    The difference CI is Newcombe's hybrid score interval (from the two Wilson intervals), which
+    keeps its coverage at the extremes; Cohen's h is the effect size on the arcsine scale.
+    """
+    if n1 <= 0 or n2 <= 0:
+        return ZTest(None, None, None, None, None)
+    p1, p2 = k1 / n1, k2 / n2
+    pooled = (k1 + k2) / (n1 + n2)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
+    if se == 0:
+        z, p = (0.0, 1.0) if p1 == p2 else (None, None)
+    else:
+        z = (p1 - p2) / se
+        p = float(2 * sps.norm.sf(abs(z)))
+    w1 = wilson_ci(k1, n1, confidence)
+    w2 = wilson_ci(k2, n2, confidence)
+    assert w1 is not None and w2 is not None
+    d = p1 - p2
+    lo = d - math.sqrt((p1 - w1[0]) ** 2 + (w2[1] - p2) ** 2)
+    hi = d + math.sqrt((w1[1] - p1) ** 2 + (p2 - w2[0]) ** 2)
+    return ZTest(_f(z), _f(p), d, (lo, hi), cohens_h(p1, p2))
+
+
+def cohens_h(p1: float, p2: float) -> float:
+    """Effect size of a difference of proportions: 0.2 small, 0.5 medium, 0.8 large."""
+    return 2 * math.asin(math.sqrt(p1)) - 2 * math.asin(math.sqrt(p2))
+
+
+@dataclass(frozen=True, slots=True)
+class PairedTest:
+    """Paired comparison of per-group scores x (first) and y (second), over the same groups.
+
+    ``p_value`` is the paired permutation (sign-flip) test on the mean difference — exact while
+    2^(non-tied pairs) <= ``n_resamples`` (13 pairs by default), seeded resamples beyond;
+    ``wilcoxon_p`` is Wilcoxon's signed-rank test (zero differences dropped); ``rank_biserial``
+    is the matched-pairs rank-biserial correlation (+1: every non-tied group is higher in x).
+    """
+
+    n_pairs: int
+    n_nonzero: int
+    mean_x: float | None
+    mean_y: float | None
+    mean_difference: float | None
+    p_value: float | None
+    wilcoxon_statistic: float | None
+    wilcoxon_p: float | None
+    rank_biserial: float | None
+    x_higher: int
+    y_higher: int
+    ties: int
+
+
+def paired_test(
+    x: Sequence[float], y: Sequence[float], *, n_resamples: int = 9_999, seed: int = 0
+) -> PairedTest:
+    xa = np.asarray(x, dtype=float)
+    ya = np.asarray(y, dtype=float)
+    if xa.shape != ya.shape:
+        raise ValueError("paired samples must have the same length")
+    n = int(xa.size)
+    d = xa - ya
+    nz = d[d != 0]
+    n_nonzero = int(nz.size)
+    x_higher = int((d > 0).sum())
+    y_higher = int((d < 0).sum())
+    if n == 0:
+        return PairedTest(0, 0, None, None, None, None, None, None, None, 0, 0, 0)
+    mean_d = float(d.mean())
+    if n_nonzero == 0:
+        # no group differs: nothing to test, the data are exactly what H0 predicts
+        return PairedTest(
+            n, 0, float(xa.mean()), float(ya.mean()), 0.0, 1.0, None, 1.0, 0.0, 0, 0, n
+        )
+    p_perm = sign_flip_p(nz, n_resamples=n_resamples, seed=seed)
+    w = sps.wilcoxon(nz, zero_method="wilcox", method="approx" if n_nonzero > 50 else "auto")
+    ranks = sps.rankdata(np.abs(nz))
+    r_plus = float(ranks[nz > 0].sum())
+    r_minus = float(ranks[nz < 0].sum())
+    rbc = (r_plus - r_minus) / (r_plus + r_minus)
+    return PairedTest(
+        n_pairs=n,
+        n_nonzero=n_nonzero,
+        mean_x=float(xa.mean()),
+        mean_y=float(ya.mean()),
+        mean_difference=mean_d,
+        p_value=p_perm,
+        wilcoxon_statistic=_f(w.statistic),
+        wilcoxon_p=_f(w.pvalue),
+        rank_biserial=rbc,
+        x_higher=x_higher,
+        y_higher=y_higher,
+        ties=n - n_nonzero,
+    )
+
+
+def sign_flip_p(d: np.ndarray, *, n_resamples: int = 9_999, seed: int = 0) -> float:
+    """Two-sided p-value of the paired permutation test on the mean of differences ``d``.
+
+    Under H0 (no cohort/target effect) each pair's difference is as likely negative as positive,
+    so the null distribution flips signs. Exact over all 2^n sign vectors when that is at most
+    ``n_resamples``; otherwise seeded Monte Carlo with the +1 correction (Phipson & Smyth), so a
+    p-value is never 0. Hand-written because scipy's ``permutation_test`` materialises every
+    resample at once (gigabytes for 10 000 groups).
+    """
+    d = np.asarray(d, dtype=float)
+    n = d.size
+    if n == 0:
+        return 1.0
+    observed = abs(float(d.mean()))
+    tol = 1e-12 * max(1.0, observed)
+    if 2**n <= n_resamples:
+        bits = (np.arange(2**n)[:, None] >> np.arange(n)) & 1
+        means = np.abs(((1 - 2 * bits) * d).mean(axis=1))
+        return float(np.count_nonzero(means >= observed - tol) / 2**n)
+    rng = np.random.default_rng(seed)
+    hits = 0
+    batch = max(1, min(n_resamples, 2_000_000 // n))
+    done = 0
+    while done < n_resamples:
+        m = min(batch, n_resamples - done)
+        signs = rng.integers(0, 2, size=(m, n), dtype=np.int8) * 2 - 1
+        means = np.abs((signs * d).mean(axis=1))
+        hits += int(np.count_nonzero(means >= observed - tol))
+        done += m
+    return (hits + 1) / (n_resamples + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class McNemar:
+    """Exact McNemar test on paired binary outcomes (the same text form asked to two targets)."""
+
+    both_correct: int
+    only_first: int
+    only_second: int
+    both_wrong: int
+    p_value: float | None
+
+
+def mcnemar_exact(pairs: Sequence[tuple[bool, bool]]) -> McNemar:
+    both = sum(1 for a, b in pairs if a and b)
+    first = sum(1 for a, b in pairs if a and not b)
+    second = sum(1 for a, b in pairs if b and not a)
+    neither = len(pairs) - both - first - second
+    disc = first + second
+    p = 1.0 if disc == 0 else float(sps.binomtest(first, disc, 0.5).pvalue)
+    return McNemar(both, first, second, neither, p)
+
+
+@dataclass(frozen=True, slots=True)
+class Reliability:
+    """An evaluator's verdicts against the ground truth (GRAMMAR §3, Table 1).
+
+    As in the paper the positive class is "the RAG answer is correct": precision = of the answers
+    the evaluator calls correct, the share that are; recall = of the correct answers, the share
+    it calls correct. A low precision means the evaluator misses wrong answers — inflated
+    scores. ``error_*`` are the same for the negative class (catching wrong answers).
+    """
+
+    n: int
+    true_positive: int
+    false_positive: int
+    false_negative: int
+    true_negative: int
+    precision: float | None
+    precision_ci: tuple[float, float] | None
+    recall: float | None
+    recall_ci: tuple[float, float] | None
+    error_precision: float | None
+    error_recall: float | None
+    agreement: float | None
+
+
+def evaluator_reliability(
+    truth: Sequence[bool], predicted: Sequence[bool], confidence: float = 0.95
+) -> Reliability:
+    """Precision and recall with z-intervals; ``truth`` = the judge's (reference-based) verdicts."""
+    if len(truth) != len(predicted):
+        raise ValueError("truth and predicted must have the same length")
+    tp = sum(1 for t, p in zip(truth, predicted, strict=True) if t and p)
+    fp = sum(1 for t, p in zip(truth, predicted, strict=True) if p and not t)
+    fn = sum(1 for t, p in zip(truth, predicted, strict=True) if t and not p)
+    tn = len(truth) - tp - fp - fn
+    return Reliability(
+        n=len(truth),
+        true_positive=tp,
+        false_positive=fp,
+        false_negative=fn,
+        true_negative=tn,
+        precision=proportion(tp, tp + fp),
+        precision_ci=z_interval(tp, tp + fp, confidence),
+        recall=proportion(tp, tp + fn),
+        recall_ci=z_interval(tp, tp + fn, confidence),
+        error_precision=proportion(tn, tn + fn),
+        error_recall=proportion(tn, tn + fp),
+        agreement=proportion(tp + tn, len(truth)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Correlation:
+    """Spearman's rank correlation (Oro et al. compare metrics with human Likert ratings)."""
+
+    n: int
+    rho: float | None
+    p_value: float | None
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> Correlation:
+    if len(x) != len(y):
+        raise ValueError("x and y must have the same length")
+    n = len(x)
+    if n < 3 or len(set(x)) < 2 or len(set(y)) < 2:
+        return Correlation(n, None, None)  # undefined for a constant or tiny sample
+    r = sps.spearmanr(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+    return Correlation(n, _f(r.statistic), _f(r.pvalue))
+
+
+def as_dict(result: Any) -> dict[str, Any]:
+    """A stats result as a JSON-ready dict (tuples become lists)."""
+    out: dict[str, Any] = asdict(result)
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}

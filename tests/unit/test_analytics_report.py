@@ -1,0 +1,240 @@
+"""Report numbers (GRAMMAR eq. 1–3), attribution, the cohort test and the target comparison."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from groundwatch.core.model import Verdict
+from groundwatch.core.report import build_report, render_text
+from groundwatch.core.tagging import Observation
+
+pytestmark = pytest.mark.unit
+
+C, W, E, U = Verdict.CORRECT, Verdict.INCORRECT, Verdict.ERROR, Verdict.UNDECIDED
+
+
+def group(
+    group_id: str,
+    verdicts: list[Verdict],
+    *,
+    cohort: str = "short",
+    target: str = "t",
+    retrieved: list[tuple[str, ...]] | None = None,
+    relevant: tuple[str, ...] = (),
+    forms: int | None = None,
+) -> list[Observation]:
+    out = []
+    for i, v in enumerate(verdicts):
+        out.append(
+            Observation(
+                probe_id=f"{target}:{cohort}:{group_id}:{i}",
+                target=target,
+                cohort=cohort,
+                group_id=group_id,
+                form_id=f"{cohort}{i}",
+                verdict=v,
+                group_forms=forms or len(verdicts),
+                retrieved_ids=retrieved[i] if retrieved else (),
+                relevant_doc_ids=relevant,
+            )
+        )
+    return out
+
+
+def strict_json(report: dict[str, Any]) -> dict[str, Any]:
+    """Round-trip with NaN forbidden: the report must be plain JSON."""
+    loaded: dict[str, Any] = json.loads(json.dumps(report, allow_nan=False))
+    return loaded
+
+
+def test_equations_on_a_hand_counted_cohort() -> None:
+    obs = (
+        group("A", [C, C, C])
+        + group("B", [W, W, W])
+        + group("C", [C, W, E], retrieved=[("d1",), ("d1",), ()])
+        + group("D", [W, W], forms=3)  # pending: one form not judged yet
+    )
+    r = strict_json(build_report(obs))
+    c = r["cohorts"]["short"]
+    assert r["target"] == "t" and list(r["targets"]) == ["t"]
+    assert (c["examples"], c["correct"], c["incorrect"], c["errors"]) == (10, 4, 6, 1)
+    assert (c["groups"], c["gap_groups"], c["robust_groups"]) == (3, 1, 1)
+    assert c["non_robust_groups"] == 1
+    assert c["pending_groups"] == 1 and c["gap_examples"] == 3
+    assert c["accuracy"] == pytest.approx(4 / 10)
+    assert c["acc_db"] == pytest.approx(1 - 1 / 3)  # eq. 1 over tagged groups
+    assert c["refined_accuracy"] == pytest.approx(4 / 7)  # eq. 2
+    assert c["lambda"] == pytest.approx(3 / 10)  # eq. 3
+    assert c["accuracy"] == pytest.approx(c["refined_accuracy"] * (1 - c["lambda"]))
+    lo, hi = c["accuracy_ci"]
+    assert lo < c["accuracy"] < hi
+    # C's wrong form retrieved what its right form did: the LM is at fault (context comparison)
+    assert c["attribution"] == {
+        "gap": 3,
+        "retrieval": 0,
+        "lm": 1,
+        "target_error": 1,
+        "undecided": 0,
+        "pending": 2,
+    }
+    # retrieval: A 3 + C 2 (correct one, and the LM-fault one) + D 0 + B 0 = 5 of 10 examples
+    assert c["retrieval_accuracy"] == pytest.approx(5 / 10)
+    assert c["refined_retrieval_accuracy"] == pytest.approx(5 / 7)
+    assert c["retrieval_judged_by"] == {"context_comparison": 10}
+
+
+def test_ground_truth_documents_decide_retrieval() -> None:
+    obs = group(
+        "G",
+        [C, W, W],
+        relevant=("d1", "d2"),
+        retrieved=[("d1", "d2", "d9"), ("d2", "d1"), ("d1", "d7")],
+    )
+    c = build_report(obs)["cohorts"]["short"]
+    assert c["attribution"]["lm"] == 1 and c["attribution"]["retrieval"] == 1
+    assert c["retrieval_accuracy"] == pytest.approx(2 / 3)
+    assert c["retrieval_judged_by"] == {"ground_truth": 3}
+
+
+def test_duplicates_count_once() -> None:
+    obs = group("A", [C, W, W])
+    assert build_report(obs + obs)["cohorts"]["short"]["examples"] == 3
+
+
+def cohort_experiment(seed: int, long_fail: float, n_groups: int = 40) -> list[Observation]:
+    """A short cohort that is right outside its gap groups and a long one that fails with
+    probability ``long_fail`` (the keyword retriever's weakness), with mutual gap groups."""
+    rng = random.Random(seed)
+    obs: list[Observation] = []
+    for g in range(n_groups):
+        gid = f"g{g}"
+        if g % 4 == 0:  # knowledge gap: wrong whatever the form
+            obs += group(gid, [W, W, W], cohort="short")
+            obs += group(gid, [W, W, W], cohort="long")
+            continue
+        obs += group(gid, [C, C, C], cohort="short", retrieved=[("d",)] * 3)
+        lv = [W if rng.random() < long_fail else C for _ in range(3)]
+        obs += group(gid, lv, cohort="long", retrieved=[("x",) if v is W else ("d",) for v in lv])
+    return obs
+
+
+def test_cohort_test_finds_the_weaker_form() -> None:
+    r = strict_json(build_report(cohort_experiment(1, long_fail=0.5), compare=("short", "long")))
+    h = r["hypothesis"]
+    assert h["available"] and h["cohorts"] == ["short", "long"]
+    assert (h["shared_groups"], h["mutual_gap_groups"], h["groups_compared"]) == (40, 10, 30)
+    assert h["short"]["accuracy"] == 1.0 > h["long"]["accuracy"]
+    assert h["significant"] and h["p_value"] < 0.001
+    assert h["paired_test"]["wilcoxon_p"] < 0.001 and h["z_test"]["p_value"] < 0.001
+    assert h["effect_size"]["rank_biserial"] == 1.0 and h["effect_size"]["cohens_h"] > 0.8
+    assert h["conclusion"].startswith("'long' is worse than 'short'")
+    assert h["groups_better_in"]["long"] == 0
+    assert h["long"]["accuracy_ci"][1] < h["short"]["accuracy_ci"][0]  # intervals apart
+    # long's failures come from retrieval (a wrong form retrieved "x", never a right one's "d")
+    long = r["cohorts"]["long"]
+    att = long["attribution"]
+    assert att["retrieval"] > 0 and att["lm"] == 0
+    # groups only the long forms fail are cohort gaps: not blamed on the knowledge base
+    assert long["gap_groups"] > 10 and long["knowledge_gap_groups"] == 10
+    assert long["cohort_gap_groups"] == long["gap_groups"] - 10
+    assert att["gap"] == 30 and att["retrieval"] == long["incorrect"] - 30
+
+
+def test_cohort_test_without_difference_is_not_significant() -> None:
+    obs = cohort_experiment(2, long_fail=0.0)
+    h = build_report(obs)["hypothesis"]
+    assert h["p_value"] == 1.0 and not h["significant"]
+    assert h["lambda_balanced"] and h["warnings"] == []
+    assert "no significant difference" in h["conclusion"]
+
+
+def test_unbalanced_lambda_warns() -> None:
+    obs = cohort_experiment(3, long_fail=0.0)
+    for g in range(40, 60):  # extra groups only the long cohort has, all gaps
+        obs += group(f"g{g}", [W, W, W], cohort="long")
+    h = build_report(obs)["hypothesis"]
+    assert not h["lambda_balanced"]
+    assert any("λ differs" in w for w in h["warnings"])
+    assert h["groups_compared"] == 30  # groups the short cohort lacks are not shared
+
+
+def test_cohort_specific_gap_stays_in_the_comparison() -> None:
+    obs = group("a", [W, W, W], cohort="short") + group("a", [W, W, W], cohort="long")
+    obs += group("b", [C, C, C], cohort="short") + group("b", [W, W, W], cohort="long")
+    h = build_report(obs)["hypothesis"]
+    assert h["mutual_gap_groups"] == 1 and h["groups_compared"] == 1
+    assert h["long"]["gap_groups"] == 1 and h["long"]["refined_accuracy"] is None
+    assert any("little power" in w for w in h["warnings"])
+
+
+def test_hypothesis_unavailable_with_one_cohort() -> None:
+    h = build_report(group("a", [C]))["hypothesis"]
+    assert h == {"available": False, "reason": "needs two cohorts"}
+
+
+def test_target_comparison_sees_fixed_groups() -> None:
+    obs: list[Observation] = []
+    for g in range(30):
+        fixed = g < 12
+        obs += group(f"g{g}", [W, W, W] if fixed else [C, C, W], target="prod")
+        obs += group(f"g{g}", [C, C, C] if fixed else [C, C, W], target="canary")
+    r = strict_json(build_report(obs))
+    tc = r["target_comparison"]
+    assert tc["baseline"] == "prod" and tc["candidate"] == "canary"
+    c = tc["cohorts"]["short"]
+    assert (c["improved_groups"], c["worsened_groups"], c["unchanged_groups"]) == (12, 0, 18)
+    assert c["status_transitions"] == {"gap->robust": 12}
+    assert c["status_improved"] == 12 and c["status_worsened"] == 0
+    assert c["mcnemar"]["only_second"] == 36 and c["mcnemar"]["only_first"] == 0
+    assert c["mcnemar"]["p_value"] < 1e-9 and c["significant"]
+    assert "better" in c["conclusion"]
+    assert "canary" in render_text(r)
+
+
+def test_reliability_and_human_agreement() -> None:
+    obs = group("a", [C, C, W, W, W, C, W, C], forms=8)
+    pids = [o.probe_id for o in obs]
+    says_correct = dict.fromkeys(pids, True)  # an evaluator that calls everything correct
+    ratings = {pid: (5.0 if o.verdict is C else 1.0) for pid, o in zip(pids, obs, strict=True)}
+    noise = {pid: float(i) for i, pid in enumerate(pids)}
+    r = strict_json(
+        build_report(
+            obs,
+            evaluators={"always_yes": says_correct | {"unknown": False}},
+            human_ratings=ratings,
+            metric_scores={"noise": noise},
+        )
+    )
+    rel = r["reliability"]["always_yes"]
+    assert rel["precision"] == pytest.approx(4 / 8) and rel["recall"] == 1.0
+    assert rel["error_recall"] == 0.0 and rel["unmatched"] == 1 and rel["n"] == 8
+    lo, hi = rel["precision_ci"]
+    assert lo == pytest.approx(0.5 - 1.959964 * (0.25 / 8) ** 0.5, rel=1e-5) and hi < 1
+    sp = r["human_agreement"]["spearman"]
+    assert sp["judge_verdict"]["rho"] == pytest.approx(1.0) and sp["judge_verdict"]["n"] == 8
+    assert abs(sp["noise"]["rho"]) < 0.5
+    text = render_text(r)
+    assert "always_yes" in text and "judge_verdict" in text
+
+
+def test_render_text_shows_the_table() -> None:
+    text = render_text(build_report(cohort_experiment(4, long_fail=0.5)))
+    assert "GRAMMAR group report" in text and "Cohort test" in text
+    assert "short" in text and "long" in text
+
+
+def test_cohort_selection_and_order() -> None:
+    obs = cohort_experiment(5, long_fail=0.3)
+    r = build_report(obs, cohorts=["long", "short"])
+    assert list(r["cohorts"]) == ["long", "short"]
+    assert r["hypothesis"]["cohorts"] == ["long", "short"]
+    assert list(build_report(obs, cohorts=["long"])["cohorts"]) == ["long"]
+
+
+def test_empty_report() -> None:
+    r = strict_json(build_report([]))
+    assert r["cohorts"] == {} and r["hypothesis"]["available"] is False
