@@ -77,9 +77,13 @@ class EmbeddedPipeline:
         )
         self.runner_worker = RunnerWorker(self.bus, self.topics, runner)
         self.judge_worker = JudgeWorker(self.bus, self.topics, self.judge.judge)
-        self.analytics = AnalyticsWorker(self.bus, self.topics, AnalyticsStore(self.engine), window=window)
+        self.analytics = AnalyticsWorker(
+            self.bus, self.topics, AnalyticsStore(self.engine), window=window
+        )
         self.loops: list[ConsumeLoop[Any]] = [
-            self.runner_worker.loop, self.judge_worker.loop, self.analytics.loop,
+            self.runner_worker.loop,
+            self.judge_worker.loop,
+            self.analytics.loop,
         ]
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -111,7 +115,9 @@ class EmbeddedPipeline:
                 if t.done():
                     t.result()  # a dead loop raises here instead of hanging the wait
             if time.monotonic() > deadline:
-                raise TimeoutError(f"only {self.tallied()} of {count} probes tallied in {timeout_s}s")
+                raise TimeoutError(
+                    f"only {self.tallied()} of {count} probes tallied in {timeout_s}s"
+                )
             await asyncio.sleep(0.01)
 
     async def run(self, runs: int = 1) -> EmbeddedResult:
@@ -154,7 +160,9 @@ def reference_runner(
 
     from groundwatch.targets import HttpJsonTarget, TargetLimits
 
-    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://reference-rag")
+    client = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://reference-rag"
+    )
     target = HttpJsonTarget(client, "http://reference-rag/query")
     runner = Runner({name: target}, {name: TargetLimits(concurrency=concurrency, timeout_s=30.0)})
     return runner, client.aclose

@@ -35,7 +35,7 @@ async def _kafka_alive(bootstrap: str) -> str | None:
         await asyncio.wait_for(admin.start(), 10)
         await asyncio.wait_for(admin.list_topics(), 10)
         return None
-    except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"
+    except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     finally:
         await admin.close()
@@ -67,7 +67,7 @@ def pg_url() -> str:
         with engine.connect() as conn:
             conn.execute(text("SELECT 1"))
         engine.dispose()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         need(f"PostgreSQL at {url} unreachable: {exc}")
     return url
 

@@ -24,7 +24,12 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
     async def bootstrap() -> ServiceParts:
         registry = CollectorRegistry()
         client_id = instance_name(settings, "analytics")
-        bus = make_bus(settings.bus, bootstrap=settings.kafka_bootstrap, partitions=settings.partitions, client_id=client_id)
+        bus = make_bus(
+            settings.bus,
+            bootstrap=settings.kafka_bootstrap,
+            partitions=settings.partitions,
+            client_id=client_id,
+        )
         topics = Topics(settings.topic_prefix)
         engine = make_engine(settings.database_url)
         await asyncio.to_thread(create_schema, engine)
@@ -32,12 +37,25 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
         window = Window(runs=settings.window_runs, seconds=settings.window_seconds)
         holder: dict[str, AnalyticsWorker] = {}
         metrics = AnalyticsMetrics(registry, lambda: holder["worker"].tagger)
-        worker = AnalyticsWorker(bus, topics, store, window=window, metrics=metrics,
-                                 group=settings.analytics_group, client_id=client_id)
+        worker = AnalyticsWorker(
+            bus,
+            topics,
+            store,
+            window=window,
+            metrics=metrics,
+            group=settings.analytics_group,
+            client_id=client_id,
+        )
         holder["worker"] = worker
         await asyncio.to_thread(worker.reload)
-        return ServiceParts(bus=bus, topics=topics, registry=registry, loops=[worker.loop], engine=engine,
-                            extra={"worker": worker})
+        return ServiceParts(
+            bus=bus,
+            topics=topics,
+            registry=registry,
+            loops=[worker.loop],
+            engine=engine,
+            extra={"worker": worker},
+        )
 
     def routes(app: FastAPI) -> None:
         def tagger() -> Tagger:
@@ -46,24 +64,35 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
 
         @app.get("/groups", tags=["groups"])
         async def groups(
-            target: str | None = None, cohort: str | None = None, status: GroupStatus | None = None,
+            target: str | None = None,
+            cohort: str | None = None,
+            status: GroupStatus | None = None,
             limit: int = Query(1000, ge=1, le=100_000),
         ) -> dict[str, Any]:
             """Semantic groups with their live status, filtered by target, cohort and status."""
             rows = []
             for t in tagger().tallies(target, cohort, status):
-                rows.append({
-                    "group_id": t.group_id, "target": t.target, "cohort": t.cohort, "status": t.status.value,
-                    "correct": t.correct, "incorrect": t.incorrect, "error": t.error,
-                    "undecided": t.undecided, "forms": t.group_forms, "forms_judged": t.forms_judged,
-                })
+                rows.append(
+                    {
+                        "group_id": t.group_id,
+                        "target": t.target,
+                        "cohort": t.cohort,
+                        "status": t.status.value,
+                        "correct": t.correct,
+                        "incorrect": t.incorrect,
+                        "error": t.error,
+                        "undecided": t.undecided,
+                        "forms": t.group_forms,
+                        "forms_judged": t.forms_judged,
+                    }
+                )
                 if len(rows) >= limit:
                     break
             return {"count": len(rows), "groups": rows}
 
         @app.get("/groups/{group_id}", tags=["groups"])
         async def group(group_id: str, target: str | None = None) -> dict[str, Any]:
-            """One semantic group: its SQL, answer and every form with response, retrieved ids and verdict."""
+            """One semantic group: answer and every form with response, retrieved ids, verdict."""
             w: AnalyticsWorker = app.state.parts.extra["worker"]
             rows = await asyncio.to_thread(w.store.group_judgements, group_id, target)
             if not rows:
@@ -77,10 +106,21 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
                 "expected": rows[-1].expected,
                 "status": statuses,
                 "forms": [
-                    {"probe_id": r.probe_id, "run_id": r.run_id, "target": r.target, "cohort": r.cohort,
-                     "form_id": r.form_id, "query": r.query, "answer": r.answer, "verdict": r.verdict,
-                     "tier": r.tier, "reason": r.reason, "retrieved_ids": r.retrieved_ids,
-                     "relevant_doc_ids": r.relevant_doc_ids, "error_kind": r.error_kind}
+                    {
+                        "probe_id": r.probe_id,
+                        "run_id": r.run_id,
+                        "target": r.target,
+                        "cohort": r.cohort,
+                        "form_id": r.form_id,
+                        "query": r.query,
+                        "answer": r.answer,
+                        "verdict": r.verdict,
+                        "tier": r.tier,
+                        "reason": r.reason,
+                        "retrieved_ids": r.retrieved_ids,
+                        "relevant_doc_ids": r.relevant_doc_ids,
+                        "error_kind": r.error_kind,
+                    }
                     for r in rows
                 ],
             }

@@ -9,6 +9,7 @@ database query; failure attribution is refreshed by the consumer after each batc
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
@@ -23,21 +24,30 @@ class TallyCollector(Collector):
     def collect(self) -> Iterator[GaugeMetricFamily]:
         tagger = self._tagger()
         groups = GaugeMetricFamily(
-            "groundwatch_groups", "Semantic groups by status in the window.", labels=["target", "cohort", "status"]
+            "groundwatch_groups",
+            "Semantic groups by status in the window.",
+            labels=["target", "cohort", "status"],
         )
         counts = tagger.status_counts()
         for target in tagger.targets():
             for cohort in tagger.cohorts(target):
                 for status in GroupStatus:
-                    groups.add_metric([target, cohort, status.value], counts.get((target, cohort, status), 0))
+                    groups.add_metric(
+                        [target, cohort, status.value], counts.get((target, cohort, status), 0)
+                    )
         yield groups
         names = {
             "accuracy": ("groundwatch_accuracy", "Correct / decided examples (window)."),
             "acc_db": ("groundwatch_acc_db", "Acc_db = 1 - gap groups / groups (GRAMMAR eq. 1)."),
-            "refined_accuracy": ("groundwatch_refined_accuracy", "R = correct / examples outside gap groups (eq. 2)."),
+            "refined_accuracy": (
+                "groundwatch_refined_accuracy",
+                "R = correct / examples outside gap groups (eq. 2).",
+            ),
             "lambda": ("groundwatch_lambda", "Share of examples in gap groups (eq. 3)."),
         }
-        families = {k: GaugeMetricFamily(n, h, labels=["target", "cohort"]) for k, (n, h) in names.items()}
+        families = {
+            k: GaugeMetricFamily(n, h, labels=["target", "cohort"]) for k, (n, h) in names.items()
+        }
         for (target, cohort), num in tagger.cohort_numbers().items():
             for key, fam in families.items():
                 value = num.get(key)
@@ -45,7 +55,8 @@ class TallyCollector(Collector):
                     fam.add_metric([target, cohort], float(value))
         yield from families.values()
         causes = GaugeMetricFamily(
-            "groundwatch_failures", "Failed examples in the window by cause (gap, retrieval, lm, target_error).",
+            "groundwatch_failures",
+            "Failed examples in the window by cause (gap, retrieval, lm, target_error).",
             labels=["target", "cohort", "cause"],
         )
         for (target, cohort, cause), n in sorted(tagger.cause_counts(refresh=False).items()):
@@ -56,11 +67,17 @@ class TallyCollector(Collector):
 class AnalyticsMetrics:
     def __init__(self, registry: CollectorRegistry, tagger: Callable[[], Tagger]) -> None:
         self.judgements = Counter(
-            "groundwatch_judgements", "Judgements tallied, by verdict.", ["target", "verdict"], registry=registry
+            "groundwatch_judgements",
+            "Judgements tallied, by verdict.",
+            ["target", "verdict"],
+            registry=registry,
         )
         self.latency = Histogram(
-            "groundwatch_probe_to_tally_seconds", "Probe creation to tally latency.", ["target"],
-            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300), registry=registry,
+            "groundwatch_probe_to_tally_seconds",
+            "Probe creation to tally latency.",
+            ["target"],
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300),
+            registry=registry,
         )
         registry.register(TallyCollector(tagger))
 

@@ -35,23 +35,44 @@ class AnalyticsStore:
         now = datetime.now(UTC)
         rows = [
             {
-                "probe_id": str(j.probe_id), "run_id": j.run_id, "target": j.target,
-                "cohort": j.cohort, "scenario": j.scenario, "dataset_id": j.dataset_id,
-                "group_id": j.group_id, "form_id": j.form_id, "query": j.query,
-                "verdict": j.verdict.value, "tier": j.tier, "reason": j.reason, "answer": j.answer,
-                "expected": j.expected.model_dump(mode="json"), "retrieved_ids": j.retrieved_ids,
-                "relevant_doc_ids": j.relevant_doc_ids, "error_kind": j.error_kind,
-                "group_forms": j.group_forms, "probe_created_at": j.probe_created_at,
-                "judged_at": j.judged_at, "tallied_at": now,
+                "probe_id": str(j.probe_id),
+                "run_id": j.run_id,
+                "target": j.target,
+                "cohort": j.cohort,
+                "scenario": j.scenario,
+                "dataset_id": j.dataset_id,
+                "group_id": j.group_id,
+                "form_id": j.form_id,
+                "query": j.query,
+                "verdict": j.verdict.value,
+                "tier": j.tier,
+                "reason": j.reason,
+                "answer": j.answer,
+                "expected": j.expected.model_dump(mode="json"),
+                "retrieved_ids": j.retrieved_ids,
+                "relevant_doc_ids": j.relevant_doc_ids,
+                "error_kind": j.error_kind,
+                "group_forms": j.group_forms,
+                "probe_created_at": j.probe_created_at,
+                "judged_at": j.judged_at,
+                "tallied_at": now,
             }
             for j in judgements
         ]
         tally_rows = [
             {
-                "target": t.target, "cohort": t.cohort, "group_id": t.group_id,
-                "dataset_id": t.dataset_id, "scenario": t.scenario, "forms_expected": t.group_forms,
-                "correct": t.correct, "incorrect": t.incorrect, "error": t.error,
-                "undecided": t.undecided, "status": t.status.value, "updated_at": now,
+                "target": t.target,
+                "cohort": t.cohort,
+                "group_id": t.group_id,
+                "dataset_id": t.dataset_id,
+                "scenario": t.scenario,
+                "forms_expected": t.group_forms,
+                "correct": t.correct,
+                "incorrect": t.incorrect,
+                "error": t.error,
+                "undecided": t.undecided,
+                "status": t.status.value,
+                "updated_at": now,
             }
             for t in tallies
         ]
@@ -60,10 +81,25 @@ class AnalyticsStore:
                 s.execute(_insert(self.engine, JudgementRow).values(rows).on_conflict_do_nothing())
             if tally_rows:
                 stmt = _insert(self.engine, TallyRow).values(tally_rows)
-                cols = {c: getattr(stmt.excluded, c) for c in (
-                    "dataset_id", "scenario", "forms_expected", "correct", "incorrect", "error",
-                    "undecided", "status", "updated_at")}
-                s.execute(stmt.on_conflict_do_update(index_elements=["target", "cohort", "group_id"], set_=cols))
+                cols = {
+                    c: getattr(stmt.excluded, c)
+                    for c in (
+                        "dataset_id",
+                        "scenario",
+                        "forms_expected",
+                        "correct",
+                        "incorrect",
+                        "error",
+                        "undecided",
+                        "status",
+                        "updated_at",
+                    )
+                }
+                s.execute(
+                    stmt.on_conflict_do_update(
+                        index_elements=["target", "cohort", "group_id"], set_=cols
+                    )
+                )
 
     def load_observations(self) -> list[Observation]:
         """Every stored judgement, in the order it was tallied: the replay that rebuilds state."""

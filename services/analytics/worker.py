@@ -41,8 +41,14 @@ class AnalyticsWorker:
         self.tagger = Tagger(window)
         self._stale = True
         self.loop = ConsumeLoop(
-            bus=bus, topics=topics, source=topics.judgements, group=group,
-            handler=self.handle, service="analytics", client_id=client_id, max_records=2000,
+            bus=bus,
+            topics=topics,
+            source=topics.judgements,
+            group=group,
+            handler=self.handle,
+            service="analytics",
+            client_id=client_id,
+            max_records=2000,
         )
 
     def reload(self) -> int:

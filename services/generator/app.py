@@ -43,7 +43,13 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
         topics = Topics(settings.topic_prefix)
         groups = await asyncio.to_thread(load_groups, settings)
         worker = GeneratorWorker(
-            bus, topics, groups, settings.targets, sample=settings.sample, rate=settings.rate, seed=settings.seed
+            bus,
+            topics,
+            groups,
+            settings.targets,
+            sample=settings.sample,
+            rate=settings.rate,
+            seed=settings.seed,
         )
         published = Counter(
             "groundwatch_probes_published_total", "Probes published.", ["target"], registry=registry
@@ -54,7 +60,9 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
                 before = worker.state.published
                 await worker.run_cycle()
                 for t in settings.targets:
-                    published.labels(t).inc((worker.state.published - before) / len(settings.targets))
+                    published.labels(t).inc(
+                        (worker.state.published - before) / len(settings.targets)
+                    )
             if settings.continuous:
                 worker.start_continuous(settings.interval_s)
 

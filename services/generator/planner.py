@@ -18,14 +18,18 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def sample_groups(groups: Sequence[SemanticGroup], size: int, rng: random.Random) -> list[SemanticGroup]:
+def sample_groups(
+    groups: Sequence[SemanticGroup], size: int, rng: random.Random
+) -> list[SemanticGroup]:
     """``size`` groups without replacement (all when ``size`` is 0 or larger than the dataset)."""
     if size <= 0 or size >= len(groups):
         return list(groups)
     return rng.sample(list(groups), size)
 
 
-def probes_for(groups: Sequence[SemanticGroup], targets: Sequence[str], run_id: str) -> Iterator[Probe]:
+def probes_for(
+    groups: Sequence[SemanticGroup], targets: Sequence[str], run_id: str
+) -> Iterator[Probe]:
     for group in groups:
         per_cohort = {c: len(group.forms_in(c)) for c in group.cohorts}
         for target in targets:

@@ -15,8 +15,12 @@ class GeneratorSettings(CommonSettings):
     forms: int = Field(3, ge=1, le=20, description="Text forms per group per cohort (demo).")
     cohorts: list[str] = Field(["short", "long"], description="Cohorts to generate (demo).")
     targets: list[str] = Field(["reference"], min_length=1, description="Target names to probe.")
-    runs: int = Field(1, ge=0, description="Cycles to run at start-up; 0 = none until started via API.")
-    continuous: bool = Field(False, description="Keep probing every interval_s after the start-up runs.")
+    runs: int = Field(
+        1, ge=0, description="Cycles to run at start-up; 0 = none until started via API."
+    )
+    continuous: bool = Field(
+        False, description="Keep probing every interval_s after the start-up runs."
+    )
     interval_s: float = Field(60.0, gt=0, description="Seconds between continuous cycles.")
     sample: int = Field(0, ge=0, description="Groups per cycle (0 = all).")
     rate: float = Field(0.0, ge=0, description="Probes per second (0 = as fast as the bus takes).")

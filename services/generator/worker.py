@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -97,10 +98,8 @@ class GeneratorWorker:
                 cycle_start = time.monotonic()
                 await self.run_cycle()
                 wait = max(0.0, interval_s - (time.monotonic() - cycle_start))
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), wait)
-                except TimeoutError:
-                    pass
         finally:
             self.state.running = False
 

@@ -19,12 +19,25 @@ def create_app(settings: JudgeServiceSettings) -> FastAPI:
 
         registry = CollectorRegistry()
         client_id = instance_name(settings, "judge")
-        bus = make_bus(settings.bus, bootstrap=settings.kafka_bootstrap, partitions=settings.partitions, client_id=client_id)
+        bus = make_bus(
+            settings.bus,
+            bootstrap=settings.kafka_bootstrap,
+            partitions=settings.partitions,
+            client_id=client_id,
+        )
         topics = Topics(settings.topic_prefix)
         judge = build_judge(database_url=settings.database_url)
         metrics = JudgeMetrics(registry, judge)
-        worker = JudgeWorker(bus, topics, metrics.instrument(judge.judge), group=settings.judge_group, client_id=client_id)
-        return ServiceParts(bus=bus, topics=topics, registry=registry, loops=[worker.loop], on_stop=[judge.aclose])
+        worker = JudgeWorker(
+            bus,
+            topics,
+            metrics.instrument(judge.judge),
+            group=settings.judge_group,
+            client_id=client_id,
+        )
+        return ServiceParts(
+            bus=bus, topics=topics, registry=registry, loops=[worker.loop], on_stop=[judge.aclose]
+        )
 
     return build_app("judge", bootstrap)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import ClassVar
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily
@@ -19,14 +20,20 @@ class _LlmCollector(Collector):
     """Exports the LLM tier's spend from :meth:`Judge.snapshot` at scrape time (all zero when the
     judge runs rules only, so dashboards and alerts still find the series)."""
 
-    FIELDS = {
+    FIELDS: ClassVar[dict[str, tuple[str, str]]] = {
         "llm_client_attempts": ("groundwatch_llm_calls", "LLM requests sent, retries included."),
         "llm_cache_hits": ("groundwatch_llm_cache_hits", "LLM verdicts served from the cache."),
         "llm_client_prompt_tokens": ("groundwatch_llm_prompt_tokens", "Prompt tokens spent."),
-        "llm_client_completion_tokens": ("groundwatch_llm_completion_tokens", "Completion tokens spent."),
+        "llm_client_completion_tokens": (
+            "groundwatch_llm_completion_tokens",
+            "Completion tokens spent.",
+        ),
         "llm_client_rate_limited": ("groundwatch_llm_rate_limited", "HTTP 429 answers received."),
         "llm_client_errors": ("groundwatch_llm_errors", "LLM calls that failed after every retry."),
-        "judge_errors": ("groundwatch_llm_judge_errors", "Unparseable or failed LLM verdicts (undecided, judge_error)."),
+        "judge_errors": (
+            "groundwatch_llm_judge_errors",
+            "Unparseable or failed LLM verdicts (undecided, judge_error).",
+        ),
     }
 
     def __init__(self, judge: Judge) -> None:
@@ -43,11 +50,16 @@ class _LlmCollector(Collector):
 class JudgeMetrics:
     def __init__(self, registry: CollectorRegistry, judge: Judge) -> None:
         self.verdicts = Counter(
-            "groundwatch_judge_verdicts", "Verdicts issued, by tier.", ["verdict", "tier"], registry=registry
+            "groundwatch_judge_verdicts",
+            "Verdicts issued, by tier.",
+            ["verdict", "tier"],
+            registry=registry,
         )
         self.latency = Histogram(
-            "groundwatch_judge_seconds", "Time to judge one response.",
-            buckets=(0.0001, 0.001, 0.01, 0.1, 0.5, 1, 2, 5, 10, 30), registry=registry,
+            "groundwatch_judge_seconds",
+            "Time to judge one response.",
+            buckets=(0.0001, 0.001, 0.01, 0.1, 0.5, 1, 2, 5, 10, 30),
+            registry=registry,
         )
         registry.register(_LlmCollector(judge))
 

@@ -26,10 +26,16 @@ def make_runner(
     """Targets from the targets file plus the reference RAG, each behind its own limits."""
     configs = load_targets(settings.runner_targets_file) if settings.runner_targets_file else []
     if settings.runner_reference_url and all(c.name != "reference" for c in configs):
-        configs.append(HttpJsonConfig(
-            type="http_json", name="reference", url=settings.runner_reference_url,
-            limits=TargetLimits(concurrency=settings.runner_reference_concurrency, timeout_s=30.0),
-        ))
+        configs.append(
+            HttpJsonConfig(
+                type="http_json",
+                name="reference",
+                url=settings.runner_reference_url,
+                limits=TargetLimits(
+                    concurrency=settings.runner_reference_concurrency, timeout_s=30.0
+                ),
+            )
+        )
     targets: dict[str, Target]
     targets, limits = build_targets(configs, http_client=http_client)
     return Runner(targets, limits, on_response=metrics.on_response if metrics else None)
@@ -39,19 +45,38 @@ def create_app(settings: RunnerSettings) -> FastAPI:
     async def bootstrap() -> ServiceParts:
         registry = CollectorRegistry()
         client_id = instance_name(settings, "rag-runner")
-        bus = make_bus(settings.bus, bootstrap=settings.kafka_bootstrap, partitions=settings.partitions, client_id=client_id)
+        bus = make_bus(
+            settings.bus,
+            bootstrap=settings.kafka_bootstrap,
+            partitions=settings.partitions,
+            client_id=client_id,
+        )
         topics = Topics(settings.topic_prefix)
-        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=512, max_keepalive_connections=128))
+        http = httpx.AsyncClient(
+            limits=httpx.Limits(max_connections=512, max_keepalive_connections=128)
+        )
         runner = make_runner(settings, http, RunnerMetrics(registry))
-        worker = RunnerWorker(bus, topics, runner, group=settings.runner_group, client_id=client_id,
-                              batch=settings.runner_batch)
+        worker = RunnerWorker(
+            bus,
+            topics,
+            runner,
+            group=settings.runner_group,
+            client_id=client_id,
+            batch=settings.runner_batch,
+        )
 
         async def close() -> None:
             await runner.aclose()
             await http.aclose()
 
-        return ServiceParts(bus=bus, topics=topics, registry=registry, loops=[worker.loop],
-                            on_stop=[close], extra={"runner": runner})
+        return ServiceParts(
+            bus=bus,
+            topics=topics,
+            registry=registry,
+            loops=[worker.loop],
+            on_stop=[close],
+            extra={"runner": runner},
+        )
 
     def routes(app: FastAPI) -> None:
         @app.get("/targets", tags=["targets"])

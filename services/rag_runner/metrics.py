@@ -10,12 +10,17 @@ from groundwatch.contracts import RagResponse
 class RunnerMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         self.requests = Counter(
-            "groundwatch_target_requests", "Probes asked, by target and outcome (ok or error kind).",
-            ["target", "outcome"], registry=registry,
+            "groundwatch_target_requests",
+            "Probes asked, by target and outcome (ok or error kind).",
+            ["target", "outcome"],
+            registry=registry,
         )
         self.latency = Histogram(
-            "groundwatch_target_latency_seconds", "Target answer latency, retries included.", ["target"],
-            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60), registry=registry,
+            "groundwatch_target_latency_seconds",
+            "Target answer latency, retries included.",
+            ["target"],
+            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60),
+            registry=registry,
         )
 
     def on_response(self, response: RagResponse, attempts: int) -> None:

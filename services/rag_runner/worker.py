@@ -12,13 +12,25 @@ from groundwatch.worker import ConsumeLoop
 
 class RunnerWorker:
     def __init__(
-        self, bus: Bus, topics: Topics, runner: Runner, *, group: str = "rag-runner",
-        client_id: str = "", batch: int = 500,
+        self,
+        bus: Bus,
+        topics: Topics,
+        runner: Runner,
+        *,
+        group: str = "rag-runner",
+        client_id: str = "",
+        batch: int = 500,
     ) -> None:
         self.runner = runner
         self.loop = ConsumeLoop(
-            bus=bus, topics=topics, source=topics.probes, group=group, handler=self.handle,
-            service="rag-runner", client_id=client_id, max_records=batch,
+            bus=bus,
+            topics=topics,
+            source=topics.probes,
+            group=group,
+            handler=self.handle,
+            service="rag-runner",
+            client_id=client_id,
+            max_records=batch,
         )
 
     async def handle(self, probes: list[Probe]) -> Sequence[RagResponse]:

@@ -17,11 +17,17 @@ def require_token(expected: str | None) -> Callable[[str | None], None]:
 
     def check(authorization: str | None = Header(default=None)) -> None:
         if not expected:
-            raise HTTPException(status.HTTP_403_FORBIDDEN, "GW_API_TOKEN is not set: endpoint closed")
-        scheme, _, given = (authorization or "").partition(" ")
-        if scheme.lower() != "bearer" or not secrets.compare_digest(given.encode(), expected.encode()):
             raise HTTPException(
-                status.HTTP_401_UNAUTHORIZED, "bearer token required", {"WWW-Authenticate": "Bearer"}
+                status.HTTP_403_FORBIDDEN, "GW_API_TOKEN is not set: endpoint closed"
+            )
+        scheme, _, given = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not secrets.compare_digest(
+            given.encode(), expected.encode()
+        ):
+            raise HTTPException(
+                status.HTTP_401_UNAUTHORIZED,
+                "bearer token required",
+                {"WWW-Authenticate": "Bearer"},
             )
 
     return check

@@ -8,7 +8,7 @@ once with a line an operator can act on.
 
 from __future__ import annotations
 
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -30,7 +30,8 @@ class CommonSettings(BaseSettings):
     topic_prefix: str = Field("gw.", description="Prefix of every topic name.")
     partitions: int = Field(6, ge=1, le=1024, description="Partitions per topic when created.")
     database_url: str = Field(
-        "sqlite:///groundwatch.db", description="SQLAlchemy URL (SQLite default, PostgreSQL in prod)."
+        "sqlite:///groundwatch.db",
+        description="SQLAlchemy URL (SQLite default, PostgreSQL in prod).",
     )
     host: str = Field("127.0.0.1", description="HTTP bind address of the service.")
     port: int = Field(8000, ge=0, le=65535, description="HTTP port of the service.")
@@ -59,7 +60,7 @@ class CommonSettings(BaseSettings):
 S = TypeVar("S", bound=BaseSettings)
 
 
-def load_settings(cls: type[S], **overrides: object) -> S:
+def load_settings(cls: type[S], **overrides: Any) -> S:
     """Build settings, or raise :class:`ConfigError` naming each bad ``GW_*`` variable."""
     try:
         return cls(**overrides)

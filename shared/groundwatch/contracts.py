@@ -94,7 +94,9 @@ class RagResponse(_ProbeKeyed):
     topic: ClassVar[str] = "responses"
 
     status: TargetStatus
-    error_kind: str | None = Field(None, description="timeout, http_5xx, bad_payload, circuit_open…")
+    error_kind: str | None = Field(
+        None, description="timeout, http_5xx, bad_payload, circuit_open…"
+    )
     answer: Text | None = None
     answer_truncated: bool = False
     retrieved_ids: list[str] = Field(default_factory=list)
@@ -135,7 +137,7 @@ class Judgement(_ProbeKeyed):
 
 
 class DeadLetter(_Contract):
-    """A message no handler could take, kept whole so that nothing is lost (topic ``dead-letter``)."""
+    """A message no handler could take, kept whole so nothing is lost (topic ``dead-letter``)."""
 
     topic: ClassVar[str] = "dead-letter"
 

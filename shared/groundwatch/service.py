@@ -13,13 +13,19 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    generate_latest,
+)
 from sqlalchemy import Engine
 
 from groundwatch.bus.base import Bus
@@ -78,8 +84,8 @@ class ServiceParts:
     registry: CollectorRegistry
     loops: list[ConsumeLoop[Any]] = field(default_factory=list)
     engine: Engine | None = None
-    background: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
-    on_stop: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    background: list[Callable[[], Coroutine[Any, Any, None]]] = field(default_factory=list)
+    on_stop: list[Callable[[], Awaitable[object]]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -89,7 +95,7 @@ def build_app(
     *,
     routes: Callable[[FastAPI], None] | None = None,
 ) -> FastAPI:
-    """The service app: ``/healthz`` (process up), ``/readyz`` (bus, database, loops), ``/metrics``."""
+    """The app: ``/healthz`` (process up), ``/readyz`` (bus, database, loops), ``/metrics``."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

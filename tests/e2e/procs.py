@@ -39,11 +39,21 @@ class ServiceProc:
         return self.log_dir / f"{self.name}-{self.port}.log"
 
     def start(self) -> ServiceProc:
-        env = {**os.environ, **self.env, "GW_PORT": str(self.port), "GW_HOST": "127.0.0.1",
-               "GW_INSTANCE": f"{self.name}-{self.port}"}
+        env = {
+            **os.environ,
+            **self.env,
+            "GW_PORT": str(self.port),
+            "GW_HOST": "127.0.0.1",
+            "GW_INSTANCE": f"{self.name}-{self.port}",
+        }
         log = self.log_path.open("wb")
-        self.proc = subprocess.Popen([str(BIN / f"groundwatch-{self.name}")], env=env, stdout=log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [str(BIN / f"groundwatch-{self.name}")],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         return self
 
     def wait_ready(self, timeout: float = 60.0) -> None:

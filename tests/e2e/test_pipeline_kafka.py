@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from groundwatch.bus import make_bus
-from groundwatch.contracts import Judgement, Probe, Topics
+from groundwatch.contracts import Topics
 from groundwatch.core.tagging import GroupStatus, Observation, Tagger
 from tests.e2e.procs import ServiceProc, metric_samples
 
@@ -45,17 +45,27 @@ async def read_topic(bootstrap: str, topic: str, expected: int, timeout: float =
 
 
 @pytest.fixture
-def pipeline(kafka_bootstrap: str, fresh_pg_url: Callable[[], str], unique_prefix: str,
-             tmp_path: Path) -> Iterator[dict[str, ServiceProc]]:
-    common = {"GW_BUS": "kafka", "GW_KAFKA_BOOTSTRAP": kafka_bootstrap, "GW_TOPIC_PREFIX": unique_prefix,
-              "GW_DATABASE_URL": fresh_pg_url(), "GW_LOG_LEVEL": "INFO"}
+def pipeline(
+    kafka_bootstrap: str, fresh_pg_url: Callable[[], str], unique_prefix: str, tmp_path: Path
+) -> Iterator[dict[str, ServiceProc]]:
+    common = {
+        "GW_BUS": "kafka",
+        "GW_KAFKA_BOOTSTRAP": kafka_bootstrap,
+        "GW_TOPIC_PREFIX": unique_prefix,
+        "GW_DATABASE_URL": fresh_pg_url(),
+        "GW_LOG_LEVEL": "INFO",
+    }
     rag = ServiceProc("reference-rag", {**common}, tmp_path).start()
     procs = {
         "reference-rag": rag,
         "analytics": ServiceProc("analytics", common, tmp_path),
         "judge": ServiceProc("judge", common, tmp_path),
-        "rag-runner": ServiceProc("rag-runner", {**common, "GW_RUNNER_REFERENCE_URL": f"{rag.url}/query"}, tmp_path),
-        "generator": ServiceProc("generator", {**common, "GW_RUNS": str(RUNS), "GW_TARGETS": '["reference"]'}, tmp_path),
+        "rag-runner": ServiceProc(
+            "rag-runner", {**common, "GW_RUNNER_REFERENCE_URL": f"{rag.url}/query"}, tmp_path
+        ),
+        "generator": ServiceProc(
+            "generator", {**common, "GW_RUNS": str(RUNS), "GW_TARGETS": '["reference"]'}, tmp_path
+        ),
     }
     try:
         for name, p in procs.items():
@@ -69,8 +79,9 @@ def pipeline(kafka_bootstrap: str, fresh_pg_url: Callable[[], str], unique_prefi
             p.kill()
 
 
-def test_every_probe_judged_once_and_tallies_match(pipeline: dict[str, ServiceProc], kafka_bootstrap: str,
-                                                   unique_prefix: str) -> None:
+def test_every_probe_judged_once_and_tallies_match(
+    pipeline: dict[str, ServiceProc], kafka_bootstrap: str, unique_prefix: str
+) -> None:
     gen, analytics = pipeline["generator"], pipeline["analytics"]
     deadline = time.monotonic() + 240
     published = 0
@@ -92,7 +103,10 @@ def test_every_probe_judged_once_and_tallies_match(pipeline: dict[str, ServicePr
     assert judged == published, f"analytics tallied {judged} of {published}:\n{analytics.tail()}"
 
     topics = Topics(unique_prefix)
-    probes = [topics.probes.decode(r) for r in asyncio.run(read_topic(kafka_bootstrap, topics.probes.name, published))]
+    probes = [
+        topics.probes.decode(r)
+        for r in asyncio.run(read_topic(kafka_bootstrap, topics.probes.name, published))
+    ]
     raw_j = asyncio.run(read_topic(kafka_bootstrap, topics.judgements.name, published))
     judgements = [topics.judgements.decode(r) for r in raw_j]
     per_probe = Counter(str(j.probe_id) for j in judgements)
@@ -110,14 +124,21 @@ def test_every_probe_judged_once_and_tallies_match(pipeline: dict[str, ServicePr
         for (t, c, s), n in tagger.status_counts().items()
     }
     assert {k: v for k, v in exported.items() if v} == expected
-    assert sum(n for (t, c, s), n in tagger.status_counts().items() if s is not GroupStatus.PENDING) > 0
+    assert (
+        sum(n for (t, c, s), n in tagger.status_counts().items() if s is not GroupStatus.PENDING)
+        > 0
+    )
 
     # /groups and /groups/{id} agree with the core for one gap or non-robust group, if any.
     rows = analytics.get("/groups?status=gap&limit=5").json()["groups"]
     for row in rows:
         assert tagger.status(row["target"], row["cohort"], row["group_id"]) is GroupStatus.GAP
         detail = analytics.get(f"/groups/{row['group_id']}").json()
-        assert {f["verdict"] for f in detail["forms"] if f["cohort"] == row["cohort"]} <= {"incorrect", "error", "undecided"}
+        assert {f["verdict"] for f in detail["forms"] if f["cohort"] == row["cohort"]} <= {
+            "incorrect",
+            "error",
+            "undecided",
+        }
     for p in pipeline.values():
         assert p.get("/healthz").status_code == 200
         assert "groundwatch_" in p.get("/metrics").text or p.name == "reference-rag"

@@ -107,10 +107,14 @@ async def test_group_members_split_partitions(bus: Bus, unique_prefix: str) -> N
         await m.start()
     try:
         await asyncio.sleep(0.1)
-        await bus.publish_many([Outgoing(topic, f"k{i}".encode(), f"{i}".encode()) for i in range(60)])
+        await bus.publish_many(
+            [Outgoing(topic, f"k{i}".encode(), f"{i}".encode()) for i in range(60)]
+        )
         seen: dict[int, list[Any]] = {0: [], 1: []}
         deadline = asyncio.get_running_loop().time() + 30
-        while sum(len(v) for v in seen.values()) < 60 and asyncio.get_running_loop().time() < deadline:
+        while (
+            sum(len(v) for v in seen.values()) < 60 and asyncio.get_running_loop().time() < deadline
+        ):
             for i, m in enumerate(members):
                 recs = await m.poll(500, 0.3)
                 seen[i].extend(recs)

@@ -50,11 +50,33 @@ def test_rows_round_trip(db_url: str) -> None:
     with Session.begin() as s:
         s.add(Dataset(dataset_id="d1", name="demo", cohorts=["short", "long"]))
         s.flush()
-        s.add(GroupRow(dataset_id="d1", group_id="g1", sql="SELECT a FROM t WHERE k = :k",
-                       params={"k": "O'Brien – ünïcode"}, answer={"values": ["x"], "types": ["text"]}))
-        s.add(JudgementRow(probe_id="p1", run_id="r", target="t", cohort="short", scenario="factual",
-                           dataset_id="d1", group_id="g1", form_id="f", query="q?", verdict="correct",
-                           tier="exact", expected={"values": ["x"]}, probe_created_at=now, judged_at=now))
+        s.add(
+            GroupRow(
+                dataset_id="d1",
+                group_id="g1",
+                sql="SELECT a FROM t WHERE k = :k",
+                params={"k": "O'Brien – ünïcode"},
+                answer={"values": ["x"], "types": ["text"]},
+            )
+        )
+        s.add(
+            JudgementRow(
+                probe_id="p1",
+                run_id="r",
+                target="t",
+                cohort="short",
+                scenario="factual",
+                dataset_id="d1",
+                group_id="g1",
+                form_id="f",
+                query="q?",
+                verdict="correct",
+                tier="exact",
+                expected={"values": ["x"]},
+                probe_created_at=now,
+                judged_at=now,
+            )
+        )
         s.add(TallyRow(target="t", cohort="short", group_id="g1", dataset_id="d1", correct=1))
     with Session() as s:
         g = s.scalars(select(GroupRow)).one()

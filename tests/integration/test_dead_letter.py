@@ -20,7 +20,9 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(params=["memory", "kafka"])
 async def bus(request: pytest.FixtureRequest) -> AsyncIterator[Bus]:
     if request.param == "kafka":
-        b: Bus = make_bus("kafka", bootstrap=request.getfixturevalue("kafka_bootstrap"), partitions=2)
+        b: Bus = make_bus(
+            "kafka", bootstrap=request.getfixturevalue("kafka_bootstrap"), partitions=2
+        )
     else:
         b = make_bus("memory", partitions=2)
     await b.start()
@@ -29,8 +31,17 @@ async def bus(request: pytest.FixtureRequest) -> AsyncIterator[Bus]:
 
 
 def probe(i: int) -> Probe:
-    return Probe(probe_id=uuid.uuid4(), run_id="r", dataset_id="d", group_id=f"g{i}", form_id="f",
-                 cohort="short", target="t", query=f"q{i}", expected=Expected(values=["a"]))
+    return Probe(
+        probe_id=uuid.uuid4(),
+        run_id="r",
+        dataset_id="d",
+        group_id=f"g{i}",
+        form_id="f",
+        cohort="short",
+        target="t",
+        query=f"q{i}",
+        expected=Expected(values=["a"]),
+    )
 
 
 async def read_all(bus: Bus, topic: str, n: int, group: str) -> list[bytes]:
@@ -47,7 +58,9 @@ async def read_all(bus: Bus, topic: str, n: int, group: str) -> list[bytes]:
     return got
 
 
-async def test_poison_goes_to_dead_letter_and_next_message_is_processed(bus: Bus, unique_prefix: str) -> None:
+async def test_poison_goes_to_dead_letter_and_next_message_is_processed(
+    bus: Bus, unique_prefix: str
+) -> None:
     topics = Topics(unique_prefix)
     await bus.ensure_topics(topics.all())
     missing_field = orjson.loads(probe(1).to_bytes())
@@ -61,8 +74,14 @@ async def test_poison_goes_to_dead_letter_and_next_message_is_processed(bus: Bus
     async def answer(probes: list[Probe]) -> Sequence[_Contract]:
         return [RagResponse.for_probe(p, status=TargetStatus.OK, answer="a") for p in probes]
 
-    loop = ConsumeLoop(bus=bus, topics=topics, source=topics.probes, group=f"{unique_prefix}runner",
-                       handler=answer, service="test")
+    loop = ConsumeLoop(
+        bus=bus,
+        topics=topics,
+        source=topics.probes,
+        group=f"{unique_prefix}runner",
+        handler=answer,
+        service="test",
+    )
     task = asyncio.create_task(loop.run())
     letters = await read_all(bus, topics.dead_letter.name, 2, f"{unique_prefix}dl")
     responses = await read_all(bus, topics.responses.name, 1, f"{unique_prefix}resp")
@@ -78,17 +97,32 @@ async def test_poison_goes_to_dead_letter_and_next_message_is_processed(bus: Bus
     assert loop.stats.dead_lettered == 2 and loop.stats.consumed == 1
 
 
-async def test_handler_crash_on_one_message_dead_letters_only_that_one(memory_bus: Bus, unique_prefix: str) -> None:
+async def test_handler_crash_on_one_message_dead_letters_only_that_one(
+    memory_bus: Bus, unique_prefix: str
+) -> None:
     topics = Topics(unique_prefix)
-    await memory_bus.publish_many([Outgoing(topics.probes.name, f"g{i}".encode(), probe(i).to_bytes()) for i in range(5)])
+    await memory_bus.publish_many(
+        [Outgoing(topics.probes.name, f"g{i}".encode(), probe(i).to_bytes()) for i in range(5)]
+    )
 
     async def fragile(probes: list[Probe]) -> Sequence[_Contract]:
         if any(p.query == "q3" for p in probes):
             raise ValueError("cannot handle q3")
-        return [Judgement.for_response(RagResponse.for_probe(p, status=TargetStatus.ERROR), verdict="error", tier="t")
-                for p in probes]
+        return [
+            Judgement.for_response(
+                RagResponse.for_probe(p, status=TargetStatus.ERROR), verdict="error", tier="t"
+            )
+            for p in probes
+        ]
 
-    loop = ConsumeLoop(bus=memory_bus, topics=topics, source=topics.probes, group="g", handler=fragile, service="test")
+    loop = ConsumeLoop(
+        bus=memory_bus,
+        topics=topics,
+        source=topics.probes,
+        group="g",
+        handler=fragile,
+        service="test",
+    )
     task = asyncio.create_task(loop.run())
     letters = await read_all(memory_bus, topics.dead_letter.name, 1, "dl")
     out = await read_all(memory_bus, topics.judgements.name, 4, "j")

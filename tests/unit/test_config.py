@@ -23,7 +23,9 @@ pytestmark = pytest.mark.unit
         ({"GW_PARTITIONS": "zero"}, "GW_PARTITIONS"),
     ],
 )
-def test_bad_value_names_the_field(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], field: str) -> None:
+def test_bad_value_names_the_field(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], field: str
+) -> None:
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     with pytest.raises(ConfigError, match=field):
@@ -41,7 +43,12 @@ def test_defaults_are_valid(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("script", ["groundwatch-judge", "groundwatch-generator"])
 def test_service_exits_2_naming_the_field(script: str) -> None:
     exe = __import__("pathlib").Path(sys.executable).with_name(script)
-    proc = subprocess.run([str(exe)], env={"GW_PORT": "not-a-port", "PATH": "/usr/bin:/bin"},
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(exe)],
+        env={"GW_PORT": "not-a-port", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert "GW_PORT" in proc.stderr and "not-a-port" in proc.stderr

@@ -16,9 +16,16 @@ pytestmark = pytest.mark.unit
 
 def make_probe(**over: object) -> Probe:
     fields: dict[str, object] = dict(
-        probe_id=uuid.uuid4(), run_id="r1", dataset_id="d", group_id="g1", form_id="f1",
-        cohort="short", target="ref", query="location of 'Acme'?",
-        expected=Expected(values=["Oslo"], types=[AnswerType.TEXT]), group_forms=3,
+        probe_id=uuid.uuid4(),
+        run_id="r1",
+        dataset_id="d",
+        group_id="g1",
+        form_id="f1",
+        cohort="short",
+        target="ref",
+        query="location of 'Acme'?",
+        expected=Expected(values=["Oslo"], types=[AnswerType.TEXT]),
+        group_forms=3,
     )
     fields.update(over)
     return Probe(**fields)  # type: ignore[arg-type]
@@ -31,7 +38,9 @@ def test_round_trip_every_topic() -> None:
     judg = Judgement.for_response(resp, verdict=Verdict.CORRECT, tier="exact")
     for topic, msg in ((topics.probes, probe), (topics.responses, resp), (topics.judgements, judg)):
         assert topic.decode(topic.encode(msg)) == msg
-    assert judg.probe_id == probe.probe_id and judg.group_forms == 3 and judg.retrieved_ids == ["d1"]
+    assert (
+        judg.probe_id == probe.probe_id and judg.group_forms == 3 and judg.retrieved_ids == ["d1"]
+    )
     assert topics.all() == ["gw.probes", "gw.responses", "gw.judgements", "gw.dead-letter"]
 
 
@@ -74,6 +83,12 @@ def test_dead_letter_keeps_raw_bytes() -> None:
     import base64
 
     raw = b"\x00\xffnot json"
-    dl = DeadLetter(error="bad", source_topic="gw.probes", partition=1, offset=7,
-                    raw_b64=base64.b64encode(raw).decode(), service="judge")
+    dl = DeadLetter(
+        error="bad",
+        source_topic="gw.probes",
+        partition=1,
+        offset=7,
+        raw_b64=base64.b64encode(raw).decode(),
+        service="judge",
+    )
     assert Topics().dead_letter.decode(dl.to_bytes()).raw == raw

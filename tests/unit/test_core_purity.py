@@ -11,10 +11,29 @@ pytestmark = pytest.mark.unit
 
 CORE = Path(__file__).resolve().parents[2] / "shared" / "groundwatch" / "core"
 FORBIDDEN = {
-    "aiokafka", "kafka", "confluent_kafka", "sqlalchemy", "alembic", "psycopg", "psycopg2",
-    "sqlite3", "httpx", "requests", "aiohttp", "fastapi", "starlette", "uvicorn", "openai",
-    "prometheus_client", "groundwatch.bus", "groundwatch.db", "groundwatch.llm",
-    "groundwatch.service", "groundwatch.worker", "groundwatch.targets", "groundwatch.sources",
+    "aiokafka",
+    "kafka",
+    "confluent_kafka",
+    "sqlalchemy",
+    "alembic",
+    "psycopg",
+    "psycopg2",
+    "sqlite3",
+    "httpx",
+    "requests",
+    "aiohttp",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "openai",
+    "prometheus_client",
+    "groundwatch.bus",
+    "groundwatch.db",
+    "groundwatch.llm",
+    "groundwatch.service",
+    "groundwatch.worker",
+    "groundwatch.targets",
+    "groundwatch.sources",
 }
 
 

@@ -13,7 +13,9 @@ from groundwatch.bus.base import Bus, Consumer, Outgoing, Record, partition_for
 __all__ = ["Bus", "Consumer", "Outgoing", "Record", "make_bus", "partition_for"]
 
 
-def make_bus(kind: str, *, bootstrap: str = "", partitions: int = 6, client_id: str = "groundwatch") -> Bus:
+def make_bus(
+    kind: str, *, bootstrap: str = "", partitions: int = 6, client_id: str = "groundwatch"
+) -> Bus:
     """Build the configured bus without connecting (connections are made in ``start``)."""
     if kind == "memory":
         from groundwatch.bus.memory import MemoryBus

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Sequence
 
@@ -57,12 +58,9 @@ class KafkaBus:
             existing = set(await admin.list_topics())
             missing = [n for n in names if n not in existing]
             if missing:
-                try:
-                    await admin.create_topics(
-                        [NewTopic(n, num_partitions=self.partitions, replication_factor=1) for n in missing]
-                    )
-                except TopicAlreadyExistsError:
-                    pass  # another service created it first
+                new = [NewTopic(n, self.partitions, replication_factor=1) for n in missing]
+                with contextlib.suppress(TopicAlreadyExistsError):  # another service was first
+                    await admin.create_topics(new)
         finally:
             await admin.close()
 
@@ -100,7 +98,9 @@ class KafkaConsumer:
         await self._consumer.stop()
 
     async def poll(self, max_records: int = 500, timeout_s: float = 0.5) -> list[Record]:
-        batches = await self._consumer.getmany(timeout_ms=int(timeout_s * 1000), max_records=max_records)
+        batches = await self._consumer.getmany(
+            timeout_ms=int(timeout_s * 1000), max_records=max_records
+        )
         for tp, recs in batches.items():
             if recs:
                 self._next[tp] = recs[-1].offset + 1

@@ -29,7 +29,9 @@ def gap_detection(injected: set[str], detected: set[str]) -> dict[str, Any]:
     }
 
 
-async def _demo(forms: int, cohorts: tuple[str, ...], runs: int, retriever: str, quiet: bool) -> dict[str, Any]:
+async def _demo(
+    forms: int, cohorts: tuple[str, ...], runs: int, retriever: str, quiet: bool
+) -> dict[str, Any]:
     from groundwatch.core.report import render_text, report_from_tagger
     from groundwatch.demo import demo_dataset
     from services.embedded import EmbeddedPipeline, reference_runner
@@ -39,9 +41,11 @@ async def _demo(forms: int, cohorts: tuple[str, ...], runs: int, retriever: str,
     say = (lambda *_: None) if quiet else typer.echo
     started = time.perf_counter()
     domain, groups = await asyncio.to_thread(demo_dataset, forms, cohorts)
-    say(f"demo domain: {len(domain.documents)} documents, {len(groups)} semantic groups, "
-        f"{sum(len(g.forms) for g in groups)} text forms ({', '.join(cohorts)}; {forms} per cohort)")
-    settings = ReferenceRagSettings(rag_retriever=retriever)  # type: ignore[arg-type]
+    say(
+        f"demo domain: {len(domain.documents)} documents, {len(groups)} semantic groups, "
+        f"{sum(len(g.forms) for g in groups)} text forms ({', '.join(cohorts)}; {forms} per cohort)"
+    )
+    settings = ReferenceRagSettings(rag_retriever=retriever)
     runner, close = reference_runner(create_app(settings, domain.documents))
     pipeline = EmbeddedPipeline(groups, runner, on_stop=[close])
     await pipeline.start()
@@ -49,8 +53,11 @@ async def _demo(forms: int, cohorts: tuple[str, ...], runs: int, retriever: str,
         result = await pipeline.run(runs)
     finally:
         await pipeline.stop()
-    say(f"probed the reference RAG ({retriever} retriever, extractive reader): {result.published} probes "
-        f"in {result.elapsed_s:.1f}s, {result.dead_letters} dead letters")
+    say(
+        f"probed the reference RAG ({retriever} retriever, extractive reader): "
+        f"{result.published} probes "
+        f"in {result.elapsed_s:.1f}s, {result.dead_letters} dead letters"
+    )
     compare = (cohorts[0], cohorts[1]) if len(cohorts) >= 2 else None
     report = report_from_tagger(result.tagger, compare=compare)
     say("")
@@ -58,8 +65,10 @@ async def _demo(forms: int, cohorts: tuple[str, ...], runs: int, retriever: str,
     injected = domain.injected_gap_group_ids(groups)
     detected = result.tagger.knowledge_gaps("reference")
     gaps = gap_detection(injected, detected)
-    say(f"\ninjected knowledge gaps: {len(injected)} groups; detected gap groups: {len(detected)}; "
-        f"recall {gaps['gap_recall']:.3f}, precision {gaps['gap_precision']:.3f}")
+    say(
+        f"\ninjected knowledge gaps: {len(injected)} groups; detected gap groups: {len(detected)}; "
+        f"recall {gaps['gap_recall']:.3f}, precision {gaps['gap_precision']:.3f}"
+    )
     say(f"done in {time.perf_counter() - started:.1f}s")
     return {**report, **gaps, "probes": result.published, "elapsed_s": result.elapsed_s}
 
@@ -67,17 +76,27 @@ async def _demo(forms: int, cohorts: tuple[str, ...], runs: int, retriever: str,
 def register(app: typer.Typer) -> None:
     @app.command()
     def demo(
-        json_out: Annotated[Path | None, typer.Option("--json", help="Write the report and gap detection as JSON.")] = None,
+        json_out: Annotated[
+            Path | None, typer.Option("--json", help="Write the report and gap detection as JSON.")
+        ] = None,
         forms: Annotated[int, typer.Option(help="Text forms per group per cohort.")] = 3,
-        cohorts: Annotated[str, typer.Option(help="Comma-separated cohorts; the first two are compared.")] = "short,long",
+        cohorts: Annotated[
+            str, typer.Option(help="Comma-separated cohorts; the first two are compared.")
+        ] = "short,long",
         runs: Annotated[int, typer.Option(help="Probing cycles over every group.")] = 1,
-        retriever: Annotated[str, typer.Option(help="Reference RAG retriever: keyword, bm25 or dense.")] = "keyword",
-        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")] = False,
+        retriever: Annotated[
+            str, typer.Option(help="Reference RAG retriever: keyword, bm25 or dense.")
+        ] = "keyword",
+        quiet: Annotated[
+            bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")
+        ] = False,
     ) -> None:
         """Run the whole pipeline on the embedded bus and print the group report."""
         chosen = tuple(c.strip() for c in cohorts.split(",") if c.strip())
         out = asyncio.run(_demo(forms, chosen, runs, retriever, quiet))
         if json_out is not None:
-            json_out.write_bytes(orjson.dumps(out, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
+            json_out.write_bytes(
+                orjson.dumps(out, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+            )
             if not quiet:
                 typer.echo(f"wrote {json_out}")

@@ -42,7 +42,9 @@ def register(app: typer.Typer) -> None:
         """Create the four topics (probes, responses, judgements, dead-letter) if missing."""
         s = _settings()
         topics = Topics(s.topic_prefix if prefix is None else prefix)
-        bus = make_bus("kafka", bootstrap=bootstrap or s.kafka_bootstrap, partitions=partitions or s.partitions)
+        bus = make_bus(
+            "kafka", bootstrap=bootstrap or s.kafka_bootstrap, partitions=partitions or s.partitions
+        )
 
         async def create() -> None:
             await bus.ensure_topics(topics.all())

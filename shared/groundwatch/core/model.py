@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class AnswerType(StrEnum):
-    """The type of an SQL answer, kept so the judge compares dates as dates and numbers as numbers."""
+    """An SQL answer's type, kept so the judge compares dates as dates and numbers as numbers."""
 
     TEXT = "text"
     NUMBER = "number"
@@ -92,7 +92,9 @@ def group_id_for(sql: str, params: dict[str, Any]) -> str:
     Canonical JSON (sorted keys) so the same fill always maps to the same id across runs and hosts,
     which is what lets live tallies and stored history line up.
     """
-    payload = orjson.dumps({"sql": " ".join(sql.split()), "params": params}, option=orjson.OPT_SORT_KEYS, default=str)
+    payload = orjson.dumps(
+        {"sql": " ".join(sql.split()), "params": params}, option=orjson.OPT_SORT_KEYS, default=str
+    )
     return hashlib.sha256(payload).hexdigest()[:16]
 
 

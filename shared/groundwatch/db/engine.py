@@ -50,5 +50,5 @@ def ping(engine: Engine) -> bool:
         with engine.connect() as conn:
             conn.execute(text("SELECT 1"))
         return True
-    except Exception:  # noqa: BLE001 - readiness reports any failure as not ready
+    except Exception:
         return False

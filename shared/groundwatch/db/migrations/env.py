@@ -12,7 +12,9 @@ target_metadata = Base.metadata
 
 
 def run_migrations_online() -> None:
-    engine = config.attributes.get("engine") or create_engine(config.get_main_option("sqlalchemy.url") or "")
+    engine = config.attributes.get("engine") or create_engine(
+        config.get_main_option("sqlalchemy.url") or ""
+    )
     with engine.begin() as connection:
         context.configure(
             connection=connection,
@@ -24,7 +26,11 @@ def run_migrations_online() -> None:
 
 
 def run_migrations_offline() -> None:
-    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata, literal_binds=True)
+    context.configure(
+        url=config.get_main_option("sqlalchemy.url"),
+        target_metadata=target_metadata,
+        literal_binds=True,
+    )
     with context.begin_transaction():
         context.run_migrations()
 
