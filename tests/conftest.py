@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ("tests.fakes",)  # the local OpenAI-compatible server fixtures
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 IN_CI = os.environ.get("CI", "").lower() == "true"

@@ -142,9 +142,16 @@ def build_app(
         if parts.engine is not None:
             checks["database"] = await asyncio.to_thread(db_ping, parts.engine)
         tasks: list[asyncio.Task[None]] = app.state.tasks
-        checks["workers"] = all(not t.done() for t in tasks) and all(
+        # Consume loops must be running; a background job (start-up probing) may have finished,
+        # but not with an exception.
+        n_loops = len(parts.loops)
+        loops_up = all(not t.done() for t in tasks[:n_loops]) and all(
             loop.ready.is_set() for loop in parts.loops
         )
+        jobs_ok = all(
+            not t.done() or t.cancelled() or t.exception() is None for t in tasks[n_loops:]
+        )
+        checks["workers"] = loops_up and jobs_ok
         ok = all(checks.values())
         return JSONResponse({"ready": ok, "checks": checks}, status_code=200 if ok else 503)
 

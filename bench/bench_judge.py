@@ -1,0 +1,147 @@
+"""Judge benchmark: deterministic judgements/s in-process, and LLM calls per 1,000 probes.
+
+Measures, single-threaded:
+* ``deterministic_per_s`` — ``judge_deterministic`` over real responses: the demo's semantic
+  groups answered by the reference RAG (BM25 + extractive reader), plus the GRAMMAR authors' Aurp
+  responses when ``../shared`` is present (target ≥ 50 000/s, best of ``--repeat`` rounds);
+* ``deterministic_with_expected_per_s`` — the same, building the ``Expected`` per judgement (what
+  the judge service does after parsing a message);
+* ``llm_calls_per_1000_probes`` — the LLM tier's spend on the demo: without a cache every
+  undecided judgement is a call in every cycle; with the verdict cache only distinct
+  (query, gold, response) keys are paid for, once, over ``--cycles`` probing cycles (the reference
+  RAG answers deterministically, as a production RAG at temperature 0 mostly does);
+* ``aurp`` — coverage and agreement of the rules against the authors' GPT judgements.
+
+Usage: ``python bench/bench_judge.py [--repeat 5] [--cycles 3] [--out FILE]``; JSON on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from groundwatch.core.judging import judge_deterministic
+from groundwatch.core.model import Expected, Verdict
+
+TARGET_PER_S = 50_000
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+Item = tuple[str, Expected, str]
+
+
+def best_of(n: int, fn: Callable[[], Any]) -> float:
+    best = float("inf")
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def demo_items() -> list[Item]:
+    """Every text form of the demo dataset with the reference RAG's answer to it."""
+    from groundwatch.core.rag import ExtractiveReader, RagPipeline, sparse_retriever
+    from groundwatch.demo import demo_dataset
+
+    domain, groups = demo_dataset()
+    docs = domain.documents
+    rag = RagPipeline(docs, sparse_retriever("bm25", docs), ExtractiveReader(docs))
+
+    async def answer_all() -> list[Item]:
+        return [
+            (f.text, g.answer, (await rag.answer(f.text)).answer) for g in groups for f in g.forms
+        ]
+
+    return asyncio.run(answer_all())
+
+
+def aurp_items() -> list[tuple[Item, Verdict]]:
+    from groundwatch.cli.judge_agreement import load_results
+
+    out = []
+    for path in sorted((SHARED / "data" / "grammar-aurp").glob("eval_results_*.json")):
+        for r in load_results(path):
+            if r.response is not None:
+                out.append(((r.query, r.expected, r.response), r.judgement))
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--cycles", type=int, default=3, help="probing cycles for the cache numbers")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+
+    demo = demo_items()
+    aurp = aurp_items()
+    items = demo + [i for i, _ in aurp]
+    raw = [(q, e.model_dump(), r) for q, e, r in items]
+
+    def run() -> None:
+        for q, e, r in items:
+            judge_deterministic(q, e, r)
+
+    def run_with_expected() -> None:
+        for q, e, r in raw:
+            judge_deterministic(q, Expected(**e), r)
+
+    run()  # warm the gold caches, as a long-running judge has them
+    det_s = best_of(args.repeat, run)
+    det_build_s = best_of(args.repeat, run_with_expected)
+
+    decisions = [judge_deterministic(q, e, r) for q, e, r in demo]
+    by_tier = Counter(d.tier for d in decisions)
+    undecided = [
+        (q, e.text, r)
+        for (q, e, r), d in zip(demo, decisions, strict=True)
+        if d.verdict is Verdict.UNDECIDED
+    ]
+    probes = len(demo) * args.cycles
+    calls_without_cache = len(undecided) * args.cycles
+    calls_with_cache = len(set(undecided))
+
+    aurp_decided = [
+        (judge_deterministic(*item), truth) for item, truth in aurp
+    ]  # fmt: skip
+    decided = [(d, t) for d, t in aurp_decided if d.decided]
+    result: dict[str, Any] = {
+        "bench": "judge",
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "judgements": len(items),
+        "deterministic_per_s": round(len(items) / det_s),
+        "deterministic_with_expected_per_s": round(len(items) / det_build_s),
+        "deterministic_target_per_s": TARGET_PER_S,
+        "deterministic_ok": len(items) / det_s >= TARGET_PER_S,
+        "demo_probes": len(demo),
+        "demo_decided_by_tier": dict(by_tier.most_common()),
+        "demo_undecided_share": round(len(undecided) / len(demo), 5),
+        "cycles": args.cycles,
+        "llm_calls_per_1000_probes_without_cache": round(1000 * calls_without_cache / probes, 3),
+        "llm_calls_per_1000_probes_with_cache": round(1000 * calls_with_cache / probes, 3),
+    }
+    if aurp:
+        result["aurp"] = {
+            "items_with_response": len(aurp),
+            "coverage": round(len(decided) / len(aurp), 4),
+            "agreement": round(sum(d.verdict is t for d, t in decided) / len(decided), 4),
+        }
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main()["deterministic_ok"] else 1)

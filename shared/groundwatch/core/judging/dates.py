@@ -1,0 +1,225 @@
+"""Dates as dates: every common written form of a date, at the granularity it was written.
+
+The SQL truth is a day ("2023-04-01"); a response may write it "April 1, 2023", "1st of April,
+2023", "01/04/2023", or only "April 2023" / "spring of 2023". A day-level mention is compared for
+equality; a coarser mention (month, quarter, season, year) is only *consistent* with the gold day,
+which is weaker evidence than a match and is left to a later tier.
+"""
+
+from __future__ import annotations
+
+import calendar
+from dataclasses import dataclass
+from datetime import date
+from enum import StrEnum
+from functools import lru_cache
+
+from groundwatch.core.judging.normalize import tokens
+
+_MONTHS = {
+    name: i + 1
+    for i, names in enumerate(
+        (
+            ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"),
+            ("may",), ("jun", "june"), ("jul", "july"), ("aug", "august"),
+            ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
+            ("dec", "december"),
+        )
+    )
+    for name in names
+}  # fmt: skip
+_ORDINAL = {
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+}
+_QUARTER_TOKENS = {"q1": 1, "q2": 2, "q3": 3, "q4": 4}
+_HALF_TOKENS = {"h1": 1, "h2": 2}
+_SEASON_MONTHS = {"spring": (3, 5), "summer": (6, 8), "fall": (9, 11), "autumn": (9, 11)}
+_DAY_SUFFIXES = ("st", "nd", "rd", "th")
+#: Filler words a written date may carry between its parts ("the 1st day of April, 2023").
+_FILLER = frozenset({"of", "day", "year", "in", "fy"})
+
+
+class Granularity(StrEnum):
+    DAY = "day"
+    MONTH = "month"
+    RANGE = "range"  # quarter, half, season
+    YEAR = "year"
+
+
+@dataclass(frozen=True, slots=True)
+class DateMention:
+    """One date written in a text, as the interval of days it denotes."""
+
+    first: date
+    last: date
+    granularity: Granularity
+    span: tuple[int, int]
+
+    def contains(self, day: date) -> bool:
+        return self.first <= day <= self.last
+
+
+class DateMatch(StrEnum):
+    FOUND = "found"  # a day-level mention equals the gold day
+    PARTIAL = "partial"  # only coarser mentions, consistent with the gold day
+    CONFLICT = "conflict"  # dates are mentioned, none consistent with the gold day
+    ABSENT = "absent"  # no date mentioned
+
+
+def _day(y: int, m: int, d: int) -> date | None:
+    try:
+        return date(y, m, d)
+    except ValueError:
+        return None
+
+
+def _month_span(y: int, m1: int, m2: int) -> tuple[date, date]:
+    return date(y, m1, 1), date(y, m2, calendar.monthrange(y, m2)[1])
+
+
+def _day_number(tok: str) -> int | None:
+    """1..31 from "1", "01" or "1st"; None for anything else."""
+    if tok.endswith(_DAY_SUFFIXES) and tok[:-2].isdigit():
+        tok = tok[:-2]
+    if tok.isdigit() and len(tok) <= 2:
+        n = int(tok)
+        return n if 1 <= n <= 31 else None
+    return None
+
+
+def _small(tok: str) -> int | None:
+    return int(tok) if tok.isdigit() and len(tok) <= 2 else None
+
+
+def extract_dates(text: str, *, folded: bool = False) -> list[DateMention]:
+    """Every date mention in ``text``, each at the finest granularity it was written at."""
+    return extract_dates_from_tokens(tokens(text, folded=folded))
+
+
+def extract_dates_from_tokens(toks: list[str]) -> list[DateMention]:
+    """Every date mention in a token list (see :func:`groundwatch.core.judging.normalize.tokens`).
+
+    Works outward from each 4-digit year token, finest form first, and each mention consumes its
+    tokens, so "April 1, 2023" is one day — never also a month and a year. Reading tokens instead
+    of running a regular expression over the text is what keeps the judge above 50k judgements/s.
+    An all-numeric ``01/04/2023`` yields both readings (day-first, month-first) when both are valid:
+    the response's locale is unknown, so either may be the meant one. ``span`` is a token range.
+    """
+    out: list[DateMention] = []
+    n = len(toks)
+    free = 0  # first token index not yet consumed by a mention
+    for i in [k for k, tok in enumerate(toks) if len(tok) == 4 and tok.isdigit()]:
+        if i < free:
+            continue
+        y = int(toks[i])
+        if i + 2 < n:  # ISO: 2023 04 01 (from 2023-04-01, 2023/04/01, 2023.04.01)
+            mo, d = _small(toks[i + 1]), _small(toks[i + 2])
+            day = _day(y, mo, d) if mo is not None and d is not None else None
+            if day is not None:
+                out.append(DateMention(day, day, Granularity.DAY, (i, i + 3)))
+                free = i + 3
+                continue
+        j = i - 1
+        while j >= free and toks[j] in _FILLER:
+            j -= 1
+        found = _before_year(toks, free, j, y, i) if j >= free else []
+        if not found and 1800 <= y <= 2199:
+            found = [DateMention(date(y, 1, 1), date(y, 12, 31), Granularity.YEAR, (i, i + 1))]
+        out.extend(found)
+        free = i + 1
+    return out
+
+
+def _before_year(toks: list[str], free: int, j: int, y: int, i: int) -> list[DateMention]:
+    """The date form ending at year token ``i``, whose last non-filler token before it is ``j``."""
+    prev = toks[j]
+    month = _MONTHS.get(prev)
+    if month is not None:
+        k = j - 1  # "1st of april 2023" / "1 april 2023"
+        while k >= free and toks[k] in _FILLER:
+            k -= 1
+        d = _day_number(toks[k]) if k >= free else None
+        day = _day(y, month, d) if d is not None else None
+        if day is not None:
+            return [DateMention(day, day, Granularity.DAY, (k, i + 1))]
+        first, last = _month_span(y, month, month)
+        return [DateMention(first, last, Granularity.MONTH, (j, i + 1))]
+    d = _day_number(prev)
+    if d is not None:
+        if j - 1 < free:
+            return []
+        before = toks[j - 1]
+        month = _MONTHS.get(before)
+        if month is not None:  # "april 1 2023"
+            day = _day(y, month, d)
+            return [DateMention(day, day, Granularity.DAY, (j - 1, i + 1))] if day else []
+        a = _small(before)
+        if a is not None and j == i - 1:  # "01/04/2023"
+            readings = sorted({r for r in (_day(y, d, a), _day(y, a, d)) if r})
+            return [DateMention(r, r, Granularity.DAY, (j - 1, i + 1)) for r in readings]
+        return []
+    span = (j, i + 1)
+    if prev in _QUARTER_TOKENS:
+        q = _QUARTER_TOKENS[prev]
+        return [DateMention(*_month_span(y, 3 * q - 2, 3 * q), Granularity.RANGE, span)]
+    if prev in _HALF_TOKENS:
+        h = _HALF_TOKENS[prev]
+        return [DateMention(*_month_span(y, 6 * h - 5, 6 * h), Granularity.RANGE, span)]
+    if prev in ("quarter", "half") and j - 1 >= free and toks[j - 1] in _ORDINAL:
+        k = _ORDINAL[toks[j - 1]]
+        span = (j - 1, i + 1)
+        if prev == "quarter":
+            return [DateMention(*_month_span(y, 3 * k - 2, 3 * k), Granularity.RANGE, span)]
+        if k <= 2:
+            return [DateMention(*_month_span(y, 6 * k - 5, 6 * k), Granularity.RANGE, span)]
+        return []
+    if prev in _SEASON_MONTHS:
+        return [DateMention(*_month_span(y, *_SEASON_MONTHS[prev]), Granularity.RANGE, span)]
+    if prev == "winter":  # either end of the calendar year may be meant
+        return [
+            DateMention(*_month_span(y, 1, 2), Granularity.RANGE, span),
+            DateMention(*_month_span(y, 12, 12), Granularity.RANGE, span),
+        ]
+    return []
+
+
+@lru_cache(maxsize=65_536)
+def parse_gold_date(text: str) -> date | None:
+    """The gold value as one day, or None when it is not a single day-level date."""
+    days = {m.first for m in extract_dates(text) if m.granularity is Granularity.DAY}
+    return days.pop() if len(days) == 1 else None
+
+
+def match_date(
+    gold: date, mentions: list[DateMention], *, ignore: frozenset[date] = frozenset()
+) -> DateMatch:
+    """How the response's date mentions relate to the gold day.
+
+    ``ignore`` holds days the query itself mentions: a response that repeats the question's date
+    is not asserting a conflicting answer.
+    """
+    found = partial = conflict = False
+    for m in mentions:
+        if m.granularity is Granularity.DAY:
+            if m.first == gold:
+                found = True
+            elif m.first not in ignore:
+                conflict = True
+        elif m.contains(gold):
+            partial = True
+        elif not (m.granularity is Granularity.YEAR and any(m.contains(d) for d in ignore)):
+            conflict = True
+    if found:
+        return DateMatch.FOUND
+    if partial:
+        return DateMatch.PARTIAL
+    if conflict:
+        return DateMatch.CONFLICT
+    return DateMatch.ABSENT

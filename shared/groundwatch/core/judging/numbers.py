@@ -1,0 +1,201 @@
+"""Numbers as numbers: separators, scale words, percent, units and the rounding a response used.
+
+A response that writes "384,570", "384 570", "about 385 thousand" or "0.38 million" may mean the
+SQL value 384570. What it may not mean is decided by the precision it was written at: "385
+thousand" claims the value to the nearest thousand, so it matches 384570 when rounding the gold
+value to that precision gives the response's value. A rounded match that is still far off in
+relative terms (more than ``rel_tol``) is only *approximate*, weaker evidence left to a later tier.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+
+from groundwatch.core.judging.normalize import fold
+
+_SCALES = {
+    "thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "m": 1e6, "mio": 1e6,
+    "billion": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12, "tn": 1e12,
+}  # fmt: skip
+
+#: unit spelling → (dimension, factor to the dimension's base unit). Small on purpose: enough to
+#: tell "42 kg" from "42 lb" and to read "1.5 km" as 1500 m; anything else is ignored, not guessed.
+_UNITS: dict[str, tuple[str, float]] = {}
+for _names, _dim, _factor in (
+    (("mm", "millimeter", "millimeters", "millimetre", "millimetres"), "length", 1e-3),
+    (("cm", "centimeter", "centimeters", "centimetre", "centimetres"), "length", 1e-2),
+    (("m", "meter", "meters", "metre", "metres"), "length", 1.0),
+    (("km", "kilometer", "kilometers", "kilometre", "kilometres"), "length", 1e3),
+    (("mi", "mile", "miles"), "length", 1609.344),
+    (("ft", "foot", "feet"), "length", 0.3048),
+    (("mg", "milligram", "milligrams"), "mass", 1e-3),
+    (("g", "gram", "grams"), "mass", 1.0),
+    (("kg", "kilogram", "kilograms", "kilo", "kilos"), "mass", 1e3),
+    (("t", "tonne", "tonnes", "ton", "tons"), "mass", 1e6),
+    (("lb", "lbs", "pound", "pounds"), "mass", 453.59237),
+    (("s", "sec", "second", "seconds"), "time", 1.0),
+    (("min", "mins", "minute", "minutes"), "time", 60.0),
+    (("h", "hr", "hrs", "hour", "hours"), "time", 3600.0),
+    (("day", "days"), "time", 86400.0),
+    (("week", "weeks"), "time", 604800.0),
+    (("usd", "$", "dollar", "dollars"), "usd", 1.0),
+    (("eur", "€", "euro", "euros"), "eur", 1.0),
+    (("gbp", "£", "pound sterling"), "gbp", 1.0),
+    (("sqm", "m2", "square meters", "square metres"), "area", 1.0),
+    (("sqft", "square feet"), "area", 0.09290304),
+):
+    for _n in _names:
+        _UNITS[_n] = (_dim, _factor)
+# "m" reads as metres only after a number without a scale; as a scale word it means million.
+_UNIT_WORDS = sorted((u for u in _UNITS if u not in {"$", "€", "£"}), key=len, reverse=True)
+
+_WORD_NUMBERS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90, "a dozen": 12, "dozen": 12, "a hundred": 100,
+}  # fmt: skip
+
+_NUM = re.compile(
+    r"(?<![\w.,/-])(?P<cur>[$€£])?\s?(?P<sign>[-+])?"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?"  # 1,234,567.89
+    r"|\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?"  # 1.234.567,89
+    r"|\d{1,3}(?:[ \u00a0\u202f\u2009]\d{3})+(?:[.,]\d+)?"  # 1 234 567
+    r"|\d+,\d{1,2}(?!\d)"  # 12,5 (decimal comma)
+    r"|\d*\.\d+|\d+)"
+    r"(?:\s?(?P<scale>thousand|million|billion|trillion|mio|mn|bn|tn|k|m|b)\b)?"
+    r"\s?(?P<pct>%|percent\b|per cent\b|pct\b)?"
+    r"(?:\s?(?P<unit>" + "|".join(re.escape(u) for u in _UNIT_WORDS) + r")\b)?"
+)
+_WORDS = re.compile(
+    r"\b(?P<tens>twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ]"
+    r"(?P<ones>one|two|three|four|five|six|seven|eight|nine)\b"
+    r"|\b(?P<word>" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")\b"
+)
+_HAS_DIGIT = re.compile(r"\d")
+
+
+class NumberMatch(StrEnum):
+    FOUND = "found"
+    APPROX = "approx"  # consistent with the gold value at the response's stated precision only
+    CONFLICT = "conflict"
+    ABSENT = "absent"
+
+
+@dataclass(frozen=True, slots=True)
+class NumberMention:
+    """A number as written: its value, the unit of its last written digit, percent and unit."""
+
+    value: float
+    precision: float  # e.g. 1000 for "385,000" or "385 thousand"; 0.01 for "3.14"
+    percent: bool
+    unit: tuple[str, float] | None
+    span: tuple[int, int]
+
+
+def _digits_value(raw: str) -> tuple[float, float]:
+    """Value and precision of a digit string with any of the separators the regex allows."""
+    s = raw.replace("\u00a0", " ").replace("\u202f", " ").replace("\u2009", " ")
+    if re.fullmatch(r"\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?", s):
+        s = s.replace(".", "").replace(",", ".")
+    elif re.fullmatch(r"\d+,\d{1,2}", s):
+        s = s.replace(",", ".")
+    else:
+        s = s.replace(",", "").replace(" ", "")
+    if "." in s:
+        decimals = len(s) - s.index(".") - 1
+        return float(s), 10.0**-decimals
+    trailing = len(s) - len(s.rstrip("0")) if s.strip("0") else 0
+    return float(s), 10.0**trailing
+
+
+def extract_numbers(text: str, *, folded: bool = False) -> list[NumberMention]:
+    """Every number written in ``text`` (digits or number words)."""
+    t = text if folded else fold(text)
+    out: list[NumberMention] = []
+    if _HAS_DIGIT.search(t):
+        for m in _NUM.finditer(t):
+            value, precision = _digits_value(m["num"])
+            if m["sign"] == "-":
+                value = -value
+            scale = m["scale"]
+            unit_word = m["unit"]
+            if scale == "m" and unit_word is None and m["cur"] is None and not m["pct"]:
+                # "5 m" without a currency is metres; "$5 m" is five million dollars.
+                scale, unit_word = None, "m"
+            if scale:
+                factor = _SCALES[scale]
+                value, precision = value * factor, precision * factor
+            unit = _UNITS.get(unit_word) if unit_word else None
+            if m["cur"]:
+                unit = _UNITS[m["cur"]]
+            out.append(NumberMention(value, precision, bool(m["pct"]), unit, m.span()))
+    for m in _WORDS.finditer(t):
+        if m["tens"]:
+            value = float(_WORD_NUMBERS[m["tens"]] + _WORD_NUMBERS[m["ones"]])
+        else:
+            value = float(_WORD_NUMBERS[m["word"]])
+        out.append(NumberMention(value, 1.0, False, None, m.span()))
+    return out
+
+
+@lru_cache(maxsize=65_536)
+def parse_gold_number(text: str) -> NumberMention | None:
+    """The gold value as a single number, or None when it is not exactly one number."""
+    found = extract_numbers(text.strip())
+    return found[0] if len(found) == 1 else None
+
+
+def _candidates(r: NumberMention, gold: NumberMention) -> list[float]:
+    """The values a response number may stand for, in the gold value's scale and unit."""
+    if r.unit and gold.unit:
+        if r.unit[0] != gold.unit[0]:
+            return []
+        factor = r.unit[1] / gold.unit[1]
+    else:
+        factor = 1.0
+    v = r.value * factor
+    if r.percent and not gold.percent:
+        return [v, v / 100.0]  # "12.5%" for a gold ratio 0.125, or for a gold 12.5 (percent)
+    if gold.percent and not r.percent:
+        return [v, v * 100.0]
+    return [v]
+
+
+def match_number(
+    gold: NumberMention,
+    mentions: list[NumberMention],
+    *,
+    rel_tol: float = 0.01,
+    ignore: frozenset[float] = frozenset(),
+) -> NumberMatch:
+    """How the response's numbers relate to the gold value.
+
+    FOUND: some mention equals the gold value rounded to the mention's precision and is within
+    ``rel_tol`` of it. APPROX: rounding-consistent but further off. CONFLICT: numbers are written,
+    none consistent (numbers the query itself contains are ignored).
+    """
+    approx = conflict = False
+    g = gold.value
+    for r in mentions:
+        cands = _candidates(r, gold)
+        for v in cands:
+            if math.isclose(v, g, rel_tol=1e-9, abs_tol=1e-12):
+                return NumberMatch.FOUND
+            prec = r.precision * (abs(v / r.value) if r.value else 1.0)
+            if abs(v - g) <= prec / 2 + 1e-9 * max(1.0, abs(g)):
+                if abs(v - g) <= rel_tol * abs(g):
+                    return NumberMatch.FOUND
+                approx = True
+        if not approx and r.value not in ignore:
+            conflict = True
+    if approx:
+        return NumberMatch.APPROX
+    if conflict:
+        return NumberMatch.CONFLICT
+    return NumberMatch.ABSENT

@@ -1,0 +1,246 @@
+"""The deterministic tier chain: which tier decides what, and what it leaves undecided."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from groundwatch.core.judging import (
+    DEFAULT_TIERS,
+    NO_TIER,
+    STALE,
+    Decision,
+    judge_deterministic,
+    validate_tiers,
+)
+from groundwatch.core.model import AnswerType, Expected, Verdict
+
+pytestmark = pytest.mark.unit
+
+C, I, U = Verdict.CORRECT, Verdict.INCORRECT, Verdict.UNDECIDED  # noqa: E741
+
+
+def E(*values: str, **kw: object) -> Expected:
+    return Expected(values=list(values), **kw)  # type: ignore[arg-type]
+
+
+def judge(response: str | None, expected: Expected, query: str = "q?") -> Decision:
+    return judge_deterministic(query, expected, response)
+
+
+CASES = [
+    # dates, every common written form, and what a coarser or different date gets
+    ("It started on the 1st of April, 2023.", E("2023-04-01"), C, "typed"),
+    ("April 1, 2023", E("2023-04-01"), C, "typed"),
+    ("Apr. 1st 2023", E("2023-04-01"), C, "typed"),
+    ("1 April 2023", E("2023-04-01"), C, "typed"),
+    ("It began 2023/04/01.", E("2023-04-01"), C, "typed"),
+    ("It began on 04/01/2023.", E("2023-04-01"), C, "typed"),  # month-first reading
+    ("It began on 01.04.2023.", E("2023-04-01"), C, "typed"),  # day-first reading
+    ("It started on April 1, 2023 and ends May 20, 2025.", E("2025-05-20"), C, "typed"),
+    ("It began on April 2, 2023.", E("2023-04-01"), I, "typed"),
+    ("It began on 2022-04-01.", E("2023-04-01"), I, "typed"),
+    ("It began after the permits were approved.", E("2023-04-01"), I, "typed"),
+    ("It began in April 2023.", E("2023-04-01"), U, NO_TIER),
+    ("It began in the spring of 2023.", E("2023-04-01"), U, NO_TIER),
+    ("It began in Q2 2023.", E("2023-04-01"), U, NO_TIER),
+    ("It began in the second quarter of 2023.", E("2023-04-01"), U, NO_TIER),
+    ("It began in Q3 2023.", E("2023-04-01"), I, "typed"),
+    ("It began in 2021.", E("2023-04-01"), I, "typed"),
+    ("1 Apr 2023", E("2023-04-01", types=[AnswerType.DATE]), C, "typed"),
+    # numbers: separators, scale words, percent, units, rounding
+    ("The attendance was 384,570.", E("384570"), C, "typed"),
+    ("The attendance was 384 570.", E("384570"), C, "typed"),
+    ("about 385 thousand", E("384570"), C, "typed"),
+    ("about 380,000", E("384570"), U, NO_TIER),  # rounded, but 1.2 % off
+    ("It was 400,123.", E("384570"), I, "typed"),
+    ("The rate is 12.5%.", E("0.125"), C, "typed"),
+    ("12.5 percent", E("12.5%"), C, "typed"),
+    ("0.125", E("12.5%"), C, "typed"),
+    ("$4.8 million", E("4800000"), C, "typed"),
+    ("$4.8M", E("4800000"), C, "typed"),
+    ("It weighs 42 kilograms.", E("42 kg"), C, "typed"),
+    ("It weighs 42 lb.", E("42 kg"), I, "typed"),
+    ("1.5 km", E("1500 m"), C, "typed"),
+    ("There are twelve of them.", E("12"), C, "typed"),
+    ("3.14", E("3.14159"), C, "typed"),
+    ("None were counted.", E("7"), I, "typed"),
+    ("The value is 1.234.567,5", E("1234567.5"), C, "typed"),
+    # text: containment on word boundaries, echoes of the query, negation, token overlap
+    ("The director is Marie Curie.", E("Marie Curie"), C, "contains"),
+    ("The director is MARIE CURIE!", E("Marie Curie"), C, "contains"),
+    ("The director is Mariee Curieux.", E("Marie Curie"), U, NO_TIER),
+    ("The director is not Marie Curie.", E("Marie Curie"), U, NO_TIER),
+    ("Curie, Marie", E("Marie Curie"), C, "token_f1"),
+    ("Pierre Dupont", E("Marie Curie"), I, "token_f1"),
+    ("Marie", E("Marie Curie"), U, NO_TIER),
+    ("The champs elysees boutique hotel.", E("Champs-Élysées Boutique Hotel"), C, "exact"),
+    ("Champs-Élysées Boutique Hotel", E("Champs-Elysees Boutique Hotel"), C, "exact"),
+    # tuples: every part is required
+    ("Blue Horizon Hotels is in Maldives.", E("Maldives", "Blue Horizon Hotels"), C, "contains"),
+    ("Blue Horizon Hotels is in Sydney.", E("Maldives", "Blue Horizon Hotels"), I, "token_f1"),
+    ("Marie Curie, from 2023-04-01", E("Marie Curie", "2023-04-01"), C, "typed"),
+    ("Marie Curie, from 2023-05-01", E("Marie Curie", "2023-04-01"), I, "typed"),
+    # refusals are wrong for answerable probes, unless the gold is there too (then: undecided)
+    ("I don't know.", E("Marie Curie"), I, "refusal"),
+    ("The passage does not contain the director's name.", E("Marie Curie"), I, "refusal"),
+    ("I'm sorry, but I'm unable to assist with your query.", E("Marie Curie"), I, "refusal"),
+    ("I couldn't find any information about that project.", E("2023-04-01"), I, "refusal"),
+    ("N/A", E("Marie Curie"), I, "refusal"),
+    ("I don't have access to records, but the director is Marie Curie.", E("Marie Curie"), U,
+     NO_TIER),
+    # empty
+    ("", E("Marie Curie"), I, "empty"),
+    ("   ", E("Marie Curie"), I, "empty"),
+    (None, E("Marie Curie"), I, "empty"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("response", "expected", "verdict", "tier"), CASES)
+def test_tier_chain(response: str | None, expected: Expected, verdict: Verdict, tier: str) -> None:
+    d = judge(response, expected)
+    assert (d.verdict, d.tier) == (verdict, tier), d.reason
+
+
+def test_query_echo_is_not_evidence() -> None:
+    q = "Find industry associated with 'EcoSpace Real Estate'."
+    echoed = judge("EcoSpace Real Estate is a construction firm.", E("Real Estate"), q)
+    assert echoed.verdict is U and "echo" in echoed.reason
+    answered = judge("EcoSpace Real Estate works in real estate.", E("Real Estate"), q)
+    assert answered.verdict is C
+
+
+def test_query_date_repeated_is_not_a_conflict() -> None:
+    q = "When did the project that started on 2022-01-10 end?"
+    d = judge(
+        "The project that started on January 10, 2022 ended on May 20, 2025.", E("2025-05-20"), q
+    )
+    assert d.verdict is C
+    d = judge("The project started on January 10, 2022.", E("2025-05-20"), q)
+    assert d.verdict is I  # no end date given at all
+
+
+def test_stale_answer_is_incorrect_with_reason_stale() -> None:
+    exp = E("Grace Hopper", stale_values=[["Alan Turing"]])
+    d = judge("The manager is Alan Turing.", exp)
+    assert (d.verdict, d.tier, d.reason) == (I, "stale", STALE)
+    assert d.code == STALE
+    assert judge("Grace Hopper took over from Alan Turing.", exp).verdict is C
+    stale_date = E("2024-06-30", stale_values=[["2024-03-31"]])
+    assert judge("It ends on March 31, 2024.", stale_date).reason == STALE
+    assert judge("It ends on April 1, 2024.", stale_date).reason.startswith("date_mismatch")
+
+
+@pytest.mark.parametrize(
+    ("response", "verdict"),
+    [
+        ("Sorry, I don't know the answer.", C),
+        ("The provided context does not mention quantum mechanics.", C),
+        ("Quantum mechanics is the physics of very small things.", I),
+        ("The context does not mention it. However, quantum mechanics studies atoms.", U),
+        ("", I),
+    ],
+)
+def test_unanswerable_only_an_explicit_refusal_is_right(response: str, verdict: Verdict) -> None:
+    d = judge(response, Expected(answerable=False), "Explain quantum mechanics?")
+    assert d.verdict is verdict, d.reason
+
+
+OPTIONS = ["United States", "Canada", "Russia", "Germany"]
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "verdict"),
+    [
+        ("C", "C", C),
+        ("C", "(C)", C),
+        ("C", "The answer is C) Russia.", C),
+        ("C", "Answer: c", C),
+        ("Russia", "Russia hosted it.", C),
+        ("C", "A nation in Europe: Russia.", C),  # the article "A" is not option A
+        ("C", "B) Canada", I),
+        ("C", "It was Germany.", I),
+        ("C", "Either Canada or Russia.", U),
+    ],
+)
+def test_multiple_choice(gold: str, response: str, verdict: Verdict) -> None:
+    d = judge(
+        response, E(gold, options=OPTIONS), "Which nation hosted the 2014 Winter Paralympics?"
+    )
+    assert d.verdict is verdict, d.reason
+
+
+def test_tiers_are_configurable_and_validated() -> None:
+    exp = E("Marie Curie")
+    assert judge_deterministic("q", exp, "It is Marie Curie.", tiers=["exact"]).verdict is U
+    assert judge_deterministic("q", exp, "Marie Curie", tiers=["exact"]).tier == "exact"
+    only_refusal = judge_deterministic("q", exp, "I don't know", tiers=["refusal"])
+    assert only_refusal.tier == "refusal"
+    with pytest.raises(ValueError, match="unknown judging tier"):
+        validate_tiers(["exact", "magic"])
+    with pytest.raises(ValueError, match="unknown judging tier"):
+        judge_deterministic("q", exp, "x", tiers=["magic"])
+    assert set(DEFAULT_TIERS) >= {"refusal", "typed", "contains", "token_f1", "stale"}
+
+
+def test_scores_carry_token_prf() -> None:
+    d = judge("Marie Curie", E("Marie Curie"))
+    assert d.scores["token_f1"] == pytest.approx(1.0)
+    d = judge("The director is Marie Curie", E("Marie Curie"))
+    assert d.scores["token_recall"] == 1.0
+    assert 0 < d.scores["token_precision"] < 1
+
+
+_WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=9).filter(
+    lambda w: w not in {"the", "and", "not", "nor", "non", "was", "are", "for", "with", "from"}
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(_WORDS, min_size=1, max_size=4), st.sampled_from(["{}", "It is {}.", "Answer: {}!"])
+)
+def test_gold_inside_a_sentence_is_correct(words: list[str], template: str) -> None:
+    gold = " ".join(w.capitalize() for w in words)
+    assert judge(template.format(gold), E(gold)).verdict is C
+
+
+_FORMATS = [
+    lambda d: d.isoformat(),
+    lambda d: f"{d:%B} {d.day}, {d.year}",
+    lambda d: f"{d.day} {d:%B} {d.year}",
+    lambda d: f"the {d.day}{_suffix(d.day)} of {d:%B}, {d.year}",
+    lambda d: f"{d:%b}. {d.day} {d.year}",
+]
+
+
+def _suffix(day: int) -> str:
+    if 10 <= day % 100 <= 20:
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dates(min_value=date(1900, 1, 1), max_value=date(2100, 12, 31)),
+    st.sampled_from(_FORMATS),
+    st.integers(min_value=1, max_value=400),
+)
+def test_any_date_form_matches_and_other_days_do_not(day: date, fmt, shift: int) -> None:  # type: ignore[no-untyped-def]
+    gold = E(day.isoformat())
+    assert judge(f"It was on {fmt(day)}.", gold).verdict is C
+    other = day + timedelta(days=shift)
+    assert judge(f"It was on {fmt(other)}.", gold).verdict is I
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=1000, max_value=10**9))
+def test_numbers_with_thousands_separators(n: int) -> None:
+    gold = E(str(n))
+    assert judge(f"The total is {n:,}.", gold).verdict is C
+    wrong = n + max(1, n // 10)
+    wrong += wrong % 10 == 0  # "4,000" may be a rounding of 3,637: that is left undecided
+    assert judge(f"The total is {wrong:,}.", gold).verdict is I
