@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,3 +102,78 @@ def metric_samples(text: str, name: str) -> dict[tuple[tuple[str, str], ...], fl
             if s.name == name:
                 out[tuple(sorted(s.labels.items()))] = s.value
     return out
+
+
+@contextlib.contextmanager
+def running_pipeline(
+    *,
+    bootstrap: str,
+    prefix: str,
+    database_url: str,
+    log_dir: Path,
+    judges: int = 1,
+    runs: int = 1,
+    generator_env: dict[str, str] | None = None,
+    ready_timeout: float = 90.0,
+) -> Iterator[dict[str, ServiceProc]]:
+    """The five services as OS processes on one topic prefix; ``judges`` judge processes share a
+    consumer group. Yields them by name (``judge``, ``judge-2``, …); stops them all at exit."""
+    common = {
+        "GW_BUS": "kafka",
+        "GW_KAFKA_BOOTSTRAP": bootstrap,
+        "GW_TOPIC_PREFIX": prefix,
+        "GW_DATABASE_URL": database_url,
+        "GW_LOG_LEVEL": "INFO",
+    }
+    rag = ServiceProc("reference-rag", dict(common), log_dir)
+    procs: dict[str, ServiceProc] = {
+        "reference-rag": rag,
+        "analytics": ServiceProc("analytics", common, log_dir),
+    }
+    for i in range(judges):
+        procs["judge" if i == 0 else f"judge-{i + 1}"] = ServiceProc("judge", common, log_dir)
+    procs["rag-runner"] = ServiceProc(
+        "rag-runner", {**common, "GW_RUNNER_REFERENCE_URL": f"{rag.url}/query"}, log_dir
+    )
+    procs["generator"] = ServiceProc(
+        "generator",
+        {**common, "GW_RUNS": str(runs), "GW_TARGETS": '["reference"]', **(generator_env or {})},
+        log_dir,
+    )
+    try:
+        # Consumers first, generator last, so no probe waits on a consumer-group rebalance.
+        for name, proc in procs.items():
+            if name != "generator":
+                proc.start()
+        for name, proc in procs.items():
+            if name != "generator":
+                proc.wait_ready(ready_timeout)
+        procs["generator"].start().wait_ready(ready_timeout)
+        yield procs
+    finally:
+        for proc in reversed(list(procs.values())):
+            proc.kill()
+
+
+def wait_published(generator: ServiceProc, runs: int, timeout: float = 240.0) -> int:
+    """Probes the generator published once its ``runs`` start-up cycles are done."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = generator.get("/runs").json()
+        if len(state["runs"]) >= runs:
+            return int(state["published"])
+        time.sleep(0.5)
+    raise AssertionError(f"generator did not finish {runs} runs in {timeout}s:\n{generator.tail()}")
+
+
+def wait_tallied(analytics: ServiceProc, count: int, timeout: float = 240.0) -> int:
+    """Judgements analytics has tallied, once it reaches ``count`` (or the timeout)."""
+    deadline = time.monotonic() + timeout
+    judged = 0
+    while time.monotonic() < deadline:
+        samples = metric_samples(analytics.get("/metrics").text, "groundwatch_judgements_total")
+        judged = int(sum(samples.values()))
+        if judged >= count:
+            break
+        time.sleep(0.5)
+    return judged
