@@ -24,7 +24,7 @@ class GeneratorSettings(CommonSettings):
     interval_s: float = Field(60.0, gt=0, description="Seconds between continuous cycles.")
     sample: int = Field(0, ge=0, description="Groups per cycle (0 = all).")
     rate: float = Field(0.0, ge=0, description="Probes per second (0 = as fast as the bus takes).")
-    seed: int = 7
+    seed: int = Field(7, description="Seed of the group sampler (reproducible cycles).")
     api_token: str | None = Field(None, description="Bearer token for state-changing endpoints.")
 
     @field_validator("api_token")

@@ -19,5 +19,7 @@ class RunnerSettings(CommonSettings):
         "http://127.0.0.1:8005/query",
         description="URL of the target named 'reference' (the reference RAG); empty to disable.",
     )
-    runner_reference_concurrency: int = Field(32, ge=1, le=4096)
+    runner_reference_concurrency: int = Field(
+        32, ge=1, le=4096, description="Requests in flight at once to the reference target."
+    )
     runner_batch: int = Field(500, ge=1, le=10_000, description="Probes consumed per batch.")

@@ -17,7 +17,7 @@ app = typer.Typer(
 )
 
 #: Subcommand modules; each exposes ``register(app)``.
-MODULES = ("gen", "judge_agreement", "report", "demo", "ops")
+MODULES = ("gen", "judge_agreement", "report", "demo", "ops", "settings_doc")
 
 
 def _register() -> None:
