@@ -35,7 +35,9 @@ class CommonSettings(BaseSettings):
     )
     host: str = Field("127.0.0.1", description="HTTP bind address of the service.")
     port: int = Field(8000, ge=0, le=65535, description="HTTP port of the service.")
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Log level.")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="Log level."
+    )
     instance: str = Field("", description="Instance name (client id); defaults to service-pid.")
 
     @field_validator("kafka_bootstrap")
