@@ -83,6 +83,9 @@ class AnalyticsWorker:
         except SQLAlchemyError as exc:
             self._stale = True  # memory ran ahead of the store: rebuild before the redelivery
             raise RetryLater(f"database write failed: {exc}") from exc
+        except BaseException:
+            self._stale = True  # any other failure (or cancellation) leaves memory ahead too
+            raise
         if self.metrics is not None:
             self.metrics.observe(applied, time.time())
         tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path

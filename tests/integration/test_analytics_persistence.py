@@ -1,0 +1,202 @@
+"""Analytics persists tallies with the judgements, resumes after a restart without double counting,
+and never lets its memory run ahead of the store."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from groundwatch.bus import Outgoing
+from groundwatch.bus.memory import MemoryBus
+from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus, Topics
+from groundwatch.core.model import Expected, Verdict
+from groundwatch.core.tagging import GroupStatus, Observation, Tagger
+from groundwatch.db import create_schema, make_engine
+from groundwatch.db.models import JudgementRow, TallyRow
+from groundwatch.errors import RetryLater
+from services.analytics.store import AnalyticsStore
+from services.analytics.worker import AnalyticsWorker
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/a.db"
+    factory: Callable[[], str] = request.getfixturevalue("fresh_pg_url")
+    return factory()
+
+
+def judgements(groups: int = 20, forms: int = 3) -> list[Judgement]:
+    out = []
+    for g in range(groups):
+        for f in range(forms):
+            for cohort in ("short", "long"):
+                verdict = (
+                    Verdict.CORRECT
+                    if (g % 3 == 0 or (g % 3 == 1 and f == 0))
+                    else Verdict.INCORRECT
+                )
+                if cohort == "long" and g % 5 == 0:
+                    verdict = Verdict.ERROR
+                probe = Probe(
+                    probe_id=uuid.uuid4(),
+                    run_id="r1",
+                    dataset_id="d",
+                    group_id=f"g{g}",
+                    form_id=f"{cohort}{f}",
+                    cohort=cohort,
+                    target="t",
+                    query=f"q{g}{f}",
+                    expected=Expected(values=["a"]),
+                    group_forms=forms,
+                )
+                resp = RagResponse.for_probe(
+                    probe, status=TargetStatus.OK, answer="x", retrieved_ids=[f"d{g}"]
+                )
+                out.append(Judgement.for_response(resp, verdict=verdict, tier="exact"))
+    return out
+
+
+def stored_tallies(url: str) -> dict[tuple[str, str, str], tuple[int, int, int, str]]:
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        rows = conn.execute(select(TallyRow)).all()
+    engine.dispose()
+    return {
+        (r.target, r.cohort, r.group_id): (r.correct, r.incorrect, r.error, r.status) for r in rows
+    }
+
+
+async def test_restart_resumes_without_double_counting(db_url: str) -> None:
+    engine = make_engine(db_url)
+    create_schema(engine)
+    topics = Topics("p.")
+    batch = judgements()
+    first = AnalyticsWorker(MemoryBus(), topics, AnalyticsStore(engine))
+    await first.handle(batch[:70])
+    await first.handle(batch[50:])  # overlapping redelivery within one life
+    before = stored_tallies(db_url)
+
+    # A new process: state comes back from the store; everything is redelivered once more.
+    second = AnalyticsWorker(MemoryBus(), topics, AnalyticsStore(engine))
+    await second.handle(batch)
+    assert stored_tallies(db_url) == before
+
+    expected = Tagger()
+    expected.apply_many(Observation.from_judgement(j) for j in batch)
+    assert second.tagger.status_counts() == expected.status_counts()
+    assert sum(
+        1 for k, v in before.items() if v[3] == GroupStatus.GAP.value
+    ) == expected.status_counts().get(
+        ("t", "short", GroupStatus.GAP), 0
+    ) + expected.status_counts().get(("t", "long", GroupStatus.GAP), 0)
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(JudgementRow)).scalar_one() == len(
+            batch
+        )
+    engine.dispose()
+
+
+async def test_failed_write_rebuilds_state_before_the_retry(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/a.db"
+    engine = make_engine(url)
+    create_schema(engine)
+    store = AnalyticsStore(engine)
+    worker = AnalyticsWorker(MemoryBus(), Topics(), store)
+    batch = judgements(groups=4)
+    await worker.handle(batch[:6])
+
+    real_save = store.save
+    calls = {"n": 0}
+
+    def failing_save(*args: object) -> None:
+        calls["n"] += 1
+        from sqlalchemy.exc import OperationalError
+
+        raise OperationalError("INSERT", {}, Exception("database is down"))
+
+    store.save = failing_save  # type: ignore[method-assign]
+    with pytest.raises(RetryLater):
+        await worker.handle(batch[6:])
+    store.save = real_save  # type: ignore[method-assign]
+    # The redelivered batch must be stored, not skipped as "already seen" by a tagger that ran ahead.
+    await worker.handle(batch[6:])
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(JudgementRow)).scalar_one() == len(
+            batch
+        )
+    assert len(worker.tagger) == len(batch) and calls["n"] == 1
+    engine.dispose()
+
+
+async def test_unexpected_store_failure_never_leaves_memory_ahead(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path}/a.db")
+    create_schema(engine)
+    store = AnalyticsStore(engine)
+    worker = AnalyticsWorker(MemoryBus(), Topics(), store)
+    batch = judgements(groups=3)
+    real_save = store.save
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("disk full")
+
+    store.save = broken  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError):
+        await worker.handle(batch)
+    store.save = real_save  # type: ignore[method-assign]
+    await worker.handle(batch)
+    assert len(AnalyticsStore(engine).load_observations()) == len(batch)
+    engine.dispose()
+
+
+async def test_killed_mid_write_commits_nothing_and_a_restart_counts_exactly(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL-like: the loop dies while the database write is in flight. No offset was committed,
+    so a restarted worker in the same group gets every judgement again and tallies each once."""
+    import threading
+
+    engine = make_engine(f"sqlite:///{tmp_path}/a.db")
+    create_schema(engine)
+    bus, topics = MemoryBus(partitions=3), Topics("x.")
+    batch = judgements(groups=10)
+    await bus.publish_many([Outgoing(topics.judgements.name, j.key, j.to_bytes()) for j in batch])
+
+    store = AnalyticsStore(engine)
+    release = threading.Event()
+    entered = threading.Event()
+
+    def hang(*args: object) -> None:
+        entered.set()
+        release.wait(10)
+
+    store.save = hang  # type: ignore[method-assign]
+    doomed = AnalyticsWorker(bus, topics, store)
+    task = asyncio.create_task(doomed.loop.run())
+    await asyncio.to_thread(entered.wait, 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    release.set()
+    assert all(bus.committed(doomed.loop.group, topics.judgements.name, p) == 0 for p in range(3))
+
+    fresh = AnalyticsWorker(bus, topics, AnalyticsStore(engine))
+    task = asyncio.create_task(fresh.loop.run())
+    for _ in range(200):
+        if fresh.loop.stats.consumed >= len(batch):
+            break
+        await asyncio.sleep(0.05)
+    fresh.loop.stop()
+    await task
+    expected = Tagger()
+    expected.apply_many(Observation.from_judgement(j) for j in batch)
+    assert len(fresh.tagger) == len(batch)
+    assert fresh.tagger.status_counts() == expected.status_counts()
+    engine.dispose()
