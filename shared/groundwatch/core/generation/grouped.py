@@ -1,0 +1,283 @@
+"""One grouped query per template: every fill and its answers in a single pass.
+
+Algorithm 1 of the paper runs one SELECT per combination of placeholder values. For a template whose
+placeholders are AND-ed equalities with columns, the same answers come from one query: drop those
+equalities, project the condition columns next to the answer, keep the other conditions, and read
+the result ordered by the condition values. Each run of rows with equal condition values is one
+fill; its distinct answer tuples are the answers that fill's query would have returned. The rows
+are streamed in order, so memory stays flat however many fills there are.
+
+Combinations of DISTINCT values that never occur together simply do not appear: they are the
+"no answer" fills of the paper, counted from the DISTINCT counts instead of being queried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.templates import SqlTemplate, ident, parse_one, render
+
+
+@dataclass(frozen=True, slots=True)
+class GroupedPlan:
+    """How to get all answers of one template.
+
+    ``sql`` is the grouped query, or None when the template's placeholders are not plain AND-ed
+    column equalities (then the caller falls back to one bound query per combination). Its rows
+    are ``params..., answers..., n`` with one row per fill: ``n`` distinct answer tuples were
+    found, the answer columns hold one of them (the smallest). ``multi_sql`` returns a row iff
+    some fill has several answers (for templates whose policy is to reject, not drop).
+    """
+
+    template: SqlTemplate
+    sql: str | None
+    distinct_sql: dict[str, str]
+    values_sql: dict[str, str]
+    multi_sql: str | None = None
+
+
+@dataclass(slots=True)
+class Fill:
+    """One combination of placeholder values and what the filled query returned."""
+
+    params: dict[str, Any]
+    answer: tuple[Any, ...]
+    n_answers: int = 1
+
+
+def plan(template: SqlTemplate, schema: SchemaInfo) -> GroupedPlan:
+    """Build the grouped query (and the per-slot DISTINCT queries) for a validated template."""
+    distinct_sql: dict[str, str] = {}
+    values_sql: dict[str, str] = {}
+    for s in template.slots:
+        col = exp.Column(this=ident(s.column))
+        tbl = exp.Table(this=ident(s.table))
+        distinct_sql[s.param] = render(
+            exp.Select(
+                expressions=[exp.Count(this=exp.Distinct(expressions=[col.copy()]))],
+                from_=exp.From(this=tbl.copy()),
+            ),
+            schema.dialect,
+        )
+        values_sql[s.param] = render(
+            exp.Select(
+                expressions=[col.copy()],
+                distinct=exp.Distinct(),
+                from_=exp.From(this=tbl.copy()),
+                where=exp.Where(this=exp.Not(this=exp.Is(this=col.copy(), expression=exp.Null()))),
+                order=exp.Order(expressions=[exp.Ordered(this=col.copy())]),
+            ),
+            schema.dialect,
+        )
+    tree = parse_one(template.sql, schema.dialect)
+    assert isinstance(tree, exp.Select)
+    grouped = _rewrite(tree, template, schema)
+    if grouped is None:
+        return GroupedPlan(template, None, distinct_sql, values_sql)
+    sql, multi = grouped
+    return GroupedPlan(template, sql, distinct_sql, values_sql, multi)
+
+
+def _rewrite(tree: exp.Select, template: SqlTemplate, schema: SchemaInfo) -> tuple[str, str] | None:
+    """``SELECT a FROM t WHERE k = :k AND c`` →
+    ``SELECT p0, MIN(a0), COUNT(*) FROM (SELECT DISTINCT k AS p0, a AS a0 FROM t WHERE c AND k IS
+    NOT NULL) GROUP BY p0 ORDER BY p0``: every fill, its answer and how many answers it has."""
+    if tree.args.get("limit") or tree.args.get("group") or tree.args.get("having"):
+        return None
+    where = tree.args.get("where")
+    if where is None:
+        return None
+    conds = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
+    by_param: dict[str, exp.Expression] = {}
+    rest: list[exp.Expression] = []
+    for c in conds:
+        assert isinstance(c, exp.Expression)
+        inner = c.unnest() if isinstance(c, exp.Paren) else c
+        ph = None
+        col = None
+        if isinstance(inner, exp.EQ):
+            if isinstance(inner.right, exp.Placeholder) and isinstance(inner.left, exp.Column):
+                ph, col = inner.right, inner.left
+            elif isinstance(inner.left, exp.Placeholder) and isinstance(inner.right, exp.Column):
+                ph, col = inner.left, inner.right
+        if ph is not None and col is not None:
+            by_param[ph.name] = col
+        else:
+            if any(True for _ in c.find_all(exp.Placeholder)):
+                return None
+            rest.append(c)
+    if set(by_param) != set(template.params):
+        return None
+    n_p, n_a = len(template.params), len(tree.expressions)
+    projections: list[exp.Expression] = []
+    for i, p in enumerate(template.params):
+        projections.append(exp.Alias(this=by_param[p].copy(), alias=ident(f"gw_p{i}")))
+    for i, e in enumerate(tree.expressions):
+        target = e.this if isinstance(e, exp.Alias) else e
+        projections.append(exp.Alias(this=target.copy(), alias=ident(f"gw_a{i}")))
+    not_null: list[exp.Expression] = [
+        exp.Not(this=exp.Is(this=by_param[p].copy(), expression=exp.Null()))
+        for p in template.params
+    ]
+    all_conds = [c.copy() for c in rest] + not_null
+    cond = all_conds[0]
+    for c in all_conds[1:]:
+        cond = exp.And(this=cond, expression=c)
+    pairs = tree.copy()
+    pairs.set("expressions", projections)
+    pairs.set("where", exp.Where(this=cond))
+    pairs.set("distinct", exp.Distinct())
+    pairs.set("order", None)
+    keys = [exp.column(f"gw_p{i}") for i in range(n_p)]
+    if _one_row_per_fill(tree, by_param, schema):
+        # A unique condition column and joins that only go to a unique column: each fill matches
+        # at most one row, so one plain scan is the answer list (no sort, no grouping needed).
+        scan = pairs.copy()
+        scan.set("distinct", None)
+        scan.set(
+            "expressions",
+            [*projections, exp.Alias(this=exp.Literal.number(1), alias=ident("gw_n"))],
+        )
+        never = exp.Select(expressions=[exp.Literal.number(1)]).where(
+            exp.EQ(this=exp.Literal.number(1), expression=exp.Literal.number(0))
+        )
+        return render(scan, schema.dialect), render(never, schema.dialect)
+    grouped = exp.Select(
+        expressions=[
+            *[k.copy() for k in keys],
+            *[
+                exp.Alias(this=exp.Min(this=exp.column(f"gw_a{i}")), alias=ident(f"gw_a{i}"))
+                for i in range(n_a)
+            ],
+            exp.Alias(this=exp.Count(this=exp.Star()), alias=ident("gw_n")),
+        ],
+        from_=exp.From(this=exp.Subquery(this=pairs, alias=exp.TableAlias(this=ident("gw_d")))),
+        group=exp.Group(expressions=[k.copy() for k in keys]),
+        order=exp.Order(expressions=[exp.Ordered(this=k.copy(), nulls_first=True) for k in keys]),
+    )
+    multi = exp.Select(
+        expressions=[exp.Literal.number(1)],
+        from_=exp.From(
+            this=exp.Subquery(this=pairs.copy(), alias=exp.TableAlias(this=ident("gw_d")))
+        ),
+        group=exp.Group(expressions=[k.copy() for k in keys]),
+        having=exp.Having(
+            this=exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(1))
+        ),
+        limit=exp.Limit(expression=exp.Literal.number(1)),
+    )
+    return render(grouped, schema.dialect), render(multi, schema.dialect)
+
+
+def _one_row_per_fill(
+    tree: exp.Select, by_param: dict[str, exp.Expression], schema: SchemaInfo
+) -> bool:
+    """True if a fill can match at most one row: a single condition on a declared-unique column,
+    and every join lands on a unique column of the joined table (many-to-one)."""
+    if len(by_param) != 1:
+        return False
+    aliases = {t.alias_or_name: schema.table(t.name) for t in tree.find_all(exp.Table)}
+
+    def unique(col: exp.Expression) -> bool:
+        if not isinstance(col, exp.Column):
+            return False
+        info = (
+            aliases.get(col.table)
+            if col.table
+            else (next(iter(aliases.values())) if len(aliases) == 1 else None)
+        )
+        c = info.column(col.name) if info else None
+        return bool(c is not None and c.unique)
+
+    if not unique(next(iter(by_param.values()))):
+        return False
+    for join in tree.args.get("joins") or []:
+        on = join.args.get("on")
+        alias = join.this.alias_or_name if isinstance(join.this, exp.Table) else None
+        if (
+            not isinstance(on, exp.EQ)
+            or alias is None
+            or join.args.get("side")
+            or join.args.get("kind")
+        ):
+            return False
+        sides = [c for c in (on.left, on.right) if isinstance(c, exp.Column) and c.table == alias]
+        if len(sides) != 1 or not unique(sides[0]):
+            return False
+    return True
+
+
+def group_rows(rows: Iterable[Sequence[Any]], grouped: GroupedPlan) -> Iterator[Fill]:
+    """Grouped-query rows → fills (one row per fill; no grouping left to do in Python)."""
+    params = grouped.template.params
+    n_p = len(params)
+    if n_p == 1:
+        (name,) = params
+        for r in rows:
+            yield Fill({name: r[0]}, tuple(r[1:-1]), r[-1])
+        return
+    for r in rows:
+        yield Fill(dict(zip(params, r[:n_p], strict=True)), tuple(r[n_p:-1]), r[-1])
+
+
+@dataclass(frozen=True, slots=True)
+class FactQuery:
+    """Which rows a filled query reads, and which of their columns it touches.
+
+    ``sql`` selects the primary key of every table instance (in ``aliases`` order) under the
+    template's own FROM/JOIN/WHERE; ``columns[i]`` are the non-key columns the template references
+    on ``aliases[i]``. A (table, column, key) triple is one fact of the answer: what a document must
+    state for the question to be answerable.
+    """
+
+    sql: str
+    aliases: tuple[tuple[str, str, str], ...]
+    columns: tuple[frozenset[str], ...]
+
+
+def fact_query(sql: str, schema: SchemaInfo) -> FactQuery | None:
+    """The provenance query of a template (None if a table lacks a single-column primary key)."""
+    tree = parse_one(sql, schema.dialect)
+    if not isinstance(tree, exp.Select):
+        return None
+    scope: dict[str, str] = {}
+    order: list[tuple[str, str, str]] = []
+    for tbl in tree.find_all(exp.Table):
+        info = schema.table(tbl.name)
+        if info is None or len(info.primary_key) != 1:
+            return None
+        scope[tbl.alias_or_name] = info.name
+        order.append((tbl.alias_or_name, info.name, info.primary_key[0]))
+    cols: dict[str, set[str]] = {a: set() for a, _, _ in order}
+    for col in tree.find_all(exp.Column):
+        alias = col.table
+        if not alias:
+            owners = [a for a, t, _ in order if (ti := schema.table(t)) and ti.column(col.name)]
+            if len(owners) != 1:
+                return None
+            alias = owners[0]
+        if alias not in scope:
+            return None
+        info = schema.table(scope[alias])
+        c = info.column(col.name) if info else None
+        if c is not None and not c.primary_key:
+            cols[alias].add(c.name)
+    out = tree.copy()
+    out.set(
+        "expressions",
+        [
+            exp.Alias(this=exp.Column(this=ident(pk), table=ident(a)), alias=ident(f"gw_r{i}"))
+            for i, (a, _, pk) in enumerate(order)
+        ],
+    )
+    out.set("distinct", exp.Distinct())
+    out.set("order", None)
+    out.set("limit", None)
+    return FactQuery(
+        render(out, schema.dialect), tuple(order), tuple(frozenset(cols[a]) for a, _, _ in order)
+    )

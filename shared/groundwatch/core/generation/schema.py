@@ -1,0 +1,157 @@
+"""The schema GRAMMAR generates from (§4.1): tables, attributes, keys — plus what the data says.
+
+Plain objects filled by an adapter (``groundwatch.sources.introspect``) so the rule generator and
+the validator stay pure. Besides the declared constraints, a table carries the distinct counts of
+its columns and the functional dependencies observed in its rows: the rule generator only asks
+"A of K" when every value of K maps to a single value of A, which is the paper's singular-answer
+criterion checked against the data instead of hoped for from a prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from groundwatch.core.generation.naming import is_name_like, is_surrogate_name
+from groundwatch.core.model import AnswerType
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignKeyInfo:
+    """``column`` of this table references ``ref_table.ref_column`` (FK(Ti.Ak → Tj.Ah))."""
+
+    column: str
+    ref_table: str
+    ref_column: str
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnInfo:
+    """One attribute with its answer kind and data profile.
+
+    ``kind`` is None for types an answer cannot be compared as (blobs, JSON, arrays): such columns
+    are never asked about.
+    """
+
+    name: str
+    kind: AnswerType | None
+    sql_type: str = ""
+    nullable: bool = True
+    primary_key: bool = False
+    distinct: int = 0
+    non_null: int = 0
+    unique: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """A table schema S_i = (T_i, {A_1..A_m}, C) and its data profile.
+
+    ``fd_violations[(k, a)]`` = number of values of column ``k`` that map to more than one value of
+    column ``a`` (NULL counted as a value); 0 means ``k → a`` holds in the data. Pairs that were not
+    profiled are absent. ``pair_profile[(k1, k2)] = (combinations, single)``: how many distinct
+    (k1, k2) value pairs occur and how many of them map to a single row identifier — whether two
+    conditions together give a single answer.
+    """
+
+    name: str
+    columns: tuple[ColumnInfo, ...]
+    primary_key: tuple[str, ...] = ()
+    foreign_keys: tuple[ForeignKeyInfo, ...] = ()
+    rows: int = 0
+    fd_violations: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    pair_profile: Mapping[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+
+    def column(self, name: str) -> ColumnInfo | None:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        low = name.lower()
+        for c in self.columns:
+            if c.name.lower() == low:
+                return c
+        return None
+
+    @property
+    def fk_columns(self) -> set[str]:
+        return {fk.column for fk in self.foreign_keys}
+
+    def is_surrogate(self, col: ColumnInfo) -> bool:
+        """Semantically void identifiers (the paper's "record identifiers"): never asked about.
+
+        An integer primary key, any ``*_id``/``uuid``-style name, and foreign-key columns (their
+        meaning is reached through a join to the row they point at, not by reading the number).
+        """
+        if col.primary_key and col.kind is AnswerType.NUMBER:
+            return True
+        return is_surrogate_name(col.name) or col.name in self.fk_columns
+
+    def descriptive(self) -> list[ColumnInfo]:
+        """Columns fit to be selected or used as conditions: meaningful, comparable, populated."""
+        return [
+            c
+            for c in self.columns
+            if c.kind is not None and not self.is_surrogate(c) and c.non_null > 0
+        ]
+
+    def is_key_like(self, col: ColumnInfo, ratio: float = 0.9) -> bool:
+        """A text column that names a row: declared unique, or name-like and (nearly) distinct.
+
+        Distinctness alone is not enough: in a small table every industry may happen to be
+        distinct, yet "the client in industry X" has several answers as soon as a second client in
+        X is added (the paper's multiplicity example, Appendix D.1).
+        """
+        if col.kind is not AnswerType.TEXT or self.is_surrogate(col) or col.non_null < 2:
+            return False
+        if col.non_null * 2 < self.rows:
+            return False
+        if col.unique:
+            return True
+        return is_name_like(col.name) and col.distinct >= ratio * col.non_null
+
+    def determines(self, key: str, attr: str) -> bool | None:
+        """Whether ``key → attr`` holds in the data (None if it was not profiled)."""
+        v = self.fd_violations.get((key, attr))
+        return None if v is None else v == 0
+
+    def identifier(self) -> ColumnInfo | None:
+        """The column that names a row (the most distinct key-like one), used for join answers."""
+        keys = [c for c in self.columns if self.is_key_like(c)]
+        if not keys:
+            return None
+        named = [c for c in keys if "name" in c.name.lower() or "title" in c.name.lower()]
+        return max(named or keys, key=lambda c: (c.distinct, -self.columns.index(c)))
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaInfo:
+    """The database schema S = {S_1..S_N}, with the SQL dialect templates are rendered in."""
+
+    tables: tuple[TableInfo, ...]
+    dialect: str = "sqlite"
+
+    def table(self, name: str) -> TableInfo | None:
+        for t in self.tables:
+            if t.name == name:
+                return t
+        low = name.lower()
+        for t in self.tables:
+            if t.name.lower() == low:
+                return t
+        return None
+
+    def describe(self, names: tuple[str, ...] | None = None) -> str:
+        """The schema as text for the SQL-template prompt: names, types and keys, never rows."""
+        lines = []
+        for t in self.tables:
+            if names is not None and t.name not in names:
+                continue
+            cols = ", ".join(f"{c.name} ({c.sql_type or (c.kind or 'other')})" for c in t.columns)
+            lines.append(f"Table {t.name}: {cols}")
+            if t.primary_key:
+                lines.append(f"  primary key: {', '.join(t.primary_key)}")
+            for fk in t.foreign_keys:
+                lines.append(
+                    f"  foreign key: {t.name}.{fk.column} -> {fk.ref_table}.{fk.ref_column}"
+                )
+        return "\n".join(lines)

@@ -1,0 +1,278 @@
+"""Validation of every SQL template before it may run, whichever generator wrote it.
+
+An LLM's SQL is untrusted text. A template is accepted only if sqlglot parses it as exactly one
+plain SELECT built from an allow-list of node types (so DML, DDL, PRAGMA, ATTACH, VACUUM, locks,
+``SELECT INTO``, functions and subqueries are all refused without naming each one), every table and
+column exists in the introspected schema, and every placeholder is a named parameter compared for
+equality with a real column. Rejections raise :class:`UnsafeSQL` with a short reason code, which
+the stage summary counts.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from groundwatch.core.generation.naming import entity_noun, humanize, is_name_like, param_name
+from groundwatch.core.generation.schema import SchemaInfo, TableInfo
+from groundwatch.core.generation.templates import (
+    Origin,
+    Selected,
+    Slot,
+    SqlTemplate,
+    assign_tokens,
+    render,
+)
+from groundwatch.errors import UnsafeSQL
+
+_ALLOWED: tuple[type[exp.Expression], ...] = (
+    exp.Select,
+    exp.From,
+    exp.Join,
+    exp.Where,
+    exp.Table,
+    exp.TableAlias,
+    exp.Alias,
+    exp.Column,
+    exp.Identifier,
+    exp.EQ,
+    exp.NEQ,
+    exp.GT,
+    exp.GTE,
+    exp.LT,
+    exp.LTE,
+    exp.And,
+    exp.Or,
+    exp.Not,
+    exp.Paren,
+    exp.Is,
+    exp.Null,
+    exp.Literal,
+    exp.Placeholder,
+    exp.Boolean,
+    exp.In,
+    exp.Like,
+    exp.ILike,
+    exp.Between,
+    exp.Distinct,
+    exp.Order,
+    exp.Ordered,
+    exp.Limit,
+    exp.Tuple,
+    exp.Neg,
+)
+# Paper placeholders, quoted or not: '[Client.Name]' or [Client.Name].
+_PAPER_TOKEN = re.compile(r"'?\[([A-Za-z_][\w ]*)\.([A-Za-z_][\w ]*)\]'?")
+
+
+class Rejection:
+    """Reason codes (stable strings: they are the keys of the rejected-template counts)."""
+
+    PARSE = "parse_error"
+    STATEMENTS = "not_exactly_one_statement"
+    NOT_SELECT = "not_a_select"
+    FORBIDDEN = "forbidden_construct"
+    STAR = "select_star"
+    UNKNOWN_TABLE = "unknown_table"
+    UNKNOWN_COLUMN = "unknown_column"
+    NO_PLACEHOLDER = "no_placeholder"
+    BAD_PLACEHOLDER = "placeholder_not_column_equality"
+    SELF_ANSWER = "selects_condition_column"
+    SURROGATE = "surrogate_column"
+    NOT_COLUMN = "projection_not_a_column"
+    TEXT_PLACEHOLDERS = "text_placeholders_mismatch"
+    MULTIPLE_ANSWERS = "several_answers"
+    NO_FILLS = "no_answered_fill"
+    TOO_FEW_TEXT = "too_few_text_templates"
+
+
+def reject(code: str, detail: str) -> UnsafeSQL:
+    err = UnsafeSQL(f"{code}: {detail}")
+    err.code = code  # type: ignore[attr-defined]
+    return err
+
+
+def rejection_code(err: UnsafeSQL) -> str:
+    return str(getattr(err, "code", Rejection.FORBIDDEN))
+
+
+def paper_to_named(sql: str) -> tuple[str, dict[str, tuple[str, str]]]:
+    """``WHERE Name = '[Client.Name]'`` → ``WHERE Name = :name`` and {param: (table, column)}."""
+    taken: set[str] = set()
+    by_token: dict[tuple[str, str], str] = {}
+
+    def sub(m: re.Match[str]) -> str:
+        key = (m.group(1), m.group(2))
+        if key not in by_token:
+            by_token[key] = param_name(m.group(2), taken)
+        return f":{by_token[key]}"
+
+    named = _PAPER_TOKEN.sub(sub, sql)
+    return named, {p: k for k, p in by_token.items()}
+
+
+def _parse_single_select(sql: str, dialect: str) -> exp.Select:
+    logger = logging.getLogger("sqlglot")
+    level = logger.level
+    logger.setLevel(logging.ERROR)  # sqlglot warns when it falls back to an opaque Command
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except SqlglotError as e:
+        raise reject(Rejection.PARSE, str(e).splitlines()[0]) from e
+    finally:
+        logger.setLevel(level)
+    if len(statements) != 1:
+        raise reject(Rejection.STATEMENTS, f"{len(statements)} statements")
+    stmt = statements[0]
+    if not isinstance(stmt, exp.Select):
+        raise reject(Rejection.NOT_SELECT, type(stmt).__name__)
+    if any(
+        isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star)
+        for e in stmt.expressions
+    ):
+        raise reject(Rejection.STAR, "SELECT *")
+    for node in stmt.walk():
+        if not isinstance(node, _ALLOWED):
+            raise reject(Rejection.FORBIDDEN, type(node).__name__)
+    for key in ("with_", "with", "into", "locks", "group", "having", "joins_using"):
+        if stmt.args.get(key):
+            raise reject(Rejection.FORBIDDEN, key)
+    for join in stmt.args.get("joins") or []:
+        if join.args.get("using"):
+            raise reject(Rejection.FORBIDDEN, "JOIN USING")
+    return stmt
+
+
+def _scope(stmt: exp.Select, schema: SchemaInfo) -> dict[str, TableInfo]:
+    """alias (or table name) → table, for FROM and every JOIN."""
+    scope: dict[str, TableInfo] = {}
+    for tbl in stmt.find_all(exp.Table):
+        if tbl.args.get("db") or tbl.args.get("catalog"):
+            db = tbl.args["db"].name if tbl.args.get("db") else ""
+            if db.lower() not in ("main", "public", ""):
+                raise reject(Rejection.UNKNOWN_TABLE, f"{db}.{tbl.name}")
+        info = schema.table(tbl.name)
+        if info is None:
+            raise reject(Rejection.UNKNOWN_TABLE, tbl.name)
+        scope[tbl.alias_or_name] = info
+        scope.setdefault(tbl.name, info)
+    return scope
+
+
+def _resolve(col: exp.Column, scope: dict[str, TableInfo]) -> tuple[str, TableInfo, str]:
+    """(alias, table, real column name) of a column reference, or reject."""
+    if col.table:
+        info = scope.get(col.table)
+        if info is None:
+            raise reject(Rejection.UNKNOWN_TABLE, col.table)
+        c = info.column(col.name)
+        if c is None:
+            raise reject(Rejection.UNKNOWN_COLUMN, f"{col.table}.{col.name}")
+        return col.table, info, c.name
+    owners = {(a, t.name): t for a, t in scope.items() if t.column(col.name) is not None}
+    distinct_tables = {t.name for t in owners.values()}
+    if len(distinct_tables) != 1:
+        reason = Rejection.UNKNOWN_COLUMN if not owners else Rejection.FORBIDDEN
+        raise reject(reason, f"column {col.name} matches {len(distinct_tables)} tables")
+    alias, _ = next(iter(owners))
+    info = next(iter(owners.values()))
+    col_info = info.column(col.name)
+    assert col_info is not None
+    return alias, info, col_info.name
+
+
+def validate_sql(
+    sql: str,
+    schema: SchemaInfo,
+    *,
+    origin: Origin = "llm",
+    allow_surrogates: bool = False,
+) -> SqlTemplate:
+    """Check one template and return it in canonical named-parameter form, or raise UnsafeSQL.
+
+    ``allow_surrogates`` is for importing templates someone already curated (the paper's files);
+    LLM output must not ask about or condition on record identifiers.
+    """
+    named, _ = paper_to_named(sql.strip())
+    stmt = _parse_single_select(named, schema.dialect)
+    scope = _scope(stmt, schema)
+    for col in stmt.find_all(exp.Column):
+        _resolve(col, scope)
+
+    slots: list[Slot] = []
+    for ph in stmt.find_all(exp.Placeholder):
+        if not isinstance(ph.this, str) or not ph.this:
+            raise reject(Rejection.BAD_PLACEHOLDER, "positional placeholder")
+        parent = ph.parent if isinstance(ph.parent, exp.Expression) else None
+        other = None
+        if isinstance(parent, exp.EQ):
+            other = parent.left if parent.right is ph else parent.right
+        if not isinstance(other, exp.Column) or not _in_top_conjunction(parent, stmt):
+            raise reject(Rejection.BAD_PLACEHOLDER, f":{ph.name}")
+        alias, info, column = _resolve(other, scope)
+        if any(s.param == ph.name for s in slots):
+            raise reject(Rejection.BAD_PLACEHOLDER, f":{ph.name} used twice")
+        slots.append(Slot(ph.name, info.name, column, alias))
+    if not slots:
+        raise reject(Rejection.NO_PLACEHOLDER, "no placeholder in WHERE")
+
+    selected: list[Selected] = []
+    for e in stmt.expressions:
+        target = e.this if isinstance(e, exp.Alias) else e
+        if not isinstance(target, exp.Column):
+            raise reject(Rejection.NOT_COLUMN, target.sql())
+        alias, info, column = _resolve(target, scope)
+        c = info.column(column)
+        assert c is not None
+        selected.append(Selected(info.name, column, alias, c.kind))
+    slot_cols = {(s.alias, s.column) for s in slots}
+    if any((s.alias, s.column) in slot_cols for s in selected):
+        raise reject(Rejection.SELF_ANSWER, "projects a condition column")
+    if not allow_surrogates:
+        for tname, cname in [(s.table, s.column) for s in selected] + [
+            (s.table, s.column) for s in slots
+        ]:
+            owner = schema.table(tname)
+            c = owner.column(cname) if owner else None
+            if owner is not None and c is not None and owner.is_surrogate(c):
+                raise reject(Rejection.SURROGATE, f"{tname}.{cname}")
+
+    identifiers = []
+    for s in slots:
+        owner = schema.table(s.table)
+        c = owner.column(s.column) if owner else None
+        if owner is not None and c is not None and (owner.is_key_like(c) or is_name_like(c.name)):
+            identifiers.append(s.param)
+    tables = tuple(dict.fromkeys(t.name for t in scope.values()))
+    first_slot_table = slots[0].table
+    kind = (
+        "single"
+        if len(slots) == 1 and len(tables) == 1
+        else ("pair" if len(tables) == 1 else "join")
+    )
+    return SqlTemplate(
+        sql=render(stmt, schema.dialect),
+        slots=assign_tokens(slots),
+        selected=tuple(selected),
+        tables=tables,
+        origin=origin,
+        kind=kind,  # type: ignore[arg-type]
+        answer_label=" and ".join(humanize(s.column) for s in selected),
+        entity=entity_noun(first_slot_table),
+        on_multiple="drop",
+        identifier_slots=tuple(identifiers) if len(slots) == 1 else (),
+    )
+
+
+def _in_top_conjunction(node: exp.Expression | None, stmt: exp.Select) -> bool:
+    """True if ``node`` is one of the AND-ed conditions of the WHERE clause (not under OR/NOT)."""
+    where = stmt.args.get("where")
+    if node is None or where is None:
+        return False
+    parts = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
+    parts = [p.unnest() if isinstance(p, exp.Paren) else p for p in parts]
+    return any(p is node for p in parts)

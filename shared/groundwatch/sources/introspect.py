@@ -1,0 +1,202 @@
+"""Schema introspection with SQLAlchemy reflection, plus the data profile the rule generator needs.
+
+Reflection gives tables, columns, types, primary and foreign keys. The profile adds, per table, the
+row count and per-column distinct/non-null counts (one aggregate query per table), the functional
+dependencies K → A observed in the rows (one aggregate query per candidate K), and for pairs of
+categorical columns how many value pairs single out one row name. All queries are aggregates that
+return one row, built with SQLAlchemy Core so quoting is the dialect's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+from typing import Any
+
+from sqlalchemy import (
+    Column,
+    Connection,
+    Engine,
+    MetaData,
+    Table,
+    and_,
+    case,
+    distinct,
+    func,
+    inspect,
+    select,
+)
+from sqlalchemy import types as sqltypes
+
+from groundwatch.core.generation.schema import ColumnInfo, ForeignKeyInfo, SchemaInfo, TableInfo
+from groundwatch.core.model import AnswerType
+
+_MAX_PROFILED_COLUMNS = 24
+_MAX_PAIR_COLUMNS = 10
+
+
+def answer_kind(type_: Any) -> AnswerType | None:
+    """The answer kind of a reflected column type (None = not comparable as an answer)."""
+    if isinstance(type_, sqltypes.Date | sqltypes.DateTime):
+        return AnswerType.DATE
+    if isinstance(type_, sqltypes.Boolean):
+        return AnswerType.TEXT
+    if isinstance(type_, sqltypes.Integer | sqltypes.Numeric | sqltypes.Float):
+        return AnswerType.NUMBER
+    if isinstance(type_, sqltypes.String | sqltypes.Enum):
+        return AnswerType.TEXT
+    # SQLite accepts any declared type name; go by affinity words.
+    name = str(getattr(type_, "__visit_name__", "")) + " " + _type_text(type_)
+    name = name.upper()
+    if "DATE" in name or "TIME" in name:
+        return AnswerType.DATE
+    if any(w in name for w in ("CHAR", "TEXT", "CLOB", "STRING")):
+        return AnswerType.TEXT
+    if any(w in name for w in ("INT", "REAL", "NUM", "DEC", "FLOA", "DOUB")):
+        return AnswerType.NUMBER
+    return None
+
+
+def _type_text(type_: Any) -> str:
+    try:
+        return str(type_)
+    except Exception:
+        return type(type_).__name__
+
+
+def introspect(
+    source: Engine | Connection, *, tables: Sequence[str] | None = None, profile: bool = True
+) -> SchemaInfo:
+    """Reflect the schema (optionally only ``tables``) and profile its data."""
+    if isinstance(source, Engine):
+        with source.connect() as conn:
+            return introspect(conn, tables=tables, profile=profile)
+    conn = source
+    insp = inspect(conn)
+    names = [n for n in insp.get_table_names() if not n.startswith("sqlite_")]
+    if tables is not None:
+        wanted = {t.lower() for t in tables}
+        names = [n for n in names if n.lower() in wanted]
+    md = MetaData()
+    infos: list[TableInfo] = []
+    for name in sorted(names):
+        pk = tuple(insp.get_pk_constraint(name).get("constrained_columns") or ())
+        fks = tuple(
+            ForeignKeyInfo(
+                fk["constrained_columns"][0], fk["referred_table"], fk["referred_columns"][0]
+            )
+            for fk in insp.get_foreign_keys(name)
+            if len(fk["constrained_columns"]) == 1 and fk.get("referred_columns")
+        )
+        reflected = insp.get_columns(name)
+        unique = {
+            u["column_names"][0]
+            for u in insp.get_unique_constraints(name)
+            if len(u["column_names"]) == 1
+        }
+        unique |= {
+            ix["column_names"][0]
+            for ix in insp.get_indexes(name)
+            if ix.get("unique") and len(ix["column_names"]) == 1 and ix["column_names"][0]
+        }
+        if len(pk) == 1:
+            unique.add(pk[0])
+        table = Table(name, md, *[Column(c["name"], c["type"]) for c in reflected])
+        columns = [
+            ColumnInfo(
+                name=c["name"],
+                kind=answer_kind(c["type"]),
+                sql_type=_type_text(c["type"]),
+                nullable=bool(c.get("nullable", True)),
+                primary_key=c["name"] in pk,
+                unique=c["name"] in unique,
+            )
+            for c in reflected
+        ]
+        info = TableInfo(name, tuple(columns), pk, fks)
+        if profile:
+            info = _profile(conn, table, info)
+        infos.append(info)
+    return SchemaInfo(tuple(infos), dialect=_dialect(conn))
+
+
+def _dialect(conn: Connection) -> str:
+    name = conn.dialect.name
+    return {"postgresql": "postgres", "mariadb": "mysql"}.get(name, name)
+
+
+def _multi(col: Any) -> Any:
+    """Distinct values of ``col`` in a group, NULL counted as one more value."""
+    return func.count(distinct(col)) + func.max(case((col.is_(None), 1), else_=0))
+
+
+def _profile(conn: Connection, table: Table, info: TableInfo) -> TableInfo:
+    cols = [c for c in info.columns if c.kind is not None][:_MAX_PROFILED_COLUMNS]
+    exprs: list[Any] = [func.count()]
+    for c in cols:
+        exprs += [func.count(table.c[c.name]), func.count(distinct(table.c[c.name]))]
+    row = conn.execute(select(*exprs).select_from(table)).one()
+    rows = int(row[0])
+    counts = {c.name: (int(row[1 + 2 * i]), int(row[2 + 2 * i])) for i, c in enumerate(cols)}
+    columns = tuple(
+        ColumnInfo(
+            c.name,
+            c.kind,
+            c.sql_type,
+            c.nullable,
+            c.primary_key,
+            distinct=counts.get(c.name, (0, 0))[1],
+            non_null=counts.get(c.name, (0, 0))[0],
+            unique=c.unique,
+        )
+        for c in info.columns
+    )
+    info = TableInfo(info.name, columns, info.primary_key, info.foreign_keys, rows)
+    descriptive = info.descriptive()
+    keys = [c for c in descriptive if c.kind is AnswerType.TEXT and c.distinct >= 2]
+    violations: dict[tuple[str, str], int] = {}
+    for k in keys:
+        attrs = [a for a in descriptive if a.name != k.name]
+        if not attrs:
+            continue
+        kc = table.c[k.name]
+        inner = (
+            select(
+                kc.label("k"),
+                *[_multi(table.c[a.name]).label(f"d{i}") for i, a in enumerate(attrs)],
+            )
+            .where(kc.is_not(None))
+            .group_by(kc)
+            .subquery("g")
+        )
+        outer = select(
+            *[
+                func.coalesce(func.sum(case((inner.c[f"d{i}"] > 1, 1), else_=0)), 0)
+                for i in range(len(attrs))
+            ]
+        )
+        vrow = conn.execute(outer).one()
+        for a, v in zip(attrs, vrow, strict=True):
+            violations[(k.name, a.name)] = int(v)
+    pair_profile: dict[tuple[str, str], tuple[int, int]] = {}
+    target = info.identifier()
+    cats = [c for c in keys if not info.is_key_like(c) and c.distinct < c.non_null][
+        :_MAX_PAIR_COLUMNS
+    ]
+    if target is not None:
+        tc = table.c[target.name]
+        for k1, k2 in combinations(cats, 2):
+            c1, c2 = table.c[k1.name], table.c[k2.name]
+            inner = (
+                select(_multi(tc).label("d"))
+                .where(and_(c1.is_not(None), c2.is_not(None)))
+                .group_by(c1, c2)
+                .subquery("g")
+            )
+            prow = conn.execute(
+                select(func.count(), func.coalesce(func.sum(case((inner.c.d == 1, 1), else_=0)), 0))
+            ).one()
+            pair_profile[(k1.name, k2.name)] = (int(prow[0]), int(prow[1]))
+    return TableInfo(
+        info.name, columns, info.primary_key, info.foreign_keys, rows, violations, pair_profile
+    )
