@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prometheus_client import CollectorRegistry
+
 from groundwatch.bus.memory import MemoryBus
 from groundwatch.contracts import Topics
 from groundwatch.core.model import SemanticGroup
@@ -24,6 +26,7 @@ from groundwatch.db import create_schema, make_engine
 from groundwatch.judging import Judge
 from groundwatch.runner import Runner
 from groundwatch.worker import ConsumeLoop
+from services.analytics.metrics import AnalyticsMetrics
 from services.analytics.store import AnalyticsStore
 from services.analytics.worker import AnalyticsWorker
 from services.generator.worker import GeneratorWorker
@@ -60,6 +63,7 @@ class EmbeddedPipeline:
         sample: int = 0,
         rate: float = 0.0,
         on_stop: Sequence[Callable[[], Awaitable[None]]] = (),
+        registry: CollectorRegistry | None = None,
     ) -> None:
         self._on_stop = list(on_stop)
         self.bus = MemoryBus(partitions=partitions)
@@ -77,8 +81,10 @@ class EmbeddedPipeline:
         )
         self.runner_worker = RunnerWorker(self.bus, self.topics, runner)
         self.judge_worker = JudgeWorker(self.bus, self.topics, self.judge.judge)
+        self.registry = registry or CollectorRegistry()
+        metrics = AnalyticsMetrics(self.registry, lambda: self.analytics.tagger)
         self.analytics = AnalyticsWorker(
-            self.bus, self.topics, AnalyticsStore(self.engine), window=window
+            self.bus, self.topics, AnalyticsStore(self.engine), window=window, metrics=metrics
         )
         self.loops: list[ConsumeLoop[Any]] = [
             self.runner_worker.loop,
@@ -123,6 +129,7 @@ class EmbeddedPipeline:
     async def run(self, runs: int = 1) -> EmbeddedResult:
         """Publish ``runs`` probing cycles and wait until every probe is tallied."""
         started = time.perf_counter()
+        before = self.generator.state.published
         run_ids = []
         for _ in range(runs):
             summary = await self.generator.run_cycle()
@@ -131,7 +138,7 @@ class EmbeddedPipeline:
         elapsed = time.perf_counter() - started
         return EmbeddedResult(
             tagger=self.analytics.tagger,
-            published=self.generator.state.published,
+            published=self.generator.state.published - before,
             elapsed_s=elapsed,
             dead_letters=len(self.bus.records(self.topics.dead_letter.name)),
             run_ids=run_ids,
@@ -166,3 +173,57 @@ def reference_runner(
     target = HttpJsonTarget(client, "http://reference-rag/query")
     runner = Runner({name: target}, {name: TargetLimits(concurrency=concurrency, timeout_s=30.0)})
     return runner, client.aclose
+
+
+def monitoring_app(pipeline: EmbeddedPipeline) -> Any:
+    """``/metrics``, ``/groups``, ``/report`` over an embedded pipeline (continuous mode)."""
+    from fastapi import FastAPI, Response
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    from services.analytics.routes import add_routes
+
+    app = FastAPI(title="groundwatch (embedded)")
+
+    @app.get("/healthz", tags=["ops"])
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok", "service": "embedded"}
+
+    @app.get("/metrics", tags=["ops"])
+    async def metrics() -> Response:
+        return Response(generate_latest(pipeline.registry), media_type=CONTENT_TYPE_LATEST)
+
+    add_routes(app, lambda: pipeline.analytics)
+    return app
+
+
+async def run_continuously(
+    pipeline: EmbeddedPipeline,
+    *,
+    interval_s: float,
+    host: str = "127.0.0.1",
+    port: int = 8004,
+    cycles: int | None = None,
+    on_cycle: Callable[[EmbeddedResult], None] | None = None,
+) -> None:
+    """Probe every ``interval_s`` and serve the monitoring endpoints until cancelled (or
+    ``cycles`` cycles are done); each cycle asks every sampled group in all its forms."""
+    import uvicorn
+
+    server = uvicorn.Server(
+        uvicorn.Config(monitoring_app(pipeline), host=host, port=port, log_level="warning")
+    )
+    serving = asyncio.create_task(server.serve())
+    try:
+        done = 0
+        while cycles is None or done < cycles:
+            started = time.monotonic()
+            result = await pipeline.run(1)
+            done += 1
+            if on_cycle is not None:
+                on_cycle(result)
+            if cycles is not None and done >= cycles:
+                break
+            await asyncio.sleep(max(0.0, interval_s - (time.monotonic() - started)))
+    finally:
+        server.should_exit = True
+        await serving

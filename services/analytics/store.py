@@ -26,10 +26,30 @@ def _insert(engine: Engine, table: Any) -> Any:
     return dialect.insert(table)
 
 
+#: Tally columns an upsert overwrites (the key columns stay).
+_TALLY_UPDATED = (
+    "dataset_id",
+    "scenario",
+    "forms_expected",
+    "correct",
+    "incorrect",
+    "error",
+    "undecided",
+    "status",
+    "updated_at",
+)
+
+
 class AnalyticsStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.sessions = sessionmaker(engine, expire_on_commit=False)
+        self._insert_judgements = _insert(engine, JudgementRow).on_conflict_do_nothing()
+        upsert = _insert(engine, TallyRow)
+        self._upsert_tallies = upsert.on_conflict_do_update(
+            index_elements=["target", "cohort", "group_id"],
+            set_={c: getattr(upsert.excluded, c) for c in _TALLY_UPDATED},
+        )
 
     def save(self, judgements: Sequence[Judgement], tallies: Iterable[GroupTally]) -> None:
         now = datetime.now(UTC)
@@ -76,30 +96,14 @@ class AnalyticsStore:
             }
             for t in tallies
         ]
-        with self.sessions.begin() as s:
+        # One executemany per table (not one multi-VALUES statement): the statement is compiled
+        # once and cached, and the driver streams the rows (sqlite3 executemany, psycopg
+        # pipeline), about ten times less CPU per judgement than a 2000-row VALUES list.
+        with self.engine.begin() as conn:
             if rows:
-                s.execute(_insert(self.engine, JudgementRow).values(rows).on_conflict_do_nothing())
+                conn.execute(self._insert_judgements, rows)
             if tally_rows:
-                stmt = _insert(self.engine, TallyRow).values(tally_rows)
-                cols = {
-                    c: getattr(stmt.excluded, c)
-                    for c in (
-                        "dataset_id",
-                        "scenario",
-                        "forms_expected",
-                        "correct",
-                        "incorrect",
-                        "error",
-                        "undecided",
-                        "status",
-                        "updated_at",
-                    )
-                }
-                s.execute(
-                    stmt.on_conflict_do_update(
-                        index_elements=["target", "cohort", "group_id"], set_=cols
-                    )
-                )
+                conn.execute(self._upsert_tallies, tally_rows)
 
     def load_observations(self) -> list[Observation]:
         """Every stored judgement, in the order it was tallied: the replay that rebuilds state."""

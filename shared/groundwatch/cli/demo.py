@@ -4,7 +4,7 @@ Builds the demo domain (a fictitious company database and a corpus rendered from
 facts deliberately left out), generates semantic groups in short and long cohorts, serves the
 reference RAG in-process (keyword-overlap retriever, extractive reader), probes it through the
 production runner, judges, tallies, and prints the group report with how well the injected
-knowledge gaps were found.
+knowledge gaps were found. ``--continuous`` keeps probing and serves ``/metrics``.
 """
 
 from __future__ import annotations
@@ -30,11 +30,16 @@ def gap_detection(injected: set[str], detected: set[str]) -> dict[str, Any]:
 
 
 async def _demo(
-    forms: int, cohorts: tuple[str, ...], runs: int, retriever: str, quiet: bool
+    forms: int,
+    cohorts: tuple[str, ...],
+    runs: int,
+    retriever: str,
+    quiet: bool,
+    serve: tuple[float, str, int] | None = None,
 ) -> dict[str, Any]:
     from groundwatch.core.report import render_text, report_from_tagger
     from groundwatch.demo import demo_dataset
-    from services.embedded import EmbeddedPipeline, reference_runner
+    from services.embedded import EmbeddedPipeline, reference_runner, run_continuously
     from services.reference_rag.app import create_app
     from services.reference_rag.settings import ReferenceRagSettings
 
@@ -50,13 +55,25 @@ async def _demo(
     pipeline = EmbeddedPipeline(groups, runner, on_stop=[close])
     await pipeline.start()
     try:
+        if serve is not None:
+            interval, host, port = serve
+            say(
+                f"probing every {interval:g}s; metrics on http://{host}:{port}/metrics, "
+                f"report on http://{host}:{port}/report.html (Ctrl-C to stop)"
+            )
+            await run_continuously(
+                pipeline,
+                interval_s=interval,
+                host=host,
+                port=port,
+                on_cycle=lambda r: say(f"cycle: {r.published} probes in {r.elapsed_s:.1f}s"),
+            )
         result = await pipeline.run(runs)
     finally:
         await pipeline.stop()
     say(
         f"probed the reference RAG ({retriever} retriever, extractive reader): "
-        f"{result.published} probes "
-        f"in {result.elapsed_s:.1f}s, {result.dead_letters} dead letters"
+        f"{result.published} probes in {result.elapsed_s:.1f}s, {result.dead_letters} dead letters"
     )
     compare = (cohorts[0], cohorts[1]) if len(cohorts) >= 2 else None
     report = report_from_tagger(result.tagger, compare=compare)
@@ -87,13 +104,27 @@ def register(app: typer.Typer) -> None:
         retriever: Annotated[
             str, typer.Option(help="Reference RAG retriever: keyword, bm25 or dense.")
         ] = "keyword",
+        continuous: Annotated[
+            bool, typer.Option("--continuous", help="Keep probing and serve /metrics until Ctrl-C.")
+        ] = False,
+        interval: Annotated[
+            float, typer.Option(help="Seconds between cycles (--continuous).")
+        ] = 30.0,
+        host: Annotated[str, typer.Option(help="Bind address (--continuous).")] = "127.0.0.1",
+        port: Annotated[
+            int, typer.Option(help="Port of /metrics and /report (--continuous).")
+        ] = 8004,
         quiet: Annotated[
             bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")
         ] = False,
     ) -> None:
         """Run the whole pipeline on the embedded bus and print the group report."""
         chosen = tuple(c.strip() for c in cohorts.split(",") if c.strip())
-        out = asyncio.run(_demo(forms, chosen, runs, retriever, quiet))
+        serve = (interval, host, port) if continuous else None
+        try:
+            out = asyncio.run(_demo(forms, chosen, runs, retriever, quiet, serve))
+        except KeyboardInterrupt:
+            raise typer.Exit(0) from None
         if json_out is not None:
             json_out.write_bytes(
                 orjson.dumps(out, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)

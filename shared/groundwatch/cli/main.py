@@ -7,6 +7,7 @@ import importlib
 import typer
 
 from groundwatch import __version__
+from groundwatch.errors import GroundwatchError
 
 app = typer.Typer(
     name="groundwatch",
@@ -17,7 +18,7 @@ app = typer.Typer(
 )
 
 #: Subcommand modules; each exposes ``register(app)``.
-MODULES = ("gen", "judge_agreement", "report", "demo", "ops", "settings_doc")
+MODULES = ("gen", "judge_agreement", "report", "demo", "run", "ops", "settings_doc")
 
 
 def _register() -> None:
@@ -36,5 +37,10 @@ _register()
 
 
 def main() -> None:
-    """Console entry ``groundwatch``."""
-    app()
+    """Console entry ``groundwatch``: a GroundwatchError (bad config, unsafe SQL, bad input file)
+    ends the command with its message and exit code 2, not a traceback."""
+    try:
+        app()
+    except GroundwatchError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(2) from None

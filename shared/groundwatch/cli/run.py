@@ -1,0 +1,123 @@
+"""``groundwatch run``: probe your own targets with your own dataset, in one process.
+
+For batch use and CI (``--once``: N cycles, print the report, exit) and for a single-machine
+continuous monitor (cycles every ``--interval`` seconds, ``/metrics`` and ``/report`` served).
+The same workers as the Kafka services run on the embedded bus; to scale out, run the services.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
+import typer
+
+
+async def _run(
+    dataset: Path,
+    targets_file: Path,
+    once: bool,
+    runs: int,
+    sample: int,
+    interval: float,
+    host: str,
+    port: int,
+    database_url: str | None,
+    compare: tuple[str, str] | None,
+) -> dict[str, Any]:
+    import httpx
+
+    from groundwatch.core.report import render_text, report_from_tagger
+    from groundwatch.datasets import read_jsonl
+    from services.embedded import EmbeddedPipeline, run_continuously
+    from services.rag_runner.app import make_runner
+    from services.rag_runner.settings import RunnerSettings
+
+    groups = list(read_jsonl(dataset))
+    http = httpx.AsyncClient()
+    runner = make_runner(
+        RunnerSettings(runner_targets_file=targets_file, runner_reference_url=None), http
+    )
+    typer.echo(
+        f"{len(groups)} semantic groups from {dataset}; targets: {', '.join(runner.targets)}"
+    )
+    pipeline = EmbeddedPipeline(
+        groups, runner, database_url=database_url, sample=sample, on_stop=[http.aclose]
+    )
+    await pipeline.start()
+    try:
+        if once:
+            result = await pipeline.run(runs)
+            typer.echo(f"{result.published} probes in {result.elapsed_s:.1f}s")
+        else:
+            typer.echo(
+                f"probing every {interval:g}s; http://{host}:{port}/metrics (Ctrl-C to stop)"
+            )
+            await run_continuously(
+                pipeline,
+                interval_s=interval,
+                host=host,
+                port=port,
+                on_cycle=lambda r: typer.echo(f"cycle: {r.published} probes in {r.elapsed_s:.1f}s"),
+            )
+        report = report_from_tagger(pipeline.analytics.tagger, compare=compare)
+    finally:
+        await pipeline.stop()
+    typer.echo(render_text(report))
+    return report
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def run(
+        dataset: Annotated[
+            Path, typer.Option(help="Dataset JSONL from `groundwatch gen`.", exists=True)
+        ],
+        targets: Annotated[
+            Path,
+            typer.Option(
+                help="Targets file (YAML/TOML): http_json, openai_chat, callable.", exists=True
+            ),
+        ],
+        once: Annotated[
+            bool, typer.Option("--once", help="Run --runs cycles, report, exit.")
+        ] = False,
+        runs: Annotated[int, typer.Option(help="Cycles with --once.")] = 1,
+        sample: Annotated[int, typer.Option(help="Groups per cycle (0 = all).")] = 0,
+        interval: Annotated[
+            float, typer.Option(help="Seconds between cycles (continuous).")
+        ] = 60.0,
+        host: Annotated[str, typer.Option(help="Bind address (continuous).")] = "127.0.0.1",
+        port: Annotated[
+            int, typer.Option(help="Port of /metrics and /report (continuous).")
+        ] = 8004,
+        database_url: Annotated[
+            str | None,
+            typer.Option(help="Keep the judgements in this database (default: a temp SQLite)."),
+        ] = None,
+        compare: Annotated[
+            str | None, typer.Option(help="Two cohorts to test, e.g. short,long.")
+        ] = None,
+        json_out: Annotated[
+            Path | None, typer.Option("--json", help="Write the report as JSON.")
+        ] = None,
+    ) -> None:
+        """Probe targets with a dataset on the embedded bus: once (CI) or continuously."""
+        pair = None
+        if compare:
+            a, _, b = compare.partition(",")
+            if not a or not b:
+                raise typer.BadParameter("expected two cohorts as A,B", param_hint="--compare")
+            pair = (a.strip(), b.strip())
+        try:
+            report = asyncio.run(
+                _run(dataset, targets, once, runs, sample, interval, host, port, database_url, pair)
+            )
+        except KeyboardInterrupt:
+            raise typer.Exit(0) from None
+        if json_out is not None:
+            json_out.write_bytes(
+                orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+            )
