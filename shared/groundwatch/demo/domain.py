@@ -7,6 +7,8 @@ gap detection can be checked against them: :meth:`DemoDomain.injected_gap_group_
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -110,11 +112,13 @@ def build_demo(
     """
     rows = make_rows(seed)
     if url is None:
-        base = (
-            Path(workdir)
-            if workdir is not None
-            else Path(tempfile.mkdtemp(prefix="groundwatch-demo-"))
-        )
+        if workdir is not None:
+            base = Path(workdir)
+        else:
+            # Nobody else owns this directory: remove it when the process ends, so every
+            # demo, service start and test does not leave a database behind in /tmp.
+            base = Path(tempfile.mkdtemp(prefix="groundwatch-demo-"))
+            atexit.register(shutil.rmtree, base, True)
         base.mkdir(parents=True, exist_ok=True)
         path = base / f"meridian_vale_{seed}.sqlite"
         url = f"sqlite:///{path}"
