@@ -37,6 +37,15 @@ up: $(STAMP)  ## start Kafka and the five services as local processes
 down:  ## stop the local services (and Kafka if `make up` started it)
 	PYTHON=$(PY) bash scripts/services.sh down
 
+COMPOSE ?= docker compose
+JUDGES ?= 1
+compose-up:  ## whole stack in Docker (needs POSTGRES_PASSWORD, GW_API_TOKEN, GRAFANA_ADMIN_PASSWORD; JUDGES=3 scales the judge)
+	$(COMPOSE) up -d --build --wait --scale judge=$(JUDGES)
+	@echo "Grafana http://127.0.0.1:3000  Prometheus http://127.0.0.1:9090  Alertmanager http://127.0.0.1:9093  report http://127.0.0.1:8004/report.html"
+
+compose-down:  ## stop the Docker stack (data volumes kept; COMPOSE_DOWN_ARGS=-v drops them)
+	$(COMPOSE) down $(COMPOSE_DOWN_ARGS)
+
 lint: $(STAMP)  ## ruff + mypy --strict
 	$(VENV)/bin/ruff check shared services tests bench
 	$(VENV)/bin/mypy

@@ -3,30 +3,67 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 from typing import Any
 
 from fastapi import Depends, FastAPI
 from prometheus_client import CollectorRegistry, Counter
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
 
 from groundwatch.auth import require_token
 from groundwatch.bus import make_bus
-from groundwatch.contracts import Topics
+from groundwatch.contracts import Probe, Topics
 from groundwatch.core.model import SemanticGroup
+from groundwatch.db import create_schema, make_engine
+from groundwatch.db.models import AnswerVersionRow
 from groundwatch.service import ServiceParts, build_app, instance_name, serve, settings_or_exit
 from services.generator.settings import GeneratorSettings
-from services.generator.worker import GeneratorWorker
+from services.generator.worker import GeneratorWorker, Refresher
 
 
-def load_groups(settings: GeneratorSettings) -> list[SemanticGroup]:
-    """The dataset to probe: the built-in demo domain, or a JSONL file of semantic groups."""
+def load_groups(settings: GeneratorSettings) -> tuple[list[SemanticGroup], str | None]:
+    """The dataset to probe — the built-in demo domain, or a JSONL file of semantic groups — and
+    the source database whose answers cycles re-read (the demo's own, or ``GW_SOURCE_URL``)."""
     if settings.dataset == "demo":
         from groundwatch.demo import demo_dataset
 
-        _, groups = demo_dataset(k=settings.forms, cohorts=tuple(settings.cohorts))
-        return list(groups)
+        domain, groups = demo_dataset(k=settings.forms, cohorts=tuple(settings.cohorts))
+        return list(groups), settings.source_url or domain.db_url
     from groundwatch.datasets import read_jsonl
 
-    return list(read_jsonl(settings.dataset))
+    return list(read_jsonl(settings.dataset)), settings.source_url
+
+
+def answer_refresher(source_url: str, engine: Engine, changes: Counter) -> Refresher:
+    """Re-read answers on a read-only connection; record each new version in the database."""
+    from groundwatch.sources.connect import readonly_engine
+    from groundwatch.sources.refresh import refresh_answers
+
+    source = readonly_engine(source_url)
+
+    def store(groups: list[SemanticGroup], changed: list[str]) -> None:
+        by_id = {g.group_id: g for g in groups}
+        with Session(engine) as s, s.begin():
+            for gid in changed:
+                g = by_id[gid]
+                s.merge(
+                    AnswerVersionRow(
+                        dataset_id=g.dataset_id,
+                        group_id=gid,
+                        version=g.answer.version,
+                        answer=g.answer.model_dump(mode="json"),
+                    )
+                )
+
+    async def refresh(groups: list[SemanticGroup]) -> tuple[list[SemanticGroup], list[str]]:
+        result = await asyncio.to_thread(refresh_answers, source, groups)
+        if result.changed:
+            await asyncio.to_thread(store, result.groups, result.changed)
+            changes.inc(len(result.changed))
+        return result.groups, result.changed
+
+    return refresh
 
 
 def create_app(settings: GeneratorSettings) -> FastAPI:
@@ -41,7 +78,23 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             client_id=instance_name(settings, "generator"),
         )
         topics = Topics(settings.topic_prefix)
-        groups = await asyncio.to_thread(load_groups, settings)
+        groups, source_url = await asyncio.to_thread(load_groups, settings)
+        engine = make_engine(settings.database_url)
+        await asyncio.to_thread(create_schema, engine)
+        changes = Counter(
+            "groundwatch_answer_changes",
+            "Groups whose SQL answer changed (new answer version).",
+            registry=registry,
+        )
+        refresh = answer_refresher(source_url, engine, changes) if source_url else None
+        published = Counter(
+            "groundwatch_probes_published", "Probes published.", ["target"], registry=registry
+        )
+
+        def count(batch: list[Probe]) -> None:
+            for target, n in collections.Counter(p.target for p in batch).items():
+                published.labels(target).inc(n)
+
         worker = GeneratorWorker(
             bus,
             topics,
@@ -50,19 +103,13 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             sample=settings.sample,
             rate=settings.rate,
             seed=settings.seed,
-        )
-        published = Counter(
-            "groundwatch_probes_published_total", "Probes published.", ["target"], registry=registry
+            refresh=refresh,
+            on_publish=count,
         )
 
         async def startup_runs() -> None:
             for _ in range(settings.runs):
-                before = worker.state.published
                 await worker.run_cycle()
-                for t in settings.targets:
-                    published.labels(t).inc(
-                        (worker.state.published - before) / len(settings.targets)
-                    )
             if settings.continuous:
                 worker.start_continuous(settings.interval_s)
 
@@ -71,6 +118,7 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             topics=topics,
             registry=registry,
             background=[startup_runs],
+            engine=engine,
             on_stop=[worker.stop_continuous],
             extra={"worker": worker},
         )

@@ -26,6 +26,11 @@ class GeneratorSettings(CommonSettings):
     rate: float = Field(0.0, ge=0, description="Probes per second (0 = as fast as the bus takes).")
     seed: int = Field(7, description="Seed of the group sampler (reproducible cycles).")
     api_token: str | None = Field(None, description="Bearer token for state-changing endpoints.")
+    source_url: str | None = Field(
+        None,
+        description="Source database (opened read-only) whose answers each cycle re-reads; "
+        "'demo' dataset: the demo database. Unset: answers are never refreshed.",
+    )
 
     @field_validator("api_token")
     @classmethod

@@ -7,11 +7,11 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from groundwatch.bus.base import Bus
-from groundwatch.contracts import Topics
+from groundwatch.contracts import Probe, Topics
 from groundwatch.core.model import SemanticGroup
 from groundwatch.worker import to_outgoing
 from services.generator.planner import new_run_id, probes_for, sample_groups
@@ -21,6 +21,11 @@ log = logging.getLogger(__name__)
 BATCH = 500
 
 
+#: Re-reads the SQL truth of the sampled groups; returns them with new answer versions and the
+#: ids of the groups whose answer changed.
+Refresher = Callable[[list[SemanticGroup]], Awaitable[tuple[list[SemanticGroup], list[str]]]]
+
+
 @dataclass
 class RunSummary:
     run_id: str
@@ -28,6 +33,7 @@ class RunSummary:
     probes: int
     started_at: float
     finished_at: float = 0.0
+    answers_changed: int = 0
 
 
 @dataclass
@@ -50,7 +56,11 @@ class GeneratorWorker:
         sample: int = 0,
         rate: float = 0.0,
         seed: int = 7,
+        refresh: Refresher | None = None,
+        on_publish: Callable[[list[Probe]], None] | None = None,
     ) -> None:
+        self.refresh = refresh
+        self.on_publish = on_publish
         self.bus = bus
         self.topics = topics
         self.groups = list(groups)
@@ -66,6 +76,13 @@ class GeneratorWorker:
         run_id = run_id or new_run_id()
         chosen = sample_groups(self.groups, self.sample, self.rng)
         summary = RunSummary(run_id, len(chosen), 0, time.time())
+        if self.refresh is not None:
+            # Ground truth that stays current: re-read the answers asked in this cycle.
+            chosen, changed = await self.refresh(chosen)
+            summary.answers_changed = len(changed)
+            if changed:
+                fresh = {g.group_id: g for g in chosen}
+                self.groups = [fresh.get(g.group_id, g) for g in self.groups]
         batch = []
         started = time.monotonic()
         for probe in probes_for(chosen, self.targets, run_id):
@@ -80,8 +97,10 @@ class GeneratorWorker:
         log.info("run %s: %d groups, %d probes", run_id, summary.groups, summary.probes)
         return summary
 
-    async def _publish(self, batch: list, summary: RunSummary, started: float) -> None:  # type: ignore[type-arg]
+    async def _publish(self, batch: list[Probe], summary: RunSummary, started: float) -> None:
         await self.bus.publish_many(to_outgoing(batch, self.topics))
+        if self.on_publish is not None:
+            self.on_publish(batch)
         summary.probes += len(batch)
         self.state.published += len(batch)
         if self.rate > 0:

@@ -78,6 +78,7 @@ def test_equations_on_a_hand_counted_cohort() -> None:
         "retrieval": 0,
         "lm": 1,
         "target_error": 1,
+        "stale": 0,
         "undecided": 0,
         "pending": 2,
     }

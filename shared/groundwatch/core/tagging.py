@@ -43,6 +43,9 @@ from groundwatch.core.model import Verdict
 if TYPE_CHECKING:
     from groundwatch.contracts import Judgement
 
+#: The judge's reason for a response that matches an earlier answer version of its group.
+STALE_REASON = "stale"
+
 GroupKey = tuple[str, str, str]
 """(target, cohort, group_id)."""
 
@@ -72,6 +75,7 @@ class Observation:
     retrieval_ok: bool | None = None
     at: float = 0.0
     latency_s: float = 0.0
+    stale: bool = False
 
     @property
     def key(self) -> GroupKey:
@@ -96,6 +100,7 @@ class Observation:
             relevant_doc_ids=tuple(j.relevant_doc_ids),
             at=at,
             latency_s=max(0.0, at - j.probe_created_at.timestamp()),
+            stale=j.reason.startswith(STALE_REASON),
         )
 
 
@@ -115,6 +120,7 @@ class Cause(StrEnum):
     RETRIEVAL = "retrieval"
     LM = "lm"
     TARGET_ERROR = "target_error"
+    STALE = "stale"
     UNDECIDED = "undecided"
     PENDING = "pending"
 
@@ -222,7 +228,8 @@ def retrieval_sufficient(obs: Observation, correct_contexts: set[frozenset[str]]
 def cause_of(obs: Observation, status: GroupStatus, retrieval_ok: bool | None) -> Cause | None:
     """Failure attribution of one example; ``None`` for a correct one.
 
-    error → target error; undecided → undecided; a wrong example in a gap group → gap (the
+    error → target error; undecided → undecided; a response matching an earlier answer version
+    (the source database changed, the RAG's knowledge did not) → stale; a wrong example in a gap group → gap (the
     knowledge base lacks the fact); in a pending group → pending (it may yet turn out to be a gap);
     otherwise insufficient retrieval → retrieval, sufficient → LM. Callers pass the status from
     :func:`attribution_status`, so a group that is a gap in one cohort only is not blamed on the
@@ -235,6 +242,8 @@ def cause_of(obs: Observation, status: GroupStatus, retrieval_ok: bool | None) -
         return Cause.TARGET_ERROR
     if v is Verdict.UNDECIDED:
         return Cause.UNDECIDED
+    if obs.stale:
+        return Cause.STALE  # the answer matches an earlier SQL truth: outdated, not missing
     if status is GroupStatus.GAP:
         return Cause.GAP
     if status is GroupStatus.PENDING:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from sqlalchemy.orm import Session
 
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import Observation
+from groundwatch.core.tagging import STALE_REASON, Observation
 from groundwatch.db.models import JudgementRow
 
 
@@ -41,6 +41,7 @@ def observation_from_row(row: JudgementRow) -> Observation:
         relevant_doc_ids=tuple(str(x) for x in row.relevant_doc_ids or ()),
         at=at,
         latency_s=max(0.0, at - _epoch(row.probe_created_at)),
+        stale=row.reason.startswith(STALE_REASON),
     )
 
 
