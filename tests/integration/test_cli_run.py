@@ -18,7 +18,9 @@ CLI = str(Path(sys.executable).with_name("groundwatch"))
 
 def test_gen_then_run_once_reports_every_group(tmp_path: Path) -> None:
     dataset = tmp_path / "demo.jsonl"
-    subprocess.run([CLI, "gen", "--demo", "--out", str(dataset)], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [CLI, "gen", "--demo", "--out", str(dataset)], check=True, capture_output=True, timeout=120
+    )
     groups = [orjson.loads(line) for line in dataset.read_bytes().splitlines()]
     targets = tmp_path / "targets.yaml"
     targets.write_text(
@@ -29,8 +31,21 @@ def test_gen_then_run_once_reports_every_group(tmp_path: Path) -> None:
     )
     out = tmp_path / "report.json"
     proc = subprocess.run(
-        [CLI, "run", "--dataset", str(dataset), "--targets", str(targets), "--once", "--json", str(out)],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        [
+            CLI,
+            "run",
+            "--dataset",
+            str(dataset),
+            "--targets",
+            str(targets),
+            "--once",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},  # the callable lives in the tests package
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -49,7 +64,55 @@ def test_run_rejects_a_bad_targets_file_naming_the_field(tmp_path: Path) -> None
     dataset.write_text("")
     targets = tmp_path / "targets.yaml"
     targets.write_text("targets:\n  - name: x\n    type: http_json\n    url: ftp://nope\n")
-    proc = subprocess.run([CLI, "run", "--dataset", str(dataset), "--targets", str(targets), "--once"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [CLI, "run", "--dataset", str(dataset), "--targets", str(targets), "--once"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2, proc.stderr
     assert "targets[0].url" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_open_domain_filter_leaves_out_what_the_llm_only_baseline_knows(tmp_path: Path) -> None:
+    dataset = tmp_path / "demo.jsonl"
+    subprocess.run(
+        [CLI, "gen", "--demo", "--out", str(dataset)], check=True, capture_output=True, timeout=120
+    )
+    groups = [orjson.loads(line) for line in dataset.read_bytes().splitlines()]
+    city_groups = {
+        g["group_id"] for g in groups if g["sql"] == "SELECT city FROM clients WHERE name = :name"
+    }
+    assert len(city_groups) >= 10
+    targets = tmp_path / "targets.yaml"
+    targets.write_text(
+        "targets:\n"
+        "  - {name: rag, type: callable, callable: 'tests.e2e.targets_fixture:knows_nothing'}\n"
+        "  - {name: llm-only, type: callable, callable: 'tests.e2e.targets_fixture:knows_the_client_locations'}\n"
+    )
+    out = tmp_path / "report.json"
+    proc = subprocess.run(
+        [
+            CLI,
+            "run",
+            "--dataset",
+            str(dataset),
+            "--targets",
+            str(targets),
+            "--once",
+            "--open-domain-baseline",
+            "llm-only",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = orjson.loads(out.read_bytes())
+    assert set(report["open_domain"]["group_ids"]) == city_groups
+    assert report["cohorts"]["short"]["groups"] == len(groups) - len(city_groups)
+    assert list(report.get("targets", {"rag": 0})) == ["rag"]

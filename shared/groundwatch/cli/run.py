@@ -26,10 +26,12 @@ async def _run(
     port: int,
     database_url: str | None,
     compare: tuple[str, str] | None,
+    baseline: str | None = None,
 ) -> dict[str, Any]:
     import httpx
 
-    from groundwatch.core.report import render_text, report_from_tagger
+    from groundwatch.core.open_domain import closed_domain, open_domain_groups
+    from groundwatch.core.report import build_report, render_text, report_from_tagger
     from groundwatch.datasets import read_jsonl
     from services.embedded import EmbeddedPipeline, run_continuously
     from services.rag_runner.app import make_runner
@@ -62,7 +64,22 @@ async def _run(
                 port=port,
                 on_cycle=lambda r: typer.echo(f"cycle: {r.published} probes in {r.elapsed_s:.1f}s"),
             )
-        report = report_from_tagger(pipeline.analytics.tagger, compare=compare)
+        tagger = pipeline.analytics.tagger
+        if baseline is None:
+            report = report_from_tagger(tagger, compare=compare)
+        else:
+            observations = list(tagger.observations())
+            flagged = open_domain_groups(observations, baseline)
+            report = build_report(closed_domain(observations, baseline, flagged), compare=compare)
+            report["open_domain"] = {
+                "baseline": baseline,
+                "groups": len(flagged),
+                "group_ids": sorted(flagged),
+            }
+            typer.echo(
+                f"open-domain filter: {len(flagged)} groups answered by {baseline} "
+                "without retrieval are left out of the report"
+            )
     finally:
         await pipeline.stop()
     typer.echo(render_text(report))
@@ -103,6 +120,13 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[
             Path | None, typer.Option("--json", help="Write the report as JSON.")
         ] = None,
+        open_domain_baseline: Annotated[
+            str | None,
+            typer.Option(
+                help="Target (e.g. an openai_chat LLM-only baseline) whose correctly answered "
+                "groups are flagged open-domain and left out of the report (GRAMMAR §5.2)."
+            ),
+        ] = None,
     ) -> None:
         """Probe targets with a dataset on the embedded bus: once (CI) or continuously."""
         pair = None
@@ -113,7 +137,19 @@ def register(app: typer.Typer) -> None:
             pair = (a.strip(), b.strip())
         try:
             report = asyncio.run(
-                _run(dataset, targets, once, runs, sample, interval, host, port, database_url, pair)
+                _run(
+                    dataset,
+                    targets,
+                    once,
+                    runs,
+                    sample,
+                    interval,
+                    host,
+                    port,
+                    database_url,
+                    pair,
+                    open_domain_baseline,
+                )
             )
         except KeyboardInterrupt:
             raise typer.Exit(0) from None
