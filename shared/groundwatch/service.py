@@ -182,7 +182,18 @@ def serve(app: FastAPI, settings: CommonSettings) -> None:
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    # One line per probe (httpx requests, access logs of scrapes and probes) would drown what
+    # matters and cost CPU on the hot path: those stay at WARNING unless DEBUG is asked for.
+    if settings.log_level != "DEBUG":
+        for noisy in ("httpx", "httpcore", "aiokafka"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level.lower(),
+        access_log=settings.log_level == "DEBUG",
+    )
 
 
 def instance_name(settings: CommonSettings, service: str) -> str:
