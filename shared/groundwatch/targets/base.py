@@ -1,0 +1,137 @@
+"""What a target is to groundwatch: something that answers a query, or fails with a kind.
+
+A RAG endpoint's failure (timeout, 5xx, garbage payload, open circuit) must never be mistaken for
+a wrong answer: the runner turns a :class:`TargetError` into ``status=error`` with its kind, and an
+error is never judged. Only a :class:`TargetReply` reaches the judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from groundwatch.contracts import MAX_CONTEXTS, MAX_TEXT
+from groundwatch.errors import GroundwatchError
+
+#: Retrieved ids kept per reply; a reply listing more is cut (ids are small but unbounded).
+MAX_RETRIEVED_IDS = 200
+MAX_ID_CHARS = 512
+
+
+class ErrorKind(StrEnum):
+    """Why a target produced no answer; ``RagResponse.error_kind`` carries the value."""
+
+    TIMEOUT = "timeout"
+    HTTP_4XX = "http_4xx"
+    HTTP_5XX = "http_5xx"
+    BAD_PAYLOAD = "bad_payload"
+    CONNECTION = "connection"
+    CIRCUIT_OPEN = "circuit_open"
+    RATE_LIMITED = "rate_limited"
+    EXCEPTION = "exception"
+    UNKNOWN_TARGET = "unknown_target"
+
+
+#: Failures worth retrying (with jitter) and counted by the circuit breaker. A 4xx or a bad
+#: payload will fail the same way again, so retrying it only adds load to the target.
+TRANSIENT: frozenset[ErrorKind] = frozenset(
+    {ErrorKind.TIMEOUT, ErrorKind.HTTP_5XX, ErrorKind.CONNECTION, ErrorKind.RATE_LIMITED}
+)
+
+
+class TargetError(GroundwatchError):
+    """The target did not answer. ``retry_after`` is the target's own hint (HTTP Retry-After)."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str = "",
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(f"{kind.value}: {message}" if message else kind.value)
+        self.kind = kind
+        self.status_code = status_code
+        self.retry_after = retry_after
+
+    @property
+    def transient(self) -> bool:
+        return self.kind in TRANSIENT
+
+
+@dataclass(frozen=True, slots=True)
+class TargetReply:
+    """A target's answer with the evidence it used.
+
+    ``truncated`` says the answer was cut to fit the message contract (the judge must not take a
+    cut answer for a complete one); ``contexts_truncated`` says contexts or ids were cut.
+    """
+
+    answer: str
+    retrieved_ids: list[str] = field(default_factory=list)
+    contexts: list[str] = field(default_factory=list)
+    truncated: bool = False
+    contexts_truncated: bool = False
+
+    def bounded(
+        self,
+        max_answer_chars: int = MAX_TEXT,
+        max_contexts: int = MAX_CONTEXTS,
+        max_context_chars: int = MAX_TEXT,
+    ) -> TargetReply:
+        """This reply cut to the contract's limits, with the flags set when anything was cut."""
+        if (
+            len(self.answer) <= max_answer_chars
+            and len(self.retrieved_ids) <= MAX_RETRIEVED_IDS
+            and len(self.contexts) <= max_contexts
+            and all(len(i) <= MAX_ID_CHARS for i in self.retrieved_ids)
+            and all(len(c) <= max_context_chars for c in self.contexts)
+        ):
+            return self
+        answer = self.answer[:max_answer_chars]
+        ids = [i[:MAX_ID_CHARS] for i in self.retrieved_ids[:MAX_RETRIEVED_IDS]]
+        contexts = [c[:max_context_chars] for c in self.contexts[:max_contexts]]
+        cut_answer = len(answer) < len(self.answer)
+        cut_rest = (
+            len(self.retrieved_ids) > MAX_RETRIEVED_IDS
+            or len(self.contexts) > max_contexts
+            or any(len(a) != len(b) for a, b in zip(ids, self.retrieved_ids, strict=False))
+            or any(len(a) != len(b) for a, b in zip(contexts, self.contexts, strict=False))
+        )
+        if not cut_answer and not cut_rest:
+            return self
+        return TargetReply(
+            answer,
+            ids,
+            contexts,
+            truncated=self.truncated or cut_answer,
+            contexts_truncated=self.contexts_truncated or cut_rest,
+        )
+
+
+def reply_from(
+    answer: object, retrieved_ids: Sequence[object] = (), contexts: Sequence[object] = ()
+) -> TargetReply:
+    """Build a bounded reply from loosely typed values (numbers become text), or fail as
+    ``bad_payload``: a target that returns a dict for its answer has broken its contract."""
+    if isinstance(answer, bool) or not isinstance(answer, str | int | float):
+        raise TargetError(ErrorKind.BAD_PAYLOAD, f"answer is {type(answer).__name__}, not text")
+    for name, values in (("retrieved_ids", retrieved_ids), ("contexts", contexts)):
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, str | int | float):
+                raise TargetError(
+                    ErrorKind.BAD_PAYLOAD, f"{name} holds a {type(v).__name__}, not text"
+                )
+    return TargetReply(
+        str(answer), [str(v) for v in retrieved_ids], [str(v) for v in contexts]
+    ).bounded()
+
+
+@runtime_checkable
+class Target(Protocol):
+    """A RAG system (or LLM-only baseline) under evaluation."""
+
+    async def ask(self, query: str) -> TargetReply: ...

@@ -1,0 +1,22 @@
+"""Probes for runner tests."""
+
+from __future__ import annotations
+
+import uuid
+
+from groundwatch.contracts import Probe
+from groundwatch.core.model import AnswerType, Expected
+
+
+def probe(target: str, query: str = "q", answer: str = "a", cohort: str = "short") -> Probe:
+    return Probe(
+        probe_id=uuid.uuid4(),
+        run_id="run-1",
+        dataset_id="ds",
+        group_id=f"g-{query}",
+        form_id=f"f-{query}-{cohort}",
+        cohort=cohort,
+        target=target,
+        query=query,
+        expected=Expected(values=[answer], types=[AnswerType.TEXT]),
+    )

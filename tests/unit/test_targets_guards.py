@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from groundwatch.targets import BreakerState, CircuitBreaker, TokenBucket
+
+pytestmark = pytest.mark.unit
+
+
+def state(b: CircuitBreaker) -> BreakerState:
+    return b.state  # read through a call: mypy would otherwise narrow between assertions
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_breaker_opens_after_consecutive_failures_and_closes_after_good_trial() -> None:
+    clock = FakeClock()
+    b = CircuitBreaker(failures=3, reset_s=10, clock=clock)
+    for ok in (False, False, True, False, False):  # a success resets the count
+        permit = b.allow()
+        assert permit is not None
+        b.record(permit, ok)
+    assert state(b) is BreakerState.CLOSED
+    permit = b.allow()
+    assert permit is not None
+    b.record(permit, False)
+    assert state(b) is BreakerState.OPEN and b.allow() is None
+    clock.now += 9.9
+    assert b.allow() is None
+    clock.now += 0.2
+    trial = b.allow()
+    assert trial is not None and trial.trial and state(b) is BreakerState.HALF_OPEN
+    assert b.allow() is None  # one trial at a time
+    b.record(trial, True)
+    assert state(b) is BreakerState.CLOSED
+    assert [s for _, s in b.transitions] == ["open", "half_open", "closed"]
+
+
+def test_failed_trial_reopens_and_stale_outcomes_are_ignored() -> None:
+    clock = FakeClock()
+    b = CircuitBreaker(failures=1, reset_s=5, clock=clock)
+    stale = b.allow()
+    first = b.allow()
+    assert stale is not None and first is not None
+    b.record(first, False)
+    assert state(b) is BreakerState.OPEN
+    b.record(stale, True)  # began before the circuit opened: does not close it
+    assert state(b) is BreakerState.OPEN
+    clock.now += 5
+    trial = b.allow()
+    assert trial is not None
+    b.record(trial, False)
+    assert state(b) is BreakerState.OPEN and b.allow() is None
+    clock.now += 5
+    again = b.allow()
+    assert again is not None and again.trial
+    b.release(again)  # cancelled trial: the next caller gets to try
+    assert b.allow() is not None
+
+
+async def test_waiters_follow_the_trial_outcome() -> None:
+    clock = FakeClock()
+    b = CircuitBreaker(failures=1, reset_s=1, clock=clock)
+    p = b.allow()
+    assert p is not None
+    b.record(p, False)
+    clock.now += 1
+    trial = await b.acquire()
+    assert trial is not None and trial.trial
+    waiters = [asyncio.create_task(b.acquire()) for _ in range(3)]
+    await asyncio.sleep(0)
+    assert not any(w.done() for w in waiters)
+    b.record(trial, True)
+    permits = await asyncio.gather(*waiters)
+    assert all(p is not None and not p.trial for p in permits)
+
+
+async def test_waiters_fail_fast_when_the_trial_fails() -> None:
+    clock = FakeClock()
+    b = CircuitBreaker(failures=1, reset_s=1, clock=clock)
+    p = b.allow()
+    assert p is not None
+    b.record(p, False)
+    clock.now += 1
+    trial = await b.acquire()
+    assert trial is not None
+    waiter = asyncio.create_task(b.acquire())
+    await asyncio.sleep(0)
+    b.record(trial, False)
+    assert await waiter is None
+
+
+async def test_token_bucket_rate_and_burst() -> None:
+    bucket = TokenBucket(rate=100, depth=5)
+    started = time.monotonic()
+    for _ in range(5):
+        await bucket.acquire()
+    assert time.monotonic() - started < 0.02  # the burst is free
+    for _ in range(10):
+        await bucket.acquire()
+    elapsed = time.monotonic() - started
+    assert 0.09 <= elapsed < 0.3  # then 100/s
+
+
+def test_token_bucket_rejects_nonsense() -> None:
+    with pytest.raises(ValueError, match="rate"):
+        TokenBucket(rate=0, depth=1)

@@ -1,0 +1,213 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from groundwatch.errors import ConfigError
+from groundwatch.targets import ErrorKind, HttpJsonTarget, TargetError, expand_env, render_body
+from groundwatch.targets.paths import PathError, ReplyPath
+from services.reference_rag.app import create_app
+from services.reference_rag.settings import ReferenceRagSettings
+from tests.unit._rag_corpus import CORPUS
+
+pytestmark = pytest.mark.unit
+
+
+def _mock(handler: Any) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+
+
+def test_render_body_escapes_the_query() -> None:
+    nasty = 'Say "hi"\nand \\ {braces} \u00e9'
+    body = render_body('{"q": "{query}", "k": 3}', nasty)
+    assert json.loads(body) == {"q": nasty, "k": 3}
+    assert json.loads(render_body({"input": {"text": "{query}", "n": [1]}}, nasty)) == {
+        "input": {"text": nasty, "n": [1]}
+    }
+
+
+def test_body_template_must_put_query_inside_a_string() -> None:
+    with pytest.raises(ConfigError, match="body_template"):
+        HttpJsonTarget(
+            _mock(lambda r: httpx.Response(200)), "http://x", body_template='{"q": {query}}'
+        )
+
+
+def test_expand_env_names_the_missing_variable_not_values() -> None:
+    env = {"TOKEN": "s3cr3t"}
+    assert expand_env("Bearer ${TOKEN}", env, "headers.Authorization") == "Bearer s3cr3t"
+    with pytest.raises(ConfigError, match=r"headers\.X: environment variable NOPE is not set"):
+        expand_env("${NOPE}", env, "headers.X")
+
+
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        ("data.answer", "x"),
+        ("data.docs.1.id", 2),
+        ("$.data.answer", "x"),
+        ("$.data.docs[0].t", "a"),
+    ],
+)
+def test_reply_path_one(expr: str, expected: object) -> None:
+    doc = {"data": {"answer": "x", "docs": [{"id": 1, "t": "a"}, {"id": 2, "t": "b"}]}}
+    assert ReplyPath(expr).one(doc) == expected
+
+
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        ("data.docs.*.id", [1, 2]),
+        ("data.ids", ["a", "b"]),
+        ("$.data.docs[*].t", ["a", "b"]),
+        ("$.data.ids", ["a", "b"]),
+        ("data.none", []),
+        ("data.empty.*.id", []),
+        ("$.data.empty[*].id", []),
+    ],
+)
+def test_reply_path_many(expr: str, expected: list[object]) -> None:
+    doc = {
+        "data": {
+            "docs": [{"id": 1, "t": "a"}, {"id": 2, "t": "b"}],
+            "ids": ["a", "b"],
+            "none": None,
+            "empty": [],
+        }
+    }
+    assert ReplyPath(expr).many(doc) == expected
+
+
+def test_reply_path_errors() -> None:
+    doc = {"a": {"b": [1]}, "s": "text"}
+    with pytest.raises(PathError, match="key 'x' missing"):
+        ReplyPath("a.x").one(doc)
+    with pytest.raises(PathError, match="out of range"):
+        ReplyPath("a.b.3").one(doc)
+    with pytest.raises(PathError, match="expected a list"):
+        ReplyPath("s").many(doc)
+    with pytest.raises(ValueError, match="invalid"):
+        ReplyPath("a..b")
+    with pytest.raises(ValueError, match="invalid JSONPath"):
+        ReplyPath("$.[[")
+
+
+async def test_request_shape_headers_and_nested_reply() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(
+            200,
+            json={"result": {"text": "Oslo", "sources": [{"id": "d1", "body": "ctx one"}]}},
+        )
+
+    target = HttpJsonTarget(
+        _mock(handler),
+        "http://rag.local/v1/ask",
+        headers={"Authorization": "Bearer s3cr3t"},
+        body_template={"question": "{query}", "top_k": 2},
+        answer_path="result.text",
+        retrieved_ids_path="$.result.sources[*].id",
+        contexts_path="result.sources.*.body",
+    )
+    reply = await target.ask('Where is "Acme"?')
+    assert (reply.answer, reply.retrieved_ids, reply.contexts) == ("Oslo", ["d1"], ["ctx one"])
+    req = seen[0]
+    assert req.method == "POST" and req.headers["Authorization"] == "Bearer s3cr3t"
+    assert req.headers["Content-Type"] == "application/json"
+    assert json.loads(req.content) == {"question": 'Where is "Acme"?', "top_k": 2}
+    assert "s3cr3t" not in repr(target)
+
+
+async def test_get_with_query_in_url() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"answer": request.url.params["q"]})
+
+    target = HttpJsonTarget(
+        _mock(handler),
+        "http://rag.local/ask?q={query}",
+        method="GET",
+        body_template=None,
+        retrieved_ids_path=None,
+        contexts_path=None,
+    )
+    reply = await target.ask("a&b c?")
+    assert reply.answer == "a&b c?" and reply.retrieved_ids == [] and reply.contexts == []
+
+
+@pytest.mark.parametrize(
+    ("response", "kind", "transient"),
+    [
+        (httpx.Response(500), ErrorKind.HTTP_5XX, True),
+        (httpx.Response(503, headers={"Retry-After": "2"}), ErrorKind.HTTP_5XX, True),
+        (httpx.Response(429, headers={"Retry-After": "1.5"}), ErrorKind.RATE_LIMITED, True),
+        (httpx.Response(404), ErrorKind.HTTP_4XX, False),
+        (httpx.Response(408), ErrorKind.TIMEOUT, True),
+        (httpx.Response(200, content=b"<html>"), ErrorKind.BAD_PAYLOAD, False),
+        (httpx.Response(200, json={"text": "no answer key"}), ErrorKind.BAD_PAYLOAD, False),
+        (httpx.Response(200, json={"answer": {"nested": 1}}), ErrorKind.BAD_PAYLOAD, False),
+        (
+            httpx.Response(200, json={"answer": "a", "retrieved_ids": "d1"}),
+            ErrorKind.BAD_PAYLOAD,
+            False,
+        ),
+    ],
+)
+async def test_failures_become_typed_errors(
+    response: httpx.Response, kind: ErrorKind, transient: bool
+) -> None:
+    target = HttpJsonTarget(_mock(lambda r: response), "http://rag.local/q")
+    with pytest.raises(TargetError) as err:
+        await target.ask("q")
+    assert err.value.kind is kind and err.value.transient is transient
+    if "Retry-After" in response.headers:
+        assert err.value.retry_after == float(response.headers["Retry-After"])
+
+
+@pytest.mark.parametrize(
+    ("exc", "kind"),
+    [
+        (httpx.ConnectError("refused"), ErrorKind.CONNECTION),
+        (httpx.ReadTimeout("slow"), ErrorKind.TIMEOUT),
+        (httpx.RemoteProtocolError("reset"), ErrorKind.CONNECTION),
+    ],
+)
+async def test_transport_failures(exc: Exception, kind: ErrorKind) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise exc
+
+    with pytest.raises(TargetError) as err:
+        await HttpJsonTarget(_mock(handler), "http://rag.local/q").ask("q")
+    assert err.value.kind is kind
+
+
+async def test_oversize_body_refused_and_long_answer_truncated() -> None:
+    big = {"answer": "x" * 30_000, "retrieved_ids": ["d"] * 300, "contexts": ["c" * 10] * 80}
+    target = HttpJsonTarget(_mock(lambda r: httpx.Response(200, json=big)), "http://r/q")
+    reply = await target.ask("q")
+    assert reply.truncated and len(reply.answer) == 20_000
+    assert (
+        reply.contexts_truncated and len(reply.contexts) == 50 and len(reply.retrieved_ids) == 200
+    )
+    small_cap = HttpJsonTarget(
+        _mock(lambda r: httpx.Response(200, json=big)), "http://r/q", max_response_bytes=1000
+    )
+    with pytest.raises(TargetError, match="larger than 1000 bytes") as err:
+        await small_cap.ask("q")
+    assert err.value.kind is ErrorKind.BAD_PAYLOAD
+
+
+async def test_reference_rag_in_process_through_asgi_transport() -> None:
+    app = create_app(ReferenceRagSettings(rag_retriever="bm25"), dict(CORPUS))
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://rag"
+    ) as client:
+        target = HttpJsonTarget(client, "http://rag/query")
+        reply = await target.ask("Which city is Acme Robotics headquartered in?")
+    assert "Oslo" in reply.answer
+    assert reply.retrieved_ids[0] == "client-acme"
+    assert reply.contexts[0] == CORPUS["client-acme"]
