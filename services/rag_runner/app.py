@@ -13,7 +13,7 @@ from groundwatch.bus import make_bus
 from groundwatch.contracts import Topics
 from groundwatch.runner import Runner
 from groundwatch.service import ServiceParts, build_app, instance_name, serve, settings_or_exit
-from groundwatch.targets import Target, TargetLimits
+from groundwatch.targets import Target, TargetLimits, make_http_client
 from groundwatch.targets.config import HttpJsonConfig, build_targets, load_targets
 from services.rag_runner.metrics import RunnerMetrics
 from services.rag_runner.settings import RunnerSettings
@@ -52,9 +52,8 @@ def create_app(settings: RunnerSettings) -> FastAPI:
             client_id=client_id,
         )
         topics = Topics(settings.topic_prefix)
-        http = httpx.AsyncClient(
-            limits=httpx.Limits(max_connections=512, max_keepalive_connections=128)
-        )
+        # The shared client: plain httpx pools collapse at high concurrency (httpcore#1035).
+        http = make_http_client(max_connections=512)
         runner = make_runner(settings, http, RunnerMetrics(registry))
         worker = RunnerWorker(
             bus,

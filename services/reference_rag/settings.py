@@ -15,7 +15,7 @@ from groundwatch.core.rag import FaultSwitches
 class ReferenceRagSettings(CommonSettings):
     """``GW_RAG_CORPUS``, ``GW_RAG_RETRIEVER``, ``GW_RAG_READER``, fault switches, …"""
 
-    port: int = Field(8010, ge=0, le=65535, description="HTTP port of the reference RAG.")
+    port: int = Field(8005, ge=0, le=65535, description="HTTP port of the reference RAG.")
     rag_corpus: Path | None = Field(
         None,
         description="Corpus: a JSON file {doc_id: text} or a directory of .txt/.md files "
