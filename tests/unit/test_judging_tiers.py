@@ -107,8 +107,10 @@ def test_tier_chain(response: str | None, expected: Expected, verdict: Verdict, 
 
 def test_query_echo_is_not_evidence() -> None:
     q = "Find industry associated with 'EcoSpace Real Estate'."
+    # The gold occurs only inside the repeated entity name: no evidence, and here another answer.
     echoed = judge("EcoSpace Real Estate is a construction firm.", E("Real Estate"), q)
-    assert echoed.verdict is U and "echo" in echoed.reason
+    assert echoed.verdict is I and "echo" in echoed.reason
+    assert judge("Client profile: EcoSpace Real Estate", E("Real Estate"), q).verdict is I
     answered = judge("EcoSpace Real Estate works in real estate.", E("Real Estate"), q)
     assert answered.verdict is C
 

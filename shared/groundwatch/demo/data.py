@@ -219,13 +219,15 @@ def make_rows(
     rng.shuffle(lasts)
     names = [f"{f} {la}" for f, la in zip(firsts, lasts, strict=False)][:employees]
     names[3] = "Aoife O'Sullivan"  # quotes must survive SQL binding and text filling
+    # Titles and departments avoid the words questions about other columns use ("department",
+    # "office"): the corpus must be answerable wherever a fact is not deliberately left out.
     emps: list[Employee] = []
     emps.append(
         Employee(
             1,
             names[0],
             "Chief Executive Officer",
-            "Executive Office",
+            "Executive Leadership",
             "Lisbon",
             dt.date(2009, 3, 2),
             None,
@@ -239,7 +241,7 @@ def make_rows(
             Employee(
                 eid,
                 names[eid - 1],
-                "Department Head",
+                "Practice Lead",
                 dept,
                 OFFICES[i % len(OFFICES)],
                 _date(rng, dt.date(2010, 1, 1), 2500),
@@ -261,7 +263,7 @@ def make_rows(
             )
         )
     senior = [
-        e.employee_id for e in emps if e.job_title in ("Department Head", "Principal Consultant")
+        e.employee_id for e in emps if e.job_title in ("Practice Lead", "Principal Consultant")
     ]
     managers = [
         e.employee_id

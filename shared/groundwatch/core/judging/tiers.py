@@ -369,6 +369,11 @@ def tier_token_f1(ev: Evidence) -> Decision | None:
     for part, st in zip(g.parts, statuses, strict=True):
         if st is PartStatus.FOUND:
             continue
+        if st is PartStatus.ECHO and not part.typed:
+            # The gold's words occur only where the response repeats the question ("Client
+            # profile: Ironvale Mining Cooperative" for the industry "Mining"): no evidence of
+            # the answer at all, the same as the gold being absent.
+            return _wrong("token_f1", f"gold_only_in_echo: {part.raw!r}")
         if part.typed or st in (PartStatus.ECHO, PartStatus.NEGATED) or not part.content:
             all_right = False
             continue
@@ -419,6 +424,8 @@ def _near_miss(gold: frozenset[str], response_tokens: Sequence[str]) -> str | No
 
 def tier_empty(ev: Evidence) -> Decision | None:
     if not ev.norm:
+        if ev.gold.correct_option is not None and _LETTER_ALONE.match(ev.folded):
+            return None  # "A" alone normalizes to nothing (an article), yet picks option A
         return _wrong("empty", "empty_response")
     return None
 

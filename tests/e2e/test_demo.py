@@ -1,0 +1,42 @@
+"""`groundwatch demo` (what `make demo` runs): no server, the whole pipeline on the embedded bus.
+
+GRAMMAR's findings must come out of the demo: the deliberately omitted facts are found as gap
+groups, and with the keyword-matching retriever the long cohort is worse than the short one, its
+failures attributed mainly to retrieval.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+
+def test_demo_finds_the_injected_gaps_and_the_fragile_cohort(tmp_path: Path) -> None:
+    out = tmp_path / "demo.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GW_")}  # embedded defaults
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("groundwatch")), "demo", "--json", str(out)],
+        capture_output=True, text=True, timeout=280, env=env, cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "GRAMMAR group report" in proc.stdout and "gap" in proc.stdout
+    report = orjson.loads(out.read_bytes())
+
+    assert report["injected_gaps"], "the demo injects no gaps"
+    assert report["gap_recall"] == 1.0, set(report["injected_gaps"]) - set(report["detected_gaps"])
+    assert report["gap_precision"] >= 0.95
+
+    hypothesis = report["hypothesis"]
+    assert hypothesis["available"] and hypothesis["p_value"] < 0.05
+    assert hypothesis["short"]["accuracy"] > hypothesis["long"]["accuracy"]
+    long_causes = report["cohorts"]["long"]["attribution"]
+    assert long_causes["retrieval"] == max(long_causes.values()), long_causes
+    assert report["scenarios"], "the demo report has no per-scenario failure rates"
+    assert not list(tmp_path.glob("*.db")), "the demo left a database in the working directory"
