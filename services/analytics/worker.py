@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from groundwatch.bus.base import Bus
+from groundwatch.bus.base import Bus, Consumer
 from groundwatch.contracts import Judgement, Topics, _Contract
 from groundwatch.core.tagging import Observation, Tagger, Window
 from groundwatch.errors import RetryLater
@@ -40,6 +40,11 @@ class AnalyticsWorker:
         self.metrics = metrics
         self.tagger = Tagger(window)
         self._stale = True
+        # Partition ownership: several analytics instances split the judgements topic (key =
+        # group_id); each keeps and exports only the groups of its own partitions, so Prometheus
+        # can sum the instances. None = not known yet (one instance, or before the first poll).
+        self._owned: frozenset[int] | None = None
+        self._partition_of: Callable[[str], int | None] = lambda _gid: None
         self.loop = ConsumeLoop(
             bus=bus,
             topics=topics,
@@ -49,12 +54,38 @@ class AnalyticsWorker:
             service="analytics",
             client_id=client_id,
             max_records=2000,
+            on_assignment=self.on_assignment,
+        )
+
+    def owns(self, group_id: str) -> bool:
+        if self._owned is None:
+            return True
+        partition = self._partition_of(group_id)
+        return partition is None or partition in self._owned
+
+    async def on_assignment(self, consumer: Consumer, assigned: frozenset[tuple[str, int]]) -> None:
+        """A rebalance moved partitions: rebuild from the store with exactly the owned groups
+        (including what the previous owner stored), before any record of the new ones."""
+        topic = self.loop.source.name
+        self._owned = frozenset(p for t, p in assigned if t == topic)
+        self._partition_of = lambda gid: consumer.partition_of(topic, gid.encode())
+        try:
+            n = await asyncio.to_thread(self.reload)
+        except SQLAlchemyError as exc:
+            log.warning(
+                "state reload after rebalance failed (%s); retrying with the next batch", exc
+            )
+            self._stale = True
+            return
+        log.info(
+            "partitions %s: %d stored judgements of owned groups loaded", sorted(self._owned), n
         )
 
     def reload(self) -> int:
-        """Rebuild the tagger from the store: on start-up and after a failed write."""
+        """Rebuild the tagger from the store, owned groups only: on start-up, after a rebalance,
+        after a failed write."""
         tagger = Tagger(self.window)
-        n = tagger.apply_many(self.store.load_observations())
+        n = tagger.apply_many(o for o in self.store.load_observations() if self.owns(o.group_id))
         self.tagger = tagger
         self._stale = False
         return n

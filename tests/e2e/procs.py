@@ -112,6 +112,7 @@ def running_pipeline(
     database_url: str,
     log_dir: Path,
     judges: int = 1,
+    analytics: int = 1,
     runs: int = 1,
     generator_env: dict[str, str] | None = None,
     ready_timeout: float = 90.0,
@@ -126,10 +127,10 @@ def running_pipeline(
         "GW_LOG_LEVEL": "INFO",
     }
     rag = ServiceProc("reference-rag", dict(common), log_dir)
-    procs: dict[str, ServiceProc] = {
-        "reference-rag": rag,
-        "analytics": ServiceProc("analytics", common, log_dir),
-    }
+    procs: dict[str, ServiceProc] = {"reference-rag": rag}
+    for i in range(analytics):
+        name = "analytics" if i == 0 else f"analytics-{i + 1}"
+        procs[name] = ServiceProc("analytics", common, log_dir)
     for i in range(judges):
         procs["judge" if i == 0 else f"judge-{i + 1}"] = ServiceProc("judge", common, log_dir)
     procs["rag-runner"] = ServiceProc(

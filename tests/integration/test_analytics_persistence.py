@@ -200,3 +200,44 @@ async def test_killed_mid_write_commits_nothing_and_a_restart_counts_exactly(
     assert len(fresh.tagger) == len(batch)
     assert fresh.tagger.status_counts() == expected.status_counts()
     engine.dispose()
+
+
+async def test_two_instances_split_the_groups_and_sum_to_the_whole(tmp_path: Path) -> None:
+    """Several analytics instances own disjoint partitions: each tallies only its groups, the sum
+    equals the whole, and when one leaves the other takes over its groups from the store."""
+    engine = make_engine(f"sqlite:///{tmp_path}/a.db")
+    create_schema(engine)
+    bus, topics = MemoryBus(partitions=6), Topics("m.")
+    batch = judgements(groups=30)
+    a = AnalyticsWorker(bus, topics, AnalyticsStore(engine), client_id="a")
+    b = AnalyticsWorker(bus, topics, AnalyticsStore(engine), client_id="b")
+    tasks = [asyncio.create_task(w.loop.run()) for w in (a, b)]
+    await asyncio.gather(a.loop.ready.wait(), b.loop.ready.wait())
+    await bus.publish_many([Outgoing(topics.judgements.name, j.key, j.to_bytes()) for j in batch])
+    for _ in range(200):
+        if len(a.tagger) + len(b.tagger) >= len(batch):
+            break
+        await asyncio.sleep(0.05)
+    expected = Tagger()
+    expected.apply_many(Observation.from_judgement(j) for j in batch)
+    assert len(a.tagger) > 0 and len(b.tagger) > 0
+    assert not {o.group_id for o in a.tagger.observations()} & {
+        o.group_id for o in b.tagger.observations()
+    }
+    summed: dict[tuple[str, str, GroupStatus], int] = {}
+    for w in (a, b):
+        for k, n in w.tagger.status_counts().items():
+            summed[k] = summed.get(k, 0) + n
+    assert summed == expected.status_counts()
+
+    # b leaves: a owns every partition now and loads b's groups from the store.
+    b.loop.stop()
+    await tasks[1]
+    for _ in range(100):
+        if len(a.tagger) == len(batch):
+            break
+        await asyncio.sleep(0.05)
+    assert a.tagger.status_counts() == expected.status_counts()
+    a.loop.stop()
+    await tasks[0]
+    engine.dispose()

@@ -60,6 +60,15 @@ class Consumer(Protocol):
         """Records in this member's partitions not yet fetched (for the consumer-lag metric)."""
         ...
 
+    def assignment(self) -> frozenset[tuple[str, int]]:
+        """The (topic, partition) pairs this member owns now."""
+        ...
+
+    def partition_of(self, topic: str, key: bytes) -> int | None:
+        """The partition a message with ``key`` lands in (``None`` while metadata is unknown);
+        a stateful consumer uses it to keep only the state of the partitions it owns."""
+        ...
+
 
 @runtime_checkable
 class Bus(Protocol):

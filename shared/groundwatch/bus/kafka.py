@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
+from aiokafka.partitioner import murmur2
 
 from groundwatch.bus.base import Outgoing, Record
 
@@ -120,6 +121,16 @@ class KafkaConsumer:
             owned = {tp: off for tp, off in offsets.items() if tp in assigned}
             if owned:
                 await self._consumer.commit(owned)
+
+    def assignment(self) -> frozenset[tuple[str, int]]:
+        return frozenset((tp.topic, tp.partition) for tp in self._consumer.assignment())
+
+    def partition_of(self, topic: str, key: bytes) -> int | None:
+        """Kafka's default partitioner (murmur2 of the key), as the producers use it."""
+        partitions = self._consumer.partitions_for_topic(topic)
+        if not partitions:
+            return None
+        return int(murmur2(key) & 0x7FFFFFFF) % len(partitions)
 
     def lag(self) -> int:
         """High watermark minus the next offset this member will fetch, over its partitions."""
