@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 
 from fastapi import FastAPI
-from prometheus_client import CollectorRegistry
 
-from groundwatch.bus import make_bus
-from groundwatch.contracts import Topics
 from groundwatch.core.tagging import Window
 from groundwatch.db import create_schema, make_engine
-from groundwatch.service import ServiceParts, build_app, instance_name, serve, settings_or_exit
+from groundwatch.service import (
+    ServiceParts,
+    build_app,
+    serve,
+    settings_or_exit,
+    wiring,
+)
 from services.analytics.metrics import AnalyticsMetrics
 from services.analytics.routes import add_routes
 from services.analytics.settings import AnalyticsSettings
@@ -21,15 +24,8 @@ from services.analytics.worker import AnalyticsWorker
 
 def create_app(settings: AnalyticsSettings) -> FastAPI:
     async def bootstrap() -> ServiceParts:
-        registry = CollectorRegistry()
-        client_id = instance_name(settings, "analytics")
-        bus = make_bus(
-            settings.bus,
-            bootstrap=settings.kafka_bootstrap,
-            partitions=settings.partitions,
-            client_id=client_id,
-        )
-        topics = Topics(settings.topic_prefix)
+        w = wiring(settings, "analytics")
+        registry, bus, topics, client_id = w.registry, w.bus, w.topics, w.client_id
         engine = make_engine(settings.database_url)
         await asyncio.to_thread(create_schema, engine)
         store = AnalyticsStore(engine)

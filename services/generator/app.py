@@ -7,17 +7,22 @@ import collections
 from typing import Any
 
 from fastapi import Depends, FastAPI
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import Counter
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from groundwatch.auth import require_token
-from groundwatch.bus import make_bus
-from groundwatch.contracts import Probe, Topics
+from groundwatch.contracts import Probe
 from groundwatch.core.model import SemanticGroup
 from groundwatch.db import create_schema, make_engine
 from groundwatch.db.models import AnswerVersionRow
-from groundwatch.service import ServiceParts, build_app, instance_name, serve, settings_or_exit
+from groundwatch.service import (
+    ServiceParts,
+    build_app,
+    serve,
+    settings_or_exit,
+    wiring,
+)
 from services.generator.settings import GeneratorSettings
 from services.generator.worker import GeneratorWorker, Refresher
 
@@ -70,14 +75,8 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
     guard = require_token(settings.api_token)
 
     async def bootstrap() -> ServiceParts:
-        registry = CollectorRegistry()
-        bus = make_bus(
-            settings.bus,
-            bootstrap=settings.kafka_bootstrap,
-            partitions=settings.partitions,
-            client_id=instance_name(settings, "generator"),
-        )
-        topics = Topics(settings.topic_prefix)
+        w = wiring(settings, "generator")
+        registry, bus, topics = w.registry, w.bus, w.topics
         groups, source_url = await asyncio.to_thread(load_groups, settings)
         engine = make_engine(settings.database_url)
         await asyncio.to_thread(create_schema, engine)

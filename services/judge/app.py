@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from fastapi import FastAPI
-from prometheus_client import CollectorRegistry
 
-from groundwatch.bus import make_bus
-from groundwatch.contracts import Topics
-from groundwatch.service import ServiceParts, build_app, instance_name, serve, settings_or_exit
+from groundwatch.service import (
+    ServiceParts,
+    build_app,
+    serve,
+    settings_or_exit,
+    wiring,
+)
 from services.judge.metrics import JudgeMetrics
 from services.judge.settings import JudgeServiceSettings
 from services.judge.worker import JudgeWorker
@@ -17,15 +20,8 @@ def create_app(settings: JudgeServiceSettings) -> FastAPI:
     async def bootstrap() -> ServiceParts:
         from groundwatch.judging import build_judge
 
-        registry = CollectorRegistry()
-        client_id = instance_name(settings, "judge")
-        bus = make_bus(
-            settings.bus,
-            bootstrap=settings.kafka_bootstrap,
-            partitions=settings.partitions,
-            client_id=client_id,
-        )
-        topics = Topics(settings.topic_prefix)
+        w = wiring(settings, "judge")
+        registry, bus, topics, client_id = w.registry, w.bus, w.topics, w.client_id
         judge = build_judge(database_url=settings.database_url)
         metrics = JudgeMetrics(registry, judge)
         worker = JudgeWorker(

@@ -7,12 +7,15 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from prometheus_client import CollectorRegistry
 
-from groundwatch.bus import make_bus
-from groundwatch.contracts import Topics
 from groundwatch.runner import Runner
-from groundwatch.service import ServiceParts, build_app, instance_name, serve, settings_or_exit
+from groundwatch.service import (
+    ServiceParts,
+    build_app,
+    serve,
+    settings_or_exit,
+    wiring,
+)
 from groundwatch.targets import Target, TargetLimits, make_http_client
 from groundwatch.targets.config import HttpJsonConfig, build_targets, load_targets
 from services.rag_runner.metrics import RunnerMetrics
@@ -43,15 +46,8 @@ def make_runner(
 
 def create_app(settings: RunnerSettings) -> FastAPI:
     async def bootstrap() -> ServiceParts:
-        registry = CollectorRegistry()
-        client_id = instance_name(settings, "rag-runner")
-        bus = make_bus(
-            settings.bus,
-            bootstrap=settings.kafka_bootstrap,
-            partitions=settings.partitions,
-            client_id=client_id,
-        )
-        topics = Topics(settings.topic_prefix)
+        w = wiring(settings, "rag-runner")
+        registry, bus, topics, client_id = w.registry, w.bus, w.topics, w.client_id
         # The shared client: plain httpx pools collapse at high concurrency (httpcore#1035).
         http = make_http_client(max_connections=512)
         runner = make_runner(settings, http, RunnerMetrics(registry))

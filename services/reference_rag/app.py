@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from fastapi import Depends, FastAPI, Response
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,7 +32,7 @@ from groundwatch.core.rag import (
 )
 from groundwatch.errors import ConfigError
 from groundwatch.llm.reader import LlmClient, LlmReader
-from groundwatch.service import serve, settings_or_exit
+from groundwatch.service import BodySizeLimit, serve, settings_or_exit
 from services.reference_rag.corpus import load_corpus
 from services.reference_rag.metrics import RagMetrics
 from services.reference_rag.settings import ReferenceRagSettings
@@ -125,6 +125,7 @@ def create_app(
     admin = [Depends(require_token(token))]
 
     app = FastAPI(title="groundwatch reference RAG")
+    app.add_middleware(BodySizeLimit)  # 413 for a body over 1 MiB
     app.state.pipeline = pipeline
     app.state.metrics = metrics
 
@@ -169,7 +170,7 @@ def create_app(
         body = {"ready": ready, "documents": len(pipeline.corpus), "retriever": labels[0]}
         return JSONResponse(body, status_code=200 if ready else 503)
 
-    @app.get("/metrics", tags=["ops"])
+    @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
     async def prometheus() -> Response:
         """Prometheus exposition of this service's registry."""
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from fastapi import FastAPI, Response
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -27,6 +27,8 @@ from prometheus_client import (
     generate_latest,
 )
 from sqlalchemy import Engine
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groundwatch.bus.base import Bus
 from groundwatch.config import CommonSettings, load_settings
@@ -38,6 +40,66 @@ from groundwatch.worker import ConsumeLoop
 log = logging.getLogger(__name__)
 
 S = TypeVar("S", bound=CommonSettings)
+
+#: Largest request body an HTTP service accepts (413 beyond). Every body they take is small JSON
+#: (fault switches, a query, a run request), so a bigger one is a mistake or an attack on memory.
+MAX_BODY_BYTES = 1024 * 1024
+
+
+class BodyTooLarge(HTTPException):
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"request body larger than {limit} bytes")
+
+
+class BodySizeLimit:
+    """ASGI middleware refusing request bodies over ``max_bytes`` with 413.
+
+    A declared ``Content-Length`` is refused before anything is read; a chunked body is counted
+    as it streams in and refused as soon as it passes the limit, so no handler ever buffers more.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            await self._refuse(send)
+            return
+        received = 0
+        started = False
+
+        async def counted_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise BodyTooLarge(self.max_bytes)  # FastAPI renders it as a 413
+            return message
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, tracked_send)
+        except BodyTooLarge:
+            if started:
+                raise
+            await self._refuse(send)
+
+    async def _refuse(self, send: Send) -> None:
+        response = JSONResponse(
+            {"detail": f"request body larger than {self.max_bytes} bytes"}, status_code=413
+        )
+        await send({"type": "http.response.start", "status": 413, "headers": response.raw_headers})
+        await send({"type": "http.response.body", "body": response.body})
 
 
 class LoopMetrics:
@@ -94,8 +156,10 @@ def build_app(
     bootstrap: Callable[[], Awaitable[ServiceParts]],
     *,
     routes: Callable[[FastAPI], None] | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
 ) -> FastAPI:
-    """The app: ``/healthz`` (process up), ``/readyz`` (bus, database, loops), ``/metrics``."""
+    """The app: ``/healthz`` (process up), ``/readyz`` (bus, database, loops), ``/metrics``;
+    request bodies over ``max_body_bytes`` are refused with 413."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -128,6 +192,7 @@ def build_app(
                 parts.engine.dispose()
 
     app = FastAPI(title=f"groundwatch {name}", lifespan=lifespan)
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
@@ -155,7 +220,7 @@ def build_app(
         ok = all(checks.values())
         return JSONResponse({"ready": ok, "checks": checks}, status_code=200 if ok else 503)
 
-    @app.get("/metrics", tags=["ops"])
+    @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
     async def metrics() -> Response:
         """Prometheus exposition of this service's registry."""
         parts: ServiceParts = app.state.parts
@@ -198,3 +263,27 @@ def serve(app: FastAPI, settings: CommonSettings) -> None:
 
 def instance_name(settings: CommonSettings, service: str) -> str:
     return settings.instance or f"{service}-{os.getpid()}"
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """What every service's bootstrap starts from: its registry, bus, topics and client id."""
+
+    registry: CollectorRegistry
+    bus: Bus
+    topics: Topics
+    client_id: str
+
+
+def wiring(settings: CommonSettings, service: str) -> Wiring:
+    """The bus (not yet connected), topic names and a fresh registry for one service instance."""
+    from groundwatch.bus import make_bus
+
+    client_id = instance_name(settings, service)
+    bus = make_bus(
+        settings.bus,
+        bootstrap=settings.kafka_bootstrap,
+        partitions=settings.partitions,
+        client_id=client_id,
+    )
+    return Wiring(CollectorRegistry(), bus, Topics(settings.topic_prefix), client_id)

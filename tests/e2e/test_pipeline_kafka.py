@@ -19,7 +19,7 @@ import pytest
 from groundwatch.bus import make_bus
 from groundwatch.contracts import Topics
 from groundwatch.core.tagging import GroupStatus, Observation, Tagger
-from tests.e2e.procs import ServiceProc, metric_samples
+from tests.e2e.procs import ServiceProc, metric_samples, running_pipeline
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -48,35 +48,14 @@ async def read_topic(bootstrap: str, topic: str, expected: int, timeout: float =
 def pipeline(
     kafka_bootstrap: str, fresh_pg_url: Callable[[], str], unique_prefix: str, tmp_path: Path
 ) -> Iterator[dict[str, ServiceProc]]:
-    common = {
-        "GW_BUS": "kafka",
-        "GW_KAFKA_BOOTSTRAP": kafka_bootstrap,
-        "GW_TOPIC_PREFIX": unique_prefix,
-        "GW_DATABASE_URL": fresh_pg_url(),
-        "GW_LOG_LEVEL": "INFO",
-    }
-    rag = ServiceProc("reference-rag", {**common}, tmp_path).start()
-    procs = {
-        "reference-rag": rag,
-        "analytics": ServiceProc("analytics", common, tmp_path),
-        "judge": ServiceProc("judge", common, tmp_path),
-        "rag-runner": ServiceProc(
-            "rag-runner", {**common, "GW_RUNNER_REFERENCE_URL": f"{rag.url}/query"}, tmp_path
-        ),
-        "generator": ServiceProc(
-            "generator", {**common, "GW_RUNS": str(RUNS), "GW_TARGETS": '["reference"]'}, tmp_path
-        ),
-    }
-    try:
-        for name, p in procs.items():
-            if name != "reference-rag":
-                p.start()
-        for p in procs.values():
-            p.wait_ready(90)
+    with running_pipeline(
+        bootstrap=kafka_bootstrap,
+        prefix=unique_prefix,
+        database_url=fresh_pg_url(),
+        log_dir=tmp_path,
+        runs=RUNS,
+    ) as procs:
         yield procs
-    finally:
-        for p in reversed(list(procs.values())):
-            p.kill()
 
 
 def test_every_probe_judged_once_and_tallies_match(
