@@ -84,3 +84,17 @@ def test_rows_round_trip(db_url: str) -> None:
         assert s.scalars(select(JudgementRow.verdict)).one() == "correct"
         assert s.get(TallyRow, ("t", "short", "g1")).correct == 1  # type: ignore[union-attr]
     engine.dispose()
+
+
+def test_concurrent_upgrades_do_not_race(db_url: str) -> None:
+    """Services start together against one database; each migrates, none fails."""
+    import concurrent.futures
+
+    engines = [make_engine(db_url) for _ in range(4)]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        list(pool.map(create_schema, engines))
+    with engines[0].connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    assert diff == []
+    for e in engines:
+        e.dispose()

@@ -1,27 +1,68 @@
-"""Alembic, driven from code so services and tests migrate without an alembic.ini on disk."""
+"""Alembic, driven from code so services and tests migrate without an alembic.ini on disk.
+
+Several services start at once against one database (analytics instances, the generator), so an
+upgrade holds a lock for its whole run: a PostgreSQL advisory lock, or a file lock beside a SQLite
+database. The second process waits, then finds the schema at head and does nothing.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+from collections.abc import Iterator
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine, text
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
+#: Arbitrary, fixed: the advisory-lock key every groundwatch process migrates under.
+_PG_LOCK_KEY = 0x6777_6D69  # "gwmi"
 
-def alembic_config(engine: Engine) -> Config:
+
+def alembic_config(engine: Engine, connection: Connection | None = None) -> Config:
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False))
     cfg.attributes["engine"] = engine
+    if connection is not None:
+        cfg.attributes["connection"] = connection
     return cfg
 
 
+@contextlib.contextmanager
+def _migration_lock(engine: Engine) -> Iterator[Connection | None]:
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _PG_LOCK_KEY})
+            conn.commit()
+            try:
+                yield conn
+            finally:
+                conn.rollback()
+                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _PG_LOCK_KEY})
+                conn.commit()
+        return
+    database = engine.url.database
+    if engine.dialect.name == "sqlite" and database not in (None, "", ":memory:"):
+        lock_path = Path(database).with_name(Path(database).name + ".migrate-lock")
+        with lock_path.open("a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield None
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+        return
+    yield None
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    command.upgrade(alembic_config(engine), revision)
+    with _migration_lock(engine) as conn:
+        command.upgrade(alembic_config(engine, conn), revision)
 
 
 def downgrade(engine: Engine, revision: str) -> None:
-    command.downgrade(alembic_config(engine), revision)
+    with _migration_lock(engine) as conn:
+        command.downgrade(alembic_config(engine, conn), revision)

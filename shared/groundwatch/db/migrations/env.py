@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import create_engine
+from sqlalchemy import Connection, create_engine
 
 from groundwatch.db.models import Base
 
@@ -12,16 +12,26 @@ target_metadata = Base.metadata
 
 
 def run_migrations_online() -> None:
+    connection = config.attributes.get("connection")
+    if connection is not None:  # the caller holds the migration lock on this connection
+        _run(connection)
+        connection.commit()
+        return
     engine = config.attributes.get("engine") or create_engine(
         config.get_main_option("sqlalchemy.url") or ""
     )
-    with engine.begin() as connection:
-        context.configure(
-            connection=connection,
-            target_metadata=target_metadata,
-            render_as_batch=connection.dialect.name == "sqlite",
-            compare_type=True,
-        )
+    with engine.begin() as conn:
+        _run(conn)
+
+
+def _run(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=connection.dialect.name == "sqlite",
+        compare_type=True,
+    )
+    with context.begin_transaction():
         context.run_migrations()
 
 
