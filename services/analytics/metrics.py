@@ -8,12 +8,14 @@ database query; failure attribution is refreshed by the consumer after each batc
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import GroupStatus, Observation, Tagger
 
 
@@ -62,6 +64,30 @@ class TallyCollector(Collector):
         for (target, cohort, cause), n in sorted(tagger.cause_counts(refresh=False).items()):
             causes.add_metric([target, cohort, cause.value], n)
         yield causes
+        yield from _scenario_families(tagger)
+
+
+def _scenario_families(tagger: Tagger) -> Iterator[GaugeMetricFamily]:
+    """RAGProbe scenario probes: failure ratio = incorrect / decided (errors and undecided are
+    not failures; they are exported next to it), from the tagger's running counts."""
+    ratio = GaugeMetricFamily(
+        "groundwatch_scenario_failure_ratio",
+        "RAGProbe scenario probes judged incorrect / decided (correct + incorrect), in the window.",
+        labels=["target", "scenario"],
+    )
+    judged = GaugeMetricFamily(
+        "groundwatch_scenario_judgements",
+        "RAGProbe scenario probes in the window by verdict (error and undecided are no failure).",
+        labels=["target", "scenario", "verdict"],
+    )
+    for (target, scenario), counts in sorted(tagger.scenario_counts().items()):
+        decided = counts[Verdict.CORRECT] + counts[Verdict.INCORRECT]
+        if decided:  # an undefined ratio is absent, not 0
+            ratio.add_metric([target, scenario], counts[Verdict.INCORRECT] / decided)
+        for verdict, n in counts.items():
+            judged.add_metric([target, scenario, verdict.value], n)
+    yield ratio
+    yield judged
 
 
 class AnalyticsMetrics:
@@ -82,6 +108,14 @@ class AnalyticsMetrics:
         registry.register(TallyCollector(tagger))
 
     def observe(self, applied: list[Observation], tallied_at: float) -> None:
+        # Once per label set per batch, not per judgement: ``labels()`` takes a lock and builds
+        # a key each call, which made this the analytics consumer's largest cost after parsing.
+        counts = collections.Counter((o.target, o.verdict.value) for o in applied)
+        for (target, verdict), n in counts.items():
+            self.judgements.labels(target, verdict).inc(n)
+        children: dict[str, Histogram] = {}
         for o in applied:
-            self.judgements.labels(o.target, o.verdict.value).inc()
-            self.latency.labels(o.target).observe(max(0.0, tallied_at - (o.at - o.latency_s)))
+            child = children.get(o.target)
+            if child is None:
+                child = children[o.target] = self.latency.labels(o.target)
+            child.observe(max(0.0, tallied_at - (o.at - o.latency_s)))

@@ -36,7 +36,7 @@ VERDICT_TOKENS = 3
 #: The "true answer" the GRAMMAR prompt gets for an unanswerable probe (RAGProbe S6).
 UNANSWERABLE_GOLD = (
     "The documents do not contain the answer; only a response that explicitly says it does not "
-    "know or cannot answer is correct."
+    "know or cannot answer, and does not go on to answer the question anyway, is correct."
 )
 
 

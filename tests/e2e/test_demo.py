@@ -23,7 +23,11 @@ def test_demo_finds_the_injected_gaps_and_the_fragile_cohort(tmp_path: Path) -> 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GW_")}  # embedded defaults
     proc = subprocess.run(
         [str(Path(sys.executable).with_name("groundwatch")), "demo", "--json", str(out)],
-        capture_output=True, text=True, timeout=280, env=env, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=280,
+        env=env,
+        cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "GRAMMAR group report" in proc.stdout and "gap" in proc.stdout

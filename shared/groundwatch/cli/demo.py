@@ -4,7 +4,10 @@ Builds the demo domain (a fictitious company database and a corpus rendered from
 facts deliberately left out), generates semantic groups in short and long cohorts, serves the
 reference RAG in-process (keyword-overlap retriever, extractive reader), probes it through the
 production runner, judges, tallies, and prints the group report with how well the injected
-knowledge gaps were found. ``--continuous`` keeps probing and serves ``/metrics``.
+knowledge gaps were found. RAGProbe scenario probes (S1–S6 with SQL truth, ``--scenarios``) run
+in the same stream; the report shows their failure rates per scenario, while the GRAMMAR numbers
+and the gap detection are computed over the factual groups only. ``--continuous`` keeps probing
+and serves ``/metrics``.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ async def _demo(
     retriever: str,
     quiet: bool,
     serve: tuple[float, str, int] | None = None,
+    scenarios: str = "all",
 ) -> dict[str, Any]:
     from groundwatch.core.report import render_text, report_from_tagger
     from groundwatch.demo import demo_dataset
@@ -50,9 +54,25 @@ async def _demo(
         f"demo domain: {len(domain.documents)} documents, {len(groups)} semantic groups, "
         f"{sum(len(g.forms) for g in groups)} text forms ({', '.join(cohorts)}; {forms} per cohort)"
     )
+    probes_of = groups
+    if scenarios.strip().lower() != "none":
+        from groundwatch.core.scenarios.spec import select_scenarios
+        from groundwatch.sources.scenarios import grounded_scenarios
+
+        scenario_run = await asyncio.to_thread(
+            grounded_scenarios,
+            domain.db_url,
+            select_scenarios(scenarios),
+            corpus=domain.documents,
+            seed=domain.seed,
+            dataset_id="demo-scenarios",
+        )
+        probes_of = [*groups, *scenario_run.items]
+        kept = {s: n["kept"] for s, n in scenario_run.summary().items()}
+        say(f"RAGProbe scenario probes (SQL truth): {kept}")
     settings = ReferenceRagSettings(rag_retriever=retriever)
     runner, close = reference_runner(create_app(settings, domain.documents))
-    pipeline = EmbeddedPipeline(groups, runner, on_stop=[close])
+    pipeline = EmbeddedPipeline(probes_of, runner, on_stop=[close])
     await pipeline.start()
     try:
         if serve is not None:
@@ -80,7 +100,9 @@ async def _demo(
     say("")
     say(render_text(report))
     injected = domain.injected_gap_group_ids(groups)
-    detected = result.tagger.knowledge_gaps("reference")
+    # scenario groups have ids of their own: a failed S6 probe is no knowledge gap of a fact
+    factual = {g.group_id for g in groups}
+    detected = result.tagger.knowledge_gaps("reference") & factual
     gaps = gap_detection(injected, detected)
     say(
         f"\ninjected knowledge gaps: {len(injected)} groups; detected gap groups: {len(detected)}; "
@@ -117,12 +139,15 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[
             bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")
         ] = False,
+        scenarios: Annotated[
+            str, typer.Option(help="RAGProbe scenario probes to add: S1,S2,…, all or none.")
+        ] = "all",
     ) -> None:
         """Run the whole pipeline on the embedded bus and print the group report."""
         chosen = tuple(c.strip() for c in cohorts.split(",") if c.strip())
         serve = (interval, host, port) if continuous else None
         try:
-            out = asyncio.run(_demo(forms, chosen, runs, retriever, quiet, serve))
+            out = asyncio.run(_demo(forms, chosen, runs, retriever, quiet, serve, scenarios))
         except KeyboardInterrupt:
             raise typer.Exit(0) from None
         if json_out is not None:

@@ -3,6 +3,9 @@
 ``groundwatch gen (--db URL | --demo | --grammar DIR) [--llm] [--cohorts short,long] [--forms 3]
 --out FILE.jsonl`` prints a progress bar and the stage summary (M SQL templates, N text templates,
 Q queries, groups, and what was rejected). ``--dry-run`` prints the templates only.
+
+``groundwatch gen --scenarios S1,S2,…|all (--demo | --corpus DIR [--db URL]) --out FILE.jsonl``
+writes RAGProbe scenario items instead (see :mod:`groundwatch.cli.gen_scenarios`).
 """
 
 from __future__ import annotations
@@ -104,8 +107,40 @@ def register(app: typer.Typer) -> None:
         docs_out: Annotated[
             Path | None, typer.Option(help="With --demo: write the corpus JSON here.")
         ] = None,
+        scenarios: Annotated[
+            str | None, typer.Option(help="RAGProbe scenario items instead: S1,S2,… or all.")
+        ] = None,
+        corpus: Annotated[
+            Path | None, typer.Option(help="With --scenarios: documents (a directory or .json).")
+        ] = None,
+        scenario_file: Annotated[
+            list[Path] | None, typer.Option(help="With --scenarios: extra scenario YAML files.")
+        ] = None,
+        per_scenario: Annotated[
+            int | None, typer.Option(min=1, help="With --scenarios: items per scenario.")
+        ] = None,
+        quality: Annotated[
+            Path | None, typer.Option(help="With --scenarios: write the quality report here.")
+        ] = None,
     ) -> None:
         """Generate balanced semantic groups (GRAMMAR-Gen) and write them as JSONL."""
+        if scenarios is not None:
+            from groundwatch.cli.gen_scenarios import gen_scenarios
+
+            gen_scenarios(
+                scenarios,
+                demo=demo,
+                db=db,
+                corpus_path=corpus,
+                out=out,
+                llm=llm,
+                seed=seed,
+                dataset_id=dataset_id,
+                max_items=per_scenario,
+                quality_out=quality,
+                scenario_paths=scenario_file or [],
+            )
+            return
         sources = sum([db is not None, demo, grammar is not None])
         if sources != 1:
             raise typer.BadParameter("give exactly one of --db, --demo, --grammar")

@@ -77,6 +77,10 @@ class SemanticGroup(BaseModel):
     relevant_doc_ids: list[str] = Field(default_factory=list)
     scenario: str = "factual"
     template_id: str | None = None
+    provenance: dict[str, Any] = Field(
+        default_factory=dict,
+        description="What a scenario item was made from (chunks, or SQL and groups); JSONL only.",
+    )
 
     def forms_in(self, cohort: str) -> list[TextForm]:
         return [f for f in self.forms if f.cohort == cohort]

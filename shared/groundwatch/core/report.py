@@ -10,7 +10,8 @@ Shape (every number a float/int or ``None`` when undefined; never NaN)::
      "targets": {"<target>": {"cohorts": {...}, "hypothesis": {...}}},
      "target_comparison": {...} | None,
      "reliability": {"<evaluator>": {...}} | None,
-     "human_agreement": {...} | None}
+     "human_agreement": {...} | None,
+     "scenarios": {"<target>": {"<scenario>": {...}}}}   # RAGProbe probes (S1…S6)
 
 Most reports have one target (a run against production, an imported GRAMMAR experiment), so the
 issue's flat ``cohorts``/``hypothesis`` keys describe the first target and ``targets`` holds every
@@ -23,6 +24,13 @@ apart and excluded from Acc_db. Acc_db = 1 − gap groups / groups (eq. 1); R = 
 (examples − examples in gap groups) (eq. 2); λ = examples in gap groups / examples, so that
 accuracy = R × (1 − λ) (eq. 3). The retrieval numbers use the same formulas over the per-example
 retrieval judgements of :func:`groundwatch.core.tagging.retrieval_sufficient`.
+
+The GRAMMAR numbers are computed over GRAMMAR's own (``factual``) probes only. RAGProbe scenario
+probes (S1…S6) are single questions, not semantic groups asked in several forms, and would bend
+Acc_db, R and λ; they get the ``scenarios`` section instead: per target and scenario the
+judgements and the failure rate = incorrect / decided (RAGProbe §5.2: a failure is an answer
+that does not pass). Errors (the target did not answer) and undecided verdicts are counted there
+but are not failures.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ from groundwatch.core.stats import (
     wilson_ci,
 )
 from groundwatch.core.tagging import (
+    FACTUAL,
     Cause,
     GroupStatus,
     GroupTally,
@@ -137,7 +146,27 @@ def report_from_tagger(
         "human_agreement": (
             _human_agreement(view, human_ratings, metric_scores or {}) if human_ratings else None
         ),
+        "scenarios": scenario_numbers(tagger),
     }
+
+
+def scenario_numbers(tagger: Tagger) -> dict[str, dict[str, dict[str, Any]]]:
+    """RAGProbe failure rates per target and scenario, from the tagger's running counts."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for (target, scenario), c in sorted(tagger.scenario_counts().items()):
+        correct, incorrect = c[Verdict.CORRECT], c[Verdict.INCORRECT]
+        decided = correct + incorrect
+        out.setdefault(target, {})[scenario] = {
+            "probes": sum(c.values()),
+            "correct": correct,
+            "incorrect": incorrect,
+            "errors": c[Verdict.ERROR],
+            "undecided": c[Verdict.UNDECIDED],
+            "decided": decided,
+            "failure_rate": proportion(incorrect, decided),
+            "failure_rate_ci": _ci(incorrect, decided),
+        }
+    return out
 
 
 # ---------------------------------------------------------------------- the view over a tagger
@@ -150,6 +179,8 @@ class _View:
         self.cohorts: dict[str, list[str]] = {}
         self.obs: dict[str, Observation] = {}
         for o in tagger.observations():
+            if o.scenario != FACTUAL:
+                continue  # RAGProbe probes have their own section
             self.obs[o.probe_id] = o
             if o.target not in self.cohorts:
                 self.targets.append(o.target)
@@ -158,10 +189,11 @@ class _View:
                 self.cohorts[o.target].append(o.cohort)
         self.groups: dict[tuple[str, str], dict[str, GroupTally]] = {}
         for t in tagger.tallies():
-            self.groups.setdefault((t.target, t.cohort), {})[t.group_id] = t
+            if t.scenario == FACTUAL:
+                self.groups.setdefault((t.target, t.cohort), {})[t.group_id] = t
         self._retrieval: dict[tuple[str, str], dict[str, bool | None]] = {}
         self.answered: set[tuple[str, str]] = {
-            (t.target, t.group_id) for t in tagger.tallies() if t.correct
+            (t.target, t.group_id) for t in tagger.tallies() if t.correct and t.scenario == FACTUAL
         }
 
     def tallies(self, target: str, cohort: str) -> dict[str, GroupTally]:
@@ -665,6 +697,40 @@ def render_text(report: Mapping[str, Any]) -> str:
         ]
         parts.append(
             "Spearman with human ratings\n" + _table(["metric", "", "rho", "p", "n"], hrows)
+        )
+    scen = report.get("scenarios")
+    if scen:
+        srows = [
+            [
+                target,
+                scenario,
+                str(n["probes"]),
+                str(n["correct"]),
+                str(n["incorrect"]),
+                str(n["errors"]),
+                str(n["undecided"]),
+                _fmt(n["failure_rate"]),
+                _interval(n["failure_rate_ci"]),
+            ]
+            for target, by in scen.items()
+            for scenario, n in by.items()
+        ]
+        parts.append(
+            "RAGProbe scenarios (failure rate = incorrect / decided)\n"
+            + _table(
+                [
+                    "target",
+                    "scenario",
+                    "probes",
+                    "correct",
+                    "incorrect",
+                    "errors",
+                    "undecided",
+                    "failure",
+                    "95% CI",
+                ],
+                srows,
+            )
         )
     return "\n\n".join(parts) + "\n"
 

@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 
 #: The judge's reason for a response that matches an earlier answer version of its group.
 STALE_REASON = "stale"
+#: The scenario of a GRAMMAR probe; anything else is a RAGProbe scenario (S1…S6).
+FACTUAL = "factual"
 
 GroupKey = tuple[str, str, str]
 """(target, cohort, group_id)."""
@@ -289,6 +291,7 @@ class Tagger:
         self._live: dict[str, Observation] = {}
         self._status_counts: dict[tuple[str, str, GroupStatus], int] = {}
         self._verdict_counts: dict[str, dict[Verdict, int]] = {}
+        self._scenario_counts: dict[tuple[str, str], dict[Verdict, int]] = {}
         self._cohorts_of: dict[tuple[str, str], set[str]] = {}
         self._dirty: set[GroupKey] = set()
         self._cause_counts: dict[tuple[str, str, Cause], int] = {}
@@ -338,6 +341,8 @@ class Tagger:
         if vc is None:
             vc = self._verdict_counts[target] = dict.fromkeys(Verdict, 0)
         vc[v] += 1
+        if obs.scenario != FACTUAL:
+            self._count_scenario(obs, 1)
         c, i = t.correct, t.incorrect
         if len(forms) < n_forms or not (c or i):
             new = _PENDING
@@ -467,6 +472,12 @@ class Tagger:
         counts = self._verdict_counts
         return {(target, v): n for target, vc in counts.items() for v, n in vc.items() if n}
 
+    def scenario_counts(self) -> dict[tuple[str, str], dict[Verdict, int]]:
+        """Judgements in the window per (target, RAGProbe scenario), by verdict; GRAMMAR's
+        factual probes are not in it. Kept as verdicts arrive and leave, so this is a copy of
+        O(targets × scenarios) counters — what /metrics reads."""
+        return {k: dict(c) for k, c in self._scenario_counts.items() if any(c.values())}
+
     def cause_counts(self, *, refresh: bool = True) -> dict[tuple[str, str, Cause], int]:
         """Failure attribution per (target, cohort, cause).
 
@@ -544,6 +555,13 @@ class Tagger:
         if new is not t.status:
             self._move(key, t, new)
 
+    def _count_scenario(self, obs: Observation, delta: int) -> None:
+        key = (obs.target, obs.scenario)
+        counts = self._scenario_counts.get(key)
+        if counts is None:
+            counts = self._scenario_counts[key] = dict.fromkeys(Verdict, 0)
+        counts[obs.verdict] += delta
+
     def _move(self, key: GroupKey, t: _Tally, new: GroupStatus) -> None:
         counts = self._status_counts
         counts[(key[0], key[1], t.status)] -= 1
@@ -617,6 +635,8 @@ class Tagger:
         else:
             del t.forms[obs.form_id]
         self._verdict_counts[obs.target][v] -= 1
+        if obs.scenario != FACTUAL:
+            self._count_scenario(obs, -1)
         gk = (obs.target, obs.group_id)
         self._dirty.add(key)
         if was_gap:
