@@ -31,8 +31,13 @@ class TallyCollector(Collector):
             labels=["target", "cohort", "status"],
         )
         counts = tagger.status_counts()
+        # GRAMMAR's numbers are over the factual probes; RAGProbe scenario probes (whose cohort is
+        # their scenario id) are exported as scenario failure ratios below instead.
+        scenarios = {s for _t, s in tagger.scenario_counts()}
         for target in tagger.targets():
             for cohort in tagger.cohorts(target):
+                if cohort in scenarios:
+                    continue
                 for status in GroupStatus:
                     groups.add_metric(
                         [target, cohort, status.value], counts.get((target, cohort, status), 0)
@@ -51,6 +56,8 @@ class TallyCollector(Collector):
             k: GaugeMetricFamily(n, h, labels=["target", "cohort"]) for k, (n, h) in names.items()
         }
         for (target, cohort), num in tagger.cohort_numbers().items():
+            if cohort in scenarios:
+                continue
             for key, fam in families.items():
                 value = num.get(key)
                 if value is not None:  # an undefined ratio (0 denominator) is absent, not 0
@@ -62,7 +69,8 @@ class TallyCollector(Collector):
             labels=["target", "cohort", "cause"],
         )
         for (target, cohort, cause), n in sorted(tagger.cause_counts(refresh=False).items()):
-            causes.add_metric([target, cohort, cause.value], n)
+            if cohort not in scenarios:
+                causes.add_metric([target, cohort, cause.value], n)
         yield causes
         yield from _scenario_families(tagger)
 
