@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import base64
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from groundwatch.core.model import Expected, Verdict
@@ -49,7 +49,9 @@ class _Contract(BaseModel):
     schema_version: Literal[1] = Field(SCHEMA_VERSION, description="Contract version.")
 
     def to_bytes(self) -> bytes:
-        return orjson.dumps(self.model_dump(mode="json"))
+        # pydantic's own JSON serializer straight to bytes: the same output as dumping
+        # ``model_dump(mode="json")`` with orjson, without building the intermediate dict.
+        return self.__pydantic_serializer__.to_json(self)
 
 
 class _ProbeKeyed(_Contract):
@@ -78,8 +80,13 @@ class _ProbeKeyed(_Contract):
         return self.group_id.encode()
 
     def carried(self) -> dict[str, Any]:
-        """The probe fields a downstream message copies forward."""
-        return {name: getattr(self, name) for name in _ProbeKeyed.model_fields}
+        """The probe fields a downstream message copies forward (already validated values)."""
+        values = self.__dict__
+        return {name: values[name] for name in _CARRIED}
+
+
+#: The fields :meth:`_ProbeKeyed.carried` copies, in declaration order.
+_CARRIED: tuple[str, ...] = tuple(_ProbeKeyed.model_fields)
 
 
 class Probe(_ProbeKeyed):
@@ -170,11 +177,13 @@ class Topic(Generic[M]):
     def __init__(self, model: type[M], prefix: str = "") -> None:
         self.model = model
         self.name = f"{prefix}{model.topic}"  # type: ignore[attr-defined]
+        # ``model_validate_json`` without its per-call Python wrapper: same validator, same errors
+        self._validate_json: Callable[[bytes], M] = model.__pydantic_validator__.validate_json
 
     def decode(self, raw: bytes) -> M:
         """Parse where bytes arrive; anything unparseable becomes a :class:`PoisonMessage`."""
         try:
-            return self.model.model_validate_json(raw)
+            return self._validate_json(raw)
         except ValidationError as exc:
             raise PoisonMessage(f"{self.name}: {_short(exc)}") from exc
         except ValueError as exc:  # pragma: no cover - pydantic wraps JSON errors already

@@ -28,8 +28,13 @@ from tests.e2e.procs import ServiceProc, free_port, metric_samples
 from tests.integration.test_deploy_metrics import exported_metrics
 from tests.integration.test_deploy_prometheus import ThrowawayPrometheus, rules
 
-pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.kafka, pytest.mark.postgres,
-              pytest.mark.timeout(420)]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.integration,
+    pytest.mark.kafka,
+    pytest.mark.postgres,
+    pytest.mark.timeout(420),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = 1
@@ -38,19 +43,34 @@ STATUSES = ("gap", "non_robust")
 
 
 @pytest.fixture
-def pipeline(kafka_bootstrap: str, fresh_pg_url: Callable[[], str], unique_prefix: str,
-             tmp_path: Path) -> Iterator[dict[str, ServiceProc]]:
-    common = {"GW_BUS": "kafka", "GW_KAFKA_BOOTSTRAP": kafka_bootstrap, "GW_TOPIC_PREFIX": unique_prefix,
-              "GW_DATABASE_URL": fresh_pg_url(), "GW_LOG_LEVEL": "INFO"}
+def pipeline(
+    kafka_bootstrap: str, fresh_pg_url: Callable[[], str], unique_prefix: str, tmp_path: Path
+) -> Iterator[dict[str, ServiceProc]]:
+    common = {
+        "GW_BUS": "kafka",
+        "GW_KAFKA_BOOTSTRAP": kafka_bootstrap,
+        "GW_TOPIC_PREFIX": unique_prefix,
+        "GW_DATABASE_URL": fresh_pg_url(),
+        "GW_LOG_LEVEL": "INFO",
+    }
     rag = ServiceProc("reference-rag", {**common}, tmp_path).start()
     procs = {
         "reference-rag": rag,
         "analytics": ServiceProc("analytics", common, tmp_path),
         "judge": ServiceProc("judge", common, tmp_path),
-        "rag-runner": ServiceProc("rag-runner", {**common, "GW_RUNNER_REFERENCE_URL": f"{rag.url}/query"}, tmp_path),
-        "generator": ServiceProc("generator", {**common, "GW_RUNS": str(RUNS), "GW_SAMPLE": str(GROUPS),
-                                               "GW_TARGETS": '["reference"]'},
-                                 tmp_path),
+        "rag-runner": ServiceProc(
+            "rag-runner", {**common, "GW_RUNNER_REFERENCE_URL": f"{rag.url}/query"}, tmp_path
+        ),
+        "generator": ServiceProc(
+            "generator",
+            {
+                **common,
+                "GW_RUNS": str(RUNS),
+                "GW_SAMPLE": str(GROUPS),
+                "GW_TARGETS": '["reference"]',
+            },
+            tmp_path,
+        ),
     }
     try:
         for name, proc in procs.items():
@@ -68,10 +88,19 @@ def scrape_config(procs: dict[str, ServiceProc]) -> dict[str, Any]:
     """The compose scrape config's shape (job per service, system/component labels), local ports."""
     return {
         "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-        "rule_files": [str(p) for p in sorted((ROOT / "deploy" / "prometheus" / "rules").glob("*.yml"))],
+        "rule_files": [
+            str(p) for p in sorted((ROOT / "deploy" / "prometheus" / "rules").glob("*.yml"))
+        ],
         "scrape_configs": [
-            {"job_name": name, "static_configs": [{"targets": [f"127.0.0.1:{proc.port}"],
-                                                   "labels": {"system": "groundwatch", "component": name}}]}
+            {
+                "job_name": name,
+                "static_configs": [
+                    {
+                        "targets": [f"127.0.0.1:{proc.port}"],
+                        "labels": {"system": "groundwatch", "component": name},
+                    }
+                ],
+            }
             for name, proc in procs.items()
         ],
     }
@@ -100,8 +129,10 @@ def tallies_from_analytics(analytics: ServiceProc) -> dict[tuple[str, str, str],
 
 def tallies_from_prometheus(server: ThrowawayPrometheus) -> dict[tuple[str, str, str], float]:
     result = server.query('groundwatch_groups{job="analytics", status=~"gap|non_robust"}')
-    return {(r["metric"]["target"], r["metric"]["cohort"], r["metric"]["status"]): float(r["value"][1])
-            for r in result}
+    return {
+        (r["metric"]["target"], r["metric"]["cohort"], r["metric"]["status"]): float(r["value"][1])
+        for r in result
+    }
 
 
 def healthchecks() -> list[list[str]]:
@@ -118,7 +149,9 @@ def healthchecks() -> list[list[str]]:
 def run_healthcheck(command: list[str], port: int) -> int:
     assert command[0] == "python"
     env = {**os.environ, "GW_PORT": str(port)}
-    return subprocess.run([sys.executable, *command[1:]], env=env, capture_output=True, timeout=30).returncode
+    return subprocess.run(
+        [sys.executable, *command[1:]], env=env, capture_output=True, timeout=30
+    ).returncode
 
 
 def wait_all_judged(pipeline: dict[str, ServiceProc], deadline: float) -> int:
@@ -133,15 +166,22 @@ def wait_all_judged(pipeline: dict[str, ServiceProc], deadline: float) -> int:
     assert published > 0, f"generator published nothing:\n{gen.tail()}"
     judged = 0
     while time.monotonic() < deadline:
-        judged = int(sum(metric_samples(analytics.get("/metrics").text, "groundwatch_judgements_total").values()))
+        judged = int(
+            sum(
+                metric_samples(
+                    analytics.get("/metrics").text, "groundwatch_judgements_total"
+                ).values()
+            )
+        )
         if judged >= published:
             return published
         time.sleep(0.5)
     raise AssertionError(f"analytics tallied {judged} of {published} probes:\n{analytics.tail()}")
 
 
-def test_prometheus_sees_the_tallies_analytics_computed(pipeline: dict[str, ServiceProc],
-                                                        prometheus: ThrowawayPrometheus) -> None:
+def test_prometheus_sees_the_tallies_analytics_computed(
+    pipeline: dict[str, ServiceProc], prometheus: ThrowawayPrometheus
+) -> None:
     deadline = time.monotonic() + 240
     published = wait_all_judged(pipeline, deadline)
     expected = tallies_from_analytics(pipeline["analytics"])
@@ -157,17 +197,24 @@ def test_prometheus_sees_the_tallies_analytics_computed(pipeline: dict[str, Serv
         if judged == published:
             break
         time.sleep(1)
-    assert judged == published, f"Prometheus counted {judged} of {published} judgements\n{prometheus.log()}"
+    assert judged == published, (
+        f"Prometheus counted {judged} of {published} judgements\n{prometheus.log()}"
+    )
     assert seen == expected, f"Prometheus {seen} != analytics {expected}"
 
     # Every service was scraped, under the labels the alerts and dashboards select on.
-    up = {r["metric"]["component"]: r["value"][1] for r in prometheus.query('up{system="groundwatch"}')}
+    up = {
+        r["metric"]["component"]: r["value"][1]
+        for r in prometheus.query('up{system="groundwatch"}')
+    }
     assert up == {name: "1" for name in pipeline}, up
 
     # The recording rules agree with the raw tallies (same labels, same numbers).
     while time.monotonic() < deadline:
-        recorded = {(r["metric"]["target"], r["metric"]["cohort"]): float(r["value"][1])
-                    for r in prometheus.query("groundwatch:groups:non_robust")}
+        recorded = {
+            (r["metric"]["target"], r["metric"]["cohort"]): float(r["value"][1])
+            for r in prometheus.query("groundwatch:groups:non_robust")
+        }
         want = {(t, c): v for (t, c, s), v in expected.items() if s == "non_robust"}
         if recorded == want:
             break
@@ -175,8 +222,10 @@ def test_prometheus_sees_the_tallies_analytics_computed(pipeline: dict[str, Serv
     assert recorded == want
     shares = prometheus.query("groundwatch:groups:non_robust_share")
     assert len(shares) == len(want), shares
-    decided = {(r["metric"]["target"], r["metric"]["cohort"]): float(r["value"][1])
-               for r in prometheus.query("groundwatch:groups:decided")}
+    decided = {
+        (r["metric"]["target"], r["metric"]["cohort"]): float(r["value"][1])
+        for r in prometheus.query("groundwatch:groups:decided")
+    }
     for r in shares:
         key = (r["metric"]["target"], r["metric"]["cohort"])
         assert float(r["value"][1]) == pytest.approx(want[key] / decided[key])
@@ -186,7 +235,9 @@ def test_prometheus_sees_the_tallies_analytics_computed(pipeline: dict[str, Serv
     groups = prometheus.api("rules")["groups"]
     loaded = {rule["name"]: rule for group in groups for rule in group["rules"]}
     assert set(loaded) == {r.get("alert") or r["record"] for r in rules()}
-    broken = {name: rule.get("lastError") for name, rule in loaded.items() if rule.get("health") != "ok"}
+    broken = {
+        name: rule.get("lastError") for name, rule in loaded.items() if rule.get("health") != "ok"
+    }
     assert broken == {}, broken
 
     # The container health checks (Dockerfile: /healthz, compose: /readyz) work against the real

@@ -40,7 +40,16 @@ def test_defaults_are_valid(monkeypatch: pytest.MonkeyPatch) -> None:
     assert s.bus == "memory" and s.database_url.startswith("sqlite")
 
 
-@pytest.mark.parametrize("script", ["groundwatch-judge", "groundwatch-generator"])
+@pytest.mark.parametrize(
+    "script",
+    [
+        "groundwatch-judge",
+        "groundwatch-generator",
+        "groundwatch-rag-runner",
+        "groundwatch-analytics",
+        "groundwatch-reference-rag",
+    ],
+)
 def test_service_exits_2_naming_the_field(script: str) -> None:
     exe = __import__("pathlib").Path(sys.executable).with_name(script)
     proc = subprocess.run(
@@ -52,3 +61,59 @@ def test_service_exits_2_naming_the_field(script: str) -> None:
     )
     assert proc.returncode == 2
     assert "GW_PORT" in proc.stderr and "not-a-port" in proc.stderr
+
+
+def _service_settings() -> dict[str, type[CommonSettings]]:
+    from services.analytics.settings import AnalyticsSettings
+    from services.generator.settings import GeneratorSettings
+    from services.judge.settings import JudgeServiceSettings
+    from services.rag_runner.settings import RunnerSettings
+    from services.reference_rag.settings import ReferenceRagSettings
+
+    return {
+        "generator": GeneratorSettings,
+        "rag-runner": RunnerSettings,
+        "judge": JudgeServiceSettings,
+        "analytics": AnalyticsSettings,
+        "reference-rag": ReferenceRagSettings,
+    }
+
+
+@pytest.mark.parametrize(
+    "service, env, field",
+    [
+        ("generator", {"GW_FORMS": "0"}, "GW_FORMS"),
+        ("generator", {"GW_RATE": "-1"}, "GW_RATE"),
+        ("generator", {"GW_TARGETS": "[]"}, "GW_TARGETS"),
+        ("rag-runner", {"GW_RUNNER_BATCH": "0"}, "GW_RUNNER_BATCH"),
+        (
+            "rag-runner",
+            {"GW_RUNNER_REFERENCE_CONCURRENCY": "100000"},
+            "GW_RUNNER_REFERENCE_CONCURRENCY",
+        ),
+        ("analytics", {"GW_WINDOW_RUNS": "0"}, "GW_WINDOW_RUNS"),
+        ("analytics", {"GW_WINDOW_SECONDS": "-5"}, "GW_WINDOW_SECONDS"),
+        ("reference-rag", {"GW_RAG_ERROR_RATE": "2"}, "GW_RAG_ERROR_RATE"),
+        ("reference-rag", {"GW_RAG_RETRIEVER": "grep"}, "GW_RAG_RETRIEVER"),
+        ("reference-rag", {"GW_RAG_TOP_K": "0"}, "GW_RAG_TOP_K"),
+    ],
+)
+def test_each_service_validates_its_own_settings_at_start_up(
+    monkeypatch: pytest.MonkeyPatch, service: str, env: dict[str, str], field: str
+) -> None:
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    with pytest.raises(ConfigError, match=field):
+        load_settings(_service_settings()[service])
+
+
+@pytest.mark.parametrize(
+    "service, var", [("generator", "GW_API_TOKEN"), ("reference-rag", "GW_RAG_ADMIN_TOKEN")]
+)
+def test_placeholder_secrets_are_refused_without_echoing_them(
+    monkeypatch: pytest.MonkeyPatch, service: str, var: str
+) -> None:
+    monkeypatch.setenv(var, "ChangeMe")
+    with pytest.raises(ConfigError, match=var) as err:
+        load_settings(_service_settings()[service])
+    assert "ChangeMe" not in str(err.value)

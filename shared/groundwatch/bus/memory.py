@@ -52,9 +52,14 @@ class MemoryBus:
 
     async def publish_many(self, messages: Sequence[Outgoing]) -> None:
         now = int(time.time() * 1000)
+        logs: dict[str, list[list[Record]]] = {}  # a batch mostly goes to one topic
+        partitions = self.partitions
         for m in messages:
-            part = partition_for(m.key, self.partitions)
-            plog = self._log(m.topic)[part]
+            log = logs.get(m.topic)
+            if log is None:
+                log = logs[m.topic] = self._log(m.topic)
+            part = partition_for(m.key, partitions)
+            plog = log[part]
             plog.append(Record(m.topic, part, len(plog), m.key, m.value, now))
         if messages:
             self._wakeup.set()
@@ -150,6 +155,12 @@ class MemoryConsumer:
             tp = (r.topic, r.partition)
             if tp in self._assigned and r.offset + 1 > grp.committed.get(tp, 0):
                 grp.committed[tp] = r.offset + 1
+
+    def assignment(self) -> frozenset[tuple[str, int]]:
+        return frozenset(self._assigned)
+
+    def partition_of(self, topic: str, key: bytes) -> int | None:
+        return partition_for(key, self.bus.partitions)
 
     def lag(self) -> int:
         return sum(len(self.bus._log(t)[p]) - pos for (t, p), pos in self._assigned.items())

@@ -53,6 +53,9 @@ def readonly_engine(url: str, *, allow_unverified: bool = False) -> Engine:
         @event.listens_for(engine, "begin")
         def _read_only_tx(conn: Any) -> None:
             conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+            # Until the transaction's first query, "SET TRANSACTION READ WRITE" would still be
+            # accepted and undo the line above; after one, PostgreSQL refuses the switch.
+            conn.exec_driver_sql("SELECT 1")
 
         return engine
     if backend in ("mysql", "mariadb"):

@@ -8,6 +8,7 @@ call an app in-process through exactly this code.
 from __future__ import annotations
 
 import email.utils
+import logging
 import re
 import time
 from collections.abc import Mapping
@@ -28,6 +29,24 @@ _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 
 JsonTemplate = str | Mapping[str, Any] | list[Any]
+
+
+class _HideUrlSecrets(logging.Filter):
+    """httpx logs every request URL at INFO, and a target URL may carry an API key in its query
+    (``?key=${VAR}``) or credentials in its user info: those lines keep scheme, host and path."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and any(isinstance(a, httpx.URL) for a in record.args):
+            record.args = tuple(_bare(a) if isinstance(a, httpx.URL) else a for a in record.args)
+        return True
+
+
+def _bare(url: httpx.URL) -> str:
+    port = f":{url.port}" if url.port else ""
+    return f"{url.scheme}://{url.host}{port}{url.path}{'?…' if url.query else ''}"
+
+
+logging.getLogger("httpx").addFilter(_HideUrlSecrets())
 
 
 def expand_env(value: str, env: Mapping[str, str], where: str) -> str:

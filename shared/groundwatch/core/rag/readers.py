@@ -77,7 +77,9 @@ class ExtractiveReader:
             shared = ts & terms
             if len(shared) < self.min_overlap:
                 continue
-            score = sum(math.log(1.0 + n / max(sf[t], 1)) for t in shared)
+            # fsum: exactly rounded whatever the set's order, which follows the per-process
+            # string hash seed; a plain sum let equal sentences tie-break differently per process
+            score = math.fsum(math.log(1.0 + n / max(sf[t], 1)) for t in shared)
             exact = bool(quoted) and all(q <= ts for q in quoted)
             key = (exact, score, -rank, -i)
             if best is None or key > best:

@@ -1,0 +1,39 @@
+"""What every benchmark of this directory shares: the machine description and the JSON output."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def machine() -> dict[str, Any]:
+    """Enough to tell two runs' machines apart (and a busy machine from a slow one)."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpu": model,
+        "cpus": os.cpu_count(),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+    }
+
+
+def emit(result: dict[str, Any], out: Path | None) -> None:
+    """JSON on stdout, and in ``out`` when given."""
+    text = json.dumps(result, indent=2)
+    print(text)
+    sys.stdout.flush()
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n")

@@ -1,0 +1,200 @@
+"""Embedded pipeline benchmark: probes/s through generator → runner → judge → analytics in one
+process, on the in-process bus, with a fast in-process target.
+
+Everything the scaled services do per probe happens here too — each message is encoded, published,
+decoded and validated at the consumer edge, the runner's lane and guards run, the tiered judge
+judges, analytics tallies and stores every batch in SQLite — only the bus is a list in memory and
+the target (:mod:`fast_target`) is a dictionary lookup. So the figure is groundwatch's own cost
+per probe on one core (``cpu_us_per_probe`` says it independently of other load on the machine).
+
+Baseline, measured in the same run on the same target, judge and store: the sequential loop of the
+GRAMMAR tool's evaluation script — one probe at a time: ask, judge, tally, store the judgement
+with its own commit — without any bus or serialization.
+
+Usage: ``python bench/bench_embedded.py [--cycles 6] [--baseline-probes 2000] [--out FILE]``; a
+cycle asks every text form of the demo dataset (371 semantic groups, 2 226 probes). JSON on stdout
+(and in ``--out``). Exit status 1 below the target (5 000 probes/s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from _common import emit, machine
+from fast_target import AnswerBook
+
+from groundwatch.contracts import Judgement, RagResponse, TargetStatus
+from groundwatch.core.model import SemanticGroup
+from groundwatch.core.tagging import Observation, Tagger
+from groundwatch.db import create_schema, make_engine
+from groundwatch.judging import Judge
+from groundwatch.runner import Runner
+from groundwatch.targets import CallableTarget, TargetLimits
+from services.analytics.store import AnalyticsStore
+from services.embedded import EmbeddedPipeline
+from services.generator.planner import probes_for
+
+TARGET_PROBES_PER_S = 5_000
+TARGET_NAME = "fast"
+
+
+def make_runner(book: AnswerBook) -> Runner:
+    target = CallableTarget(book, in_thread=False)
+    return Runner({TARGET_NAME: target}, {TARGET_NAME: TargetLimits(concurrency=256)})
+
+
+async def measure_pipeline(
+    groups: list[SemanticGroup], book: AnswerBook, cycles: int, tmp: Path
+) -> dict[str, Any]:
+    pipeline = EmbeddedPipeline(
+        groups, make_runner(book), database_url=f"sqlite:///{tmp / 'embedded.db'}"
+    )
+    await pipeline.start()
+    try:
+        await pipeline.run(1)  # warm-up: imports, caches, SQLite pages, the runner's lane
+        before = pipeline.generator.state.published
+        cpu0 = time.process_time()
+        result = await pipeline.run(cycles)
+        cpu = time.process_time() - cpu0
+        probes = pipeline.generator.state.published - before
+        by_verdict = Counter[str]()
+        for (_, verdict), n in pipeline.analytics.tagger.verdict_counts().items():
+            by_verdict[verdict.value] += n
+    finally:
+        await pipeline.stop()
+    return {
+        "probes": probes,
+        "seconds": round(result.elapsed_s, 3),
+        "probes_per_s": round(probes / result.elapsed_s, 1),
+        "cpu_seconds": round(cpu, 3),
+        "cpu_us_per_probe": round(1e6 * cpu / probes, 1),
+        "dead_letters": result.dead_letters,
+        "verdicts": dict(sorted(by_verdict.items())),
+    }
+
+
+async def measure_stages(
+    groups: list[SemanticGroup], book: AnswerBook, cycles: int, tmp: Path
+) -> dict[str, float]:
+    """CPU µs per probe of each stage run alone over its pre-filled input topic (the SQLite
+    writes of analytics, on their thread, are in its figure): where the time goes."""
+    pipeline = EmbeddedPipeline(
+        groups, make_runner(book), database_url=f"sqlite:///{tmp / 'stages.db'}"
+    )
+    await pipeline.bus.ensure_topics(pipeline.topics.all())
+    out: dict[str, float] = {}
+    cpu0 = time.process_time()
+    for _ in range(cycles):
+        await pipeline.generator.run_cycle()
+    n = pipeline.generator.state.published
+    out["generator"] = time.process_time() - cpu0
+    stages = [
+        ("runner", pipeline.runner_worker.loop),
+        ("judge", pipeline.judge_worker.loop),
+        ("analytics", pipeline.analytics.loop),
+    ]
+    try:
+        for name, loop in stages:
+            cpu0 = time.process_time()
+            task = asyncio.create_task(loop.run())
+            while loop.stats.consumed < n and not task.done():  # noqa: ASYNC110 - a counter
+                await asyncio.sleep(0.002)
+            out[name] = time.process_time() - cpu0
+            loop.stop()
+            await task
+    finally:
+        await pipeline.runner.aclose()
+        pipeline.engine.dispose()
+    return {name: round(1e6 * cpu / n, 1) for name, cpu in out.items()}
+
+
+async def measure_sequential(
+    groups: list[SemanticGroup], book: AnswerBook, limit: int, tmp: Path
+) -> dict[str, Any]:
+    """One probe at a time: ask → judge → tally → store with its own transaction."""
+    target = CallableTarget(book, in_thread=False)
+    judge = Judge()
+    engine = make_engine(f"sqlite:///{tmp / 'sequential.db'}")
+    create_schema(engine)
+    store = AnalyticsStore(engine)
+    tagger = Tagger()
+    probes = list(itertools.islice(probes_for(groups, [TARGET_NAME], "sequential"), limit))
+    cpu0 = time.process_time()
+    started = time.perf_counter()
+    for probe in probes:
+        t0 = time.perf_counter()
+        reply = await target.ask(probe.query)
+        response = RagResponse.for_probe(
+            probe,
+            status=TargetStatus.OK,
+            answer=reply.answer,
+            retrieved_ids=reply.retrieved_ids,
+            contexts=reply.contexts,
+            latency_s=time.perf_counter() - t0,
+        )
+        decision = await judge.judge(probe.query, probe.expected, response.answer)
+        judgement = Judgement.for_response(
+            response,
+            verdict=decision.verdict,
+            tier=decision.tier,
+            reason=decision.reason,
+            scores=decision.scores,
+        )
+        obs = Observation.from_judgement(judgement)
+        tagger.apply(obs)
+        tally = tagger.tally(*obs.key)
+        store.save([judgement], [tally] if tally is not None else [])
+    elapsed = time.perf_counter() - started
+    cpu = time.process_time() - cpu0
+    engine.dispose()
+    return {
+        "method": "sequential loop: ask, judge, tally, store with one commit per probe",
+        "probes": len(probes),
+        "seconds": round(elapsed, 3),
+        "probes_per_s": round(len(probes) / elapsed, 1),
+        "cpu_us_per_probe": round(1e6 * cpu / len(probes), 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--cycles", type=int, default=6, help="measured probing cycles (2 226 each)")
+    ap.add_argument("--baseline-probes", type=int, default=2000)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+
+    from groundwatch.demo import demo_dataset
+
+    _, groups = demo_dataset()
+    book = AnswerBook.from_groups(groups)
+    with tempfile.TemporaryDirectory(prefix="gw-bench-embedded-") as tmp:
+        stages = asyncio.run(measure_stages(groups, book, 3, Path(tmp)))
+        ours = asyncio.run(measure_pipeline(groups, book, args.cycles, Path(tmp)))
+        baseline = asyncio.run(measure_sequential(groups, book, args.baseline_probes, Path(tmp)))
+    result: dict[str, Any] = {
+        "bench": "embedded",
+        **machine(),
+        "dataset": {"semantic_groups": len(groups), "probes_per_cycle": len(book.replies)},
+        "pipeline": ours,
+        "baseline": baseline,
+        "cpu_us_per_probe_by_stage": stages,
+        "probes_per_s": ours["probes_per_s"],
+        "cpu_us_per_probe": ours["cpu_us_per_probe"],
+        "speedup_vs_baseline": round(ours["probes_per_s"] / baseline["probes_per_s"], 2),
+        "target_probes_per_s": TARGET_PROBES_PER_S,
+        "target_met": ours["probes_per_s"] >= TARGET_PROBES_PER_S,
+    }
+    emit(result, args.out)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main()["target_met"] else 1)

@@ -1,0 +1,466 @@
+"""Fault injection on the real Kafka broker, services as OS processes.
+
+Each test breaks one thing in the middle of a run — a judge process SIGKILLed, the analytics
+process SIGKILLed and restarted, the target RAG killed and restarted — and then proves the
+delivery promise from the outside: every probe on the probes topic has a judgement, the stored
+judgements are exactly the probes (no loss), and the stored tallies and exported gauges equal what
+the core :class:`Tagger` computes from the judgements on the topic with duplicates removed (no
+double count; duplicate *messages* are allowed under at-least-once, duplicate *counting* is not).
+
+The helpers here are shared by ``test_faults_broker.py``. Figures are printed on one
+``FAULT-FIGURES`` line per test (``pytest -s``) and recorded in RELIABILITY.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from sqlalchemy import func, select
+
+from groundwatch.contracts import Judgement, Topics
+from groundwatch.core.model import Verdict
+from groundwatch.core.tagging import Observation, Tagger
+from groundwatch.db import make_engine
+from groundwatch.db.models import JudgementRow, TallyRow
+from tests.e2e.procs import ServiceProc, metric_samples, running_pipeline, wait_published
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.kafka, pytest.mark.postgres]
+
+PROBES_PER_CYCLE = 2226  # the demo dataset: 371 semantic groups x 6 text forms
+
+
+@pytest.fixture(autouse=True)
+def own_consumer_groups(monkeypatch: pytest.MonkeyPatch, unique_prefix: str) -> None:
+    """Consumer groups of this test only. The default group names ("judge", "analytics", …) do
+    not include the topic prefix, so every pipeline on the shared broker would join the same
+    groups and a process starting or dying in another test would rebalance this one."""
+    for var, name in (
+        ("GW_RUNNER_GROUP", "rag-runner"),
+        ("GW_JUDGE_GROUP", "judge"),
+        ("GW_ANALYTICS_GROUP", "analytics"),
+    ):
+        monkeypatch.setenv(var, f"{unique_prefix}{name}")
+
+
+# --------------------------------------------------------------------------- reading the truth
+async def _read_all(bootstrap: str, topic: str) -> list[bytes]:
+    """Every record of a topic from offset 0 to the end offsets taken at the start (no group)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        (described,) = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    if described["error_code"] != 0:  # e.g. a topic nobody created: nothing in it
+        return []
+    tps = [TopicPartition(topic, p["partition"]) for p in described["partitions"]]
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest"
+    )
+    await consumer.start()
+    try:
+        consumer.assign(tps)
+        end = await consumer.end_offsets(tps)
+        for tp in tps:  # (seek_to_beginning races with the initial "latest" reset)
+            consumer.seek(tp, 0)
+        out: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            pending = [tp for tp in tps if await consumer.position(tp) < end[tp]]
+            if not pending:
+                return out
+            batches = await consumer.getmany(*pending, timeout_ms=500, max_records=5000)
+            out.extend(r.value or b"" for recs in batches.values() for r in recs)  # tombstone: b""
+        raise AssertionError(f"could not read {topic} to its end offsets {end}")
+    finally:
+        await consumer.stop()
+
+
+def read_all(bootstrap: str, topic: str) -> list[bytes]:
+    return asyncio.run(_read_all(bootstrap, topic))
+
+
+def stored_count(db_url: str) -> int:
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(JudgementRow)).scalar_one())
+    except Exception:  # the schema is made by analytics at start-up; before that: nothing stored
+        return 0
+    finally:
+        engine.dispose()
+
+
+def wait_until(what: str, check: Callable[[], bool], timeout: float, step: float = 0.3) -> float:
+    """Poll ``check`` until true; returns the seconds it took, fails naming ``what``."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if check():
+            return time.monotonic() - started
+        time.sleep(step)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def analytics_lag(analytics: ServiceProc) -> float:
+    samples = metric_samples(analytics.get("/metrics").text, "groundwatch_consumer_lag")
+    return sum(samples.values())
+
+
+def wait_settled(db_url: str, analytics: ServiceProc, expected: int, timeout: float) -> float:
+    """Until ``expected`` judgements are stored and analytics has consumed its whole topic
+    (late duplicates included), so the final comparison sees the final state."""
+    took = wait_until(
+        f"{expected} stored judgements", lambda: stored_count(db_url) >= expected, timeout
+    )
+    wait_until("analytics consumer lag 0", lambda: analytics_lag(analytics) == 0, 60)
+    return took
+
+
+@dataclass
+class Exactness:
+    """What a run left behind, compared with the core's answer from the deduplicated topic."""
+
+    probes: int  # distinct probe ids on the probes topic
+    probe_records: int
+    judgement_records: int
+    judged: int  # distinct probe ids on the judgements topic
+    stored: int  # rows in the analytics judgements table
+    tally_rows: int
+    dead_letters: int
+    verdicts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def duplicate_judgements(self) -> int:
+        return self.judgement_records - self.judged
+
+
+def check_exact(
+    bootstrap: str, prefix: str, db_url: str, analytics: ServiceProc | None
+) -> tuple[Exactness, dict[str, Judgement]]:
+    """No loss and no double count, asserted four ways (topic, rows, tallies, gauges)."""
+    topics = Topics(prefix)
+    probe_raw = read_all(bootstrap, topics.probes.name)
+    probe_ids = {str(topics.probes.decode(r).probe_id) for r in probe_raw}
+    judgement_raw = read_all(bootstrap, topics.judgements.name)
+    first: dict[str, Judgement] = {}
+    for raw in judgement_raw:
+        j = topics.judgements.decode(raw)
+        first.setdefault(str(j.probe_id), j)
+    letters = read_all(bootstrap, topics.dead_letter.name)
+
+    assert set(first) == probe_ids, (
+        f"lost: {len(probe_ids - set(first))} probes never judged; "
+        f"{len(set(first) - probe_ids)} judgements of unknown probes"
+    )
+    tagger = Tagger()
+    assert tagger.apply_many(Observation.from_judgement(j) for j in first.values()) == len(first)
+
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            stored_ids = [r[0] for r in conn.execute(select(JudgementRow.probe_id))]
+            tally_rows = conn.execute(select(TallyRow)).all()
+    finally:
+        engine.dispose()
+    assert len(stored_ids) == len(set(stored_ids)) == len(probe_ids)
+    assert set(stored_ids) == probe_ids, "stored judgements differ from the probes"
+    stored = {
+        (r.target, r.cohort, r.group_id): (r.correct, r.incorrect, r.error, r.undecided, r.status)
+        for r in tally_rows
+    }
+    expected = {
+        (t.target, t.cohort, t.group_id): (
+            t.correct,
+            t.incorrect,
+            t.error,
+            t.undecided,
+            t.status.value,
+        )
+        for t in tagger.tallies()
+    }
+    diff = {k: (stored.get(k), expected.get(k)) for k in stored.keys() | expected.keys()}
+    diff = {k: v for k, v in diff.items() if v[0] != v[1]}
+    assert not diff, (
+        f"{len(diff)} stored tallies differ from the core, e.g. {list(diff.items())[:3]}"
+    )
+    if analytics is not None:
+        exported = metric_samples(analytics.get("/metrics").text, "groundwatch_groups")
+        core = {
+            (("cohort", c), ("status", s.value), ("target", t)): float(n)
+            for (t, c, s), n in tagger.status_counts().items()
+        }
+        assert {k: v for k, v in exported.items() if v} == core, "exported gauges differ"
+    verdicts = Counter(j.verdict.value for j in first.values())
+    return (
+        Exactness(
+            probes=len(probe_ids),
+            probe_records=len(probe_raw),
+            judgement_records=len(judgement_raw),
+            judged=len(first),
+            stored=len(stored_ids),
+            tally_rows=len(tally_rows),
+            dead_letters=len(letters),
+            verdicts=dict(verdicts),
+        ),
+        first,
+    )
+
+
+def report(test: str, **figures: Any) -> None:
+    """One machine-readable line of observed figures (RELIABILITY.md quotes them)."""
+    print(f"\nFAULT-FIGURES {test} {json.dumps(figures, default=str, sort_keys=True)}")
+
+
+def ok_count(proc: ServiceProc) -> float:
+    samples = metric_samples(proc.get("/metrics").text, "groundwatch_messages_total")
+    return sum(v for k, v in samples.items() if ("outcome", "ok") in k)
+
+
+def published(gen: ServiceProc) -> int:
+    return int(gen.get("/runs").json()["published"])
+
+
+# --------------------------------------------------------------------------- 1. judge SIGKILL
+JUDGE_RUNS = 5  # 5 x 2,226 = 11,130 probes
+JUDGE_RATE = 500  # probes/s published: the run lasts ~22 s, so the kill lands mid-stream
+
+
+def test_sigkill_one_of_three_judges_mid_run(
+    kafka_bootstrap: str, fresh_pg_url: Callable[[], str], unique_prefix: str, tmp_path: Path
+) -> None:
+    db_url = fresh_pg_url()
+    total = JUDGE_RUNS * PROBES_PER_CYCLE
+    started = time.monotonic()
+    with running_pipeline(
+        bootstrap=kafka_bootstrap,
+        prefix=unique_prefix,
+        database_url=db_url,
+        log_dir=tmp_path,
+        judges=3,
+        runs=JUDGE_RUNS,
+        generator_env={"GW_RATE": str(JUDGE_RATE)},
+    ) as procs:
+        gen, victim = procs["generator"], procs["judge-2"]
+        wait_until("a third of the probes published", lambda: published(gen) >= total // 3, 120)
+        wait_until("the victim judge has work done", lambda: ok_count(victim) > 0, 30)
+        victim_done = ok_count(victim)
+        at_kill = published(gen)
+        victim.kill(signal.SIGKILL)
+        assert victim.proc is not None and victim.proc.returncode == -signal.SIGKILL
+        n = wait_published(gen, JUDGE_RUNS, timeout=180)
+        assert n == total and at_kill < total, "the kill did not land mid-run"
+        drain_s = wait_settled(db_url, procs["analytics"], n, timeout=180)
+        survivors = {k: ok_count(procs[k]) for k in ("judge", "judge-3")}
+        tallied = metric_samples(
+            procs["analytics"].get("/metrics").text, "groundwatch_judgements_total"
+        )
+        assert int(sum(tallied.values())) == n, "analytics counted a judgement twice (or lost one)"
+        ex, _ = check_exact(kafka_bootstrap, unique_prefix, db_url, procs["analytics"])
+    assert ex.probes == n and ex.dead_letters == 0
+    # The survivors took over the victim's partitions: together with what the victim acked
+    # before dying they account for every response (more when responses were redelivered).
+    assert sum(survivors.values()) + victim_done >= n
+    report(
+        "test_sigkill_one_of_three_judges_mid_run",
+        published_at_kill=at_kill,
+        victim_judged_before_kill=victim_done,
+        survivors_judged=survivors,
+        drain_after_publish_s=round(drain_s, 1),
+        wall_s=round(time.monotonic() - started, 1),
+        **asdict(ex),
+        duplicate_judgements=ex.duplicate_judgements,
+    )
+
+
+# --------------------------------------------------------------------------- 2. analytics SIGKILL
+ANALYTICS_RUNS = 1
+ANALYTICS_RATE = 300
+
+
+def test_sigkill_analytics_mid_run_resumes_from_store(
+    kafka_bootstrap: str, fresh_pg_url: Callable[[], str], unique_prefix: str, tmp_path: Path
+) -> None:
+    db_url = fresh_pg_url()
+    total = ANALYTICS_RUNS * PROBES_PER_CYCLE
+    started = time.monotonic()
+    with running_pipeline(
+        bootstrap=kafka_bootstrap,
+        prefix=unique_prefix,
+        database_url=db_url,
+        log_dir=tmp_path,
+        runs=ANALYTICS_RUNS,
+        generator_env={"GW_RATE": str(ANALYTICS_RATE)},
+    ) as procs:
+        gen, analytics = procs["generator"], procs["analytics"]
+        wait_until(
+            "analytics stored a first share", lambda: stored_count(db_url) >= total // 4, 120
+        )
+        analytics.kill(signal.SIGKILL)
+        stored_at_kill = stored_count(db_url)
+        at_kill = published(gen)
+        assert stored_at_kill < total and at_kill < total, "the kill did not land mid-run"
+        time.sleep(2)  # judgements pile up on the topic while analytics is down
+        rows_at_restart = stored_count(db_url)  # the dead process's last transaction settled
+        restart = time.monotonic()
+        analytics.start().wait_ready(90)
+        ready_s = time.monotonic() - restart
+        # The restarted process rebuilt its tagger from the store before consuming anything.
+        rebuilt = metric_samples(analytics.get("/metrics").text, "groundwatch_groups")
+        n = wait_published(gen, ANALYTICS_RUNS, timeout=180)
+        drain_s = wait_settled(db_url, analytics, n, timeout=180)
+        counted_after_restart = int(
+            sum(
+                metric_samples(
+                    analytics.get("/metrics").text, "groundwatch_judgements_total"
+                ).values()
+            )
+        )
+        ex, _ = check_exact(kafka_bootstrap, unique_prefix, db_url, analytics)
+    assert n == total and ex.probes == n and ex.dead_letters == 0
+    assert sum(rebuilt.values()) > 0, "the restarted analytics did not load its stored state"
+    # The new process counts exactly what was not yet stored: the uncommitted judgements it is
+    # handed again (already stored ones among them) are not counted a second time.
+    assert counted_after_restart == n - rows_at_restart
+    report(
+        "test_sigkill_analytics_mid_run_resumes_from_store",
+        stored_at_kill=stored_at_kill,
+        stored_at_restart=rows_at_restart,
+        published_at_kill=at_kill,
+        restart_ready_s=round(ready_s, 1),
+        counted_by_new_process=counted_after_restart,
+        drain_after_publish_s=round(drain_s, 1),
+        wall_s=round(time.monotonic() - started, 1),
+        **asdict(ex),
+        duplicate_judgements=ex.duplicate_judgements,
+    )
+
+
+# --------------------------------------------------------------------------- 3. target outage
+API_TOKEN = "faults-test-api-token-0b9d3c"
+BREAKER_RESET_S = 2.0
+
+TARGETS_YAML = f"""\
+targets:
+  - name: reference
+    type: http_json
+    url: "${{GW_RUNNER_REFERENCE_URL}}"
+    limits:
+      concurrency: 32
+      timeout_s: 5
+      retries: 1
+      backoff_initial_s: 0.05
+      backoff_max_s: 0.2
+      breaker_failures: 5
+      breaker_reset_s: {BREAKER_RESET_S}
+"""
+
+
+def start_run(gen: ServiceProc) -> dict[str, Any]:
+    resp = httpx.post(
+        f"{gen.url}/runs", headers={"Authorization": f"Bearer {API_TOKEN}"}, timeout=120
+    )
+    assert resp.status_code == 200, resp.text
+    out: dict[str, Any] = resp.json()
+    return out
+
+
+def group_statuses(analytics: ServiceProc) -> dict[tuple[tuple[str, str], ...], float]:
+    samples = metric_samples(analytics.get("/metrics").text, "groundwatch_groups")
+    return {k: v for k, v in samples.items() if v}
+
+
+def breaker_state(runner: ServiceProc) -> str:
+    (lane,) = [t for t in runner.get("/targets").json()["targets"] if t["target"] == "reference"]
+    return str(lane["breaker"])
+
+
+def test_target_outage_opens_the_circuit_and_never_makes_a_wrong_answer(
+    kafka_bootstrap: str,
+    fresh_pg_url: Callable[[], str],
+    unique_prefix: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    targets_file = tmp_path / "targets.yaml"
+    targets_file.write_text(TARGETS_YAML)
+    # Read by the runner only; its URL comes from the GW_RUNNER_REFERENCE_URL the pipeline sets.
+    monkeypatch.setenv("GW_RUNNER_TARGETS_FILE", str(targets_file))
+    db_url = fresh_pg_url()
+    started = time.monotonic()
+    with running_pipeline(
+        bootstrap=kafka_bootstrap,
+        prefix=unique_prefix,
+        database_url=db_url,
+        log_dir=tmp_path,
+        runs=0,
+        generator_env={"GW_API_TOKEN": API_TOKEN},
+    ) as procs:
+        gen, rag, runner = procs["generator"], procs["reference-rag"], procs["rag-runner"]
+        analytics = procs["analytics"]
+
+        healthy = start_run(gen)
+        wait_settled(db_url, analytics, healthy["probes"], timeout=120)
+        statuses_healthy = group_statuses(analytics)
+        assert breaker_state(runner) == "closed"
+
+        rag.kill(signal.SIGKILL)
+        down = start_run(gen)
+        wait_settled(db_url, analytics, healthy["probes"] + down["probes"], timeout=120)
+        breaker_during = breaker_state(runner)
+        statuses_during = group_statuses(analytics)
+
+        restart = time.monotonic()
+        rag.start().wait_ready(60)
+        rag_back_s = time.monotonic() - restart
+        time.sleep(BREAKER_RESET_S + 0.5)  # the open circuit lets a trial through after this
+        back = start_run(gen)
+        total = healthy["probes"] + down["probes"] + back["probes"]
+        wait_settled(db_url, analytics, total, timeout=120)
+        breaker_after = breaker_state(runner)
+        statuses_after = group_statuses(analytics)
+        ex, judged = check_exact(kafka_bootstrap, unique_prefix, db_url, analytics)
+
+    by_run: dict[str, list[Judgement]] = {}
+    for j in judged.values():
+        by_run.setdefault(j.run_id, []).append(j)
+    during = by_run[down["run_id"]]
+    kinds = Counter(j.error_kind for j in during)
+    # The outage: every probe of the cycle is an error, none is judged, none is "incorrect".
+    assert len(during) == down["probes"]
+    assert {j.verdict for j in during} == {Verdict.ERROR}, Counter(j.verdict for j in during)
+    assert set(kinds) <= {"connection", "circuit_open"} and kinds["circuit_open"] > 0, kinds
+    assert breaker_during == "open"
+    # An outage changes no group's status (errors are not evidence of a gap).
+    assert statuses_during == statuses_healthy
+    # The target is back: probing resumes, and each form gets the verdict it had before.
+    before = {(j.group_id, j.form_id): j.verdict for j in by_run[healthy["run_id"]]}
+    after = {(j.group_id, j.form_id): j.verdict for j in by_run[back["run_id"]]}
+    assert breaker_after == "closed"
+    assert Verdict.ERROR not in set(after.values())
+    assert after == before
+    assert statuses_after == statuses_healthy
+    report(
+        "test_target_outage_opens_the_circuit_and_never_makes_a_wrong_answer",
+        probes_per_cycle=down["probes"],
+        outage_error_kinds=dict(kinds),
+        outage_verdicts=dict(Counter(j.verdict.value for j in during)),
+        healthy_verdicts=dict(Counter(v.value for v in before.values())),
+        recovered_verdicts=dict(Counter(v.value for v in after.values())),
+        breaker=[breaker_during, breaker_after],
+        rag_restart_ready_s=round(rag_back_s, 1),
+        wall_s=round(time.monotonic() - started, 1),
+        duplicate_judgements=ex.duplicate_judgements,
+        stored=ex.stored,
+    )
