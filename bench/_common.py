@@ -37,3 +37,24 @@ def emit(result: dict[str, Any], out: Path | None) -> None:
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text + "\n")
+
+
+def delete_topics(bootstrap: str, prefix: str) -> None:
+    """Best effort: drop a run's topics so repeated runs do not pile up on a shared broker."""
+    import asyncio
+    import contextlib
+
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    async def drop() -> None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+        await admin.start()
+        try:
+            names = [t for t in await admin.list_topics() if t.startswith(prefix)]
+            if names:
+                await admin.delete_topics(names)
+        finally:
+            await admin.close()
+
+    with contextlib.suppress(Exception):
+        asyncio.run(asyncio.wait_for(drop(), 30))

@@ -38,6 +38,7 @@ from groundwatch.db import create_schema, make_engine
 from groundwatch.judging import Judge
 from groundwatch.runner import Runner
 from groundwatch.targets import CallableTarget, TargetLimits
+from groundwatch.worker import tune_gc
 from services.analytics.store import AnalyticsStore
 from services.embedded import EmbeddedPipeline
 from services.generator.planner import probes_for
@@ -173,6 +174,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     from groundwatch.demo import demo_dataset
 
+    tune_gc()  # what the consume loops set anyway: the baseline runs under the same collector
     _, groups = demo_dataset()
     book = AnswerBook.from_groups(groups)
     with tempfile.TemporaryDirectory(prefix="gw-bench-embedded-") as tmp:

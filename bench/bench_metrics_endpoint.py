@@ -34,7 +34,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _common import emit, machine  # noqa: E402
+from _common import delete_topics, emit, machine  # noqa: E402
 
 from groundwatch.contracts import Judgement, Topics  # noqa: E402
 from groundwatch.core.model import AnswerType, Expected, Verdict  # noqa: E402
@@ -172,6 +172,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             groups = metric_samples(body.decode(), "groundwatch_groups")
         finally:
             analytics.kill()
+            delete_topics(args.bootstrap, prefix)
         baseline_ms = sql_scrape_ms(database_url, 5)
     latencies.sort()
     q = statistics.quantiles(latencies, n=100, method="inclusive")

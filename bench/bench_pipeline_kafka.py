@@ -49,7 +49,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.e2e.procs: the e2e harness that starts the services
 
-from _common import emit, machine  # noqa: E402
+from _common import delete_topics, emit, machine  # noqa: E402
 from fast_target import AnswerBook  # noqa: E402
 
 from tests.e2e.procs import ServiceProc, metric_samples  # noqa: E402
@@ -220,6 +220,7 @@ def services(
     finally:
         for p in reversed(list(procs.values())):
             p.kill()
+        delete_topics(bootstrap, common["GW_TOPIC_PREFIX"])
 
 
 def run_config(args: argparse.Namespace, judges: int, work: Path) -> dict[str, Any]:
