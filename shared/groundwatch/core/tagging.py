@@ -231,11 +231,11 @@ def cause_of(obs: Observation, status: GroupStatus, retrieval_ok: bool | None) -
     """Failure attribution of one example; ``None`` for a correct one.
 
     error → target error; undecided → undecided; a response matching an earlier answer version
-    (the source database changed, the RAG's knowledge did not) → stale; a wrong example in a gap group → gap (the
-    knowledge base lacks the fact); in a pending group → pending (it may yet turn out to be a gap);
-    otherwise insufficient retrieval → retrieval, sufficient → LM. Callers pass the status from
-    :func:`attribution_status`, so a group that is a gap in one cohort only is not blamed on the
-    knowledge base.
+    (the source database changed, the RAG's knowledge did not) → stale; a wrong example in a gap
+    group → gap (the knowledge base lacks the fact); in a pending group → pending (it may yet
+    turn out to be a gap); otherwise insufficient retrieval → retrieval, sufficient → LM.
+    Callers pass the status from :func:`attribution_status`, so a group that is a gap in one
+    cohort only is not blamed on the knowledge base.
     """
     v = obs.verdict
     if v is Verdict.CORRECT:
