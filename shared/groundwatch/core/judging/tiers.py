@@ -339,14 +339,21 @@ def tier_typed(ev: Evidence) -> Decision | None:
     return None
 
 
+def _free_text_statuses(ev: Evidence) -> list[PartStatus] | None:
+    """Each gold part's status in the response, or None when a free-text tier has nothing to
+    decide (multiple choice is the options tier's; unanswerable is the refusal tier's)."""
+    g = ev.gold
+    if g.correct_option is not None or not g.answerable or not g.parts:
+        return None
+    return list(ev.statuses(g.parts))
+
+
 def tier_contains(ev: Evidence) -> Decision | None:
     """Every gold part contained in the response on word boundaries."""
-    g = ev.gold
-    if g.correct_option is not None:
-        return None  # a multiple-choice answer is the options tier's to decide
-    if not g.answerable or not g.parts:
+    statuses = _free_text_statuses(ev)
+    if statuses is None:
         return None
-    statuses = ev.statuses(g.parts)
+    g = ev.gold
     if all(s is PartStatus.FOUND for s in statuses):
         if ev.refusal is not None:
             return None
@@ -359,12 +366,10 @@ def tier_contains(ev: Evidence) -> Decision | None:
 
 def tier_token_f1(ev: Evidence) -> Decision | None:
     """Token overlap per text part: none of its words → wrong; all, in a short reply → right."""
-    g = ev.gold
-    if g.correct_option is not None:
-        return None  # a multiple-choice answer is the options tier's to decide
-    if not g.answerable or not g.parts:
+    statuses = _free_text_statuses(ev)
+    if statuses is None:
         return None
-    statuses = ev.statuses(g.parts)
+    g = ev.gold
     all_right = True
     for part, st in zip(g.parts, statuses, strict=True):
         if st is PartStatus.FOUND:
