@@ -345,7 +345,7 @@ def _free_text_statuses(ev: Evidence) -> list[PartStatus] | None:
     g = ev.gold
     if g.correct_option is not None or not g.answerable or not g.parts:
         return None
-    return list(ev.statuses(g.parts))
+    return ev.statuses(g.parts)
 
 
 def tier_contains(ev: Evidence) -> Decision | None:
