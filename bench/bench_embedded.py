@@ -31,17 +31,17 @@ from typing import Any
 from _common import emit, machine
 from fast_target import AnswerBook
 
+from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.adapters.targets import CallableTarget, TargetLimits
 from groundwatch.contracts import Judgement, RagResponse, TargetStatus
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Observation, Tagger
-from groundwatch.db import create_schema, make_engine
-from groundwatch.judging import Judge
-from groundwatch.runner import Runner
-from groundwatch.targets import CallableTarget, TargetLimits
-from groundwatch.worker import tune_gc
-from services.analytics.store import AnalyticsStore
-from services.embedded import EmbeddedPipeline
-from services.generator.planner import probes_for
+from groundwatch.runtime.consume import tune_gc
+from groundwatch.runtime.embedded import EmbeddedPipeline
+from groundwatch.stages.generator.planner import probes_for
+from groundwatch.stages.judge.tiered import Judge
+from groundwatch.stages.runner.lanes import Runner
 
 TARGET_PROBES_PER_S = 5_000
 TARGET_NAME = "fast"

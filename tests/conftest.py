@@ -105,7 +105,7 @@ def fresh_pg_url(pg_url: str) -> Iterator[Callable[[], str]]:
 
 @pytest.fixture
 async def memory_bus() -> AsyncIterator[object]:
-    from groundwatch.bus.memory import MemoryBus
+    from groundwatch.adapters.bus.memory import MemoryBus
 
     bus = MemoryBus(partitions=6)
     await bus.start()

@@ -6,20 +6,20 @@ import asyncio
 
 from fastapi import FastAPI
 
+from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.core.tagging import Window
-from groundwatch.db import create_schema, make_engine
-from groundwatch.service import (
+from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
+from groundwatch.runtime.api import add_routes
+from groundwatch.runtime.service import (
     ServiceParts,
     build_app,
     serve,
     settings_or_exit,
     wiring,
 )
-from services.analytics.metrics import AnalyticsMetrics
-from services.analytics.routes import add_routes
+from groundwatch.stages.analytics.stage import AnalyticsWorker
 from services.analytics.settings import AnalyticsSettings
-from services.analytics.store import AnalyticsStore
-from services.analytics.worker import AnalyticsWorker
 
 
 def create_app(settings: AnalyticsSettings) -> FastAPI:

@@ -11,20 +11,20 @@ from prometheus_client import Counter
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from groundwatch.auth import require_token
+from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db.models import AnswerVersionRow
 from groundwatch.contracts import Probe
 from groundwatch.core.model import SemanticGroup
-from groundwatch.db import create_schema, make_engine
-from groundwatch.db.models import AnswerVersionRow
-from groundwatch.service import (
+from groundwatch.runtime.auth import require_token
+from groundwatch.runtime.service import (
     ServiceParts,
     build_app,
     serve,
     settings_or_exit,
     wiring,
 )
+from groundwatch.stages.generator.stage import GeneratorWorker, Refresher
 from services.generator.settings import GeneratorSettings
-from services.generator.worker import GeneratorWorker, Refresher
 
 
 def load_groups(settings: GeneratorSettings) -> tuple[list[SemanticGroup], str | None]:
@@ -35,15 +35,15 @@ def load_groups(settings: GeneratorSettings) -> tuple[list[SemanticGroup], str |
 
         domain, groups = demo_dataset(k=settings.forms, cohorts=tuple(settings.cohorts))
         return list(groups), settings.source_url or domain.db_url
-    from groundwatch.datasets import read_jsonl
+    from groundwatch.adapters.db.datasets import read_jsonl
 
     return list(read_jsonl(settings.dataset)), settings.source_url
 
 
 def answer_refresher(source_url: str, engine: Engine, changes: Counter) -> Refresher:
     """Re-read answers on a read-only connection; record each new version in the database."""
-    from groundwatch.sources.connect import readonly_engine
-    from groundwatch.sources.refresh import refresh_answers
+    from groundwatch.adapters.sources.connect import readonly_engine
+    from groundwatch.adapters.sources.refresh import refresh_answers
 
     source = readonly_engine(source_url)
 

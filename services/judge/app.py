@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from groundwatch.service import (
+from groundwatch.runtime.service import (
     ServiceParts,
     build_app,
     serve,
     settings_or_exit,
     wiring,
 )
+from groundwatch.stages.judge.stage import JudgeWorker
 from services.judge.metrics import JudgeMetrics
 from services.judge.settings import JudgeServiceSettings
-from services.judge.worker import JudgeWorker
 
 
 def create_app(settings: JudgeServiceSettings) -> FastAPI:
     async def bootstrap() -> ServiceParts:
-        from groundwatch.judging import build_judge
+        from groundwatch.stages.judge.tiered import build_judge
 
         w = wiring(settings, "judge")
         registry, bus, topics, client_id = w.registry, w.bus, w.topics, w.client_id

@@ -12,8 +12,8 @@ from prometheus_client.registry import Collector
 
 from groundwatch.core.judging import Decision
 from groundwatch.core.model import Expected
-from groundwatch.judging import Judge
-from services.judge.worker import JudgeFn
+from groundwatch.stages.judge.stage import JudgeFn
+from groundwatch.stages.judge.tiered import Judge
 
 
 class _LlmCollector(Collector):

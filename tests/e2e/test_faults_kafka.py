@@ -29,11 +29,11 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from sqlalchemy import func, select
 
+from groundwatch.adapters.db import make_engine
+from groundwatch.adapters.db.models import JudgementRow, TallyRow
 from groundwatch.contracts import Judgement, Topics
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import Observation, Tagger
-from groundwatch.db import make_engine
-from groundwatch.db.models import JudgementRow, TallyRow
 from tests.e2e.procs import ServiceProc, metric_samples, running_pipeline, wait_published
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.kafka, pytest.mark.postgres]

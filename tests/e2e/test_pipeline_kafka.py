@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from groundwatch.bus import make_bus
+from groundwatch.adapters.bus import make_bus
 from groundwatch.contracts import Topics
 from groundwatch.core.tagging import GroupStatus, Observation, Tagger
 from tests.e2e.procs import ServiceProc, metric_samples, running_pipeline

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from groundwatch.bus import Outgoing
-from groundwatch.bus.memory import MemoryBus
+from groundwatch.adapters.bus import Outgoing
+from groundwatch.adapters.bus.memory import MemoryBus
+from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.adapters.db.models import JudgementRow, TallyRow
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus, Topics
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.tagging import GroupStatus, Observation, Tagger
-from groundwatch.db import create_schema, make_engine
-from groundwatch.db.models import JudgementRow, TallyRow
 from groundwatch.errors import RetryLater
-from services.analytics.store import AnalyticsStore
-from services.analytics.worker import AnalyticsWorker
+from groundwatch.stages.analytics.stage import AnalyticsWorker
 
 pytestmark = pytest.mark.integration
 

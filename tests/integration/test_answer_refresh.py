@@ -9,13 +9,13 @@ import pytest
 from prometheus_client import CollectorRegistry
 from sqlalchemy import create_engine, select, text
 
-from groundwatch.bus.memory import MemoryBus
+from groundwatch.adapters.bus.memory import MemoryBus
+from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db.models import AnswerVersionRow
 from groundwatch.contracts import Topics
-from groundwatch.db import create_schema, make_engine
-from groundwatch.db.models import AnswerVersionRow
 from groundwatch.demo import demo_dataset
+from groundwatch.stages.generator.stage import GeneratorWorker
 from services.generator.app import answer_refresher
-from services.generator.worker import GeneratorWorker
 
 pytestmark = pytest.mark.integration
 

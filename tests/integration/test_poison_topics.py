@@ -24,7 +24,11 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from sqlalchemy import func, select
 
-from groundwatch.bus import make_bus
+from groundwatch.adapters.bus import make_bus
+from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.adapters.db.models import JudgementRow
+from groundwatch.adapters.targets.callable import CallableTarget
 from groundwatch.contracts import (
     MAX_CONTEXTS,
     MAX_TEXT,
@@ -35,16 +39,12 @@ from groundwatch.contracts import (
     Topics,
 )
 from groundwatch.core.model import Expected, Verdict
-from groundwatch.db import create_schema, make_engine
-from groundwatch.db.models import JudgementRow
-from groundwatch.judging import Judge
-from groundwatch.runner import Runner
-from groundwatch.targets.callable import CallableTarget
-from groundwatch.worker import ConsumeLoop
-from services.analytics.store import AnalyticsStore
-from services.analytics.worker import AnalyticsWorker
-from services.judge.worker import JudgeWorker
-from services.rag_runner.worker import RunnerWorker
+from groundwatch.runtime.consume import ConsumeLoop
+from groundwatch.stages.analytics.stage import AnalyticsWorker
+from groundwatch.stages.judge.stage import JudgeWorker
+from groundwatch.stages.judge.tiered import Judge
+from groundwatch.stages.runner.lanes import Runner
+from groundwatch.stages.runner.stage import RunnerWorker
 from tests.e2e.test_faults_kafka import _read_all
 
 pytestmark = [

@@ -24,7 +24,7 @@ from groundwatch.core.grammar_results import (
     load_likert_ratings,
 )
 from groundwatch.core.model import Verdict
-from groundwatch.core.report import build_report
+from groundwatch.report.build import build_report
 
 pytestmark = pytest.mark.unit
 
@@ -223,7 +223,7 @@ def test_cli_report_from_stored_run(tmp_path: Path) -> None:
     from sqlalchemy import create_engine
     from sqlalchemy.orm import Session
 
-    from groundwatch.db.models import Base, JudgementRow
+    from groundwatch.adapters.db.models import Base, JudgementRow
 
     url = f"sqlite:///{tmp_path / 'gw.db'}"
     engine = create_engine(url)

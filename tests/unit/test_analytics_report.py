@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from groundwatch.core.model import Verdict
-from groundwatch.core.report import build_report, render_text
 from groundwatch.core.tagging import Observation
+from groundwatch.report.build import build_report, render_text
 
 pytestmark = pytest.mark.unit
 

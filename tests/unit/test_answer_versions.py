@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from groundwatch.adapters.sources.connect import readonly_engine
+from groundwatch.adapters.sources.refresh import refresh_answers
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus
 from groundwatch.core.judging import judge_deterministic
 from groundwatch.core.model import AnswerType, Expected, SemanticGroup, TextForm, Verdict
 from groundwatch.core.tagging import Cause, Observation, Tagger
 from groundwatch.core.versions import next_version
-from groundwatch.sources.connect import readonly_engine
-from groundwatch.sources.refresh import refresh_answers
 
 pytestmark = pytest.mark.unit
 

@@ -27,13 +27,13 @@ FORBIDDEN = {
     "uvicorn",
     "openai",
     "prometheus_client",
-    "groundwatch.bus",
-    "groundwatch.db",
-    "groundwatch.llm",
-    "groundwatch.service",
-    "groundwatch.worker",
-    "groundwatch.targets",
-    "groundwatch.sources",
+    "groundwatch.adapters.bus",
+    "groundwatch.adapters.db",
+    "groundwatch.adapters.llm",
+    "groundwatch.runtime.service",
+    "groundwatch.runtime.consume",
+    "groundwatch.adapters.targets",
+    "groundwatch.adapters.sources",
 }
 
 

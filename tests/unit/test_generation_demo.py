@@ -12,13 +12,13 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
+from groundwatch.adapters.sources import generate_groups, readonly_engine
 from groundwatch.core.generation.answers import format_value
 from groundwatch.core.generation.pipeline import GenerationResult
 from groundwatch.core.model import SemanticGroup
-from groundwatch.core.rag import Bm25Retriever, KeywordOverlapRetriever, split_sentences
+from groundwatch.core.retrieval import Bm25Retriever, KeywordOverlapRetriever, split_sentences
 from groundwatch.demo import DemoDomain, build_demo, demo_dataset, demo_generation
 from groundwatch.errors import ConfigError
-from groundwatch.sources import generate_groups, readonly_engine
 
 pytestmark = pytest.mark.unit
 K = 3

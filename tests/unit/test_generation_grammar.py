@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from groundwatch.adapters.db.datasets import import_grammar_dir
 from groundwatch.core.generation import default_verbalizers, offline_text_templates
 from groundwatch.core.generation.grammar_format import (
     dump_sql_templates,
@@ -17,7 +18,6 @@ from groundwatch.core.generation.grammar_format import (
     sql_templates_in_order,
 )
 from groundwatch.core.generation.validation import validate_sql
-from groundwatch.datasets import import_grammar_dir
 
 pytestmark = pytest.mark.unit
 AURP = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "grammar-aurp"

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from groundwatch.config import load_settings
-from groundwatch.core.judging import JUDGE_ERROR
-from groundwatch.core.model import Expected, Verdict
-from groundwatch.errors import ConfigError, GroundwatchError
-from groundwatch.judging import Judge, JudgeSettings, build_judge, gold_text
-from groundwatch.llm.cache import MemoryVerdictCache, cache_key
-from groundwatch.llm.judge import (
+from groundwatch.adapters.llm.cache import MemoryVerdictCache, cache_key
+from groundwatch.adapters.llm.llm_judge import (
     GRAMMAR_PROMPT,
     PROMPT_VERSION,
     LlmJudge,
     parse_verdict,
     render_prompt,
 )
+from groundwatch.core.judging import JUDGE_ERROR
+from groundwatch.core.model import Expected, Verdict
+from groundwatch.errors import ConfigError, GroundwatchError
+from groundwatch.runtime.settings import load_settings
+from groundwatch.stages.judge.tiered import Judge, JudgeSettings, build_judge, gold_text
 
 pytestmark = pytest.mark.unit
 

@@ -12,8 +12,11 @@ import pytest
 from fastapi import FastAPI, Request
 from pydantic import ValidationError
 
-from groundwatch.bus.base import Record
-from groundwatch.bus.memory import MemoryBus
+from groundwatch.adapters.bus.base import Record
+from groundwatch.adapters.bus.memory import MemoryBus
+from groundwatch.adapters.targets import TargetLimits
+from groundwatch.adapters.targets.base import MAX_RETRIEVED_IDS
+from groundwatch.adapters.targets.http_json import HttpJsonTarget
 from groundwatch.contracts import (
     MAX_CONTEXTS,
     MAX_TEXT,
@@ -25,16 +28,13 @@ from groundwatch.contracts import (
     Topics,
 )
 from groundwatch.core.model import Expected, Verdict
-from groundwatch.judging import Judge
-from groundwatch.runner import Runner
-from groundwatch.service import MAX_BODY_BYTES, ServiceParts, build_app
-from groundwatch.targets import TargetLimits
-from groundwatch.targets.base import MAX_RETRIEVED_IDS
-from groundwatch.targets.http_json import HttpJsonTarget
-from groundwatch.worker import MAX_DEAD_LETTER_RAW, dead_letter
-from services.judge.worker import JudgeWorker
-from services.reference_rag.app import create_app as create_rag
-from services.reference_rag.settings import ReferenceRagSettings
+from groundwatch.reference_rag.app import create_app as create_rag
+from groundwatch.reference_rag.settings import ReferenceRagSettings
+from groundwatch.runtime.consume import MAX_DEAD_LETTER_RAW, dead_letter
+from groundwatch.runtime.service import MAX_BODY_BYTES, ServiceParts, build_app
+from groundwatch.stages.judge.stage import JudgeWorker
+from groundwatch.stages.judge.tiered import Judge
+from groundwatch.stages.runner.lanes import Runner
 from tests.unit._rag_corpus import CORPUS
 
 pytestmark = pytest.mark.unit

@@ -11,8 +11,9 @@ import orjson
 import pytest
 from prometheus_client import CollectorRegistry
 
-from groundwatch.bus.base import Outgoing
-from groundwatch.bus.memory import MemoryBus
+from groundwatch.adapters.bus.base import Outgoing
+from groundwatch.adapters.bus.memory import MemoryBus
+from groundwatch.adapters.targets import CallableTarget, TargetLimits
 from groundwatch.contracts import (
     DeadLetter,
     Judgement,
@@ -26,11 +27,10 @@ from groundwatch.contracts import (
 from groundwatch.core.judging import Decision
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.tagging import Observation, Tagger
-from groundwatch.runner import Runner
-from groundwatch.targets import CallableTarget, TargetLimits
-from groundwatch.worker import GC_YOUNG_THRESHOLD, tune_gc
-from services.analytics.metrics import AnalyticsMetrics
-from services.judge.worker import JudgeWorker
+from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
+from groundwatch.runtime.consume import GC_YOUNG_THRESHOLD, tune_gc
+from groundwatch.stages.judge.stage import JudgeWorker
+from groundwatch.stages.runner.lanes import Runner
 from tests.e2e.procs import metric_samples
 from tests.unit._runner_helpers import probe
 

@@ -10,9 +10,9 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
 from groundwatch.core.model import Verdict
-from groundwatch.core.report import build_report, render_text
 from groundwatch.core.tagging import Observation, Tagger, Window
-from services.analytics.metrics import AnalyticsMetrics
+from groundwatch.report.build import build_report, render_text
+from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
 
 pytestmark = pytest.mark.unit
 

@@ -41,11 +41,11 @@ async def _demo(
     serve: tuple[float, str, int] | None = None,
     scenarios: str = "all",
 ) -> dict[str, Any]:
-    from groundwatch.core.report import render_text, report_from_tagger
     from groundwatch.demo import demo_dataset
-    from services.embedded import EmbeddedPipeline, reference_runner, run_continuously
-    from services.reference_rag.app import create_app
-    from services.reference_rag.settings import ReferenceRagSettings
+    from groundwatch.reference_rag.app import create_app
+    from groundwatch.reference_rag.settings import ReferenceRagSettings
+    from groundwatch.report.build import render_text, report_from_tagger
+    from groundwatch.runtime.embedded import EmbeddedPipeline, reference_runner, run_continuously
 
     say = (lambda *_: None) if quiet else typer.echo
     started = time.perf_counter()
@@ -56,8 +56,8 @@ async def _demo(
     )
     probes_of = groups
     if scenarios.strip().lower() != "none":
+        from groundwatch.adapters.sources.scenarios import grounded_scenarios
         from groundwatch.core.scenarios.spec import select_scenarios
-        from groundwatch.sources.scenarios import grounded_scenarios
 
         scenario_run = await asyncio.to_thread(
             grounded_scenarios,

@@ -214,7 +214,7 @@ def _gen_db(
         return
     groups = domain.annotate(result.groups) if domain is not None else result.groups
     if out is not None:
-        from groundwatch.datasets import write_jsonl
+        from groundwatch.adapters.db.datasets import write_jsonl
 
         n = write_jsonl(groups, out)
         console.print(f"wrote {n} semantic groups to {out}")
@@ -237,8 +237,8 @@ def _run(
     verbalizers: dict[str, Verbalizer],
     dry_run: bool,
 ) -> GenerationResult | None:
+    from groundwatch.adapters.sources.generate import generate_groups
     from groundwatch.core.generation.pipeline import offline_text_templates
-    from groundwatch.sources.generate import generate_groups
 
     if llm:
         return asyncio.run(
@@ -252,9 +252,9 @@ def _run(
             )
         )
     if dry_run:
+        from groundwatch.adapters.sources.connect import readonly_engine
+        from groundwatch.adapters.sources.introspect import introspect
         from groundwatch.core.generation.rules import rule_templates
-        from groundwatch.sources.connect import readonly_engine
-        from groundwatch.sources.introspect import introspect
 
         engine = readonly_engine(url)
         try:
@@ -293,14 +293,14 @@ async def _run_llm(
     verbalizers: dict[str, Verbalizer],
     dry_run: bool,
 ) -> GenerationResult | None:
-    from groundwatch.llm.client import LlmClient, LlmSettings
-    from groundwatch.llm.generation import (
+    from groundwatch.adapters.llm.client import LlmClient, LlmSettings
+    from groundwatch.adapters.llm.generation import (
         generate_groups_llm,
         llm_sql_templates,
         llm_text_templates,
     )
-    from groundwatch.sources.connect import readonly_engine
-    from groundwatch.sources.introspect import introspect
+    from groundwatch.adapters.sources.connect import readonly_engine
+    from groundwatch.adapters.sources.introspect import introspect
 
     client = LlmClient(LlmSettings())
     try:
@@ -329,7 +329,7 @@ async def _run_llm(
 def _gen_grammar(
     directory: Path, cohorts: list[str], out: Path | None, dataset_id: str, dry_run: bool
 ) -> None:
-    from groundwatch.datasets import import_grammar_dir, write_jsonl
+    from groundwatch.adapters.db.datasets import import_grammar_dir, write_jsonl
 
     groups = import_grammar_dir(directory, cohorts, dataset_id=dataset_id)
     if dry_run:

@@ -198,8 +198,8 @@ def register(app: typer.Typer) -> None:
         _print(report, console, show)
         payload = report.to_json() | {"files": [str(f) for f in files]}
         if dry_run:
-            from groundwatch.judging import estimate_llm_spend
-            from groundwatch.llm.judge import PROMPT_VERSION
+            from groundwatch.adapters.llm.llm_judge import PROMPT_VERSION
+            from groundwatch.stages.judge.tiered import estimate_llm_spend
 
             calls, tokens = estimate_llm_spend(
                 ((i.query, i.expected, i.response) for i in items), tier_list

@@ -1,6 +1,6 @@
 """``groundwatch report``: the GRAMMAR group report from a stored run or from GRAMMAR result files.
 
-The report itself is the pure core's (:mod:`groundwatch.core.report`); this module only gathers
+The report itself is the pure core's (:mod:`groundwatch.report.build`); this module only gathers
 observations — from the database (``--run``, through SQLAlchemy) or from the authors' result files
 (``--grammar-results``) — and writes JSON, HTML and the text table.
 """
@@ -14,15 +14,15 @@ from typing import Annotated, Any
 import orjson
 import typer
 
+from groundwatch.adapters.db.observations import observations_for_runs
 from groundwatch.core.grammar_results import (
     ImportFormatError,
     load_evaluator_verdicts,
     load_grammar_results,
     load_likert_ratings,
 )
-from groundwatch.core.report import build_report, render_text
 from groundwatch.core.tagging import Observation
-from groundwatch.db.observations import observations_for_runs
+from groundwatch.report.build import build_report, render_text
 
 
 def _split(spec: str, what: str) -> tuple[str, str]:
@@ -137,7 +137,7 @@ def register(app: typer.Typer) -> None:
         if json_out is not None:
             _write(json_out, report_json(result))
         if html_out is not None:
-            from groundwatch.report_html import render_html
+            from groundwatch.report.html import render_html
 
             _write(html_out, render_html(result).encode())
         if not quiet:
@@ -145,9 +145,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _load_runs(run_ids: Sequence[str], url: str | None) -> list[Observation]:
-    from groundwatch.config import CommonSettings, load_settings
-    from groundwatch.db import make_engine, make_sessionmaker
+    from groundwatch.adapters.db import make_engine, make_sessionmaker
     from groundwatch.errors import ConfigError
+    from groundwatch.runtime.settings import CommonSettings, load_settings
 
     if url is None:
         try:

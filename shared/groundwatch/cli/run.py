@@ -28,19 +28,16 @@ async def _run(
     compare: tuple[str, str] | None,
     baseline: str | None = None,
 ) -> dict[str, Any]:
+    from groundwatch.adapters.db.datasets import read_jsonl
+    from groundwatch.adapters.targets import make_http_client
     from groundwatch.core.open_domain import closed_domain, open_domain_groups
-    from groundwatch.core.report import build_report, render_text, report_from_tagger
-    from groundwatch.datasets import read_jsonl
-    from groundwatch.targets import make_http_client
-    from services.embedded import EmbeddedPipeline, run_continuously
-    from services.rag_runner.app import make_runner
-    from services.rag_runner.settings import RunnerSettings
+    from groundwatch.report.build import build_report, render_text, report_from_tagger
+    from groundwatch.runtime.embedded import EmbeddedPipeline, run_continuously
+    from groundwatch.stages.runner.factory import make_runner
 
     groups = list(read_jsonl(dataset))
     http = make_http_client(max_connections=512)
-    runner = make_runner(
-        RunnerSettings(runner_targets_file=targets_file, runner_reference_url=None), http
-    )
+    runner = make_runner(http, targets_file=targets_file)
     typer.echo(
         f"{len(groups)} semantic groups from {dataset}; targets: {', '.join(runner.targets)}"
     )

@@ -9,6 +9,10 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+#: What a reader or an LLM-only target answers when it does not know: an explicit refusal, which
+#: the judge scores as one (never as a wrong value).
+DONT_KNOW = "I don't know."
+
 
 class AnswerType(StrEnum):
     """An SQL answer's type, kept so the judge compares dates as dates and numbers as numbers."""

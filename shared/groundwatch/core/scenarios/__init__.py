@@ -1,9 +1,9 @@
 """RAGProbe evaluation scenarios: the schema (loadable from YAML), chunking and sampling, the
 checks generated items must pass, the grounded variants with SQL truth, and the validity report.
 
-The LLM path (items from a corpus through a chat model) is :mod:`groundwatch.llm.scenarios`; the
-database wiring of the grounded variants is :mod:`groundwatch.sources.scenarios`.
-"""
+The LLM path (items from a corpus through a chat model) is
+:mod:`groundwatch.adapters.llm.scenarios`; the database wiring of the grounded variants is
+:mod:`groundwatch.adapters.sources.scenarios`."""
 
 from groundwatch.core.scenarios.chunking import Chunk, chunk_corpus, sample_contexts, split_text
 from groundwatch.core.scenarios.grounded import GroundedBuilder, GroundedSource
@@ -14,8 +14,8 @@ from groundwatch.core.scenarios.items import (
     scenario_group,
     scenario_group_id,
 )
-from groundwatch.core.scenarios.judging import scenario_metrics, scenario_verdict
 from groundwatch.core.scenarios.quality import quality_report, validity
+from groundwatch.core.scenarios.scenario_judge import scenario_metrics, scenario_verdict
 from groundwatch.core.scenarios.spec import (
     AnswerShape,
     GroundedKind,
