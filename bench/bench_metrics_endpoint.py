@@ -79,7 +79,7 @@ def judgements(groups: int, forms: int, seed: int = 1) -> list[Judgement]:
 
 async def publish(bootstrap: str, topics: Topics, batch: list[Judgement]) -> None:
     from groundwatch.adapters.bus import make_bus
-    from groundwatch.runtime.consume import to_outgoing
+    from groundwatch.adapters.bus.encode import to_outgoing
 
     bus = make_bus("kafka", bootstrap=bootstrap)
     await bus.start()

@@ -23,7 +23,7 @@ from groundwatch.runtime.service import (
     settings_or_exit,
     wiring,
 )
-from groundwatch.stages.generator.stage import GeneratorWorker, Refresher
+from groundwatch.stages.generator.stage import GeneratorStage, Refresher
 from services.generator.settings import GeneratorSettings
 
 
@@ -94,7 +94,7 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             for target, n in collections.Counter(p.target for p in batch).items():
                 published.labels(target).inc(n)
 
-        worker = GeneratorWorker(
+        worker = GeneratorStage(
             bus,
             topics,
             groups,
@@ -123,8 +123,8 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
         )
 
     def routes(app: FastAPI) -> None:
-        def worker() -> GeneratorWorker:
-            w: GeneratorWorker = app.state.parts.extra["worker"]
+        def worker() -> GeneratorStage:
+            w: GeneratorStage = app.state.parts.extra["worker"]
             return w
 
         @app.get("/runs", tags=["runs"])

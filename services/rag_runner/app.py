@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from groundwatch.adapters.targets import make_http_client
+from groundwatch.runtime.consume import consume
 from groundwatch.runtime.service import (
     ServiceParts,
     build_app,
@@ -17,7 +18,7 @@ from groundwatch.runtime.service import (
 )
 from groundwatch.stages.runner.factory import make_runner
 from groundwatch.stages.runner.lanes import Runner
-from groundwatch.stages.runner.stage import RunnerWorker
+from groundwatch.stages.runner.stage import RunnerStage
 from services.rag_runner.metrics import RunnerMetrics
 from services.rag_runner.settings import RunnerSettings
 
@@ -35,13 +36,12 @@ def create_app(settings: RunnerSettings) -> FastAPI:
             reference_concurrency=settings.runner_reference_concurrency,
             on_response=RunnerMetrics(registry).on_response,
         )
-        worker = RunnerWorker(
+        loop = consume(
+            RunnerStage(runner, batch=settings.runner_batch),
             bus,
             topics,
-            runner,
             group=settings.runner_group,
             client_id=client_id,
-            batch=settings.runner_batch,
         )
 
         async def close() -> None:
@@ -52,7 +52,7 @@ def create_app(settings: RunnerSettings) -> FastAPI:
             bus=bus,
             topics=topics,
             registry=registry,
-            loops=[worker.loop],
+            loops=[loop],
             on_stop=[close],
             extra={"runner": runner},
         )

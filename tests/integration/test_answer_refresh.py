@@ -14,7 +14,7 @@ from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.models import AnswerVersionRow
 from groundwatch.contracts import Topics
 from groundwatch.demo import demo_dataset
-from groundwatch.stages.generator.stage import GeneratorWorker
+from groundwatch.stages.generator.stage import GeneratorStage
 from services.generator.app import answer_refresher
 
 pytestmark = pytest.mark.integration
@@ -33,7 +33,7 @@ async def test_changed_source_fact_starts_a_new_answer_version(tmp_path: Path) -
 
     changes = Counter("changes", "test", registry=CollectorRegistry())
     bus, topics = MemoryBus(), Topics("v.")
-    worker = GeneratorWorker(
+    worker = GeneratorStage(
         bus, topics, [group], ["t"], refresh=answer_refresher(domain.db_url, store, changes)
     )
     await worker.run_cycle()

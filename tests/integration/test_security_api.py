@@ -257,7 +257,7 @@ targets:
         backoff_initial=0.01,
         backoff_max=0.01,
     )
-    judge = build_judge(settings=JudgeSettings(llm_enabled=True, llm_cache=False), llm_settings=llm)
+    judge = build_judge(JudgeSettings(llm_enabled=True, llm_cache=False), llm_settings=llm)
 
     async def ask_llm() -> str:
         assert judge.llm is not None

@@ -16,13 +16,13 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from groundwatch.cli import report as report_cli
-from groundwatch.core.grammar_results import (
+from groundwatch.adapters.grammar_files import (
     ImportFormatError,
     load_evaluator_verdicts,
     load_grammar_results,
     load_likert_ratings,
 )
+from groundwatch.cli import report as report_cli
 from groundwatch.core.model import Verdict
 from groundwatch.report.build import build_report
 

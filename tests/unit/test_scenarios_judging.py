@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
+from groundwatch.adapters.scenario_files import builtin_scenarios
 from groundwatch.core.judging import judge_deterministic
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.ragprobe_metrics import RagProbeMetric as M
 from groundwatch.core.scenarios.items import options_text
 from groundwatch.core.scenarios.scenario_judge import scenario_metrics, scenario_verdict
-from groundwatch.core.scenarios.spec import builtin_scenarios, parse_scenario
+from groundwatch.core.scenarios.spec import parse_scenario
 from groundwatch.stages.judge.tiered import gold_text
 
 pytestmark = pytest.mark.unit

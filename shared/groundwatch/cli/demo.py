@@ -56,8 +56,8 @@ async def _demo(
     )
     probes_of = groups
     if scenarios.strip().lower() != "none":
+        from groundwatch.adapters.scenario_files import select_scenarios
         from groundwatch.adapters.sources.scenarios import grounded_scenarios
-        from groundwatch.core.scenarios.spec import select_scenarios
 
         scenario_run = await asyncio.to_thread(
             grounded_scenarios,

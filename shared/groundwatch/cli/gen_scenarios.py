@@ -22,14 +22,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from groundwatch.adapters.scenario_files import builtin_scenarios, load_scenarios, select_scenarios
 from groundwatch.core.scenarios.items import ScenarioRun
 from groundwatch.core.scenarios.quality import quality_report
-from groundwatch.core.scenarios.spec import (
-    ScenarioSpec,
-    builtin_scenarios,
-    load_scenarios,
-    select_scenarios,
-)
+from groundwatch.core.scenarios.spec import ScenarioSpec
 from groundwatch.errors import GroundwatchError
 
 console = Console(stderr=True)

@@ -15,7 +15,7 @@ import orjson
 import typer
 
 from groundwatch.adapters.db.observations import observations_for_runs
-from groundwatch.core.grammar_results import (
+from groundwatch.adapters.grammar_files import (
     ImportFormatError,
     load_evaluator_verdicts,
     load_grammar_results,

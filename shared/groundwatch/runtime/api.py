@@ -14,10 +14,10 @@ from fastapi import FastAPI, HTTPException, Query
 from fastapi.responses import HTMLResponse
 
 from groundwatch.core.tagging import GroupStatus, Tagger
-from groundwatch.stages.analytics.stage import AnalyticsWorker
+from groundwatch.stages.analytics.stage import AnalyticsStage
 
 
-def add_routes(app: FastAPI, worker: Callable[[], AnalyticsWorker]) -> None:
+def add_routes(app: FastAPI, worker: Callable[[], AnalyticsStage]) -> None:
     """``/groups``, ``/groups/{id}``, ``/report`` and ``/report.html`` over ``worker()``'s state."""
 
     def tagger() -> Tagger:
@@ -54,7 +54,7 @@ def add_routes(app: FastAPI, worker: Callable[[], AnalyticsWorker]) -> None:
     @app.get("/groups/{group_id}", tags=["groups"])
     async def group(group_id: str, target: str | None = None) -> dict[str, Any]:
         """One semantic group: answer and every form with response, retrieved ids, verdict."""
-        w: AnalyticsWorker = app.state.parts.extra["worker"]
+        w: AnalyticsStage = app.state.parts.extra["worker"]
         rows = await asyncio.to_thread(w.store.group_judgements, group_id, target)
         if not rows:
             raise HTTPException(404, f"no judgements for group {group_id}")

@@ -17,9 +17,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from groundwatch.adapters.bus.base import Bus, Consumer, Outgoing, Record
+from groundwatch.adapters.bus.base import Bus, Consumer, Record
+from groundwatch.adapters.bus.encode import to_outgoing
 from groundwatch.contracts import DeadLetter, Topic, Topics, _Contract
 from groundwatch.errors import PoisonMessage, RetryLater
+from groundwatch.stages.base import AssignmentHook, Stage
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +47,6 @@ def tune_gc() -> None:
     if 0 < young < GC_YOUNG_THRESHOLD:
         gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
 
-
-#: Called when the partitions a consumer owns change (rebalance), with the consumer and them.
-AssignmentHook = Callable[[Consumer, frozenset[tuple[str, int]]], Awaitable[None]]
 
 #: A batch handler: typed input messages in, messages to publish out.
 BatchHandler = Callable[[list[M]], Awaitable[Sequence[_Contract]]]
@@ -76,21 +75,6 @@ class LoopStats:
             hook(outcome, n)
 
 
-def to_outgoing(messages: Sequence[_Contract], topics: Topics) -> list[Outgoing]:
-    """Route each contract to its topic (by model), keyed by ``group_id`` when it has one."""
-    names = {
-        "probes": topics.probes.name,
-        "responses": topics.responses.name,
-        "judgements": topics.judgements.name,
-        "dead-letter": topics.dead_letter.name,
-    }
-    out = []
-    for m in messages:
-        key = getattr(m, "group_id", None)
-        out.append(Outgoing(names[m.topic], key.encode() if key else None, m.to_bytes()))  # type: ignore[attr-defined]
-    return out
-
-
 #: Raw bytes a dead letter keeps. Base64 adds a third, so a poison message near the broker's
 #: 1 MB limit would make a letter the producer refuses, and the loop would die on it.
 MAX_DEAD_LETTER_RAW = 512 * 1024
@@ -110,6 +94,31 @@ def dead_letter(record: Record, error: str, service: str) -> DeadLetter:
         raw_b64=base64.b64encode(raw).decode(),
         service=service,
         group_id=record.key.decode("utf-8", "replace") if record.key else None,
+    )
+
+
+def consume(
+    stage: Stage[M],
+    bus: Bus,
+    topics: Topics,
+    *,
+    group: str | None = None,
+    client_id: str = "",
+    retry_backoff_s: float = 1.0,
+) -> ConsumeLoop[M]:
+    """The consume loop that runs ``stage`` on ``bus``: its source topic, its batch size, its
+    rebalance hook (when it has one), in ``group`` (default: the stage's own group)."""
+    return ConsumeLoop(
+        bus=bus,
+        topics=topics,
+        source=stage.source(topics),
+        group=group or stage.group,
+        handler=stage.handle,
+        service=stage.service,
+        client_id=client_id,
+        max_records=stage.max_records,
+        retry_backoff_s=retry_backoff_s,
+        on_assignment=getattr(stage, "on_assignment", None),
     )
 
 

@@ -24,13 +24,13 @@ from groundwatch.contracts import Topics
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Tagger, Window
 from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
-from groundwatch.runtime.consume import ConsumeLoop
-from groundwatch.stages.analytics.stage import AnalyticsWorker
-from groundwatch.stages.generator.stage import GeneratorWorker
-from groundwatch.stages.judge.stage import JudgeWorker
-from groundwatch.stages.judge.tiered import Judge
+from groundwatch.runtime.consume import ConsumeLoop, consume
+from groundwatch.stages.analytics.stage import AnalyticsStage
+from groundwatch.stages.generator.stage import GeneratorStage
+from groundwatch.stages.judge.stage import JudgeStage
+from groundwatch.stages.judge.tiered import TieredJudge
 from groundwatch.stages.runner.lanes import Runner
-from groundwatch.stages.runner.stage import RunnerWorker
+from groundwatch.stages.runner.stage import RunnerStage
 
 
 @dataclass
@@ -54,7 +54,7 @@ class EmbeddedPipeline:
         groups: Sequence[SemanticGroup],
         runner: Runner,
         *,
-        judge: Judge | None = None,
+        judge: TieredJudge | None = None,
         database_url: str | None = None,
         window: Window | None = None,
         partitions: int = 6,
@@ -73,22 +73,23 @@ class EmbeddedPipeline:
             database_url = f"sqlite:///{Path(self._tmp.name) / 'groundwatch.db'}"
         self.engine = make_engine(database_url)
         create_schema(self.engine)
-        self.judge = judge or Judge()
+        self.judge = judge or TieredJudge()
         self.runner = runner
-        self.generator = GeneratorWorker(
+        self.generator = GeneratorStage(
             self.bus, self.topics, groups, list(targets or runner.targets), sample=sample, rate=rate
         )
-        self.runner_worker = RunnerWorker(self.bus, self.topics, runner)
-        self.judge_worker = JudgeWorker(self.bus, self.topics, self.judge.judge)
         self.registry = registry or CollectorRegistry()
         metrics = AnalyticsMetrics(self.registry, lambda: self.analytics.tagger)
-        self.analytics = AnalyticsWorker(
-            self.bus, self.topics, AnalyticsStore(self.engine), window=window, metrics=metrics
+        self.analytics = AnalyticsStage(
+            AnalyticsStore(self.engine), window=window, on_applied=metrics.observe
         )
+        self.runner_loop = consume(RunnerStage(runner), self.bus, self.topics)
+        self.judge_loop = consume(JudgeStage(self.judge.judge), self.bus, self.topics)
+        self.analytics_loop = consume(self.analytics, self.bus, self.topics)
         self.loops: list[ConsumeLoop[Any]] = [
-            self.runner_worker.loop,
-            self.judge_worker.loop,
-            self.analytics.loop,
+            self.runner_loop,
+            self.judge_loop,
+            self.analytics_loop,
         ]
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -110,7 +111,7 @@ class EmbeddedPipeline:
             self._tmp.cleanup()
 
     def tallied(self) -> int:
-        return self.analytics.loop.stats.consumed
+        return self.analytics_loop.stats.consumed
 
     async def wait_tallied(self, count: int, timeout_s: float = 600.0) -> None:
         """Until analytics has consumed ``count`` judgements (every probe ends as a judgement)."""

@@ -14,8 +14,9 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from groundwatch.errors import ConfigError
+from groundwatch.secrets import reject_placeholder
 
-_PLACEHOLDERS = {"changeme", "change-me", "todo", "xxx"}
+__all__ = ["CommonSettings", "load_settings", "reject_placeholder"]
 
 
 class CommonSettings(BaseSettings):
@@ -75,13 +76,6 @@ def load_settings(cls: type[S], **overrides: Any) -> S:
             shown = "" if _secret(field) else f" (got {value!r})"
             lines.append(f"{prefix}{field.upper()}: {err['msg']}{shown}")
         raise ConfigError("invalid configuration: " + "; ".join(lines)) from None
-
-
-def reject_placeholder(value: str | None) -> str | None:
-    """Validators use this for secrets: a copied example value must not reach production."""
-    if value is not None and value.strip().lower() in _PLACEHOLDERS:
-        raise ValueError("is a placeholder; set a real value")
-    return value
 
 
 def _secret(field: str) -> bool:

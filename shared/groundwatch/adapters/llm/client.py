@@ -27,9 +27,9 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from groundwatch.adapters.targets.guards import TokenBucket
+from groundwatch.adapters.throttle import TokenBucket
 from groundwatch.errors import GroundwatchError
-from groundwatch.runtime.settings import reject_placeholder
+from groundwatch.secrets import reject_placeholder
 
 log = logging.getLogger(__name__)
 

@@ -15,11 +15,12 @@ from groundwatch.adapters.targets.base import (
     reply_from,
 )
 from groundwatch.adapters.targets.callable import CallableTarget
-from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker, TokenBucket
+from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
 from groundwatch.adapters.targets.http_json import HttpJsonTarget, expand_env, render_body
 from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.targets.openai_chat import OpenAIChatTarget
 from groundwatch.adapters.targets.transport import PooledTransport, make_http_client
+from groundwatch.adapters.throttle import TokenBucket
 
 __all__ = [
     "TRANSIENT",

@@ -1,6 +1,6 @@
-"""The two per-target guards: a token bucket (rate) and a circuit breaker (failing target).
+"""The circuit breaker of a failing target (the rate guard is :mod:`groundwatch.adapters.throttle`).
 
-Both take an injectable monotonic clock so tests can drive time; the breaker records its state
+It takes an injectable monotonic clock so tests can drive time; the breaker records its state
 changes so an operator (and a test) can see it open, probe and close.
 """
 
@@ -12,38 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-Clock = Callable[[], float]
-
-
-class TokenBucket:
-    """At most ``rate`` acquisitions per second on average, ``depth`` at once after a pause.
-
-    Waiters are served first come, first served (the lock is held while sleeping), so a burst
-    of probes cannot starve an earlier one.
-    """
-
-    def __init__(self, rate: float, depth: int, clock: Clock = time.monotonic) -> None:
-        if rate <= 0 or depth < 1:
-            raise ValueError("rate must be > 0 and depth >= 1")
-        self.rate = rate
-        self.depth = float(depth)
-        self._clock = clock
-        self._tokens = float(depth)
-        self._stamp = clock()
-        self._lock = asyncio.Lock()
-
-    def _refill(self) -> None:
-        now = self._clock()
-        self._tokens = min(self.depth, self._tokens + (now - self._stamp) * self.rate)
-        self._stamp = now
-
-    async def acquire(self) -> None:
-        async with self._lock:
-            self._refill()
-            while self._tokens < 1.0:
-                await asyncio.sleep((1.0 - self._tokens) / self.rate)
-                self._refill()
-            self._tokens -= 1.0
+from groundwatch.adapters.throttle import Clock
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,11 +20,7 @@ from groundwatch.core.scenarios.spec import (
     AnswerShape,
     GroundedKind,
     ScenarioSpec,
-    builtin_scenarios,
-    load_scenario,
-    load_scenarios,
     parse_scenario,
-    select_scenarios,
 )
 from groundwatch.core.scenarios.validation import Drop, extract_json_object, supported
 
@@ -38,12 +34,9 @@ __all__ = [
     "GroundedSource",
     "ScenarioRun",
     "ScenarioSpec",
-    "builtin_scenarios",
     "chunk_corpus",
     "combine_sql",
     "extract_json_object",
-    "load_scenario",
-    "load_scenarios",
     "parse_scenario",
     "quality_report",
     "sample_contexts",
@@ -51,7 +44,6 @@ __all__ = [
     "scenario_group_id",
     "scenario_metrics",
     "scenario_verdict",
-    "select_scenarios",
     "split_text",
     "supported",
     "validity",

@@ -1,4 +1,4 @@
-"""Analytics worker: judgements in, live group state stored, nothing produced."""
+"""The analytics stage: judgements in, live group state stored, nothing produced."""
 
 from __future__ import annotations
 
@@ -9,35 +9,38 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from groundwatch.adapters.bus.base import Bus, Consumer
+from groundwatch.adapters.bus.base import Consumer
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
-from groundwatch.contracts import Judgement, Topics, _Contract
+from groundwatch.contracts import Judgement, Topic, Topics, _Contract
 from groundwatch.core.tagging import Observation, Tagger, Window
 from groundwatch.errors import RetryLater
-from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
-from groundwatch.runtime.consume import ConsumeLoop
+from groundwatch.stages.analytics.observe import observation_from_judgement
 
 log = logging.getLogger(__name__)
 
+#: Called after each stored batch with the observations it applied and the time it was stored
+#: (the service's Prometheus counters, the embedded pipeline's); the stage knows no metrics.
+AppliedHook = Callable[[list[Observation], float], None]
 
-class AnalyticsWorker:
+
+class AnalyticsStage:
     """Applies each judgement once (by ``probe_id``), stores it with the touched tallies, and only
     then lets the loop commit the offsets."""
 
+    service = "analytics"
+    group = "analytics"
+    max_records = 2000
+
     def __init__(
         self,
-        bus: Bus,
-        topics: Topics,
         store: AnalyticsStore,
         *,
         window: Window | None = None,
-        metrics: AnalyticsMetrics | None = None,
-        group: str = "analytics",
-        client_id: str = "",
+        on_applied: AppliedHook | None = None,
     ) -> None:
         self.store = store
         self.window = window
-        self.metrics = metrics
+        self.on_applied = on_applied
         self.tagger = Tagger(window)
         self._stale = True
         # Partition ownership: several analytics instances split the judgements topic (key =
@@ -45,17 +48,9 @@ class AnalyticsWorker:
         # can sum the instances. None = not known yet (one instance, or before the first poll).
         self._owned: frozenset[int] | None = None
         self._partition_of: Callable[[str], int | None] = lambda _gid: None
-        self.loop = ConsumeLoop(
-            bus=bus,
-            topics=topics,
-            source=topics.judgements,
-            group=group,
-            handler=self.handle,
-            service="analytics",
-            client_id=client_id,
-            max_records=2000,
-            on_assignment=self.on_assignment,
-        )
+
+    def source(self, topics: Topics) -> Topic[Judgement]:
+        return topics.judgements
 
     def owns(self, group_id: str) -> bool:
         if self._owned is None:
@@ -66,9 +61,12 @@ class AnalyticsWorker:
     async def on_assignment(self, consumer: Consumer, assigned: frozenset[tuple[str, int]]) -> None:
         """A rebalance moved partitions: rebuild from the store with exactly the owned groups
         (including what the previous owner stored), before any record of the new ones."""
-        topic = self.loop.source.name
-        self._owned = frozenset(p for t, p in assigned if t == topic)
-        self._partition_of = lambda gid: consumer.partition_of(topic, gid.encode())
+        # the loop subscribes this stage to its one source topic: every assignment is of it
+        topics = {t for t, _ in assigned}
+        self._owned = frozenset(p for _, p in assigned)
+        if topics:
+            topic = next(iter(topics))
+            self._partition_of = lambda gid: consumer.partition_of(topic, gid.encode())
         try:
             n = await asyncio.to_thread(self.reload)
         except SQLAlchemyError as exc:
@@ -107,7 +105,7 @@ class AnalyticsWorker:
                 fresh.append(j)
         if not fresh:
             return []
-        applied = [o for o in map(Observation.from_judgement, fresh) if tagger.apply(o)]
+        applied = [o for o in map(observation_from_judgement, fresh) if tagger.apply(o)]
         tallies = [t for t in (tagger.tally(*k) for k in {o.key for o in applied}) if t is not None]
         try:
             await asyncio.to_thread(self.store.save, fresh, tallies)
@@ -117,7 +115,7 @@ class AnalyticsWorker:
         except BaseException:
             self._stale = True  # any other failure (or cancellation) leaves memory ahead too
             raise
-        if self.metrics is not None:
-            self.metrics.observe(applied, time.time())
+        if self.on_applied is not None:
+            self.on_applied(applied, time.time())
         tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
         return []

@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from groundwatch.adapters.bus.base import Bus
+from groundwatch.adapters.bus.encode import to_outgoing
 from groundwatch.contracts import Probe, Topics
 from groundwatch.core.model import SemanticGroup
-from groundwatch.runtime.consume import to_outgoing
 from groundwatch.stages.generator.planner import new_run_id, probes_for, sample_groups
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ class GeneratorState:
     running: bool = False
 
 
-class GeneratorWorker:
+class GeneratorStage:
     """Runs probing cycles; each cycle asks every sampled group in all its forms."""
 
     def __init__(

@@ -1,4 +1,4 @@
-"""Judge worker: responses in, judgements out. Stateless, so any number share one consumer group."""
+"""The judge stage: responses in, judgements out. Stateless: any number share one consumer group."""
 
 from __future__ import annotations
 
@@ -6,40 +6,27 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
-from groundwatch.adapters.bus.base import Bus
-from groundwatch.contracts import Judgement, RagResponse, TargetStatus, Topics
+from groundwatch.contracts import Judgement, RagResponse, TargetStatus, Topic, Topics
 from groundwatch.core.judging import Decision
 from groundwatch.core.model import Expected, Verdict
-from groundwatch.runtime.consume import ConsumeLoop
 
 #: The judging function the worker calls: the tiered judge of ``groundwatch.stages.judge.tiered``.
 JudgeFn = Callable[[str, Expected, str | None], Awaitable[Decision]]
 
 
-class JudgeWorker:
+class JudgeStage:
     """Consume → judge → produce. A target error becomes verdict ``error``, never ``incorrect``."""
 
-    def __init__(
-        self,
-        bus: Bus,
-        topics: Topics,
-        judge: JudgeFn,
-        *,
-        group: str = "judge",
-        client_id: str = "",
-        concurrency: int = 64,
-    ) -> None:
+    service = "judge"
+    group = "judge"
+    max_records = 500
+
+    def __init__(self, judge: JudgeFn, *, concurrency: int = 64) -> None:
         self.judge = judge
         self.concurrency = max(1, concurrency)
-        self.loop = ConsumeLoop(
-            bus=bus,
-            topics=topics,
-            source=topics.responses,
-            group=group,
-            handler=self.handle,
-            service="judge",
-            client_id=client_id,
-        )
+
+    def source(self, topics: Topics) -> Topic[RagResponse]:
+        return topics.responses
 
     async def handle(self, responses: list[RagResponse]) -> Sequence[Judgement]:
         """Judge a batch, up to ``concurrency`` at once, in order.

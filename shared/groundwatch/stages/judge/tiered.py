@@ -33,6 +33,7 @@ from groundwatch.core.judging import (
     validate_tiers,
 )
 from groundwatch.core.model import Expected, Verdict
+from groundwatch.errors import ConfigError
 
 LLM_TIER = "llm"
 #: What one verdict costs in completion tokens ("Correct" / "Incorrect" and an end token or two).
@@ -142,11 +143,13 @@ def estimate_llm_spend(
     return len(keys), tokens
 
 
-class Judge:
+class TieredJudge:
     """Deterministic tiers, then (optionally) the cached LLM tier. Safe to share across tasks."""
 
     def __init__(self, settings: JudgeSettings | None = None, llm: LlmJudge | None = None) -> None:
-        self.settings = settings or JudgeSettings()
+        # model_construct: the defaults without reading GW_JUDGE_* (only entry points read the
+        # environment; a service passes the settings it loaded)
+        self.settings = settings or JudgeSettings.model_construct()
         self.llm = llm if self.settings.uses_llm else None
         self._tiers = self.settings.deterministic_tiers
         self.counters = JudgeCounters()
@@ -208,22 +211,21 @@ class Judge:
 
 
 def build_judge(
+    settings: JudgeSettings,
     *,
-    database_url: str | None = None,
-    settings: JudgeSettings | None = None,
     llm_settings: LlmSettings | None = None,
-) -> Judge:
-    """The judge a service runs: settings from ``GW_JUDGE_*`` / ``GW_LLM_*`` unless given.
+    database_url: str | None = None,
+) -> TieredJudge:
+    """The judge a service runs, from settings its entry point loaded (``GW_JUDGE_*``,
+    ``GW_LLM_*``).
 
     The LLM client and the database engine for the verdict cache are made only when the LLM
     tier is enabled, so a rules-only judge needs neither network nor database.
     """
-    from groundwatch.runtime.settings import load_settings
-
-    settings = settings or load_settings(JudgeSettings)
     if not settings.uses_llm:
-        return Judge(settings)
-    llm_settings = llm_settings or load_settings(LlmSettings)
+        return TieredJudge(settings)
+    if llm_settings is None:
+        raise ConfigError("GW_JUDGE_LLM_ENABLED: the LLM tier is on but no LLM settings were given")
     cache: VerdictCache | None = None
     if settings.llm_cache and database_url:
         from groundwatch.adapters.db.engine import make_engine
@@ -234,4 +236,4 @@ def build_judge(
         from groundwatch.adapters.llm.cache import MemoryVerdictCache
 
         cache = MemoryVerdictCache()
-    return Judge(settings, LlmJudge(LlmClient(llm_settings), cache))
+    return TieredJudge(settings, LlmJudge(LlmClient(llm_settings), cache))

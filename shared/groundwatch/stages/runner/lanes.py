@@ -28,8 +28,9 @@ from tenacity import (
 )
 
 from groundwatch.adapters.targets.base import ErrorKind, Target, TargetError, TargetReply
-from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker, Clock, TokenBucket
+from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
 from groundwatch.adapters.targets.limits import TargetLimits
+from groundwatch.adapters.throttle import Clock, TokenBucket
 from groundwatch.contracts import Probe, RagResponse, TargetStatus
 
 log = logging.getLogger(__name__)
