@@ -7,14 +7,14 @@ import sys
 from groundwatch.adapters.llm.reader import LlmClient
 from groundwatch.errors import ConfigError
 from groundwatch.reference_rag.app import create_app
-from groundwatch.reference_rag.settings import ReferenceRagSettings
 from groundwatch.runtime.service import serve, settings_or_exit
 from groundwatch.runtime.settings import load_settings
+from services.reference_rag.settings import ReferenceRagServiceSettings
 
 
 def main() -> None:
     """Console entry ``groundwatch-reference-rag``."""
-    settings = settings_or_exit(ReferenceRagSettings)
+    settings = settings_or_exit(ReferenceRagServiceSettings)
     llm: LlmClient | None = None
     try:
         if settings.rag_reader == "llm":  # the model and its limits come from GW_LLM_*

@@ -107,7 +107,7 @@ def test_import_keeps_the_authors_grouping(aurp: tuple[Path, Path]) -> None:
 
 def test_report_equals_the_authors_tallies(aurp: tuple[Path, Path]) -> None:
     obs = load_grammar_results(aurp[0], "short") + load_grammar_results(aurp[1], "long")
-    r = build_report(obs)
+    r = build_report(obs).to_json()
     check_against_authors(r)
     # Table 3 (Aurp, context comparison rows): retrieval accuracy 0.29 / 0.28, without gap
     # groups 1.00 / 0.98 — the authors' get_accuracy/get_robustness(for_retrieval=True)

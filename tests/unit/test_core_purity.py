@@ -74,7 +74,9 @@ def io_calls(path: Path) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             f = node.func
-            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            name = (
+                f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            )
             if name in IO_CALLS:
                 found.append(f"line {node.lineno}: {name}()")
         elif isinstance(node, ast.Attribute) and node.attr in IO_NAMES:
@@ -96,6 +98,8 @@ def test_contracts_import_only_the_core() -> None:
         m
         for m in imported_modules(contracts)
         if (m.startswith("groundwatch") and not m.startswith(allowed_own))
-        or any(m == f or m.startswith(f + ".") for f in FORBIDDEN if not f.startswith("groundwatch"))
+        or any(
+            m == f or m.startswith(f + ".") for f in FORBIDDEN if not f.startswith("groundwatch")
+        )
     ]
     assert not bad, bad

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import orjson
 import typer
@@ -22,7 +22,9 @@ from groundwatch.adapters.grammar_files import (
     load_likert_ratings,
 )
 from groundwatch.core.tagging import Observation
-from groundwatch.report.build import build_report, render_text
+from groundwatch.report.build import build_report
+from groundwatch.report.model import Report
+from groundwatch.report.text import render_text
 
 
 def _split(spec: str, what: str) -> tuple[str, str]:
@@ -163,6 +165,6 @@ def _load_runs(run_ids: Sequence[str], url: str | None) -> list[Observation]:
         engine.dispose()
 
 
-def report_json(result: dict[str, Any]) -> bytes:
+def report_json(result: Report) -> bytes:
     """The report as the CLI writes it (indented JSON)."""
-    return orjson.dumps(result, option=orjson.OPT_INDENT_2)
+    return orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2)

@@ -1,21 +1,10 @@
-"""The group report: GRAMMAR-Eval numbers per target × cohort, the cohort hypothesis test, the
-target comparison and evaluator reliability, as one JSON-ready dict.
+"""Building the group report: GRAMMAR-Eval numbers per target × cohort, the cohort hypothesis
+test, the target comparison and evaluator reliability, as the typed :class:`~.model.Report`.
 
-Shape (every number a float/int or ``None`` when undefined; never NaN)::
-
-    {"schema": "groundwatch.report/1",
-     "target": "<first target>",                       # the target the two keys below describe
-     "cohorts": {"<cohort>": {...}},                   # = targets[target]["cohorts"]
-     "hypothesis": {...},                              # = targets[target]["hypothesis"]
-     "targets": {"<target>": {"cohorts": {...}, "hypothesis": {...}}},
-     "target_comparison": {...} | None,
-     "reliability": {"<evaluator>": {...}} | None,
-     "human_agreement": {...} | None,
-     "scenarios": {"<target>": {"<scenario>": {...}}}}   # RAGProbe probes (S1…S6)
-
-Most reports have one target (a run against production, an imported GRAMMAR experiment), so the
-issue's flat ``cohorts``/``hypothesis`` keys describe the first target and ``targets`` holds every
-target in the same shape. Targets and cohorts keep the order they first appear in the input.
+Built once; every renderer (text, JSON, HTML, the API) reads the same models. Most reports have
+one target (a run against production, an imported GRAMMAR experiment), so ``Report.cohorts`` and
+``Report.hypothesis`` describe the first target and ``targets`` holds every target in the same
+shape. Targets and cohorts keep the order they first appear in the input.
 
 Definitions (GRAMMAR §4.3). *examples* are decisively judged examples (correct + incorrect); error
 and undecided verdicts are counted apart and never enter a denominator, so an outage is not a
@@ -36,12 +25,11 @@ but are not failures.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import Any
 
 from groundwatch.core.model import Verdict
 from groundwatch.core.stats import (
-    as_dict,
     evaluator_reliability,
     mcnemar_exact,
     paired_test,
@@ -60,8 +48,26 @@ from groundwatch.core.tagging import (
     attribution_status,
     cause_of,
 )
+from groundwatch.report.columns import fmt
+from groundwatch.report.model import (
+    CohortNumbers,
+    ComparisonCohort,
+    CorrelationResult,
+    EffectSize,
+    EvaluatorReliability,
+    FormsRange,
+    HumanAgreement,
+    Hypothesis,
+    McNemarResult,
+    PairedTestResult,
+    Report,
+    ScenarioNumbers,
+    SideNumbers,
+    TargetComparison,
+    TargetReport,
+    ZTestResult,
+)
 
-SCHEMA = "groundwatch.report/1"
 MAX_LISTED = 50
 """Group ids listed per category in comparisons (counts are always complete)."""
 
@@ -77,7 +83,7 @@ def build_report(
     metric_scores: Mapping[str, Mapping[str, float]] | None = None,
     alpha: float = 0.05,
     lambda_tolerance: float = 0.05,
-) -> dict[str, Any]:
+) -> Report:
     """The report over a batch of observations (duplicates by ``probe_id`` count once).
 
     ``cohorts`` selects and orders the cohorts; ``compare`` = (hypothetically robust,
@@ -113,59 +119,57 @@ def report_from_tagger(
     metric_scores: Mapping[str, Mapping[str, float]] | None = None,
     alpha: float = 0.05,
     lambda_tolerance: float = 0.05,
-) -> dict[str, Any]:
+) -> Report:
     """The same report from a live tagger's window (what ``/report`` serves)."""
     view = _View(tagger)
     targets = view.targets
-    out_targets: dict[str, Any] = {}
+    out_targets: dict[str, TargetReport] = {}
     for target in targets:
         present = view.cohorts[target]
         chosen = [c for c in cohorts if c in present] if cohorts is not None else present
         per_cohort = {c: _cohort_numbers(view, target, c) for c in chosen}
-        pair = compare if compare is not None else (tuple(chosen[:2]) if len(chosen) >= 2 else None)
-        out_targets[target] = {
-            "cohorts": per_cohort,
-            "hypothesis": _hypothesis(view, target, pair, alpha, lambda_tolerance),  # type: ignore[arg-type]
-        }
-    first = targets[0] if targets else None
+        pair: tuple[str, str] | None = compare
+        if pair is None and len(chosen) >= 2:
+            pair = (chosen[0], chosen[1])
+        out_targets[target] = TargetReport(
+            cohorts=per_cohort,
+            hypothesis=_hypothesis(view, target, pair, alpha, lambda_tolerance),
+        )
     tpair = compare_targets
     if tpair is None and len(targets) == 2:
         tpair = (targets[0], targets[1])
-    return {
-        "schema": SCHEMA,
-        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "alpha": alpha,
-        "target": first,
-        "cohorts": out_targets[first]["cohorts"] if first else {},
-        "hypothesis": out_targets[first]["hypothesis"] if first else _unavailable("no data"),
-        "targets": out_targets,
-        "target_comparison": (
+    return Report(
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        alpha=alpha,
+        target=targets[0] if targets else None,
+        targets=out_targets,
+        target_comparison=(
             _target_comparison(view, tpair, cohorts, alpha) if tpair is not None else None
         ),
-        "reliability": _reliability(view, evaluators) if evaluators else None,
-        "human_agreement": (
+        reliability=_reliability(view, evaluators) if evaluators else None,
+        human_agreement=(
             _human_agreement(view, human_ratings, metric_scores or {}) if human_ratings else None
         ),
-        "scenarios": scenario_numbers(tagger),
-    }
+        scenarios=scenario_numbers(tagger),
+    )
 
 
-def scenario_numbers(tagger: Tagger) -> dict[str, dict[str, dict[str, Any]]]:
+def scenario_numbers(tagger: Tagger) -> dict[str, dict[str, ScenarioNumbers]]:
     """RAGProbe failure rates per target and scenario, from the tagger's running counts."""
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    out: dict[str, dict[str, ScenarioNumbers]] = {}
     for (target, scenario), c in sorted(tagger.scenario_counts().items()):
         correct, incorrect = c[Verdict.CORRECT], c[Verdict.INCORRECT]
         decided = correct + incorrect
-        out.setdefault(target, {})[scenario] = {
-            "probes": sum(c.values()),
-            "correct": correct,
-            "incorrect": incorrect,
-            "errors": c[Verdict.ERROR],
-            "undecided": c[Verdict.UNDECIDED],
-            "decided": decided,
-            "failure_rate": proportion(incorrect, decided),
-            "failure_rate_ci": _ci(incorrect, decided),
-        }
+        out.setdefault(target, {})[scenario] = ScenarioNumbers(
+            probes=sum(c.values()),
+            correct=correct,
+            incorrect=incorrect,
+            errors=c[Verdict.ERROR],
+            undecided=c[Verdict.UNDECIDED],
+            decided=decided,
+            failure_rate=proportion(incorrect, decided),
+            failure_rate_ci=wilson_ci(incorrect, decided),
+        )
     return out
 
 
@@ -215,7 +219,7 @@ def _retrieval_method(o: Observation) -> str:
     return "context_comparison"
 
 
-def _cohort_numbers(view: _View, target: str, cohort: str) -> dict[str, Any]:
+def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
     tallies = view.tallies(target, cohort)
     status_n = dict.fromkeys(GroupStatus, 0)
     correct = incorrect = errors = undecided = gap_examples = cohort_gaps = 0
@@ -251,41 +255,36 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> dict[str, Any]:
     examples = correct + incorrect
     groups = sum(n for s, n in status_n.items() if s is not GroupStatus.PENDING)
     refined_n = examples - gap_examples
-    return {
-        "examples": examples,
-        "correct": correct,
-        "incorrect": incorrect,
-        "errors": errors,
-        "undecided": undecided,
-        "groups": groups,
-        "gap_groups": status_n[GroupStatus.GAP],
-        "robust_groups": status_n[GroupStatus.ROBUST],
-        "non_robust_groups": status_n[GroupStatus.NON_ROBUST],
-        "pending_groups": status_n[GroupStatus.PENDING],
-        "knowledge_gap_groups": status_n[GroupStatus.GAP] - cohort_gaps,
-        "cohort_gap_groups": cohort_gaps,
-        "gap_examples": gap_examples,
-        "accuracy": proportion(correct, examples),
-        "accuracy_ci": _ci(correct, examples),
-        "acc_db": (1 - status_n[GroupStatus.GAP] / groups) if groups else None,
-        "refined_accuracy": proportion(correct, refined_n),
-        "refined_accuracy_ci": _ci(correct, refined_n),
-        "lambda": proportion(gap_examples, examples),
-        "retrieval_accuracy": proportion(retrieval_ok, examples),
-        "refined_retrieval_accuracy": proportion(retrieval_ok_outside_gap, refined_n),
-        "retrieval_judged_by": methods,
-        "attribution": {c.value: n for c, n in causes.items()},
-        "forms_per_group": {"min": min(forms), "max": max(forms)} if forms else None,
-    }
+    return CohortNumbers(
+        examples=examples,
+        correct=correct,
+        incorrect=incorrect,
+        errors=errors,
+        undecided=undecided,
+        groups=groups,
+        gap_groups=status_n[GroupStatus.GAP],
+        robust_groups=status_n[GroupStatus.ROBUST],
+        non_robust_groups=status_n[GroupStatus.NON_ROBUST],
+        pending_groups=status_n[GroupStatus.PENDING],
+        knowledge_gap_groups=status_n[GroupStatus.GAP] - cohort_gaps,
+        cohort_gap_groups=cohort_gaps,
+        gap_examples=gap_examples,
+        accuracy=proportion(correct, examples),
+        accuracy_ci=wilson_ci(correct, examples),
+        acc_db=(1 - status_n[GroupStatus.GAP] / groups) if groups else None,
+        refined_accuracy=proportion(correct, refined_n),
+        refined_accuracy_ci=wilson_ci(correct, refined_n),
+        lambda_=proportion(gap_examples, examples),
+        retrieval_accuracy=proportion(retrieval_ok, examples),
+        refined_retrieval_accuracy=proportion(retrieval_ok_outside_gap, refined_n),
+        retrieval_judged_by=methods,
+        attribution={c.value: n for c, n in causes.items()},
+        forms_per_group=FormsRange(min=min(forms), max=max(forms)) if forms else None,
+    )
 
 
-def _ci(k: int, n: int) -> list[float] | None:
-    ci = wilson_ci(k, n)
-    return list(ci) if ci else None
-
-
-def _unavailable(reason: str) -> dict[str, Any]:
-    return {"available": False, "reason": reason}
+def _unavailable(reason: str, **fields: object) -> Hypothesis:
+    return Hypothesis.model_validate({"available": False, "reason": reason, **fields})
 
 
 def _group_acc(t: GroupTally) -> float:
@@ -298,7 +297,7 @@ def _hypothesis(
     pair: tuple[str, str] | None,
     alpha: float,
     lambda_tolerance: float,
-) -> dict[str, Any]:
+) -> Hypothesis:
     """Cohort a (hypothetically robust) against cohort b over the same semantic groups.
 
     Mutual gap groups (gap in both cohorts) are left out: they say the knowledge base lacks the
@@ -326,40 +325,38 @@ def _hypothesis(
     compared = [g for g in decided if g not in mutual_set]
     warnings: list[str] = []
     if not compared:
-        return {
-            **_unavailable("no shared, decided, non-mutual-gap groups"),
-            "cohorts": [a, b],
-            "shared_groups": len(shared),
-            "mutual_gap_groups": len(mutual),
-        }
-    side = {c: _side(tallies, compared) for c, tallies in ((a, ta), (b, tb))}
+        return _unavailable(
+            "no shared, decided, non-mutual-gap groups",
+            cohorts=[a, b],
+            shared_groups=len(shared),
+            mutual_gap_groups=len(mutual),
+        )
     full_a = _cohort_numbers(view, target, a)
     full_b = _cohort_numbers(view, target, b)
-    side[a]["lambda_all_groups"] = full_a["lambda"]
-    side[b]["lambda_all_groups"] = full_b["lambda"]
-    la, lb = full_a["lambda"], full_b["lambda"]
+    la, lb = full_a.lambda_, full_b.lambda_
+    side = {
+        a: _side(ta, compared, lambda_all_groups=la),
+        b: _side(tb, compared, lambda_all_groups=lb),
+    }
     balanced = la is not None and lb is not None and abs(la - lb) <= lambda_tolerance
     if not balanced:
         warnings.append(
-            f"λ differs between cohorts ({_fmt(la)} vs {_fmt(lb)}): plain accuracy mixes knowledge"
+            f"λ differs between cohorts ({fmt(la)} vs {fmt(lb)}): plain accuracy mixes knowledge"
             " gaps with robustness, compare R or accuracy without mutual gap groups"
         )
-    if full_a["forms_per_group"] != full_b["forms_per_group"]:
+    if full_a.forms_per_group != full_b.forms_per_group:
         warnings.append(
             "cohorts have different numbers of forms per group (unbalanced sampling):"
-            f" {full_a['forms_per_group']} vs {full_b['forms_per_group']}"
+            f" {_forms(full_a.forms_per_group)} vs {_forms(full_b.forms_per_group)}"
         )
     if len(compared) < 10:
         warnings.append(f"only {len(compared)} groups compared: the paired test has little power")
     xs = [_group_acc(ta[g]) for g in compared]
     ys = [_group_acc(tb[g]) for g in compared]
     paired = paired_test(xs, ys)
-    ka, na = side[a]["correct"], side[a]["examples"]
-    kb, nb = side[b]["correct"], side[b]["examples"]
-    z = two_proportion_z_test(ka, na, kb, nb)
-    zr = two_proportion_z_test(
-        side[a]["correct"], side[a]["refined_n"], side[b]["correct"], side[b]["refined_n"]
-    )
+    sa, sb = side[a], side[b]
+    z = two_proportion_z_test(sa.correct, sa.examples, sb.correct, sb.examples)
+    zr = two_proportion_z_test(sa.correct, sa.refined_n, sb.correct, sb.refined_n)
     better_a = [g for g, x, y in zip(compared, xs, ys, strict=True) if x > y]
     better_b = [g for g, x, y in zip(compared, xs, ys, strict=True) if y > x]
     p = paired.p_value
@@ -368,57 +365,68 @@ def _hypothesis(
         hi, lo = (a, b) if (paired.mean_difference or 0) > 0 else (b, a)
         conclusion = f"{lo!r} is worse than {hi!r} (paired p = {p:.3g} < {alpha})"
     else:
-        conclusion = f"no significant difference between {a!r} and {b!r} (paired p = {_fmt(p)})"
-    return {
-        "available": True,
-        "target": target,
-        "cohorts": [a, b],
-        "shared_groups": len(shared),
-        "pending_groups_left_out": len(pending),
-        "mutual_gap_groups": len(mutual),
-        "groups_compared": len(compared),
-        a: side[a],
-        b: side[b],
-        "accuracy_difference": z.difference,
-        "accuracy_difference_ci": list(z.difference_ci) if z.difference_ci else None,
-        "refined_accuracy_difference": zr.difference,
-        "paired_test": {"unit": "semantic group", "score": "per-group accuracy", **as_dict(paired)},
-        "z_test": {"z": z.z, "p_value": z.p_value},
-        "refined_z_test": {"z": zr.z, "p_value": zr.p_value},
-        "effect_size": {
-            "cohens_h": z.cohens_h,
-            "rank_biserial": paired.rank_biserial,
-            "mean_group_accuracy_difference": paired.mean_difference,
-        },
-        "p_value": p,
-        "significant": significant,
-        "lambda": {a: la, b: lb},
-        "lambda_balanced": balanced,
-        "groups_better_in": {a: len(better_a), b: len(better_b)},
-        "groups_better_listed": {a: better_a[:MAX_LISTED], b: better_b[:MAX_LISTED]},
-        "warnings": warnings,
-        "conclusion": conclusion,
-    }
+        conclusion = f"no significant difference between {a!r} and {b!r} (paired p = {fmt(p)})"
+    return Hypothesis(
+        available=True,
+        target=target,
+        cohorts=[a, b],
+        shared_groups=len(shared),
+        pending_groups_left_out=len(pending),
+        mutual_gap_groups=len(mutual),
+        groups_compared=len(compared),
+        sides=side,
+        accuracy_difference=z.difference,
+        accuracy_difference_ci=z.difference_ci,
+        refined_accuracy_difference=zr.difference,
+        paired_test=PairedTestResult(
+            unit="semantic group", score="per-group accuracy", **asdict(paired)
+        ),
+        z_test=ZTestResult(z=z.z, p_value=z.p_value),
+        refined_z_test=ZTestResult(z=zr.z, p_value=zr.p_value),
+        effect_size=EffectSize(
+            cohens_h=z.cohens_h,
+            rank_biserial=paired.rank_biserial,
+            mean_group_accuracy_difference=paired.mean_difference,
+        ),
+        p_value=p,
+        significant=significant,
+        lambda_by_cohort={a: la, b: lb},
+        lambda_balanced=balanced,
+        groups_better_in={a: len(better_a), b: len(better_b)},
+        groups_better_listed={a: better_a[:MAX_LISTED], b: better_b[:MAX_LISTED]},
+        warnings=warnings,
+        conclusion=conclusion,
+    )
 
 
-def _side(tallies: Mapping[str, GroupTally], groups: Sequence[str]) -> dict[str, Any]:
+def _forms(r: FormsRange | None) -> str:
+    return "–" if r is None else f"{r.min}–{r.max}"
+
+
+def _side(
+    tallies: Mapping[str, GroupTally],
+    groups: Sequence[str],
+    *,
+    lambda_all_groups: float | None = None,
+) -> SideNumbers:
     correct = sum(tallies[g].correct for g in groups)
     examples = sum(tallies[g].examples for g in groups)
     gaps = [g for g in groups if tallies[g].status is GroupStatus.GAP]
     gap_examples = sum(tallies[g].examples for g in gaps)
     refined_n = examples - gap_examples
-    return {
-        "examples": examples,
-        "correct": correct,
-        "accuracy": proportion(correct, examples),
-        "accuracy_ci": _ci(correct, examples),
-        "gap_groups": len(gaps),
-        "gap_examples": gap_examples,
-        "refined_n": refined_n,
-        "refined_accuracy": proportion(correct, refined_n),
-        "refined_accuracy_ci": _ci(correct, refined_n),
-        "lambda": proportion(gap_examples, examples),
-    }
+    return SideNumbers(
+        examples=examples,
+        correct=correct,
+        accuracy=proportion(correct, examples),
+        accuracy_ci=wilson_ci(correct, examples),
+        gap_groups=len(gaps),
+        gap_examples=gap_examples,
+        refined_n=refined_n,
+        refined_accuracy=proportion(correct, refined_n),
+        refined_accuracy_ci=wilson_ci(correct, refined_n),
+        lambda_=proportion(gap_examples, examples),
+        lambda_all_groups=lambda_all_groups,
+    )
 
 
 _RANK = {GroupStatus.GAP: 0, GroupStatus.NON_ROBUST: 1, GroupStatus.ROBUST: 2}
@@ -429,17 +437,19 @@ def _target_comparison(
     pair: tuple[str, str],
     cohorts: Sequence[str] | None,
     alpha: float,
-) -> dict[str, Any]:
+) -> TargetComparison:
     """Baseline against candidate (production vs canary, two RAG versions) on the same groups:
     per cohort, which groups got better or worse, the paired test over groups and McNemar's test
     over the same text forms."""
     base, cand = pair
     if base not in view.cohorts or cand not in view.cohorts:
-        return _unavailable(f"targets {base!r} and {cand!r} both need observations")
+        return TargetComparison(
+            available=False, reason=f"targets {base!r} and {cand!r} both need observations"
+        )
     common = [c for c in view.cohorts[base] if c in view.cohorts[cand]]
     if cohorts is not None:
         common = [c for c in cohorts if c in common]
-    out: dict[str, Any] = {"available": True, "baseline": base, "candidate": cand, "cohorts": {}}
+    per_cohort: dict[str, ComparisonCohort] = {}
     for cohort in common:
         tb, tc = view.tallies(base, cohort), view.tallies(cand, cohort)
         groups = [
@@ -477,25 +487,24 @@ def _target_comparison(
             conclusion = f"{cand!r} is {verdict} than {base!r} on {cohort!r} (paired p = {p:.3g})"
         else:
             conclusion = f"no significant change from {base!r} to {cand!r} on {cohort!r}"
-        out["cohorts"][cohort] = {
-            "groups_compared": len(groups),
-            base: nb,
-            cand: nc,
-            "improved_groups": len(improved),
-            "worsened_groups": len(worsened),
-            "unchanged_groups": len(groups) - len(improved) - len(worsened),
-            "improved_listed": improved[:MAX_LISTED],
-            "worsened_listed": worsened[:MAX_LISTED],
-            "status_transitions": transitions,
-            "status_improved": sum(1 for g in groups if _RANK[tc[g].status] > _RANK[tb[g].status]),
-            "status_worsened": sum(1 for g in groups if _RANK[tc[g].status] < _RANK[tb[g].status]),
-            "paired_test": {"unit": "semantic group", "x": cand, "y": base, **as_dict(paired)},
-            "mcnemar": {"unit": "text form", "first": base, "second": cand, **as_dict(mc)},
-            "p_value": p,
-            "significant": significant,
-            "conclusion": conclusion,
-        }
-    return out
+        per_cohort[cohort] = ComparisonCohort(
+            groups_compared=len(groups),
+            sides={base: nb, cand: nc},
+            improved_groups=len(improved),
+            worsened_groups=len(worsened),
+            unchanged_groups=len(groups) - len(improved) - len(worsened),
+            improved_listed=improved[:MAX_LISTED],
+            worsened_listed=worsened[:MAX_LISTED],
+            status_transitions=transitions,
+            status_improved=sum(1 for g in groups if _RANK[tc[g].status] > _RANK[tb[g].status]),
+            status_worsened=sum(1 for g in groups if _RANK[tc[g].status] < _RANK[tb[g].status]),
+            paired_test=PairedTestResult(unit="semantic group", x=cand, y=base, **asdict(paired)),
+            mcnemar=McNemarResult(unit="text form", first=base, second=cand, **asdict(mc)),
+            p_value=p,
+            significant=significant,
+            conclusion=conclusion,
+        )
+    return TargetComparison(available=True, baseline=base, candidate=cand, cohorts=per_cohort)
 
 
 def _form_pairs(
@@ -520,9 +529,11 @@ def _decided(o: Observation) -> bool:
     return o.verdict is Verdict.CORRECT or o.verdict is Verdict.INCORRECT
 
 
-def _reliability(view: _View, evaluators: Mapping[str, Mapping[str, bool]]) -> dict[str, Any]:
+def _reliability(
+    view: _View, evaluators: Mapping[str, Mapping[str, bool]]
+) -> dict[str, EvaluatorReliability]:
     """Each reference-free evaluator against the judge's verdicts (GRAMMAR §3, Table 1)."""
-    out: dict[str, Any] = {}
+    out: dict[str, EvaluatorReliability] = {}
     for name, verdicts in evaluators.items():
         truth: list[bool] = []
         pred: list[bool] = []
@@ -531,10 +542,9 @@ def _reliability(view: _View, evaluators: Mapping[str, Mapping[str, bool]]) -> d
             if o is not None and _decided(o):
                 truth.append(o.verdict is Verdict.CORRECT)
                 pred.append(bool(says_correct))
-        out[name] = {
-            **as_dict(evaluator_reliability(truth, pred)),
-            "unmatched": len(verdicts) - len(truth),
-        }
+        out[name] = EvaluatorReliability(
+            **asdict(evaluator_reliability(truth, pred)), unmatched=len(verdicts) - len(truth)
+        )
     return out
 
 
@@ -542,7 +552,7 @@ def _human_agreement(
     view: _View,
     ratings: Mapping[str, float],
     metric_scores: Mapping[str, Mapping[str, float]],
-) -> dict[str, Any]:
+) -> HumanAgreement:
     """Spearman's ρ between human Likert ratings and each metric (Oro et al.)."""
     metrics: dict[str, dict[str, float]] = {"judge_verdict": {}, "retrieval_sufficient": {}}
     for pid in ratings:
@@ -555,185 +565,9 @@ def _human_agreement(
             metrics["retrieval_sufficient"][pid] = 1.0 if ok else 0.0
     for name, scores in metric_scores.items():
         metrics[name] = dict(scores)
-    out: dict[str, Any] = {"ratings": len(ratings), "spearman": {}}
+    correlations: dict[str, CorrelationResult] = {}
     for name, scores in metrics.items():
         common = [pid for pid in ratings if pid in scores]
         corr = spearman([ratings[p] for p in common], [scores[p] for p in common])
-        out["spearman"][name] = as_dict(corr)
-    return out
-
-
-# ---------------------------------------------------------------------- text rendering
-def _fmt(x: Any, digits: int = 3) -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, float):
-        return f"{x:.{digits}f}"
-    return str(x)
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
-    ]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i < 2 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        )
-
-    sep = "  ".join("-" * w for w in widths)
-    return "\n".join([line(headers), sep, *(line(r) for r in rows)])
-
-
-def render_text(report: Mapping[str, Any]) -> str:
-    """The group report as plain text (what the demo and the CLI print)."""
-    parts: list[str] = []
-    headers = [
-        "target",
-        "cohort",
-        "examples",
-        "groups",
-        "gap",
-        "non-rob",
-        "robust",
-        "pending",
-        "Acc",
-        "Acc_db",
-        "R",
-        "λ",
-        "RetAcc",
-        "RetR",
-    ]
-    rows = []
-    for target, tr in report.get("targets", {}).items():
-        for cohort, c in tr["cohorts"].items():
-            rows.append(
-                [
-                    target,
-                    cohort,
-                    _fmt(c["examples"]),
-                    _fmt(c["groups"]),
-                    _fmt(c["gap_groups"]),
-                    _fmt(c["non_robust_groups"]),
-                    _fmt(c["robust_groups"]),
-                    _fmt(c["pending_groups"]),
-                    _fmt(c["accuracy"]),
-                    _fmt(c["acc_db"]),
-                    _fmt(c["refined_accuracy"]),
-                    _fmt(c["lambda"]),
-                    _fmt(c["retrieval_accuracy"]),
-                    _fmt(c["refined_retrieval_accuracy"]),
-                ]
-            )
-    parts.append("GRAMMAR group report\n" + _table(headers, rows))
-    arows = []
-    for target, tr in report.get("targets", {}).items():
-        for cohort, c in tr["cohorts"].items():
-            a = c["attribution"]
-            arows.append([target, cohort, *(str(a.get(k.value, 0)) for k in Cause)])
-    parts.append(
-        "Failure attribution\n" + _table(["target", "cohort", *(k.value for k in Cause)], arows)
-    )
-    for target, tr in report.get("targets", {}).items():
-        h = tr.get("hypothesis") or {}
-        if not h.get("available"):
-            parts.append(f"Cohort test ({target}): {h.get('reason', 'not run')}")
-            continue
-        a, b = h["cohorts"]
-        lines = [
-            f"Cohort test ({target}): {a} vs {b} over {h['groups_compared']} groups"
-            f" ({h['mutual_gap_groups']} mutual gap groups left out)"
-        ]
-        for c in (a, b):
-            s = h[c]
-            lines.append(
-                f"  {c}: Acc {_fmt(s['accuracy'])} {_interval(s['accuracy_ci'])}"
-                f"  R {_fmt(s['refined_accuracy'])} {_interval(s['refined_accuracy_ci'])}"
-                f"  λ(all) {_fmt(s['lambda_all_groups'])}"
-            )
-        pt = h["paired_test"]
-        lines.append(
-            f"  paired permutation p = {_fmt(h['p_value'], 4)}, Wilcoxon p = "
-            f"{_fmt(pt['wilcoxon_p'], 4)}, z-test p = {_fmt(h['z_test']['p_value'], 4)},"
-            f" Cohen's h = {_fmt(h['effect_size']['cohens_h'])},"
-            f" rank-biserial = {_fmt(h['effect_size']['rank_biserial'])}"
-        )
-        lines.append(f"  → {h['conclusion']}")
-        lines.extend(f"  ! {w}" for w in h["warnings"])
-        parts.append("\n".join(lines))
-    tc = report.get("target_comparison")
-    if tc and tc.get("available"):
-        for cohort, c in tc["cohorts"].items():
-            parts.append(
-                f"Target comparison {tc['baseline']} → {tc['candidate']} ({cohort}):"
-                f" {c['improved_groups']} groups better, {c['worsened_groups']} worse,"
-                f" McNemar p = {_fmt(c['mcnemar']['p_value'], 4)} → {c['conclusion']}"
-            )
-    rel = report.get("reliability")
-    if rel:
-        rrows = [
-            [
-                name,
-                "",
-                _fmt(r["precision"]),
-                _interval(r["precision_ci"]),
-                _fmt(r["recall"]),
-                _interval(r["recall_ci"]),
-                str(r["n"]),
-            ]
-            for name, r in rel.items()
-        ]
-        parts.append(
-            "Reference-free evaluators vs judge\n"
-            + _table(["evaluator", "", "precision", "95% CI", "recall", "95% CI", "n"], rrows)
-        )
-    ha = report.get("human_agreement")
-    if ha:
-        hrows = [
-            [m, "", _fmt(s["rho"]), _fmt(s["p_value"], 4), str(s["n"])]
-            for m, s in ha["spearman"].items()
-        ]
-        parts.append(
-            "Spearman with human ratings\n" + _table(["metric", "", "rho", "p", "n"], hrows)
-        )
-    scen = report.get("scenarios")
-    if scen:
-        srows = [
-            [
-                target,
-                scenario,
-                str(n["probes"]),
-                str(n["correct"]),
-                str(n["incorrect"]),
-                str(n["errors"]),
-                str(n["undecided"]),
-                _fmt(n["failure_rate"]),
-                _interval(n["failure_rate_ci"]),
-            ]
-            for target, by in scen.items()
-            for scenario, n in by.items()
-        ]
-        parts.append(
-            "RAGProbe scenarios (failure rate = incorrect / decided)\n"
-            + _table(
-                [
-                    "target",
-                    "scenario",
-                    "probes",
-                    "correct",
-                    "incorrect",
-                    "errors",
-                    "undecided",
-                    "failure",
-                    "95% CI",
-                ],
-                srows,
-            )
-        )
-    return "\n\n".join(parts) + "\n"
-
-
-def _interval(ci: Sequence[float] | None) -> str:
-    return "[–]" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+        correlations[name] = CorrelationResult(**asdict(corr))
+    return HumanAgreement(ratings=len(ratings), spearman=correlations)

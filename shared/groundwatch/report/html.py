@@ -8,30 +8,30 @@ failure attribution; tables carry the exact numbers behind each plot.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
-STATUS_COLOURS = (
-    ("gap_groups", "gap", "#c0392b"),
-    ("non_robust_groups", "non-robust", "#e67e22"),
-    ("robust_groups", "robust", "#27ae60"),
-    ("pending_groups", "pending", "#95a5a6"),
+from groundwatch.report.columns import (
+    CAUSE_COLOURS,
+    COHORT_COLUMNS,
+    SCENARIO_COLUMNS,
+    STATUS_SEGMENTS,
+    fmt,
+    interval,
 )
-CAUSE_COLOURS = (
-    ("gap", "#c0392b"),
-    ("retrieval", "#8e44ad"),
-    ("lm", "#2980b9"),
-    ("target_error", "#7f8c8d"),
-    ("undecided", "#bdc3c7"),
-    ("pending", "#d5dbdb"),
-)
-METRIC_COLOURS = (
-    ("accuracy", "Acc", "#34495e", "accuracy_ci"),
-    ("refined_accuracy", "R", "#16a085", "refined_accuracy_ci"),
-    ("acc_db", "Acc_db", "#c0392b", None),
-    ("retrieval_accuracy", "Retrieval acc", "#8e44ad", None),
-    ("refined_retrieval_accuracy", "Retrieval R", "#b084cc", None),
+from groundwatch.report.model import CohortNumbers, Hypothesis, Report
+
+Ci = tuple[float, float] | None
+#: (label, colour, value, interval) of each bar of the accuracy plot.
+METRIC_BARS: tuple[
+    tuple[str, str, Callable[[CohortNumbers], float | None], Callable[[CohortNumbers], Ci]], ...
+] = (
+    ("Acc", "#34495e", lambda c: c.accuracy, lambda c: c.accuracy_ci),
+    ("R", "#16a085", lambda c: c.refined_accuracy, lambda c: c.refined_accuracy_ci),
+    ("Acc_db", "#c0392b", lambda c: c.acc_db, lambda c: None),
+    ("Retrieval acc", "#8e44ad", lambda c: c.retrieval_accuracy, lambda c: None),
+    ("Retrieval R", "#b084cc", lambda c: c.refined_retrieval_accuracy, lambda c: None),
 )
 
 _CSS = """
@@ -46,25 +46,15 @@ svg{display:block;margin:.5rem 0}svg text{font-family:inherit}.muted{color:#777;
 """
 
 
-def _fmt(x: Any, digits: int = 3) -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, float):
-        return f"{x:.{digits}f}"
-    return str(x)
+_fmt = fmt
+_ci = interval
 
 
-def _ci(ci: Sequence[float] | None) -> str:
-    return "–" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
-
-
-def _rows(report: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
+def _rows(report: Report) -> list[tuple[str, str, CohortNumbers]]:
     return [
         (target, cohort, c)
-        for target, tr in report.get("targets", {}).items()
-        for cohort, c in tr["cohorts"].items()
+        for target, tr in report.targets.items()
+        for cohort, c in tr.cohorts.items()
     ]
 
 
@@ -135,33 +125,33 @@ def _stacked(
     return _svg(label_w + bar_w + 90, height, body, title)
 
 
-def _status_plot(report: Mapping[str, Any]) -> str:
-    many = len(report.get("targets", {})) > 1
+def _status_plot(report: Report) -> str:
+    many = len(report.targets) > 1
     rows = [
-        (_label(t, c, many), [(name, int(n.get(key, 0)), col) for key, name, col in STATUS_COLOURS])
+        (_label(t, c, many), [(name, get(n), col) for name, col, get in STATUS_SEGMENTS])
         for t, c, n in _rows(report)
     ]
     return _stacked(rows, "Semantic groups by status", "groups")
 
 
-def _attribution_plot(report: Mapping[str, Any]) -> str:
-    many = len(report.get("targets", {})) > 1
+def _attribution_plot(report: Report) -> str:
+    many = len(report.targets) > 1
     rows = [
         (
             _label(t, c, many),
-            [(k, int(n["attribution"].get(k, 0)), col) for k, col in CAUSE_COLOURS],
+            [(k, int(n.attribution.get(k, 0)), col) for k, col in CAUSE_COLOURS],
         )
         for t, c, n in _rows(report)
     ]
     return _stacked(rows, "Failure attribution (wrong or unanswered examples)", "failures")
 
 
-def _metric_plot(report: Mapping[str, Any]) -> str:
+def _metric_plot(report: Report) -> str:
     """Grouped bars on [0, 1]: accuracy, R (with Wilson intervals), Acc_db, retrieval numbers."""
-    many = len(report.get("targets", {})) > 1
+    many = len(report.targets) > 1
     rows = _rows(report)
     left, top, plot_h = 40, 30, 220
-    group_w = 26 * len(METRIC_COLOURS) + 30
+    group_w = 26 * len(METRIC_BARS) + 30
     width = left + group_w * max(1, len(rows)) + 20
     height = top + plot_h + 70
     body = [_text(2, 14, "Accuracy vs refined accuracy R (95 % Wilson intervals)", weight="bold")]
@@ -173,8 +163,8 @@ def _metric_plot(report: Mapping[str, Any]) -> str:
         body.append(_text(left - 4, y + 4, f"{tick:.2f}", anchor="end", size=10, fill="#777"))
     for gi, (t, c, n) in enumerate(rows):
         gx = left + 10 + gi * group_w
-        for mi, (key, name, colour, ci_key) in enumerate(METRIC_COLOURS):
-            v = n.get(key)
+        for mi, (name, colour, value, bounds) in enumerate(METRIC_BARS):
+            v = value(n)
             x = gx + mi * 26
             if v is None:
                 body.append(_text(x + 11, top + plot_h - 4, "–", anchor="middle", size=10))
@@ -184,7 +174,7 @@ def _metric_plot(report: Mapping[str, Any]) -> str:
                 f'<rect x="{x}" y="{top + plot_h - h:.1f}" width="22" height="{h:.1f}" '
                 f'fill="{colour}"><title>{escape(f"{t} {c}: {name} = {v:.3f}")}</title></rect>'
             )
-            ci = n.get(ci_key) if ci_key else None
+            ci = bounds(n)
             if ci:
                 y_lo, y_hi = top + plot_h * (1 - ci[0]), top + plot_h * (1 - ci[1])
                 body.append(
@@ -198,18 +188,23 @@ def _metric_plot(report: Mapping[str, Any]) -> str:
         body.append(
             _text(gx + group_w / 2 - 15, top + plot_h + 16, _label(t, c, many), anchor="middle")
         )
-    body += _legend([(name, colour) for _, name, colour, _ in METRIC_COLOURS], left, height - 10)
+    body += _legend([(name, colour) for name, colour, _, _ in METRIC_BARS], left, height - 10)
     return _svg(max(width, 620), height, body, "Accuracy vs refined accuracy")
 
 
-def _interval_plot(h: Mapping[str, Any]) -> str:
+def _interval_plot(h: Hypothesis) -> str:
     """Dot-and-whisker plot of both cohorts' accuracy and R over the compared groups."""
-    a, b = h["cohorts"]
-    items = []
-    for metric, key in (("Acc", "accuracy"), ("R", "refined_accuracy")):
+    a, b = h.cohorts
+    items: list[tuple[str, float | None, Ci, str]] = []
+    for metric in ("Acc", "R"):
         for cohort, colour in ((a, "#2471a3"), (b, "#cb4335")):
-            side = h[cohort]
-            items.append((f"{cohort} {metric}", side.get(key), side.get(f"{key}_ci"), colour))
+            side = h.sides[cohort]
+            if metric == "Acc":
+                items.append((f"{cohort} Acc", side.accuracy, side.accuracy_ci, colour))
+            else:
+                items.append(
+                    (f"{cohort} R", side.refined_accuracy, side.refined_accuracy_ci, colour)
+                )
     lows: list[float] = [float(ci[0]) for _, _, ci, _ in items if ci]
     lo = max(0.0, min([*lows, 0.9]) - 0.05)  # zoom on the interesting end, keep 1.0 in view
     label_w, plot_w, row_h = 130, 520, 26
@@ -222,7 +217,7 @@ def _interval_plot(h: Mapping[str, Any]) -> str:
         _text(
             2,
             14,
-            f"Cohort comparison: {a} vs {b} over {h['groups_compared']} groups "
+            f"Cohort comparison: {a} vs {b} over {h.groups_compared} groups "
             f"(mutual gap groups left out), 95 % Wilson intervals",
             weight="bold",
         )
@@ -250,24 +245,28 @@ def _interval_plot(h: Mapping[str, Any]) -> str:
     return _svg(label_w + plot_w + 150, height, body, "Cohort comparison")
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], helps: Sequence[str] = ()) -> str:
+    tips = list(helps) or [""] * len(headers)
+    head = "".join(
+        f"<th title='{escape(tip)}'>{escape(h)}</th>" if tip else f"<th>{escape(h)}</th>"
+        for h, tip in zip(headers, tips, strict=True)
+    )
     body = "".join(
         "<tr>" + "".join(f"<td>{escape(_fmt(c))}</td>" for c in r) + "</tr>" for r in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _hypothesis_html(target: str, h: Mapping[str, Any]) -> str:
-    if not h.get("available"):
-        reason = escape(str(h.get("reason", "")))
-        return f"<p class='muted'>Cohort test for {escape(target)}: {reason}</p>"
-    a, b = h["cohorts"]
-    pt = h["paired_test"]
-    cls = "bad" if h["significant"] else "ok"
+def _hypothesis_html(target: str, h: Hypothesis) -> str:
+    if not h.available:
+        return f"<p class='muted'>Cohort test for {escape(target)}: {escape(h.reason or '')}</p>"
+    a, b = h.cohorts
+    pt, z, zr, es = h.paired_test, h.z_test, h.refined_z_test, h.effect_size
+    assert pt is not None and z is not None and zr is not None and es is not None
+    cls = "bad" if h.significant else "ok"
     parts = [
         f"<h3>{escape(target)}: {escape(a)} vs {escape(b)}</h3>",
-        f"<p class='{cls}'><strong>{escape(h['conclusion'])}</strong></p>",
+        f"<p class='{cls}'><strong>{escape(h.conclusion or '')}</strong></p>",
         _interval_plot(h),
         _table(
             [
@@ -286,16 +285,16 @@ def _hypothesis_html(target: str, h: Mapping[str, Any]) -> str:
                 [
                     c,
                     "",
-                    h[c]["examples"],
-                    h[c]["correct"],
-                    h[c]["accuracy"],
-                    _ci(h[c]["accuracy_ci"]),
-                    h[c]["refined_accuracy"],
-                    _ci(h[c]["refined_accuracy_ci"]),
-                    h[c]["lambda"],
-                    h[c]["lambda_all_groups"],
+                    s.examples,
+                    s.correct,
+                    s.accuracy,
+                    _ci(s.accuracy_ci),
+                    s.refined_accuracy,
+                    _ci(s.refined_accuracy_ci),
+                    s.lambda_,
+                    s.lambda_all_groups,
                 ]
-                for c in (a, b)
+                for c, s in ((a, h.sides[a]), (b, h.sides[b]))
             ],
         ),
         _table(
@@ -304,64 +303,35 @@ def _hypothesis_html(target: str, h: Mapping[str, Any]) -> str:
                 [
                     "paired permutation (per-group accuracy)",
                     "",
-                    pt["mean_difference"],
-                    pt["p_value"],
-                    f"rank-biserial {_fmt(pt['rank_biserial'])}",
+                    pt.mean_difference,
+                    pt.p_value,
+                    f"rank-biserial {_fmt(pt.rank_biserial)}",
                 ],
                 [
                     "Wilcoxon signed-rank",
                     "",
-                    pt["wilcoxon_statistic"],
-                    pt["wilcoxon_p"],
-                    f"{pt['n_nonzero']} non-tied of {pt['n_pairs']} groups",
+                    pt.wilcoxon_statistic,
+                    pt.wilcoxon_p,
+                    f"{pt.n_nonzero} non-tied of {pt.n_pairs} groups",
                 ],
-                [
-                    "two-proportion z",
-                    "",
-                    h["z_test"]["z"],
-                    h["z_test"]["p_value"],
-                    f"Cohen's h {_fmt(h['effect_size']['cohens_h'])}",
-                ],
-                [
-                    "two-proportion z on R",
-                    "",
-                    h["refined_z_test"]["z"],
-                    h["refined_z_test"]["p_value"],
-                    "",
-                ],
+                ["two-proportion z", "", z.z, z.p_value, f"Cohen's h {_fmt(es.cohens_h)}"],
+                ["two-proportion z on R", "", zr.z, zr.p_value, ""],
             ],
         ),
         "<p class='muted'>"
-        f"{h['shared_groups']} shared groups, {h['mutual_gap_groups']} mutual gap groups left out, "
-        f"{h['pending_groups_left_out']} pending left out; groups better in {escape(a)}: "
-        f"{h['groups_better_in'][a]}, in {escape(b)}: {h['groups_better_in'][b]}.</p>",
+        f"{h.shared_groups} shared groups, {h.mutual_gap_groups} mutual gap groups left out, "
+        f"{h.pending_groups_left_out} pending left out; groups better in {escape(a)}: "
+        f"{h.groups_better_in.get(a, 0)}, in {escape(b)}: {h.groups_better_in.get(b, 0)}.</p>",
     ]
-    parts += [f"<p class='warn'>⚠ {escape(w)}</p>" for w in h["warnings"]]
+    parts += [f"<p class='warn'>⚠ {escape(w)}</p>" for w in h.warnings]
     return "".join(parts)
 
 
-def render_html(report: Mapping[str, Any]) -> str:
+def render_html(report: Report) -> str:
     """The report as a standalone HTML document (no network, no JavaScript)."""
-    many = len(report.get("targets", {})) > 1
+    many = len(report.targets) > 1
     cohort_rows = [
-        [
-            _label(t, c, many),
-            "",
-            n["examples"],
-            n["groups"],
-            n["gap_groups"],
-            n["non_robust_groups"],
-            n["robust_groups"],
-            n["pending_groups"],
-            n["accuracy"],
-            n["acc_db"],
-            n["refined_accuracy"],
-            n["lambda"],
-            n["retrieval_accuracy"],
-            n["refined_retrieval_accuracy"],
-            n["errors"],
-            n["cohort_gap_groups"],
-        ]
+        [_label(t, c, many), "", *(col.get(n) for col in COHORT_COLUMNS)]
         for t, c, n in _rows(report)
     ]
     parts = [
@@ -370,30 +340,13 @@ def render_html(report: Mapping[str, Any]) -> str:
         "<title>groundwatch · GRAMMAR group report</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>groundwatch · GRAMMAR group report</h1>",
-        f"<p class='muted'>generated {escape(str(report.get('generated_at', '')))} · "
-        f"schema {escape(str(report.get('schema', '')))} · α = {escape(_fmt(report.get('alpha')))}"
-        "</p>",
+        f"<p class='muted'>generated {escape(report.generated_at)} · "
+        f"schema {escape(report.schema_)} · α = {escape(_fmt(report.alpha))}</p>",
         "<h2>Groups and accuracy</h2>",
         _table(
-            [
-                "target · cohort",
-                "",
-                "examples",
-                "groups",
-                "gap",
-                "non-robust",
-                "robust",
-                "pending",
-                "Acc",
-                "Acc_db",
-                "R",
-                "λ",
-                "retrieval acc",
-                "retrieval R",
-                "errors",
-                "cohort gaps",
-            ],
+            ["target · cohort", "", *(col.title for col in COHORT_COLUMNS)],
             cohort_rows,
+            helps=["", "", *(col.help for col in COHORT_COLUMNS)],
         ),
         "<p class='muted'>Acc_db = 1 − gap groups / groups; R = correct / (examples − examples in"
         " gap groups); λ = examples in gap groups / examples; Acc = R × (1 − λ). Errors (the target"
@@ -408,28 +361,27 @@ def render_html(report: Mapping[str, Any]) -> str:
         " sufficed (ground truth or context comparison); target_error: no answer.</p>",
         "<h2>Cohort hypothesis test</h2>",
     ]
-    for target, tr in report.get("targets", {}).items():
-        parts.append(_hypothesis_html(target, tr.get("hypothesis") or {}))
-    tc = report.get("target_comparison")
-    if tc and tc.get("available"):
-        base, cand = tc["baseline"], tc["candidate"]
+    for target, tr in report.targets.items():
+        parts.append(_hypothesis_html(target, tr.hypothesis))
+    tc = report.target_comparison
+    if tc is not None and tc.available and tc.baseline and tc.candidate:
+        base, cand = tc.baseline, tc.candidate
         parts.append(f"<h2>Target comparison: {escape(base)} → {escape(cand)}</h2>")
-        rows = []
-        for cohort, c in tc["cohorts"].items():
-            rows.append(
-                [
-                    cohort,
-                    "",
-                    c["groups_compared"],
-                    c[base]["accuracy"],
-                    c[cand]["accuracy"],
-                    c["improved_groups"],
-                    c["worsened_groups"],
-                    c["p_value"],
-                    c["mcnemar"]["p_value"],
-                    c["conclusion"],
-                ]
-            )
+        rows = [
+            [
+                cohort,
+                "",
+                c.groups_compared,
+                c.sides[base].accuracy,
+                c.sides[cand].accuracy,
+                c.improved_groups,
+                c.worsened_groups,
+                c.p_value,
+                c.mcnemar.p_value,
+                c.conclusion,
+            ]
+            for cohort, c in tc.cohorts.items()
+        ]
         parts.append(
             _table(
                 [
@@ -453,19 +405,18 @@ def render_html(report: Mapping[str, Any]) -> str:
                     (
                         cohort,
                         [
-                            ("improved", c["improved_groups"], "#27ae60"),
-                            ("unchanged", c["unchanged_groups"], "#bdc3c7"),
-                            ("worsened", c["worsened_groups"], "#c0392b"),
+                            ("improved", c.improved_groups, "#27ae60"),
+                            ("unchanged", c.unchanged_groups, "#bdc3c7"),
+                            ("worsened", c.worsened_groups, "#c0392b"),
                         ],
                     )
-                    for cohort, c in tc["cohorts"].items()
+                    for cohort, c in tc.cohorts.items()
                 ],
                 "Groups by change of per-group accuracy",
                 "groups",
             )
         )
-    rel = report.get("reliability")
-    if rel:
+    if report.reliability:
         parts.append("<h2>Reference-free evaluators against the judge</h2>")
         parts.append(
             _table(
@@ -474,33 +425,47 @@ def render_html(report: Mapping[str, Any]) -> str:
                     "",
                     "n",
                     "precision",
-                    "95% z-interval",
+                    "95% interval",
                     "recall",
-                    "95% z-interval",
+                    "95% interval",
                     "catches errors (recall)",
                 ],
                 [
                     [
                         name,
                         "",
-                        r["n"],
-                        r["precision"],
-                        _ci(r["precision_ci"]),
-                        r["recall"],
-                        _ci(r["recall_ci"]),
-                        r["error_recall"],
+                        r.n,
+                        r.precision,
+                        _ci(r.precision_ci),
+                        r.recall,
+                        _ci(r.recall_ci),
+                        r.error_recall,
                     ]
-                    for name, r in rel.items()
+                    for name, r in report.reliability.items()
                 ],
             )
         )
-    ha = report.get("human_agreement")
-    if ha:
+    if report.human_agreement:
         parts.append("<h2>Agreement with human ratings (Spearman)</h2>")
         parts.append(
             _table(
                 ["metric", "", "n", "ρ", "p-value"],
-                [[m, "", s["n"], s["rho"], s["p_value"]] for m, s in ha["spearman"].items()],
+                [
+                    [m, "", s.n, s.rho, s.p_value]
+                    for m, s in report.human_agreement.spearman.items()
+                ],
+            )
+        )
+    if report.scenarios:
+        parts.append("<h2>RAGProbe scenarios (failure rate = incorrect / decided)</h2>")
+        parts.append(
+            _table(
+                ["target", "scenario", *(col.title for col in SCENARIO_COLUMNS)],
+                [
+                    [target, scenario, *(col.get(n) for col in SCENARIO_COLUMNS)]
+                    for target, by in report.scenarios.items()
+                    for scenario, n in by.items()
+                ],
             )
         )
     parts.append("</body></html>")

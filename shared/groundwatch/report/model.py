@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from groundwatch.core.stats import Reliability
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 SCHEMA = "groundwatch.report/2"
 
@@ -201,7 +199,18 @@ class TargetComparison(_Model):
 class EvaluatorReliability(_Model):
     """A reference-free evaluator against the grounded verdicts (GRAMMAR §3, Table 1)."""
 
-    reliability: Reliability
+    n: int
+    true_positive: int
+    false_positive: int
+    false_negative: int
+    true_negative: int
+    precision: float | None
+    precision_ci: Interval
+    recall: float | None
+    recall_ci: Interval
+    error_precision: float | None
+    error_recall: float | None
+    agreement: float | None
     unmatched: int = Field(0, description="Evaluator verdicts with no decided grounded verdict.")
 
 
@@ -253,11 +262,13 @@ class Report(_Model):
     scenarios: dict[str, dict[str, ScenarioNumbers]] = Field(default_factory=dict)
     open_domain: OpenDomainFilter | None = None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def cohorts(self) -> dict[str, CohortNumbers]:
         """The first target's cohorts (the common one-target case)."""
         return self.targets[self.target].cohorts if self.target else {}
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def hypothesis(self) -> Hypothesis:
         """The first target's cohort test."""

@@ -14,6 +14,9 @@ from fastapi import FastAPI, HTTPException, Query
 from fastapi.responses import HTMLResponse
 
 from groundwatch.core.tagging import GroupStatus, Tagger
+from groundwatch.report.build import report_from_tagger
+from groundwatch.report.html import render_html
+from groundwatch.report.model import Report
 from groundwatch.stages.analytics.stage import AnalyticsStage
 
 
@@ -86,17 +89,12 @@ def add_routes(app: FastAPI, worker: Callable[[], AnalyticsStage]) -> None:
             ],
         }
 
-    @app.get("/report", tags=["report"])
-    async def report() -> dict[str, Any]:
+    @app.get("/report", tags=["report"], response_model=Report, response_model_by_alias=True)
+    async def report() -> Report:
         """The GRAMMAR report over the current window (JSON)."""
-        from groundwatch.report.build import report_from_tagger
-
         return await asyncio.to_thread(report_from_tagger, tagger())
 
     @app.get("/report.html", tags=["report"], response_class=HTMLResponse)
     async def report_html() -> str:
         """The same report as a self-contained HTML page with plots."""
-        from groundwatch.report.build import report_from_tagger
-        from groundwatch.report.html import render_html
-
         return render_html(await asyncio.to_thread(report_from_tagger, tagger()))
