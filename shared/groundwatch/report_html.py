@@ -474,9 +474,9 @@ def render_html(report: Mapping[str, Any]) -> str:
                     "",
                     "n",
                     "precision",
-                    "95% z-interval",
+                    "95% CI",
                     "recall",
-                    "95% z-interval",
+                    "95% CI",
                     "catches errors (recall)",
                 ],
                 [
