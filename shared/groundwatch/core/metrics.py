@@ -105,6 +105,12 @@ def token_prf(
     return PRF(p, r, _f1(p, r))
 
 
+def _unit(score: float) -> float:
+    """sacrebleu's 0–100 score in [0, 1]: a perfect match comes back as exp(log(...)) ≈
+    100.00000000000004, which must not read as more than perfect."""
+    return min(float(score) / 100.0, 1.0)
+
+
 def bleu(prediction: str, references: Sequence[str]) -> float:
     """Sentence BLEU (sacrebleu defaults: 13a tokenizer, exp smoothing), scaled to [0, 1].
 
@@ -114,7 +120,7 @@ def bleu(prediction: str, references: Sequence[str]) -> float:
 
     if not references:
         raise ValueError("BLEU needs at least one reference")
-    return float(sacrebleu.sentence_bleu(prediction, list(references)).score) / 100.0
+    return _unit(sacrebleu.sentence_bleu(prediction, list(references)).score)
 
 
 def corpus_bleu(predictions: Sequence[str], references: Sequence[Sequence[str]]) -> float:
@@ -139,7 +145,7 @@ def corpus_bleu(predictions: Sequence[str], references: Sequence[Sequence[str]])
     # sacrebleu's hints say str, but its reference cache drops None by design ("variable number
     # of references per segment"); it keeps "" as a real, empty reference
     typed = cast(list[list[str]], streams)
-    return float(sacrebleu.corpus_bleu(list(predictions), typed).score) / 100.0
+    return _unit(sacrebleu.corpus_bleu(list(predictions), typed).score)
 
 
 #: Scripts written without spaces between words: each character (with its combining marks) is a
