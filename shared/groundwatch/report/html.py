@@ -425,9 +425,9 @@ def render_html(report: Report) -> str:
                     "",
                     "n",
                     "precision",
-                    "95% interval",
+                    "95% CI",
                     "recall",
-                    "95% interval",
+                    "95% CI",
                     "catches errors (recall)",
                 ],
                 [

@@ -200,6 +200,7 @@ class EvaluatorReliability(_Model):
     """A reference-free evaluator against the grounded verdicts (GRAMMAR §3, Table 1)."""
 
     n: int
+    abstained: int = 0
     true_positive: int
     false_positive: int
     false_negative: int
@@ -209,8 +210,13 @@ class EvaluatorReliability(_Model):
     recall: float | None
     recall_ci: Interval
     error_precision: float | None
+    error_precision_ci: Interval = None
     error_recall: float | None
+    error_recall_ci: Interval = None
     agreement: float | None
+    agreement_ci: Interval = None
+    interval: str = "wilson"
+    confidence: float = 0.95
     unmatched: int = Field(0, description="Evaluator verdicts with no decided grounded verdict.")
 
 

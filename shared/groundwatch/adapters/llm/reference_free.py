@@ -2,7 +2,8 @@
 
 Neither needs a gold answer, which is their appeal and (GRAMMAR Table 1) their weakness: both are
 optimistic about wrong answers. They are here to reproduce that study against groundwatch's
-reference-based verdicts (:func:`groundwatch.core.metrics.reliability`), not to replace them.
+reference-based verdicts (:func:`groundwatch.core.stats.evaluator_reliability`), not to replace
+them.
 
 * **RAGAS-Fact** (Es et al., 2023): the response is split into atomic statements (following Chern
   et al., 2023), each checked against the retrieved context with RAGAS's NLI prompt (GRAMMAR
