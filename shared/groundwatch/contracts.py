@@ -12,13 +12,22 @@ so the analytics instance owning the partition owns the group's state.
 from __future__ import annotations
 
 import base64
+import re
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.errors import PoisonMessage
@@ -28,8 +37,123 @@ SCHEMA_VERSION: Literal[1] = 1
 #: Text fields are capped so that one oversize reply cannot blow up a partition or the store.
 MAX_TEXT = 20_000
 MAX_CONTEXTS = 50
+#: Document ids (retrieved by the target, or ground truth): how many a message carries, how long.
+MAX_DOC_IDS = 200
+MAX_DOC_ID = 512
+#: Entries of the expected answer (values, options, stale versions) and of a judgement's scores.
+MAX_VALUES = 64
+MAX_SCORES = 64
+#: Forms of one group; far above any dataset, far below the 32-bit integer column.
+MAX_GROUP_FORMS = 100_000
 
-Text = Annotated[str, Field(max_length=MAX_TEXT)]
+# ---------------------------------------------------------------------------- storable strings
+# Every bound below is the column it is stored in (adapters/db/models.py) or below it: whatever a
+# contract accepts, SQLite and PostgreSQL store (tests/integration/test_contracts_storable.py).
+
+#: Characters no store takes: NUL (PostgreSQL refuses it in text and JSON) and lone surrogates
+#: (not encodable as UTF-8, so neither the bus, SQLite nor PostgreSQL can carry them).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+#: What an unstorable character becomes in free text: U+FFFD, the Unicode replacement character.
+REPLACEMENT = "\ufffd"
+
+
+def has_unstorable(text: str) -> bool:
+    """Whether ``text`` holds a character no store accepts (NUL or a lone surrogate)."""
+    if text.isascii():  # the common case, and cheap: only NUL can be wrong here
+        return "\x00" in text
+    return _UNSTORABLE.search(text) is not None
+
+
+def storable(text: str) -> str:
+    """Free text with each unstorable character replaced by U+FFFD (same length, so the caps hold).
+
+    Answers and contexts come from the endpoint under test: one NUL in a reply must not make the
+    judgement unstorable (on PostgreSQL it stalled analytics), and dropping the reply would lose
+    it, so the character is replaced and the message says so (``answer_sanitized``).
+    """
+    return _UNSTORABLE.sub(REPLACEMENT, text) if has_unstorable(text) else text
+
+
+#: Free text (queries, answers, contexts, reasons): capped, unstorable characters replaced.
+Text = Annotated[str, Field(max_length=MAX_TEXT), AfterValidator(storable)]
+#: A document id: arbitrary text from a dataset or a target, so replaced rather than refused.
+DocId = Annotated[str, Field(max_length=MAX_DOC_ID), AfterValidator(storable)]
+
+#: Identifiers are refused unless they are short and plain: they are keys, columns, metric labels
+#: and URL path segments, so there is nothing to escape and nothing to guess.
+ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._:@+=-]*$"
+
+
+def _id(max_length: int) -> StringConstraints:
+    return StringConstraints(min_length=1, max_length=max_length, pattern=ID_PATTERN)
+
+
+RunId = Annotated[str, _id(64)]  # runs.run_id, judgements.run_id
+DatasetId = Annotated[str, _id(64)]  # judgements.dataset_id, group_tallies.dataset_id
+GroupId = Annotated[str, _id(64)]  # semantic_groups.group_id, judgements.group_id
+FormId = Annotated[str, _id(64)]  # text_forms.form_id
+Cohort = Annotated[str, _id(64)]  # judgements.cohort
+Scenario = Annotated[str, _id(32)]  # judgements.scenario
+TargetName = Annotated[str, _id(128)]  # judgements.target
+Tier = Annotated[str, _id(32)]  # judgements.tier
+ErrorKind = Annotated[str, _id(64)]  # judgements.error_kind
+PromptVersion = Annotated[str, _id(32)]  # llm_cache.prompt_version
+ScoreName = Annotated[str, _id(64)]
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+
+
+def _in_range(at: datetime) -> datetime:
+    """Years 2..9998: any UTC offset keeps the instant inside what Python (and so the reload of
+    the stored row) can represent."""
+    if not 1 < at.year < 9999:
+        raise ValueError("timestamp outside the years 2..9998")
+    return at
+
+
+Timestamp = Annotated[datetime, AfterValidator(_in_range)]
+
+
+def _bounded_expected(expected: Expected) -> Expected:
+    """The ground truth within the caps, its strings storable (values come from source data)."""
+    if (
+        len(expected.values) > MAX_VALUES
+        or len(expected.types) > MAX_VALUES
+        or len(expected.stale_values) > MAX_VALUES
+        or any(len(v) > MAX_VALUES for v in expected.stale_values)
+        or len(expected.options or ()) > MAX_VALUES
+    ):
+        raise ValueError(f"expected answer: more than {MAX_VALUES} values, options or versions")
+    strings = [*expected.values, *(s for v in expected.stale_values for s in v)]
+    strings.extend(expected.options or ())
+    if any(len(s) > MAX_TEXT for s in strings):
+        raise ValueError(f"expected answer: a value longer than {MAX_TEXT} characters")
+    if not any(has_unstorable(s) for s in strings):
+        return expected
+    return expected.model_copy(
+        update={
+            "values": [storable(v) for v in expected.values],
+            "stale_values": [[storable(s) for s in v] for v in expected.stale_values],
+            "options": None
+            if expected.options is None
+            else [storable(o) for o in expected.options],
+        }
+    )
+
+
+BoundedExpected = Annotated[Expected, AfterValidator(_bounded_expected)]
+
+
+def _flag_unstorable(data: Any) -> Any:
+    """Set ``answer_sanitized`` when the raw answer, a context or a retrieved id is unstorable
+    (the field validators then replace the characters)."""
+    if not isinstance(data, dict) or data.get("answer_sanitized") is True:
+        return data
+    answer, contexts, ids = data.get("answer"), data.get("contexts"), data.get("retrieved_ids")
+    dirty = isinstance(answer, str) and has_unstorable(answer)
+    for seq in (contexts, ids):
+        if not dirty and isinstance(seq, list):
+            dirty = any(isinstance(s, str) and has_unstorable(s) for s in seq)
+    return {**data, "answer_sanitized": True} if dirty else data
 
 
 def utcnow() -> datetime:
@@ -58,22 +182,27 @@ class _ProbeKeyed(_Contract):
     """Fields every probe-derived message carries, so each stage is stateless."""
 
     probe_id: uuid.UUID = Field(description="Unique per asked text form per run.")
-    run_id: str = Field(description="Probing cycle (batch run or continuous window).")
-    dataset_id: str = Field(description="Dataset the semantic group belongs to.")
-    group_id: str = Field(description="Stable id of the semantic group (hash of SQL + params).")
-    form_id: str = Field(description="Stable id of the text form within the group.")
-    cohort: str = Field(description="Linguistic attribute of the form, e.g. short or long.")
-    scenario: str = Field("factual", description="RAGProbe scenario (S1..S6) or 'factual'.")
-    target: str = Field(description="Name of the RAG endpoint being probed.")
+    run_id: RunId = Field(description="Probing cycle (batch run or continuous window).")
+    dataset_id: DatasetId = Field(description="Dataset the semantic group belongs to.")
+    group_id: GroupId = Field(description="Stable id of the semantic group (hash of SQL + params).")
+    form_id: FormId = Field(description="Stable id of the text form within the group.")
+    cohort: Cohort = Field(description="Linguistic attribute of the form, e.g. short or long.")
+    scenario: Scenario = Field("factual", description="RAGProbe scenario (S1..S6) or 'factual'.")
+    target: TargetName = Field(description="Name of the RAG endpoint being probed.")
     query: Text = Field(description="The natural-language text query asked.")
-    expected: Expected = Field(description="SQL ground truth with its type.")
+    expected: BoundedExpected = Field(description="SQL ground truth with its type.")
     group_forms: int = Field(
-        1, ge=1, description="Forms of this group in this cohort, for pending detection."
+        1,
+        ge=1,
+        le=MAX_GROUP_FORMS,
+        description="Forms of this group in this cohort, for pending detection.",
     )
-    relevant_doc_ids: list[str] = Field(
-        default_factory=list, description="Ground-truth document ids, when the dataset has them."
+    relevant_doc_ids: list[DocId] = Field(
+        default_factory=list,
+        max_length=MAX_DOC_IDS,
+        description="Ground-truth document ids, when the dataset has them.",
     )
-    probe_created_at: datetime = Field(default_factory=utcnow)
+    probe_created_at: Timestamp = Field(default_factory=utcnow)
 
     @property
     def key(self) -> bytes:
@@ -101,15 +230,22 @@ class RagResponse(_ProbeKeyed):
     topic: ClassVar[str] = "responses"
 
     status: TargetStatus
-    error_kind: str | None = Field(
+    error_kind: ErrorKind | None = Field(
         None, description="timeout, http_5xx, bad_payload, circuit_open…"
     )
     answer: Text | None = None
     answer_truncated: bool = False
-    retrieved_ids: list[str] = Field(default_factory=list)
+    answer_sanitized: bool = Field(
+        False,
+        description="The answer, a context or a retrieved id held NUL or a lone surrogate, "
+        "replaced by U+FFFD.",
+    )
+    retrieved_ids: list[DocId] = Field(default_factory=list, max_length=MAX_DOC_IDS)
     contexts: list[Text] = Field(default_factory=list, max_length=MAX_CONTEXTS)
-    latency_s: float = 0.0
-    responded_at: datetime = Field(default_factory=utcnow)
+    latency_s: FiniteFloat = 0.0
+    responded_at: Timestamp = Field(default_factory=utcnow)
+
+    _flag = model_validator(mode="before")(_flag_unstorable)
 
     @classmethod
     def for_probe(cls, probe: Probe, **fields: Any) -> RagResponse:
@@ -122,25 +258,39 @@ class Judgement(_ProbeKeyed):
     topic: ClassVar[str] = "judgements"
 
     verdict: Verdict
-    tier: str = Field(description="Which judging tier decided (exact, typed, contains, llm…).")
-    reason: str = ""
-    scores: dict[str, float] = Field(default_factory=dict)
-    prompt_version: str | None = None
+    tier: Tier = Field(description="Which judging tier decided (exact, typed, contains, llm…).")
+    reason: Text = ""
+    scores: dict[ScoreName, FiniteFloat] = Field(default_factory=dict, max_length=MAX_SCORES)
+    prompt_version: PromptVersion | None = None
     answer: Text | None = None
-    retrieved_ids: list[str] = Field(default_factory=list)
-    error_kind: str | None = None
-    judge_latency_s: float = 0.0
-    judged_at: datetime = Field(default_factory=utcnow)
+    answer_sanitized: bool = Field(
+        False, description="The judged answer held characters no store takes (see RagResponse)."
+    )
+    retrieved_ids: list[DocId] = Field(default_factory=list, max_length=MAX_DOC_IDS)
+    error_kind: ErrorKind | None = None
+    judge_latency_s: FiniteFloat = 0.0
+    judged_at: Timestamp = Field(default_factory=utcnow)
+
+    _flag = model_validator(mode="before")(_flag_unstorable)
 
     @classmethod
     def for_response(cls, response: RagResponse, **fields: Any) -> Judgement:
         return cls(
             **response.carried(),
             answer=response.answer,
+            answer_sanitized=response.answer_sanitized,
             retrieved_ids=response.retrieved_ids,
             error_kind=response.error_kind,
             **fields,
         )
+
+
+#: A dead letter's error text and the key it copies (a poison key may be anything, of any size).
+MAX_DEAD_LETTER_ERROR = 4000
+MAX_DEAD_LETTER_KEY = 1024
+#: Raw bytes a dead letter keeps. Base64 adds a third, so a poison message near the broker's
+#: 1 MB limit would make a letter the producer refuses, and the loop would die on it.
+MAX_DEAD_LETTER_RAW = 512 * 1024
 
 
 class DeadLetter(_Contract):
@@ -148,15 +298,22 @@ class DeadLetter(_Contract):
 
     topic: ClassVar[str] = "dead-letter"
 
-    error: str
-    source_topic: str
+    error: Annotated[str, Field(max_length=MAX_DEAD_LETTER_ERROR), AfterValidator(storable)]
+    source_topic: Annotated[str, Field(max_length=249)]  # Kafka's longest topic name
     partition: int
     offset: int
-    key: str | None = None
-    raw_b64: str = Field(description="The original message bytes, base64.")
-    service: str
+    key: Annotated[str, Field(max_length=MAX_DEAD_LETTER_KEY), AfterValidator(storable)] | None = (
+        None
+    )
+    raw_b64: str = Field(
+        max_length=4 * -(-MAX_DEAD_LETTER_RAW // 3),
+        description="The original message bytes (the first 512 KiB), base64.",
+    )
+    service: Annotated[str, Field(max_length=128)]
     probe_id: uuid.UUID | None = None
-    group_id: str | None = None
+    group_id: (
+        Annotated[str, Field(max_length=MAX_DEAD_LETTER_KEY), AfterValidator(storable)] | None
+    ) = None
     failed_at: datetime = Field(default_factory=utcnow)
 
     @property

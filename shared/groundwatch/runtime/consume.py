@@ -19,7 +19,14 @@ from typing import Generic, TypeVar
 
 from groundwatch.adapters.bus.base import Bus, Consumer, Record
 from groundwatch.adapters.bus.encode import to_outgoing
-from groundwatch.contracts import DeadLetter, Topic, Topics, _Contract
+from groundwatch.contracts import (
+    MAX_DEAD_LETTER_KEY,
+    MAX_DEAD_LETTER_RAW,
+    DeadLetter,
+    Topic,
+    Topics,
+    _Contract,
+)
 from groundwatch.errors import PoisonMessage, RetryLater
 from groundwatch.stages.base import AssignmentHook, Stage
 
@@ -75,25 +82,23 @@ class LoopStats:
             hook(outcome, n)
 
 
-#: Raw bytes a dead letter keeps. Base64 adds a third, so a poison message near the broker's
-#: 1 MB limit would make a letter the producer refuses, and the loop would die on it.
-MAX_DEAD_LETTER_RAW = 512 * 1024
-
-
 def dead_letter(record: Record, error: str, service: str) -> DeadLetter:
     raw = record.value[:MAX_DEAD_LETTER_RAW]
     if len(raw) < len(record.value):
         kept, size = len(raw), len(record.value)
         error = f"{error[:1900]} (raw payload cut to its first {kept} of {size} bytes)"
+    # A poison key may be anything and of any size: the letter keeps a cut, decodable copy (its
+    # exact bytes are the record's key on the dead-letter topic, never lost).
+    key = record.key.decode("utf-8", "replace")[:MAX_DEAD_LETTER_KEY] if record.key else None
     return DeadLetter(
         error=error[:2000],
         source_topic=record.topic,
         partition=record.partition,
         offset=record.offset,
-        key=record.key.decode("utf-8", "replace") if record.key else None,
+        key=key,
         raw_b64=base64.b64encode(raw).decode(),
         service=service,
-        group_id=record.key.decode("utf-8", "replace") if record.key else None,
+        group_id=key,
     )
 
 

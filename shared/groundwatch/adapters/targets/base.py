@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from groundwatch.contracts import MAX_CONTEXTS, MAX_TEXT
+from groundwatch.contracts import MAX_CONTEXTS, MAX_DOC_ID, MAX_DOC_IDS, MAX_TEXT
 from groundwatch.errors import GroundwatchError
 
 #: Retrieved ids kept per reply; a reply listing more is cut (ids are small but unbounded).
-MAX_RETRIEVED_IDS = 200
-MAX_ID_CHARS = 512
+MAX_RETRIEVED_IDS = MAX_DOC_IDS
+MAX_ID_CHARS = MAX_DOC_ID
 
 
 class ErrorKind(StrEnum):
