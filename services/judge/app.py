@@ -6,6 +6,7 @@ from fastapi import FastAPI
 
 from groundwatch.adapters.llm.client import LlmSettings
 from groundwatch.runtime.consume import consume
+from groundwatch.runtime.faults import kill_before_commit
 from groundwatch.runtime.service import (
     ServiceParts,
     build_app,
@@ -37,6 +38,8 @@ def create_app(settings: JudgeServiceSettings) -> FastAPI:
             topics,
             group=settings.judge_group,
             client_id=client_id,
+            policy=settings.retry_policy(),
+            before_commit=kill_before_commit(settings.test_kill_before_commit),
         )
         return ServiceParts(
             bus=bus, topics=topics, registry=registry, loops=[loop], on_stop=[judge.aclose]

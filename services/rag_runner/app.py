@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from groundwatch.adapters.targets import make_http_client
 from groundwatch.runtime.consume import consume
+from groundwatch.runtime.faults import kill_before_commit
 from groundwatch.runtime.service import (
     ServiceParts,
     build_app,
@@ -42,6 +43,8 @@ def create_app(settings: RunnerSettings) -> FastAPI:
             topics,
             group=settings.runner_group,
             client_id=client_id,
+            policy=settings.retry_policy(),
+            before_commit=kill_before_commit(settings.test_kill_before_commit),
         )
 
         async def close() -> None:

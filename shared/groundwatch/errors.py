@@ -17,5 +17,10 @@ class RetryLater(GroundwatchError):
     """A transient failure (dependency down): do not commit; the message will be redelivered."""
 
 
+class Unstorable(GroundwatchError):
+    """The store is up but refuses this data (a value, a constraint): retrying cannot help, so the
+    consume loop isolates the message that causes it and dead-letters it."""
+
+
 class UnsafeSQL(GroundwatchError):
     """An SQL text failed validation and was not run."""

@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
 from groundwatch.adapters.bus.base import Bus, Consumer, Record
 from groundwatch.adapters.bus.encode import to_outgoing
 from groundwatch.contracts import (
@@ -68,6 +70,7 @@ class LoopStats:
     dead_lettered: int = 0
     retries: int = 0
     batches: int = 0
+    isolated_batches: int = 0
     last_batch_at: float = 0.0
     outcome_hooks: list[Callable[[str, int], None]] = field(default_factory=list)
 
@@ -102,6 +105,41 @@ def dead_letter(record: Record, error: str, service: str) -> DeadLetter:
     )
 
 
+#: Messages that must fail alone, with nothing of their batch going through, before a pass of
+#: one-at-a-time handling is taken for a dependency outage.
+OUTAGE_PROBES = 3
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a consume loop retries, isolates and reports a batch it cannot get through.
+
+    A failed batch is rewound and retried after an exponential backoff (``backoff_s`` doubling up
+    to ``backoff_max_s``). After ``isolate_after`` failed attempts it is retried one message at a
+    time: what goes through is published and committed, a message that fails alone is retried
+    ``message_attempts`` times and then dead-lettered with its error — unless nothing of the
+    batch goes through, which is a dependency outage, not a poison message: then the whole batch
+    waits (nothing valid is ever dead-lettered for an outage). A loop holding records it has not
+    committed for ``stall_after_s`` is stalled: readiness turns red and the stalled metric is 1.
+    """
+
+    backoff_s: float = 1.0
+    backoff_max_s: float = 30.0
+    isolate_after: int = 2
+    message_attempts: int = 3
+    stall_after_s: float = 300.0
+
+    def backoff(self, failures: int) -> float:
+        """Seconds to wait after the ``failures``-th consecutive failed attempt."""
+        return float(min(self.backoff_max_s, self.backoff_s * 2 ** max(0, failures - 1)))
+
+
+#: A test-only fault hook, called after a batch's output is published (or its state stored) and
+#: before its offsets are committed, with the number of batches handled so far. Production wiring
+#: passes none (``runtime.faults``; the setting that enables it is off by default).
+BeforeCommitHook = Callable[[int], None]
+
+
 def consume(
     stage: Stage[M],
     bus: Bus,
@@ -109,7 +147,8 @@ def consume(
     *,
     group: str | None = None,
     client_id: str = "",
-    retry_backoff_s: float = 1.0,
+    policy: RetryPolicy | None = None,
+    before_commit: BeforeCommitHook | None = None,
 ) -> ConsumeLoop[M]:
     """The consume loop that runs ``stage`` on ``bus``: its source topic, its batch size, its
     rebalance hook (when it has one), in ``group`` (default: the stage's own group)."""
@@ -122,8 +161,9 @@ def consume(
         service=stage.service,
         client_id=client_id,
         max_records=stage.max_records,
-        retry_backoff_s=retry_backoff_s,
+        policy=policy,
         on_assignment=getattr(stage, "on_assignment", None),
+        before_commit=before_commit,
     )
 
 
@@ -140,9 +180,10 @@ class ConsumeLoop(Generic[M]):
         handler: BatchHandler[M],
         service: str,
         max_records: int = 500,
-        retry_backoff_s: float = 1.0,
+        policy: RetryPolicy | None = None,
         client_id: str = "",
         on_assignment: AssignmentHook | None = None,
+        before_commit: BeforeCommitHook | None = None,
     ) -> None:
         self.on_assignment = on_assignment
         self._assigned: frozenset[tuple[str, int]] | None = None
@@ -153,12 +194,17 @@ class ConsumeLoop(Generic[M]):
         self.handler = handler
         self.service = service
         self.max_records = max_records
-        self.retry_backoff_s = retry_backoff_s
+        self.policy = policy or RetryPolicy()
+        self.before_commit = before_commit
         self.client_id = client_id or service
         self.stats = LoopStats()
         self._stopping = asyncio.Event()
         self._consumer: Consumer | None = None
         self.ready = asyncio.Event()
+        #: consecutive failed attempts at the records in hand (0 after every commit)
+        self._failures = 0
+        #: monotonic time since which the loop holds records it has not committed (None: none)
+        self._pending_since: float | None = None
 
     def stop(self) -> None:
         self._stopping.set()
@@ -166,6 +212,15 @@ class ConsumeLoop(Generic[M]):
     def lag(self) -> float:
         """Consumer lag of this loop (0 before it has started)."""
         return float(self._consumer.lag()) if self._consumer is not None else 0.0
+
+    def stalled_for(self) -> float:
+        """Seconds the loop has held records without committing them (0 when it has none)."""
+        since = self._pending_since
+        return 0.0 if since is None else time.monotonic() - since
+
+    def stalled(self) -> bool:
+        """No progress for the policy's ``stall_after_s``: readiness red, alert."""
+        return self.stalled_for() >= self.policy.stall_after_s
 
     async def run(self) -> None:
         tune_gc()
@@ -184,6 +239,8 @@ class ConsumeLoop(Generic[M]):
                         self._assigned = assigned
                         await self.on_assignment(consumer, assigned)
                 if records:
+                    if self._pending_since is None:
+                        self._pending_since = time.monotonic()
                     await self._process(consumer, records)
         finally:
             await consumer.stop()
@@ -199,36 +256,113 @@ class ConsumeLoop(Generic[M]):
             except PoisonMessage as exc:
                 log.warning("dead-letter %s[%d]@%d: %s", rec.topic, rec.partition, rec.offset, exc)
                 letters.append(dead_letter(rec, str(exc), self.service))
-        try:
-            outputs = list(await self.handler(valid)) if valid else []
-        except RetryLater as exc:
-            log.warning("retry later %s (%d records): %s", self.source.name, len(records), exc)
-            self.stats.count("retry", len(records))
-            await consumer.rewind(records)
-            await asyncio.sleep(self.retry_backoff_s)
-            return
-        except Exception:
-            # A handler bug on some message: isolate it by handling one at a time, so one bad
-            # message dead-letters alone and the rest of the batch still goes through.
-            log.exception("batch failed on %s; retrying message by message", self.source.name)
-            outputs = []
-            for msg, rec in zip(valid, valid_records, strict=True):
-                try:
-                    outputs.extend(await self.handler([msg]))
-                except RetryLater:
-                    self.stats.count("retry", len(records))
-                    await consumer.rewind(records)
-                    await asyncio.sleep(self.retry_backoff_s)
-                    return
-                except Exception as exc:
-                    log.exception("dead-letter %s[%d]@%d", rec.topic, rec.partition, rec.offset)
-                    letters.append(dead_letter(rec, f"{type(exc).__name__}: {exc}", self.service))
+        outputs: list[_Contract] = []
+        if valid and self._failures < self.policy.isolate_after:
+            try:
+                outputs = list(await self.handler(valid))
+            except RetryLater as exc:
+                log.warning("retry later %s (%d records): %s", self.source.name, len(records), exc)
+                await self._retry_later(consumer, records)
+                return
+            except Exception:
+                # A handler bug on some message: isolate it by handling one at a time, so one
+                # bad message dead-letters alone and the rest of the batch still goes through.
+                log.exception("batch failed on %s; retrying message by message", self.source.name)
+                self._failures = self.policy.isolate_after
+        if valid and self._failures >= self.policy.isolate_after:
+            isolated = await self._one_by_one(valid, valid_records)
+            if isolated is None:  # nothing went through: a dependency is down
+                await self._retry_later(consumer, records)
+                return
+            outputs, more_letters = isolated
+            letters.extend(more_letters)
+        await self._publish_and_commit(consumer, records, outputs, letters, len(valid))
+
+    async def _one_by_one(
+        self, valid: list[M], valid_records: list[Record]
+    ) -> tuple[list[_Contract], list[DeadLetter]] | None:
+        """Each message alone; ``None`` when not one of them went through and some only need a
+        retry (a dependency is down: the batch waits whole, nothing is dead-lettered)."""
+        self.stats.isolated_batches += 1
+        outputs: list[_Contract] = []
+        letters: list[DeadLetter] = []
+        waiting: list[tuple[M, Record, RetryLater]] = []
+        went_through = 0
+        # An outage fails every message: give up on the pass after a few, not after thousands of
+        # failing calls. Each pass starts further into the batch, so a run of poison messages at
+        # its head cannot pass for an outage forever.
+        start = (self._failures * OUTAGE_PROBES) % len(valid)
+        pairs = list(zip(valid, valid_records, strict=True))
+        for msg, rec in pairs[start:] + pairs[:start]:
+            if not went_through and len(waiting) >= OUTAGE_PROBES:
+                return None
+            try:
+                outputs.extend(await self.handler([msg]))
+                went_through += 1
+            except RetryLater as exc:
+                waiting.append((msg, rec, exc))
+            except Exception as exc:
+                log.exception("dead-letter %s[%d]@%d", rec.topic, rec.partition, rec.offset)
+                letters.append(dead_letter(rec, f"{type(exc).__name__}: {exc}", self.service))
+                went_through += 1  # the handler could judge it: the dependency is up
+        if waiting and not went_through:
+            return None
+        for msg, rec, first in waiting:
+            try:
+                outputs.extend(await self._retry_alone(msg))
+            except RetryLater as exc:
+                error = (
+                    f"RetryLater: {exc} (still failing alone after "
+                    f"{self.policy.message_attempts} attempts while the rest of its batch "
+                    f"went through; first error: {first})"
+                )
+                log.error("dead-letter %s[%d]@%d: %s", rec.topic, rec.partition, rec.offset, error)
+                letters.append(dead_letter(rec, error, self.service))
+            except Exception as exc:
+                log.exception("dead-letter %s[%d]@%d", rec.topic, rec.partition, rec.offset)
+                letters.append(dead_letter(rec, f"{type(exc).__name__}: {exc}", self.service))
+        return outputs, letters
+
+    async def _retry_alone(self, msg: M) -> Sequence[_Contract]:
+        """One message, retried with backoff while the handler says "later"."""
+        async for attempt in AsyncRetrying(
+            retry=retry_if_exception_type(RetryLater),
+            stop=stop_after_attempt(self.policy.message_attempts),
+            wait=wait_exponential(multiplier=self.policy.backoff_s, max=self.policy.backoff_max_s),
+            before_sleep=lambda _state: self.stats.count("retry", 1),
+            reraise=True,
+        ):
+            with attempt:
+                return await self.handler([msg])
+        raise AssertionError(
+            "unreachable: tenacity re-raises the last RetryLater"
+        )  # pragma: no cover
+
+    async def _retry_later(self, consumer: Consumer, records: list[Record]) -> None:
+        """Rewind the batch (nothing committed) and back off before it comes again."""
+        self._failures += 1
+        self.stats.count("retry", len(records))
+        await consumer.rewind(records)
+        await asyncio.sleep(self.policy.backoff(self._failures))
+
+    async def _publish_and_commit(
+        self,
+        consumer: Consumer,
+        records: list[Record],
+        outputs: list[_Contract],
+        letters: list[DeadLetter],
+        n_valid: int,
+    ) -> None:
         out = to_outgoing([*outputs, *letters], self.topics)
         await self.bus.publish_many(out)
+        self.stats.batches += 1
+        if self.before_commit is not None:
+            self.before_commit(self.stats.batches)  # test-only fault hook (off in production)
         await consumer.commit(records)
-        self.stats.count("ok", len(valid))
+        self._failures = 0
+        self._pending_since = None
+        self.stats.count("ok", n_valid)
         if letters:
             self.stats.count("dead_letter", len(letters))
         self.stats.produced += len(outputs)
-        self.stats.batches += 1
         self.stats.last_batch_at = time.time()

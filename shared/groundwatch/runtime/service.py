@@ -124,10 +124,24 @@ class LoopMetrics:
             ["service", "topic"],
             registry=registry,
         )
+        self.stalled = Gauge(
+            "groundwatch_consumer_stalled",
+            "1 while this consumer has held uncommitted records longer than GW_STALL_AFTER_S.",
+            ["service", "topic"],
+            registry=registry,
+        )
+        self.stalled_seconds = Gauge(
+            "groundwatch_consumer_stalled_seconds",
+            "Seconds this consumer has held records without committing them (0 when it has none).",
+            ["service", "topic"],
+            registry=registry,
+        )
         self.service = service
 
     def attach(self, loop: ConsumeLoop[Any]) -> None:
         topic = loop.source.name
+        self.stalled.labels(self.service, topic).set_function(lambda: float(loop.stalled()))
+        self.stalled_seconds.labels(self.service, topic).set_function(loop.stalled_for)
 
         def hook(outcome: str, n: int) -> None:
             self.messages.labels(self.service, topic, outcome).inc(n)
@@ -201,7 +215,7 @@ def build_app(
 
     @app.get("/readyz", tags=["ops"])
     async def readyz() -> JSONResponse:
-        """Readiness: bus and database reachable, every worker loop running."""
+        """Readiness: bus and database reachable, every worker loop running and progressing."""
         parts: ServiceParts = app.state.parts
         checks: dict[str, bool] = {"bus": await parts.bus.ping()}
         if parts.engine is not None:
@@ -217,6 +231,9 @@ def build_app(
             not t.done() or t.cancelled() or t.exception() is None for t in tasks[n_loops:]
         )
         checks["workers"] = loops_up and jobs_ok
+        # A loop that runs but gets nowhere (a batch retried for GW_STALL_AFTER_S) is not ready:
+        # before, one unstorable message kept /readyz 200 through 63,770 retries.
+        checks["progress"] = not any(loop.stalled() for loop in parts.loops)
         ok = all(checks.values())
         return JSONResponse({"ready": ok, "checks": checks}, status_code=200 if ok else 503)
 

@@ -7,13 +7,19 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import (
+    DataError,
+    DBAPIError,
+    IntegrityError,
+    SQLAlchemyError,
+    StatementError,
+)
 
 from groundwatch.adapters.bus.base import Consumer
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.contracts import Judgement, Topic, Topics, _Contract
 from groundwatch.core.tagging import Observation, Tagger, Window
-from groundwatch.errors import RetryLater
+from groundwatch.errors import RetryLater, Unstorable
 from groundwatch.stages.analytics.observe import observation_from_judgement
 
 log = logging.getLogger(__name__)
@@ -111,7 +117,11 @@ class AnalyticsStage:
             await asyncio.to_thread(self.store.save, fresh, tallies)
         except SQLAlchemyError as exc:
             self._stale = True  # memory ran ahead of the store: rebuild before the redelivery
-            raise RetryLater(f"database write failed: {exc}") from exc
+            if _refused_data(exc):
+                # The database is up and says no to a value: waiting would loop forever (it did,
+                # 63,770 retries on one NUL); the loop finds the message and dead-letters it.
+                raise Unstorable(f"the database refused the data: {_first_line(exc)}") from exc
+            raise RetryLater(f"database write failed: {_first_line(exc)}") from exc
         except BaseException:
             self._stale = True  # any other failure (or cancellation) leaves memory ahead too
             raise
@@ -119,3 +129,17 @@ class AnalyticsStage:
             self.on_applied(applied, time.time())
         tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
         return []
+
+
+def _refused_data(exc: SQLAlchemyError) -> bool:
+    """A refusal of the data itself (a value the column or a constraint does not take, or one the
+    driver cannot even encode), as opposed to a database that is down or busy."""
+    if isinstance(exc, DataError | IntegrityError):
+        return True
+    # a StatementError that is not a DBAPIError failed before reaching the database: binding
+    return isinstance(exc, StatementError) and not isinstance(exc, DBAPIError)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:500] if text else type(exc).__name__
