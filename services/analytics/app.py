@@ -12,6 +12,7 @@ from groundwatch.core.tagging import Window
 from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
 from groundwatch.runtime.api import add_routes
 from groundwatch.runtime.consume import consume
+from groundwatch.runtime.faults import kill_before_commit
 from groundwatch.runtime.service import (
     ServiceParts,
     build_app,
@@ -34,7 +35,15 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
         holder: dict[str, AnalyticsStage] = {}
         metrics = AnalyticsMetrics(registry, lambda: holder["worker"].tagger)
         worker = AnalyticsStage(store, window=window, on_applied=metrics.observe)
-        loop = consume(worker, bus, topics, group=settings.analytics_group, client_id=client_id)
+        loop = consume(
+            worker,
+            bus,
+            topics,
+            group=settings.analytics_group,
+            client_id=client_id,
+            policy=settings.retry_policy(),
+            before_commit=kill_before_commit(settings.test_kill_before_commit),
+        )
         holder["worker"] = worker
         await asyncio.to_thread(worker.reload)
         return ServiceParts(
@@ -47,7 +56,7 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
         )
 
     def routes(app: FastAPI) -> None:
-        add_routes(app, lambda: app.state.parts.extra["worker"])
+        add_routes(app, lambda: app.state.parts.extra["worker"], read_token=settings.api_read_token)
 
     return build_app("analytics", bootstrap, routes=routes)
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from groundwatch.runtime.settings import CommonSettings
+from groundwatch.runtime.settings import CommonSettings, reject_placeholder
 
 
 class AnalyticsSettings(CommonSettings):
@@ -14,3 +14,13 @@ class AnalyticsSettings(CommonSettings):
         None, ge=1, description="Tally only the last N runs per target."
     )
     window_seconds: float | None = Field(None, gt=0, description="Tally only the last N seconds.")
+    api_read_token: str | None = Field(
+        None,
+        description="Bearer token for /groups, /report and /report.html (they serve ground-truth "
+        "answers and target replies); unset: open.",
+    )
+
+    @field_validator("api_read_token")
+    @classmethod
+    def _no_placeholder(cls, v: str | None) -> str | None:
+        return reject_placeholder(v)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
+from groundwatch.adapters.db.engine import database_url_problem
 from groundwatch.runtime.settings import CommonSettings, reject_placeholder
 
 
@@ -31,6 +32,14 @@ class GeneratorSettings(CommonSettings):
         description="Source database (opened read-only) whose answers each cycle re-reads; "
         "'demo' dataset: the demo database. Unset: answers are never refreshed.",
     )
+
+    @field_validator("source_url")
+    @classmethod
+    def _source_url_opens(cls, v: str | None) -> str | None:
+        problem = None if v is None else database_url_problem(v)
+        if problem is not None:
+            raise ValueError(problem)
+        return v
 
     @field_validator("api_token")
     @classmethod

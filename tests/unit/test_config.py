@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,51 @@ def test_placeholder_secrets_are_refused_without_echoing_them(
     with pytest.raises(ConfigError, match=var) as err:
         load_settings(_service_settings()[service])
     assert "ChangeMe" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["postgress://u:hunter2@db/gw", "nonsense", "oracle+nodriver://u:hunter2@db/gw"],
+)
+@pytest.mark.parametrize("script", ["groundwatch-analytics", "groundwatch-judge"])
+def test_bad_database_url_exits_2_with_one_line_naming_the_variable(script: str, url: str) -> None:
+    """Before: a raw NoSuchModuleError traceback (exit 3)."""
+    exe = __import__("pathlib").Path(sys.executable).with_name(script)
+    proc = subprocess.run(
+        [str(exe)],
+        env={"GW_DATABASE_URL": url, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "GW_DATABASE_URL" in lines[0], proc.stderr
+    assert "hunter2" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_bad_database_url_option_of_the_cli_exits_2_with_one_line(tmp_path: Path) -> None:
+    dataset, targets = tmp_path / "d.jsonl", tmp_path / "t.yaml"
+    dataset.write_text("")
+    targets.write_text("targets: []\n")
+    exe = Path(sys.executable).with_name("groundwatch")
+    args = ["run", "--once", "--dataset", str(dataset), "--targets", str(targets)]
+    proc = subprocess.run(
+        [str(exe), *args, "--database-url", "postgress://u:hunter2@db/gw"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--database-url" in lines[0], proc.stderr
+    assert "hunter2" not in proc.stderr
+
+
+def test_bad_source_url_names_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from services.generator.settings import GeneratorSettings
+
+    monkeypatch.setenv("GW_SOURCE_URL", "sqlite3:///x.db")
+    with pytest.raises(ConfigError, match="GW_SOURCE_URL") as info:
+        load_settings(GeneratorSettings)
+    assert "x.db" not in str(info.value)

@@ -27,8 +27,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Migrate the database to the newest schema (Alembic)."""
         from groundwatch.adapters.db import create_schema, make_engine
+        from groundwatch.adapters.db.engine import check_database_url
 
-        engine = make_engine(url or _settings().database_url)
+        engine = make_engine(check_database_url(url, "--url") if url else _settings().database_url)
         create_schema(engine)
         typer.echo(f"database at {engine.url.render_as_string(hide_password=True)} is at head")
         engine.dispose()

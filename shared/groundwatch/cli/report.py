@@ -112,6 +112,10 @@ def register(app: typer.Typer) -> None:
         evaluator = evaluator or []
         if not grammar_results and not run:
             raise typer.BadParameter("give --grammar-results COHORT=FILE or --run ID")
+        if database_url is not None:
+            from groundwatch.adapters.db.engine import check_database_url
+
+            check_database_url(database_url, "--database-url")  # exit 2 with one line
         try:
             observations = _grammar_observations(grammar_results, target)
             if run:

@@ -29,6 +29,7 @@ async def _run(
     database_url: str | None,
     compare: tuple[str, str] | None,
     baseline: str | None = None,
+    read_token: str | None = None,
 ) -> Report:
     from groundwatch.adapters.db.datasets import read_jsonl
     from groundwatch.adapters.targets import make_http_client
@@ -63,6 +64,7 @@ async def _run(
                 host=host,
                 port=port,
                 on_cycle=lambda r: typer.echo(f"cycle: {r.published} probes in {r.elapsed_s:.1f}s"),
+                read_token=read_token,
             )
         tagger = pipeline.analytics.tagger
         if baseline is None:
@@ -130,8 +132,20 @@ def register(app: typer.Typer) -> None:
                 "groups are flagged open-domain and left out of the report (GRAMMAR §5.2)."
             ),
         ] = None,
+        read_token: Annotated[
+            str | None,
+            typer.Option(
+                envvar="GW_API_READ_TOKEN",
+                help="Bearer token for /groups and /report (continuous); unset: open.",
+                show_default=False,
+            ),
+        ] = None,
     ) -> None:
         """Probe targets with a dataset on the embedded bus: once (CI) or continuously."""
+        if database_url is not None:
+            from groundwatch.adapters.db.engine import check_database_url
+
+            check_database_url(database_url, "--database-url")  # exit 2 with one line
         pair = None
         if compare:
             a, _, b = compare.partition(",")
@@ -152,6 +166,7 @@ def register(app: typer.Typer) -> None:
                     database_url,
                     pair,
                     open_domain_baseline,
+                    read_token,
                 )
             )
         except KeyboardInterrupt:

@@ -10,23 +10,28 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Query
+from fastapi import Depends, FastAPI, HTTPException, Query
 from fastapi.responses import HTMLResponse
 
 from groundwatch.core.tagging import GroupStatus, Tagger
 from groundwatch.report.build import report_from_tagger
 from groundwatch.report.html import render_html
 from groundwatch.report.model import Report
+from groundwatch.runtime.auth import require_read_token
 from groundwatch.stages.analytics.stage import AnalyticsStage
 
 
-def add_routes(app: FastAPI, worker: Callable[[], AnalyticsStage]) -> None:
-    """``/groups``, ``/groups/{id}``, ``/report`` and ``/report.html`` over ``worker()``'s state."""
+def add_routes(
+    app: FastAPI, worker: Callable[[], AnalyticsStage], *, read_token: str | None = None
+) -> None:
+    """``/groups``, ``/groups/{id}``, ``/report`` and ``/report.html`` over ``worker()``'s state;
+    with ``read_token`` (``GW_API_READ_TOKEN``) each needs it as a bearer token."""
+    guard = [Depends(require_read_token(read_token))]
 
     def tagger() -> Tagger:
         return worker().tagger
 
-    @app.get("/groups", tags=["groups"])
+    @app.get("/groups", tags=["groups"], dependencies=guard)
     async def groups(
         target: str | None = None,
         cohort: str | None = None,
@@ -54,11 +59,10 @@ def add_routes(app: FastAPI, worker: Callable[[], AnalyticsStage]) -> None:
                 break
         return {"count": len(rows), "groups": rows}
 
-    @app.get("/groups/{group_id}", tags=["groups"])
+    @app.get("/groups/{group_id}", tags=["groups"], dependencies=guard)
     async def group(group_id: str, target: str | None = None) -> dict[str, Any]:
         """One semantic group: answer and every form with response, retrieved ids, verdict."""
-        w: AnalyticsStage = app.state.parts.extra["worker"]
-        rows = await asyncio.to_thread(w.store.group_judgements, group_id, target)
+        rows = await asyncio.to_thread(worker().store.group_judgements, group_id, target)
         if not rows:
             raise HTTPException(404, f"no judgements for group {group_id}")
         t = tagger()
@@ -89,12 +93,18 @@ def add_routes(app: FastAPI, worker: Callable[[], AnalyticsStage]) -> None:
             ],
         }
 
-    @app.get("/report", tags=["report"], response_model=Report, response_model_by_alias=True)
+    @app.get(
+        "/report",
+        tags=["report"],
+        response_model=Report,
+        response_model_by_alias=True,
+        dependencies=guard,
+    )
     async def report() -> Report:
         """The GRAMMAR report over the current window (JSON)."""
         return await asyncio.to_thread(report_from_tagger, tagger())
 
-    @app.get("/report.html", tags=["report"], response_class=HTMLResponse)
+    @app.get("/report.html", tags=["report"], response_class=HTMLResponse, dependencies=guard)
     async def report_html() -> str:
         """The same report as a self-contained HTML page with plots."""
         return render_html(await asyncio.to_thread(report_from_tagger, tagger()))

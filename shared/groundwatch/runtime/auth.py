@@ -1,4 +1,5 @@
-"""Bearer-token guard for endpoints that change state; health and metrics stay open."""
+"""Bearer-token guards: one for endpoints that change state, an optional one for the read
+endpoints that serve evidence; health, readiness and metrics stay open."""
 
 from __future__ import annotations
 
@@ -31,3 +32,19 @@ def require_token(expected: str | None) -> Callable[[str | None], None]:
             )
 
     return check
+
+
+def require_read_token(expected: str | None) -> Callable[[str | None], None]:
+    """A FastAPI dependency for the evidence endpoints (``/groups``, ``/report``…).
+
+    They serve ground-truth answers and the target's replies, which may be confidential. With
+    ``GW_API_READ_TOKEN`` set they need ``Authorization: Bearer <token>`` (401 otherwise); unset,
+    they stay open, as a read-only dashboard usually is (documented in RELIABILITY.md).
+    """
+    if not expected:
+
+        def open_endpoint(authorization: str | None = Header(default=None)) -> None:
+            return None
+
+        return open_endpoint
+    return require_token(expected)

@@ -175,8 +175,9 @@ def reference_runner(
     return runner, client.aclose
 
 
-def monitoring_app(pipeline: EmbeddedPipeline) -> Any:
-    """``/metrics``, ``/groups``, ``/report`` over an embedded pipeline (continuous mode)."""
+def monitoring_app(pipeline: EmbeddedPipeline, read_token: str | None = None) -> Any:
+    """``/metrics``, ``/groups``, ``/report`` over an embedded pipeline (continuous mode); the
+    evidence endpoints need ``read_token`` when one is given."""
     from fastapi import FastAPI, Response
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -192,7 +193,7 @@ def monitoring_app(pipeline: EmbeddedPipeline) -> Any:
     async def metrics() -> Response:
         return Response(generate_latest(pipeline.registry), media_type=CONTENT_TYPE_LATEST)
 
-    add_routes(app, lambda: pipeline.analytics)
+    add_routes(app, lambda: pipeline.analytics, read_token=read_token)
     return app
 
 
@@ -204,13 +205,16 @@ async def run_continuously(
     port: int = 8004,
     cycles: int | None = None,
     on_cycle: Callable[[EmbeddedResult], None] | None = None,
+    read_token: str | None = None,
 ) -> None:
     """Probe every ``interval_s`` and serve the monitoring endpoints until cancelled (or
     ``cycles`` cycles are done); each cycle asks every sampled group in all its forms."""
     import uvicorn
 
     server = uvicorn.Server(
-        uvicorn.Config(monitoring_app(pipeline), host=host, port=port, log_level="warning")
+        uvicorn.Config(
+            monitoring_app(pipeline, read_token), host=host, port=port, log_level="warning"
+        )
     )
     serving = asyncio.create_task(server.serve())
     try:

@@ -13,7 +13,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from groundwatch.adapters.db.engine import database_url_problem
 from groundwatch.errors import ConfigError
+from groundwatch.runtime.consume import RetryPolicy
 from groundwatch.secrets import reject_placeholder
 
 __all__ = ["CommonSettings", "load_settings", "reject_placeholder"]
@@ -40,6 +42,40 @@ class CommonSettings(BaseSettings):
         "INFO", description="Log level."
     )
     instance: str = Field("", description="Instance name (client id); defaults to service-pid.")
+    retry_backoff_s: float = Field(
+        1.0, gt=0, le=60, description="First wait before a failed batch is retried (doubles)."
+    )
+    retry_backoff_max_s: float = Field(
+        30.0, gt=0, le=3600, description="Longest wait between retries of a failed batch."
+    )
+    message_attempts: int = Field(
+        3,
+        ge=1,
+        le=100,
+        description="Attempts of one message alone, after its batch failed twice, before it is "
+        "dead-lettered (only while the rest of its batch goes through).",
+    )
+    stall_after_s: float = Field(
+        300.0,
+        gt=0,
+        description="A consumer holding uncommitted records this long is stalled: /readyz 503, "
+        "groundwatch_consumer_stalled = 1.",
+    )
+    test_kill_before_commit: int = Field(
+        0,
+        ge=0,
+        description="Test only, 0 (off) in production: SIGKILL the process after its N-th batch "
+        "is published or stored and before its offsets are committed.",
+    )
+
+    def retry_policy(self) -> RetryPolicy:
+        """The consume loops' retry, isolation and stall policy from these settings."""
+        return RetryPolicy(
+            backoff_s=self.retry_backoff_s,
+            backoff_max_s=max(self.retry_backoff_s, self.retry_backoff_max_s),
+            message_attempts=self.message_attempts,
+            stall_after_s=self.stall_after_s,
+        )
 
     @field_validator("kafka_bootstrap")
     @classmethod
@@ -48,6 +84,14 @@ class CommonSettings(BaseSettings):
             host, _, port = hostport.strip().rpartition(":")
             if not host or not port.isdigit():
                 raise ValueError(f"expected host:port[,host:port…], got {v!r}")
+        return v
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url_opens(cls, v: str) -> str:
+        problem = database_url_problem(v)
+        if problem is not None:
+            raise ValueError(problem)
         return v
 
     @field_validator("topic_prefix")
@@ -79,4 +123,5 @@ def load_settings(cls: type[S], **overrides: Any) -> S:
 
 
 def _secret(field: str) -> bool:
-    return any(w in field.lower() for w in ("key", "token", "secret", "password"))
+    # URLs too: a database or target URL may carry a password or an API key
+    return any(w in field.lower() for w in ("key", "token", "secret", "password", "url"))

@@ -6,7 +6,41 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
+
+from groundwatch.errors import ConfigError
+
+
+def database_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot name a database this process can open, or ``None``.
+
+    Checked where the URL is read (settings, CLI options), so a typo stops the process with one
+    line naming the variable instead of a ``NoSuchModuleError`` traceback at the first query.
+    The URL itself is never quoted: it may hold a password.
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return "not a database URL (expected e.g. sqlite:///file.db or postgresql+psycopg://…)"
+    try:
+        parsed.get_dialect()
+    except NoSuchModuleError:
+        return (
+            f"unknown database backend or driver {parsed.drivername!r} "
+            "(sqlite, postgresql+psycopg, mysql+pymysql, …)"
+        )
+    except ImportError as exc:
+        return f"the driver of {parsed.drivername!r} is not installed ({exc.name or exc})"
+    return None
+
+
+def check_database_url(url: str, name: str) -> str:
+    """``url`` unchanged, or :class:`ConfigError` naming the variable or option ``name``."""
+    problem = database_url_problem(url)
+    if problem is not None:
+        raise ConfigError(f"{name}: {problem}")
+    return url
 
 
 def make_engine(url: str, *, echo: bool = False, **kwargs: Any) -> Engine:
