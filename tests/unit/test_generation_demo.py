@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError
 
 from groundwatch.adapters.sources import generate_groups, readonly_engine
 from groundwatch.core.generation.answers import format_value
@@ -236,7 +236,7 @@ def test_source_is_opened_read_only(demo: tuple[DemoDomain, GenerationResult]) -
             "CREATE TABLE x (a INTEGER)",
             "UPDATE employees SET name = 'x'",
         ):
-            with engine.connect() as conn, pytest.raises(OperationalError):
+            with engine.connect() as conn, pytest.raises(DBAPIError):
                 conn.execute(text(sql))
                 conn.commit()
     finally:

@@ -371,7 +371,10 @@ def test_read_only_sqlite_connection_refuses_writes(db: Path, sql: str) -> None:
     try:
         with (
             engine.connect() as conn,
-            pytest.raises(Exception, match=r"readonly|read-only|query_only|attempt to write"),
+            pytest.raises(
+                Exception,
+                match=r"readonly|read-only|query_only|attempt to write|not authorized|authorization",
+            ),
         ):
             conn.exec_driver_sql(sql)
             conn.commit()
@@ -388,8 +391,9 @@ def test_read_only_sqlite_cannot_be_switched_back_or_attach_a_new_file(
     engine = readonly_engine(f"sqlite:///{db}")
     try:
         with engine.connect() as conn:
-            conn.exec_driver_sql("PRAGMA query_only = OFF")  # the file itself is still read-only
-            with pytest.raises(Exception, match=r"readonly|read-only"):
+            with pytest.raises(Exception, match=r"not authorized"):
+                conn.exec_driver_sql("PRAGMA query_only = OFF")  # refused by the authorizer
+            with pytest.raises(Exception, match=r"readonly|read-only|not authorized"):
                 conn.exec_driver_sql("DELETE FROM Client")
             try:
                 conn.exec_driver_sql(f"ATTACH DATABASE '{target}' AS pwned")
