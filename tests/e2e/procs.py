@@ -115,10 +115,14 @@ def running_pipeline(
     analytics: int = 1,
     runs: int = 1,
     generator_env: dict[str, str] | None = None,
+    runner_env: dict[str, str] | None = None,
+    service_env: dict[str, dict[str, str]] | None = None,
     ready_timeout: float = 90.0,
 ) -> Iterator[dict[str, ServiceProc]]:
     """The five services as OS processes on one topic prefix; ``judges`` judge processes share a
-    consumer group. Yields them by name (``judge``, ``judge-2``, …); stops them all at exit."""
+    consumer group. Yields them by name (``judge``, ``judge-2``, …); stops them all at exit.
+    ``runner_env`` overrides the runner's variables (e.g. its target URL); ``service_env`` adds
+    variables to the named processes (e.g. a test fault hook for ``judge-2`` only)."""
     common = {
         "GW_BUS": "kafka",
         "GW_KAFKA_BOOTSTRAP": bootstrap,
@@ -134,13 +138,17 @@ def running_pipeline(
     for i in range(judges):
         procs["judge" if i == 0 else f"judge-{i + 1}"] = ServiceProc("judge", common, log_dir)
     procs["rag-runner"] = ServiceProc(
-        "rag-runner", {**common, "GW_RUNNER_REFERENCE_URL": f"{rag.url}/query"}, log_dir
+        "rag-runner",
+        {**common, "GW_RUNNER_REFERENCE_URL": f"{rag.url}/query", **(runner_env or {})},
+        log_dir,
     )
     procs["generator"] = ServiceProc(
         "generator",
         {**common, "GW_RUNS": str(runs), "GW_TARGETS": '["reference"]', **(generator_env or {})},
         log_dir,
     )
+    for name, extra in (service_env or {}).items():
+        procs[name].env = {**procs[name].env, **extra}
     try:
         # Consumers first, generator last, so no probe waits on a consumer-group rebalance.
         for name, proc in procs.items():

@@ -34,6 +34,7 @@ from groundwatch.adapters.db.models import JudgementRow, TallyRow
 from groundwatch.contracts import Judgement, Topics
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import Tagger
+from groundwatch.errors import PoisonMessage
 from groundwatch.stages.analytics.observe import observation_from_judgement
 from tests.e2e.procs import ServiceProc, metric_samples, running_pipeline, wait_published
 
@@ -156,8 +157,13 @@ def check_exact(
     probe_ids = {str(topics.probes.decode(r).probe_id) for r in probe_raw}
     judgement_raw = read_all(bootstrap, topics.judgements.name)
     first: dict[str, Judgement] = {}
+    invalid = 0  # records a test injected as poison (the services never publish one)
     for raw in judgement_raw:
-        j = topics.judgements.decode(raw)
+        try:
+            j = topics.judgements.decode(raw)
+        except PoisonMessage:
+            invalid += 1
+            continue
         first.setdefault(str(j.probe_id), j)
     letters = read_all(bootstrap, topics.dead_letter.name)
 
@@ -208,7 +214,7 @@ def check_exact(
         Exactness(
             probes=len(probe_ids),
             probe_records=len(probe_raw),
-            judgement_records=len(judgement_raw),
+            judgement_records=len(judgement_raw) - invalid,
             judged=len(first),
             stored=len(stored_ids),
             tally_rows=len(tally_rows),
@@ -256,7 +262,6 @@ def test_sigkill_one_of_three_judges_mid_run(
         gen, victim = procs["generator"], procs["judge-2"]
         wait_until("a third of the probes published", lambda: published(gen) >= total // 3, 120)
         wait_until("the victim judge has work done", lambda: ok_count(victim) > 0, 30)
-        victim_done = ok_count(victim)
         at_kill = published(gen)
         victim.kill(signal.SIGKILL)
         assert victim.proc is not None and victim.proc.returncode == -signal.SIGKILL
@@ -270,13 +275,15 @@ def test_sigkill_one_of_three_judges_mid_run(
         assert int(sum(tallied.values())) == n, "analytics counted a judgement twice (or lost one)"
         ex, _ = check_exact(kafka_bootstrap, unique_prefix, db_url, procs["analytics"])
     assert ex.probes == n and ex.dead_letters == 0
-    # The survivors took over the victim's partitions: together with what the victim acked
-    # before dying they account for every response (more when responses were redelivered).
-    assert sum(survivors.values()) + victim_done >= n
+    # Counted from the topic after the kill (not from the victim's metrics before it, which a
+    # loaded machine let run ahead: 10,788 + 303 < 11,130): every judgement record is the
+    # survivors' or the victim's, and every probe has one.
+    victim_published = ex.judgement_records - int(sum(survivors.values()))
+    assert victim_published > 0 and ex.judgement_records >= n
     report(
         "test_sigkill_one_of_three_judges_mid_run",
         published_at_kill=at_kill,
-        victim_judged_before_kill=victim_done,
+        victim_published=victim_published,
         survivors_judged=survivors,
         drain_after_publish_s=round(drain_s, 1),
         wall_s=round(time.monotonic() - started, 1),

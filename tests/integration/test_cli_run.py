@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -116,3 +117,42 @@ def test_open_domain_filter_leaves_out_what_the_llm_only_baseline_knows(tmp_path
     assert set(report["open_domain"]["group_ids"]) == city_groups
     assert report["cohorts"]["short"]["groups"] == len(groups) - len(city_groups)
     assert list(report.get("targets", {"rag": 0})) == ["rag"]
+
+
+@pytest.mark.postgres
+def test_run_once_on_postgres_with_a_nul_in_a_reply_completes_and_flags_it(
+    tmp_path: Path, fresh_pg_url: Callable[[], str]
+) -> None:
+    """Issue 17: one NUL from the endpoint under test stopped analytics on PostgreSQL (0 stored,
+    retries without end). Now the run completes, every probe is stored, the NUL one flagged."""
+    from sqlalchemy import create_engine, select
+
+    from groundwatch.adapters.db.models import JudgementRow
+    from groundwatch.contracts import REPLACEMENT
+    from tests.e2e.nul_target import nul_target, nul_targets_yaml
+
+    dataset = tmp_path / "demo.jsonl"
+    subprocess.run(
+        [CLI, "gen", "--demo", "--out", str(dataset)], check=True, capture_output=True, timeout=120
+    )
+    db_url = fresh_pg_url()
+    with nul_target() as target:
+        targets = tmp_path / "targets.yaml"
+        targets.write_text(nul_targets_yaml("nul", target.url))
+        args = ["--sample", "20", "--database-url", db_url]
+        proc = subprocess.run(
+            [CLI, "run", "--once", "--dataset", str(dataset), "--targets", str(targets), *args],
+            capture_output=True,
+            text=True,
+            timeout=300,  # never a hang
+        )
+        answered = target.answered
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    engine = create_engine(db_url)
+    with engine.connect() as conn:
+        answers = [r[0] for r in conn.execute(select(JudgementRow.answer))]
+    engine.dispose()
+    assert len(answers) == answered > 0
+    flagged = [a for a in answers if a and REPLACEMENT in a]
+    assert flagged == [f"The answer is {REPLACEMENT} unknown"]
+    print(f"\nRUN-ONCE-NUL-FIGURES stored={len(answers)} flagged=1 of {answered} replies")
