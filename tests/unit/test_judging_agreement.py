@@ -21,7 +21,9 @@ AURP = SHARED / "data" / "grammar-aurp"
 
 
 def _aurp_files() -> list[Path]:
-    files = sorted(AURP.glob("eval_results_*.json"))
+    # The balanced files carry the RAG responses and GPT judgements; the unbalanced ones only
+    # retrieval judgements (no response to judge).
+    files = sorted(AURP.glob("eval_results_*_balanced.json"))
     if not files:
         pytest.skip(f"GRAMMAR Aurp result files not found under {AURP}")
     return files
