@@ -73,16 +73,20 @@ CASES = [
     ("The director is Marie Curie.", E("Marie Curie"), C, "contains"),
     ("The director is MARIE CURIE!", E("Marie Curie"), C, "contains"),
     ("The director is Mariee Curieux.", E("Marie Curie"), U, NO_TIER),
-    ("The director is not Marie Curie.", E("Marie Curie"), U, NO_TIER),
+    ("The director is not Marie Curie.", E("Marie Curie"), I, "conflict"),  # denied
     ("Curie, Marie", E("Marie Curie"), C, "token_f1"),
-    ("Pierre Dupont", E("Marie Curie"), I, "token_f1"),
+    ("Pierre Dupont", E("Marie Curie"), U, NO_TIER),  # absent gold alone proves nothing
+    ("Pierre Dupont", E("Marie Curie", candidates=[["Pierre Dupont"]]), I, "conflict"),
     ("Marie", E("Marie Curie"), U, NO_TIER),
     ("The champs elysees boutique hotel.", E("Champs-Élysées Boutique Hotel"), C, "exact"),
     ("Champs-Élysées Boutique Hotel", E("Champs-Elysees Boutique Hotel"), C, "exact"),
     # tuples: every part is required
     ("Blue Horizon Hotels is in Maldives.", E("Maldives", "Blue Horizon Hotels"), C, "contains"),
-    ("Blue Horizon Hotels is in Sydney.", E("Maldives", "Blue Horizon Hotels"), I, "token_f1"),
-    ("Marie Curie, from 2023-04-01", E("Marie Curie", "2023-04-01"), C, "typed"),
+    ("Blue Horizon Hotels is in Sydney.", E("Maldives", "Blue Horizon Hotels"), U, NO_TIER),
+    ("Blue Horizon Hotels is in Sydney.",
+     E("Maldives", "Blue Horizon Hotels", candidates=[["Sydney", "Fiji"], []]), I, "conflict"),
+    ("Blue Horizon Hotels is in Australia.", E("Maldives", "Blue Horizon Hotels"), I, "conflict"),
+    ("Marie Curie, from 2023-04-01", E("Marie Curie", "2023-04-01"), C, "contains"),
     ("Marie Curie, from 2023-05-01", E("Marie Curie", "2023-04-01"), I, "typed"),
     # refusals are wrong for answerable probes, unless the gold is there too (then: undecided)
     ("I don't know.", E("Marie Curie"), I, "refusal"),
@@ -107,11 +111,16 @@ def test_tier_chain(response: str | None, expected: Expected, verdict: Verdict, 
 
 def test_query_echo_is_not_evidence() -> None:
     q = "Find industry associated with 'EcoSpace Real Estate'."
-    # The gold occurs only inside the repeated entity name: no evidence, and here another answer.
-    echoed = judge("EcoSpace Real Estate is a construction firm.", E("Real Estate"), q)
-    assert echoed.verdict is I and "echo" in echoed.reason
-    assert judge("Client profile: EcoSpace Real Estate", E("Real Estate"), q).verdict is I
-    answered = judge("EcoSpace Real Estate works in real estate.", E("Real Estate"), q)
+    industry = E("Real Estate", candidates=[["Construction", "Mining", "Retail"]])
+    # The gold occurs only inside the repeated entity name: no evidence; another industry is.
+    echoed = judge("EcoSpace Real Estate is a construction firm.", industry, q)
+    assert (echoed.verdict, echoed.code) == (I, "other_value")
+    assert (
+        "echo" in judge("EcoSpace Real Estate is a construction firm.", E("Real Estate"), q).reason
+    )
+    # Nothing but the echo: no answer given, but no other answer either.
+    assert judge("Client profile: EcoSpace Real Estate", industry, q).verdict is U
+    answered = judge("EcoSpace Real Estate works in real estate.", industry, q)
     assert answered.verdict is C
 
 

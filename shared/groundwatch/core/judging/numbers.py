@@ -78,6 +78,14 @@ _WORDS = re.compile(
     r"|\b(?P<word>" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")\b"
 )
 _HAS_DIGIT = re.compile(r"\d")
+#: Words that say a number is rounded ("about 380,000", "some 30 staff", "~40").
+_APPROX_CUE = re.compile(
+    r"(?:\b(?:about|around|approximately|approx|roughly|nearly|almost|some|circa|ca|c|over|"
+    r"under|more than|less than|fewer than|up to|close to|just over|just under|estimated|est)"
+    r"\.?|~|≈)\s*$"
+)
+#: Trailing zeros that read as rounding even without a cue ("4,000 employees", "1,200,000").
+_ROUNDED_ZEROS = 3
 
 
 class NumberMatch(StrEnum):
@@ -121,6 +129,10 @@ def extract_numbers(text: str, *, folded: bool = False) -> list[NumberMention]:
     if _HAS_DIGIT.search(t):
         for m in _NUM.finditer(t):
             value, precision = _digits_value(m["num"])
+            if 1 < precision < 10**_ROUNDED_ZEROS and not _APPROX_CUE.search(t, 0, m.start()):
+                # "30 years old" states 30, not "31 rounded to the ten": a number with one or
+                # two trailing zeros is exact unless the text says it is approximate.
+                precision = 1.0
             if m["sign"] == "-":
                 value = -value
             scale = m["scale"]
