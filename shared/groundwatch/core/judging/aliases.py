@@ -6,8 +6,8 @@ translations of the names), not from a hand list. They are used in two direction
 care, because the two kinds of mistake cost differently:
 
 * *the gold, named another way* (evidence for ``correct``): every English name, and translations
-  of at least :data:`MIN_TRANSLATION_CHARS` characters that name one country only, so "Deutschland"
-  answers "Germany";
+  that name one country only, so "Deutschland" and "日本" answer "Germany" and "Japan" (in Latin
+  script only those of at least :data:`MIN_TRANSLATION_CHARS` letters);
 * *another country named* (evidence for ``incorrect``): only the English names that are not also
   the name of a subdivision of some country ("Georgia" is a US state too), and alpha-3 codes
   written in capitals. Short translations are left out here: in some language "End" is India.
@@ -25,6 +25,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 import pycountry
+import regex
 from rapidfuzz import fuzz, process
 
 from groundwatch.core.judging.normalize import normalize
@@ -34,6 +35,7 @@ MIN_TRANSLATION_CHARS = 5
 #: rapidfuzz ratio (0–100) above which a misspelt gold value ("United Kindom") is read as a
 #: country name. Conservative: one edit in a ten-letter name is 95.
 FUZZY_COUNTRY_SCORE = 92
+_LATIN = regex.compile(r"\p{Script=Latin}")
 #: Longest alias, in tokens ("united kingdom of great britain and northern ireland").
 _MAX_NGRAM = 8
 
@@ -97,7 +99,9 @@ def _index() -> _Index:
             english.append((normalize(name), code))
             for cat in catalogs:
                 local = cat.gettext(name)
-                if local != name and len(local) >= MIN_TRANSLATION_CHARS:
+                if local != name and (
+                    len(local) >= MIN_TRANSLATION_CHARS or not _LATIN.search(local)
+                ):
                     translated.append((normalize(local), code))
     subdivisions = {normalize(str(s.name)) for s in pycountry.subdivisions}
     eng = _unique(english)

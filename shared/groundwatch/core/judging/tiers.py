@@ -23,7 +23,7 @@ from datetime import date
 from enum import IntEnum, StrEnum
 from functools import lru_cache
 
-from groundwatch.core.judging.aliases import CountryMention, find_countries
+from groundwatch.core.judging.aliases import CountryMention, country_of, find_countries
 from groundwatch.core.judging.dates import (
     DateMatch,
     DateMention,
@@ -52,6 +52,8 @@ _NEGATORS = frozenset({"not", "no", "never", "neither", "nor", "t", "non", "with
 #: Negators that deny what follows them ("is not Marie Curie", "isn't"); "no" is left out, as it
 #: is as often an answer to the question ("No, it is Marie Curie") as a denial.
 _DENIALS = frozenset({"not", "never", "neither", "nor", "t", "non"})
+#: "rather than X": X is set aside, not asserted.
+_CONTRASTS = frozenset({("rather", "than"), ("instead", "of"), ("other", "than")})
 #: "not only X": X is affirmed.
 _NOT_ONLY = frozenset({"only", "just", "merely", "solely", "simply"})
 #: Words that make an answer uncertain: with another value named next to the gold, a hedge.
@@ -94,6 +96,7 @@ class Evidence:
         "_stem_set",
         "_stems",
         "_tok_set",
+        "_upper",
         "folded",
         "gold",
         "norm",
@@ -129,6 +132,7 @@ class Evidence:
         self._tok_set: frozenset[str] | None = None
         self._q_stem_pad: str | None = None
         self._countries: list[CountryMention] | None = None
+        self._upper: frozenset[str] | None = None
 
     # -- lazily computed views -------------------------------------------------------------
     @property
@@ -172,6 +176,13 @@ class Evidence:
         if self._q_stem_pad is None:
             self._q_stem_pad = padded(" ".join(stems(self.query_toks)))
         return self._q_stem_pad
+
+    @property
+    def upper_words(self) -> frozenset[str]:
+        """Words written in capitals ("CEO", "UK"), lowercased: where an acronym may stand."""
+        if self._upper is None:
+            self._upper = frozenset(w.lower() for w in _UPPER_WORD.findall(self.response))
+        return self._upper
 
     def countries(self, gold_code: str | None) -> list[CountryMention]:
         """Countries the response names (computed for the first country part's code)."""
@@ -328,13 +339,14 @@ class Reading:
 
     ``level`` is the best level the gold is named at outside echoes of the query, denials and
     longer rival names (None: not named); ``rivals`` are other values of the answer's column (or
-    other countries) the response names the same way; ``hedge`` the evidence that the response
-    hedges between the gold and something else.
+    other countries) the response names, ``proven_rivals`` those named other than by a shared
+    stem; ``hedge`` the evidence that the response hedges between the gold and something else.
     """
 
     level: Level | None = None
     spans: list[tuple[int, int]] = field(default_factory=list)
     rivals: list[str] = field(default_factory=list)
+    proven_rivals: list[str] = field(default_factory=list)  # named exactly or by alias
     denied: bool = False
     hedge: str | None = None
 
@@ -367,11 +379,36 @@ def _is_echo(ev: Evidence, start: int, end: int) -> bool:
 
 
 def _is_denied(toks: Sequence[str], start: int) -> bool:
-    """A denial within the two words before the span ("is not X", "isn't X", "never X")."""
-    for j in range(max(0, start - 2), start):
-        if toks[j] in _DENIALS and not (j + 1 < start and toks[j + 1] in _NOT_ONLY):
-            return True
+    """A denial among the two content words before the span ("is not X", "isn't X", "is not
+    based in X"), unless it is "not only X"; or a contrast right before it ("rather than X",
+    "instead of X", "unlike X")."""
+    j = start - 1
+    while j >= 0 and start - j <= 2 and toks[j] in STOPWORDS and toks[j] not in _DENIALS:
+        j -= 1  # "rather than in X"
+    if (j >= 1 and (toks[j - 1], toks[j]) in _CONTRASTS) or (j >= 0 and toks[j] == "unlike"):
+        return True
+    content = 0
+    for j in range(start - 1, max(-1, start - 5), -1):
+        if toks[j] in _DENIALS:
+            return not (j + 1 < start and toks[j + 1] in _NOT_ONLY)
+        if toks[j] not in STOPWORDS:
+            content += 1
+            if content == 2:
+                return False
     return False
+
+
+@lru_cache(maxsize=65_536)
+def acronym(norm: str) -> str:
+    """Initials of a value's content words ("chief executive officer" → "ceo"), or "" for a value
+    of fewer than two content words (an initial alone is no evidence)."""
+    words = [w for w in norm.split() if w not in STOPWORDS]
+    if len(words) < 2 or not all(w[0].isalpha() for w in words):
+        return ""
+    return "".join(w[0] for w in words)
+
+
+_UPPER_WORD = re.compile(r"\b[A-Z]{2,}\b")
 
 
 def _value_occurrences(
@@ -420,6 +457,15 @@ def read_part(ev: Evidence, index: int) -> Reading:
                 # no grounded candidates: another country is the conflicting value of the type
                 name = " ".join(ev.toks[m.start : m.end])
                 occ.append(_Occurrence(-2, Level.ALIAS, m.start, m.end, name))
+    if ev.upper_words:
+        for owner, value in [(-1, part), *enumerate(rivals)]:
+            short = acronym(value.norm)
+            if short and short in ev.upper_words:
+                occ += [
+                    _Occurrence(owner, Level.ALIAS, j, j + 1, value.raw)
+                    for j, t in enumerate(ev.toks)
+                    if t == short
+                ]
     occ = [o for o in occ if not _is_echo(ev, o.start, o.end)]
     occ.sort(key=lambda o: (o.level, o.start - o.end))
     claimed: dict[int, tuple[int, Level, int, int]] = {}
@@ -442,6 +488,9 @@ def read_part(ev: Evidence, index: int) -> Reading:
     r.denied = bool(gold_occ) and not affirmed
     rival_occ = [o for o in accepted if o.owner != -1 and not _is_denied(ev.toks, o.start)]
     r.rivals = list(dict.fromkeys(o.name for o in rival_occ))
+    # A stem shared with a rival blocks a "correct" but proves nothing: derivation changes
+    # meaning ("hospitals" and *Hospitality* share the stem "hospit").
+    r.proven_rivals = list(dict.fromkeys(o.name for o in rival_occ if o.level is not Level.STEM))
     if affirmed:
         r.level = min(o.level for o in affirmed)
         r.spans = [(o.start, o.end) for o in affirmed]
@@ -460,11 +509,11 @@ def read_part(ev: Evidence, index: int) -> Reading:
             if rec == 1.0 and p >= TOKEN_PRECISION_FOR_CORRECT:
                 r.level = Level.TOKENS
     if r.level is not None:
-        r.hedge = _hedge(ev, r, rival_occ)
+        r.hedge = _hedge(ev, part, r, rival_occ)
     return r
 
 
-def _hedge(ev: Evidence, r: Reading, rival_occ: list[_Occurrence]) -> str | None:
+def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence]) -> str | None:
     """Evidence that the response hedges between the gold and another answer.
 
     Either the gold stands in a disjunction whose other side is not the gold again ("Either USA
@@ -489,9 +538,40 @@ def _hedge(ev: Evidence, r: Reading, rival_occ: list[_Occurrence]) -> str | None
                 continue
             if gold_tokens.isdisjoint(side):
                 return f"disjunction: {' '.join(toks[j] for j in side)!r}"
+    if "/" in ev.folded and (other := _slash_alternative(ev, part)) is not None:
+        return f"alternative: {other!r}"
     if rival_occ and not _HEDGE_WORDS.isdisjoint(ev.tok_set):
         return f"hedged_with: {', '.join(repr(o.name) for o in rival_occ[:3])}"
     return None
+
+
+_SLASH_SIDE = re.compile(r"[^\W_][^/.,;:!?()\n]*")
+
+
+def _slash_alternative(ev: Evidence, part: GoldPart) -> str | None:
+    """The other side of "gold/other" or "other/gold" when it is not the gold again."""
+    words = part.norm.split()
+    if not words:
+        return None
+    gold_rx = r"[\W_]+".join(re.escape(w) for w in words)
+    for m in re.finditer(rf"(?<![^\W_]){gold_rx}\s*/\s*({_SLASH_SIDE.pattern})", ev.folded):
+        other = m.group(1)
+        if not _same_value(part, other):
+            return other.strip()
+    for m in re.finditer(rf"([^/.,;:!?()\n]*[^\W_])\s*/\s*{gold_rx}(?![^\W_])", ev.folded):
+        other = m.group(1).split()[-3:]
+        if other and not _same_value(part, " ".join(other)):
+            return " ".join(other)
+    return None
+
+
+def _same_value(part: GoldPart, text: str) -> bool:
+    norm = " ".join(tokens(text, folded=True))
+    if not norm or norm in _NOT_AN_ALTERNATIVE:
+        return True
+    if padded(part.norm) in padded(norm):
+        return True
+    return part.country is not None and country_of(text) == part.country
 
 
 def token_prf(gold: frozenset[str], response_tokens: Sequence[str]) -> tuple[float, float, float]:
@@ -713,9 +793,11 @@ def tier_conflict(ev: Evidence) -> Decision | None:
         r = ev.reading(i)
         if r.level is not None:
             continue
-        if r.rivals:
-            named = ", ".join(map(repr, r.rivals[:3]))
+        if r.proven_rivals:
+            named = ", ".join(map(repr, r.proven_rivals[:3]))
             return _wrong("conflict", f"other_value: {named} (gold {part.raw!r})")
+        if r.rivals:
+            ev.notes.append(f"rival_stem_only: {', '.join(map(repr, r.rivals[:3]))}")
         if r.denied:
             return _wrong("conflict", f"gold_denied: {part.raw!r}")
     return None
@@ -800,7 +882,7 @@ def judge_deterministic(
         if decision is not None:
             decision.scores.update(scores)
             return decision
-    reason = "; ".join(ev.notes) if ev.notes else "no_tier_decided"
+    reason = "; ".join(dict.fromkeys(ev.notes)) if ev.notes else "no_tier_decided"
     return Decision(Verdict.UNDECIDED, NO_TIER, reason, scores)
 
 
