@@ -85,6 +85,7 @@ class Evidence:
         "_dates",
         "_numbers",
         "_q_dates",
+        "_q_folded",
         "_q_numbers",
         "_q_stem_pad",
         "_qpad",
@@ -131,6 +132,7 @@ class Evidence:
         self._stem_set: frozenset[str] | None = None
         self._tok_set: frozenset[str] | None = None
         self._q_stem_pad: str | None = None
+        self._q_folded: str | None = None
         self._countries: list[CountryMention] | None = None
         self._upper: frozenset[str] | None = None
 
@@ -170,6 +172,12 @@ class Evidence:
         if self._stem_set is None:
             self._stem_set = frozenset(self.stems)
         return self._stem_set
+
+    @property
+    def query_folded(self) -> str:
+        if self._q_folded is None:
+            self._q_folded = fold(self.query)
+        return self._q_folded
 
     @property
     def query_stem_pad(self) -> str:
@@ -363,15 +371,18 @@ def _spans(pad: str, needle: str) -> list[tuple[int, int]]:
     return out
 
 
-def _is_echo(ev: Evidence, start: int, end: int) -> bool:
-    """The span only repeats the query: it occurs there together with a neighbouring word."""
-    toks, st = ev.toks, ev.stems
-    q, qs = ev.query_pad, ev.query_stem_pad
-    if padded(" ".join(toks[start:end])) in q:
-        space, words = q, toks
-    elif padded(" ".join(st[start:end])) in qs:
-        space, words = qs, st
+def _is_echo(ev: Evidence, start: int, end: int, *, by_stem: bool = False) -> bool:
+    """The span only repeats the query: it occurs there together with a neighbouring word.
+
+    Compared word for word, or stem for stem for a value found by its stem.
+    """
+    if by_stem:
+        words, space = ev.stems, ev.query_stem_pad
     else:
+        if ev.toks[end - 1] not in ev.query_folded:
+            return False  # cheap: the query cannot contain the span at all
+        words, space = ev.toks, ev.query_pad
+    if padded(" ".join(words[start:end])) not in space:
         return False
     return (start > 0 and padded(" ".join(words[start - 1 : end])) in space) or (
         end < len(words) and padded(" ".join(words[start : end + 1])) in space
@@ -443,7 +454,11 @@ def read_part(ev: Evidence, index: int) -> Reading:
     part = g.parts[index]
     rivals = g.rivals[index] if index < len(g.rivals) else ()
     all_levels = (Level.SURFACE, Level.STEM)
-    occ = _value_occurrences(ev, part, -1, all_levels)
+    # The response is stemmed only when something needs it: a rival (whose stem may hide the
+    # gold's) or a gold not found word for word — the hot path of the judge skips it.
+    occ = _value_occurrences(ev, part, -1, (Level.SURFACE,))
+    if rivals or not occ:
+        occ += _value_occurrences(ev, part, -1, (Level.STEM,))
     for k, rival in enumerate(rivals):
         occ += _value_occurrences(ev, rival, k, all_levels)
     rival_codes = {r.country: r.raw for r in rivals if r.country}
@@ -466,7 +481,7 @@ def read_part(ev: Evidence, index: int) -> Reading:
                     for j, t in enumerate(ev.toks)
                     if t == short
                 ]
-    occ = [o for o in occ if not _is_echo(ev, o.start, o.end)]
+    occ = [o for o in occ if not _is_echo(ev, o.start, o.end, by_stem=o.level is Level.STEM)]
     occ.sort(key=lambda o: (o.level, o.start - o.end))
     claimed: dict[int, tuple[int, Level, int, int]] = {}
     accepted: list[_Occurrence] = []
