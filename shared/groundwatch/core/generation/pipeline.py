@@ -16,6 +16,7 @@ from itertools import product
 from typing import Any, Protocol
 
 from groundwatch.core.generation.answers import format_value, json_param, typed_answer
+from groundwatch.core.generation.candidates import ColumnSample, candidate_queries, candidates_for
 from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, plan
 from groundwatch.core.generation.realize import compile_text, fill_compiled, realize
 from groundwatch.core.generation.schema import SchemaInfo
@@ -207,6 +208,7 @@ def _groups_of(
         else:
             fills = _per_combination(port, grouped, s)
     kinds = tuple(sel.kind for sel in t.selected)
+    samples = _candidate_samples(port, t, schema, s)
     compiled = [(c, [compile_text(tt, t) for tt in texts]) for c, texts in chosen.items()]
     seen = produced = 0
     for fill in fills:
@@ -244,7 +246,11 @@ def _groups_of(
                 "dataset_id": dataset_id,
                 "sql": t.sql,
                 "params": params,
-                "answer": {"values": values, "types": types},
+                "answer": {
+                    "values": values,
+                    "types": types,
+                    "candidates": candidates_for(samples, values),
+                },
                 "forms": forms,
                 "template_id": t.template_id,
             }
@@ -254,6 +260,20 @@ def _groups_of(
     if produced == 0 and seen == 0:
         s.rejected_templates[Rejection.NO_FILLS] += 1
     return produced
+
+
+def _candidate_samples(
+    port: QueryPort, t: SqlTemplate, schema: SchemaInfo, s: StageSummary
+) -> list[ColumnSample | None]:
+    """Per answer column, a bounded sample of its distinct values (one streamed query each)."""
+    out: list[ColumnSample | None] = []
+    for sql in candidate_queries(t, schema):
+        if sql is None:
+            out.append(None)
+            continue
+        s.sql_statements += 1
+        out.append(ColumnSample.of(r[0] for r in port.rows(sql)))
+    return out
 
 
 def _has_multiple(port: QueryPort, grouped: GroupedPlan) -> bool:
