@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from groundwatch.adapters.sources import generate_groups
 from groundwatch.core.generation.candidates import ColumnSample, candidates_for
 from groundwatch.core.judging.normalize import normalize
 from groundwatch.core.model import MAX_CANDIDATES, AnswerType
-from groundwatch.sources import generate_groups
 
 pytestmark = pytest.mark.unit
 

@@ -79,8 +79,8 @@ def _unique(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
 def _translations() -> list[gettext.NullTranslations]:
     out: list[gettext.NullTranslations] = []
     root = Path(pycountry.LOCALES_DIR)
-    for mo in sorted(root.glob("*/LC_MESSAGES/iso3166-1.mo")):
-        with mo.open("rb") as fh:
+    for mo in sorted(root.glob("*/LC_MESSAGES/iso3166-1.mo")):  # package data
+        with mo.open("rb") as fh:  # package data
             out.append(gettext.GNUTranslations(fh))
     return out
 
