@@ -92,7 +92,9 @@ SQL_PROMPT = "\n".join(
     ]
 )
 
-#: C_sql, as in Table 6 (one placeholder) and extended to the other shapes the paper names.
+#: C_sql, one criterion per prompt as in Table 6 ("Generating SQL queries with one placeholder"):
+#: a prompt asking for one placeholder *and* for two would contradict itself ("exactly one" next
+#: to "exactly two"), so every shape gets its own prompt.
 SQL_CRITERIA: dict[str, str] = {
     "one_placeholder": "- Generating SQL queries with one placeholder: Each query must contain "
     "exactly one parameter placeholder in the WHERE clause.",
@@ -157,25 +159,30 @@ class LlmSqlResult:
 
 
 def sql_prompts(schema: SchemaInfo, criteria: Mapping[str, str] | None = None) -> list[str]:
-    """One prompt per table (one and two placeholders) and per foreign-key pair (joins)."""
+    """One prompt per table and per single-table criterion, and one per foreign key (joins).
+
+    Each prompt carries exactly one criterion of C_sql (GRAMMAR Table 6), so the model is never
+    asked for "exactly one" and "exactly two" placeholders at once.
+    """
     crit = dict(criteria or SQL_CRITERIA)
-    single = "\n".join(v for k, v in crit.items() if k != "joins")
     prompts = [
-        SQL_PROMPT.replace("{SPECIFIC_REQUIREMENTS}", single).replace(
-            "{GIVEN_SCHEMA}", schema.describe((t.name,))
-        )
+        _fill_sql_prompt(text, schema.describe((t.name,)))
         for t in schema.tables
+        for key, text in crit.items()
+        if key != "joins"
     ]
     if "joins" in crit:
         for t in schema.tables:
             for fk in t.foreign_keys:
                 names = tuple(dict.fromkeys((t.name, fk.ref_table)))
-                prompts.append(
-                    SQL_PROMPT.replace("{SPECIFIC_REQUIREMENTS}", crit["joins"]).replace(
-                        "{GIVEN_SCHEMA}", schema.describe(names)
-                    )
-                )
+                prompts.append(_fill_sql_prompt(crit["joins"], schema.describe(names)))
     return prompts
+
+
+def _fill_sql_prompt(criterion: str, schema_text: str) -> str:
+    return SQL_PROMPT.replace("{SPECIFIC_REQUIREMENTS}", criterion).replace(
+        "{GIVEN_SCHEMA}", schema_text
+    )
 
 
 async def llm_sql_templates(
