@@ -17,6 +17,7 @@ from pathlib import Path
 from sqlalchemy import create_engine
 
 from groundwatch.core.generation.pipeline import GenerationResult
+from groundwatch.core.generation.rules import RuleConfig
 from groundwatch.core.generation.schema import SchemaInfo
 from groundwatch.core.model import SemanticGroup
 from groundwatch.demo.corpus import (
@@ -33,6 +34,11 @@ from groundwatch.sources.connect import readonly_engine
 from groundwatch.sources.generate import generate_groups
 from groundwatch.sources.introspect import introspect
 from groundwatch.sources.provenance import group_facts
+
+#: The template shapes the demo's corpus can answer: it states every entity's own attributes and
+#: whom it points at, never counts, latest dates or two-hop chains, so those shapes would be
+#: reported as gaps that were never injected.
+DEMO_RULES = RuleConfig(max_hops=1, aggregates=False)
 
 
 @dataclass(slots=True)
@@ -158,7 +164,9 @@ def demo_generation(
 ) -> tuple[DemoDomain, GenerationResult]:
     """The demo domain and the full offline generation result (groups annotated)."""
     domain = build_demo(url, seed=seed)
-    result = generate_groups(domain.db_url, k=k, cohorts=cohorts, dataset_id=dataset_id)
+    result = generate_groups(
+        domain.db_url, k=k, cohorts=cohorts, dataset_id=dataset_id, rule_config=DEMO_RULES
+    )
     result.groups = domain.annotate(result.groups)
     return domain, result
 

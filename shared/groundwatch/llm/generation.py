@@ -18,6 +18,7 @@ from typing import Protocol
 
 from groundwatch.core.generation.pipeline import GenerationResult
 from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.steering import Steering
 from groundwatch.core.generation.templates import SqlTemplate, tokens_in
 from groundwatch.core.generation.validation import Rejection, rejection_code, validate_sql
 from groundwatch.core.generation.verbalizers import Verbalizer, default_verbalizers
@@ -299,11 +300,14 @@ async def generate_groups_llm(
     num_generations: int | None = None,
     verbalizers: Mapping[str, Verbalizer] | None = None,
     sql_templates: Sequence[SqlTemplate] | None = None,
+    steering: Steering | None = None,
+    list_answers: bool = False,
 ) -> GenerationResult:
     """The LLM path end to end: schema → model SQL templates (validated) → model text templates →
     groups from one grouped query per template (via :func:`groundwatch.sources.generate_groups`).
 
     ``sql_templates`` skips the SQL step (e.g. rule-based templates with LLM text templates).
+    ``steering`` keeps tables and columns out of the schema the model sees and of the answers.
     """
     from groundwatch.sources.connect import readonly_engine
     from groundwatch.sources.generate import generate_groups
@@ -312,7 +316,7 @@ async def generate_groups_llm(
     engine = readonly_engine(engine_url)
     try:
         with engine.connect() as conn, conn.begin():
-            schema = introspect(conn)
+            schema = introspect(conn, steering=steering)
     finally:
         engine.dispose()
     sql_result = LlmSqlResult(templates=list(sql_templates or []))
@@ -333,6 +337,8 @@ async def generate_groups_llm(
         dataset_id=dataset_id,
         templates=sql_result.templates,
         text_templates=texts,
+        steering=steering,
+        list_answers=list_answers,
     )
     s = result.summary
     s.sql_templates_proposed += sql_result.proposed - len(sql_result.templates)

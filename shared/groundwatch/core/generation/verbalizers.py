@@ -7,7 +7,11 @@ text templates from. The paper's six verbalizers are built in; more come from co
 
 Pattern fields: ``{answer}`` what is asked ("job title"), ``{entity}`` what the conditions name
 ("employee"), ``{ref}`` a terse reference ("'[Employee.Name]'"), ``{the_ref}`` a full one ("the
-employee named '[Employee.Name]'").
+employee named '[Employee.Name]'"). From the schema's own vocabulary (for long forms):
+``{entities}`` ("employees"), ``{attrs}`` other things their rows record ("department, office
+and hire date"), ``{related}`` tables they are linked to ("projects and clients"),
+``{related_clause}`` (" and are linked to the projects and clients", or empty), ``{kind_noun}``
+what kind of value is asked ("date", "number", "value"). Padding entries are patterns too.
 """
 
 from __future__ import annotations
@@ -44,11 +48,13 @@ LONG_CRITERIA = (
     "context and background information to the query."
 )
 
-#: Generic context, drawn from how people talk about their records, that long forms add. It is
+#: What long forms add until they are long enough: sentences about the schema itself, filled with
+#: the same fields, so the context is the domain's (albums and tracks in a music schema). It is
 #: what makes a keyword-overlap retriever stumble on long queries (GRAMMAR §5).
 LONG_PADDING = (
-    "This detail is needed for the summary that the team is preparing for the next review meeting.",
-    "Please use the information that is kept in our records and documents for this purpose.",
+    "Each {entity} is recorded together with its {attrs}.",
+    "The {entities} are also connected to the {related}.",
+    "I only need the {kind_noun} itself, nothing else about it.",
 )
 
 DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
@@ -68,21 +74,22 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
         "long",
         LONG_CRITERIA,
         (
-            "I am currently putting together an overview of the work that we have been doing with "
-            "our clients and colleagues, and for that summary I would like to know what the "
-            "{answer} of {the_ref} is, according to the information that we have in our records.",
-            "As part of the regular review of our records, which the team carries out before every "
-            "planning meeting with the management, could you please tell me the {answer} that has "
-            "been registered for {the_ref} in the documents that we keep?",
-            "For a report that is being prepared for the management team about the state of all "
-            "of the current and past work of the company, we need to find out the {answer} of "
-            "{the_ref}, so please look it up in the documents for us.",
-            "Before the next meeting with the people who are involved in our day to day "
-            "operations, I would like to double check one detail in our records, namely the "
-            "{answer} of {the_ref}, exactly as it is listed in the company information.",
-            "Our team has been asked by the management to update the information that is kept "
-            "about the company and its work, and one of the open points on the list is the "
-            "{answer} of {the_ref}, which we would like you to find.",
+            "I am going through the {entities}, which are recorded together with their "
+            "{attrs}{related_clause}, and if it is not too much to ask, I would like you to "
+            "tell me what the {answer} of {the_ref} is, so that I know it before I do anything "
+            "else with them.",
+            "Looking at the {entities} and at what is kept about each of them, such as the "
+            "{attrs}, could you please find out for me what the {answer} of {the_ref} is, and "
+            "let me know as soon as you have it, so that I do not have to ask about it again?",
+            "When you look up {the_ref} among all of the {entities} that there are, which "
+            "{kind_noun} is it that you find there as the {answer}, and would you be able to "
+            "give it to me as it is, if that is at all possible for you?",
+            "I have a question about the {entities} and the {related} they are connected to, "
+            "and it is this one: what is the {answer} of {the_ref}, as it is listed next to the "
+            "other things that we know about it, such as the {attrs}?",
+            "Since the {entities} are described by their {attrs}, and since the {answer} is "
+            "also one of them, I would like you to find the {answer} of {the_ref} for me and "
+            "then tell me what that {kind_noun} is, if you would.",
         ),
         min_words=30,
         padding=LONG_PADDING,
