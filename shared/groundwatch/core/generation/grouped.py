@@ -210,8 +210,8 @@ def _rewrite(
 def _one_row_per_fill(
     tree: exp.Select, by_param: dict[str, exp.Expression], schema: SchemaInfo
 ) -> bool:
-    """True if a fill can match at most one row: a single condition on a declared-unique column,
-    and every join lands on a unique column of the joined table (many-to-one)."""
+    """True if a fill can match at most one row: a single condition on a declared-unique column of
+    the FROM table, and every join lands on a unique column of the joined table (many-to-one)."""
     if len(by_param) != 1:
         return False
     aliases = {t.alias_or_name: schema.table(t.name) for t in tree.find_all(exp.Table)}
@@ -227,7 +227,16 @@ def _one_row_per_fill(
         c = info.column(col.name) if info else None
         return bool(c is not None and c.unique)
 
-    if not unique(next(iter(by_param.values()))):
+    cond = next(iter(by_param.values()))
+    base = tree.args.get("from") or tree.args.get("from_")
+    base_alias = (
+        base.this.alias_or_name if base is not None and isinstance(base.this, exp.Table) else None
+    )
+    # the condition must single out a row of the FROM table: a unique column of a joined table
+    # (the customer's name) still matches every row of the FROM table that points at it
+    if not isinstance(cond, exp.Column) or (cond.table and cond.table != base_alias):
+        return False
+    if not unique(cond):
         return False
     for join in tree.args.get("joins") or []:
         on = join.args.get("on")

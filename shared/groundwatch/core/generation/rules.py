@@ -573,7 +573,7 @@ def _child_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
                     on_multiple="drop",
                     identifier_slots=(p,),
                     refs=(
-                        f"{noun} {_token(slots[0])} {entity}",
+                        _terse_child(noun, _token(slots[0]), entity, attr),
                         f"the {entity} of {of_parent}",
                     ),
                 )
@@ -604,12 +604,21 @@ def _child_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
                         on_multiple="drop",
                         identifier_slots=(p,),
                         refs=(
-                            f"{noun} {_token(slots[0])} {entity}, {label2} {_token(slots[1])}",
+                            f"{_terse_child(noun, _token(slots[0]), entity, attr)}, "
+                            f"{label2} {_token(slots[1])}",
                             f"the {entity} of {of_parent} with {label2} {_token(slots[1])}",
                         ),
                     )
                 )
     return out
+
+
+def _terse_child(noun: str, token: str, entity: str, attr: ColumnInfo) -> str:
+    """``customer 'X' invoice``, or ``customer 'X'`` when the attribute already names the row
+    ("order date" of an order: "customer 'X' order order date" would say it twice)."""
+    if attribute_label(attr.name, attr.kind).startswith(entity + " "):
+        return f"{noun} {token}"
+    return f"{noun} {token} {entity}"
 
 
 def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
