@@ -535,9 +535,14 @@ def _gen_grammar(
     dry_run: bool,
     as_json: bool = False,
 ) -> None:
-    from groundwatch.datasets import import_grammar_dir, write_jsonl
+    from groundwatch.datasets import read_grammar_dir, write_jsonl
 
-    groups = import_grammar_dir(directory, cohorts, dataset_id=dataset_id)
+    try:
+        imported = read_grammar_dir(directory, cohorts, dataset_id=dataset_id)
+    except GroundwatchError as e:
+        console.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from e
+    groups = imported.groups
     if dry_run:
         for sql in dict.fromkeys(g.sql for g in groups):
             typer.echo(sql)
@@ -546,6 +551,20 @@ def _gen_grammar(
         console.print(f"wrote {n} semantic groups to {out}")
     counts: dict[str, Any] = {c: sum(len(g.forms_in(c)) for g in groups) for c in cohorts}
     console.print(f"imported {len(groups)} semantic groups; text queries per cohort: {counts}")
+    for reason, n in sorted(imported.skipped.items()):
+        if n:
+            console.print(f"skipped QA entries [{reason}]: {n}", markup=False)
+            for ex in imported.examples.get(reason, []):
+                console.print(f"    {ex}", markup=False)
+    if as_json:
+        report = {
+            "groups": len(groups),
+            "text_queries": counts,
+            "skipped": imported.skipped,
+            "skipped_examples": imported.examples,
+            "files": imported.files,
+        }
+        typer.echo(orjson.dumps(report).decode())
 
 
 def _progress() -> Progress:
