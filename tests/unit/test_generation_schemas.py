@@ -319,3 +319,23 @@ def test_long_forms_use_the_schemas_own_words(results: dict[str, GenerationResul
     assert "albums" in joined and "tracks" in joined
     for word in ("project", "client", "employee", "company"):
         assert word not in joined
+
+
+def test_generator_service_settings_steer_generation(urls: dict[str, str]) -> None:
+    from services.generator.app import load_groups
+    from services.generator.settings import GeneratorSettings
+
+    settings = GeneratorSettings(
+        dataset="source",
+        source_url=urls["shop"],
+        pii=True,
+        exclude_tables=["sensors"],
+        exclude_columns=["products.price"],
+        key_ratio=0.8,
+        allow_list_answers=True,
+    )
+    groups, source = load_groups(settings)
+    assert groups and source == urls["shop"]
+    for g in groups:
+        assert not re.search(r"email|phone|birth_date|street|contact|sensors|price", g.sql), g.sql
+    assert any(len(g.answer.values) > 1 for g in groups)  # list answers kept
