@@ -204,7 +204,8 @@ def _spider_like(tmp_path: Path) -> tuple[Path, str]:
     ):
         tokens = re.findall(r"'\[(\w+)\.(\w+)\]'", sql)
         names = [[r[0] for r in con.execute(f"SELECT DISTINCT {c} FROM {t}")] for t, c in tokens]
-        with_ids, plain = [], []
+        with_ids: list[list[object]] = []
+        plain: list[list[object]] = []
         for combo in itertools.product(*names):
             bound = ids
             for (t, c), v in zip(tokens, combo, strict=True):
