@@ -61,10 +61,16 @@ def vocabulary(template: SqlTemplate, schema: SchemaInfo | None = None) -> dict[
     attrs: list[str] = []
     related: list[str] = []
     if subject is not None and schema is not None:
+        selected = {(s.table, s.column) for s in template.selected}
         attrs = [
             attribute_label(c.name, c.kind)
             for c in subject.descriptive()
             if (subject.name, c.name) not in asked
+        ][:3] or [
+            # nothing else recorded: the columns the question names it by (never the answer)
+            attribute_label(c.name, c.kind)
+            for c in subject.descriptive()
+            if (subject.name, c.name) not in selected
         ][:3]
         for fk in subject.foreign_keys:
             other = schema.table(fk.ref_table)

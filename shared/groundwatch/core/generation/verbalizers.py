@@ -50,9 +50,11 @@ LONG_CRITERIA = (
 
 #: What long forms add until they are long enough: sentences about the schema itself, filled with
 #: the same fields, so the context is the domain's (albums and tracks in a music schema). It is
-#: what makes a keyword-overlap retriever stumble on long queries (GRAMMAR §5).
+#: what makes a keyword-overlap retriever stumble on long queries (GRAMMAR §5). The default long
+#: patterns name the entity's tables, not its other columns: a question that lists "job title,
+#: office and hire date" sends an extractive reader to the wrong sentence of the right document,
+#: a reader failure the long cohort is not meant to measure.
 LONG_PADDING = (
-    "Each {entity} is recorded together with its {attrs}.",
     "The {entities} are also connected to the {related}.",
     "I only need the {kind_noun} itself, nothing else about it.",
 )
@@ -74,22 +76,21 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
         "long",
         LONG_CRITERIA,
         (
-            "I am going through the {entities}, which are recorded together with their "
-            "{attrs}{related_clause}, and if it is not too much to ask, I would like you to "
-            "tell me what the {answer} of {the_ref} is, so that I know it before I do anything "
-            "else with them.",
-            "Looking at the {entities} and at what is kept about each of them, such as the "
-            "{attrs}, could you please find out for me what the {answer} of {the_ref} is, and "
-            "let me know as soon as you have it, so that I do not have to ask about it again?",
+            "As I am going through the {entities}{related_clause}, I would like you to tell me "
+            "the {answer} of {the_ref}, which is a {kind_noun} that I will need for the next "
+            "step of what I am doing with them.",
+            "Looking at the {entities} and at what is kept about each of them, could you please "
+            "find out for me what the {answer} of {the_ref} is, and let me know as soon as you "
+            "have it, so that I do not have to ask about it again?",
             "When you look up {the_ref} among all of the {entities} that there are, which "
             "{kind_noun} is it that you find there as the {answer}, and would you be able to "
             "give it to me as it is, if that is at all possible for you?",
-            "I have a question about the {entities} and the {related} they are connected to, "
-            "and it is this one: what is the {answer} of {the_ref}, as it is listed next to the "
-            "other things that we know about it, such as the {attrs}?",
-            "Since the {entities} are described by their {attrs}, and since the {answer} is "
-            "also one of them, I would like you to find the {answer} of {the_ref} for me and "
-            "then tell me what that {kind_noun} is, if you would.",
+            "For {the_ref}, which is one of the {entities}, I am trying to find out the "
+            "{answer}, so it would be a great help to me if you could tell me which {kind_noun} "
+            "is given for it.",
+            "Since each of the {entities} is described by a number of details, I would like "
+            "you to find out the {answer} of {the_ref} for me and then tell me what that "
+            "{kind_noun} is, if you would be so kind.",
         ),
         min_words=30,
         padding=LONG_PADDING,
