@@ -234,16 +234,24 @@ def answer_in_question(
     carries (``filled``), or — if it is at least four characters long, so a one-letter grade "A"
     does not match the article — anywhere in a text form.
     """
+    return _gives_away(values, [x.casefold() for x in texts], filled)
+
+
+def _gives_away(
+    values: Sequence[str], texts_low: Sequence[str], filled: Sequence[str]
+) -> str | None:
     values_low = [x.casefold() for x in filled]
-    texts_low = [x.casefold() for x in texts]
     for v in values:
         needle = v.strip().casefold()
         if not needle:
             continue
+        # plain containment first (cheap); the word-boundary regex only confirms a hit
+        in_values = [x for x in values_low if needle in x]
+        in_texts = [x for x in texts_low if needle in x] if len(needle) >= 4 else []
+        if not in_values and not in_texts:
+            continue
         pattern = re.compile(rf"(?<!\w){re.escape(needle)}(?!\w)")
-        if any(pattern.search(x) for x in values_low):
-            return v
-        if len(needle) >= 4 and any(pattern.search(x) for x in texts_low):
+        if any(pattern.search(x) for x in (*in_values, *in_texts)):
             return v
     return None
 
@@ -292,6 +300,11 @@ def _groups_of(
             fills = _per_combination(port, grouped, s)
     kinds = tuple(sel.kind for sel in t.selected)
     compiled = [(c, [compile_text(tt, t) for tt in texts]) for c, texts in chosen.items()]
+    # the words of the forms that are not placeholder values, once per template: an answer that
+    # appears there is in every form of every fill (the hot loop only checks the values)
+    wording = [
+        p.casefold() for _, parts in compiled for pt in parts for p in pt if isinstance(p, str)
+    ]
     seen = produced = 0
     for fill in fills:
         seen += 1
@@ -325,7 +338,7 @@ def _groups_of(
         if not distinct:
             s.drop("duplicate_forms", {"sql": t.sql, "params": params})
             continue
-        given = answer_in_question(values, [f["text"] for f in forms], shown)
+        given = _gives_away(values, wording, shown)
         if given is not None:
             s.drop(
                 "answer_in_question",
