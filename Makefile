@@ -46,9 +46,10 @@ compose-up:  ## whole stack in Docker (needs POSTGRES_PASSWORD, GW_API_TOKEN, GR
 compose-down:  ## stop the Docker stack (data volumes kept; COMPOSE_DOWN_ARGS=-v drops them)
 	$(COMPOSE) down $(COMPOSE_DOWN_ARGS)
 
-lint: $(STAMP)  ## ruff + mypy --strict
+lint: $(STAMP)  ## ruff + mypy --strict + import-linter (the layers)
 	$(VENV)/bin/ruff check shared services tests bench
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 clean:  ## remove build and cache folders (not the venv)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache build *.egg-info shared/*.egg-info

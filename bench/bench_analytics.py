@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from groundwatch.core.model import Verdict
-from groundwatch.core.report import report_from_tagger
 from groundwatch.core.tagging import Observation, Tagger, Window
+from groundwatch.report.build import report_from_tagger
 
 TARGET_INGEST_PER_S = 100_000
 

@@ -31,17 +31,18 @@ from typing import Any
 from _common import emit, machine
 from fast_target import AnswerBook
 
+from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.adapters.targets import CallableTarget, TargetLimits
 from groundwatch.contracts import Judgement, RagResponse, TargetStatus
 from groundwatch.core.model import SemanticGroup
-from groundwatch.core.tagging import Observation, Tagger
-from groundwatch.db import create_schema, make_engine
-from groundwatch.judging import Judge
-from groundwatch.runner import Runner
-from groundwatch.targets import CallableTarget, TargetLimits
-from groundwatch.worker import tune_gc
-from services.analytics.store import AnalyticsStore
-from services.embedded import EmbeddedPipeline
-from services.generator.planner import probes_for
+from groundwatch.core.tagging import Tagger
+from groundwatch.runtime.consume import tune_gc
+from groundwatch.runtime.embedded import EmbeddedPipeline
+from groundwatch.stages.analytics.observe import observation_from_judgement
+from groundwatch.stages.generator.planner import probes_for
+from groundwatch.stages.judge.tiered import TieredJudge
+from groundwatch.stages.runner.lanes import Runner
 
 TARGET_PROBES_PER_S = 5_000
 TARGET_NAME = "fast"
@@ -98,9 +99,9 @@ async def measure_stages(
     n = pipeline.generator.state.published
     out["generator"] = time.process_time() - cpu0
     stages = [
-        ("runner", pipeline.runner_worker.loop),
-        ("judge", pipeline.judge_worker.loop),
-        ("analytics", pipeline.analytics.loop),
+        ("runner", pipeline.runner_loop),
+        ("judge", pipeline.judge_loop),
+        ("analytics", pipeline.analytics_loop),
     ]
     try:
         for name, loop in stages:
@@ -122,7 +123,7 @@ async def measure_sequential(
 ) -> dict[str, Any]:
     """One probe at a time: ask → judge → tally → store with its own transaction."""
     target = CallableTarget(book, in_thread=False)
-    judge = Judge()
+    judge = TieredJudge()
     engine = make_engine(f"sqlite:///{tmp / 'sequential.db'}")
     create_schema(engine)
     store = AnalyticsStore(engine)
@@ -149,7 +150,7 @@ async def measure_sequential(
             reason=decision.reason,
             scores=decision.scores,
         )
-        obs = Observation.from_judgement(judgement)
+        obs = observation_from_judgement(judgement)
         tagger.apply(obs)
         tally = tagger.tally(*obs.key)
         store.save([judgement], [tally] if tally is not None else [])

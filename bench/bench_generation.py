@@ -81,10 +81,10 @@ def _peak_rss_mb() -> float:
 
 
 def _setup(db: Path) -> tuple[Any, Any, Any, Any]:
+    from groundwatch.adapters.sources.connect import readonly_engine
+    from groundwatch.adapters.sources.introspect import introspect
     from groundwatch.core.generation import default_verbalizers, offline_text_templates
     from groundwatch.core.generation.rules import rule_templates
-    from groundwatch.sources.connect import readonly_engine
-    from groundwatch.sources.introspect import introspect
 
     engine = readonly_engine(f"sqlite:///{db}")
     conn = engine.connect()
@@ -97,9 +97,9 @@ def _setup(db: Path) -> tuple[Any, Any, Any, Any]:
 
 def worker_ours(db: Path, jsonl: Path) -> dict[str, Any]:
     """The full offline path, groups streamed to a JSONL file."""
+    from groundwatch.adapters.db.datasets import group_line
+    from groundwatch.adapters.sources.port import SqlAlchemyPort
     from groundwatch.core.generation.pipeline import StageSummary, iter_groups
-    from groundwatch.datasets import group_line
-    from groundwatch.sources.port import SqlAlchemyPort
 
     engine, conn, schema, (templates, texts) = _setup(db)
     summary = StageSummary()
@@ -139,8 +139,8 @@ def worker_ours(db: Path, jsonl: Path) -> dict[str, Any]:
 
 def worker_ours_answers(db: Path) -> dict[str, Any]:
     """The answer step alone: every fill and its answer from the grouped queries."""
+    from groundwatch.adapters.sources.port import SqlAlchemyPort
     from groundwatch.core.generation.grouped import group_rows, plan
-    from groundwatch.sources.port import SqlAlchemyPort
 
     engine, conn, schema, (templates, _) = _setup(db)
     port = SqlAlchemyPort(conn)

@@ -48,8 +48,9 @@ def best_of(n: int, fn: Callable[[], Any]) -> float:
 
 def demo_items() -> list[Item]:
     """Every text form of the demo dataset with the reference RAG's answer to it."""
-    from groundwatch.core.rag import ExtractiveReader, RagPipeline, sparse_retriever
+    from groundwatch.core.retrieval import sparse_retriever
     from groundwatch.demo import demo_dataset
+    from groundwatch.reference_rag import ExtractiveReader, RagPipeline
 
     domain, groups = demo_dataset()
     docs = domain.documents

@@ -78,8 +78,8 @@ def judgements(groups: int, forms: int, seed: int = 1) -> list[Judgement]:
 
 
 async def publish(bootstrap: str, topics: Topics, batch: list[Judgement]) -> None:
-    from groundwatch.bus import make_bus
-    from groundwatch.worker import to_outgoing
+    from groundwatch.adapters.bus import make_bus
+    from groundwatch.adapters.bus.encode import to_outgoing
 
     bus = make_bus("kafka", bootstrap=bootstrap)
     await bus.start()
@@ -100,8 +100,8 @@ def sql_scrape_ms(database_url: str, repeat: int) -> float:
     """Best-of time of the two GROUP BY queries a store-backed exporter would run per scrape."""
     from sqlalchemy import func, select
 
-    from groundwatch.db import make_engine
-    from groundwatch.db.models import JudgementRow, TallyRow
+    from groundwatch.adapters.db import make_engine
+    from groundwatch.adapters.db.models import JudgementRow, TallyRow
 
     engine = make_engine(database_url)
     status = select(TallyRow.target, TallyRow.cohort, TallyRow.status, func.count()).group_by(

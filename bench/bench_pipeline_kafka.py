@@ -79,7 +79,7 @@ def broker_pid() -> int | None:
 
 
 def kafka_reachable(bootstrap: str) -> bool:
-    from groundwatch.bus import make_bus
+    from groundwatch.adapters.bus import make_bus
 
     async def ping() -> bool:
         bus = make_bus("kafka", bootstrap=bootstrap)
@@ -140,8 +140,8 @@ def steady_rate(samples: list[tuple[float, int]], start: int, total: int) -> flo
 def latencies(database_url: str, run_ids: list[str]) -> list[float]:
     from sqlalchemy import select
 
-    from groundwatch.db import make_engine
-    from groundwatch.db.models import JudgementRow
+    from groundwatch.adapters.db import make_engine
+    from groundwatch.adapters.db.models import JudgementRow
 
     engine = make_engine(database_url)
     try:

@@ -2,8 +2,8 @@
 
 A real HTTP server (uvicorn, one worker, in a subprocess on 127.0.0.1) answers every
 ``POST /query`` after ``--latency`` seconds (100 ms by default). The runner asks it through the
-production path — :class:`~groundwatch.targets.HttpJsonTarget` over the shared httpx client of
-:func:`groundwatch.targets.make_http_client`, inside a :class:`~groundwatch.runner.Runner` lane
+production path — :class:`~groundwatch.adapters.targets.HttpJsonTarget` over the shared httpx client of
+:func:`groundwatch.adapters.targets.make_http_client`, inside a :class:`~groundwatch.stages.runner.lanes.Runner` lane
 with ``--concurrency`` workers (64) — for ``--duration`` seconds after a short warm-up. With 64
 requests in flight and 100 ms each, the ceiling is 64 / 0.1 = 640 requests/s; ``efficiency`` =
 achieved / ceiling (target ≥ 0.90).
@@ -35,11 +35,11 @@ from typing import Any
 
 import httpx
 
+from groundwatch.adapters.targets import HttpJsonTarget, TargetLimits
+from groundwatch.adapters.targets.transport import make_http_client
 from groundwatch.contracts import Probe, TargetStatus
 from groundwatch.core.model import AnswerType, Expected
-from groundwatch.runner import Runner
-from groundwatch.targets import HttpJsonTarget, TargetLimits
-from groundwatch.targets.transport import make_http_client
+from groundwatch.stages.runner.lanes import Runner
 
 TARGET_EFFICIENCY = 0.90
 _REPLY = json.dumps(

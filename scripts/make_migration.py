@@ -12,7 +12,7 @@ import tempfile
 from alembic import command
 from sqlalchemy import create_engine
 
-from groundwatch.db.migrate import alembic_config, upgrade
+from groundwatch.adapters.db.migrate import alembic_config, upgrade
 
 with tempfile.TemporaryDirectory() as tmp:
     engine = create_engine(f"sqlite:///{tmp}/scratch.db")

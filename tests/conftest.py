@@ -13,6 +13,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
+import hypothesis
 import pytest
 
 pytest_plugins = ("tests.fakes",)  # the local OpenAI-compatible server fixtures
@@ -20,6 +21,12 @@ pytest_plugins = ("tests.fakes",)  # the local OpenAI-compatible server fixtures
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 IN_CI = os.environ.get("CI", "").lower() == "true"
+
+# Property tests explore new examples on a developer's machine (that is how they find bugs), but a
+# CI run must judge the commit, not the draw: under CI the examples are the same on every run.
+hypothesis.settings.register_profile("ci", derandomize=True, print_blob=True)
+hypothesis.settings.register_profile("dev", print_blob=True)
+hypothesis.settings.load_profile("ci" if IN_CI else "dev")
 
 
 def need(reason: str) -> None:
@@ -105,7 +112,7 @@ def fresh_pg_url(pg_url: str) -> Iterator[Callable[[], str]]:
 
 @pytest.fixture
 async def memory_bus() -> AsyncIterator[object]:
-    from groundwatch.bus.memory import MemoryBus
+    from groundwatch.adapters.bus.memory import MemoryBus
 
     bus = MemoryBus(partitions=6)
     await bus.start()

@@ -6,20 +6,21 @@ import asyncio
 
 from fastapi import FastAPI
 
+from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.core.tagging import Window
-from groundwatch.db import create_schema, make_engine
-from groundwatch.service import (
+from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
+from groundwatch.runtime.api import add_routes
+from groundwatch.runtime.consume import consume
+from groundwatch.runtime.service import (
     ServiceParts,
     build_app,
     serve,
     settings_or_exit,
     wiring,
 )
-from services.analytics.metrics import AnalyticsMetrics
-from services.analytics.routes import add_routes
+from groundwatch.stages.analytics.stage import AnalyticsStage
 from services.analytics.settings import AnalyticsSettings
-from services.analytics.store import AnalyticsStore
-from services.analytics.worker import AnalyticsWorker
 
 
 def create_app(settings: AnalyticsSettings) -> FastAPI:
@@ -30,24 +31,17 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
         await asyncio.to_thread(create_schema, engine)
         store = AnalyticsStore(engine)
         window = Window(runs=settings.window_runs, seconds=settings.window_seconds)
-        holder: dict[str, AnalyticsWorker] = {}
+        holder: dict[str, AnalyticsStage] = {}
         metrics = AnalyticsMetrics(registry, lambda: holder["worker"].tagger)
-        worker = AnalyticsWorker(
-            bus,
-            topics,
-            store,
-            window=window,
-            metrics=metrics,
-            group=settings.analytics_group,
-            client_id=client_id,
-        )
+        worker = AnalyticsStage(store, window=window, on_applied=metrics.observe)
+        loop = consume(worker, bus, topics, group=settings.analytics_group, client_id=client_id)
         holder["worker"] = worker
         await asyncio.to_thread(worker.reload)
         return ServiceParts(
             bus=bus,
             topics=topics,
             registry=registry,
-            loops=[worker.loop],
+            loops=[loop],
             engine=engine,
             extra={"worker": worker},
         )

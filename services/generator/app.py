@@ -11,20 +11,20 @@ from prometheus_client import Counter
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from groundwatch.auth import require_token
+from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db.models import AnswerVersionRow
 from groundwatch.contracts import Probe
 from groundwatch.core.model import SemanticGroup
-from groundwatch.db import create_schema, make_engine
-from groundwatch.db.models import AnswerVersionRow
-from groundwatch.service import (
+from groundwatch.runtime.auth import require_token
+from groundwatch.runtime.service import (
     ServiceParts,
     build_app,
     serve,
     settings_or_exit,
     wiring,
 )
+from groundwatch.stages.generator.stage import GeneratorStage, Refresher
 from services.generator.settings import GeneratorSettings
-from services.generator.worker import GeneratorWorker, Refresher
 
 
 def load_groups(settings: GeneratorSettings) -> tuple[list[SemanticGroup], str | None]:
@@ -53,9 +53,9 @@ def load_groups(settings: GeneratorSettings) -> tuple[list[SemanticGroup], str |
         )
         return list(groups), settings.source_url or domain.db_url
     if settings.dataset == "source":
+        from groundwatch.adapters.sources.generate import generate_groups
         from groundwatch.core.generation.rules import RuleConfig
         from groundwatch.errors import ConfigError
-        from groundwatch.sources.generate import generate_groups
 
         if not settings.source_url:
             raise ConfigError("GW_DATASET=source needs GW_SOURCE_URL")
@@ -68,15 +68,15 @@ def load_groups(settings: GeneratorSettings) -> tuple[list[SemanticGroup], str |
             list_answers=settings.allow_list_answers,
         )
         return result.groups, settings.source_url
-    from groundwatch.datasets import read_jsonl
+    from groundwatch.adapters.db.datasets import read_jsonl
 
     return list(read_jsonl(settings.dataset)), settings.source_url
 
 
 def answer_refresher(source_url: str, engine: Engine, changes: Counter) -> Refresher:
     """Re-read answers on a read-only connection; record each new version in the database."""
-    from groundwatch.sources.connect import readonly_engine
-    from groundwatch.sources.refresh import refresh_answers
+    from groundwatch.adapters.sources.connect import readonly_engine
+    from groundwatch.adapters.sources.refresh import refresh_answers
 
     source = readonly_engine(source_url)
 
@@ -127,7 +127,7 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             for target, n in collections.Counter(p.target for p in batch).items():
                 published.labels(target).inc(n)
 
-        worker = GeneratorWorker(
+        worker = GeneratorStage(
             bus,
             topics,
             groups,
@@ -156,8 +156,8 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
         )
 
     def routes(app: FastAPI) -> None:
-        def worker() -> GeneratorWorker:
-            w: GeneratorWorker = app.state.parts.extra["worker"]
+        def worker() -> GeneratorStage:
+            w: GeneratorStage = app.state.parts.extra["worker"]
             return w
 
         @app.get("/runs", tags=["runs"])

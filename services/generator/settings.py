@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from groundwatch.config import CommonSettings, reject_placeholder
+from groundwatch.runtime.settings import CommonSettings, reject_placeholder
 
 
 class GeneratorSettings(CommonSettings):

@@ -12,8 +12,8 @@ from prometheus_client.registry import Collector
 
 from groundwatch.core.judging import Decision
 from groundwatch.core.model import Expected
-from groundwatch.judging import Judge
-from services.judge.worker import JudgeFn
+from groundwatch.stages.judge.stage import JudgeFn
+from groundwatch.stages.judge.tiered import TieredJudge
 
 
 class _LlmCollector(Collector):
@@ -36,7 +36,7 @@ class _LlmCollector(Collector):
         ),
     }
 
-    def __init__(self, judge: Judge) -> None:
+    def __init__(self, judge: TieredJudge) -> None:
         self._judge = judge
 
     def collect(self) -> Iterator[CounterMetricFamily]:
@@ -48,7 +48,7 @@ class _LlmCollector(Collector):
 
 
 class JudgeMetrics:
-    def __init__(self, registry: CollectorRegistry, judge: Judge) -> None:
+    def __init__(self, registry: CollectorRegistry, judge: TieredJudge) -> None:
         self.verdicts = Counter(
             "groundwatch_judge_verdicts",
             "Verdicts issued, by tier.",

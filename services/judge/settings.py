@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from groundwatch.config import CommonSettings
+from groundwatch.runtime.settings import CommonSettings
 
 
 class JudgeServiceSettings(CommonSettings):

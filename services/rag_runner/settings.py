@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from groundwatch.config import CommonSettings
+from groundwatch.runtime.settings import CommonSettings
 
 
 class RunnerSettings(CommonSettings):

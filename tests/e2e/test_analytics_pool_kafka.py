@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from groundwatch.contracts import Topics
-from groundwatch.core.tagging import Observation, Tagger
+from groundwatch.core.tagging import Tagger
+from groundwatch.stages.analytics.observe import observation_from_judgement
 from tests.e2e.procs import metric_samples, running_pipeline, wait_published
 from tests.e2e.test_pipeline_kafka import read_topic
 
@@ -51,7 +52,7 @@ def test_two_analytics_instances_sum_to_the_whole(
         topics = Topics(unique_prefix)
         raw = asyncio.run(read_topic(kafka_bootstrap, topics.judgements.name, published))
         tagger = Tagger()
-        tagger.apply_many(Observation.from_judgement(topics.judgements.decode(r)) for r in raw)
+        tagger.apply_many(observation_from_judgement(topics.judgements.decode(r)) for r in raw)
         expected = {
             (("cohort", c), ("status", s.value), ("target", t)): float(n)
             for (t, c, s), n in tagger.status_counts().items()

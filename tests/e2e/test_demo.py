@@ -39,7 +39,7 @@ def test_demo_finds_the_injected_gaps_and_the_fragile_cohort(tmp_path: Path) -> 
 
     hypothesis = report["hypothesis"]
     assert hypothesis["available"] and hypothesis["p_value"] < 0.05
-    assert hypothesis["short"]["accuracy"] > hypothesis["long"]["accuracy"]
+    assert hypothesis["sides"]["short"]["accuracy"] > hypothesis["sides"]["long"]["accuracy"]
     long_causes = report["cohorts"]["long"]["attribution"]
     assert long_causes["retrieval"] == max(long_causes.values()), long_causes
     assert report["scenarios"], "the demo report has no per-scenario failure rates"

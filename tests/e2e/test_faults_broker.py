@@ -225,10 +225,10 @@ async def test_commit_refused_after_a_rebalance_does_not_end_the_consume_loop(
 
     from aiokafka.errors import CommitFailedError
 
-    from groundwatch.bus import Outgoing, make_bus
+    from groundwatch.adapters.bus import Outgoing, make_bus
     from groundwatch.contracts import Probe, RagResponse, TargetStatus, Topics, _Contract
     from groundwatch.core.model import Expected
-    from groundwatch.worker import ConsumeLoop
+    from groundwatch.runtime.consume import ConsumeLoop
 
     topics = Topics(unique_prefix)
     bus = make_bus("kafka", bootstrap=kafka_bootstrap, partitions=2)

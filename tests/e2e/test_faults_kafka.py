@@ -29,11 +29,12 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from sqlalchemy import func, select
 
+from groundwatch.adapters.db import make_engine
+from groundwatch.adapters.db.models import JudgementRow, TallyRow
 from groundwatch.contracts import Judgement, Topics
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import Observation, Tagger
-from groundwatch.db import make_engine
-from groundwatch.db.models import JudgementRow, TallyRow
+from groundwatch.core.tagging import Tagger
+from groundwatch.stages.analytics.observe import observation_from_judgement
 from tests.e2e.procs import ServiceProc, metric_samples, running_pipeline, wait_published
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.kafka, pytest.mark.postgres]
@@ -165,7 +166,7 @@ def check_exact(
         f"{len(set(first) - probe_ids)} judgements of unknown probes"
     )
     tagger = Tagger()
-    assert tagger.apply_many(Observation.from_judgement(j) for j in first.values()) == len(first)
+    assert tagger.apply_many(observation_from_judgement(j) for j in first.values()) == len(first)
 
     engine = make_engine(db_url)
     try:

@@ -21,8 +21,8 @@ pytestmark = [pytest.mark.e2e]
 SCRIPT = """
 import asyncio, hashlib
 from groundwatch.demo import build_demo, demo_dataset
-from services.reference_rag.app import build_pipeline
-from services.reference_rag.settings import ReferenceRagSettings
+from groundwatch.reference_rag.app import build_pipeline
+from groundwatch.reference_rag.settings import ReferenceRagSettings
 
 _, groups = demo_dataset()
 pipeline = build_pipeline(ReferenceRagSettings(), dict(build_demo().documents))

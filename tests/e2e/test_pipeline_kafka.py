@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from groundwatch.bus import make_bus
+from groundwatch.adapters.bus import make_bus
 from groundwatch.contracts import Topics
-from groundwatch.core.tagging import GroupStatus, Observation, Tagger
+from groundwatch.core.tagging import GroupStatus, Tagger
+from groundwatch.stages.analytics.observe import observation_from_judgement
 from tests.e2e.procs import ServiceProc, metric_samples, running_pipeline
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.timeout(600)]
@@ -96,7 +97,7 @@ def test_every_probe_judged_once_and_tallies_match(
 
     # The same judgements through the core in-process must give the exported tallies.
     tagger = Tagger()
-    assert tagger.apply_many(Observation.from_judgement(j) for j in judgements) == published
+    assert tagger.apply_many(observation_from_judgement(j) for j in judgements) == published
     exported = metric_samples(analytics.get("/metrics").text, "groundwatch_groups")
     expected = {
         (("cohort", c), ("status", s.value), ("target", t)): float(n)

@@ -11,16 +11,18 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from groundwatch.bus import Outgoing
-from groundwatch.bus.memory import MemoryBus
+from groundwatch.adapters.bus import Outgoing
+from groundwatch.adapters.bus.memory import MemoryBus
+from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.adapters.db.models import JudgementRow, TallyRow
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus, Topics
 from groundwatch.core.model import Expected, Verdict
-from groundwatch.core.tagging import GroupStatus, Observation, Tagger
-from groundwatch.db import create_schema, make_engine
-from groundwatch.db.models import JudgementRow, TallyRow
+from groundwatch.core.tagging import GroupStatus, Tagger
 from groundwatch.errors import RetryLater
-from services.analytics.store import AnalyticsStore
-from services.analytics.worker import AnalyticsWorker
+from groundwatch.runtime.consume import consume
+from groundwatch.stages.analytics.observe import observation_from_judgement
+from groundwatch.stages.analytics.stage import AnalyticsStage
 
 pytestmark = pytest.mark.integration
 
@@ -77,20 +79,19 @@ def stored_tallies(url: str) -> dict[tuple[str, str, str], tuple[int, int, int, 
 async def test_restart_resumes_without_double_counting(db_url: str) -> None:
     engine = make_engine(db_url)
     create_schema(engine)
-    topics = Topics("p.")
     batch = judgements()
-    first = AnalyticsWorker(MemoryBus(), topics, AnalyticsStore(engine))
+    first = AnalyticsStage(AnalyticsStore(engine))
     await first.handle(batch[:70])
     await first.handle(batch[50:])  # overlapping redelivery within one life
     before = stored_tallies(db_url)
 
     # A new process: state comes back from the store; everything is redelivered once more.
-    second = AnalyticsWorker(MemoryBus(), topics, AnalyticsStore(engine))
+    second = AnalyticsStage(AnalyticsStore(engine))
     await second.handle(batch)
     assert stored_tallies(db_url) == before
 
     expected = Tagger()
-    expected.apply_many(Observation.from_judgement(j) for j in batch)
+    expected.apply_many(observation_from_judgement(j) for j in batch)
     assert second.tagger.status_counts() == expected.status_counts()
     assert sum(
         1 for k, v in before.items() if v[3] == GroupStatus.GAP.value
@@ -109,7 +110,7 @@ async def test_failed_write_rebuilds_state_before_the_retry(tmp_path: Path) -> N
     engine = make_engine(url)
     create_schema(engine)
     store = AnalyticsStore(engine)
-    worker = AnalyticsWorker(MemoryBus(), Topics(), store)
+    worker = AnalyticsStage(store)
     batch = judgements(groups=4)
     await worker.handle(batch[:6])
 
@@ -140,7 +141,7 @@ async def test_unexpected_store_failure_never_leaves_memory_ahead(tmp_path: Path
     engine = make_engine(f"sqlite:///{tmp_path}/a.db")
     create_schema(engine)
     store = AnalyticsStore(engine)
-    worker = AnalyticsWorker(MemoryBus(), Topics(), store)
+    worker = AnalyticsStage(store)
     batch = judgements(groups=3)
     real_save = store.save
 
@@ -178,25 +179,26 @@ async def test_killed_mid_write_commits_nothing_and_a_restart_counts_exactly(
         release.wait(10)
 
     store.save = hang  # type: ignore[method-assign]
-    doomed = AnalyticsWorker(bus, topics, store)
-    task = asyncio.create_task(doomed.loop.run())
+    doomed = consume(AnalyticsStage(store), bus, topics)
+    task = asyncio.create_task(doomed.run())
     await asyncio.to_thread(entered.wait, 10)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     release.set()
-    assert all(bus.committed(doomed.loop.group, topics.judgements.name, p) == 0 for p in range(3))
+    assert all(bus.committed(doomed.group, topics.judgements.name, p) == 0 for p in range(3))
 
-    fresh = AnalyticsWorker(bus, topics, AnalyticsStore(engine))
-    task = asyncio.create_task(fresh.loop.run())
+    fresh = AnalyticsStage(AnalyticsStore(engine))
+    fresh_loop = consume(fresh, bus, topics)
+    task = asyncio.create_task(fresh_loop.run())
     for _ in range(200):
-        if fresh.loop.stats.consumed >= len(batch):
+        if fresh_loop.stats.consumed >= len(batch):
             break
         await asyncio.sleep(0.05)
-    fresh.loop.stop()
+    fresh_loop.stop()
     await task
     expected = Tagger()
-    expected.apply_many(Observation.from_judgement(j) for j in batch)
+    expected.apply_many(observation_from_judgement(j) for j in batch)
     assert len(fresh.tagger) == len(batch)
     assert fresh.tagger.status_counts() == expected.status_counts()
     engine.dispose()
@@ -209,17 +211,19 @@ async def test_two_instances_split_the_groups_and_sum_to_the_whole(tmp_path: Pat
     create_schema(engine)
     bus, topics = MemoryBus(partitions=6), Topics("m.")
     batch = judgements(groups=30)
-    a = AnalyticsWorker(bus, topics, AnalyticsStore(engine), client_id="a")
-    b = AnalyticsWorker(bus, topics, AnalyticsStore(engine), client_id="b")
-    tasks = [asyncio.create_task(w.loop.run()) for w in (a, b)]
-    await asyncio.gather(a.loop.ready.wait(), b.loop.ready.wait())
+    a = AnalyticsStage(AnalyticsStore(engine))
+    b = AnalyticsStage(AnalyticsStore(engine))
+    a_loop = consume(a, bus, topics, client_id="a")
+    b_loop = consume(b, bus, topics, client_id="b")
+    tasks = [asyncio.create_task(loop.run()) for loop in (a_loop, b_loop)]
+    await asyncio.gather(a_loop.ready.wait(), b_loop.ready.wait())
     await bus.publish_many([Outgoing(topics.judgements.name, j.key, j.to_bytes()) for j in batch])
     for _ in range(200):
         if len(a.tagger) + len(b.tagger) >= len(batch):
             break
         await asyncio.sleep(0.05)
     expected = Tagger()
-    expected.apply_many(Observation.from_judgement(j) for j in batch)
+    expected.apply_many(observation_from_judgement(j) for j in batch)
     assert len(a.tagger) > 0 and len(b.tagger) > 0
     assert not {o.group_id for o in a.tagger.observations()} & {
         o.group_id for o in b.tagger.observations()
@@ -231,13 +235,13 @@ async def test_two_instances_split_the_groups_and_sum_to_the_whole(tmp_path: Pat
     assert summed == expected.status_counts()
 
     # b leaves: a owns every partition now and loads b's groups from the store.
-    b.loop.stop()
+    b_loop.stop()
     await tasks[1]
     for _ in range(100):
         if len(a.tagger) == len(batch):
             break
         await asyncio.sleep(0.05)
     assert a.tagger.status_counts() == expected.status_counts()
-    a.loop.stop()
+    a_loop.stop()
     await tasks[0]
     engine.dispose()

@@ -9,13 +9,13 @@ import pytest
 from prometheus_client import CollectorRegistry
 from sqlalchemy import create_engine, select, text
 
-from groundwatch.bus.memory import MemoryBus
+from groundwatch.adapters.bus.memory import MemoryBus
+from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db.models import AnswerVersionRow
 from groundwatch.contracts import Topics
-from groundwatch.db import create_schema, make_engine
-from groundwatch.db.models import AnswerVersionRow
 from groundwatch.demo import demo_dataset
+from groundwatch.stages.generator.stage import GeneratorStage
 from services.generator.app import answer_refresher
-from services.generator.worker import GeneratorWorker
 
 pytestmark = pytest.mark.integration
 
@@ -33,7 +33,7 @@ async def test_changed_source_fact_starts_a_new_answer_version(tmp_path: Path) -
 
     changes = Counter("changes", "test", registry=CollectorRegistry())
     bus, topics = MemoryBus(), Topics("v.")
-    worker = GeneratorWorker(
+    worker = GeneratorStage(
         bus, topics, [group], ["t"], refresh=answer_refresher(domain.db_url, store, changes)
     )
     await worker.run_cycle()

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from groundwatch.bus import Bus, Outgoing, make_bus
-from groundwatch.bus.base import Consumer, Record
+from groundwatch.adapters.bus import Bus, Outgoing, make_bus
+from groundwatch.adapters.bus.base import Consumer, Record
 
 pytestmark = pytest.mark.integration
 

@@ -10,9 +10,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import select
 
-from groundwatch.db import create_schema, make_engine, make_sessionmaker
-from groundwatch.db.migrate import downgrade
-from groundwatch.db.models import Base, Dataset, GroupRow, JudgementRow, TallyRow
+from groundwatch.adapters.db import create_schema, make_engine, make_sessionmaker
+from groundwatch.adapters.db.migrate import downgrade
+from groundwatch.adapters.db.models import Base, Dataset, GroupRow, JudgementRow, TallyRow
 
 pytestmark = pytest.mark.integration
 

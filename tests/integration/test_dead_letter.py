@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator, Sequence
 import orjson
 import pytest
 
-from groundwatch.bus import Bus, Outgoing, make_bus
+from groundwatch.adapters.bus import Bus, Outgoing, make_bus
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus, Topics, _Contract
 from groundwatch.core.model import Expected
-from groundwatch.worker import ConsumeLoop
+from groundwatch.runtime.consume import ConsumeLoop
 
 pytestmark = pytest.mark.integration
 

@@ -37,11 +37,31 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 SCRIPTS: dict[str, str] = PYPROJECT["project"]["scripts"]
 
 #: The stack issue 8 asks for.
-STACK = {"kafka", "postgres", "migrate", "topics", "generator", "rag-runner", "judge", "analytics",
-         "reference-rag", "prometheus", "alertmanager", "grafana"}
-PORTS = {"generator": 8001, "rag-runner": 8002, "judge": 8003, "analytics": 8004, "reference-rag": 8005}
+STACK = {
+    "kafka",
+    "postgres",
+    "migrate",
+    "topics",
+    "generator",
+    "rag-runner",
+    "judge",
+    "analytics",
+    "reference-rag",
+    "prometheus",
+    "alertmanager",
+    "grafana",
+}
+PORTS = {
+    "generator": 8001,
+    "rag-runner": 8002,
+    "judge": 8003,
+    "analytics": 8004,
+    "reference-rag": 8005,
+}
 SECRETS = {"POSTGRES_PASSWORD", "GW_API_TOKEN", "GRAFANA_ADMIN_PASSWORD"}
-INTERPOLATION = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}")
+INTERPOLATION = re.compile(
+    r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}"
+)
 
 
 def strings(node: Any) -> Iterator[str]:
@@ -79,7 +99,9 @@ def interpolate(node: Any, env: dict[str, str]) -> Any:
 
 
 def groundwatch_services() -> dict[str, dict[str, Any]]:
-    return {name: s for name, s in SERVICES.items() if str(s.get("image", "")).startswith("${GW_IMAGE")}
+    return {
+        name: s for name, s in SERVICES.items() if str(s.get("image", "")).startswith("${GW_IMAGE")
+    }
 
 
 def one_shots() -> set[str]:
@@ -89,13 +111,20 @@ def one_shots() -> set[str]:
 def settings_classes() -> list[type[BaseSettings]]:
     """Every pydantic-settings class in the library and the services, found in the source."""
     found: list[type[BaseSettings]] = []
-    for path in [*sorted((ROOT / "shared").rglob("*.py")), *sorted((ROOT / "services").rglob("*.py"))]:
+    for path in [
+        *sorted((ROOT / "shared").rglob("*.py")),
+        *sorted((ROOT / "services").rglob("*.py")),
+    ]:
         text = path.read_text()
         if "Settings" not in text:
             continue
         for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.ClassDef) and any("Settings" in ast.unparse(b) for b in node.bases):
-                rel = path.relative_to(ROOT / "shared" if path.is_relative_to(ROOT / "shared") else ROOT)
+            if isinstance(node, ast.ClassDef) and any(
+                "Settings" in ast.unparse(b) for b in node.bases
+            ):
+                rel = path.relative_to(
+                    ROOT / "shared" if path.is_relative_to(ROOT / "shared") else ROOT
+                )
                 module = importlib.import_module(".".join(rel.with_suffix("").parts))
                 cls = getattr(module, node.name)
                 if isinstance(cls, type) and issubclass(cls, BaseSettings):
@@ -115,8 +144,11 @@ def known_gw_variables() -> set[str]:
     return names
 
 
-SAMPLE_SECRETS = {"POSTGRES_PASSWORD": "s3cret-pw", "GW_API_TOKEN": "0123456789abcdef",
-                  "GRAFANA_ADMIN_PASSWORD": "grafana-pw"}
+SAMPLE_SECRETS = {
+    "POSTGRES_PASSWORD": "s3cret-pw",
+    "GW_API_TOKEN": "0123456789abcdef",
+    "GRAFANA_ADMIN_PASSWORD": "grafana-pw",
+}
 
 
 @pytest.mark.unit
@@ -155,7 +187,9 @@ def test_compose_variables_are_defaulted_or_required() -> None:
     for text in strings(COMPOSE):
         for m in INTERPOLATION.finditer(text.replace("$$", "")):
             op = m.group("op")
-            assert op in (":-", ":?"), f"${{{m.group('name')}}} has neither a default nor an error message"
+            assert op in (":-", ":?"), (
+                f"${{{m.group('name')}}} has neither a default nor an error message"
+            )
             if op == ":?":
                 assert m.group("arg").strip(), f"{m.group('name')}: required without a message"
                 required.add(m.group("name"))
@@ -170,7 +204,13 @@ def test_compose_variables_are_defaulted_or_required() -> None:
 @pytest.mark.unit
 def test_compose_gw_variables_are_settings_fields() -> None:
     known = known_gw_variables()
-    assert {"GW_BUS", "GW_PORT", "GW_RUNNER_REFERENCE_URL", "GW_JUDGE_LLM_ENABLED", "GW_LLM_MODEL"} <= known
+    assert {
+        "GW_BUS",
+        "GW_PORT",
+        "GW_RUNNER_REFERENCE_URL",
+        "GW_JUDGE_LLM_ENABLED",
+        "GW_LLM_MODEL",
+    } <= known
     for name, service in groundwatch_services().items():
         unknown = {k for k in service.get("environment", {}) if k.startswith("GW_")} - known
         assert unknown == set(), f"{name}: variables no settings class reads: {unknown}"
@@ -191,12 +231,15 @@ def test_compose_environment_loads_each_services_settings(monkeypatch: pytest.Mo
     """Each service's settings validate against exactly the environment compose gives it."""
     from sqlalchemy.engine import make_url
 
-    from groundwatch.config import CommonSettings, load_settings
+    from groundwatch.runtime.settings import CommonSettings, load_settings
 
     classes = settings_classes()
     resolved = interpolate(COMPOSE, SAMPLE_SECRETS)["services"]
     for name in groundwatch_services():
-        env = {**image_env(), **{k: str(v) for k, v in resolved[name].get("environment", {}).items()}}
+        env = {
+            **image_env(),
+            **{k: str(v) for k, v in resolved[name].get("environment", {}).items()},
+        }
         for key in list(os.environ):
             if key.startswith("GW_"):
                 monkeypatch.delenv(key)
@@ -213,7 +256,11 @@ def test_compose_environment_loads_each_services_settings(monkeypatch: pytest.Mo
         for cls in classes:
             prefix = str(cls.model_config.get("env_prefix", "")).upper()
             longer = {p for p in prefixes if p != prefix and p.startswith(prefix)}
-            if any(k.startswith(prefix) and not any(k.startswith(p) for p in longer) for k in env if prefix != "GW_"):
+            if any(
+                k.startswith(prefix) and not any(k.startswith(p) for p in longer)
+                for k in env
+                if prefix != "GW_"
+            ):
                 targets.append(cls)
         for cls in targets:
             settings = load_settings(cls)
@@ -254,7 +301,9 @@ def test_compose_dependencies_let_up_wait_finish() -> None:
             condition = spec["condition"]
             if condition == "service_healthy":
                 check = SERVICES[dep].get("healthcheck", {})
-                assert check.get("test") and not check.get("disable"), f"{name} waits for {dep}'s missing healthcheck"
+                assert check.get("test") and not check.get("disable"), (
+                    f"{name} waits for {dep}'s missing healthcheck"
+                )
             elif condition == "service_completed_successfully":
                 assert dep in shots, f"{name} waits for long-running {dep} to exit"
                 if name not in shots:
@@ -271,7 +320,9 @@ def test_compose_dependencies_let_up_wait_finish() -> None:
 @pytest.mark.unit
 def test_judge_scales_and_ports_stay_local() -> None:
     judge = SERVICES["judge"]
-    assert "container_name" not in judge and "ports" not in judge, "`--scale judge=3` needs both absent"
+    assert "container_name" not in judge and "ports" not in judge, (
+        "`--scale judge=3` needs both absent"
+    )
     for name, service in SERVICES.items():
         assert "container_name" not in service, name
         for port in service.get("ports", []):
@@ -287,13 +338,23 @@ def test_compose_ports_match_the_scrape_config() -> None:
         job = jobs[name]
         if "static_configs" in job:
             assert job["static_configs"][0]["targets"] == [f"{name}:{port}"]
-            assert job["static_configs"][0]["labels"] == {"system": "groundwatch", "component": name}
+            assert job["static_configs"][0]["labels"] == {
+                "system": "groundwatch",
+                "component": name,
+            }
         else:  # the judge: one target per replica through Docker's DNS
-            assert job["dns_sd_configs"][0] == {"names": [name], "type": "A", "port": port, "refresh_interval": "15s"}
+            assert job["dns_sd_configs"][0] == {
+                "names": [name],
+                "type": "A",
+                "port": port,
+                "refresh_interval": "15s",
+            }
     mounts = SERVICES["prometheus"]["volumes"]
     assert "./deploy/prometheus:/etc/prometheus:ro" in mounts
     assert "./deploy/alertmanager:/etc/alertmanager:ro" in SERVICES["alertmanager"]["volumes"]
-    assert prom["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] == ["alertmanager:9093"]
+    assert prom["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] == [
+        "alertmanager:9093"
+    ]
 
 
 # --- Dockerfile and build context --------------------------------------------------------------
@@ -316,8 +377,11 @@ def _matches(rel: str, pattern: str) -> bool:
     if pattern.startswith("**/"):
         tail = pattern[3:]
         parts = rel.split("/")
-        return any(fnmatch.fnmatchcase("/".join(parts[i:j]), tail)
-                   for i in range(len(parts)) for j in range(i + 1, len(parts) + 1))
+        return any(
+            fnmatch.fnmatchcase("/".join(parts[i:j]), tail)
+            for i in range(len(parts))
+            for j in range(i + 1, len(parts) + 1)
+        )
     return False
 
 
@@ -331,8 +395,13 @@ def in_context(rel: str) -> bool:
 
 
 def context_files() -> list[str]:
-    tracked = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                             capture_output=True, text=True, check=True).stdout.split()
+    tracked = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     return sorted(f for f in tracked if (ROOT / f).is_file() and in_context(f))
 
 
@@ -357,7 +426,9 @@ def test_build_context_holds_what_the_dockerfile_copies() -> None:
     files = context_files()
     for source in re.findall(r"^COPY\s+(?!--from)(.+?)\s+\S+$", DOCKERFILE, re.M):
         for item in source.split():
-            assert any(f == item or f.startswith(item.rstrip("/") + "/") for f in files), f"COPY {item}: not in context"
+            assert any(f == item or f.startswith(item.rstrip("/") + "/") for f in files), (
+                f"COPY {item}: not in context"
+            )
     assert not any(f.startswith((".venv/", ".git/", "tests/", "k8s/", "deploy/")) for f in files)
     assert not any(f.endswith((".db", ".pyc")) for f in files)
     assert "pyproject.toml" in files and "README.md" in files
@@ -372,9 +443,25 @@ def test_image_install_from_the_context_has_every_module(tmp_path: Path) -> None
     for rel in files:
         (context / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / rel, context / rel)
-    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"),
-                             str(context)], capture_output=True, text=True, timeout=170)
-    if result.returncode != 0 and ("No matching distribution" in result.stderr or "connection" in result.stderr.lower()):
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "-w",
+            str(tmp_path / "dist"),
+            str(context),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=170,
+    )
+    if result.returncode != 0 and (
+        "No matching distribution" in result.stderr or "connection" in result.stderr.lower()
+    ):
         need(f"pip could not fetch the build backend: {result.stderr[-500:]}")
     assert result.returncode == 0, result.stderr[-3000:]
     (wheel,) = (tmp_path / "dist").glob("*.whl")
@@ -382,7 +469,11 @@ def test_image_install_from_the_context_has_every_module(tmp_path: Path) -> None
         names = set(zf.namelist())
         entry_points = next(n for n in names if n.endswith("entry_points.txt"))
         scripts = zf.read(entry_points).decode()
-    expected = {f.removeprefix("shared/") for f in files if f.startswith(("shared/groundwatch/", "services/"))}
+    expected = {
+        f.removeprefix("shared/")
+        for f in files
+        if f.startswith(("shared/groundwatch/", "services/"))
+    }
     assert expected - names == set(), "files the image would lack"
     for script in SCRIPTS:
         assert re.search(rf"^{re.escape(script)} = ", scripts, re.M), script

@@ -70,7 +70,9 @@ def dashboard(request: pytest.FixtureRequest) -> dict[str, Any]:
 
 
 def provisioned_datasource() -> dict[str, Any]:
-    config = yaml.safe_load((GRAFANA / "provisioning" / "datasources" / "prometheus.yml").read_text())
+    config = yaml.safe_load(
+        (GRAFANA / "provisioning" / "datasources" / "prometheus.yml").read_text()
+    )
     (source,) = config["datasources"]
     assert isinstance(source, dict)
     return source
@@ -80,7 +82,9 @@ def provisioned_datasource() -> dict[str, Any]:
 def test_provisioning_points_at_the_compose_mounts() -> None:
     source = provisioned_datasource()
     assert source["type"] == "prometheus" and source["url"] == "http://prometheus:9090"
-    providers = yaml.safe_load((GRAFANA / "provisioning" / "dashboards" / "groundwatch.yml").read_text())
+    providers = yaml.safe_load(
+        (GRAFANA / "provisioning" / "dashboards" / "groundwatch.yml").read_text()
+    )
     (provider,) = providers["providers"]
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     mounts = compose["services"]["grafana"]["volumes"]
@@ -112,7 +116,9 @@ def test_dashboard_is_well_formed(dashboard: dict[str, Any]) -> None:
         assert panel.get("description"), f"{panel['title']} has no description"
     for title, expr in queries(dashboard):
         for name in re.findall(r"\$\{?(\w+)\}?", expr):
-            assert name in variables or name in BUILTIN_VARIABLES, f"{title}: undefined variable ${name}"
+            assert name in variables or name in BUILTIN_VARIABLES, (
+                f"{title}: undefined variable ${name}"
+            )
 
 
 @pytest.mark.unit
@@ -123,8 +129,12 @@ def test_panels_query_only_exported_metrics(dashboard: dict[str, Any]) -> None:
     for title, expr in queries(dashboard):
         names = metric_names_in(expr)
         assert names, f"{title}: {expr!r} selects no metric"
-        missing = {n for n in names if (n.startswith("groundwatch_") and n not in exported)
-                   or (":" in n and n not in recorded)}
+        missing = {
+            n
+            for n in names
+            if (n.startswith("groundwatch_") and n not in exported)
+            or (":" in n and n not in recorded)
+        }
         if missing:
             unknown[title] = missing
     assert unknown == {}, f"panels query series no service exports: {unknown}"
@@ -156,8 +166,15 @@ def test_every_query_is_valid_promql(tmp_path: Path) -> None:
     """A real Prometheus parses every panel, annotation and variable query (no scrape needed)."""
     config = tmp_path / "prometheus.yml"
     rule_files = [str(p) for p in sorted((ROOT / "deploy" / "prometheus" / "rules").glob("*.yml"))]
-    config.write_text(yaml.safe_dump({"global": {"evaluation_interval": "1m"}, "rule_files": rule_files,
-                                      "scrape_configs": []}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "global": {"evaluation_interval": "1m"},
+                "rule_files": rule_files,
+                "scrape_configs": [],
+            }
+        )
+    )
     server = ThrowawayPrometheus(config, free_port()).start()
     try:
         checked = 0

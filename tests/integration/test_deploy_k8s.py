@@ -31,7 +31,13 @@ K8S = ROOT / "k8s"
 KUBERNETES_VERSION = "1.30.0"
 KUSTOMIZE_VERSION = "v5.5.0"
 OVERLAYS = {"dev": "groundwatch-dev", "prod": "groundwatch", "prod-keda": "groundwatch"}
-SERVICES = {"generator": 8001, "rag-runner": 8002, "judge": 8003, "analytics": 8004, "reference-rag": 8005}
+SERVICES = {
+    "generator": 8001,
+    "rag-runner": 8002,
+    "judge": 8003,
+    "analytics": 8004,
+    "reference-rag": 8005,
+}
 CRDS = {"ServiceMonitor", "PrometheusRule", "ScaledObject"}
 CLUSTER_SCOPED = {"Namespace"}
 PROMETHEUSRULE = K8S / "components" / "prometheus-operator" / "prometheusrule.yaml"
@@ -43,16 +49,22 @@ def kustomize() -> list[str] | None:
     if found := shutil.which("kustomize"):
         return [found, "build"]
     if (kubectl := shutil.which("kubectl")) and subprocess.run(
-            [kubectl, "kustomize", "--help"], capture_output=True, timeout=30).returncode == 0:
+        [kubectl, "kustomize", "--help"], capture_output=True, timeout=30
+    ).returncode == 0:
         return [kubectl, "kustomize"]
-    cache_dir = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "groundwatch" / "bin"
+    cache_dir = (
+        Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "groundwatch" / "bin"
+    )
     built = cache_dir / f"kustomize-{KUSTOMIZE_VERSION}"
     if not built.exists() and (go := shutil.which("go")):
         gobin = cache_dir / "go-build"
         result = subprocess.run(
             [go, "install", f"sigs.k8s.io/kustomize/kustomize/v5@{KUSTOMIZE_VERSION}"],
-            env={**os.environ, "GOBIN": str(gobin), "CGO_ENABLED": "0"}, capture_output=True, text=True,
-            timeout=600)
+            env={**os.environ, "GOBIN": str(gobin), "CGO_ENABLED": "0"},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if result.returncode == 0:
             (gobin / "kustomize").rename(built)
     return [str(built), "build"] if built.exists() else None
@@ -61,8 +73,10 @@ def kustomize() -> list[str] | None:
 def render(path: Path) -> list[dict[str, Any]]:
     command = kustomize()
     if command is None:
-        pytest.skip("no kustomize: neither kustomize nor kubectl on PATH and no Go to build it "
-                    "(Debian packages neither); overlays not rendered — documented gap")
+        pytest.skip(
+            "no kustomize: neither kustomize nor kubectl on PATH and no Go to build it "
+            "(Debian packages neither); overlays not rendered — documented gap"
+        )
     result = subprocess.run([*command, str(path)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     return [d for d in yaml.safe_load_all(result.stdout) if d]
@@ -128,7 +142,9 @@ def test_validator_rejects_a_broken_manifest() -> None:
 
     deployment = next(d for p, d in source_documents() if d["kind"] == "Deployment")
     broken = yaml.safe_load(yaml.safe_dump(deployment))
-    broken["spec"]["template"]["spec"]["containers"][0]["readinesProbe"] = {"httpGet": {"path": "/readyz"}}
+    broken["spec"]["template"]["spec"]["containers"][0]["readinesProbe"] = {
+        "httpGet": {"path": "/readyz"}
+    }
     with pytest.raises(kubernetes_validate.ValidationError):
         validate(broken)
     wrong = yaml.safe_load(yaml.safe_dump(deployment))
@@ -140,7 +156,14 @@ def test_validator_rejects_a_broken_manifest() -> None:
 def test_rendered_overlay_validates(overlay: tuple[str, list[dict[str, Any]]]) -> None:
     name, docs = overlay
     kinds = {d["kind"] for d in docs}
-    assert {"Namespace", "ConfigMap", "Deployment", "Service", "PodDisruptionBudget", "Job"} <= kinds
+    assert {
+        "Namespace",
+        "ConfigMap",
+        "Deployment",
+        "Service",
+        "PodDisruptionBudget",
+        "Job",
+    } <= kinds
     for doc in docs:
         if doc["kind"] in CRDS:
             continue
@@ -156,7 +179,9 @@ def test_rendered_overlay_is_consistent(overlay: tuple[str, list[dict[str, Any]]
     assert by_kind(docs, "Namespace").keys() == {namespace}
     for doc in docs:
         if doc["kind"] not in CLUSTER_SCOPED:
-            assert doc["metadata"].get("namespace") == namespace, f"{doc['kind']}/{doc['metadata']['name']}"
+            assert doc["metadata"].get("namespace") == namespace, (
+                f"{doc['kind']}/{doc['metadata']['name']}"
+            )
     deployments = by_kind(docs, "Deployment")
     services = by_kind(docs, "Service")
     config_maps = by_kind(docs, "ConfigMap")
@@ -165,7 +190,9 @@ def test_rendered_overlay_is_consistent(overlay: tuple[str, list[dict[str, Any]]
     for svc, port in SERVICES.items():
         deploy = deployments[svc]
         pod = deploy["spec"]["template"]
-        assert deploy["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+        assert (
+            deploy["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+        )
         (container,) = pod["spec"]["containers"]
         assert container["command"] == [f"groundwatch-{svc}"]
         assert {"name": "http", "containerPort": port} in container["ports"]
@@ -176,26 +203,40 @@ def test_rendered_overlay_is_consistent(overlay: tuple[str, list[dict[str, Any]]
         for key in ("requests", "limits"):
             assert {"cpu", "memory"} <= container["resources"][key].keys(), f"{svc} {key}"
         annotations = pod["metadata"]["annotations"]
-        assert annotations == {"prometheus.io/scrape": "true", "prometheus.io/port": str(port),
-                               "prometheus.io/path": "/metrics"}
+        assert annotations == {
+            "prometheus.io/scrape": "true",
+            "prometheus.io/port": str(port),
+            "prometheus.io/path": "/metrics",
+        }
         assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
         service = services[svc]
         assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
         assert service["spec"]["ports"] == [{"name": "http", "port": port, "targetPort": "http"}]
-        assert any(p["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
-                   for p in by_kind(docs, "PodDisruptionBudget").values()), f"{svc} has no PDB"
+        assert any(
+            p["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+            for p in by_kind(docs, "PodDisruptionBudget").values()
+        ), f"{svc} has no PDB"
         assert container["image"].startswith("groundwatch:")
     # Every workload's config and secret references resolve (prod's Secret is made out of band).
-    for workload in [*deployments.values(), *by_kind(docs, "Job").values(), *by_kind(docs, "StatefulSet").values()]:
+    for workload in [
+        *deployments.values(),
+        *by_kind(docs, "Job").values(),
+        *by_kind(docs, "StatefulSet").values(),
+    ]:
         for container in pod_spec(workload)["containers"]:
             for ref in container.get("envFrom", []):
                 if "configMapRef" in ref:
                     assert ref["configMapRef"]["name"] in config_maps
                 if "secretRef" in ref:
                     secret = ref["secretRef"]["name"]
-                    assert secret in secrets or (name.startswith("prod") and secret == "groundwatch-secrets")
-    (config,) = config_maps.values() if len(config_maps) == 1 else [c for n, c in config_maps.items()
-                                                                    if n.startswith("groundwatch-config")]
+                    assert secret in secrets or (
+                        name.startswith("prod") and secret == "groundwatch-secrets"
+                    )
+    (config,) = (
+        config_maps.values()
+        if len(config_maps) == 1
+        else [c for n, c in config_maps.items() if n.startswith("groundwatch-config")]
+    )
     assert config["data"]["GW_BUS"] == "kafka" and config["data"]["GW_HOST"] == "0.0.0.0"
     if name == "dev":
         url = secrets[next(n for n in secrets if n.startswith("groundwatch-secrets"))]
@@ -216,8 +257,11 @@ def test_config_map_keys_are_settings_fields(overlay: tuple[str, list[dict[str, 
 
 def test_judge_autoscaling(overlay: tuple[str, list[dict[str, Any]]]) -> None:
     name, docs = overlay
-    partitions = int(next(c for n, c in by_kind(docs, "ConfigMap").items()
-                          if n.startswith("groundwatch-config"))["data"]["GW_PARTITIONS"])
+    partitions = int(
+        next(
+            c for n, c in by_kind(docs, "ConfigMap").items() if n.startswith("groundwatch-config")
+        )["data"]["GW_PARTITIONS"]
+    )
     judge = by_kind(docs, "Deployment")["judge"]
     assert "replicas" not in judge["spec"], "the autoscaler owns the judge's replica count"
     hpas = by_kind(docs, "HorizontalPodAutoscaler")
@@ -228,7 +272,9 @@ def test_judge_autoscaling(overlay: tuple[str, list[dict[str, Any]]]) -> None:
         assert spec["scaleTargetRef"]["name"] == "judge"
         assert spec["maxReplicaCount"] <= partitions
         kafka = next(t for t in spec["triggers"] if t["type"] == "kafka")["metadata"]
-        config = next(c for n, c in by_kind(docs, "ConfigMap").items() if n.startswith("groundwatch-config"))["data"]
+        config = next(
+            c for n, c in by_kind(docs, "ConfigMap").items() if n.startswith("groundwatch-config")
+        )["data"]
         assert kafka["bootstrapServers"] == config["GW_KAFKA_BOOTSTRAP"]
         assert kafka["topic"] == f"{config['GW_TOPIC_PREFIX']}responses"
         from services.judge.settings import JudgeServiceSettings
@@ -237,7 +283,11 @@ def test_judge_autoscaling(overlay: tuple[str, list[dict[str, Any]]]) -> None:
     else:
         assert scaled == {}
         hpa = hpas["judge"]["spec"]
-        assert hpa["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "judge"}
+        assert hpa["scaleTargetRef"] == {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "name": "judge",
+        }
         assert hpa["metrics"][0]["resource"]["name"] == "cpu"
         assert hpa["minReplicas"] <= hpa["maxReplicas"] <= partitions
 
@@ -249,8 +299,11 @@ def test_prod_monitoring_objects(overlay: tuple[str, list[dict[str, Any]]]) -> N
         assert monitors == {}, "dev scrapes through the prometheus.io annotations"
         return
     spec = monitors["groundwatch"]["spec"]
-    selected = [s for s in by_kind(docs, "Service").values()
-                if spec["selector"]["matchLabels"].items() <= s["metadata"].get("labels", {}).items()]
+    selected = [
+        s
+        for s in by_kind(docs, "Service").values()
+        if spec["selector"]["matchLabels"].items() <= s["metadata"].get("labels", {}).items()
+    ]
     assert {s["metadata"]["name"] for s in selected} == set(SERVICES)
     (endpoint,) = spec["endpoints"]
     assert all(endpoint["port"] in {p["name"] for p in s["spec"]["ports"]} for s in selected)
@@ -271,8 +324,10 @@ class _Block(yaml.SafeDumper):
     pass
 
 
-_Block.add_representer(str, lambda d, v: d.represent_scalar("tag:yaml.org,2002:str", v,
-                                                             style="|" if "\n" in v else None))
+_Block.add_representer(
+    str,
+    lambda d, v: d.represent_scalar("tag:yaml.org,2002:str", v, style="|" if "\n" in v else None),
+)
 
 _HEADER = """\
 # GENERATED from deploy/prometheus/rules/*.yml: edit those, then rewrite this file with
@@ -283,22 +338,31 @@ _HEADER = """\
 
 
 def test_prometheusrule_equals_the_rule_files() -> None:
-    doc = {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
-           "metadata": {"name": "groundwatch", "labels": {"app.kubernetes.io/name": "groundwatch"}},
-           "spec": {"groups": rule_groups()}}
+    doc = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {"name": "groundwatch", "labels": {"app.kubernetes.io/name": "groundwatch"}},
+        "spec": {"groups": rule_groups()},
+    }
     if os.environ.get("GW_WRITE_PROMETHEUSRULE") == "1":
-        PROMETHEUSRULE.write_text(_HEADER + yaml.dump(doc, Dumper=_Block, sort_keys=False, width=10**6,
-                                                      allow_unicode=True))
+        PROMETHEUSRULE.write_text(
+            _HEADER
+            + yaml.dump(doc, Dumper=_Block, sort_keys=False, width=10**6, allow_unicode=True)
+        )
     assert yaml.safe_load(PROMETHEUSRULE.read_text()) == doc, (
-        "k8s/components/prometheus-operator/prometheusrule.yaml differs from deploy/prometheus/rules")
+        "k8s/components/prometheus-operator/prometheusrule.yaml differs from deploy/prometheus/rules"
+    )
 
 
 def test_kustomizations_reference_existing_files() -> None:
     """Holds without kustomize too: every resource, component and patch path exists."""
     for kfile in K8S.rglob("kustomization.yaml"):
         spec = yaml.safe_load(kfile.read_text())
-        paths = [*spec.get("resources", []), *spec.get("components", []),
-                 *(p["path"] for p in spec.get("patches", []) if "path" in p)]
+        paths = [
+            *spec.get("resources", []),
+            *spec.get("components", []),
+            *(p["path"] for p in spec.get("patches", []) if "path" in p),
+        ]
         for rel in paths:
             target = (kfile.parent / rel).resolve()
             assert target.exists(), f"{kfile.relative_to(ROOT)}: {rel} missing"

@@ -101,7 +101,11 @@ def metrics_in_source(source: str, where: str = "<source>") -> dict[str, str]:
             continue
         assert isinstance(node, ast.Call)
         first = node.args[0] if node.args else None
-        if isinstance(first, ast.Constant) and isinstance(first.value, str) and METRIC_NAME.fullmatch(first.value):
+        if (
+            isinstance(first, ast.Constant)
+            and isinstance(first.value, str)
+            and METRIC_NAME.fullmatch(first.value)
+        ):
             found[first.value] = kind
             direct.add(id(first))
 
@@ -113,10 +117,15 @@ def metrics_in_source(source: str, where: str = "<source>") -> dict[str, str]:
             function = node
         elif isinstance(node, ast.ClassDef):
             cls, function = node, None
-        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in direct
-                and METRIC_NAME.fullmatch(node.value)):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in direct
+            and METRIC_NAME.fullmatch(node.value)
+        ):
             kinds = (kinds_in(function) if function is not None else set()) or (
-                kinds_in(cls) if cls is not None else set())
+                kinds_in(cls) if cls is not None else set()
+            )
             if len(kinds) > 1:
                 raise AssertionError(
                     f"{where}: cannot tell the kind of {node.value!r} (its scope builds {sorted(kinds)}); "
@@ -143,7 +152,11 @@ def exported_metric_kinds(files: Iterable[Path] | None = None) -> dict[str, str]
         text = path.read_text()
         if "groundwatch_" not in text:
             continue
-        out.update(metrics_in_source(text, str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)))
+        out.update(
+            metrics_in_source(
+                text, str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+            )
+        )
     return out
 
 
@@ -168,7 +181,7 @@ def metric_names_in(expr: str) -> set[str]:
 
 # --- tests of the derivation itself -------------------------------------------------------------
 
-SAMPLE = '''
+SAMPLE = """
 from collections import Counter as Bag
 from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -194,7 +207,7 @@ def tallies():
         yield GaugeMetricFamily(n, "doc")
 
 LOG_NAME = "groundwatch_logger"
-'''
+"""
 
 
 def test_derivation_reads_constructors_tables_and_kinds() -> None:
@@ -212,9 +225,13 @@ def test_derivation_reads_constructors_tables_and_kinds() -> None:
 
 def test_sample_names_follow_the_exposition_format() -> None:
     assert sample_names("groundwatch_messages_total", "counter") == {
-        "groundwatch_messages_total", "groundwatch_messages_created"}
+        "groundwatch_messages_total",
+        "groundwatch_messages_created",
+    }
     assert sample_names("groundwatch_calls", "counter_family") == {"groundwatch_calls_total"}
-    assert "groundwatch_step_seconds_bucket" in sample_names("groundwatch_step_seconds", "histogram")
+    assert "groundwatch_step_seconds_bucket" in sample_names(
+        "groundwatch_step_seconds", "histogram"
+    )
     assert sample_names("groundwatch_lag", "gauge") == {"groundwatch_lag"}
 
 
@@ -231,9 +248,15 @@ def test_ambiguous_table_is_an_error_not_a_guess() -> None:
 
 
 def test_promql_names_ignore_label_values_and_grafana_variables() -> None:
-    expr = ('sum by (target) (rate(groundwatch_judgements_total{verdict="groundwatch_fake"}[$__rate_interval]))'
-            ' / groundwatch:groups:decided * $prompt_usd_per_mtok + on() up')
-    assert metric_names_in(expr) == {"groundwatch_judgements_total", "groundwatch:groups:decided", "up"}
+    expr = (
+        'sum by (target) (rate(groundwatch_judgements_total{verdict="groundwatch_fake"}[$__rate_interval]))'
+        " / groundwatch:groups:decided * $prompt_usd_per_mtok + on() up"
+    )
+    assert metric_names_in(expr) == {
+        "groundwatch_judgements_total",
+        "groundwatch:groups:decided",
+        "up",
+    }
 
 
 def test_the_services_export_the_loop_and_tally_families() -> None:
@@ -242,4 +265,7 @@ def test_the_services_export_the_loop_and_tally_families() -> None:
     assert kinds.get("groundwatch_groups") == "gauge"
     assert kinds.get("groundwatch_messages_total") == "counter"
     assert kinds.get("groundwatch_judgements") == "counter"
-    assert {"groundwatch_judgements_total", "groundwatch_probe_to_tally_seconds_bucket"} <= exported_metrics()
+    assert {
+        "groundwatch_judgements_total",
+        "groundwatch_probe_to_tally_seconds_bucket",
+    } <= exported_metrics()

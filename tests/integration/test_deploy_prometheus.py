@@ -47,12 +47,18 @@ def prometheus_tool(name: str) -> str:
     found = shutil.which(name)
     if found:
         return found
-    run = subprocess.run(["bash", str(ROOT / "scripts" / "prometheus.sh"), "install"],
-                         capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "prometheus.sh"), "install"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     found = shutil.which(name)
     if not found:
-        need(f"{name} missing and `scripts/prometheus.sh install` could not install it:\n"
-             f"{run.stdout[-2000:]}{run.stderr[-2000:]}")
+        need(
+            f"{name} missing and `scripts/prometheus.sh install` could not install it:\n"
+            f"{run.stdout[-2000:]}{run.stderr[-2000:]}"
+        )
     assert found is not None
     return found
 
@@ -68,7 +74,9 @@ def amtool() -> str:
 
 
 def run(*cmd: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=120, cwd=cwd)
+    return subprocess.run(
+        [str(c) for c in cmd], capture_output=True, text=True, timeout=120, cwd=cwd
+    )
 
 
 class ThrowawayPrometheus:
@@ -80,8 +88,13 @@ class ThrowawayPrometheus:
         self.url = f"http://127.0.0.1:{port}"
 
     def _script(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["bash", str(ROOT / "scripts" / "prometheus.sh"), *args], env=self.env,
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            ["bash", str(ROOT / "scripts" / "prometheus.sh"), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     def start(self) -> ThrowawayPrometheus:
         prometheus_tool("prometheus")
@@ -166,7 +179,11 @@ def test_unit_tests_can_fail(promtool: str, tmp_path: Path) -> None:
     alerts = tmp_path / "rules" / "groundwatch-alerts.yml"
     text = alerts.read_text()
     assert "groundwatch:groups:non_robust_share > 0.2" in text
-    alerts.write_text(text.replace("groundwatch:groups:non_robust_share > 0.2", "groundwatch:groups:non_robust_share > 0.4"))
+    alerts.write_text(
+        text.replace(
+            "groundwatch:groups:non_robust_share > 0.2", "groundwatch:groups:non_robust_share > 0.4"
+        )
+    )
     result = run(promtool, "test", "rules", *sorted((tmp_path / "tests").glob("*.test.yml")))
     assert result.returncode != 0
     assert "GroundwatchNonRobustShareHigh" in result.stdout + result.stderr
@@ -208,10 +225,24 @@ def test_alertmanager_config_is_valid_and_routes_by_severity(amtool: str) -> Non
     result = run(amtool, "check-config", ALERTMANAGER)
     assert result.returncode == 0, result.stdout + result.stderr
     routes = {
-        "critical": run(amtool, "config", "routes", "test", f"--config.file={ALERTMANAGER}",
-                        "severity=critical", "alertname=GroundwatchPipelineStalled"),
-        "warning": run(amtool, "config", "routes", "test", f"--config.file={ALERTMANAGER}",
-                       "severity=warning", "alertname=GroundwatchNonRobustShareHigh"),
+        "critical": run(
+            amtool,
+            "config",
+            "routes",
+            "test",
+            f"--config.file={ALERTMANAGER}",
+            "severity=critical",
+            "alertname=GroundwatchPipelineStalled",
+        ),
+        "warning": run(
+            amtool,
+            "config",
+            "routes",
+            "test",
+            f"--config.file={ALERTMANAGER}",
+            "severity=warning",
+            "alertname=GroundwatchNonRobustShareHigh",
+        ),
     }
     assert routes["critical"].stdout.strip() == "groundwatch-oncall", routes["critical"].stderr
     assert routes["warning"].stdout.strip() == "rag-quality", routes["warning"].stderr

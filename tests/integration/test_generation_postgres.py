@@ -9,10 +9,10 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
+from groundwatch.adapters.llm.generation import generate_groups_llm
+from groundwatch.adapters.sources import generate_groups, introspect, readonly_engine
 from groundwatch.core.generation.answers import format_value
 from groundwatch.demo import build_demo
-from groundwatch.llm.generation import generate_groups_llm
-from groundwatch.sources import generate_groups, introspect, readonly_engine
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from groundwatch.adapters.db.engine import make_engine
+from groundwatch.adapters.db.models import Base, LlmCacheRow
+from groundwatch.adapters.llm.cache import SqlVerdictCache
+from groundwatch.adapters.llm.client import LlmClient, LlmError, LlmSettings
+from groundwatch.adapters.llm.llm_judge import PROMPT_VERSION, LlmJudge
 from groundwatch.core.judging import JUDGE_ERROR
 from groundwatch.core.model import Expected, Verdict
-from groundwatch.db.engine import make_engine
-from groundwatch.db.models import Base, LlmCacheRow
-from groundwatch.judging import Judge, JudgeSettings
-from groundwatch.llm.cache import SqlVerdictCache
-from groundwatch.llm.client import LlmClient, LlmError, LlmSettings
-from groundwatch.llm.judge import PROMPT_VERSION, LlmJudge
+from groundwatch.stages.judge.tiered import JudgeSettings, TieredJudge
 from tests.fakes import FakeOpenAIServer, Reply, fake_openai, fake_openai_server  # noqa: F401
 
 pytestmark = pytest.mark.integration
@@ -42,8 +42,8 @@ def _settings(server: FakeOpenAIServer, **kw: object) -> LlmSettings:
     return LlmSettings(**(base | kw))  # type: ignore[arg-type]
 
 
-def _judge(client: LlmClient, cache: SqlVerdictCache | None = None) -> Judge:
-    return Judge(JudgeSettings(llm_enabled=True), LlmJudge(client, cache))
+def _judge(client: LlmClient, cache: SqlVerdictCache | None = None) -> TieredJudge:
+    return TieredJudge(JudgeSettings(llm_enabled=True), LlmJudge(client, cache))
 
 
 @pytest.fixture

@@ -24,7 +24,11 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from sqlalchemy import func, select
 
-from groundwatch.bus import make_bus
+from groundwatch.adapters.bus import make_bus
+from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.adapters.db.models import JudgementRow
+from groundwatch.adapters.targets.callable import CallableTarget
 from groundwatch.contracts import (
     MAX_CONTEXTS,
     MAX_TEXT,
@@ -35,16 +39,12 @@ from groundwatch.contracts import (
     Topics,
 )
 from groundwatch.core.model import Expected, Verdict
-from groundwatch.db import create_schema, make_engine
-from groundwatch.db.models import JudgementRow
-from groundwatch.judging import Judge
-from groundwatch.runner import Runner
-from groundwatch.targets.callable import CallableTarget
-from groundwatch.worker import ConsumeLoop
-from services.analytics.store import AnalyticsStore
-from services.analytics.worker import AnalyticsWorker
-from services.judge.worker import JudgeWorker
-from services.rag_runner.worker import RunnerWorker
+from groundwatch.runtime.consume import ConsumeLoop, consume
+from groundwatch.stages.analytics.stage import AnalyticsStage
+from groundwatch.stages.judge.stage import JudgeStage
+from groundwatch.stages.judge.tiered import TieredJudge
+from groundwatch.stages.runner.lanes import Runner
+from groundwatch.stages.runner.stage import RunnerStage
 from tests.e2e.test_faults_kafka import _read_all
 
 pytestmark = [
@@ -151,9 +151,9 @@ async def test_hundred_poison_messages_per_topic_all_dead_lettered(
     await bus.ensure_topics(topics.all())
     runner = Runner({"t": CallableTarget(answer, in_thread=False)})
     workers: list[ConsumeLoop[Any]] = [
-        RunnerWorker(bus, topics, runner, group=f"{unique_prefix}runner").loop,
-        JudgeWorker(bus, topics, Judge().judge, group=f"{unique_prefix}judge").loop,
-        AnalyticsWorker(bus, topics, AnalyticsStore(engine), group=f"{unique_prefix}an").loop,
+        consume(RunnerStage(runner), bus, topics, group=f"{unique_prefix}runner"),
+        consume(JudgeStage(TieredJudge().judge), bus, topics, group=f"{unique_prefix}judge"),
+        consume(AnalyticsStage(AnalyticsStore(engine)), bus, topics, group=f"{unique_prefix}an"),
     ]
     tasks = [asyncio.create_task(w.run()) for w in workers]
     producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all")
@@ -254,7 +254,7 @@ async def test_oversize_poison_is_dead_lettered_without_killing_the_loop(
     await bus.start()
     await bus.ensure_topics(topics.all())
     runner = Runner({"t": CallableTarget(answer, in_thread=False)})
-    loop = RunnerWorker(bus, topics, runner, group=f"{unique_prefix}runner").loop
+    loop = consume(RunnerStage(runner), bus, topics, group=f"{unique_prefix}runner")
     task = asyncio.create_task(loop.run())
     big = b'{"query": "' + b"x" * 900_000 + b'"}'
     producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all")

@@ -17,12 +17,13 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from groundwatch.adapters.db.datasets import read_jsonl
+from groundwatch.adapters.llm.client import LlmClient, LlmSettings
+from groundwatch.adapters.llm.scenarios import CorpusScenarioGenerator
+from groundwatch.adapters.scenario_files import select_scenarios
 from groundwatch.cli.gen import register
-from groundwatch.core.scenarios.spec import DocumentSampling, ScenarioSpec, select_scenarios
+from groundwatch.core.scenarios.spec import DocumentSampling, ScenarioSpec
 from groundwatch.core.scenarios.validation import supported
-from groundwatch.datasets import read_jsonl
-from groundwatch.llm.client import LlmClient, LlmSettings
-from groundwatch.llm.scenarios import CorpusScenarioGenerator
 from tests.fakes import FakeOpenAIServer, Reply, fake_openai, fake_openai_server  # noqa: F401
 
 pytestmark = pytest.mark.integration

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from groundwatch.adapters.scenario_files import select_scenarios
+from groundwatch.adapters.sources.scenarios import grounded_scenarios
 from groundwatch.core.generation.answers import format_value
-from groundwatch.core.scenarios.spec import select_scenarios
 from groundwatch.demo import build_demo
-from groundwatch.sources.scenarios import grounded_scenarios
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 

@@ -26,12 +26,15 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from starlette.testclient import TestClient
 
-from groundwatch.config import load_settings
+from groundwatch.adapters.llm.client import LlmSettings
 from groundwatch.contracts import Probe
 from groundwatch.core.model import Expected
 from groundwatch.errors import ConfigError
-from groundwatch.judging import JudgeSettings, build_judge
-from groundwatch.llm.client import LlmSettings
+from groundwatch.reference_rag.app import create_app as rag_app
+from groundwatch.reference_rag.settings import ReferenceRagSettings
+from groundwatch.runtime.settings import load_settings
+from groundwatch.stages.judge.tiered import JudgeSettings, build_judge
+from groundwatch.stages.runner.factory import make_runner
 from services.analytics.app import create_app as analytics_app
 from services.analytics.settings import AnalyticsSettings
 from services.generator.app import create_app as generator_app
@@ -39,10 +42,7 @@ from services.generator.settings import GeneratorSettings
 from services.judge.app import create_app as judge_app
 from services.judge.settings import JudgeServiceSettings
 from services.rag_runner.app import create_app as runner_app
-from services.rag_runner.app import make_runner
 from services.rag_runner.settings import RunnerSettings
-from services.reference_rag.app import create_app as rag_app
-from services.reference_rag.settings import ReferenceRagSettings
 from tests.e2e.procs import free_port
 from tests.fakes import FakeOpenAIServer, Reply
 from tests.unit._rag_corpus import CORPUS
@@ -220,11 +220,10 @@ targets:
 """
     )
     fake_openai.script(*[Reply.status_code(500)] * 4)
-    settings = RunnerSettings(runner_targets_file=targets, runner_reference_url=None)
 
     async def ask_targets() -> list[str]:
         async with httpx.AsyncClient() as http:
-            runner = make_runner(settings, http)
+            runner = make_runner(http, targets_file=targets)
             try:
                 out = []
                 for target in ("dead", "failing"):
@@ -258,7 +257,7 @@ targets:
         backoff_initial=0.01,
         backoff_max=0.01,
     )
-    judge = build_judge(settings=JudgeSettings(llm_enabled=True, llm_cache=False), llm_settings=llm)
+    judge = build_judge(JudgeSettings(llm_enabled=True, llm_cache=False), llm_settings=llm)
 
     async def ask_llm() -> str:
         assert judge.llm is not None

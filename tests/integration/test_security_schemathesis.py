@@ -19,7 +19,9 @@ from schemathesis import checks
 from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi import checks as oa_checks
 
-from groundwatch.core.rag import FaultSwitches
+from groundwatch.reference_rag import FaultSwitches
+from groundwatch.reference_rag.app import create_app as rag_app
+from groundwatch.reference_rag.settings import ReferenceRagSettings
 from services.analytics.app import create_app as analytics_app
 from services.analytics.settings import AnalyticsSettings
 from services.generator.app import create_app as generator_app
@@ -28,8 +30,6 @@ from services.judge.app import create_app as judge_app
 from services.judge.settings import JudgeServiceSettings
 from services.rag_runner.app import create_app as runner_app
 from services.rag_runner.settings import RunnerSettings
-from services.reference_rag.app import create_app as rag_app
-from services.reference_rag.settings import ReferenceRagSettings
 from tests.unit._rag_corpus import CORPUS
 
 pytestmark = pytest.mark.integration

@@ -15,10 +15,10 @@ from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
+from groundwatch.adapters.sources.connect import readonly_engine
+from groundwatch.adapters.sources.introspect import introspect
+from groundwatch.adapters.sources.port import SqlAlchemyPort
 from groundwatch.core.generation.validation import validate_sql
-from groundwatch.sources.connect import readonly_engine
-from groundwatch.sources.introspect import introspect
-from groundwatch.sources.port import SqlAlchemyPort
 from tests.unit.test_sql_safety_templates import TRICKY_NAMES
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from groundwatch.adapters.targets import ErrorKind, TargetError, TargetLimits
+from groundwatch.adapters.targets.config import build_targets, parse_targets
 from groundwatch.contracts import TargetStatus
-from groundwatch.runner import Runner
-from groundwatch.targets import ErrorKind, TargetError, TargetLimits
-from groundwatch.targets.config import build_targets, parse_targets
+from groundwatch.stages.runner.lanes import Runner
 from tests.fakes import FakeOpenAIServer, Reply
 from tests.unit._runner_helpers import probe
 

@@ -8,8 +8,8 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from groundwatch.targets import ErrorKind, HttpJsonTarget, TargetError
-from groundwatch.targets.transport import make_http_client
+from groundwatch.adapters.targets import ErrorKind, HttpJsonTarget, TargetError
+from groundwatch.adapters.targets.transport import make_http_client
 
 pytestmark = pytest.mark.integration
 

@@ -16,15 +16,15 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from groundwatch.cli import report as report_cli
-from groundwatch.core.grammar_results import (
+from groundwatch.adapters.grammar_files import (
     ImportFormatError,
     load_evaluator_verdicts,
     load_grammar_results,
     load_likert_ratings,
 )
+from groundwatch.cli import report as report_cli
 from groundwatch.core.model import Verdict
-from groundwatch.core.report import build_report
+from groundwatch.report.build import build_report
 
 pytestmark = pytest.mark.unit
 
@@ -107,7 +107,7 @@ def test_import_keeps_the_authors_grouping(aurp: tuple[Path, Path]) -> None:
 
 def test_report_equals_the_authors_tallies(aurp: tuple[Path, Path]) -> None:
     obs = load_grammar_results(aurp[0], "short") + load_grammar_results(aurp[1], "long")
-    r = build_report(obs)
+    r = build_report(obs).to_json()
     check_against_authors(r)
     # Table 3 (Aurp, context comparison rows): retrieval accuracy 0.29 / 0.28, without gap
     # groups 1.00 / 0.98 — the authors' get_accuracy/get_robustness(for_retrieval=True)
@@ -223,7 +223,7 @@ def test_cli_report_from_stored_run(tmp_path: Path) -> None:
     from sqlalchemy import create_engine
     from sqlalchemy.orm import Session
 
-    from groundwatch.db.models import Base, JudgementRow
+    from groundwatch.adapters.db.models import Base, JudgementRow
 
     url = f"sqlite:///{tmp_path / 'gw.db'}"
     engine = create_engine(url)

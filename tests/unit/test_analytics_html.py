@@ -8,9 +8,9 @@ from html.parser import HTMLParser
 import pytest
 
 from groundwatch.core.model import Verdict
-from groundwatch.core.report import build_report
 from groundwatch.core.tagging import Observation
-from groundwatch.report_html import render_html
+from groundwatch.report.build import build_report
+from groundwatch.report.html import render_html
 
 pytestmark = pytest.mark.unit
 

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from groundwatch.core.model import Verdict
-from groundwatch.core.report import build_report, render_text
 from groundwatch.core.tagging import Observation
+from groundwatch.report.build import build_report
+from groundwatch.report.text import render_text
 
 pytestmark = pytest.mark.unit
 
@@ -58,7 +59,7 @@ def test_equations_on_a_hand_counted_cohort() -> None:
         + group("C", [C, W, E], retrieved=[("d1",), ("d1",), ()])
         + group("D", [W, W], forms=3)  # pending: one form not judged yet
     )
-    r = strict_json(build_report(obs))
+    r = strict_json(build_report(obs).to_json())
     c = r["cohorts"]["short"]
     assert r["target"] == "t" and list(r["targets"]) == ["t"]
     assert (c["examples"], c["correct"], c["incorrect"], c["errors"]) == (10, 4, 6, 1)
@@ -95,7 +96,7 @@ def test_ground_truth_documents_decide_retrieval() -> None:
         relevant=("d1", "d2"),
         retrieved=[("d1", "d2", "d9"), ("d2", "d1"), ("d1", "d7")],
     )
-    c = build_report(obs)["cohorts"]["short"]
+    c = build_report(obs).to_json()["cohorts"]["short"]
     assert c["attribution"]["lm"] == 1 and c["attribution"]["retrieval"] == 1
     assert c["retrieval_accuracy"] == pytest.approx(2 / 3)
     assert c["retrieval_judged_by"] == {"ground_truth": 3}
@@ -103,7 +104,7 @@ def test_ground_truth_documents_decide_retrieval() -> None:
 
 def test_duplicates_count_once() -> None:
     obs = group("A", [C, W, W])
-    assert build_report(obs + obs)["cohorts"]["short"]["examples"] == 3
+    assert build_report(obs + obs).to_json()["cohorts"]["short"]["examples"] == 3
 
 
 def cohort_experiment(seed: int, long_fail: float, n_groups: int = 40) -> list[Observation]:
@@ -124,17 +125,21 @@ def cohort_experiment(seed: int, long_fail: float, n_groups: int = 40) -> list[O
 
 
 def test_cohort_test_finds_the_weaker_form() -> None:
-    r = strict_json(build_report(cohort_experiment(1, long_fail=0.5), compare=("short", "long")))
+    r = strict_json(
+        build_report(cohort_experiment(1, long_fail=0.5), compare=("short", "long")).to_json()
+    )
     h = r["hypothesis"]
     assert h["available"] and h["cohorts"] == ["short", "long"]
     assert (h["shared_groups"], h["mutual_gap_groups"], h["groups_compared"]) == (40, 10, 30)
-    assert h["short"]["accuracy"] == 1.0 > h["long"]["accuracy"]
+    assert h["sides"]["short"]["accuracy"] == 1.0 > h["sides"]["long"]["accuracy"]
     assert h["significant"] and h["p_value"] < 0.001
     assert h["paired_test"]["wilcoxon_p"] < 0.001 and h["z_test"]["p_value"] < 0.001
     assert h["effect_size"]["rank_biserial"] == 1.0 and h["effect_size"]["cohens_h"] > 0.8
     assert h["conclusion"].startswith("'long' is worse than 'short'")
     assert h["groups_better_in"]["long"] == 0
-    assert h["long"]["accuracy_ci"][1] < h["short"]["accuracy_ci"][0]  # intervals apart
+    assert (
+        h["sides"]["long"]["accuracy_ci"][1] < h["sides"]["short"]["accuracy_ci"][0]
+    )  # intervals apart
     # long's failures come from retrieval (a wrong form retrieved "x", never a right one's "d")
     long = r["cohorts"]["long"]
     att = long["attribution"]
@@ -147,7 +152,7 @@ def test_cohort_test_finds_the_weaker_form() -> None:
 
 def test_cohort_test_without_difference_is_not_significant() -> None:
     obs = cohort_experiment(2, long_fail=0.0)
-    h = build_report(obs)["hypothesis"]
+    h = build_report(obs).to_json()["hypothesis"]
     assert h["p_value"] == 1.0 and not h["significant"]
     assert h["lambda_balanced"] and h["warnings"] == []
     assert "no significant difference" in h["conclusion"]
@@ -157,7 +162,7 @@ def test_unbalanced_lambda_warns() -> None:
     obs = cohort_experiment(3, long_fail=0.0)
     for g in range(40, 60):  # extra groups only the long cohort has, all gaps
         obs += group(f"g{g}", [W, W, W], cohort="long")
-    h = build_report(obs)["hypothesis"]
+    h = build_report(obs).to_json()["hypothesis"]
     assert not h["lambda_balanced"]
     assert any("λ differs" in w for w in h["warnings"])
     assert h["groups_compared"] == 30  # groups the short cohort lacks are not shared
@@ -166,15 +171,15 @@ def test_unbalanced_lambda_warns() -> None:
 def test_cohort_specific_gap_stays_in_the_comparison() -> None:
     obs = group("a", [W, W, W], cohort="short") + group("a", [W, W, W], cohort="long")
     obs += group("b", [C, C, C], cohort="short") + group("b", [W, W, W], cohort="long")
-    h = build_report(obs)["hypothesis"]
+    h = build_report(obs).to_json()["hypothesis"]
     assert h["mutual_gap_groups"] == 1 and h["groups_compared"] == 1
-    assert h["long"]["gap_groups"] == 1 and h["long"]["refined_accuracy"] is None
+    assert h["sides"]["long"]["gap_groups"] == 1 and h["sides"]["long"]["refined_accuracy"] is None
     assert any("little power" in w for w in h["warnings"])
 
 
 def test_hypothesis_unavailable_with_one_cohort() -> None:
-    h = build_report(group("a", [C]))["hypothesis"]
-    assert h == {"available": False, "reason": "needs two cohorts"}
+    h = build_report(group("a", [C])).hypothesis
+    assert not h.available and h.reason == "needs two cohorts" and h.p_value is None
 
 
 def test_target_comparison_sees_fixed_groups() -> None:
@@ -183,7 +188,8 @@ def test_target_comparison_sees_fixed_groups() -> None:
         fixed = g < 12
         obs += group(f"g{g}", [W, W, W] if fixed else [C, C, W], target="prod")
         obs += group(f"g{g}", [C, C, C] if fixed else [C, C, W], target="canary")
-    r = strict_json(build_report(obs))
+    report = build_report(obs)
+    r = strict_json(report.to_json())
     tc = r["target_comparison"]
     assert tc["baseline"] == "prod" and tc["candidate"] == "canary"
     c = tc["cohorts"]["short"]
@@ -193,7 +199,7 @@ def test_target_comparison_sees_fixed_groups() -> None:
     assert c["mcnemar"]["only_second"] == 36 and c["mcnemar"]["only_first"] == 0
     assert c["mcnemar"]["p_value"] < 1e-9 and c["significant"]
     assert "better" in c["conclusion"]
-    assert "canary" in render_text(r)
+    assert "canary" in render_text(report)
 
 
 def test_reliability_and_human_agreement() -> None:
@@ -202,23 +208,22 @@ def test_reliability_and_human_agreement() -> None:
     says_correct = dict.fromkeys(pids, True)  # an evaluator that calls everything correct
     ratings = {pid: (5.0 if o.verdict is C else 1.0) for pid, o in zip(pids, obs, strict=True)}
     noise = {pid: float(i) for i, pid in enumerate(pids)}
-    r = strict_json(
-        build_report(
-            obs,
-            evaluators={"always_yes": says_correct | {"unknown": False}},
-            human_ratings=ratings,
-            metric_scores={"noise": noise},
-        )
+    report = build_report(
+        obs,
+        evaluators={"always_yes": says_correct | {"unknown": False}},
+        human_ratings=ratings,
+        metric_scores={"noise": noise},
     )
+    r = strict_json(report.to_json())
     rel = r["reliability"]["always_yes"]
     assert rel["precision"] == pytest.approx(4 / 8) and rel["recall"] == 1.0
     assert rel["error_recall"] == 0.0 and rel["unmatched"] == 1 and rel["n"] == 8
-    lo, hi = rel["precision_ci"]
-    assert lo == pytest.approx(0.5 - 1.959964 * (0.25 / 8) ** 0.5, rel=1e-5) and hi < 1
+    lo, hi = rel["precision_ci"]  # Wilson (the default), symmetric around 1/2
+    assert lo == pytest.approx(0.2152, abs=1e-4) and hi == pytest.approx(1 - lo)
     sp = r["human_agreement"]["spearman"]
     assert sp["judge_verdict"]["rho"] == pytest.approx(1.0) and sp["judge_verdict"]["n"] == 8
     assert abs(sp["noise"]["rho"]) < 0.5
-    text = render_text(r)
+    text = render_text(report)
     assert "always_yes" in text and "judge_verdict" in text
 
 
@@ -230,12 +235,12 @@ def test_render_text_shows_the_table() -> None:
 
 def test_cohort_selection_and_order() -> None:
     obs = cohort_experiment(5, long_fail=0.3)
-    r = build_report(obs, cohorts=["long", "short"])
+    r = build_report(obs, cohorts=["long", "short"]).to_json()
     assert list(r["cohorts"]) == ["long", "short"]
     assert r["hypothesis"]["cohorts"] == ["long", "short"]
-    assert list(build_report(obs, cohorts=["long"])["cohorts"]) == ["long"]
+    assert list(build_report(obs, cohorts=["long"]).to_json()["cohorts"]) == ["long"]
 
 
 def test_empty_report() -> None:
-    r = strict_json(build_report([]))
+    r = strict_json(build_report([]).to_json())
     assert r["cohorts"] == {} and r["hypothesis"]["available"] is False

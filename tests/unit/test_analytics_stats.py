@@ -106,10 +106,43 @@ def test_evaluator_reliability_matches_paper_convention() -> None:
     r = evaluator_reliability(truth, said)
     assert (r.true_positive, r.false_positive, r.false_negative, r.true_negative) == (2, 2, 1, 1)
     assert r.precision == pytest.approx(0.5) and r.recall == pytest.approx(2 / 3)
-    assert r.error_recall == pytest.approx(1 / 3) and r.agreement == pytest.approx(0.5)
-    assert r.precision_ci == z_interval(2, 4)
+    assert r.error_precision == pytest.approx(0.5) and r.error_recall == pytest.approx(1 / 3)
+    assert r.agreement == pytest.approx(0.5)
+    assert (r.n, r.abstained, r.interval, r.confidence) == (6, 0, "wilson", 0.95)
+    assert r.precision_ci == wilson_ci(2, 4) and r.error_recall_ci == wilson_ci(1, 3)
+    assert r.agreement_ci == wilson_ci(3, 6)
+    wald = evaluator_reliability(truth, said, interval="wald")
+    assert wald.precision_ci == z_interval(2, 4) and wald.interval == "wald"
     d = as_dict(r)
     assert isinstance(d["precision_ci"], list)
+
+
+def test_evaluator_reliability_wilson_by_default_not_wald() -> None:
+    # issue 18: with Wald, 5 right calls out of 5 gave the interval [1, 1]
+    r = evaluator_reliability([True] * 5, [True] * 5)
+    assert r.precision == 1.0 and r.precision_ci is not None
+    assert r.precision_ci[0] == pytest.approx(wilson_by_hand(5, 5)[0]) and r.precision_ci[0] < 0.6
+    assert evaluator_reliability([True] * 5, [True] * 5, interval="wald").precision_ci == (1.0, 1.0)
+    with pytest.raises(ValueError, match="interval"):
+        evaluator_reliability([True], [True], interval="exact")  # type: ignore[arg-type]
+
+
+def test_evaluator_reliability_abstentions_and_undefined_ratios() -> None:
+    truth = [True, True, False, False, True]
+    predicted = [True, False, True, None, True]
+    r = evaluator_reliability(truth, predicted)
+    assert r.precision == pytest.approx(2 / 3)  # one wrong answer judged correct: optimistic
+    assert r.recall == pytest.approx(2 / 3)  # one right answer judged wrong: cynical
+    assert (r.n, r.abstained) == (4, 1)
+    # nothing called wrong, no wrong answer: the "wrong"-call ratios are undefined, not 0
+    r = evaluator_reliability([True, True], [True, None])
+    assert r.error_precision is None and r.error_precision_ci is None
+    assert r.error_recall is None and r.error_recall_ci is None
+    none = evaluator_reliability([True], [None])
+    assert none.n == 0 and none.precision is None and none.agreement is None
+    assert none.agreement_ci is None
+    with pytest.raises(ValueError):
+        evaluator_reliability([True], [])
 
 
 def test_spearman() -> None:

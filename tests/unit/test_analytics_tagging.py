@@ -21,6 +21,7 @@ from groundwatch.core.tagging import (
     retrieval_sufficient,
     status_of,
 )
+from groundwatch.stages.analytics.observe import observation_from_judgement
 
 pytestmark = pytest.mark.unit
 
@@ -246,7 +247,7 @@ def test_from_judgement() -> None:
         probe_created_at=created,
         judged_at=created + timedelta(seconds=2.5),
     )
-    o = Observation.from_judgement(j)
+    o = observation_from_judgement(j)
     assert o.probe_id == str(j.probe_id) and o.verdict is Verdict.INCORRECT
     assert (o.group_forms, o.retrieved_ids, o.relevant_doc_ids) == (3, ("d1", "d2"), ("d1",))
     assert o.latency_s == pytest.approx(2.5)

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from groundwatch.adapters.sources.connect import readonly_engine
+from groundwatch.adapters.sources.refresh import refresh_answers
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus
 from groundwatch.core.judging import judge_deterministic
 from groundwatch.core.model import AnswerType, Expected, SemanticGroup, TextForm, Verdict
-from groundwatch.core.tagging import Cause, Observation, Tagger
+from groundwatch.core.tagging import Cause, Tagger
 from groundwatch.core.versions import next_version
-from groundwatch.sources.connect import readonly_engine
-from groundwatch.sources.refresh import refresh_answers
+from groundwatch.stages.analytics.observe import observation_from_judgement
 
 pytestmark = pytest.mark.unit
 
@@ -96,5 +97,5 @@ def test_stale_answer_is_its_own_failure_kind() -> None:
     )
     tagger = Tagger()
     for j in (stale, right):
-        tagger.apply(Observation.from_judgement(j))
+        tagger.apply(observation_from_judgement(j))
     assert tagger.cause_counts() == {("t", "short", Cause.STALE): 1}

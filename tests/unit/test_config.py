@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from groundwatch.config import CommonSettings, load_settings
 from groundwatch.errors import ConfigError
+from groundwatch.runtime.settings import CommonSettings, load_settings
 
 pytestmark = pytest.mark.unit
 
@@ -64,11 +64,11 @@ def test_service_exits_2_naming_the_field(script: str) -> None:
 
 
 def _service_settings() -> dict[str, type[CommonSettings]]:
+    from groundwatch.reference_rag.settings import ReferenceRagSettings
     from services.analytics.settings import AnalyticsSettings
     from services.generator.settings import GeneratorSettings
     from services.judge.settings import JudgeServiceSettings
     from services.rag_runner.settings import RunnerSettings
-    from services.reference_rag.settings import ReferenceRagSettings
 
     return {
         "generator": GeneratorSettings,

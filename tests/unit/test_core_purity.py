@@ -1,4 +1,8 @@
-"""The domain core imports no Kafka, HTTP, database driver, ORM, LLM SDK or metrics client."""
+"""The domain core imports no Kafka, HTTP, database driver, ORM, LLM SDK or metrics client, reads
+no file and no environment; the wire contracts import only the core.
+
+import-linter (``make lint``) enforces the layers between groundwatch's own packages; this test
+also covers what import-linter cannot see: file and environment reads inside the core."""
 
 from __future__ import annotations
 
@@ -27,14 +31,19 @@ FORBIDDEN = {
     "uvicorn",
     "openai",
     "prometheus_client",
-    "groundwatch.bus",
-    "groundwatch.db",
-    "groundwatch.llm",
-    "groundwatch.service",
-    "groundwatch.worker",
-    "groundwatch.targets",
-    "groundwatch.sources",
+    "pydantic_settings",
+    "yaml",
+    "groundwatch.contracts",
+    "groundwatch.adapters",
+    "groundwatch.runtime",
+    "groundwatch.stages",
+    "groundwatch.report",
+    "groundwatch.cli",
+    "services",
 }
+#: Calls that read files or the environment: the core receives data, adapters read it.
+IO_CALLS = {"open", "read_text", "read_bytes", "glob", "rglob", "iterdir", "getenv", "files"}
+IO_NAMES = {"environ"}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -57,3 +66,40 @@ def test_core_is_pure() -> None:
             if any(mod == bad or mod.startswith(bad + ".") for bad in FORBIDDEN):
                 offenders.append(f"{f.relative_to(CORE)} imports {mod}")
     assert not offenders, "\n".join(offenders)
+
+
+def io_calls(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = (
+                f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            )
+            if name in IO_CALLS:
+                found.append(f"line {node.lineno}: {name}()")
+        elif isinstance(node, ast.Attribute) and node.attr in IO_NAMES:
+            found.append(f"line {node.lineno}: .{node.attr}")
+    return found
+
+
+def test_core_reads_no_file_and_no_environment() -> None:
+    offenders = [
+        f"{f.relative_to(CORE)} {hit}" for f in sorted(CORE.rglob("*.py")) for hit in io_calls(f)
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_contracts_import_only_the_core() -> None:
+    contracts = CORE.parent / "contracts.py"
+    allowed_own = ("groundwatch.core", "groundwatch.errors")
+    bad = [
+        m
+        for m in imported_modules(contracts)
+        if (m.startswith("groundwatch") and not m.startswith(allowed_own))
+        or any(
+            m == f or m.startswith(f + ".") for f in FORBIDDEN if not f.startswith("groundwatch")
+        )
+    ]
+    assert not bad, bad

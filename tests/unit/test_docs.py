@@ -27,3 +27,52 @@ def test_readme_shows_the_two_setup_commands_first() -> None:
     text = README.read_text()
     first_block = text[text.index("```") : text.index("```", text.index("```") + 3)]
     assert "make demo" in first_block and "make test" in first_block
+
+
+ROOT = README.parent
+DOCS = [README, ROOT / "docs" / "architecture.md", ROOT / "RELIABILITY.md"]
+
+
+def _module_exists(dotted: str) -> bool:
+    parts = dotted.split(".")
+    base = ROOT / "shared" if parts[0] == "groundwatch" else ROOT
+    path = base.joinpath(*parts)
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_module_the_docs_name_exists(doc: Path) -> None:
+    """A module named in backticks (``groundwatch.x.y``) or a source path (`shared/…py`,
+    `services/…py`) must exist: a move that leaves the docs behind fails here."""
+    text = doc.read_text()
+    dotted = set(re.findall(r"`(groundwatch(?:\.[a-z_]+)+)`", text))
+    dotted |= {m.rstrip(".") for m in re.findall(r"`((?:groundwatch|services)\.[a-z_.]+)`", text)}
+    paths = set(
+        re.findall(r"`((?:shared|services|tests|bench|scripts)/[\w/.-]+\.(?:py|sh))`", text)
+    )
+    missing = [m for m in sorted(dotted) if not _module_exists(m) and not _is_attribute(m)]
+    missing += [p for p in sorted(paths) if not (ROOT / p).exists()]
+    assert not missing, f"{doc.name} names modules that do not exist: {missing}"
+
+
+def _is_attribute(dotted: str) -> bool:
+    """``groundwatch.x.func``: the module part exists and the last part is a name in it."""
+    module, _, name = dotted.rpartition(".")
+    if not module or not _module_exists(module):
+        return False
+    parts = module.split(".")
+    base = ROOT / "shared" if parts[0] == "groundwatch" else ROOT
+    path = base.joinpath(*parts)
+    source = path.with_suffix(".py") if path.with_suffix(".py").is_file() else path / "__init__.py"
+    return re.search(rf"\b{re.escape(name)}\b", source.read_text()) is not None
+
+
+def test_the_readme_layout_names_every_layer() -> None:
+    text = README.read_text()
+    layers = sorted(
+        p.name
+        for p in (ROOT / "shared" / "groundwatch").iterdir()
+        if p.is_dir() and (p / "__init__.py").is_file()
+    )
+    missing = [name for name in layers if f"`{name}/`" not in text]
+    assert not missing, f"README's layout section does not mention {missing}"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from groundwatch.targets.config import load_targets
+from groundwatch.adapters.targets.config import load_targets
 
 pytestmark = pytest.mark.unit
 

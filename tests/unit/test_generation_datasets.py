@@ -12,10 +12,16 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
+from groundwatch.adapters.db.datasets import (
+    iter_jsonl,
+    load_groups,
+    read_jsonl,
+    save_groups,
+    write_jsonl,
+)
+from groundwatch.adapters.db.models import AnswerVersionRow, Base, Dataset
 from groundwatch.cli.gen import register
 from groundwatch.core.model import AnswerType, Expected, SemanticGroup, TextForm
-from groundwatch.datasets import iter_jsonl, load_groups, read_jsonl, save_groups, write_jsonl
-from groundwatch.db.models import AnswerVersionRow, Base, Dataset
 from groundwatch.demo import demo_dataset
 
 pytestmark = pytest.mark.unit

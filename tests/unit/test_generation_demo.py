@@ -12,13 +12,13 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
+from groundwatch.adapters.sources import generate_groups, readonly_engine
 from groundwatch.core.generation.answers import format_value
 from groundwatch.core.generation.pipeline import GenerationResult
 from groundwatch.core.model import SemanticGroup
-from groundwatch.core.rag import Bm25Retriever, KeywordOverlapRetriever, split_sentences
+from groundwatch.core.retrieval import Bm25Retriever, KeywordOverlapRetriever, split_sentences
 from groundwatch.demo import DemoDomain, build_demo, demo_dataset, demo_generation
 from groundwatch.errors import ConfigError
-from groundwatch.sources import generate_groups, readonly_engine
 
 pytestmark = pytest.mark.unit
 K = 3
@@ -280,3 +280,16 @@ def test_pair_templates_drop_fills_with_several_answers(
             ).scalar_one()
             assert _groups_by_template(result.groups)[t.sql] == n_single
     engine.dispose()
+
+
+def test_demo_text_answers_carry_grounded_candidates(
+    demo: tuple[DemoDomain, GenerationResult],
+) -> None:
+    _, result = demo
+    text_groups = [g for g in result.groups if "text" in g.answer.types]
+    with_cands = [g for g in text_groups if g.answer.candidates]
+    assert len(with_cands) >= 0.9 * len(text_groups)
+    for g in with_cands:
+        assert len(g.answer.candidates) == len(g.answer.values)
+        for value, col in zip(g.answer.values, g.answer.candidates, strict=True):
+            assert value not in col and len(col) <= 200

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from groundwatch.adapters.db.datasets import import_grammar_dir, read_grammar_dir
 from groundwatch.core.generation import default_verbalizers, offline_text_templates
 from groundwatch.core.generation.answers import format_value
 from groundwatch.core.generation.grammar_format import (
@@ -22,7 +23,6 @@ from groundwatch.core.generation.grammar_format import (
     sql_templates_in_order,
 )
 from groundwatch.core.generation.validation import validate_sql
-from groundwatch.datasets import import_grammar_dir, read_grammar_dir
 from groundwatch.errors import ConfigError
 
 pytestmark = pytest.mark.unit

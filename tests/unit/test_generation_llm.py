@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from groundwatch.core.generation import default_verbalizers
-from groundwatch.demo import build_demo
-from groundwatch.llm.generation import (
+from groundwatch.adapters.llm.generation import (
     SQL_PROMPT,
     generate_groups_llm,
     llm_sql_templates,
@@ -17,7 +15,9 @@ from groundwatch.llm.generation import (
     response_lines,
     sql_prompts,
 )
-from groundwatch.sources import introspect, readonly_engine
+from groundwatch.adapters.sources import introspect, readonly_engine
+from groundwatch.core.generation import default_verbalizers
+from groundwatch.demo import build_demo
 
 pytestmark = pytest.mark.unit
 

@@ -14,14 +14,14 @@ import typer
 import yaml
 from typer.testing import CliRunner
 
+from groundwatch.adapters.db.datasets import read_jsonl
+from groundwatch.adapters.sources import generate_groups
 from groundwatch.cli.gen import register
 from groundwatch.core.generation.answers import format_value
 from groundwatch.core.generation.pipeline import GenerationResult
 from groundwatch.core.generation.steering import Steering
 from groundwatch.core.model import SemanticGroup
-from groundwatch.datasets import read_jsonl
 from groundwatch.demo import demo_generation
-from groundwatch.sources import generate_groups
 
 from . import gen_schemas
 

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from groundwatch.config import load_settings
-from groundwatch.core.judging import JUDGE_ERROR
-from groundwatch.core.model import Expected, Verdict
-from groundwatch.errors import ConfigError, GroundwatchError
-from groundwatch.judging import Judge, JudgeSettings, build_judge, gold_text
-from groundwatch.llm.cache import MemoryVerdictCache, cache_key
-from groundwatch.llm.judge import (
+from groundwatch.adapters.llm.cache import MemoryVerdictCache, cache_key
+from groundwatch.adapters.llm.llm_judge import (
     GRAMMAR_PROMPT,
     PROMPT_VERSION,
     LlmJudge,
     parse_verdict,
     render_prompt,
 )
+from groundwatch.core.judging import JUDGE_ERROR
+from groundwatch.core.model import Expected, Verdict
+from groundwatch.errors import ConfigError, GroundwatchError
+from groundwatch.runtime.settings import load_settings
+from groundwatch.stages.judge.tiered import JudgeSettings, TieredJudge, build_judge, gold_text
 
 pytestmark = pytest.mark.unit
 
@@ -91,9 +91,9 @@ class ScriptedModel:
         return [reply] * n
 
 
-def _judge(model: ScriptedModel, **kw: object) -> Judge:
+def _judge(model: ScriptedModel, **kw: object) -> TieredJudge:
     settings = JudgeSettings(llm_enabled=True, **kw)  # type: ignore[arg-type]
-    return Judge(settings, LlmJudge(model, MemoryVerdictCache()))
+    return TieredJudge(settings, LlmJudge(model, MemoryVerdictCache()))
 
 
 VAGUE = ("When did it start?", Expected(values=["2023-04-01"]), "It started in spring 2023.")
@@ -137,9 +137,11 @@ async def test_judge_error_is_not_cached() -> None:
 
 async def test_llm_disabled_or_removed_from_tiers_spends_nothing() -> None:
     model = ScriptedModel()
-    off = Judge(JudgeSettings(llm_enabled=False), LlmJudge(model))
+    off = TieredJudge(JudgeSettings(llm_enabled=False), LlmJudge(model))
     assert (await off.judge(*VAGUE)).verdict is Verdict.UNDECIDED
-    no_tier = Judge(JudgeSettings(llm_enabled=True, tiers=["refusal", "typed"]), LlmJudge(model))
+    no_tier = TieredJudge(
+        JudgeSettings(llm_enabled=True, tiers=["refusal", "typed"]), LlmJudge(model)
+    )
     assert (await no_tier.judge(*VAGUE)).verdict is Verdict.UNDECIDED
     assert model.prompts == []
 
@@ -156,7 +158,7 @@ def test_dry_run_estimate_counts_distinct_undecided() -> None:
     calls, tokens = judge.dry_run_estimate(items)
     assert calls == 2
     assert 2 * len(GRAMMAR_PROMPT) // 4 < tokens < 2 * len(GRAMMAR_PROMPT)
-    assert Judge(JudgeSettings()).dry_run_estimate(items) == (0, 0)
+    assert TieredJudge(JudgeSettings()).dry_run_estimate(items) == (0, 0)
 
 
 def test_gold_text_for_prompt() -> None:
@@ -182,5 +184,10 @@ def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_build_judge_rules_only_needs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GW_JUDGE_LLM_ENABLED", raising=False)
-    judge = build_judge(database_url="postgresql://nowhere/none")
+    judge = build_judge(load_settings(JudgeSettings), database_url="postgresql://nowhere/none")
     assert judge.llm is None
+
+
+def test_build_judge_with_the_llm_tier_needs_llm_settings() -> None:
+    with pytest.raises(ConfigError, match="GW_JUDGE_LLM_ENABLED"):
+        build_judge(JudgeSettings(llm_enabled=True))

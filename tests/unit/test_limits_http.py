@@ -12,8 +12,10 @@ import pytest
 from fastapi import FastAPI, Request
 from pydantic import ValidationError
 
-from groundwatch.bus.base import Record
-from groundwatch.bus.memory import MemoryBus
+from groundwatch.adapters.bus.base import Record
+from groundwatch.adapters.targets import TargetLimits
+from groundwatch.adapters.targets.base import MAX_RETRIEVED_IDS
+from groundwatch.adapters.targets.http_json import HttpJsonTarget
 from groundwatch.contracts import (
     MAX_CONTEXTS,
     MAX_TEXT,
@@ -22,19 +24,15 @@ from groundwatch.contracts import (
     Probe,
     RagResponse,
     TargetStatus,
-    Topics,
 )
 from groundwatch.core.model import Expected, Verdict
-from groundwatch.judging import Judge
-from groundwatch.runner import Runner
-from groundwatch.service import MAX_BODY_BYTES, ServiceParts, build_app
-from groundwatch.targets import TargetLimits
-from groundwatch.targets.base import MAX_RETRIEVED_IDS
-from groundwatch.targets.http_json import HttpJsonTarget
-from groundwatch.worker import MAX_DEAD_LETTER_RAW, dead_letter
-from services.judge.worker import JudgeWorker
-from services.reference_rag.app import create_app as create_rag
-from services.reference_rag.settings import ReferenceRagSettings
+from groundwatch.reference_rag.app import create_app as create_rag
+from groundwatch.reference_rag.settings import ReferenceRagSettings
+from groundwatch.runtime.consume import MAX_DEAD_LETTER_RAW, dead_letter
+from groundwatch.runtime.service import MAX_BODY_BYTES, ServiceParts, build_app
+from groundwatch.stages.judge.stage import JudgeStage
+from groundwatch.stages.judge.tiered import TieredJudge
+from groundwatch.stages.runner.lanes import Runner
 from tests.unit._rag_corpus import CORPUS
 
 pytestmark = pytest.mark.unit
@@ -178,12 +176,12 @@ async def test_reply_over_the_byte_cap_is_an_error_not_an_answer() -> None:
     response = await ask(http_target(body, max_response_bytes=4096), probe())
     assert response.status is TargetStatus.ERROR and response.error_kind == "bad_payload"
     assert response.answer is None
-    (judgement,) = await JudgeWorker(MemoryBus(), Topics(), Judge().judge).handle([response])
+    (judgement,) = await JudgeStage(TieredJudge().judge).handle([response])
     assert judgement.verdict is Verdict.ERROR
 
 
 async def test_cut_answer_without_the_gold_is_undecided_not_incorrect() -> None:
-    worker = JudgeWorker(MemoryBus(), Topics(), Judge().judge)
+    worker = JudgeStage(TieredJudge().judge)
     p = probe()
     cut = RagResponse.for_probe(
         p, status=TargetStatus.OK, answer="Let me explain. " * 1250, answer_truncated=True

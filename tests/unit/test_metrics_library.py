@@ -1,4 +1,7 @@
-"""Answer and IR metrics against known values (hand-computed, or published with the library)."""
+"""Answer and IR metrics against known values (hand-computed, or published with the library).
+
+The randomized comparisons with the reference libraries are in ``test_metrics_oracles.py``.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import math
 import pytest
 
 from groundwatch.core.metrics import (
+    RougeTokenizer,
     average_precision,
     bleu,
     corpus_bleu,
@@ -18,8 +22,8 @@ from groundwatch.core.metrics import (
     precision_at_k,
     recall_at_k,
     reciprocal_rank,
-    reliability,
     rouge_l,
+    squad_normalize,
     token_prf,
 )
 
@@ -108,12 +112,66 @@ def test_map_mrr_and_edge_cases() -> None:
     assert m["ap@3"] == pytest.approx((1 + 2 / 3) / 3)
 
 
-def test_reliability_as_in_grammar_section_3() -> None:
-    truth = [True, True, False, False, True]
-    predicted = [True, False, True, None, True]
-    r = reliability(truth, predicted)
-    assert r.precision == pytest.approx(2 / 3)  # one wrong answer judged correct: optimistic
-    assert r.recall == pytest.approx(2 / 3)  # one right answer judged wrong: cynical
-    assert (r.n, r.abstained) == (4, 1)
+def test_ap_at_k_divides_by_all_relevant_like_trec_eval() -> None:
+    # issue 18: min(|rel|, k) gave 1.0; trec_eval map_cut_1, ranx and ir-measures give 0.5
+    assert average_precision(["d1", "d4"], {"d1", "d4"}, k=1) == 0.5
+    assert average_precision(["d1", "d4"], {"d1", "d4"}, k=2) == 1.0
+    assert mean_average_precision([(["d1", "d4"], {"d1", "d4"})], k=1) == 0.5
+
+
+def test_ndcg_negative_grades_gain_nothing() -> None:
+    # issue 18: a negative gain gave -0.369; trec_eval ndcg_cut_2 gives 1/log2(3) = 0.631
+    assert ndcg_at_k(["a", "b"], {"a": -1, "b": 1}, 2) == pytest.approx(1 / math.log2(3))
+    assert ndcg_at_k(["a"], {"a": -2, "b": 0}, 1) == 0.0
+    assert ndcg_at_k(["b", "a"], {"a": -1, "b": 1}, 2) == 1.0
+
+
+def test_corpus_bleu_uneven_references_keep_the_brevity_penalty() -> None:
+    # issue 18: padding with "" added a zero-length reference (brevity penalty off) -> 1.000
+    preds = ["the cat sat on the mat", "hello"]
+    refs = [["the cat sat on the mat", "a cat sat on a mat"], ["hello world how are you"]]
+    assert corpus_bleu(preds, refs) == pytest.approx(0.5647181220077595, abs=1e-12)
+
+
+def test_bleu_without_references_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="reference"):
+        bleu("x", [])
+    with pytest.raises(ValueError, match="reference"):
+        corpus_bleu(["x", "y"], [["x"], []])
+    with pytest.raises(ValueError, match="prediction"):
+        corpus_bleu([], [])
+
+
+def test_rouge_l_reads_non_latin_and_accented_text() -> None:
+    assert rouge_l("東京", "東京").f1 == 1.0  # issue 18: was 0
+    # one CJK character per token: "東京" is 2 of the 8 tokens of "Tokyo is Japan's capital"
+    prf = rouge_l("東京", "東京は日本の首都")
+    assert (prf.precision, prf.recall) == (1.0, 2 / 8)
+    assert rouge_l("Ελλάδα", "ελλαδα").f1 == 1.0  # case and accents folded, like EM
+    assert rouge_l("café crème", "cafe creme").f1 == 1.0  # not cut into "caf", "cr", "me"
+    assert rouge_l("Москва столица", "столица России").f1 == pytest.approx(0.5)
+    assert RougeTokenizer().tokenize("2024年 コーヒー") == ["2024", "年", "コ", "ー", "ヒ", "ー"]
+    assert RougeTokenizer().tokenize("हिन्दी भाषा") == ["हिन्दी", "भाषा"]  # marks stay in words
+    assert RougeTokenizer(stem=True).tokenize("Running dogs") == ["run", "dog"]
+
+
+def test_rouge_l_of_two_empty_answers_agrees_like_em_and_f1() -> None:
+    # issue 18: rouge_l("", "") was 0 while EM and token F1 give 1
+    assert rouge_l("", "").f1 == exact_match("", "") == token_prf("", "").f1 == 1.0
+    assert rouge_l("...", "").f1 == 1.0  # no token on either side
+    assert rouge_l("x", "").f1 == rouge_l("", "x").f1 == 0.0
+
+
+def test_squad_normalization_mode() -> None:
+    # the default mode splits at punctuation (documented); "squad" deletes it like the script
+    assert exact_match("U.S.", "US") == 0.0
+    assert exact_match("U.S.", "US", normalization="squad") == 1.0
+    assert squad_normalize("The  Eiffel-Tower, Paris!") == "eiffeltower paris"
+    assert squad_normalize("Élysée") == "élysée"  # the script keeps accents
+    assert exact_match("Élysée", "elysee", normalization="squad") == 0.0
+    prf = token_prf("the U.S. army", "US army", normalization="squad")
+    assert prf.f1 == 1.0
+    assert token_prf("", "", normalization="squad").f1 == 1.0  # SQuAD v2.0: both empty agree
+    assert token_prf("a", "", normalization="squad").f1 == 1.0  # "a" normalizes to nothing
     with pytest.raises(ValueError):
-        reliability([True], [])
+        exact_match("x", "x", normalization="bogus")  # type: ignore[arg-type]

@@ -5,6 +5,18 @@ from __future__ import annotations
 
 import pytest
 
+from groundwatch.adapters.llm.cache import MemoryVerdictCache
+from groundwatch.adapters.llm.ragprobe import RagProbeJudge, parse_pass_fail
+from groundwatch.adapters.llm.reference_free import (
+    RAGAS_NLI_PROMPT,
+    SELFCHECK_QA_PROMPT,
+    llm_rag_sampler,
+    parse_claims,
+    parse_nli,
+    ragas_faithfulness,
+    selfcheck,
+    selfcheck_rag,
+)
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.ragprobe_metrics import (
     ANSWERABLE_METRICS,
@@ -15,18 +27,6 @@ from groundwatch.core.ragprobe_metrics import (
     probe_verdict,
 )
 from groundwatch.errors import GroundwatchError
-from groundwatch.llm.cache import MemoryVerdictCache
-from groundwatch.llm.ragprobe import RagProbeJudge, parse_pass_fail
-from groundwatch.llm.reference_free import (
-    RAGAS_NLI_PROMPT,
-    SELFCHECK_QA_PROMPT,
-    llm_rag_sampler,
-    parse_claims,
-    parse_nli,
-    ragas_faithfulness,
-    selfcheck,
-    selfcheck_rag,
-)
 
 pytestmark = pytest.mark.unit
 
@@ -88,7 +88,14 @@ def test_answerable_wrong_number_fails_consistency() -> None:
 
 def test_combined_question_missing_a_part_fails_completeness() -> None:
     exp = Expected(values=["Chamonix", "Babe Ruth"])
+    # A part not named at all is not proven missing (it may be said in other words): undecided.
     r = deterministic_metrics("S5", "Where …? Who …?", exp, "The games took place in Chamonix.")
+    assert r[M.COMPLETENESS].passed is None
+    # Another value of the part's column in its place is proof.
+    grounded = exp.model_copy(update={"candidates": [[], ["Lou Gehrig", "Ty Cobb"]]})
+    r = deterministic_metrics(
+        "S5", "Where …? Who …?", grounded, "The games took place in Chamonix; Ty Cobb won."
+    )
     assert r[M.COMPLETENESS].passed is False
 
 

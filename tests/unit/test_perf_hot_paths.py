@@ -11,8 +11,9 @@ import orjson
 import pytest
 from prometheus_client import CollectorRegistry
 
-from groundwatch.bus.base import Outgoing
-from groundwatch.bus.memory import MemoryBus
+from groundwatch.adapters.bus.base import Outgoing
+from groundwatch.adapters.bus.memory import MemoryBus
+from groundwatch.adapters.targets import CallableTarget, TargetLimits
 from groundwatch.contracts import (
     DeadLetter,
     Judgement,
@@ -25,12 +26,12 @@ from groundwatch.contracts import (
 )
 from groundwatch.core.judging import Decision
 from groundwatch.core.model import Expected, Verdict
-from groundwatch.core.tagging import Observation, Tagger
-from groundwatch.runner import Runner
-from groundwatch.targets import CallableTarget, TargetLimits
-from groundwatch.worker import GC_YOUNG_THRESHOLD, tune_gc
-from services.analytics.metrics import AnalyticsMetrics
-from services.judge.worker import JudgeWorker
+from groundwatch.core.tagging import Tagger
+from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
+from groundwatch.runtime.consume import GC_YOUNG_THRESHOLD, tune_gc
+from groundwatch.stages.analytics.observe import observation_from_judgement
+from groundwatch.stages.judge.stage import JudgeStage
+from groundwatch.stages.runner.lanes import Runner
 from tests.e2e.procs import metric_samples
 from tests.unit._runner_helpers import probe
 
@@ -124,7 +125,7 @@ async def test_run_many_cancelled_leaves_nothing_running() -> None:
 # ------------------------------------------------------------------ judge worker drains
 
 
-async def test_judge_worker_keeps_order_and_bounds_concurrency() -> None:
+async def test_judge_stage_keeps_order_and_bounds_concurrency() -> None:
     active = peak = 0
 
     async def slow_judge(query: str, expected: Expected, answer: str | None) -> Decision:
@@ -135,7 +136,7 @@ async def test_judge_worker_keeps_order_and_bounds_concurrency() -> None:
         active -= 1
         return Decision(Verdict.CORRECT, "test", query, {})
 
-    worker = JudgeWorker(MemoryBus(), Topics("t."), slow_judge, concurrency=4)
+    worker = JudgeStage(slow_judge, concurrency=4)
     responses = [
         RagResponse.for_probe(probe("x", f"q{i}"), status=TargetStatus.OK, answer="a")
         for i in range(20)
@@ -145,7 +146,7 @@ async def test_judge_worker_keeps_order_and_bounds_concurrency() -> None:
     assert peak == 4
 
 
-async def test_judge_worker_failure_stops_the_other_drains() -> None:
+async def test_judge_stage_failure_stops_the_other_drains() -> None:
     judged: list[str] = []
 
     async def flaky(query: str, expected: Expected, answer: str | None) -> Decision:
@@ -155,7 +156,7 @@ async def test_judge_worker_failure_stops_the_other_drains() -> None:
         judged.append(query)
         return Decision(Verdict.CORRECT, "test", "", {})
 
-    worker = JudgeWorker(MemoryBus(), Topics("t."), flaky, concurrency=2)
+    worker = JudgeStage(flaky, concurrency=2)
     responses = [
         RagResponse.for_probe(probe("x", f"q{i}"), status=TargetStatus.OK, answer="a")
         for i in range(50)
@@ -209,7 +210,7 @@ def test_metrics_observe_counts_each_judgement_once() -> None:
     applied = []
     for i, v in enumerate(verdicts):
         p = probe("a" if i % 2 else "b", f"q{i}")
-        applied.append(Observation.from_judgement(_judgement(p, v)))
+        applied.append(observation_from_judgement(_judgement(p, v)))
     metrics.observe(applied, tallied_at=applied[-1].at + 1.0)
     from prometheus_client import generate_latest
 

@@ -7,14 +7,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from groundwatch.config import load_settings
-from groundwatch.core.rag import DONT_KNOW, DenseRetriever, Retrieved
+from groundwatch.adapters.llm.reader import SYSTEM_PROMPT, LlmClient, LlmReader
+from groundwatch.core.model import DONT_KNOW
+from groundwatch.core.retrieval import DenseRetriever, Retrieved
 from groundwatch.errors import ConfigError
-from groundwatch.llm.reader import SYSTEM_PROMPT, LlmClient, LlmReader
-from services.reference_rag.app import create_app
-from services.reference_rag.corpus import load_corpus
-from services.reference_rag.dense import load_embedder
-from services.reference_rag.settings import ReferenceRagSettings
+from groundwatch.reference_rag.app import create_app
+from groundwatch.reference_rag.corpus import load_corpus
+from groundwatch.reference_rag.dense import load_embedder
+from groundwatch.reference_rag.settings import ReferenceRagSettings
+from groundwatch.runtime.settings import load_settings
 from tests.unit._rag_corpus import CORPUS, LONG_ACME
 
 pytestmark = pytest.mark.unit

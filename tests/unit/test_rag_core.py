@@ -9,21 +9,18 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from groundwatch.core.rag import (
-    DONT_KNOW,
+from groundwatch.core.model import DONT_KNOW
+from groundwatch.core.retrieval import (
     Bm25Retriever,
     DenseRetriever,
-    ExtractiveReader,
-    FaultSwitches,
-    InjectedFault,
     KeywordOverlapRetriever,
-    RagPipeline,
     Retrieved,
     content_tokens,
     sparse_retriever,
     split_sentences,
     tokenize,
 )
+from groundwatch.reference_rag import ExtractiveReader, FaultSwitches, InjectedFault, RagPipeline
 from tests.unit._rag_corpus import CORPUS, LONG_ACME, SHORT_ACME
 
 pytestmark = pytest.mark.unit

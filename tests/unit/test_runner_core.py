@@ -5,9 +5,7 @@ import time
 
 import pytest
 
-from groundwatch.contracts import RagResponse, TargetStatus
-from groundwatch.runner import Runner
-from groundwatch.targets import (
+from groundwatch.adapters.targets import (
     BreakerState,
     CallableTarget,
     ErrorKind,
@@ -15,6 +13,8 @@ from groundwatch.targets import (
     TargetLimits,
     TargetReply,
 )
+from groundwatch.contracts import RagResponse, TargetStatus
+from groundwatch.stages.runner.lanes import Runner
 from tests.unit._runner_helpers import probe
 
 pytestmark = pytest.mark.unit

@@ -12,10 +12,7 @@ from collections import Counter
 
 import pytest
 
-from groundwatch.contracts import RagResponse, TargetStatus
-from groundwatch.core.model import Verdict
-from groundwatch.runner import Runner
-from groundwatch.targets import (
+from groundwatch.adapters.targets import (
     BreakerState,
     ErrorKind,
     HttpJsonTarget,
@@ -23,6 +20,9 @@ from groundwatch.targets import (
     TargetLimits,
     TargetReply,
 )
+from groundwatch.contracts import RagResponse, TargetStatus
+from groundwatch.core.model import Verdict
+from groundwatch.stages.runner.lanes import Runner
 from tests.unit._runner_helpers import probe
 
 pytestmark = pytest.mark.unit
@@ -111,8 +111,8 @@ async def test_reference_rag_with_error_switch_through_the_production_path() -> 
     """The demo's path: Runner → HttpJsonTarget → httpx.ASGITransport → reference RAG app."""
     import httpx
 
-    from services.reference_rag.app import create_app
-    from services.reference_rag.settings import ReferenceRagSettings
+    from groundwatch.reference_rag.app import create_app
+    from groundwatch.reference_rag.settings import ReferenceRagSettings
     from tests.unit._rag_corpus import CORPUS
 
     settings = ReferenceRagSettings(rag_retriever="bm25", rag_error_rate=0.3, rag_seed=3)

@@ -13,6 +13,9 @@ import typer
 from sqlalchemy import MetaData, String, create_engine, select, text
 from typer.testing import CliRunner
 
+from groundwatch.adapters.db.datasets import read_jsonl
+from groundwatch.adapters.scenario_files import select_scenarios
+from groundwatch.adapters.sources.scenarios import grounded_scenarios
 from groundwatch.cli.gen import register
 from groundwatch.core.generation.answers import format_value
 from groundwatch.core.judging import judge_deterministic
@@ -20,11 +23,8 @@ from groundwatch.core.judging.gold import prepare_gold
 from groundwatch.core.judging.normalize import fold, normalize
 from groundwatch.core.model import AnswerType, SemanticGroup, Verdict
 from groundwatch.core.scenarios.items import LETTERS
-from groundwatch.core.scenarios.spec import select_scenarios
 from groundwatch.core.scenarios.validation import supported
-from groundwatch.datasets import read_jsonl
 from groundwatch.demo import DemoDomain, build_demo
-from groundwatch.sources.scenarios import grounded_scenarios
 
 pytestmark = pytest.mark.unit
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from groundwatch.adapters.scenario_files import builtin_scenarios
 from groundwatch.core.model import Expected, SemanticGroup
 from groundwatch.core.scenarios.chunking import Chunk
 from groundwatch.core.scenarios.items import ScenarioRun, scenario_group, scenario_group_id
 from groundwatch.core.scenarios.quality import quality_report, validity
-from groundwatch.core.scenarios.spec import builtin_scenarios
 
 pytestmark = pytest.mark.unit
 

@@ -10,9 +10,10 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
 from groundwatch.core.model import Verdict
-from groundwatch.core.report import build_report, render_text
 from groundwatch.core.tagging import Observation, Tagger, Window
-from services.analytics.metrics import AnalyticsMetrics
+from groundwatch.report.build import build_report
+from groundwatch.report.text import render_text
+from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
 
 pytestmark = pytest.mark.unit
 
@@ -65,8 +66,8 @@ def grammar_part(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_scenario_probes_get_their_own_section_and_leave_grammar_numbers_alone() -> None:
-    alone = build_report(factual())
-    mixed = build_report(factual() + scenario_probes())
+    alone = build_report(factual()).to_json()
+    mixed = build_report(factual() + scenario_probes()).to_json()
     assert grammar_part(mixed) == grammar_part(alone)
     assert alone["scenarios"] == {}
     s = mixed["scenarios"]["rag"]
@@ -83,10 +84,11 @@ def test_scenario_probes_get_their_own_section_and_leave_grammar_numbers_alone()
 
 
 def test_only_scenario_probes_still_report() -> None:
-    r = build_report(scenario_probes("a") + scenario_probes("b"))
+    report = build_report(scenario_probes("a") + scenario_probes("b"))
+    r = report.to_json()
     assert r["target"] is None and r["cohorts"] == {}
     assert set(r["scenarios"]) == {"a", "b"}
-    text = render_text(r)
+    text = render_text(report)
     assert "RAGProbe scenarios" in text
 
 

@@ -9,15 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
+from groundwatch.adapters.scenario_files import builtin_scenarios, load_scenarios, select_scenarios
 from groundwatch.core.ragprobe_metrics import SCENARIO_METRICS
-from groundwatch.core.scenarios.spec import (
-    AnswerShape,
-    GroundedKind,
-    builtin_scenarios,
-    load_scenarios,
-    parse_scenario,
-    select_scenarios,
-)
+from groundwatch.core.scenarios.spec import AnswerShape, GroundedKind, parse_scenario
 from groundwatch.errors import ConfigError
 
 pytestmark = pytest.mark.unit

@@ -22,15 +22,15 @@ from hypothesis import strategies as st
 from sqlalchemy import create_engine, text
 from sqlglot import exp
 
+from groundwatch.adapters.llm.generation import llm_sql_templates
+from groundwatch.adapters.sources.connect import readonly_engine
+from groundwatch.adapters.sources.introspect import introspect
+from groundwatch.adapters.sources.port import SqlAlchemyPort
 from groundwatch.core.generation.grouped import plan
 from groundwatch.core.generation.schema import SchemaInfo
 from groundwatch.core.generation.templates import SqlTemplate
 from groundwatch.core.generation.validation import validate_sql
 from groundwatch.errors import UnsafeSQL
-from groundwatch.llm.generation import llm_sql_templates
-from groundwatch.sources.connect import readonly_engine
-from groundwatch.sources.introspect import introspect
-from groundwatch.sources.port import SqlAlchemyPort
 
 pytestmark = pytest.mark.unit
 
@@ -315,7 +315,7 @@ def test_llm_replies_through_the_generator_leave_the_database_unchanged(
     lines: list[str], fence: bool, schema: SchemaInfo, db: Path
 ) -> None:
     """The whole path: model reply → line parsing → validation → grouped queries, read-only."""
-    from groundwatch.sources.generate import generate_groups
+    from groundwatch.adapters.sources.generate import generate_groups
 
     reply = "\n".join(["```sql", *lines, "```"] if fence else [f"- {ln}" for ln in lines])
     result = asyncio.run(llm_sql_templates(ScriptedLlm(reply), schema))

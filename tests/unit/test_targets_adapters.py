@@ -9,9 +9,7 @@ import httpx2
 import openai
 import pytest
 
-from groundwatch.core.rag import DONT_KNOW
-from groundwatch.errors import RetryLater
-from groundwatch.targets import (
+from groundwatch.adapters.targets import (
     CallableTarget,
     ErrorKind,
     OpenAIChatTarget,
@@ -19,7 +17,9 @@ from groundwatch.targets import (
     TargetReply,
     reply_from,
 )
-from groundwatch.targets.openai_chat import BASELINE_SYSTEM_PROMPT
+from groundwatch.adapters.targets.openai_chat import BASELINE_SYSTEM_PROMPT
+from groundwatch.core.model import DONT_KNOW
+from groundwatch.errors import RetryLater
 
 pytestmark = pytest.mark.unit
 

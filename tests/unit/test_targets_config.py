@@ -7,15 +7,20 @@ import httpx
 import pytest
 import yaml
 
-from groundwatch.errors import ConfigError
-from groundwatch.targets import CallableTarget, HttpJsonTarget, OpenAIChatTarget, TargetReply
-from groundwatch.targets.config import (
+from groundwatch.adapters.targets import (
+    CallableTarget,
+    HttpJsonTarget,
+    OpenAIChatTarget,
+    TargetReply,
+)
+from groundwatch.adapters.targets.config import (
     HttpJsonConfig,
     OpenAIChatConfig,
     build_targets,
     load_targets,
     parse_targets,
 )
+from groundwatch.errors import ConfigError
 
 pytestmark = pytest.mark.unit
 

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from groundwatch.targets import BreakerState, CircuitBreaker, TokenBucket
+from groundwatch.adapters.targets import BreakerState, CircuitBreaker, TokenBucket
 
 pytestmark = pytest.mark.unit
 

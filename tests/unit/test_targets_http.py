@@ -6,11 +6,17 @@ from typing import Any
 import httpx
 import pytest
 
+from groundwatch.adapters.targets import (
+    ErrorKind,
+    HttpJsonTarget,
+    TargetError,
+    expand_env,
+    render_body,
+)
+from groundwatch.adapters.targets.paths import PathError, ReplyPath
 from groundwatch.errors import ConfigError
-from groundwatch.targets import ErrorKind, HttpJsonTarget, TargetError, expand_env, render_body
-from groundwatch.targets.paths import PathError, ReplyPath
-from services.reference_rag.app import create_app
-from services.reference_rag.settings import ReferenceRagSettings
+from groundwatch.reference_rag.app import create_app
+from groundwatch.reference_rag.settings import ReferenceRagSettings
 from tests.unit._rag_corpus import CORPUS
 
 pytestmark = pytest.mark.unit

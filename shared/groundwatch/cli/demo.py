@@ -15,21 +15,51 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import orjson
 import typer
+from pydantic import BaseModel
+
+from groundwatch.report.model import Report
 
 
-def gap_detection(injected: set[str], detected: set[str]) -> dict[str, Any]:
+class GapDetection(BaseModel):
+    """How well the run found the knowledge gaps the demo injected (the demo's own check)."""
+
+    injected_gaps: list[str]
+    detected_gaps: list[str]
+    gap_recall: float
+    gap_precision: float
+
+
+class DemoOutcome(BaseModel):
+    """The demo's result: the group report and the gap-detection check beside it."""
+
+    report: Report
+    gaps: GapDetection
+    probes: int
+    elapsed_s: float
+
+    def to_json(self) -> dict[str, object]:
+        """One flat JSON document: the report's keys and the check's."""
+        return {
+            **self.report.to_json(),
+            **self.gaps.model_dump(),
+            "probes": self.probes,
+            "elapsed_s": self.elapsed_s,
+        }
+
+
+def gap_detection(injected: set[str], detected: set[str]) -> GapDetection:
     """Recall and precision of the detected gap groups against the injected ones."""
     hit = injected & detected
-    return {
-        "injected_gaps": sorted(injected),
-        "detected_gaps": sorted(detected),
-        "gap_recall": len(hit) / len(injected) if injected else 1.0,
-        "gap_precision": len(hit) / len(detected) if detected else 1.0,
-    }
+    return GapDetection(
+        injected_gaps=sorted(injected),
+        detected_gaps=sorted(detected),
+        gap_recall=len(hit) / len(injected) if injected else 1.0,
+        gap_precision=len(hit) / len(detected) if detected else 1.0,
+    )
 
 
 async def _demo(
@@ -40,12 +70,13 @@ async def _demo(
     quiet: bool,
     serve: tuple[float, str, int] | None = None,
     scenarios: str = "all",
-) -> dict[str, Any]:
-    from groundwatch.core.report import render_text, report_from_tagger
+) -> DemoOutcome:
     from groundwatch.demo import demo_dataset
-    from services.embedded import EmbeddedPipeline, reference_runner, run_continuously
-    from services.reference_rag.app import create_app
-    from services.reference_rag.settings import ReferenceRagSettings
+    from groundwatch.reference_rag.app import create_app
+    from groundwatch.reference_rag.settings import ReferenceRagSettings
+    from groundwatch.report.build import report_from_tagger
+    from groundwatch.report.text import render_text
+    from groundwatch.runtime.embedded import EmbeddedPipeline, reference_runner, run_continuously
 
     say = (lambda *_: None) if quiet else typer.echo
     started = time.perf_counter()
@@ -56,8 +87,8 @@ async def _demo(
     )
     probes_of = groups
     if scenarios.strip().lower() != "none":
-        from groundwatch.core.scenarios.spec import select_scenarios
-        from groundwatch.sources.scenarios import grounded_scenarios
+        from groundwatch.adapters.scenario_files import select_scenarios
+        from groundwatch.adapters.sources.scenarios import grounded_scenarios
 
         scenario_run = await asyncio.to_thread(
             grounded_scenarios,
@@ -106,10 +137,12 @@ async def _demo(
     gaps = gap_detection(injected, detected)
     say(
         f"\ninjected knowledge gaps: {len(injected)} groups; detected gap groups: {len(detected)}; "
-        f"recall {gaps['gap_recall']:.3f}, precision {gaps['gap_precision']:.3f}"
+        f"recall {gaps.gap_recall:.3f}, precision {gaps.gap_precision:.3f}"
     )
     say(f"done in {time.perf_counter() - started:.1f}s")
-    return {**report, **gaps, "probes": result.published, "elapsed_s": result.elapsed_s}
+    return DemoOutcome(
+        report=report, gaps=gaps, probes=result.published, elapsed_s=result.elapsed_s
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -152,7 +185,7 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(0) from None
         if json_out is not None:
             json_out.write_bytes(
-                orjson.dumps(out, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+                orjson.dumps(out.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
             )
             if not quiet:
                 typer.echo(f"wrote {json_out}")

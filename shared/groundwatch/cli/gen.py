@@ -330,8 +330,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _introspect(url: str, opts: GenOptions, demo: bool) -> SchemaInfo:
-    from groundwatch.sources.connect import readonly_engine
-    from groundwatch.sources.introspect import introspect
+    from groundwatch.adapters.sources.connect import readonly_engine
+    from groundwatch.adapters.sources.introspect import introspect
 
     engine = readonly_engine(url)
     try:
@@ -342,9 +342,9 @@ def _introspect(url: str, opts: GenOptions, demo: bool) -> SchemaInfo:
 
 
 def _write_templates(url: str, out: Path, opts: GenOptions, *, demo: bool) -> int:
+    from groundwatch.adapters.template_files import dump_templates
     from groundwatch.core.generation.pipeline import offline_text_templates
     from groundwatch.core.generation.rules import rule_templates
-    from groundwatch.core.generation.template_file import dump_templates
 
     schema = _introspect(url, opts, demo)
     if opts.llm:
@@ -359,8 +359,8 @@ def _write_templates(url: str, out: Path, opts: GenOptions, *, demo: bool) -> in
 async def _llm_templates(
     schema: SchemaInfo, opts: GenOptions
 ) -> tuple[list[SqlTemplate], dict[str, dict[str, list[str]]]]:
-    from groundwatch.llm.client import LlmClient, LlmSettings
-    from groundwatch.llm.generation import llm_sql_templates, llm_text_templates
+    from groundwatch.adapters.llm.client import LlmClient, LlmSettings
+    from groundwatch.adapters.llm.generation import llm_sql_templates, llm_text_templates
 
     client = LlmClient(LlmSettings())
     try:
@@ -406,7 +406,7 @@ def _gen_db(
         return
     groups = domain.annotate(result.groups) if domain is not None else result.groups
     if out is not None:
-        from groundwatch.datasets import write_jsonl
+        from groundwatch.adapters.db.datasets import write_jsonl
 
         n = write_jsonl(groups, out)
         console.print(f"wrote {n} semantic groups to {out}")
@@ -437,18 +437,17 @@ def _print_examples(summary: StageSummary) -> None:
 
 
 def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
+    from groundwatch.adapters.sources.generate import generate_groups
     from groundwatch.core.generation.pipeline import offline_text_templates
-    from groundwatch.sources.generate import generate_groups
 
     if opts.llm:
         return asyncio.run(_run_llm(url, opts))
     load = None
     if opts.templates is not None:
-        from groundwatch.core.generation.template_file import load_templates, parse_template_file
+        from groundwatch.adapters.template_files import read_template_file
+        from groundwatch.core.generation.template_file import load_templates
 
-        if not opts.templates.is_file():
-            raise ConfigError(f"--templates: no such file {opts.templates}")
-        entries = parse_template_file(opts.templates.read_text(encoding="utf-8"))
+        entries = read_template_file(opts.templates)
 
         def load(schema: SchemaInfo) -> TemplateSet:
             loaded = load_templates(entries, schema)
@@ -502,8 +501,8 @@ def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
 
 
 async def _run_llm(url: str, opts: GenOptions) -> GenerationResult | None:
-    from groundwatch.llm.client import LlmClient, LlmSettings
-    from groundwatch.llm.generation import generate_groups_llm
+    from groundwatch.adapters.llm.client import LlmClient, LlmSettings
+    from groundwatch.adapters.llm.generation import generate_groups_llm
 
     if opts.dry_run:
         schema = _introspect(url, opts, False)
@@ -535,7 +534,7 @@ def _gen_grammar(
     dry_run: bool,
     as_json: bool = False,
 ) -> None:
-    from groundwatch.datasets import read_grammar_dir, write_jsonl
+    from groundwatch.adapters.db.datasets import read_grammar_dir, write_jsonl
 
     try:
         imported = read_grammar_dir(directory, cohorts, dataset_id=dataset_id)

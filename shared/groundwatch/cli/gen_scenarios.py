@@ -22,14 +22,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from groundwatch.adapters.scenario_files import builtin_scenarios, load_scenarios, select_scenarios
 from groundwatch.core.scenarios.items import ScenarioRun
 from groundwatch.core.scenarios.quality import quality_report
-from groundwatch.core.scenarios.spec import (
-    ScenarioSpec,
-    builtin_scenarios,
-    load_scenarios,
-    select_scenarios,
-)
+from groundwatch.core.scenarios.spec import ScenarioSpec
 from groundwatch.errors import GroundwatchError
 
 console = Console(stderr=True)
@@ -55,8 +51,8 @@ async def _llm_run(
     corpus: Mapping[str, str], specs: Sequence[ScenarioSpec], seed: int, dataset_id: str,
     max_items: int | None,
 ) -> ScenarioRun:  # fmt: skip
-    from groundwatch.llm.client import LlmClient, LlmSettings
-    from groundwatch.llm.scenarios import CorpusScenarioGenerator
+    from groundwatch.adapters.llm.client import LlmClient, LlmSettings
+    from groundwatch.adapters.llm.scenarios import CorpusScenarioGenerator
 
     settings = LlmSettings()
     client = LlmClient(settings)
@@ -103,7 +99,7 @@ def gen_scenarios(
                 domain = build_demo(seed=seed, workdir=workdir)
                 url, corpus = domain.db_url, domain.documents
             elif corpus_path is not None:
-                from groundwatch.sources.scenarios import load_corpus
+                from groundwatch.adapters.sources.scenarios import load_corpus
 
                 corpus = load_corpus(corpus_path)
             if llm or url is None:
@@ -111,7 +107,7 @@ def gen_scenarios(
                     raise typer.BadParameter("the LLM path needs a corpus (--corpus or --demo)")
                 run = asyncio.run(_llm_run(corpus, specs, seed, dataset_id, max_items))
             else:
-                from groundwatch.sources.scenarios import grounded_scenarios
+                from groundwatch.adapters.sources.scenarios import grounded_scenarios
 
                 with console.status("building scenario items with SQL truth…"):
                     run = grounded_scenarios(
@@ -125,7 +121,7 @@ def gen_scenarios(
     except GroundwatchError as e:
         console.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e
-    from groundwatch.datasets import write_jsonl
+    from groundwatch.adapters.db.datasets import write_jsonl
 
     n = write_jsonl(run.items, out)
     report = quality_report(run, {s.id: s for s in specs}, corpus)

@@ -6,10 +6,10 @@ import asyncio
 
 import typer
 
-from groundwatch.bus import make_bus
-from groundwatch.config import CommonSettings, load_settings
+from groundwatch.adapters.bus import make_bus
 from groundwatch.contracts import Topics
 from groundwatch.errors import ConfigError
+from groundwatch.runtime.settings import CommonSettings, load_settings
 
 
 def _settings() -> CommonSettings:
@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         url: str = typer.Option(None, "--url", help="SQLAlchemy URL (default: GW_DATABASE_URL)."),
     ) -> None:
         """Migrate the database to the newest schema (Alembic)."""
-        from groundwatch.db import create_schema, make_engine
+        from groundwatch.adapters.db import create_schema, make_engine
 
         engine = make_engine(url or _settings().database_url)
         create_schema(engine)

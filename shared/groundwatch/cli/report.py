@@ -1,6 +1,6 @@
 """``groundwatch report``: the GRAMMAR group report from a stored run or from GRAMMAR result files.
 
-The report itself is the pure core's (:mod:`groundwatch.core.report`); this module only gathers
+The report itself is the pure core's (:mod:`groundwatch.report.build`); this module only gathers
 observations — from the database (``--run``, through SQLAlchemy) or from the authors' result files
 (``--grammar-results``) — and writes JSON, HTML and the text table.
 """
@@ -9,20 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import orjson
 import typer
 
-from groundwatch.core.grammar_results import (
+from groundwatch.adapters.db.observations import observations_for_runs
+from groundwatch.adapters.grammar_files import (
     ImportFormatError,
     load_evaluator_verdicts,
     load_grammar_results,
     load_likert_ratings,
 )
-from groundwatch.core.report import build_report, render_text
 from groundwatch.core.tagging import Observation
-from groundwatch.db.observations import observations_for_runs
+from groundwatch.report.build import build_report
+from groundwatch.report.model import Report
+from groundwatch.report.text import render_text
 
 
 def _split(spec: str, what: str) -> tuple[str, str]:
@@ -137,7 +139,7 @@ def register(app: typer.Typer) -> None:
         if json_out is not None:
             _write(json_out, report_json(result))
         if html_out is not None:
-            from groundwatch.report_html import render_html
+            from groundwatch.report.html import render_html
 
             _write(html_out, render_html(result).encode())
         if not quiet:
@@ -145,9 +147,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _load_runs(run_ids: Sequence[str], url: str | None) -> list[Observation]:
-    from groundwatch.config import CommonSettings, load_settings
-    from groundwatch.db import make_engine, make_sessionmaker
+    from groundwatch.adapters.db import make_engine, make_sessionmaker
     from groundwatch.errors import ConfigError
+    from groundwatch.runtime.settings import CommonSettings, load_settings
 
     if url is None:
         try:
@@ -163,6 +165,6 @@ def _load_runs(run_ids: Sequence[str], url: str | None) -> list[Observation]:
         engine.dispose()
 
 
-def report_json(result: dict[str, Any]) -> bytes:
+def report_json(result: Report) -> bytes:
     """The report as the CLI writes it (indented JSON)."""
-    return orjson.dumps(result, option=orjson.OPT_INDENT_2)
+    return orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import orjson
 import typer
+
+from groundwatch.report.model import Report
 
 
 async def _run(
@@ -27,20 +29,19 @@ async def _run(
     database_url: str | None,
     compare: tuple[str, str] | None,
     baseline: str | None = None,
-) -> dict[str, Any]:
+) -> Report:
+    from groundwatch.adapters.db.datasets import read_jsonl
+    from groundwatch.adapters.targets import make_http_client
     from groundwatch.core.open_domain import closed_domain, open_domain_groups
-    from groundwatch.core.report import build_report, render_text, report_from_tagger
-    from groundwatch.datasets import read_jsonl
-    from groundwatch.targets import make_http_client
-    from services.embedded import EmbeddedPipeline, run_continuously
-    from services.rag_runner.app import make_runner
-    from services.rag_runner.settings import RunnerSettings
+    from groundwatch.report.build import build_report, report_from_tagger
+    from groundwatch.report.model import OpenDomainFilter
+    from groundwatch.report.text import render_text
+    from groundwatch.runtime.embedded import EmbeddedPipeline, run_continuously
+    from groundwatch.stages.runner.factory import make_runner
 
     groups = list(read_jsonl(dataset))
     http = make_http_client(max_connections=512)
-    runner = make_runner(
-        RunnerSettings(runner_targets_file=targets_file, runner_reference_url=None), http
-    )
+    runner = make_runner(http, targets_file=targets_file)
     typer.echo(
         f"{len(groups)} semantic groups from {dataset}; targets: {', '.join(runner.targets)}"
     )
@@ -69,12 +70,15 @@ async def _run(
         else:
             observations = list(tagger.observations())
             flagged = open_domain_groups(observations, baseline)
-            report = build_report(closed_domain(observations, baseline, flagged), compare=compare)
-            report["open_domain"] = {
-                "baseline": baseline,
-                "groups": len(flagged),
-                "group_ids": sorted(flagged),
-            }
+            report = build_report(
+                closed_domain(observations, baseline, flagged), compare=compare
+            ).model_copy(
+                update={
+                    "open_domain": OpenDomainFilter(
+                        baseline=baseline, groups=len(flagged), group_ids=sorted(flagged)
+                    )
+                }
+            )
             typer.echo(
                 f"open-domain filter: {len(flagged)} groups answered by {baseline} "
                 "without retrieval are left out of the report"
@@ -154,5 +158,5 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(0) from None
         if json_out is not None:
             json_out.write_bytes(
-                orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+                orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
             )

@@ -15,14 +15,14 @@ from pydantic_core import PydanticUndefined
 
 #: (who reads it, settings class path); shared fields are listed once, under "all services".
 SOURCES: tuple[tuple[str, str], ...] = (
-    ("all services", "groundwatch.config:CommonSettings"),
+    ("all services", "groundwatch.runtime.settings:CommonSettings"),
     ("generator", "services.generator.settings:GeneratorSettings"),
     ("rag-runner", "services.rag_runner.settings:RunnerSettings"),
     ("judge", "services.judge.settings:JudgeServiceSettings"),
-    ("judge", "groundwatch.judging:JudgeSettings"),
-    ("judge, LLM features", "groundwatch.llm.client:LlmSettings"),
+    ("judge", "groundwatch.stages.judge.tiered:JudgeSettings"),
+    ("judge, LLM features", "groundwatch.adapters.llm.client:LlmSettings"),
     ("analytics", "services.analytics.settings:AnalyticsSettings"),
-    ("reference-rag", "services.reference_rag.settings:ReferenceRagSettings"),
+    ("reference-rag", "groundwatch.reference_rag.settings:ReferenceRagSettings"),
 )
 
 

@@ -6,7 +6,7 @@ no-question-related-information. A probe fails if any metric of its scenario fai
 (RAGProbe §5: "Failure is any answer … that does not pass one or more evaluation metrics").
 
 Each metric here is pass, fail or ``None`` (the rules cannot tell); ``None`` goes to the
-LLM-judged metrics of :mod:`groundwatch.llm.ragprobe`. What is decided here:
+LLM-judged metrics of :mod:`groundwatch.adapters.llm.ragprobe`. What is decided here:
 
 * correctness — the deterministic tier chain's verdict;
 * completeness — every gold part found (pass), or a part with none of its words (fail);
@@ -128,7 +128,7 @@ def deterministic_metrics(
         put(RagProbeMetric.COMPLETENESS, True, "every gold part present")
     elif refusal is not None and not any(s is PartStatus.FOUND for s in statuses):
         put(RagProbeMetric.COMPLETENESS, False, "refusal")
-    elif decision.verdict is Verdict.INCORRECT and decision.tier in ("typed", "token_f1"):
+    elif decision.verdict is Verdict.INCORRECT and decision.tier in ("typed", "conflict"):
         put(RagProbeMetric.COMPLETENESS, False, decision.reason)
     else:
         put(RagProbeMetric.COMPLETENESS, None, "partial")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from scipy import stats as sps
@@ -52,6 +52,22 @@ def z_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float] 
     p = k / n
     half = _z(confidence) * math.sqrt(p * (1 - p) / n)
     return (max(0.0, p - half), min(1.0, p + half))
+
+
+#: Interval for a proportion: ``"wilson"`` (score interval, the default everywhere) or ``"wald"``
+#: (the normal-approximation z-interval, clipped to [0, 1]).
+IntervalMethod = Literal["wilson", "wald"]
+
+
+def proportion_ci(
+    k: int, n: int, confidence: float = 0.95, method: IntervalMethod = "wilson"
+) -> tuple[float, float] | None:
+    """The ``confidence`` interval of k/n by ``method``; None when n is 0."""
+    if method == "wilson":
+        return wilson_ci(k, n, confidence)
+    if method == "wald":
+        return z_interval(k, n, confidence)
+    raise ValueError(f"unknown interval method {method!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,15 +233,22 @@ def mcnemar_exact(pairs: Sequence[tuple[bool, bool]]) -> McNemar:
 
 @dataclass(frozen=True, slots=True)
 class Reliability:
-    """An evaluator's verdicts against the ground truth (GRAMMAR §3, Table 1).
+    """An evaluator's verdicts against the ground truth (GRAMMAR §3, Table 1) — the one type for
+    every evaluator-reliability number in groundwatch.
 
     As in the paper the positive class is "the RAG answer is correct": precision = of the answers
-    the evaluator calls correct, the share that are; recall = of the correct answers, the share
-    it calls correct. A low precision means the evaluator misses wrong answers — inflated
-    scores. ``error_*`` are the same for the negative class (catching wrong answers).
+    the evaluator calls right, the share that are; recall = of the right answers, the share it
+    calls right. Low precision = optimistic (wrong answers judged right: inflated scores); low
+    recall = cynical (right answers judged wrong). ``error_*`` are the same for the evaluator's
+    "wrong" calls (how well it catches wrong answers). Every ratio is ``None`` when its
+    denominator is 0 and its interval then too; ``interval`` names the interval method used.
+
+    ``n`` counts the items the evaluator decided; ``abstained`` those it could not (a ``None``
+    verdict), which are left out of every ratio.
     """
 
     n: int
+    abstained: int
     true_positive: int
     false_positive: int
     false_negative: int
@@ -235,33 +258,72 @@ class Reliability:
     recall: float | None
     recall_ci: tuple[float, float] | None
     error_precision: float | None
+    error_precision_ci: tuple[float, float] | None
     error_recall: float | None
+    error_recall_ci: tuple[float, float] | None
     agreement: float | None
+    agreement_ci: tuple[float, float] | None
+    interval: IntervalMethod
+    confidence: float
 
 
 def evaluator_reliability(
-    truth: Sequence[bool], predicted: Sequence[bool], confidence: float = 0.95
+    truth: Sequence[bool],
+    predicted: Sequence[bool | None],
+    confidence: float = 0.95,
+    *,
+    interval: IntervalMethod = "wilson",
 ) -> Reliability:
-    """Precision and recall with z-intervals; ``truth`` = the judge's (reference-based) verdicts."""
+    """Precision and recall of ``predicted`` (True = judged right, None = abstained) against
+    ``truth`` (the reference-based verdicts), with ``confidence`` intervals.
+
+    Wilson intervals by default: the Wald interval of 5 right calls out of 5 is [1, 1], claiming
+    certainty from five items. ``interval="wald"`` gives the z-interval GRAMMAR's Table 1 quotes,
+    for comparing with it.
+    """
     if len(truth) != len(predicted):
         raise ValueError("truth and predicted must have the same length")
-    tp = sum(1 for t, p in zip(truth, predicted, strict=True) if t and p)
-    fp = sum(1 for t, p in zip(truth, predicted, strict=True) if p and not t)
-    fn = sum(1 for t, p in zip(truth, predicted, strict=True) if t and not p)
-    tn = len(truth) - tp - fp - fn
+    tp = fp = fn = tn = abstained = 0
+    for t, p in zip(truth, predicted, strict=True):
+        if p is None:
+            abstained += 1
+        elif p and t:
+            tp += 1
+        elif p:
+            fp += 1
+        elif t:
+            fn += 1
+        else:
+            tn += 1
+    n = tp + fp + fn + tn
+
+    def ratio(k: int, m: int) -> tuple[float | None, tuple[float, float] | None]:
+        return proportion(k, m), proportion_ci(k, m, confidence, interval)
+
+    precision, precision_ci = ratio(tp, tp + fp)
+    recall, recall_ci = ratio(tp, tp + fn)
+    error_precision, error_precision_ci = ratio(tn, tn + fn)
+    error_recall, error_recall_ci = ratio(tn, tn + fp)
+    agreement, agreement_ci = ratio(tp + tn, n)
     return Reliability(
-        n=len(truth),
+        n=n,
+        abstained=abstained,
         true_positive=tp,
         false_positive=fp,
         false_negative=fn,
         true_negative=tn,
-        precision=proportion(tp, tp + fp),
-        precision_ci=z_interval(tp, tp + fp, confidence),
-        recall=proportion(tp, tp + fn),
-        recall_ci=z_interval(tp, tp + fn, confidence),
-        error_precision=proportion(tn, tn + fn),
-        error_recall=proportion(tn, tn + fp),
-        agreement=proportion(tp + tn, len(truth)),
+        precision=precision,
+        precision_ci=precision_ci,
+        recall=recall,
+        recall_ci=recall_ci,
+        error_precision=error_precision,
+        error_precision_ci=error_precision_ci,
+        error_recall=error_recall,
+        error_recall_ci=error_recall_ci,
+        agreement=agreement,
+        agreement_ci=agreement_ci,
+        interval=interval,
+        confidence=confidence,
     )
 
 

@@ -36,12 +36,8 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 from groundwatch.core.model import Verdict
-
-if TYPE_CHECKING:
-    from groundwatch.contracts import Judgement
 
 #: The judge's reason for a response that matches an earlier answer version of its group.
 STALE_REASON = "stale"
@@ -82,28 +78,6 @@ class Observation:
     @property
     def key(self) -> GroupKey:
         return (self.target, self.cohort, self.group_id)
-
-    @classmethod
-    def from_judgement(cls, j: Judgement) -> Observation:
-        """The observation a judgement message carries (the analytics consumer's one mapping)."""
-        at = j.judged_at.timestamp()
-        return cls(
-            probe_id=str(j.probe_id),
-            target=j.target,
-            cohort=j.cohort,
-            group_id=j.group_id,
-            form_id=j.form_id,
-            verdict=Verdict(j.verdict),
-            run_id=j.run_id,
-            dataset_id=j.dataset_id,
-            scenario=j.scenario,
-            group_forms=j.group_forms,
-            retrieved_ids=tuple(j.retrieved_ids),
-            relevant_doc_ids=tuple(j.relevant_doc_ids),
-            at=at,
-            latency_s=max(0.0, at - j.probe_created_at.timestamp()),
-            stale=j.reason.startswith(STALE_REASON),
-        )
 
 
 class GroupStatus(StrEnum):

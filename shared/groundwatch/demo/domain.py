@@ -16,6 +16,10 @@ from pathlib import Path
 
 from sqlalchemy import create_engine
 
+from groundwatch.adapters.sources.connect import readonly_engine
+from groundwatch.adapters.sources.generate import generate_groups
+from groundwatch.adapters.sources.introspect import introspect
+from groundwatch.adapters.sources.provenance import group_facts
 from groundwatch.core.generation.pipeline import GenerationResult
 from groundwatch.core.generation.rules import RuleConfig
 from groundwatch.core.generation.schema import SchemaInfo
@@ -31,10 +35,6 @@ from groundwatch.demo.corpus import (
 )
 from groundwatch.demo.data import DemoRows, make_rows
 from groundwatch.demo.db import create_demo_db
-from groundwatch.sources.connect import readonly_engine
-from groundwatch.sources.generate import generate_groups
-from groundwatch.sources.introspect import introspect
-from groundwatch.sources.provenance import group_facts
 
 #: The template shapes the demo's corpus can answer: it states every entity's own attributes and
 #: whom it points at, never counts, latest dates or two-hop chains, so those shapes would be

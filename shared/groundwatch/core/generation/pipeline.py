@@ -22,6 +22,7 @@ from groundwatch.core.generation.answers import (
     kind_of_value,
     typed_answer,
 )
+from groundwatch.core.generation.candidates import ColumnSample, candidate_queries, candidates_for
 from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, list_rows, plan
 from groundwatch.core.generation.realize import compile_text, fill_compiled, realize, vocabulary
 from groundwatch.core.generation.schema import SchemaInfo
@@ -299,6 +300,7 @@ def _groups_of(
         else:
             fills = _per_combination(port, grouped, s)
     kinds = tuple(sel.kind for sel in t.selected)
+    samples = _candidate_samples(port, t, schema, s)
     compiled = [(c, [compile_text(tt, t) for tt in texts]) for c, texts in chosen.items()]
     # the words of the forms that are not placeholder values, once per template: an answer that
     # appears there is in every form of every fill (the hot loop only checks the values)
@@ -360,7 +362,14 @@ def _groups_of(
                 "dataset_id": dataset_id,
                 "sql": t.sql,
                 "params": params,
-                "answer": {"values": values, "types": types},
+                "answer": {
+                    "values": values,
+                    "types": types,
+                    # a list answer's elements all come from the one column: one sample each
+                    "candidates": candidates_for(
+                        samples * len(values) if fill.n_answers > 1 else samples, values
+                    ),
+                },
                 "forms": forms,
                 "template_id": t.template_id,
             }
@@ -374,6 +383,20 @@ def _groups_of(
     if produced == 0 and seen == 0:
         s.reject(Rejection.NO_FILLS, {"sql": t.sql})
     return produced
+
+
+def _candidate_samples(
+    port: QueryPort, t: SqlTemplate, schema: SchemaInfo, s: StageSummary
+) -> list[ColumnSample | None]:
+    """Per answer column, a bounded sample of its distinct values (one streamed query each)."""
+    out: list[ColumnSample | None] = []
+    for sql in candidate_queries(t, schema):
+        if sql is None:
+            out.append(None)
+            continue
+        s.sql_statements += 1
+        out.append(ColumnSample.of(r[0] for r in port.rows(sql)))
+    return out
 
 
 def _has_multiple(port: QueryPort, grouped: GroupedPlan) -> bool:

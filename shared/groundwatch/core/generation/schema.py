@@ -1,11 +1,10 @@
 """The schema GRAMMAR generates from (§4.1): tables, attributes, keys — plus what the data says.
 
-Plain objects filled by an adapter (``groundwatch.sources.introspect``) so the rule generator and
-the validator stay pure. Besides the declared constraints, a table carries the distinct counts of
-its columns and the functional dependencies observed in its rows: the rule generator only asks
-"A of K" when every value of K maps to a single value of A, which is the paper's singular-answer
-criterion checked against the data instead of hoped for from a prompt.
-"""
+Plain objects filled by an adapter (``groundwatch.adapters.sources.introspect``) so the rule
+generator and the validator stay pure. Besides the declared constraints, a table carries the
+distinct counts of its columns and the functional dependencies observed in its rows: the rule
+generator only asks "A of K" when every value of K maps to a single value of A, which is the paper's
+singular-answer criterion checked against the data instead of hoped for from a prompt."""
 
 from __future__ import annotations
 

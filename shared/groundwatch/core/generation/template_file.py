@@ -2,7 +2,7 @@
 
 GRAMMAR's tool saves its SQL templates, has people verify, modify or add to them, and reloads them
 (Appendix B.2), because a generator — an LLM or rules — can get a template wrong. This is that round
-trip in a readable YAML file::
+trip in a readable YAML file (read and written by :mod:`groundwatch.adapters.template_files`)::
 
     version: 1
     templates:
@@ -27,8 +27,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import yaml
-
 from groundwatch.core.generation.schema import SchemaInfo
 from groundwatch.core.generation.templates import SqlTemplate, tokens_in
 from groundwatch.core.generation.validation import Rejection, rejection_code, validate_sql
@@ -36,7 +34,7 @@ from groundwatch.errors import ConfigError, UnsafeSQL
 
 VERSION = 1
 _KEYS = {"sql", "on_multiple", "text", "kind", "tables", "placeholders"}
-_HEADER = """\
+HEADER = """\
 # groundwatch SQL templates (GRAMMAR-Gen). Edit, delete or add entries, then run
 #   groundwatch gen --db URL --templates THIS_FILE --out groups.jsonl
 # Each entry: sql (SELECT only; placeholders as :name or '[Table.Column]', compared with = in the
@@ -69,13 +67,13 @@ class TemplateSet:
     rejected_texts: int = 0
 
 
-def dump_templates(
+def templates_to_data(
     templates: Sequence[SqlTemplate],
     text_templates: Mapping[str, Mapping[str, Sequence[str]]],
     *,
     dialect: str,
-) -> str:
-    """The templates as the YAML file people edit."""
+) -> dict[str, Any]:
+    """The templates as the file's data (written as YAML by ``groundwatch.adapters``)."""
     entries: list[dict[str, Any]] = []
     for t in templates:
         entry: dict[str, Any] = {
@@ -89,21 +87,11 @@ def dump_templates(
         if texts:
             entry["text"] = {c: list(v) for c, v in texts.items()}
         entries.append(entry)
-    body = yaml.safe_dump(
-        {"version": VERSION, "dialect": dialect, "templates": entries},
-        sort_keys=False,
-        allow_unicode=True,
-        width=1000,
-    )
-    return _HEADER + body
+    return {"version": VERSION, "dialect": dialect, "templates": entries}
 
 
-def parse_template_file(text: str) -> list[dict[str, Any]]:
-    """The entries of a template file (raises ConfigError if the file itself is malformed)."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ConfigError(f"template file is not valid YAML: {str(e).splitlines()[0]}") from e
+def entries_from_data(data: Any) -> list[dict[str, Any]]:
+    """The entries of a parsed template file (ConfigError if the file itself is malformed)."""
     if isinstance(data, list):
         data = {"templates": data}
     if not isinstance(data, dict) or not isinstance(data.get("templates"), list):

@@ -1,7 +1,8 @@
 """Reference-based judging without an LLM: normalization, typed comparison, the tier chain.
 
-``judge_deterministic`` is the entry point; the async :class:`groundwatch.judging.Judge` runs it
-first and asks an LLM only about what stays ``undecided``.
+``judge_deterministic`` is the entry point; the judge stage's
+:class:`~groundwatch.stages.judge.tiered.TieredJudge` runs it first and asks an LLM only about what
+stays ``undecided``.
 """
 
 from groundwatch.core.judging.decision import JUDGE_ERROR, NO_TIER, STALE, Decision

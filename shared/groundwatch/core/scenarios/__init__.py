@@ -1,9 +1,9 @@
 """RAGProbe evaluation scenarios: the schema (loadable from YAML), chunking and sampling, the
 checks generated items must pass, the grounded variants with SQL truth, and the validity report.
 
-The LLM path (items from a corpus through a chat model) is :mod:`groundwatch.llm.scenarios`; the
-database wiring of the grounded variants is :mod:`groundwatch.sources.scenarios`.
-"""
+The LLM path (items from a corpus through a chat model) is
+:mod:`groundwatch.adapters.llm.scenarios`; the database wiring of the grounded variants is
+:mod:`groundwatch.adapters.sources.scenarios`."""
 
 from groundwatch.core.scenarios.chunking import Chunk, chunk_corpus, sample_contexts, split_text
 from groundwatch.core.scenarios.grounded import GroundedBuilder, GroundedSource
@@ -14,17 +14,13 @@ from groundwatch.core.scenarios.items import (
     scenario_group,
     scenario_group_id,
 )
-from groundwatch.core.scenarios.judging import scenario_metrics, scenario_verdict
 from groundwatch.core.scenarios.quality import quality_report, validity
+from groundwatch.core.scenarios.scenario_judge import scenario_metrics, scenario_verdict
 from groundwatch.core.scenarios.spec import (
     AnswerShape,
     GroundedKind,
     ScenarioSpec,
-    builtin_scenarios,
-    load_scenario,
-    load_scenarios,
     parse_scenario,
-    select_scenarios,
 )
 from groundwatch.core.scenarios.validation import Drop, extract_json_object, supported
 
@@ -38,12 +34,9 @@ __all__ = [
     "GroundedSource",
     "ScenarioRun",
     "ScenarioSpec",
-    "builtin_scenarios",
     "chunk_corpus",
     "combine_sql",
     "extract_json_object",
-    "load_scenario",
-    "load_scenarios",
     "parse_scenario",
     "quality_report",
     "sample_contexts",
@@ -51,7 +44,6 @@ __all__ = [
     "scenario_group_id",
     "scenario_metrics",
     "scenario_verdict",
-    "select_scenarios",
     "split_text",
     "supported",
     "validity",

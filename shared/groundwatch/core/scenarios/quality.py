@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from groundwatch.core.model import SemanticGroup
-from groundwatch.core.rag.retrievers import Bm25Retriever
+from groundwatch.core.retrieval.retrievers import Bm25Retriever
 from groundwatch.core.scenarios.chunking import chunk_corpus
 from groundwatch.core.scenarios.items import ScenarioRun
 from groundwatch.core.scenarios.spec import Chunking, ScenarioSpec

@@ -10,13 +10,9 @@ the shipped S1–S6 are such files (``groundwatch/scenarios/*.yaml``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from enum import StrEnum
-from importlib import resources
-from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from groundwatch.core.ragprobe_metrics import (
@@ -27,8 +23,6 @@ from groundwatch.core.ragprobe_metrics import (
 from groundwatch.errors import ConfigError
 
 #: The package directory holding the shipped scenario files.
-BUILTIN_PACKAGE = "groundwatch"
-BUILTIN_DIR = "scenarios"
 
 
 class AnswerShape(StrEnum):
@@ -221,54 +215,3 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> ScenarioSpec:
             f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}" for e in errors
         )
         raise ConfigError(f"{source}: {detail}") from exc
-
-
-def load_scenario(path: str | Path) -> ScenarioSpec:
-    p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
-    return parse_scenario(data, str(p))
-
-
-def load_scenarios(paths: Iterable[str | Path]) -> dict[str, ScenarioSpec]:
-    """Scenarios from files and directories (every ``*.yaml``/``*.yml`` in them), by id."""
-    out: dict[str, ScenarioSpec] = {}
-    for raw in paths:
-        p = Path(raw)
-        files = sorted([*p.glob("*.yaml"), *p.glob("*.yml")]) if p.is_dir() else [p]
-        for f in files:
-            spec = load_scenario(f)
-            if spec.id in out:
-                raise ConfigError(f"{f}: scenario id {spec.id!r} is defined twice")
-            out[spec.id] = spec
-    return out
-
-
-def builtin_scenarios() -> dict[str, ScenarioSpec]:
-    """The shipped RAGProbe scenarios S1–S6, read from the package's YAML files."""
-    root = resources.files(BUILTIN_PACKAGE).joinpath(BUILTIN_DIR)
-    out: dict[str, ScenarioSpec] = {}
-    for entry in sorted(root.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith((".yaml", ".yml")):
-            spec = parse_scenario(yaml.safe_load(entry.read_text(encoding="utf-8")), entry.name)
-            out[spec.id] = spec
-    return out
-
-
-def select_scenarios(
-    wanted: str | Sequence[str], available: dict[str, ScenarioSpec] | None = None
-) -> list[ScenarioSpec]:
-    """``"all"``, ``"S1,S3"`` or a list of ids → the specs, in the order asked (all: by id)."""
-    specs = available if available is not None else builtin_scenarios()
-    if isinstance(wanted, str):
-        ids = [w.strip() for w in wanted.split(",") if w.strip()]
-    else:
-        ids = [w.strip() for w in wanted]
-    if ids == ["all"]:
-        return [specs[k] for k in sorted(specs)]
-    unknown = [i for i in ids if i not in specs]
-    if unknown or not ids:
-        raise ConfigError(f"unknown scenarios {unknown or ids}; known: {sorted(specs)} or 'all'")
-    return [specs[i] for i in dict.fromkeys(ids)]

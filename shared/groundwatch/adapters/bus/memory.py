@@ -1,0 +1,172 @@
+"""The in-process bus: the embedded default for ``make demo`` and the unit tests.
+
+It keeps Kafka's semantics that the services rely on — partitions by key, consumer groups that
+split partitions, explicit commits, redelivery of uncommitted records when a member leaves or
+rewinds — so a service that is correct here is correct on Kafka, and tests of delivery guarantees
+run without a broker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from groundwatch.adapters.bus.base import Outgoing, Record, partition_for
+
+
+@dataclass
+class _Group:
+    members: list[MemoryConsumer] = field(default_factory=list)
+    committed: dict[tuple[str, int], int] = field(default_factory=dict)
+
+
+class MemoryBus:
+    """Topics as lists of partitions held in memory; at-least-once consumer groups."""
+
+    def __init__(self, partitions: int = 6) -> None:
+        self.partitions = partitions
+        self._logs: dict[str, list[list[Record]]] = {}
+        self._groups: dict[str, _Group] = {}
+        self._wakeup = asyncio.Event()
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        return None
+
+    async def ping(self) -> bool:
+        return True
+
+    async def ensure_topics(self, names: Sequence[str]) -> None:
+        for name in names:
+            self._log(name)
+
+    def _log(self, topic: str) -> list[list[Record]]:
+        log = self._logs.get(topic)
+        if log is None:
+            log = self._logs[topic] = [[] for _ in range(self.partitions)]
+        return log
+
+    async def publish_many(self, messages: Sequence[Outgoing]) -> None:
+        now = int(time.time() * 1000)
+        logs: dict[str, list[list[Record]]] = {}  # a batch mostly goes to one topic
+        partitions = self.partitions
+        for m in messages:
+            log = logs.get(m.topic)
+            if log is None:
+                log = logs[m.topic] = self._log(m.topic)
+            part = partition_for(m.key, partitions)
+            plog = log[part]
+            plog.append(Record(m.topic, part, len(plog), m.key, m.value, now))
+        if messages:
+            self._wakeup.set()
+            self._wakeup = asyncio.Event()
+
+    def consumer(self, topics: Sequence[str], group: str, *, client_id: str = "") -> MemoryConsumer:
+        return MemoryConsumer(self, list(topics), group, client_id)
+
+    # --- group coordination -------------------------------------------------------------
+    def _join(self, member: MemoryConsumer) -> None:
+        self._groups.setdefault(member.group, _Group()).members.append(member)
+        self._rebalance(member.group)
+
+    def _leave(self, member: MemoryConsumer) -> None:
+        grp = self._groups.get(member.group)
+        if grp and member in grp.members:
+            grp.members.remove(member)
+            self._rebalance(member.group)
+
+    def _rebalance(self, group: str) -> None:
+        """Round-robin the partitions; every member restarts from the committed offsets."""
+        grp = self._groups[group]
+        for m in grp.members:
+            m._assigned = {}
+        if not grp.members:
+            return
+        for topic in sorted({t for m in grp.members for t in m.topics}):
+            subscribed = [m for m in grp.members if topic in m.topics]
+            for p in range(self.partitions):
+                owner = subscribed[p % len(subscribed)]
+                owner._assigned[(topic, p)] = grp.committed.get((topic, p), 0)
+
+    def committed(self, group: str, topic: str, partition: int) -> int:
+        grp = self._groups.get(group)
+        return grp.committed.get((topic, partition), 0) if grp else 0
+
+    def end_offsets(self, topic: str) -> list[int]:
+        return [len(p) for p in self._log(topic)]
+
+    def records(self, topic: str) -> list[Record]:
+        """Every record of a topic (tests and the demo read dead letters with this)."""
+        return [r for p in self._log(topic) for r in p]
+
+
+class MemoryConsumer:
+    def __init__(self, bus: MemoryBus, topics: list[str], group: str, client_id: str) -> None:
+        self.bus = bus
+        self.topics = topics
+        self.group = group
+        self.client_id = client_id
+        self._assigned: dict[tuple[str, int], int] = {}
+        self._started = False
+
+    async def start(self) -> None:
+        await self.bus.ensure_topics(self.topics)
+        self.bus._join(self)
+        self._started = True
+
+    async def stop(self) -> None:
+        if self._started:
+            self.bus._leave(self)
+            self._started = False
+
+    def _take(self, max_records: int) -> list[Record]:
+        out: list[Record] = []
+        for tp, pos in self._assigned.items():
+            plog = self.bus._log(tp[0])[tp[1]]
+            if pos < len(plog):
+                chunk = plog[pos : pos + max_records - len(out)]
+                out.extend(chunk)
+                self._assigned[tp] = pos + len(chunk)
+                if len(out) >= max_records:
+                    break
+        return out
+
+    async def poll(self, max_records: int = 500, timeout_s: float = 0.5) -> list[Record]:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            got = self._take(max_records)
+            if got:
+                return got
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return []
+            try:
+                await asyncio.wait_for(self.bus._wakeup.wait(), remaining)
+            except TimeoutError:
+                return []
+
+    async def commit(self, records: Sequence[Record]) -> None:
+        grp = self.bus._groups[self.group]
+        for r in records:
+            tp = (r.topic, r.partition)
+            if tp in self._assigned and r.offset + 1 > grp.committed.get(tp, 0):
+                grp.committed[tp] = r.offset + 1
+
+    def assignment(self) -> frozenset[tuple[str, int]]:
+        return frozenset(self._assigned)
+
+    def partition_of(self, topic: str, key: bytes) -> int | None:
+        return partition_for(key, self.bus.partitions)
+
+    def lag(self) -> int:
+        return sum(len(self.bus._log(t)[p]) - pos for (t, p), pos in self._assigned.items())
+
+    async def rewind(self, records: Sequence[Record]) -> None:
+        for r in records:
+            tp = (r.topic, r.partition)
+            if tp in self._assigned and r.offset < self._assigned[tp]:
+                self._assigned[tp] = r.offset

@@ -1,0 +1,57 @@
+"""Stored judgements as core observations: the one mapping from the database to the tagger.
+
+Used by a restarting analytics service to rebuild its state and by ``groundwatch report --run``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from sqlalchemy.orm import Session
+
+from groundwatch.adapters.db.models import JudgementRow
+from groundwatch.core.model import Verdict
+from groundwatch.core.tagging import STALE_REASON, Observation
+
+
+def _epoch(dt: datetime | None) -> float:
+    if dt is None:
+        return 0.0
+    if dt.tzinfo is None:  # SQLite drops the zone; we always store UTC
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+def observation_from_row(row: JudgementRow) -> Observation:
+    """A stored judgement as an observation (also how a restarted analytics rebuilds its tagger)."""
+    at = _epoch(row.judged_at)
+    return Observation(
+        probe_id=row.probe_id,
+        target=row.target,
+        cohort=row.cohort,
+        group_id=row.group_id,
+        form_id=row.form_id,
+        verdict=Verdict(row.verdict),
+        run_id=row.run_id,
+        dataset_id=row.dataset_id,
+        scenario=row.scenario,
+        group_forms=row.group_forms,
+        retrieved_ids=tuple(str(x) for x in row.retrieved_ids or ()),
+        relevant_doc_ids=tuple(str(x) for x in row.relevant_doc_ids or ()),
+        at=at,
+        latency_s=max(0.0, at - _epoch(row.probe_created_at)),
+        stale=row.reason.startswith(STALE_REASON),
+    )
+
+
+def observations_for_runs(session: Session, run_ids: Sequence[str]) -> list[Observation]:
+    """Every stored judgement of the given runs, in the order they were tallied."""
+    from sqlalchemy import select
+
+    stmt = (
+        select(JudgementRow)
+        .where(JudgementRow.run_id.in_(list(run_ids)))
+        .order_by(JudgementRow.tallied_at, JudgementRow.probe_id)
+    )
+    return [observation_from_row(r) for r in session.scalars(stmt)]

@@ -1,0 +1,246 @@
+"""The one way groundwatch talks to a chat model: the ``openai`` SDK, limited, retried, counted.
+
+Any OpenAI-compatible server works (``base_url``). Every call passes a concurrency limit (a
+semaphore) and a token-bucket rate limit, and is retried with exponential backoff and jitter on
+429, 5xx, timeouts and connection errors — the SDK's own retries are switched off so that there is
+exactly one retry policy and every 429 is counted. Everything is plain ``async``: the client runs
+inside whatever event loop the caller already has (a service, a notebook, pytest), and never calls
+``asyncio.run`` or patches the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from groundwatch.adapters.throttle import TokenBucket
+from groundwatch.errors import GroundwatchError
+from groundwatch.secrets import reject_placeholder
+
+log = logging.getLogger(__name__)
+
+
+class LlmError(GroundwatchError):
+    """The model could not be reached or kept failing after every retry."""
+
+
+class LlmSettings(BaseSettings):
+    """Connection and limits of the judge's LLM (``GW_LLM_*``)."""
+
+    model_config = SettingsConfigDict(env_prefix="GW_LLM_", extra="ignore", env_file=None)
+
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible API base URL, e.g. http://vllm:8000/v1; None = OpenAI."
+    )
+    api_key: SecretStr | None = Field(None, description="API key (local servers accept any).")
+    model: str = Field("gpt-4o-mini", min_length=1, description="Model name sent with each call.")
+    timeout: float = Field(30.0, gt=0, le=600, description="Deadline of one attempt, seconds.")
+    max_concurrency: int = Field(8, ge=1, le=1024, description="Calls in flight at once.")
+    requests_per_second: float = Field(
+        5.0, ge=0, description="Token-bucket rate of attempts (retries included); 0 = no limit."
+    )
+    burst: int | None = Field(None, ge=1, description="Bucket depth; default: max_concurrency.")
+    max_retries: int = Field(4, ge=0, le=20, description="Extra attempts on 429/5xx/timeouts.")
+    backoff_initial: float = Field(0.5, ge=0, description="First backoff sleep, seconds.")
+    backoff_max: float = Field(20.0, ge=0, description="Cap of one backoff sleep, seconds.")
+
+    @field_validator("api_key")
+    @classmethod
+    def _no_placeholder(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None:
+            reject_placeholder(v.get_secret_value())
+        return v
+
+
+@dataclass
+class LlmCounters:
+    """What the client has spent and suffered, for metrics and the dry-run comparison."""
+
+    calls: int = 0  # successful API responses
+    attempts: int = 0  # requests sent, retries included
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: int = 0  # calls that failed after every retry
+    rate_limited: int = 0  # 429 responses
+    retries: int = 0
+    timeouts: int = 0
+
+    def snapshot(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def _retryable(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code == 429 or exc.status_code >= 500 or exc.status_code == 408
+    return isinstance(exc, openai.APITimeoutError | openai.APIConnectionError)
+
+
+def _retry_after(exc: BaseException | None) -> float | None:
+    """The server's ``Retry-After`` (seconds), when a 429/503 carries one."""
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    raw = exc.response.headers.get("retry-after")
+    try:
+        return float(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
+class _PerLoop:
+    """Client, semaphore and bucket of one event loop.
+
+    asyncio primitives and the SDK's HTTP connection pool belong to the loop they were made in;
+    a library used from a service, a CLI's ``asyncio.run`` and a test runner's loops in turn must
+    not carry them across.
+    """
+
+    def __init__(self, settings: LlmSettings, client: AsyncOpenAI | None) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.semaphore = asyncio.Semaphore(settings.max_concurrency)
+        rate = settings.requests_per_second
+        depth = settings.burst or settings.max_concurrency
+        self.bucket = TokenBucket(rate, depth) if rate > 0 else None
+        self.client = client or AsyncOpenAI(
+            base_url=settings.base_url,
+            api_key=settings.api_key.get_secret_value() if settings.api_key else "unused",
+            timeout=settings.timeout,
+            max_retries=0,  # one retry policy: ours, so every 429 is seen and counted
+        )
+
+
+class LlmClient:
+    """Chat completions through ``AsyncOpenAI`` with limits, retries and counters.
+
+    Construct it anywhere (no loop needed); the SDK client and the limits are made on first use
+    inside the running loop. An injected ``client`` is used as is, in whatever loop calls it.
+    """
+
+    def __init__(self, settings: LlmSettings, *, client: AsyncOpenAI | None = None) -> None:
+        self.settings = settings
+        self.model = settings.model
+        self.counters = LlmCounters()
+        self._injected = client
+        self._per_loop: _PerLoop | None = None
+        base_wait = wait_exponential_jitter(
+            multiplier=settings.backoff_initial,
+            max=settings.backoff_max,
+            jitter=settings.backoff_initial,
+        )
+
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            hinted = _retry_after(exc)
+            w = float(base_wait(state))
+            return min(max(w, hinted), settings.backoff_max) if hinted is not None else w
+
+        self._wait = wait
+
+    def _loop_parts(self) -> _PerLoop:
+        loop = asyncio.get_running_loop()
+        if self._per_loop is None or self._per_loop.loop is not loop:
+            self._per_loop = _PerLoop(self.settings, self._injected)
+        return self._per_loop
+
+    async def complete(
+        self,
+        system: str,
+        user: str,
+        *,
+        temperature: float = 0.0,
+        n: int = 1,
+        max_tokens: int | None = None,
+    ) -> list[str]:
+        """``n`` completions of one prompt (an empty system prompt sends only the user message).
+
+        Servers that ignore ``n`` are asked again until ``n`` answers are collected. Raises
+        :class:`LlmError` when the call still fails after every retry.
+        """
+        messages: list[dict[str, str]] = []
+        if system:
+            messages.append({"role": "system", "content": system})
+        messages.append({"role": "user", "content": user})
+        out: list[str] = []
+        for _ in range(n):  # bounded: at most n requests even if the server returns 1 each time
+            out.extend(await self._create(messages, temperature, n - len(out), max_tokens))
+            if len(out) >= n:
+                break
+        return out[:n]
+
+    async def _create(
+        self,
+        messages: list[dict[str, str]],
+        temperature: float,
+        n: int,
+        max_tokens: int | None,
+    ) -> list[str]:
+        limits = self._loop_parts()
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": temperature,
+        }
+        if n != 1:
+            kwargs["n"] = n
+        if max_tokens is not None:
+            kwargs["max_tokens"] = max_tokens
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.settings.max_retries + 1),
+            wait=self._wait,
+            retry=retry_if_exception(_retryable),
+            before_sleep=self._before_sleep,
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    if limits.bucket is not None:
+                        await limits.bucket.acquire()
+                    async with limits.semaphore:
+                        self.counters.attempts += 1
+                        try:
+                            resp = await limits.client.chat.completions.create(**kwargs)
+                        except openai.APIStatusError as exc:
+                            if exc.status_code == 429:
+                                self.counters.rate_limited += 1
+                            raise
+                        except openai.APITimeoutError:
+                            self.counters.timeouts += 1
+                            raise
+        except (openai.OpenAIError, TimeoutError, ValueError) as exc:
+            # ValueError: a body that is not JSON (a broken proxy) is not retried, only reported
+            self.counters.errors += 1
+            raise LlmError(f"LLM call to {self.model} failed: {type(exc).__name__}: {exc}") from exc
+        self.counters.calls += 1
+        if resp.usage is not None:
+            self.counters.prompt_tokens += resp.usage.prompt_tokens or 0
+            self.counters.completion_tokens += resp.usage.completion_tokens or 0
+        return [(c.message.content or "") if c.message else "" for c in resp.choices or []]
+
+    def _before_sleep(self, state: RetryCallState) -> None:
+        self.counters.retries += 1
+        exc = state.outcome.exception() if state.outcome else None
+        log.warning(
+            "LLM attempt %d failed (%s); retrying", state.attempt_number, type(exc).__name__
+        )
+
+    async def aclose(self) -> None:
+        """Close the SDK client this loop made (an injected client is its owner's to close)."""
+        parts, self._per_loop = self._per_loop, None
+        if parts is None or self._injected is not None:
+            return
+        if parts.loop is asyncio.get_running_loop():
+            await parts.client.close()

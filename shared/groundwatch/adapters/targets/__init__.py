@@ -1,0 +1,43 @@
+"""Target adapters: the RAG systems (and LLM-only baselines) groundwatch probes.
+
+HTTP JSON endpoints, OpenAI-compatible chat models and Python callables all answer
+:meth:`Target.ask` with a :class:`TargetReply` or raise a :class:`TargetError` with a kind.
+Per-target limits and guards live here too; :class:`groundwatch.stages.runner.lanes.Runner`
+applies them.
+"""
+
+from groundwatch.adapters.targets.base import (
+    TRANSIENT,
+    ErrorKind,
+    Target,
+    TargetError,
+    TargetReply,
+    reply_from,
+)
+from groundwatch.adapters.targets.callable import CallableTarget
+from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
+from groundwatch.adapters.targets.http_json import HttpJsonTarget, expand_env, render_body
+from groundwatch.adapters.targets.limits import TargetLimits
+from groundwatch.adapters.targets.openai_chat import OpenAIChatTarget
+from groundwatch.adapters.targets.transport import PooledTransport, make_http_client
+from groundwatch.adapters.throttle import TokenBucket
+
+__all__ = [
+    "TRANSIENT",
+    "BreakerState",
+    "CallableTarget",
+    "CircuitBreaker",
+    "ErrorKind",
+    "HttpJsonTarget",
+    "OpenAIChatTarget",
+    "PooledTransport",
+    "Target",
+    "TargetError",
+    "TargetLimits",
+    "TargetReply",
+    "TokenBucket",
+    "expand_env",
+    "make_http_client",
+    "render_body",
+    "reply_from",
+]

@@ -1,0 +1,57 @@
+"""A Python callable as a target: for library use, notebooks and tests.
+
+The callable takes the query and returns a :class:`TargetReply`, a plain answer string, or a
+mapping with ``answer`` (and optionally ``retrieved_ids``, ``contexts``). A synchronous callable
+runs in a worker thread so a slow one cannot block the event loop (and so timeouts still fire).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from groundwatch.adapters.targets.base import ErrorKind, TargetError, TargetReply, reply_from
+
+CallableResult = TargetReply | str | Mapping[str, Any]
+TargetCallable = Callable[[str], CallableResult | Awaitable[CallableResult]]
+
+
+class CallableTarget:
+    def __init__(self, fn: TargetCallable, *, in_thread: bool = True) -> None:
+        self._fn = fn
+        self._in_thread = in_thread
+        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004 - an async __call__ on an object
+        )
+
+    def __repr__(self) -> str:
+        return f"CallableTarget({getattr(self._fn, '__qualname__', self._fn)!r})"
+
+    async def ask(self, query: str) -> TargetReply:
+        if self._is_async:
+            result: Any = await self._fn(query)  # type: ignore[misc]
+        elif self._in_thread:
+            result = await asyncio.to_thread(self._fn, query)
+        else:
+            result = self._fn(query)
+        if inspect.isawaitable(result):
+            result = await result
+        return _as_reply(result)
+
+
+def _as_reply(result: Any) -> TargetReply:
+    if isinstance(result, TargetReply):
+        return result.bounded()
+    if isinstance(result, str):
+        return reply_from(result)
+    if isinstance(result, Mapping):
+        if "answer" not in result:
+            raise TargetError(ErrorKind.BAD_PAYLOAD, "callable returned a mapping without 'answer'")
+        ids = result.get("retrieved_ids") or []
+        contexts = result.get("contexts") or []
+        if not isinstance(ids, list | tuple) or not isinstance(contexts, list | tuple):
+            raise TargetError(ErrorKind.BAD_PAYLOAD, "retrieved_ids and contexts must be lists")
+        return reply_from(result["answer"], ids, contexts)
+    raise TargetError(ErrorKind.BAD_PAYLOAD, f"callable returned a {type(result).__name__}")

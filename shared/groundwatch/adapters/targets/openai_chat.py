@@ -1,0 +1,81 @@
+"""The LLM-only baseline: a chat model asked the query with no retrieval at all.
+
+GRAMMAR §5.2 (Table 4) runs it to find open-domain questions: a group the bare model answers
+correctly is answerable from public knowledge, so its status says nothing about the retrieval
+database and can be left out of gap statistics. The model goes through the
+:class:`~groundwatch.adapters.llm.reader.LlmClient` port (the real client wraps the ``openai``
+SDK and works with any OpenAI-compatible server).
+"""
+
+from __future__ import annotations
+
+import openai
+
+from groundwatch.adapters.llm.reader import LlmClient
+from groundwatch.adapters.targets.base import ErrorKind, TargetError, TargetReply, reply_from
+from groundwatch.core.model import DONT_KNOW
+from groundwatch.errors import GroundwatchError, RetryLater
+
+BASELINE_SYSTEM_PROMPT = (
+    "Answer the question from your own knowledge, as briefly as possible (a name, number, date "
+    "or short phrase). If you do not know the answer, reply exactly: " + DONT_KNOW
+)
+
+
+class OpenAIChatTarget:
+    """Answers with the model alone; ``retrieved_ids`` and ``contexts`` are always empty."""
+
+    def __init__(
+        self,
+        client: LlmClient,
+        *,
+        system_prompt: str = BASELINE_SYSTEM_PROMPT,
+        max_tokens: int | None = 256,
+        temperature: float = 0.0,
+    ) -> None:
+        self._client = client
+        self.system_prompt = system_prompt
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+
+    def __repr__(self) -> str:
+        return "OpenAIChatTarget()"
+
+    async def ask(self, query: str) -> TargetReply:
+        try:
+            replies = await self._client.complete(
+                self.system_prompt,
+                query,
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+            )
+        except TargetError:
+            raise
+        except (openai.OpenAIError, GroundwatchError, TimeoutError) as exc:
+            raise llm_failure(exc) from None
+        if not replies:
+            raise TargetError(ErrorKind.BAD_PAYLOAD, "the model returned no choices")
+        return reply_from(replies[0].strip())
+
+
+def llm_failure(exc: BaseException) -> TargetError:
+    """The failure kind of an LLM call; a wrapped error (``LlmError`` after the client's own
+    retries) is judged by its cause."""
+    cause = exc
+    while not isinstance(cause, openai.OpenAIError) and cause.__cause__ is not None:
+        cause = cause.__cause__
+    if isinstance(cause, openai.APITimeoutError | TimeoutError):
+        return TargetError(ErrorKind.TIMEOUT, "LLM request timed out")
+    if isinstance(cause, openai.APIConnectionError):
+        return TargetError(ErrorKind.CONNECTION, str(cause))
+    if isinstance(cause, openai.RateLimitError):
+        return TargetError(ErrorKind.RATE_LIMITED, "HTTP 429", status_code=429)
+    if isinstance(cause, openai.APIStatusError):
+        code = cause.status_code
+        kind = ErrorKind.HTTP_5XX if code >= 500 else ErrorKind.HTTP_4XX
+        return TargetError(kind, f"HTTP {code}", status_code=code)
+    if isinstance(cause, RetryLater):
+        return TargetError(ErrorKind.CONNECTION, str(cause))
+    if isinstance(cause, openai.OpenAIError | ValueError):
+        return TargetError(ErrorKind.BAD_PAYLOAD, f"{type(cause).__name__}: {cause}")
+    return TargetError(ErrorKind.EXCEPTION, f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,90 @@
+"""Readers turn retrieved documents into an answer.
+
+The extractive reader needs no model: it returns the retrieved sentence that best matches the
+query. For the short factual questions GRAMMAR generates ("Which city is client X in?") the
+sentence that names the entity and the asked attribute usually contains the answer value, and the
+judge checks for the value inside the answer. When nothing in the context matches, it says it
+does not know instead of guessing, like the LLM reader is told to.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from groundwatch.core.model import DONT_KNOW
+from groundwatch.core.retrieval.retrievers import Retrieved
+from groundwatch.core.retrieval.text import content_tokens, split_sentences
+
+_QUOTED = re.compile(r"(?<![A-Za-z0-9])'([^']+)'(?![A-Za-z0-9])|\"([^\"]+)\"")
+
+#: What a reader answers when the context does not support an answer.
+
+
+class Reader(Protocol):
+    """Answers a query from retrieved documents (async: the LLM reader awaits a network call)."""
+
+    name: str
+
+    async def read(self, query: str, docs: Sequence[Retrieved]) -> str: ...
+
+
+class ExtractiveReader:
+    """Picks the retrieved sentence sharing the most IDF-weighted content words with the query.
+
+    Weights come from sentence frequencies over the whole corpus when it is given (else over the
+    retrieved sentences): boilerplate that every document repeats ("reported to the management
+    team at each review meeting") then weighs little, and the entity's name a lot, so a long,
+    wordy question still lands on the sentence about its entity. A sentence holding every phrase
+    the query puts in quotes ranks first, the way a search engine treats quotes as "exactly this".
+    Ties go to the higher-ranked document, then to the earlier sentence: the same context always
+    yields the same answer.
+    """
+
+    name = "extractive"
+
+    def __init__(self, corpus: Mapping[str, str] | None = None, min_overlap: int = 1) -> None:
+        self.min_overlap = min_overlap
+        self._sf: Counter[str] | None = None
+        self._n = 0
+        if corpus is not None:
+            sentence_sets = [
+                set(content_tokens(s)) for text in corpus.values() for s in split_sentences(text)
+            ]
+            self._sf = Counter(t for ts in sentence_sets for t in ts)
+            self._n = len(sentence_sets)
+
+    def best_sentence(self, query: str, docs: Sequence[Retrieved]) -> str | None:
+        terms = set(content_tokens(query))
+        if not terms:
+            return None
+        sentences = [(rank, s) for rank, d in enumerate(docs) for s in split_sentences(d.text)]
+        if not sentences:
+            return None
+        token_sets = [set(content_tokens(s)) for _, s in sentences]
+        if self._sf is not None:
+            sf, n = self._sf, self._n
+        else:
+            sf, n = Counter(t for ts in token_sets for t in ts & terms), len(sentences)
+        quoted = [set(content_tokens(a or b)) for a, b in _QUOTED.findall(query)]
+        quoted = [q for q in quoted if q]
+        best: tuple[bool, float, int, int] | None = None
+        best_i = -1
+        for i, ((rank, _), ts) in enumerate(zip(sentences, token_sets, strict=True)):
+            shared = ts & terms
+            if len(shared) < self.min_overlap:
+                continue
+            # fsum: exactly rounded whatever the set's order, which follows the per-process
+            # string hash seed; a plain sum let equal sentences tie-break differently per process
+            score = math.fsum(math.log(1.0 + n / max(sf[t], 1)) for t in shared)
+            exact = bool(quoted) and all(q <= ts for q in quoted)
+            key = (exact, score, -rank, -i)
+            if best is None or key > best:
+                best, best_i = key, i
+        return sentences[best_i][1] if best is not None else None
+
+    async def read(self, query: str, docs: Sequence[Retrieved]) -> str:
+        return self.best_sentence(query, docs) or DONT_KNOW

@@ -1,0 +1,573 @@
+"""Building the group report: GRAMMAR-Eval numbers per target × cohort, the cohort hypothesis
+test, the target comparison and evaluator reliability, as the typed :class:`~.model.Report`.
+
+Built once; every renderer (text, JSON, HTML, the API) reads the same models. Most reports have
+one target (a run against production, an imported GRAMMAR experiment), so ``Report.cohorts`` and
+``Report.hypothesis`` describe the first target and ``targets`` holds every target in the same
+shape. Targets and cohorts keep the order they first appear in the input.
+
+Definitions (GRAMMAR §4.3). *examples* are decisively judged examples (correct + incorrect); error
+and undecided verdicts are counted apart and never enter a denominator, so an outage is not a
+wrong answer. *groups* are tagged groups (gap + robust + non-robust); pending groups are counted
+apart and excluded from Acc_db. Acc_db = 1 − gap groups / groups (eq. 1); R = correct /
+(examples − examples in gap groups) (eq. 2); λ = examples in gap groups / examples, so that
+accuracy = R × (1 − λ) (eq. 3). The retrieval numbers use the same formulas over the per-example
+retrieval judgements of :func:`groundwatch.core.tagging.retrieval_sufficient`.
+
+The GRAMMAR numbers are computed over GRAMMAR's own (``factual``) probes only. RAGProbe scenario
+probes (S1…S6) are single questions, not semantic groups asked in several forms, and would bend
+Acc_db, R and λ; they get the ``scenarios`` section instead: per target and scenario the
+judgements and the failure rate = incorrect / decided (RAGProbe §5.2: a failure is an answer
+that does not pass). Errors (the target did not answer) and undecided verdicts are counted there
+but are not failures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
+from datetime import UTC, datetime
+
+from groundwatch.core.model import Verdict
+from groundwatch.core.stats import (
+    evaluator_reliability,
+    mcnemar_exact,
+    paired_test,
+    proportion,
+    spearman,
+    two_proportion_z_test,
+    wilson_ci,
+)
+from groundwatch.core.tagging import (
+    FACTUAL,
+    Cause,
+    GroupStatus,
+    GroupTally,
+    Observation,
+    Tagger,
+    attribution_status,
+    cause_of,
+)
+from groundwatch.report.columns import fmt
+from groundwatch.report.model import (
+    CohortNumbers,
+    ComparisonCohort,
+    CorrelationResult,
+    EffectSize,
+    EvaluatorReliability,
+    FormsRange,
+    HumanAgreement,
+    Hypothesis,
+    McNemarResult,
+    PairedTestResult,
+    Report,
+    ScenarioNumbers,
+    SideNumbers,
+    TargetComparison,
+    TargetReport,
+    ZTestResult,
+)
+
+MAX_LISTED = 50
+"""Group ids listed per category in comparisons (counts are always complete)."""
+
+
+def build_report(
+    observations: Iterable[Observation],
+    *,
+    cohorts: Sequence[str] | None = None,
+    compare: tuple[str, str] | None = None,
+    compare_targets: tuple[str, str] | None = None,
+    evaluators: Mapping[str, Mapping[str, bool]] | None = None,
+    human_ratings: Mapping[str, float] | None = None,
+    metric_scores: Mapping[str, Mapping[str, float]] | None = None,
+    alpha: float = 0.05,
+    lambda_tolerance: float = 0.05,
+) -> Report:
+    """The report over a batch of observations (duplicates by ``probe_id`` count once).
+
+    ``cohorts`` selects and orders the cohorts; ``compare`` = (hypothetically robust,
+    hypothetically non-robust) cohorts for the hypothesis test, by default the first two cohorts;
+    ``compare_targets`` = (baseline, candidate), by default the two targets when there are two.
+    ``evaluators`` maps an evaluator name to its verdicts by probe_id (reliability, judge verdicts
+    as truth); ``human_ratings`` maps probe_id to a 1–5 rating, correlated with the judge verdict,
+    the retrieval judgement and every metric of ``metric_scores`` (name → probe_id → score).
+    """
+    tagger = Tagger()
+    tagger.apply_many(observations)
+    return report_from_tagger(
+        tagger,
+        cohorts=cohorts,
+        compare=compare,
+        compare_targets=compare_targets,
+        evaluators=evaluators,
+        human_ratings=human_ratings,
+        metric_scores=metric_scores,
+        alpha=alpha,
+        lambda_tolerance=lambda_tolerance,
+    )
+
+
+def report_from_tagger(
+    tagger: Tagger,
+    *,
+    cohorts: Sequence[str] | None = None,
+    compare: tuple[str, str] | None = None,
+    compare_targets: tuple[str, str] | None = None,
+    evaluators: Mapping[str, Mapping[str, bool]] | None = None,
+    human_ratings: Mapping[str, float] | None = None,
+    metric_scores: Mapping[str, Mapping[str, float]] | None = None,
+    alpha: float = 0.05,
+    lambda_tolerance: float = 0.05,
+) -> Report:
+    """The same report from a live tagger's window (what ``/report`` serves)."""
+    view = _View(tagger)
+    targets = view.targets
+    out_targets: dict[str, TargetReport] = {}
+    for target in targets:
+        present = view.cohorts[target]
+        chosen = [c for c in cohorts if c in present] if cohorts is not None else present
+        per_cohort = {c: _cohort_numbers(view, target, c) for c in chosen}
+        pair: tuple[str, str] | None = compare
+        if pair is None and len(chosen) >= 2:
+            pair = (chosen[0], chosen[1])
+        out_targets[target] = TargetReport(
+            cohorts=per_cohort,
+            hypothesis=_hypothesis(view, target, pair, alpha, lambda_tolerance),
+        )
+    tpair = compare_targets
+    if tpair is None and len(targets) == 2:
+        tpair = (targets[0], targets[1])
+    return Report(
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        alpha=alpha,
+        target=targets[0] if targets else None,
+        targets=out_targets,
+        target_comparison=(
+            _target_comparison(view, tpair, cohorts, alpha) if tpair is not None else None
+        ),
+        reliability=_reliability(view, evaluators) if evaluators else None,
+        human_agreement=(
+            _human_agreement(view, human_ratings, metric_scores or {}) if human_ratings else None
+        ),
+        scenarios=scenario_numbers(tagger),
+    )
+
+
+def scenario_numbers(tagger: Tagger) -> dict[str, dict[str, ScenarioNumbers]]:
+    """RAGProbe failure rates per target and scenario, from the tagger's running counts."""
+    out: dict[str, dict[str, ScenarioNumbers]] = {}
+    for (target, scenario), c in sorted(tagger.scenario_counts().items()):
+        correct, incorrect = c[Verdict.CORRECT], c[Verdict.INCORRECT]
+        decided = correct + incorrect
+        out.setdefault(target, {})[scenario] = ScenarioNumbers(
+            probes=sum(c.values()),
+            correct=correct,
+            incorrect=incorrect,
+            errors=c[Verdict.ERROR],
+            undecided=c[Verdict.UNDECIDED],
+            decided=decided,
+            failure_rate=proportion(incorrect, decided),
+            failure_rate_ci=wilson_ci(incorrect, decided),
+        )
+    return out
+
+
+# ---------------------------------------------------------------------- the view over a tagger
+class _View:
+    """Per-report caches over a tagger: group snapshots, observations and retrieval judgements."""
+
+    def __init__(self, tagger: Tagger) -> None:
+        self.tagger = tagger
+        self.targets: list[str] = []
+        self.cohorts: dict[str, list[str]] = {}
+        self.obs: dict[str, Observation] = {}
+        for o in tagger.observations():
+            if o.scenario != FACTUAL:
+                continue  # RAGProbe probes have their own section
+            self.obs[o.probe_id] = o
+            if o.target not in self.cohorts:
+                self.targets.append(o.target)
+                self.cohorts[o.target] = []
+            if o.cohort not in self.cohorts[o.target]:
+                self.cohorts[o.target].append(o.cohort)
+        self.groups: dict[tuple[str, str], dict[str, GroupTally]] = {}
+        for t in tagger.tallies():
+            if t.scenario == FACTUAL:
+                self.groups.setdefault((t.target, t.cohort), {})[t.group_id] = t
+        self._retrieval: dict[tuple[str, str], dict[str, bool | None]] = {}
+        self.answered: set[tuple[str, str]] = {
+            (t.target, t.group_id) for t in tagger.tallies() if t.correct and t.scenario == FACTUAL
+        }
+
+    def tallies(self, target: str, cohort: str) -> dict[str, GroupTally]:
+        return self.groups.get((target, cohort), {})
+
+    def retrieval(self, target: str, group_id: str) -> dict[str, bool | None]:
+        key = (target, group_id)
+        r = self._retrieval.get(key)
+        if r is None:
+            r = self._retrieval[key] = self.tagger.retrieval_judgements(target, group_id)
+        return r
+
+
+def _retrieval_method(o: Observation) -> str:
+    if o.retrieval_ok is not None:
+        return "given"
+    if o.relevant_doc_ids:
+        return "ground_truth"
+    return "context_comparison"
+
+
+def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
+    tallies = view.tallies(target, cohort)
+    status_n = dict.fromkeys(GroupStatus, 0)
+    correct = incorrect = errors = undecided = gap_examples = cohort_gaps = 0
+    retrieval_ok = retrieval_ok_outside_gap = 0
+    causes = dict.fromkeys(Cause, 0)
+    methods: dict[str, int] = {}
+    forms = [t.group_forms for t in tallies.values()]
+    for gid, t in tallies.items():
+        status_n[t.status] += 1
+        correct += t.correct
+        incorrect += t.incorrect
+        errors += t.error
+        undecided += t.undecided
+        gap = t.status is GroupStatus.GAP
+        if gap:
+            gap_examples += t.examples
+        attr_status = attribution_status(t.status, (target, gid) in view.answered)
+        if gap and attr_status is not GroupStatus.GAP:
+            cohort_gaps += 1
+        rj = view.retrieval(target, gid)
+        for o in view.tagger.group_observations(target, cohort, gid):
+            ok = rj.get(o.probe_id)
+            if ok is not None:
+                m = _retrieval_method(o)
+                methods[m] = methods.get(m, 0) + 1
+            if ok:
+                retrieval_ok += 1
+                if not gap:
+                    retrieval_ok_outside_gap += 1
+            cause = cause_of(o, attr_status, ok)
+            if cause is not None:
+                causes[cause] += 1
+    examples = correct + incorrect
+    groups = sum(n for s, n in status_n.items() if s is not GroupStatus.PENDING)
+    refined_n = examples - gap_examples
+    return CohortNumbers(
+        examples=examples,
+        correct=correct,
+        incorrect=incorrect,
+        errors=errors,
+        undecided=undecided,
+        groups=groups,
+        gap_groups=status_n[GroupStatus.GAP],
+        robust_groups=status_n[GroupStatus.ROBUST],
+        non_robust_groups=status_n[GroupStatus.NON_ROBUST],
+        pending_groups=status_n[GroupStatus.PENDING],
+        knowledge_gap_groups=status_n[GroupStatus.GAP] - cohort_gaps,
+        cohort_gap_groups=cohort_gaps,
+        gap_examples=gap_examples,
+        accuracy=proportion(correct, examples),
+        accuracy_ci=wilson_ci(correct, examples),
+        acc_db=(1 - status_n[GroupStatus.GAP] / groups) if groups else None,
+        refined_accuracy=proportion(correct, refined_n),
+        refined_accuracy_ci=wilson_ci(correct, refined_n),
+        lambda_=proportion(gap_examples, examples),
+        retrieval_accuracy=proportion(retrieval_ok, examples),
+        refined_retrieval_accuracy=proportion(retrieval_ok_outside_gap, refined_n),
+        retrieval_judged_by=methods,
+        attribution={c.value: n for c, n in causes.items()},
+        forms_per_group=FormsRange(min=min(forms), max=max(forms)) if forms else None,
+    )
+
+
+def _unavailable(reason: str, **fields: object) -> Hypothesis:
+    return Hypothesis.model_validate({"available": False, "reason": reason, **fields})
+
+
+def _group_acc(t: GroupTally) -> float:
+    return t.correct / t.examples if t.examples else 0.0
+
+
+def _hypothesis(
+    view: _View,
+    target: str,
+    pair: tuple[str, str] | None,
+    alpha: float,
+    lambda_tolerance: float,
+) -> Hypothesis:
+    """Cohort a (hypothetically robust) against cohort b over the same semantic groups.
+
+    Mutual gap groups (gap in both cohorts) are left out: they say the knowledge base lacks the
+    fact, not that one text form is worse. A group that is a gap in one cohort only stays in —
+    that is exactly a form the target cannot handle (the keyword retriever's long queries).
+    Groups still pending in either cohort are left out as well.
+    """
+    if pair is None:
+        return _unavailable("needs two cohorts")
+    a, b = pair
+    ta, tb = view.tallies(target, a), view.tallies(target, b)
+    if not ta or not tb:
+        return _unavailable(f"cohort {a if not ta else b!r} has no observations for {target!r}")
+    shared = [g for g in ta if g in tb]
+    pending = [
+        g
+        for g in shared
+        if ta[g].status is GroupStatus.PENDING or tb[g].status is GroupStatus.PENDING
+    ]
+    decided = [g for g in shared if g not in set(pending)]
+    mutual = [
+        g for g in decided if ta[g].status is GroupStatus.GAP and tb[g].status is GroupStatus.GAP
+    ]
+    mutual_set = set(mutual)
+    compared = [g for g in decided if g not in mutual_set]
+    warnings: list[str] = []
+    if not compared:
+        return _unavailable(
+            "no shared, decided, non-mutual-gap groups",
+            cohorts=[a, b],
+            shared_groups=len(shared),
+            mutual_gap_groups=len(mutual),
+        )
+    full_a = _cohort_numbers(view, target, a)
+    full_b = _cohort_numbers(view, target, b)
+    la, lb = full_a.lambda_, full_b.lambda_
+    side = {
+        a: _side(ta, compared, lambda_all_groups=la),
+        b: _side(tb, compared, lambda_all_groups=lb),
+    }
+    balanced = la is not None and lb is not None and abs(la - lb) <= lambda_tolerance
+    if not balanced:
+        warnings.append(
+            f"λ differs between cohorts ({fmt(la)} vs {fmt(lb)}): plain accuracy mixes knowledge"
+            " gaps with robustness, compare R or accuracy without mutual gap groups"
+        )
+    if full_a.forms_per_group != full_b.forms_per_group:
+        warnings.append(
+            "cohorts have different numbers of forms per group (unbalanced sampling):"
+            f" {_forms(full_a.forms_per_group)} vs {_forms(full_b.forms_per_group)}"
+        )
+    if len(compared) < 10:
+        warnings.append(f"only {len(compared)} groups compared: the paired test has little power")
+    xs = [_group_acc(ta[g]) for g in compared]
+    ys = [_group_acc(tb[g]) for g in compared]
+    paired = paired_test(xs, ys)
+    sa, sb = side[a], side[b]
+    z = two_proportion_z_test(sa.correct, sa.examples, sb.correct, sb.examples)
+    zr = two_proportion_z_test(sa.correct, sa.refined_n, sb.correct, sb.refined_n)
+    better_a = [g for g, x, y in zip(compared, xs, ys, strict=True) if x > y]
+    better_b = [g for g, x, y in zip(compared, xs, ys, strict=True) if y > x]
+    p = paired.p_value
+    significant = p is not None and p < alpha
+    if significant:
+        hi, lo = (a, b) if (paired.mean_difference or 0) > 0 else (b, a)
+        conclusion = f"{lo!r} is worse than {hi!r} (paired p = {p:.3g} < {alpha})"
+    else:
+        conclusion = f"no significant difference between {a!r} and {b!r} (paired p = {fmt(p)})"
+    return Hypothesis(
+        available=True,
+        target=target,
+        cohorts=[a, b],
+        shared_groups=len(shared),
+        pending_groups_left_out=len(pending),
+        mutual_gap_groups=len(mutual),
+        groups_compared=len(compared),
+        sides=side,
+        accuracy_difference=z.difference,
+        accuracy_difference_ci=z.difference_ci,
+        refined_accuracy_difference=zr.difference,
+        paired_test=PairedTestResult(
+            unit="semantic group", score="per-group accuracy", **asdict(paired)
+        ),
+        z_test=ZTestResult(z=z.z, p_value=z.p_value),
+        refined_z_test=ZTestResult(z=zr.z, p_value=zr.p_value),
+        effect_size=EffectSize(
+            cohens_h=z.cohens_h,
+            rank_biserial=paired.rank_biserial,
+            mean_group_accuracy_difference=paired.mean_difference,
+        ),
+        p_value=p,
+        significant=significant,
+        lambda_by_cohort={a: la, b: lb},
+        lambda_balanced=balanced,
+        groups_better_in={a: len(better_a), b: len(better_b)},
+        groups_better_listed={a: better_a[:MAX_LISTED], b: better_b[:MAX_LISTED]},
+        warnings=warnings,
+        conclusion=conclusion,
+    )
+
+
+def _forms(r: FormsRange | None) -> str:
+    return "–" if r is None else f"{r.min}–{r.max}"
+
+
+def _side(
+    tallies: Mapping[str, GroupTally],
+    groups: Sequence[str],
+    *,
+    lambda_all_groups: float | None = None,
+) -> SideNumbers:
+    correct = sum(tallies[g].correct for g in groups)
+    examples = sum(tallies[g].examples for g in groups)
+    gaps = [g for g in groups if tallies[g].status is GroupStatus.GAP]
+    gap_examples = sum(tallies[g].examples for g in gaps)
+    refined_n = examples - gap_examples
+    return SideNumbers(
+        examples=examples,
+        correct=correct,
+        accuracy=proportion(correct, examples),
+        accuracy_ci=wilson_ci(correct, examples),
+        gap_groups=len(gaps),
+        gap_examples=gap_examples,
+        refined_n=refined_n,
+        refined_accuracy=proportion(correct, refined_n),
+        refined_accuracy_ci=wilson_ci(correct, refined_n),
+        lambda_=proportion(gap_examples, examples),
+        lambda_all_groups=lambda_all_groups,
+    )
+
+
+_RANK = {GroupStatus.GAP: 0, GroupStatus.NON_ROBUST: 1, GroupStatus.ROBUST: 2}
+
+
+def _target_comparison(
+    view: _View,
+    pair: tuple[str, str],
+    cohorts: Sequence[str] | None,
+    alpha: float,
+) -> TargetComparison:
+    """Baseline against candidate (production vs canary, two RAG versions) on the same groups:
+    per cohort, which groups got better or worse, the paired test over groups and McNemar's test
+    over the same text forms."""
+    base, cand = pair
+    if base not in view.cohorts or cand not in view.cohorts:
+        return TargetComparison(
+            available=False, reason=f"targets {base!r} and {cand!r} both need observations"
+        )
+    common = [c for c in view.cohorts[base] if c in view.cohorts[cand]]
+    if cohorts is not None:
+        common = [c for c in cohorts if c in common]
+    per_cohort: dict[str, ComparisonCohort] = {}
+    for cohort in common:
+        tb, tc = view.tallies(base, cohort), view.tallies(cand, cohort)
+        groups = [
+            g
+            for g in tb
+            if g in tc
+            and tb[g].status is not GroupStatus.PENDING
+            and tc[g].status is not GroupStatus.PENDING
+        ]
+        transitions: dict[str, int] = {}
+        improved: list[str] = []
+        worsened: list[str] = []
+        xs, ys = [], []
+        for g in groups:
+            sb, sc = tb[g].status, tc[g].status
+            if sb is not sc:
+                k = f"{sb.value}->{sc.value}"
+                transitions[k] = transitions.get(k, 0) + 1
+            x, y = _group_acc(tb[g]), _group_acc(tc[g])
+            xs.append(x)
+            ys.append(y)
+            if y > x:
+                improved.append(g)
+            elif y < x:
+                worsened.append(g)
+        paired = paired_test(ys, xs)
+        forms = _form_pairs(view, base, cand, cohort, groups)
+        mc = mcnemar_exact(forms)
+        nb = _side(tb, groups)
+        nc = _side(tc, groups)
+        p = paired.p_value
+        significant = p is not None and p < alpha
+        if significant:
+            verdict = "better" if (paired.mean_difference or 0) > 0 else "worse"
+            conclusion = f"{cand!r} is {verdict} than {base!r} on {cohort!r} (paired p = {p:.3g})"
+        else:
+            conclusion = f"no significant change from {base!r} to {cand!r} on {cohort!r}"
+        per_cohort[cohort] = ComparisonCohort(
+            groups_compared=len(groups),
+            sides={base: nb, cand: nc},
+            improved_groups=len(improved),
+            worsened_groups=len(worsened),
+            unchanged_groups=len(groups) - len(improved) - len(worsened),
+            improved_listed=improved[:MAX_LISTED],
+            worsened_listed=worsened[:MAX_LISTED],
+            status_transitions=transitions,
+            status_improved=sum(1 for g in groups if _RANK[tc[g].status] > _RANK[tb[g].status]),
+            status_worsened=sum(1 for g in groups if _RANK[tc[g].status] < _RANK[tb[g].status]),
+            paired_test=PairedTestResult(unit="semantic group", x=cand, y=base, **asdict(paired)),
+            mcnemar=McNemarResult(unit="text form", first=base, second=cand, **asdict(mc)),
+            p_value=p,
+            significant=significant,
+            conclusion=conclusion,
+        )
+    return TargetComparison(available=True, baseline=base, candidate=cand, cohorts=per_cohort)
+
+
+def _form_pairs(
+    view: _View, base: str, cand: str, cohort: str, groups: Sequence[str]
+) -> list[tuple[bool, bool]]:
+    """(baseline correct, candidate correct) per text form both targets judged decisively; with
+    several runs in the window the latest verdict of each form stands for it."""
+    pairs: list[tuple[bool, bool]] = []
+    for g in groups:
+        latest: list[dict[str, bool]] = []
+        for target in (base, cand):
+            seen: dict[str, bool] = {}
+            for o in view.tagger.group_observations(target, cohort, g):
+                if o.verdict is Verdict.CORRECT or o.verdict is Verdict.INCORRECT:
+                    seen[o.form_id] = o.verdict is Verdict.CORRECT
+            latest.append(seen)
+        pairs.extend((latest[0][f], latest[1][f]) for f in latest[0] if f in latest[1])
+    return pairs
+
+
+def _decided(o: Observation) -> bool:
+    return o.verdict is Verdict.CORRECT or o.verdict is Verdict.INCORRECT
+
+
+def _reliability(
+    view: _View, evaluators: Mapping[str, Mapping[str, bool]]
+) -> dict[str, EvaluatorReliability]:
+    """Each reference-free evaluator against the judge's verdicts (GRAMMAR §3, Table 1)."""
+    out: dict[str, EvaluatorReliability] = {}
+    for name, verdicts in evaluators.items():
+        truth: list[bool] = []
+        pred: list[bool] = []
+        for pid, says_correct in verdicts.items():
+            o = view.obs.get(pid)
+            if o is not None and _decided(o):
+                truth.append(o.verdict is Verdict.CORRECT)
+                pred.append(bool(says_correct))
+        out[name] = EvaluatorReliability(
+            **asdict(evaluator_reliability(truth, pred)), unmatched=len(verdicts) - len(truth)
+        )
+    return out
+
+
+def _human_agreement(
+    view: _View,
+    ratings: Mapping[str, float],
+    metric_scores: Mapping[str, Mapping[str, float]],
+) -> HumanAgreement:
+    """Spearman's ρ between human Likert ratings and each metric (Oro et al.)."""
+    metrics: dict[str, dict[str, float]] = {"judge_verdict": {}, "retrieval_sufficient": {}}
+    for pid in ratings:
+        o = view.obs.get(pid)
+        if o is None or not _decided(o):
+            continue
+        metrics["judge_verdict"][pid] = 1.0 if o.verdict is Verdict.CORRECT else 0.0
+        ok = view.retrieval(o.target, o.group_id).get(pid)
+        if ok is not None:
+            metrics["retrieval_sufficient"][pid] = 1.0 if ok else 0.0
+    for name, scores in metric_scores.items():
+        metrics[name] = dict(scores)
+    correlations: dict[str, CorrelationResult] = {}
+    for name, scores in metrics.items():
+        common = [pid for pid in ratings if pid in scores]
+        corr = spearman([ratings[p] for p in common], [scores[p] for p in common])
+        correlations[name] = CorrelationResult(**asdict(corr))
+    return HumanAgreement(ratings=len(ratings), spearman=correlations)

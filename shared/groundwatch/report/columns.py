@@ -1,0 +1,116 @@
+"""The report's table columns, specified once: the text, HTML and CSV renderers all read these.
+
+A column names the header each renderer prints, how to read its value from the typed model, and
+how many digits a float gets; a new number is added here and appears everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from groundwatch.report.model import CohortNumbers, ScenarioNumbers
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Column(Generic[T]):
+    """One column: ``text`` is the terse header of the plain-text table, ``title`` the header of
+    the HTML table, ``help`` its tooltip."""
+
+    key: str
+    text: str
+    title: str
+    get: Callable[[T], object]
+    help: str = ""
+    digits: int = 3
+
+
+def fmt(value: object, digits: int = 3) -> str:
+    """One cell: ``–`` for undefined, floats to ``digits`` places, booleans as yes/no."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def interval(ci: tuple[float, float] | None) -> str:
+    return "–" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+COHORT_COLUMNS: tuple[Column[CohortNumbers], ...] = (
+    Column("examples", "examples", "examples", lambda c: c.examples, "decisively judged examples"),
+    Column("groups", "groups", "groups", lambda c: c.groups, "tagged semantic groups"),
+    Column("gap_groups", "gap", "gap", lambda c: c.gap_groups, "every form wrong"),
+    Column(
+        "non_robust_groups", "non-rob", "non-robust", lambda c: c.non_robust_groups, "mixed forms"
+    ),
+    Column("robust_groups", "robust", "robust", lambda c: c.robust_groups, "every form right"),
+    Column("pending_groups", "pending", "pending", lambda c: c.pending_groups, "no verdict yet"),
+    Column("accuracy", "Acc", "Acc", lambda c: c.accuracy, "correct / examples"),
+    Column("acc_db", "Acc_db", "Acc_db", lambda c: c.acc_db, "1 − gap groups / groups"),
+    Column(
+        "refined_accuracy",
+        "R",
+        "R",
+        lambda c: c.refined_accuracy,
+        "correct / (examples − examples in gap groups)",
+    ),
+    Column("lambda", "λ", "λ", lambda c: c.lambda_, "examples in gap groups / examples"),
+    Column(
+        "retrieval_accuracy",
+        "RetAcc",
+        "retrieval acc",
+        lambda c: c.retrieval_accuracy,
+        "examples with sufficient retrieved context / examples",
+    ),
+    Column(
+        "refined_retrieval_accuracy",
+        "RetR",
+        "retrieval R",
+        lambda c: c.refined_retrieval_accuracy,
+        "retrieval accuracy outside gap groups",
+    ),
+    Column("errors", "errors", "errors", lambda c: c.errors, "the target did not answer"),
+    Column(
+        "cohort_gap_groups",
+        "coh-gap",
+        "cohort gaps",
+        lambda c: c.cohort_gap_groups,
+        "gap here while another cohort answered the semantic group",
+    ),
+)
+
+SCENARIO_COLUMNS: tuple[Column[ScenarioNumbers], ...] = (
+    Column("probes", "probes", "probes", lambda s: s.probes),
+    Column("correct", "correct", "correct", lambda s: s.correct),
+    Column("incorrect", "incorrect", "incorrect", lambda s: s.incorrect),
+    Column("errors", "errors", "errors", lambda s: s.errors),
+    Column("undecided", "undecided", "undecided", lambda s: s.undecided),
+    Column("failure_rate", "failure", "failure rate", lambda s: s.failure_rate),
+    Column("failure_rate_ci", "95% CI", "95% CI", lambda s: interval(s.failure_rate_ci)),
+)
+
+#: Group statuses as the plots colour them, in stacking order.
+STATUS_SEGMENTS: tuple[tuple[str, str, Callable[[CohortNumbers], int]], ...] = (
+    ("gap", "#c0392b", lambda c: c.gap_groups),
+    ("non-robust", "#e67e22", lambda c: c.non_robust_groups),
+    ("robust", "#27ae60", lambda c: c.robust_groups),
+    ("pending", "#95a5a6", lambda c: c.pending_groups),
+)
+
+#: Failure causes as the plots colour them.
+CAUSE_COLOURS: tuple[tuple[str, str], ...] = (
+    ("gap", "#c0392b"),
+    ("retrieval", "#8e44ad"),
+    ("lm", "#2980b9"),
+    ("target_error", "#7f8c8d"),
+    ("stale", "#d35400"),
+    ("undecided", "#bdc3c7"),
+    ("pending", "#d5dbdb"),
+)

@@ -1,0 +1,472 @@
+"""The group report as one self-contained HTML page with inline SVG plots.
+
+No script, no stylesheet or font from a network: the page is mailed, archived and opened on an
+air-gapped laptop, so everything it shows is in the file. Plots: group status per cohort, accuracy
+against R (with Acc_db and the retrieval numbers), the cohort comparison with 95 % intervals, and
+failure attribution; tables carry the exact numbers behind each plot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from html import escape
+from typing import Any
+
+from groundwatch.report.columns import (
+    CAUSE_COLOURS,
+    COHORT_COLUMNS,
+    SCENARIO_COLUMNS,
+    STATUS_SEGMENTS,
+    fmt,
+    interval,
+)
+from groundwatch.report.model import CohortNumbers, Hypothesis, Report
+
+Ci = tuple[float, float] | None
+#: (label, colour, value, interval) of each bar of the accuracy plot.
+METRIC_BARS: tuple[
+    tuple[str, str, Callable[[CohortNumbers], float | None], Callable[[CohortNumbers], Ci]], ...
+] = (
+    ("Acc", "#34495e", lambda c: c.accuracy, lambda c: c.accuracy_ci),
+    ("R", "#16a085", lambda c: c.refined_accuracy, lambda c: c.refined_accuracy_ci),
+    ("Acc_db", "#c0392b", lambda c: c.acc_db, lambda c: None),
+    ("Retrieval acc", "#8e44ad", lambda c: c.retrieval_accuracy, lambda c: None),
+    ("Retrieval R", "#b084cc", lambda c: c.refined_retrieval_accuracy, lambda c: None),
+)
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem;
+color:#222;max-width:1100px}
+h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}
+th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}
+th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
+th{background:#f4f6f7}.warn{color:#a04000}.ok{color:#1e8449}.bad{color:#a93226}
+svg{display:block;margin:.5rem 0}svg text{font-family:inherit}.muted{color:#777;font-size:.85rem}
+"""
+
+
+_fmt = fmt
+_ci = interval
+
+
+def _rows(report: Report) -> list[tuple[str, str, CohortNumbers]]:
+    return [
+        (target, cohort, c)
+        for target, tr in report.targets.items()
+        for cohort, c in tr.cohorts.items()
+    ]
+
+
+def _label(target: str, cohort: str, many_targets: bool) -> str:
+    return f"{target} · {cohort}" if many_targets else cohort
+
+
+def _text(
+    x: float,
+    y: float,
+    s: str,
+    *,
+    anchor: str = "start",
+    size: int = 12,
+    fill: str = "#222",
+    weight: str = "normal",
+) -> str:
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" '
+        f'fill="{fill}" font-weight="{weight}">{escape(s)}</text>'
+    )
+
+
+def _svg(width: int, height: int, body: list[str], title: str) -> str:
+    return (
+        f'<svg width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">'
+        f"<title>{escape(title)}</title>{''.join(body)}</svg>"
+    )
+
+
+def _legend(items: Sequence[tuple[str, str]], x: float, y: float) -> list[str]:
+    out = []
+    for label, colour in items:
+        out.append(f'<rect x="{x:.1f}" y="{y - 10:.1f}" width="12" height="12" fill="{colour}"/>')
+        out.append(_text(x + 16, y, label, size=11))
+        x += 22 + 7 * len(label)
+    return out
+
+
+def _stacked(
+    rows: Sequence[tuple[str, Sequence[tuple[str, int, str]]]], title: str, unit: str
+) -> str:
+    """Horizontal stacked bars, one per row; segments are (label, count, colour)."""
+    label_w, bar_w, row_h = 170, 600, 28
+    height = 40 + row_h * len(rows) + 20
+    body = [_text(2, 14, title, weight="bold")]
+    seen: dict[str, str] = {}
+    for i, (label, segments) in enumerate(rows):
+        y = 30 + i * row_h
+        total = sum(n for _, n, _ in segments)
+        body.append(_text(label_w - 8, y + 15, label, anchor="end"))
+        x = float(label_w)
+        for seg_label, n, colour in segments:
+            seen.setdefault(seg_label, colour)
+            if not n or not total:
+                continue
+            w = bar_w * n / total
+            body.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="20" fill="{colour}">'
+                f"<title>{escape(f'{label}: {seg_label} {n}')}</title></rect>"
+            )
+            if w > 24:
+                body.append(_text(x + w / 2, y + 14, str(n), anchor="middle", size=11, fill="#fff"))
+            x += w
+        body.append(_text(label_w + bar_w + 6, y + 15, f"{total} {unit}", size=11, fill="#555"))
+    body += _legend(list(seen.items()), label_w, height - 6)
+    return _svg(label_w + bar_w + 90, height, body, title)
+
+
+def _status_plot(report: Report) -> str:
+    many = len(report.targets) > 1
+    rows = [
+        (_label(t, c, many), [(name, get(n), col) for name, col, get in STATUS_SEGMENTS])
+        for t, c, n in _rows(report)
+    ]
+    return _stacked(rows, "Semantic groups by status", "groups")
+
+
+def _attribution_plot(report: Report) -> str:
+    many = len(report.targets) > 1
+    rows = [
+        (
+            _label(t, c, many),
+            [(k, int(n.attribution.get(k, 0)), col) for k, col in CAUSE_COLOURS],
+        )
+        for t, c, n in _rows(report)
+    ]
+    return _stacked(rows, "Failure attribution (wrong or unanswered examples)", "failures")
+
+
+def _metric_plot(report: Report) -> str:
+    """Grouped bars on [0, 1]: accuracy, R (with Wilson intervals), Acc_db, retrieval numbers."""
+    many = len(report.targets) > 1
+    rows = _rows(report)
+    left, top, plot_h = 40, 30, 220
+    group_w = 26 * len(METRIC_BARS) + 30
+    width = left + group_w * max(1, len(rows)) + 20
+    height = top + plot_h + 70
+    body = [_text(2, 14, "Accuracy vs refined accuracy R (95 % Wilson intervals)", weight="bold")]
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        y = top + plot_h * (1 - tick)
+        body.append(
+            f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e8e8"/>'
+        )
+        body.append(_text(left - 4, y + 4, f"{tick:.2f}", anchor="end", size=10, fill="#777"))
+    for gi, (t, c, n) in enumerate(rows):
+        gx = left + 10 + gi * group_w
+        for mi, (name, colour, value, bounds) in enumerate(METRIC_BARS):
+            v = value(n)
+            x = gx + mi * 26
+            if v is None:
+                body.append(_text(x + 11, top + plot_h - 4, "–", anchor="middle", size=10))
+                continue
+            h = plot_h * float(v)
+            body.append(
+                f'<rect x="{x}" y="{top + plot_h - h:.1f}" width="22" height="{h:.1f}" '
+                f'fill="{colour}"><title>{escape(f"{t} {c}: {name} = {v:.3f}")}</title></rect>'
+            )
+            ci = bounds(n)
+            if ci:
+                y_lo, y_hi = top + plot_h * (1 - ci[0]), top + plot_h * (1 - ci[1])
+                body.append(
+                    f'<line x1="{x + 11}" x2="{x + 11}" y1="{y_lo:.1f}" y2="{y_hi:.1f}" '
+                    'stroke="#000" stroke-width="1.5"/>'
+                    f'<line x1="{x + 6}" x2="{x + 16}" y1="{y_hi:.1f}" y2="{y_hi:.1f}" '
+                    'stroke="#000"/>'
+                    f'<line x1="{x + 6}" x2="{x + 16}" y1="{y_lo:.1f}" y2="{y_lo:.1f}" '
+                    'stroke="#000"/>'
+                )
+        body.append(
+            _text(gx + group_w / 2 - 15, top + plot_h + 16, _label(t, c, many), anchor="middle")
+        )
+    body += _legend([(name, colour) for name, colour, _, _ in METRIC_BARS], left, height - 10)
+    return _svg(max(width, 620), height, body, "Accuracy vs refined accuracy")
+
+
+def _interval_plot(h: Hypothesis) -> str:
+    """Dot-and-whisker plot of both cohorts' accuracy and R over the compared groups."""
+    a, b = h.cohorts
+    items: list[tuple[str, float | None, Ci, str]] = []
+    for metric in ("Acc", "R"):
+        for cohort, colour in ((a, "#2471a3"), (b, "#cb4335")):
+            side = h.sides[cohort]
+            if metric == "Acc":
+                items.append((f"{cohort} Acc", side.accuracy, side.accuracy_ci, colour))
+            else:
+                items.append(
+                    (f"{cohort} R", side.refined_accuracy, side.refined_accuracy_ci, colour)
+                )
+    lows: list[float] = [float(ci[0]) for _, _, ci, _ in items if ci]
+    lo = max(0.0, min([*lows, 0.9]) - 0.05)  # zoom on the interesting end, keep 1.0 in view
+    label_w, plot_w, row_h = 130, 520, 26
+    height = 50 + row_h * len(items) + 24
+
+    def xpos(v: float) -> float:
+        return label_w + plot_w * (v - lo) / (1 - lo)
+
+    body = [
+        _text(
+            2,
+            14,
+            f"Cohort comparison: {a} vs {b} over {h.groups_compared} groups "
+            f"(mutual gap groups left out), 95 % Wilson intervals",
+            weight="bold",
+        )
+    ]
+    for tick in [lo + (1 - lo) * k / 4 for k in range(5)]:
+        x = xpos(tick)
+        body.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="28" y2="{height - 24}" stroke="#e5e8e8"/>'
+        )
+        body.append(_text(x, height - 10, f"{tick:.2f}", anchor="middle", size=10, fill="#777"))
+    for i, (label, v, ci, colour) in enumerate(items):
+        y = 44 + i * row_h
+        body.append(_text(label_w - 8, y + 4, label, anchor="end"))
+        if ci:
+            body.append(
+                f'<line x1="{xpos(ci[0]):.1f}" x2="{xpos(ci[1]):.1f}" y1="{y}" y2="{y}" '
+                f'stroke="{colour}" stroke-width="2"/>'
+            )
+        if v is not None:
+            body.append(
+                f'<circle cx="{xpos(v):.1f}" cy="{y}" r="5" fill="{colour}">'
+                f"<title>{escape(f'{label} = {v:.3f} {_ci(ci)}')}</title></circle>"
+            )
+            body.append(_text(label_w + plot_w + 8, y + 4, f"{v:.3f} {_ci(ci)}", size=11))
+    return _svg(label_w + plot_w + 150, height, body, "Cohort comparison")
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], helps: Sequence[str] = ()) -> str:
+    tips = list(helps) or [""] * len(headers)
+    head = "".join(
+        f"<th title='{escape(tip)}'>{escape(h)}</th>" if tip else f"<th>{escape(h)}</th>"
+        for h, tip in zip(headers, tips, strict=True)
+    )
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(_fmt(c))}</td>" for c in r) + "</tr>" for r in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _hypothesis_html(target: str, h: Hypothesis) -> str:
+    if not h.available:
+        return f"<p class='muted'>Cohort test for {escape(target)}: {escape(h.reason or '')}</p>"
+    a, b = h.cohorts
+    pt, z, zr, es = h.paired_test, h.z_test, h.refined_z_test, h.effect_size
+    assert pt is not None and z is not None and zr is not None and es is not None
+    cls = "bad" if h.significant else "ok"
+    parts = [
+        f"<h3>{escape(target)}: {escape(a)} vs {escape(b)}</h3>",
+        f"<p class='{cls}'><strong>{escape(h.conclusion or '')}</strong></p>",
+        _interval_plot(h),
+        _table(
+            [
+                "cohort",
+                "",
+                "examples",
+                "correct",
+                "Acc",
+                "Acc 95% CI",
+                "R",
+                "R 95% CI",
+                "λ (compared)",
+                "λ (all groups)",
+            ],
+            [
+                [
+                    c,
+                    "",
+                    s.examples,
+                    s.correct,
+                    s.accuracy,
+                    _ci(s.accuracy_ci),
+                    s.refined_accuracy,
+                    _ci(s.refined_accuracy_ci),
+                    s.lambda_,
+                    s.lambda_all_groups,
+                ]
+                for c, s in ((a, h.sides[a]), (b, h.sides[b]))
+            ],
+        ),
+        _table(
+            ["test", "", "statistic", "p-value", "effect size"],
+            [
+                [
+                    "paired permutation (per-group accuracy)",
+                    "",
+                    pt.mean_difference,
+                    pt.p_value,
+                    f"rank-biserial {_fmt(pt.rank_biserial)}",
+                ],
+                [
+                    "Wilcoxon signed-rank",
+                    "",
+                    pt.wilcoxon_statistic,
+                    pt.wilcoxon_p,
+                    f"{pt.n_nonzero} non-tied of {pt.n_pairs} groups",
+                ],
+                ["two-proportion z", "", z.z, z.p_value, f"Cohen's h {_fmt(es.cohens_h)}"],
+                ["two-proportion z on R", "", zr.z, zr.p_value, ""],
+            ],
+        ),
+        "<p class='muted'>"
+        f"{h.shared_groups} shared groups, {h.mutual_gap_groups} mutual gap groups left out, "
+        f"{h.pending_groups_left_out} pending left out; groups better in {escape(a)}: "
+        f"{h.groups_better_in.get(a, 0)}, in {escape(b)}: {h.groups_better_in.get(b, 0)}.</p>",
+    ]
+    parts += [f"<p class='warn'>⚠ {escape(w)}</p>" for w in h.warnings]
+    return "".join(parts)
+
+
+def render_html(report: Report) -> str:
+    """The report as a standalone HTML document (no network, no JavaScript)."""
+    many = len(report.targets) > 1
+    cohort_rows = [
+        [_label(t, c, many), "", *(col.get(n) for col in COHORT_COLUMNS)]
+        for t, c, n in _rows(report)
+    ]
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        "<title>groundwatch · GRAMMAR group report</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>groundwatch · GRAMMAR group report</h1>",
+        f"<p class='muted'>generated {escape(report.generated_at)} · "
+        f"schema {escape(report.schema_)} · α = {escape(_fmt(report.alpha))}</p>",
+        "<h2>Groups and accuracy</h2>",
+        _table(
+            ["target · cohort", "", *(col.title for col in COHORT_COLUMNS)],
+            cohort_rows,
+            helps=["", "", *(col.help for col in COHORT_COLUMNS)],
+        ),
+        "<p class='muted'>Acc_db = 1 − gap groups / groups; R = correct / (examples − examples in"
+        " gap groups); λ = examples in gap groups / examples; Acc = R × (1 − λ). Errors (the target"
+        " did not answer) are outside every denominator. A cohort gap is a gap group whose semantic"
+        " group another cohort answered: the fact is known, the form fails to reach it.</p>",
+        _status_plot(report),
+        _metric_plot(report),
+        "<h2>Failure attribution</h2>",
+        _attribution_plot(report),
+        "<p class='muted'>gap: wrong in a gap group (the knowledge base lacks the fact);"
+        " retrieval: wrong with insufficient retrieved context; lm: wrong although the context"
+        " sufficed (ground truth or context comparison); target_error: no answer.</p>",
+        "<h2>Cohort hypothesis test</h2>",
+    ]
+    for target, tr in report.targets.items():
+        parts.append(_hypothesis_html(target, tr.hypothesis))
+    tc = report.target_comparison
+    if tc is not None and tc.available and tc.baseline and tc.candidate:
+        base, cand = tc.baseline, tc.candidate
+        parts.append(f"<h2>Target comparison: {escape(base)} → {escape(cand)}</h2>")
+        rows = [
+            [
+                cohort,
+                "",
+                c.groups_compared,
+                c.sides[base].accuracy,
+                c.sides[cand].accuracy,
+                c.improved_groups,
+                c.worsened_groups,
+                c.p_value,
+                c.mcnemar.p_value,
+                c.conclusion,
+            ]
+            for cohort, c in tc.cohorts.items()
+        ]
+        parts.append(
+            _table(
+                [
+                    "cohort",
+                    "",
+                    "groups",
+                    f"Acc {base}",
+                    f"Acc {cand}",
+                    "improved",
+                    "worsened",
+                    "paired p",
+                    "McNemar p",
+                    "conclusion",
+                ],
+                rows,
+            )
+        )
+        parts.append(
+            _stacked(
+                [
+                    (
+                        cohort,
+                        [
+                            ("improved", c.improved_groups, "#27ae60"),
+                            ("unchanged", c.unchanged_groups, "#bdc3c7"),
+                            ("worsened", c.worsened_groups, "#c0392b"),
+                        ],
+                    )
+                    for cohort, c in tc.cohorts.items()
+                ],
+                "Groups by change of per-group accuracy",
+                "groups",
+            )
+        )
+    if report.reliability:
+        parts.append("<h2>Reference-free evaluators against the judge</h2>")
+        parts.append(
+            _table(
+                [
+                    "evaluator",
+                    "",
+                    "n",
+                    "precision",
+                    "95% CI",
+                    "recall",
+                    "95% CI",
+                    "catches errors (recall)",
+                ],
+                [
+                    [
+                        name,
+                        "",
+                        r.n,
+                        r.precision,
+                        _ci(r.precision_ci),
+                        r.recall,
+                        _ci(r.recall_ci),
+                        r.error_recall,
+                    ]
+                    for name, r in report.reliability.items()
+                ],
+            )
+        )
+    if report.human_agreement:
+        parts.append("<h2>Agreement with human ratings (Spearman)</h2>")
+        parts.append(
+            _table(
+                ["metric", "", "n", "ρ", "p-value"],
+                [
+                    [m, "", s.n, s.rho, s.p_value]
+                    for m, s in report.human_agreement.spearman.items()
+                ],
+            )
+        )
+    if report.scenarios:
+        parts.append("<h2>RAGProbe scenarios (failure rate = incorrect / decided)</h2>")
+        parts.append(
+            _table(
+                ["target", "scenario", *(col.title for col in SCENARIO_COLUMNS)],
+                [
+                    [target, scenario, *(col.get(n) for col in SCENARIO_COLUMNS)]
+                    for target, by in report.scenarios.items()
+                    for scenario, n in by.items()
+                ],
+            )
+        )
+    parts.append("</body></html>")
+    return "\n".join(parts)

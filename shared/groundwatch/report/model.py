@@ -1,0 +1,287 @@
+"""The group report as typed models: built once, read by every renderer (text, JSON, HTML, API).
+
+Every number is a float/int or ``None`` when undefined (never NaN); every interval is a
+``[low, high]`` pair or ``None``. Field names follow the papers (GRAMMAR §4.3: Acc_db, refined
+accuracy R, λ; RAGProbe: failure rate per scenario). ``Report.model_dump(by_alias=True)`` is the
+JSON document (``schema`` names its version), and FastAPI routes declare these models as their
+``response_model`` so the OpenAPI document describes them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+SCHEMA = "groundwatch.report/2"
+
+Interval = tuple[float, float] | None
+"""A 95 % interval (Wilson for proportions) or ``None`` when the denominator is 0."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+class FormsRange(_Model):
+    """Fewest and most text forms per semantic group in one cohort (balanced when equal)."""
+
+    min: int
+    max: int
+
+
+class CohortNumbers(_Model):
+    """GRAMMAR's numbers for one (target, cohort).
+
+    *examples* are decisively judged examples (correct + incorrect); errors and undecided verdicts
+    are counted apart and never enter a denominator. *groups* are tagged groups (gap + robust +
+    non-robust); pending groups are counted apart.
+    """
+
+    examples: int
+    correct: int
+    incorrect: int
+    errors: int
+    undecided: int
+    groups: int
+    gap_groups: int
+    robust_groups: int
+    non_robust_groups: int
+    pending_groups: int
+    knowledge_gap_groups: int = Field(
+        description="Gap in this cohort and answered in no other cohort of the semantic group."
+    )
+    cohort_gap_groups: int = Field(
+        description="Gap in this cohort while another cohort answered the same semantic group."
+    )
+    gap_examples: int
+    accuracy: float | None
+    accuracy_ci: Interval
+    acc_db: float | None = Field(description="1 − gap groups / groups (GRAMMAR eq. 1).")
+    refined_accuracy: float | None = Field(
+        description="R = correct / (examples − examples in gap groups) (eq. 2)."
+    )
+    refined_accuracy_ci: Interval
+    lambda_: float | None = Field(
+        alias="lambda", description="λ = examples in gap groups / examples (eq. 3)."
+    )
+    retrieval_accuracy: float | None
+    refined_retrieval_accuracy: float | None
+    retrieval_judged_by: dict[str, int] = Field(default_factory=dict)
+    attribution: dict[str, int] = Field(default_factory=dict)
+    forms_per_group: FormsRange | None = None
+
+
+class SideNumbers(_Model):
+    """One cohort's (or one target's) numbers over exactly the groups a comparison compares."""
+
+    examples: int
+    correct: int
+    accuracy: float | None
+    accuracy_ci: Interval
+    gap_groups: int
+    gap_examples: int
+    refined_n: int
+    refined_accuracy: float | None
+    refined_accuracy_ci: Interval
+    lambda_: float | None = Field(alias="lambda")
+    lambda_all_groups: float | None = None
+
+
+class PairedTestResult(_Model):
+    """Paired test over semantic groups (sign-flip permutation and Wilcoxon)."""
+
+    unit: str
+    score: str = ""
+    x: str | None = None
+    y: str | None = None
+    n_pairs: int
+    n_nonzero: int
+    mean_x: float | None
+    mean_y: float | None
+    mean_difference: float | None
+    p_value: float | None
+    wilcoxon_statistic: float | None
+    wilcoxon_p: float | None
+    rank_biserial: float | None
+    x_higher: int
+    y_higher: int
+    ties: int
+
+
+class ZTestResult(_Model):
+    z: float | None
+    p_value: float | None
+
+
+class EffectSize(_Model):
+    cohens_h: float | None
+    rank_biserial: float | None
+    mean_group_accuracy_difference: float | None
+
+
+class McNemarResult(_Model):
+    """McNemar's exact test over the same text forms judged for two targets."""
+
+    unit: str
+    first: str
+    second: str
+    both_correct: int
+    only_first: int
+    only_second: int
+    both_wrong: int
+    p_value: float | None
+
+
+class Hypothesis(_Model):
+    """Cohort a (hypothetically robust) against cohort b over the same semantic groups, mutual
+    gap groups and pending groups left out."""
+
+    available: bool
+    reason: str | None = None
+    target: str | None = None
+    cohorts: list[str] = Field(default_factory=list)
+    shared_groups: int = 0
+    pending_groups_left_out: int = 0
+    mutual_gap_groups: int = 0
+    groups_compared: int = 0
+    sides: dict[str, SideNumbers] = Field(default_factory=dict)
+    accuracy_difference: float | None = None
+    accuracy_difference_ci: Interval = None
+    refined_accuracy_difference: float | None = None
+    paired_test: PairedTestResult | None = None
+    z_test: ZTestResult | None = None
+    refined_z_test: ZTestResult | None = None
+    effect_size: EffectSize | None = None
+    p_value: float | None = None
+    significant: bool = False
+    lambda_by_cohort: dict[str, float | None] = Field(default_factory=dict)
+    lambda_balanced: bool | None = None
+    groups_better_in: dict[str, int] = Field(default_factory=dict)
+    groups_better_listed: dict[str, list[str]] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    conclusion: str | None = None
+
+
+class TargetReport(_Model):
+    cohorts: dict[str, CohortNumbers]
+    hypothesis: Hypothesis
+
+
+class ComparisonCohort(_Model):
+    """Baseline against candidate on one cohort's shared, decided semantic groups."""
+
+    groups_compared: int
+    sides: dict[str, SideNumbers]
+    improved_groups: int
+    worsened_groups: int
+    unchanged_groups: int
+    improved_listed: list[str]
+    worsened_listed: list[str]
+    status_transitions: dict[str, int]
+    status_improved: int
+    status_worsened: int
+    paired_test: PairedTestResult
+    mcnemar: McNemarResult
+    p_value: float | None
+    significant: bool
+    conclusion: str
+
+
+class TargetComparison(_Model):
+    available: bool
+    reason: str | None = None
+    baseline: str | None = None
+    candidate: str | None = None
+    cohorts: dict[str, ComparisonCohort] = Field(default_factory=dict)
+
+
+class EvaluatorReliability(_Model):
+    """A reference-free evaluator against the grounded verdicts (GRAMMAR §3, Table 1)."""
+
+    n: int
+    abstained: int = 0
+    true_positive: int
+    false_positive: int
+    false_negative: int
+    true_negative: int
+    precision: float | None
+    precision_ci: Interval
+    recall: float | None
+    recall_ci: Interval
+    error_precision: float | None
+    error_precision_ci: Interval = None
+    error_recall: float | None
+    error_recall_ci: Interval = None
+    agreement: float | None
+    agreement_ci: Interval = None
+    interval: str = "wilson"
+    confidence: float = 0.95
+    unmatched: int = Field(0, description="Evaluator verdicts with no decided grounded verdict.")
+
+
+class CorrelationResult(_Model):
+    n: int
+    rho: float | None
+    p_value: float | None
+
+
+class HumanAgreement(_Model):
+    """Spearman's ρ between human ratings and each metric (Oro et al.)."""
+
+    ratings: int
+    spearman: dict[str, CorrelationResult]
+
+
+class ScenarioNumbers(_Model):
+    """RAGProbe: one scenario's judgements; failure rate = incorrect / decided."""
+
+    probes: int
+    correct: int
+    incorrect: int
+    errors: int
+    undecided: int
+    decided: int
+    failure_rate: float | None
+    failure_rate_ci: Interval
+
+
+class OpenDomainFilter(_Model):
+    """GRAMMAR §5.2: groups an LLM-only baseline answers correctly, left out of the report."""
+
+    baseline: str
+    groups: int
+    group_ids: list[str]
+
+
+class Report(_Model):
+    """The whole group report. ``target`` is the first target (most reports have one)."""
+
+    schema_: str = Field(SCHEMA, alias="schema")
+    generated_at: str
+    alpha: float
+    target: str | None
+    targets: dict[str, TargetReport]
+    target_comparison: TargetComparison | None = None
+    reliability: dict[str, EvaluatorReliability] | None = None
+    human_agreement: HumanAgreement | None = None
+    scenarios: dict[str, dict[str, ScenarioNumbers]] = Field(default_factory=dict)
+    open_domain: OpenDomainFilter | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def cohorts(self) -> dict[str, CohortNumbers]:
+        """The first target's cohorts (the common one-target case)."""
+        return self.targets[self.target].cohorts if self.target else {}
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def hypothesis(self) -> Hypothesis:
+        """The first target's cohort test."""
+        if self.target is None:
+            return Hypothesis(available=False, reason="no data")
+        return self.targets[self.target].hypothesis
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document (aliases as field names: ``schema``, ``lambda``)."""
+        return self.model_dump(mode="json", by_alias=True)

@@ -1,0 +1,128 @@
+"""The group report as plain text: what the demo, ``groundwatch run`` and ``report`` print."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from groundwatch.core.tagging import Cause
+from groundwatch.report.columns import COHORT_COLUMNS, SCENARIO_COLUMNS, fmt, interval
+from groundwatch.report.model import Report
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Left-aligned first two columns (names), right-aligned numbers."""
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if i < 2 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    sep = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), sep, *(line(r) for r in rows)])
+
+
+def render_text(report: Report) -> str:
+    """Every section the report has, as aligned plain-text tables."""
+    parts: list[str] = []
+    rows = [
+        [target, cohort, *(fmt(col.get(c), col.digits) for col in COHORT_COLUMNS)]
+        for target, tr in report.targets.items()
+        for cohort, c in tr.cohorts.items()
+    ]
+    parts.append(
+        "GRAMMAR group report\n"
+        + table(["target", "cohort", *(col.text for col in COHORT_COLUMNS)], rows)
+    )
+    arows = [
+        [target, cohort, *(str(c.attribution.get(k.value, 0)) for k in Cause)]
+        for target, tr in report.targets.items()
+        for cohort, c in tr.cohorts.items()
+    ]
+    parts.append(
+        "Failure attribution\n" + table(["target", "cohort", *(k.value for k in Cause)], arows)
+    )
+    for target, tr in report.targets.items():
+        h = tr.hypothesis
+        if not h.available:
+            parts.append(f"Cohort test ({target}): {h.reason or 'not run'}")
+            continue
+        a, b = h.cohorts
+        lines = [
+            f"Cohort test ({target}): {a} vs {b} over {h.groups_compared} groups"
+            f" ({h.mutual_gap_groups} mutual gap groups left out)"
+        ]
+        for c in (a, b):
+            s = h.sides[c]
+            lines.append(
+                f"  {c}: Acc {fmt(s.accuracy)} {_bracket(s.accuracy_ci)}"
+                f"  R {fmt(s.refined_accuracy)} {_bracket(s.refined_accuracy_ci)}"
+                f"  λ(all) {fmt(s.lambda_all_groups)}"
+            )
+        pt, z, es = h.paired_test, h.z_test, h.effect_size
+        assert pt is not None and z is not None and es is not None
+        lines.append(
+            f"  paired permutation p = {fmt(h.p_value, 4)}, Wilcoxon p = "
+            f"{fmt(pt.wilcoxon_p, 4)}, z-test p = {fmt(z.p_value, 4)},"
+            f" Cohen's h = {fmt(es.cohens_h)}, rank-biserial = {fmt(es.rank_biserial)}"
+        )
+        lines.append(f"  → {h.conclusion}")
+        lines.extend(f"  ! {w}" for w in h.warnings)
+        parts.append("\n".join(lines))
+    tc = report.target_comparison
+    if tc is not None and tc.available:
+        for cohort, cc in tc.cohorts.items():
+            parts.append(
+                f"Target comparison {tc.baseline} → {tc.candidate} ({cohort}):"
+                f" {cc.improved_groups} groups better, {cc.worsened_groups} worse,"
+                f" McNemar p = {fmt(cc.mcnemar.p_value, 4)} → {cc.conclusion}"
+            )
+    if report.reliability:
+        rrows = [
+            [
+                name,
+                "",
+                fmt(r.precision),
+                _bracket(r.precision_ci),
+                fmt(r.recall),
+                _bracket(r.recall_ci),
+                str(r.n),
+            ]
+            for name, r in report.reliability.items()
+        ]
+        parts.append(
+            "Reference-free evaluators vs judge\n"
+            + table(["evaluator", "", "precision", "95% CI", "recall", "95% CI", "n"], rrows)
+        )
+    if report.human_agreement:
+        hrows = [
+            [m, "", fmt(s.rho), fmt(s.p_value, 4), str(s.n)]
+            for m, s in report.human_agreement.spearman.items()
+        ]
+        parts.append(
+            "Spearman with human ratings\n" + table(["metric", "", "rho", "p", "n"], hrows)
+        )
+    if report.scenarios:
+        srows = [
+            [target, scenario, *(fmt(col.get(n), col.digits) for col in SCENARIO_COLUMNS)]
+            for target, by in report.scenarios.items()
+            for scenario, n in by.items()
+        ]
+        parts.append(
+            "RAGProbe scenarios (failure rate = incorrect / decided)\n"
+            + table(["target", "scenario", *(col.text for col in SCENARIO_COLUMNS)], srows)
+        )
+    if report.open_domain is not None:
+        od = report.open_domain
+        parts.append(
+            f"Open-domain filter: {od.groups} groups answered by {od.baseline} without retrieval"
+            " are left out of the numbers above"
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def _bracket(ci: tuple[float, float] | None) -> str:
+    return "[–]" if not ci else interval(ci)

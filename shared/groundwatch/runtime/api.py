@@ -1,0 +1,100 @@
+"""The analytics HTTP API: live groups, one group's evidence, and the report (JSON and HTML).
+
+Shared by the analytics service and the embedded pipeline's continuous mode, so both serve the
+same endpoints over the same worker state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Query
+from fastapi.responses import HTMLResponse
+
+from groundwatch.core.tagging import GroupStatus, Tagger
+from groundwatch.report.build import report_from_tagger
+from groundwatch.report.html import render_html
+from groundwatch.report.model import Report
+from groundwatch.stages.analytics.stage import AnalyticsStage
+
+
+def add_routes(app: FastAPI, worker: Callable[[], AnalyticsStage]) -> None:
+    """``/groups``, ``/groups/{id}``, ``/report`` and ``/report.html`` over ``worker()``'s state."""
+
+    def tagger() -> Tagger:
+        return worker().tagger
+
+    @app.get("/groups", tags=["groups"])
+    async def groups(
+        target: str | None = None,
+        cohort: str | None = None,
+        status: GroupStatus | None = None,
+        limit: int = Query(1000, ge=1, le=100_000),
+    ) -> dict[str, Any]:
+        """Semantic groups with their live status, filtered by target, cohort and status."""
+        rows = []
+        for t in tagger().tallies(target, cohort, status):
+            rows.append(
+                {
+                    "group_id": t.group_id,
+                    "target": t.target,
+                    "cohort": t.cohort,
+                    "status": t.status.value,
+                    "correct": t.correct,
+                    "incorrect": t.incorrect,
+                    "error": t.error,
+                    "undecided": t.undecided,
+                    "forms": t.group_forms,
+                    "forms_judged": t.forms_judged,
+                }
+            )
+            if len(rows) >= limit:
+                break
+        return {"count": len(rows), "groups": rows}
+
+    @app.get("/groups/{group_id}", tags=["groups"])
+    async def group(group_id: str, target: str | None = None) -> dict[str, Any]:
+        """One semantic group: answer and every form with response, retrieved ids, verdict."""
+        w: AnalyticsStage = app.state.parts.extra["worker"]
+        rows = await asyncio.to_thread(w.store.group_judgements, group_id, target)
+        if not rows:
+            raise HTTPException(404, f"no judgements for group {group_id}")
+        t = tagger()
+        statuses = {
+            f"{r.target}/{r.cohort}": t.status(r.target, r.cohort, group_id).value for r in rows
+        }
+        return {
+            "group_id": group_id,
+            "expected": rows[-1].expected,
+            "status": statuses,
+            "forms": [
+                {
+                    "probe_id": r.probe_id,
+                    "run_id": r.run_id,
+                    "target": r.target,
+                    "cohort": r.cohort,
+                    "form_id": r.form_id,
+                    "query": r.query,
+                    "answer": r.answer,
+                    "verdict": r.verdict,
+                    "tier": r.tier,
+                    "reason": r.reason,
+                    "retrieved_ids": r.retrieved_ids,
+                    "relevant_doc_ids": r.relevant_doc_ids,
+                    "error_kind": r.error_kind,
+                }
+                for r in rows
+            ],
+        }
+
+    @app.get("/report", tags=["report"], response_model=Report, response_model_by_alias=True)
+    async def report() -> Report:
+        """The GRAMMAR report over the current window (JSON)."""
+        return await asyncio.to_thread(report_from_tagger, tagger())
+
+    @app.get("/report.html", tags=["report"], response_class=HTMLResponse)
+    async def report_html() -> str:
+        """The same report as a self-contained HTML page with plots."""
+        return render_html(await asyncio.to_thread(report_from_tagger, tagger()))

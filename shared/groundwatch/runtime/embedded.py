@@ -1,0 +1,229 @@
+"""The whole pipeline in one process on the in-process bus: the embedded default (`make demo`).
+
+The same workers as the scaled services — generator, runner, judge, analytics — wired to a
+:class:`~groundwatch.adapters.bus.memory.MemoryBus` instead of Kafka, and the same runner code
+asking the targets (an HTTP target can be served in-process through ``httpx.ASGITransport``), so
+what the demo shows is what production does."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from groundwatch.adapters.bus.memory import MemoryBus
+from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.contracts import Topics
+from groundwatch.core.model import SemanticGroup
+from groundwatch.core.tagging import Tagger, Window
+from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
+from groundwatch.runtime.consume import ConsumeLoop, consume
+from groundwatch.stages.analytics.stage import AnalyticsStage
+from groundwatch.stages.generator.stage import GeneratorStage
+from groundwatch.stages.judge.stage import JudgeStage
+from groundwatch.stages.judge.tiered import TieredJudge
+from groundwatch.stages.runner.lanes import Runner
+from groundwatch.stages.runner.stage import RunnerStage
+
+
+@dataclass
+class EmbeddedResult:
+    tagger: Tagger
+    published: int
+    elapsed_s: float
+    dead_letters: int
+    run_ids: list[str] = field(default_factory=list)
+
+    @property
+    def probes_per_s(self) -> float:
+        return self.published / self.elapsed_s if self.elapsed_s else 0.0
+
+
+class EmbeddedPipeline:
+    """Generator → runner → judge → analytics on one event loop."""
+
+    def __init__(
+        self,
+        groups: Sequence[SemanticGroup],
+        runner: Runner,
+        *,
+        judge: TieredJudge | None = None,
+        database_url: str | None = None,
+        window: Window | None = None,
+        partitions: int = 6,
+        targets: Sequence[str] | None = None,
+        sample: int = 0,
+        rate: float = 0.0,
+        on_stop: Sequence[Callable[[], Awaitable[None]]] = (),
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        self._on_stop = list(on_stop)
+        self.bus = MemoryBus(partitions=partitions)
+        self.topics = Topics("gw.")
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if database_url is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="groundwatch-demo-")
+            database_url = f"sqlite:///{Path(self._tmp.name) / 'groundwatch.db'}"
+        self.engine = make_engine(database_url)
+        create_schema(self.engine)
+        self.judge = judge or TieredJudge()
+        self.runner = runner
+        self.generator = GeneratorStage(
+            self.bus, self.topics, groups, list(targets or runner.targets), sample=sample, rate=rate
+        )
+        self.registry = registry or CollectorRegistry()
+        metrics = AnalyticsMetrics(self.registry, lambda: self.analytics.tagger)
+        self.analytics = AnalyticsStage(
+            AnalyticsStore(self.engine), window=window, on_applied=metrics.observe
+        )
+        self.runner_loop = consume(RunnerStage(runner), self.bus, self.topics)
+        self.judge_loop = consume(JudgeStage(self.judge.judge), self.bus, self.topics)
+        self.analytics_loop = consume(self.analytics, self.bus, self.topics)
+        self.loops: list[ConsumeLoop[Any]] = [
+            self.runner_loop,
+            self.judge_loop,
+            self.analytics_loop,
+        ]
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        await self.bus.ensure_topics(self.topics.all())
+        self._tasks = [asyncio.create_task(loop.run()) for loop in self.loops]
+        await asyncio.gather(*(loop.ready.wait() for loop in self.loops))
+
+    async def stop(self) -> None:
+        for loop in self.loops:
+            loop.stop()
+        await asyncio.gather(*self._tasks)
+        await self.runner.aclose()
+        await self.judge.aclose()
+        for close in self._on_stop:
+            await close()
+        self.engine.dispose()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+    def tallied(self) -> int:
+        return self.analytics_loop.stats.consumed
+
+    async def wait_tallied(self, count: int, timeout_s: float = 600.0) -> None:
+        """Until analytics has consumed ``count`` judgements (every probe ends as a judgement)."""
+        deadline = time.monotonic() + timeout_s
+        while self.tallied() < count:
+            for t in self._tasks:
+                if t.done():
+                    t.result()  # a dead loop raises here instead of hanging the wait
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"only {self.tallied()} of {count} probes tallied in {timeout_s}s"
+                )
+            await asyncio.sleep(0.01)
+
+    async def run(self, runs: int = 1) -> EmbeddedResult:
+        """Publish ``runs`` probing cycles and wait until every probe is tallied."""
+        started = time.perf_counter()
+        before = self.generator.state.published
+        run_ids = []
+        for _ in range(runs):
+            summary = await self.generator.run_cycle()
+            run_ids.append(summary.run_id)
+        await self.wait_tallied(self.generator.state.published)
+        elapsed = time.perf_counter() - started
+        return EmbeddedResult(
+            tagger=self.analytics.tagger,
+            published=self.generator.state.published - before,
+            elapsed_s=elapsed,
+            dead_letters=len(self.bus.records(self.topics.dead_letter.name)),
+            run_ids=run_ids,
+        )
+
+
+async def run_embedded(
+    groups: Sequence[SemanticGroup], runner: Runner, *, runs: int = 1, **kwargs: Any
+) -> EmbeddedResult:
+    """One-shot helper: start, run, stop."""
+    pipeline = EmbeddedPipeline(groups, runner, **kwargs)
+    await pipeline.start()
+    try:
+        return await pipeline.run(runs)
+    finally:
+        await pipeline.stop()
+
+
+def reference_runner(
+    app: Any, *, name: str = "reference", concurrency: int = 64
+) -> tuple[Runner, Callable[[], Awaitable[None]]]:
+    """A runner whose one HTTP target is an in-process ASGI app (the reference RAG), and the
+    closer of its HTTP client. The request still goes through HttpJsonTarget and the runner's
+    limits, exactly as against a remote endpoint."""
+    import httpx
+
+    from groundwatch.adapters.targets import HttpJsonTarget, TargetLimits
+
+    client = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://reference-rag"
+    )
+    target = HttpJsonTarget(client, "http://reference-rag/query")
+    runner = Runner({name: target}, {name: TargetLimits(concurrency=concurrency, timeout_s=30.0)})
+    return runner, client.aclose
+
+
+def monitoring_app(pipeline: EmbeddedPipeline) -> Any:
+    """``/metrics``, ``/groups``, ``/report`` over an embedded pipeline (continuous mode)."""
+    from fastapi import FastAPI, Response
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    from groundwatch.runtime.api import add_routes
+
+    app = FastAPI(title="groundwatch (embedded)")
+
+    @app.get("/healthz", tags=["ops"])
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok", "service": "embedded"}
+
+    @app.get("/metrics", tags=["ops"])
+    async def metrics() -> Response:
+        return Response(generate_latest(pipeline.registry), media_type=CONTENT_TYPE_LATEST)
+
+    add_routes(app, lambda: pipeline.analytics)
+    return app
+
+
+async def run_continuously(
+    pipeline: EmbeddedPipeline,
+    *,
+    interval_s: float,
+    host: str = "127.0.0.1",
+    port: int = 8004,
+    cycles: int | None = None,
+    on_cycle: Callable[[EmbeddedResult], None] | None = None,
+) -> None:
+    """Probe every ``interval_s`` and serve the monitoring endpoints until cancelled (or
+    ``cycles`` cycles are done); each cycle asks every sampled group in all its forms."""
+    import uvicorn
+
+    server = uvicorn.Server(
+        uvicorn.Config(monitoring_app(pipeline), host=host, port=port, log_level="warning")
+    )
+    serving = asyncio.create_task(server.serve())
+    try:
+        done = 0
+        while cycles is None or done < cycles:
+            started = time.monotonic()
+            result = await pipeline.run(1)
+            done += 1
+            if on_cycle is not None:
+                on_cycle(result)
+            if cycles is not None and done >= cycles:
+                break
+            await asyncio.sleep(max(0.0, interval_s - (time.monotonic() - started)))
+    finally:
+        server.should_exit = True
+        await serving

@@ -1,0 +1,33 @@
+"""The wire → domain mapping of the analytics stage: a ``Judgement`` message as an ``Observation``.
+
+It lives with the stage, not in the core: the core's tagger knows observations only, never the
+wire contracts, so the contracts can change their schema without touching the domain.
+"""
+
+from __future__ import annotations
+
+from groundwatch.contracts import Judgement
+from groundwatch.core.model import Verdict
+from groundwatch.core.tagging import STALE_REASON, Observation
+
+
+def observation_from_judgement(j: Judgement) -> Observation:
+    """The observation a judgement message carries (the analytics consumer's one mapping)."""
+    at = j.judged_at.timestamp()
+    return Observation(
+        probe_id=str(j.probe_id),
+        target=j.target,
+        cohort=j.cohort,
+        group_id=j.group_id,
+        form_id=j.form_id,
+        verdict=Verdict(j.verdict),
+        run_id=j.run_id,
+        dataset_id=j.dataset_id,
+        scenario=j.scenario,
+        group_forms=j.group_forms,
+        retrieved_ids=tuple(j.retrieved_ids),
+        relevant_doc_ids=tuple(j.relevant_doc_ids),
+        at=at,
+        latency_s=max(0.0, at - j.probe_created_at.timestamp()),
+        stale=j.reason.startswith(STALE_REASON),
+    )

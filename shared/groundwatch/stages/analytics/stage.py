@@ -1,0 +1,121 @@
+"""The analytics stage: judgements in, live group state stored, nothing produced."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from groundwatch.adapters.bus.base import Consumer
+from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.contracts import Judgement, Topic, Topics, _Contract
+from groundwatch.core.tagging import Observation, Tagger, Window
+from groundwatch.errors import RetryLater
+from groundwatch.stages.analytics.observe import observation_from_judgement
+
+log = logging.getLogger(__name__)
+
+#: Called after each stored batch with the observations it applied and the time it was stored
+#: (the service's Prometheus counters, the embedded pipeline's); the stage knows no metrics.
+AppliedHook = Callable[[list[Observation], float], None]
+
+
+class AnalyticsStage:
+    """Applies each judgement once (by ``probe_id``), stores it with the touched tallies, and only
+    then lets the loop commit the offsets."""
+
+    service = "analytics"
+    group = "analytics"
+    max_records = 2000
+
+    def __init__(
+        self,
+        store: AnalyticsStore,
+        *,
+        window: Window | None = None,
+        on_applied: AppliedHook | None = None,
+    ) -> None:
+        self.store = store
+        self.window = window
+        self.on_applied = on_applied
+        self.tagger = Tagger(window)
+        self._stale = True
+        # Partition ownership: several analytics instances split the judgements topic (key =
+        # group_id); each keeps and exports only the groups of its own partitions, so Prometheus
+        # can sum the instances. None = not known yet (one instance, or before the first poll).
+        self._owned: frozenset[int] | None = None
+        self._partition_of: Callable[[str], int | None] = lambda _gid: None
+
+    def source(self, topics: Topics) -> Topic[Judgement]:
+        return topics.judgements
+
+    def owns(self, group_id: str) -> bool:
+        if self._owned is None:
+            return True
+        partition = self._partition_of(group_id)
+        return partition is None or partition in self._owned
+
+    async def on_assignment(self, consumer: Consumer, assigned: frozenset[tuple[str, int]]) -> None:
+        """A rebalance moved partitions: rebuild from the store with exactly the owned groups
+        (including what the previous owner stored), before any record of the new ones."""
+        # the loop subscribes this stage to its one source topic: every assignment is of it
+        topics = {t for t, _ in assigned}
+        self._owned = frozenset(p for _, p in assigned)
+        if topics:
+            topic = next(iter(topics))
+            self._partition_of = lambda gid: consumer.partition_of(topic, gid.encode())
+        try:
+            n = await asyncio.to_thread(self.reload)
+        except SQLAlchemyError as exc:
+            log.warning(
+                "state reload after rebalance failed (%s); retrying with the next batch", exc
+            )
+            self._stale = True
+            return
+        log.info(
+            "partitions %s: %d stored judgements of owned groups loaded", sorted(self._owned), n
+        )
+
+    def reload(self) -> int:
+        """Rebuild the tagger from the store, owned groups only: on start-up, after a rebalance,
+        after a failed write."""
+        tagger = Tagger(self.window)
+        n = tagger.apply_many(o for o in self.store.load_observations() if self.owns(o.group_id))
+        self.tagger = tagger
+        self._stale = False
+        return n
+
+    async def handle(self, judgements: list[Judgement]) -> Sequence[_Contract]:
+        if self._stale:
+            try:
+                n = await asyncio.to_thread(self.reload)
+                log.info("analytics state rebuilt from %d stored judgements", n)
+            except SQLAlchemyError as exc:
+                raise RetryLater(f"database unavailable: {exc}") from exc
+        tagger = self.tagger
+        fresh: list[Judgement] = []
+        seen: set[str] = set()
+        for j in judgements:
+            pid = str(j.probe_id)
+            if pid not in tagger and pid not in seen:
+                seen.add(pid)
+                fresh.append(j)
+        if not fresh:
+            return []
+        applied = [o for o in map(observation_from_judgement, fresh) if tagger.apply(o)]
+        tallies = [t for t in (tagger.tally(*k) for k in {o.key for o in applied}) if t is not None]
+        try:
+            await asyncio.to_thread(self.store.save, fresh, tallies)
+        except SQLAlchemyError as exc:
+            self._stale = True  # memory ran ahead of the store: rebuild before the redelivery
+            raise RetryLater(f"database write failed: {exc}") from exc
+        except BaseException:
+            self._stale = True  # any other failure (or cancellation) leaves memory ahead too
+            raise
+        if self.on_applied is not None:
+            self.on_applied(applied, time.time())
+        tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
+        return []

@@ -1,0 +1,1 @@
+"""stages/generator."""

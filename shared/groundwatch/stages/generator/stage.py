@@ -1,0 +1,136 @@
+"""Generator worker: publishes probe cycles for a dataset on the bus."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from groundwatch.adapters.bus.base import Bus
+from groundwatch.adapters.bus.encode import to_outgoing
+from groundwatch.contracts import Probe, Topics
+from groundwatch.core.model import SemanticGroup
+from groundwatch.stages.generator.planner import new_run_id, probes_for, sample_groups
+
+log = logging.getLogger(__name__)
+
+BATCH = 500
+
+
+#: Re-reads the SQL truth of the sampled groups; returns them with new answer versions and the
+#: ids of the groups whose answer changed.
+Refresher = Callable[[list[SemanticGroup]], Awaitable[tuple[list[SemanticGroup], list[str]]]]
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    groups: int
+    probes: int
+    started_at: float
+    finished_at: float = 0.0
+    answers_changed: int = 0
+
+
+@dataclass
+class GeneratorState:
+    runs: list[RunSummary] = field(default_factory=list)
+    published: int = 0
+    running: bool = False
+
+
+class GeneratorStage:
+    """Runs probing cycles; each cycle asks every sampled group in all its forms."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        topics: Topics,
+        groups: Sequence[SemanticGroup],
+        targets: Sequence[str],
+        *,
+        sample: int = 0,
+        rate: float = 0.0,
+        seed: int = 7,
+        refresh: Refresher | None = None,
+        on_publish: Callable[[list[Probe]], None] | None = None,
+    ) -> None:
+        self.refresh = refresh
+        self.on_publish = on_publish
+        self.bus = bus
+        self.topics = topics
+        self.groups = list(groups)
+        self.targets = list(targets)
+        self.sample = sample
+        self.rate = rate
+        self.rng = random.Random(seed)
+        self.state = GeneratorState()
+        self._stop = asyncio.Event()
+        self._continuous: asyncio.Task[None] | None = None
+
+    async def run_cycle(self, run_id: str | None = None) -> RunSummary:
+        run_id = run_id or new_run_id()
+        chosen = sample_groups(self.groups, self.sample, self.rng)
+        summary = RunSummary(run_id, len(chosen), 0, time.time())
+        if self.refresh is not None:
+            # Ground truth that stays current: re-read the answers asked in this cycle.
+            chosen, changed = await self.refresh(chosen)
+            summary.answers_changed = len(changed)
+            if changed:
+                fresh = {g.group_id: g for g in chosen}
+                self.groups = [fresh.get(g.group_id, g) for g in self.groups]
+        batch = []
+        started = time.monotonic()
+        for probe in probes_for(chosen, self.targets, run_id):
+            batch.append(probe)
+            if len(batch) >= BATCH:
+                await self._publish(batch, summary, started)
+                batch = []
+        if batch:
+            await self._publish(batch, summary, started)
+        summary.finished_at = time.time()
+        self.state.runs.append(summary)
+        log.info("run %s: %d groups, %d probes", run_id, summary.groups, summary.probes)
+        return summary
+
+    async def _publish(self, batch: list[Probe], summary: RunSummary, started: float) -> None:
+        await self.bus.publish_many(to_outgoing(batch, self.topics))
+        if self.on_publish is not None:
+            self.on_publish(batch)
+        summary.probes += len(batch)
+        self.state.published += len(batch)
+        if self.rate > 0:
+            ahead = summary.probes / self.rate - (time.monotonic() - started)
+            if ahead > 0:
+                await asyncio.sleep(ahead)
+
+    async def run_forever(self, interval_s: float) -> None:
+        """Continuous probing: a cycle every ``interval_s`` until stopped."""
+        self._stop.clear()
+        self.state.running = True
+        try:
+            while not self._stop.is_set():
+                cycle_start = time.monotonic()
+                await self.run_cycle()
+                wait = max(0.0, interval_s - (time.monotonic() - cycle_start))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), wait)
+        finally:
+            self.state.running = False
+
+    def start_continuous(self, interval_s: float) -> bool:
+        if self._continuous is not None and not self._continuous.done():
+            return False
+        self._continuous = asyncio.create_task(self.run_forever(interval_s))
+        return True
+
+    async def stop_continuous(self) -> bool:
+        if self._continuous is None or self._continuous.done():
+            return False
+        self._stop.set()
+        await self._continuous
+        return True

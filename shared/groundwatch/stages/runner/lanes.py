@@ -1,0 +1,357 @@
+"""The runner core: ask every probe to its target without hurting the target or stalling others.
+
+Each target gets its own *lane*: a bounded queue drained by ``concurrency`` workers, a token
+bucket, per-attempt timeouts, jittered retries for transient failures only (tenacity) and a
+circuit breaker. Lanes share nothing, so a slow or dead target fills only its own queue; when that
+queue is full the caller waits (back-pressure) instead of the process growing without bound.
+
+Whatever the target does, :meth:`Runner.run` returns a :class:`RagResponse`: an answer with
+``status=ok``, or ``status=error`` with the failure kind. An outage is never reported as a wrong
+answer, and never as an exception to the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+)
+
+from groundwatch.adapters.targets.base import ErrorKind, Target, TargetError, TargetReply
+from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
+from groundwatch.adapters.targets.limits import TargetLimits
+from groundwatch.adapters.throttle import Clock, TokenBucket
+from groundwatch.contracts import Probe, RagResponse, TargetStatus
+
+log = logging.getLogger(__name__)
+
+#: Called once per finished probe with the response and the number of attempts it took.
+ResponseHook = Callable[[RagResponse, int], None]
+
+
+@dataclass(frozen=True)
+class LaneSnapshot:
+    """A target lane's load and health, for metrics and ``/readyz``."""
+
+    target: str
+    queued: int
+    in_flight: int
+    breaker: BreakerState
+    concurrency: int
+
+
+@dataclass
+class _Timing:
+    attempts: int = 0
+    latency_s: float = 0.0
+
+
+@dataclass
+class _Job:
+    probe: Probe
+    future: asyncio.Future[RagResponse]
+
+
+def _transient(exc: BaseException) -> bool:
+    return isinstance(exc, TargetError) and exc.transient
+
+
+class _Lane:
+    """One target's queue, workers and guards."""
+
+    def __init__(
+        self, name: str, target: Target, limits: TargetLimits, clock: Clock, hook: ResponseHook
+    ) -> None:
+        self.name = name
+        self.target = target
+        self.limits = limits
+        self._clock = clock
+        self._hook = hook
+        self.queue: asyncio.Queue[_Job] = asyncio.Queue(maxsize=limits.queue_size)
+        self.bucket = (
+            TokenBucket(limits.rate_per_s, limits.bucket_depth, clock)
+            if limits.rate_per_s is not None
+            else None
+        )
+        self.breaker = CircuitBreaker(limits.breaker_failures, limits.breaker_reset_s, clock)
+        self.breaker.on_change = self._breaker_changed
+        self._rng = random.Random()
+        self.in_flight = 0
+        self._workers: list[asyncio.Task[None]] = []
+
+    def _breaker_changed(self, state: BreakerState) -> None:
+        log.warning("target %s: circuit %s", self.name, state.value)
+
+    def start(self) -> None:
+        if not self._workers:
+            self._workers = [
+                asyncio.create_task(self._work(), name=f"runner:{self.name}:{i}")
+                for i in range(self.limits.concurrency)
+            ]
+
+    async def stop(self) -> None:
+        for task in self._workers:
+            task.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        self._workers = []
+        while not self.queue.empty():
+            self.queue.get_nowait().future.cancel()
+
+    async def submit(self, probe: Probe) -> RagResponse:
+        self.start()
+        future: asyncio.Future[RagResponse] = asyncio.get_running_loop().create_future()
+        await self.queue.put(_Job(probe, future))  # blocks while the lane is full: back-pressure
+        return await future
+
+    def offer(self, job: _Job) -> bool:
+        """Queue ``job`` if the lane has room now; False when it is full."""
+        self.start()
+        try:
+            self.queue.put_nowait(job)
+        except asyncio.QueueFull:
+            return False
+        return True
+
+    async def put_all(self, jobs: Sequence[_Job]) -> None:
+        """Queue ``jobs`` in order, each waiting for room (back-pressure)."""
+        for job in jobs:
+            await self.queue.put(job)
+
+    async def _work(self) -> None:
+        while True:
+            job = await self.queue.get()
+            try:
+                if job.future.done():  # the caller gave up while the probe waited
+                    continue
+                self.in_flight += 1
+                try:
+                    response = await self._serve(job.probe)
+                finally:
+                    self.in_flight -= 1
+                if not job.future.done():
+                    job.future.set_result(response)
+            except asyncio.CancelledError:
+                job.future.cancel()
+                raise
+            finally:
+                self.queue.task_done()
+
+    def _delay(self, retry: int, exc: BaseException | None) -> float:
+        """Full-jitter exponential backoff before retry number ``retry`` (1-based), never sooner
+        than the target's own Retry-After, never longer than ``backoff_max_s``."""
+        ceiling = min(self.limits.backoff_max_s, self.limits.backoff_initial_s * 2 ** (retry - 1))
+        delay = self._rng.uniform(0.0, ceiling)
+        if isinstance(exc, TargetError) and exc.retry_after:
+            delay = max(delay, exc.retry_after)
+        return min(delay, self.limits.backoff_max_s)
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        return self._delay(state.attempt_number + 1, exc)
+
+    async def _serve(self, probe: Probe) -> RagResponse:
+        timing = _Timing()
+        try:
+            reply = await self._ask(probe.query, timing)
+        except TargetError as exc:
+            log.debug("target %s probe %s: %s", self.name, probe.probe_id, exc)
+            response = _error(probe, exc.kind, timing.latency_s)
+        else:
+            response = _ok(probe, reply, timing.latency_s)
+        self._hook(response, timing.attempts)
+        return response
+
+    async def _ask(self, query: str, timing: _Timing) -> TargetReply:
+        """The first attempt directly (the common, healthy case costs no retry machinery);
+        transient failures then go to tenacity for up to ``retries`` more attempts."""
+        timing.attempts = 1
+        try:
+            return await self._attempt(query, timing)
+        except TargetError as exc:
+            if not exc.transient or self.limits.retries == 0:
+                raise
+            first = exc
+        await asyncio.sleep(self._delay(1, first))
+
+        async def again() -> TargetReply:
+            timing.attempts += 1
+            return await self._attempt(query, timing)
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.limits.retries),
+            wait=self._wait,
+            retry=retry_if_exception(_transient),
+            reraise=True,
+        )
+        reply: TargetReply = await retrying(again)
+        return reply
+
+    async def _attempt(self, query: str, timing: _Timing) -> TargetReply:
+        """One call under the rate limit, the breaker and the timeout.
+
+        Latency is the target's own time on this attempt: waiting for a rate token or for a
+        half-open trial is the runner's doing and must not make the target look slow."""
+        if self.bucket is not None:
+            await self.bucket.acquire()
+        permit = await self.breaker.acquire()
+        if permit is None:
+            raise TargetError(ErrorKind.CIRCUIT_OPEN, f"circuit of {self.name} is open")
+        error: TargetError | None = None
+        started = self._clock()
+        try:
+            async with asyncio.timeout(self.limits.timeout_s):
+                reply = await self.target.ask(query)
+        except TimeoutError:
+            error = TargetError(ErrorKind.TIMEOUT, f"no reply within {self.limits.timeout_s}s")
+        except TargetError as exc:
+            error = exc
+        except asyncio.CancelledError:
+            self.breaker.release(permit)
+            raise
+        except Exception as exc:  # an adapter bug must become an error response, not a crash
+            error = TargetError(ErrorKind.EXCEPTION, f"{type(exc).__name__}: {exc}")
+        timing.latency_s = self._clock() - started
+        self.breaker.record(permit, ok=error is None or not error.transient)
+        if error is not None:
+            raise error
+        return reply
+
+
+def _ok(probe: Probe, reply: TargetReply, latency: float) -> RagResponse:
+    reply = reply.bounded()
+    try:
+        return RagResponse.for_probe(
+            probe,
+            status=TargetStatus.OK,
+            answer=reply.answer,
+            retrieved_ids=reply.retrieved_ids,
+            contexts=reply.contexts,
+            latency_s=latency,
+            answer_truncated=reply.truncated,
+        )
+    except ValidationError as exc:
+        log.warning("probe %s: reply does not fit the contract: %s", probe.probe_id, exc)
+        return _error(probe, ErrorKind.BAD_PAYLOAD, latency)
+
+
+def _error(probe: Probe, kind: ErrorKind, latency: float) -> RagResponse:
+    return RagResponse.for_probe(
+        probe, status=TargetStatus.ERROR, error_kind=kind.value, latency_s=latency
+    )
+
+
+def _ignore(response: RagResponse, attempts: int) -> None:
+    return None
+
+
+class Runner:
+    """Asks probes to named targets, each behind its own limits (see module docstring).
+
+    Use it as an async context manager, or call :meth:`aclose`, so the lane workers stop.
+    """
+
+    def __init__(
+        self,
+        targets: Mapping[str, Target],
+        limits: Mapping[str, TargetLimits] | None = None,
+        *,
+        default_limits: TargetLimits | None = None,
+        clock: Clock = time.monotonic,
+        on_response: ResponseHook | None = None,
+    ) -> None:
+        limits = dict(limits or {})
+        unknown = set(limits) - set(targets)
+        if unknown:
+            raise ValueError(f"limits given for unknown targets: {sorted(unknown)}")
+        default = default_limits or TargetLimits()
+        hook = on_response or _ignore
+        self._lanes = {
+            name: _Lane(name, target, limits.get(name, default), clock, hook)
+            for name, target in targets.items()
+        }
+
+    @property
+    def targets(self) -> list[str]:
+        return list(self._lanes)
+
+    def breaker(self, target: str) -> CircuitBreaker:
+        return self._lanes[target].breaker
+
+    def snapshot(self) -> list[LaneSnapshot]:
+        return [
+            LaneSnapshot(
+                lane.name,
+                lane.queue.qsize(),
+                lane.in_flight,
+                lane.breaker.state,
+                lane.limits.concurrency,
+            )
+            for lane in self._lanes.values()
+        ]
+
+    async def run(self, probe: Probe) -> RagResponse:
+        """Ask one probe; always a response (``status=error`` with a kind when it failed)."""
+        lane = self._lanes.get(probe.target)
+        if lane is None:
+            return _error(probe, ErrorKind.UNKNOWN_TARGET, 0.0)
+        return await lane.submit(probe)
+
+    async def run_many(self, probes: Sequence[Probe]) -> list[RagResponse]:
+        """Ask a batch at once, in order; each target's limits still apply to its share.
+
+        Without a task per probe (the runner's largest per-probe cost when the target is fast):
+        each probe becomes a job with a future, queued at once while its lane has room. The
+        rest of a full lane's share is fed by one task per lane, so a slow target's full queue
+        never holds back another target's probes.
+        """
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[RagResponse]] = []
+        overflow: dict[str, tuple[_Lane, list[_Job]]] = {}
+        for probe in probes:
+            future: asyncio.Future[RagResponse] = loop.create_future()
+            futures.append(future)
+            lane = self._lanes.get(probe.target)
+            if lane is None:
+                future.set_result(_error(probe, ErrorKind.UNKNOWN_TARGET, 0.0))
+                continue
+            job = _Job(probe, future)
+            waiting = overflow.get(lane.name)
+            if waiting is not None:
+                waiting[1].append(job)  # behind the lane's first waiting job, in order
+            elif not lane.offer(job):
+                overflow[lane.name] = (lane, [job])
+        feeders = [asyncio.create_task(lane.put_all(jobs)) for lane, jobs in overflow.values()]
+        try:
+            return list(await asyncio.gather(*futures))
+        finally:
+            for feeder in feeders:
+                feeder.cancel()
+
+    async def iter_responses(self, probes: Sequence[Probe]) -> AsyncIterator[RagResponse]:
+        """Like :meth:`run_many`, but yields each response as soon as it is ready."""
+        tasks = [asyncio.ensure_future(self.run(p)) for p in probes]
+        try:
+            for next_done in asyncio.as_completed(tasks):
+                yield await next_done
+        finally:
+            for t in tasks:
+                t.cancel()
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*(lane.stop() for lane in self._lanes.values()))
+
+    async def __aenter__(self) -> Runner:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
