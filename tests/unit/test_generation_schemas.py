@@ -273,6 +273,8 @@ BROKEN = [
     ),
     (r"\bthe \w+ (?:on|at|in) of\b", "a date column read as 'issued on of'"),
     (r"\bpeoples\b|\bpersons\b", "a wrong plural"),
+    (r"\b\w+s and are linked\b", "a dangling clause ('the companies and are linked')"),
+    (r",,|, ,|\s[,.?]", "stray punctuation"),
     (r"management|colleagues|company information|review meeting", "corporate boilerplate"),
 ]
 

@@ -96,7 +96,7 @@ def vocabulary(template: SqlTemplate, schema: SchemaInfo | None = None) -> dict[
         "entities": plural(entity),
         "attrs": _listing(attrs) or "other details",
         "related": _listing(related) or "other records",
-        "related_clause": f" and are linked to the {_listing(related)}" if related else "",
+        "related_clause": f", which are linked to the {_listing(related)}," if related else "",
         "kind_noun": kind_noun,
     }
 

@@ -10,7 +10,7 @@ Pattern fields: ``{answer}`` what is asked ("job title"), ``{entity}`` what the 
 employee named '[Employee.Name]'"). From the schema's own vocabulary (for long forms):
 ``{entities}`` ("employees"), ``{attrs}`` other things their rows record ("department, office
 and hire date"), ``{related}`` tables they are linked to ("projects and clients"),
-``{related_clause}`` (" and are linked to the projects and clients", or empty), ``{kind_noun}``
+``{related_clause}`` (", which are linked to the projects and clients,", or empty), ``{kind_noun}``
 what kind of value is asked ("date", "number", "value"). Padding entries are patterns too.
 """
 
@@ -76,7 +76,7 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
         "long",
         LONG_CRITERIA,
         (
-            "As I am going through the {entities}{related_clause}, I would like you to tell me "
+            "As I am going through the {entities}{related_clause} I would like you to tell me "
             "the {answer} of {the_ref}, which is a {kind_noun} that I will need for the next "
             "step of what I am doing with them.",
             "Looking at the {entities} and at what is kept about each of them, could you please "
