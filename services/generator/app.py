@@ -28,13 +28,46 @@ from services.generator.settings import GeneratorSettings
 
 
 def load_groups(settings: GeneratorSettings) -> tuple[list[SemanticGroup], str | None]:
-    """The dataset to probe — the built-in demo domain, or a JSONL file of semantic groups — and
-    the source database whose answers cycles re-read (the demo's own, or ``GW_SOURCE_URL``)."""
-    if settings.dataset == "demo":
-        from groundwatch.demo import demo_dataset
+    """The dataset to probe — the built-in demo domain, groups generated from ``GW_SOURCE_URL``
+    (steered by the include/exclude/pii settings), or a JSONL file of semantic groups — and the
+    source database whose answers cycles re-read (the demo's own, or ``GW_SOURCE_URL``)."""
+    from dataclasses import replace
 
-        domain, groups = demo_dataset(k=settings.forms, cohorts=tuple(settings.cohorts))
+    from groundwatch.core.generation.steering import Steering, split_patterns
+
+    steering = Steering(
+        include_tables=split_patterns(settings.include_tables),
+        exclude_tables=split_patterns(settings.exclude_tables),
+        exclude_columns=split_patterns(settings.exclude_columns),
+        pii=settings.pii,
+    )
+    if settings.dataset == "demo":
+        from groundwatch.demo import DEMO_RULES, demo_dataset
+
+        domain, groups = demo_dataset(
+            k=settings.forms,
+            cohorts=tuple(settings.cohorts),
+            rule_config=replace(DEMO_RULES, key_ratio=settings.key_ratio),
+            steering=steering,
+            list_answers=settings.allow_list_answers,
+        )
         return list(groups), settings.source_url or domain.db_url
+    if settings.dataset == "source":
+        from groundwatch.adapters.sources.generate import generate_groups
+        from groundwatch.core.generation.rules import RuleConfig
+        from groundwatch.errors import ConfigError
+
+        if not settings.source_url:
+            raise ConfigError("GW_DATASET=source needs GW_SOURCE_URL")
+        result = generate_groups(
+            settings.source_url,
+            k=settings.forms,
+            cohorts=tuple(settings.cohorts),
+            rule_config=RuleConfig(key_ratio=settings.key_ratio),
+            steering=steering,
+            list_answers=settings.allow_list_answers,
+        )
+        return result.groups, settings.source_url
     from groundwatch.adapters.db.datasets import read_jsonl
 
     return list(read_jsonl(settings.dataset)), settings.source_url
