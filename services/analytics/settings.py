@@ -10,7 +10,9 @@ from groundwatch.runtime.settings import CommonSettings
 class AnalyticsSettings(CommonSettings):
     port: int = Field(8004, ge=0, le=65535)
     analytics_group: str = Field("analytics", description="Consumer group of analytics instances.")
-    window_runs: int | None = Field(
-        None, ge=1, description="Tally only the last N runs per target."
+    window_runs: int = Field(
+        1,
+        ge=0,
+        description="A group's status is over its own last N probed cycles (1: the latest);"
+        " 0 pools every cycle (a batch view, never live).",
     )
-    window_seconds: float | None = Field(None, gt=0, description="Tally only the last N seconds.")

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.models import AnswerVersionRow
+from groundwatch.adapters.db.runs import next_cycle, record_cycle
 from groundwatch.contracts import Probe
 from groundwatch.core.model import SemanticGroup
 from groundwatch.runtime.auth import require_token
@@ -23,7 +24,7 @@ from groundwatch.runtime.service import (
     settings_or_exit,
     wiring,
 )
-from groundwatch.stages.generator.stage import GeneratorStage, Refresher
+from groundwatch.stages.generator.stage import GeneratorStage, Refresher, RunSummary
 from services.generator.settings import GeneratorSettings
 
 
@@ -127,6 +128,20 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             for target, n in collections.Counter(p.target for p in batch).items():
                 published.labels(target).inc(n)
 
+        series = settings.series or (groups[0].dataset_id if groups else "default")
+
+        async def record(summary: RunSummary) -> None:
+            await asyncio.to_thread(
+                record_cycle,
+                engine,
+                run_id=summary.run_id,
+                series=summary.series,
+                cycle=summary.cycle,
+                dataset_id=summary.dataset_id,
+                targets=summary.targets,
+                started_at=summary.started_at,
+            )
+
         worker = GeneratorStage(
             bus,
             topics,
@@ -137,6 +152,9 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             seed=settings.seed,
             refresh=refresh,
             on_publish=count,
+            series=series,
+            first_cycle=await asyncio.to_thread(next_cycle, engine, series),
+            on_cycle=record,
         )
 
         async def startup_runs() -> None:

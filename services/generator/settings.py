@@ -47,6 +47,12 @@ class GeneratorSettings(CommonSettings):
     sample: int = Field(0, ge=0, description="Groups per cycle (0 = all).")
     rate: float = Field(0.0, ge=0, description="Probes per second (0 = as fast as the bus takes).")
     seed: int = Field(7, description="Seed of the group sampler (reproducible cycles).")
+    series: str = Field(
+        "",
+        max_length=128,
+        description="Monitoring series the cycles belong to (default: the dataset's name); a"
+        " restarted generator continues the series' cycle numbers from the database.",
+    )
     api_token: str | None = Field(None, description="Bearer token for state-changing endpoints.")
     source_url: str | None = Field(
         None,

@@ -23,7 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.errors import PoisonMessage
 
-SCHEMA_VERSION: Literal[1] = 1
+#: Version 2 added the monitoring series and cycle of every probe; version-1 messages are still
+#: read (they belong to no series: cycle 0).
+SCHEMA_VERSION: Literal[2] = 2
 
 #: Text fields are capped so that one oversize reply cannot blow up a partition or the store.
 MAX_TEXT = 20_000
@@ -46,7 +48,7 @@ class TargetStatus(StrEnum):
 class _Contract(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[1] = Field(SCHEMA_VERSION, description="Contract version.")
+    schema_version: Literal[1, 2] = Field(SCHEMA_VERSION, description="Contract version.")
 
     def to_bytes(self) -> bytes:
         # pydantic's own JSON serializer straight to bytes: the same output as dumping
@@ -59,6 +61,13 @@ class _ProbeKeyed(_Contract):
 
     probe_id: uuid.UUID = Field(description="Unique per asked text form per run.")
     run_id: str = Field(description="Probing cycle (batch run or continuous window).")
+    series: str = Field(
+        "", description="Monitoring series the cycle belongs to (default: the dataset's name)."
+    )
+    cycle: int = Field(
+        0, ge=0, description="Sequence number of the cycle in its series; orders cycles."
+    )
+    cycle_started_at: datetime | None = Field(None, description="When the cycle started.")
     dataset_id: str = Field(description="Dataset the semantic group belongs to.")
     group_id: str = Field(description="Stable id of the semantic group (hash of SQL + params).")
     form_id: str = Field(description="Stable id of the text form within the group.")

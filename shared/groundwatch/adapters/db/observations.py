@@ -42,6 +42,10 @@ def observation_from_row(row: JudgementRow) -> Observation:
         at=at,
         latency_s=max(0.0, at - _epoch(row.probe_created_at)),
         stale=row.reason.startswith(STALE_REASON),
+        series=row.series,
+        cycle=row.cycle,
+        truth_version=row.truth_version,
+        error_kind=row.error_kind,
     )
 
 
