@@ -19,7 +19,6 @@ from groundwatch.core.tagging import (
     Tagger,
     Window,
     retrieval_sufficient,
-    status_of,
 )
 from groundwatch.stages.analytics.observe import observation_from_judgement
 

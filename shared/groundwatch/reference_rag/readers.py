@@ -22,6 +22,7 @@ from groundwatch.core.retrieval.text import content_tokens, split_sentences
 
 _QUOTED = re.compile(r"(?<![A-Za-z0-9])'([^']+)'(?![A-Za-z0-9])|\"([^\"]+)\"")
 
+
 class Reader(Protocol):
     """Answers a query from retrieved documents (async: the LLM reader awaits a network call)."""
 

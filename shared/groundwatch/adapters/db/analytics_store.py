@@ -152,8 +152,7 @@ class AnalyticsStore:
             select(JudgementRow)
             .outerjoin(TallyRow, window)
             .where(
-                (TallyRow.group_id.is_(None))
-                | (JudgementRow.cycle >= TallyRow.history_from_cycle)
+                (TallyRow.group_id.is_(None)) | (JudgementRow.cycle >= TallyRow.history_from_cycle)
             )
             .order_by(JudgementRow.cycle, JudgementRow.tallied_at, JudgementRow.probe_id)
         )
