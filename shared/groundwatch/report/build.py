@@ -47,6 +47,7 @@ from groundwatch.core.tagging import (
     Observation,
     Tagger,
     Transition,
+    Window,
     attribution_status,
     cause_of,
 )
@@ -86,17 +87,20 @@ def build_report(
     metric_scores: Mapping[str, Mapping[str, float]] | None = None,
     alpha: float = 0.05,
     lambda_tolerance: float = 0.05,
+    window: Window | None = None,
 ) -> Report:
     """The report over a batch of observations (duplicates by ``probe_id`` count once).
 
     ``cohorts`` selects and orders the cohorts; ``compare`` = (hypothetically robust,
     hypothetically non-robust) cohorts for the hypothesis test, by default the first two cohorts;
     ``compare_targets`` = (baseline, candidate), by default the two targets when there are two.
-    ``evaluators`` maps an evaluator name to its verdicts by probe_id (reliability, judge verdicts
-    as truth); ``human_ratings`` maps probe_id to a 1–5 rating, correlated with the judge verdict,
-    the retrieval judgement and every metric of ``metric_scores`` (name → probe_id → score).
+    ``window`` keeps each group's last N cycles (observations in cycle order; default: every
+    cycle pooled). ``evaluators`` maps an evaluator name to its verdicts by probe_id
+    (reliability, judge verdicts as truth); ``human_ratings`` maps probe_id to a 1–5 rating,
+    correlated with the judge verdict, the retrieval judgement and every metric of
+    ``metric_scores`` (name → probe_id → score).
     """
-    tagger = Tagger()
+    tagger = Tagger(window)
     tagger.apply_many(observations)
     return report_from_tagger(
         tagger,

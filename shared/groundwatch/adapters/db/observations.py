@@ -59,3 +59,16 @@ def observations_for_runs(session: Session, run_ids: Sequence[str]) -> list[Obse
         .order_by(JudgementRow.tallied_at, JudgementRow.probe_id)
     )
     return [observation_from_row(r) for r in session.scalars(stmt)]
+
+
+def observations_for_series(session: Session, series: str) -> list[Observation]:
+    """Every stored judgement of a monitoring series, in cycle order (the replay a windowed
+    tagger needs to rebuild statuses, flakiness and transitions)."""
+    from sqlalchemy import select
+
+    stmt = (
+        select(JudgementRow)
+        .where(JudgementRow.series == series)
+        .order_by(JudgementRow.cycle, JudgementRow.tallied_at, JudgementRow.probe_id)
+    )
+    return [observation_from_row(r) for r in session.scalars(stmt)]
