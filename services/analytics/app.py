@@ -31,7 +31,7 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
         engine = make_engine(settings.database_url)
         await asyncio.to_thread(create_schema, engine)
         store = AnalyticsStore(engine)
-        window = Window(runs=settings.window_runs, seconds=settings.window_seconds)
+        window = Window(runs=settings.window_runs or None)
         holder: dict[str, AnalyticsStage] = {}
         metrics = AnalyticsMetrics(registry, lambda: holder["worker"].tagger)
         worker = AnalyticsStage(store, window=window, on_applied=metrics.observe)

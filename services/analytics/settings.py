@@ -10,14 +10,16 @@ from groundwatch.runtime.settings import CommonSettings, reject_placeholder
 class AnalyticsSettings(CommonSettings):
     port: int = Field(8004, ge=0, le=65535)
     analytics_group: str = Field("analytics", description="Consumer group of analytics instances.")
-    window_runs: int | None = Field(
-        None, ge=1, description="Tally only the last N runs per target."
+    window_runs: int = Field(
+        1,
+        ge=0,
+        description="A group's status is over its own last N probed cycles (1: the latest);"
+        " 0 pools every cycle (a batch view, never live).",
     )
-    window_seconds: float | None = Field(None, gt=0, description="Tally only the last N seconds.")
     api_read_token: str | None = Field(
         None,
-        description="Bearer token for /groups, /report and /report.html (they serve ground-truth "
-        "answers and target replies); unset: open.",
+        description="Bearer token for /groups, /transitions, /report and /report.html (they serve "
+        "ground-truth answers and target replies); unset: open.",
     )
 
     @field_validator("api_read_token")

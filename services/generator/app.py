@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.models import AnswerVersionRow
+from groundwatch.adapters.db.runs import next_cycle, record_cycle
 from groundwatch.contracts import Probe
 from groundwatch.core.model import SemanticGroup
 from groundwatch.runtime.auth import require_token
@@ -23,18 +24,51 @@ from groundwatch.runtime.service import (
     settings_or_exit,
     wiring,
 )
-from groundwatch.stages.generator.stage import GeneratorStage, Refresher
+from groundwatch.stages.generator.stage import GeneratorStage, Refresher, RunSummary
 from services.generator.settings import GeneratorSettings
 
 
 def load_groups(settings: GeneratorSettings) -> tuple[list[SemanticGroup], str | None]:
-    """The dataset to probe — the built-in demo domain, or a JSONL file of semantic groups — and
-    the source database whose answers cycles re-read (the demo's own, or ``GW_SOURCE_URL``)."""
-    if settings.dataset == "demo":
-        from groundwatch.demo import demo_dataset
+    """The dataset to probe — the built-in demo domain, groups generated from ``GW_SOURCE_URL``
+    (steered by the include/exclude/pii settings), or a JSONL file of semantic groups — and the
+    source database whose answers cycles re-read (the demo's own, or ``GW_SOURCE_URL``)."""
+    from dataclasses import replace
 
-        domain, groups = demo_dataset(k=settings.forms, cohorts=tuple(settings.cohorts))
+    from groundwatch.core.generation.steering import Steering, split_patterns
+
+    steering = Steering(
+        include_tables=split_patterns(settings.include_tables),
+        exclude_tables=split_patterns(settings.exclude_tables),
+        exclude_columns=split_patterns(settings.exclude_columns),
+        pii=settings.pii,
+    )
+    if settings.dataset == "demo":
+        from groundwatch.demo import DEMO_RULES, demo_dataset
+
+        domain, groups = demo_dataset(
+            k=settings.forms,
+            cohorts=tuple(settings.cohorts),
+            rule_config=replace(DEMO_RULES, key_ratio=settings.key_ratio),
+            steering=steering,
+            list_answers=settings.allow_list_answers,
+        )
         return list(groups), settings.source_url or domain.db_url
+    if settings.dataset == "source":
+        from groundwatch.adapters.sources.generate import generate_groups
+        from groundwatch.core.generation.rules import RuleConfig
+        from groundwatch.errors import ConfigError
+
+        if not settings.source_url:
+            raise ConfigError("GW_DATASET=source needs GW_SOURCE_URL")
+        result = generate_groups(
+            settings.source_url,
+            k=settings.forms,
+            cohorts=tuple(settings.cohorts),
+            rule_config=RuleConfig(key_ratio=settings.key_ratio),
+            steering=steering,
+            list_answers=settings.allow_list_answers,
+        )
+        return result.groups, settings.source_url
     from groundwatch.adapters.db.datasets import read_jsonl
 
     return list(read_jsonl(settings.dataset)), settings.source_url
@@ -94,6 +128,20 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             for target, n in collections.Counter(p.target for p in batch).items():
                 published.labels(target).inc(n)
 
+        series = settings.series or (groups[0].dataset_id if groups else "default")
+
+        async def record(summary: RunSummary) -> None:
+            await asyncio.to_thread(
+                record_cycle,
+                engine,
+                run_id=summary.run_id,
+                series=summary.series,
+                cycle=summary.cycle,
+                dataset_id=summary.dataset_id,
+                targets=summary.targets,
+                started_at=summary.started_at,
+            )
+
         worker = GeneratorStage(
             bus,
             topics,
@@ -104,6 +152,9 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             seed=settings.seed,
             refresh=refresh,
             on_publish=count,
+            series=series,
+            first_cycle=await asyncio.to_thread(next_cycle, engine, series),
+            on_cycle=record,
         )
 
         async def startup_runs() -> None:

@@ -11,10 +11,32 @@ from groundwatch.runtime.settings import CommonSettings, reject_placeholder
 class GeneratorSettings(CommonSettings):
     port: int = Field(8001, ge=0, le=65535)
     dataset: str = Field(
-        "demo", description="'demo' (built-in demo domain) or a path to a dataset JSONL file."
+        "demo",
+        description="'demo' (built-in demo domain), 'source' (generate from source_url) or a "
+        "path to a dataset JSONL file.",
     )
-    forms: int = Field(3, ge=1, le=20, description="Text forms per group per cohort (demo).")
-    cohorts: list[str] = Field(["short", "long"], description="Cohorts to generate (demo).")
+    forms: int = Field(
+        3, ge=1, le=20, description="Text forms per group per cohort (demo, source)."
+    )
+    cohorts: list[str] = Field(["short", "long"], description="Cohorts to generate (demo, source).")
+    include_tables: list[str] = Field(
+        [], description="Generate only from tables matching these globs (empty: all)."
+    )
+    exclude_tables: list[str] = Field([], description="Never generate from these tables (globs).")
+    exclude_columns: list[str] = Field(
+        [], description="Never ask about or by these columns (globs, e.g. 'people.*Name')."
+    )
+    pii: bool = Field(
+        False,
+        description="Exclude columns whose names or values look personal (e-mail, phone, "
+        "address, birth date, national ids).",
+    )
+    key_ratio: float = Field(
+        0.9, ge=0.0, le=1.0, description="Distinct share for a text column to name its rows."
+    )
+    allow_list_answers: bool = Field(
+        False, description="Keep fills with several answers as list answers."
+    )
     targets: list[str] = Field(["reference"], min_length=1, description="Target names to probe.")
     runs: int = Field(
         1, ge=0, description="Cycles to run at start-up; 0 = none until started via API."
@@ -26,6 +48,12 @@ class GeneratorSettings(CommonSettings):
     sample: int = Field(0, ge=0, description="Groups per cycle (0 = all).")
     rate: float = Field(0.0, ge=0, description="Probes per second (0 = as fast as the bus takes).")
     seed: int = Field(7, description="Seed of the group sampler (reproducible cycles).")
+    series: str = Field(
+        "",
+        max_length=128,
+        description="Monitoring series the cycles belong to (default: the dataset's name); a"
+        " restarted generator continues the series' cycle numbers from the database.",
+    )
     api_token: str | None = Field(None, description="Bearer token for state-changing endpoints.")
     source_url: str | None = Field(
         None,

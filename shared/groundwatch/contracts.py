@@ -32,7 +32,9 @@ from pydantic import (
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.errors import PoisonMessage
 
-SCHEMA_VERSION: Literal[1] = 1
+#: Version 2 added the monitoring series and cycle of every probe; version-1 messages are still
+#: read (they belong to no series: cycle 0).
+SCHEMA_VERSION: Literal[2] = 2
 
 #: Text fields are capped so that one oversize reply cannot blow up a partition or the store.
 MAX_TEXT = 20_000
@@ -99,6 +101,10 @@ Tier = Annotated[str, _id(32)]  # judgements.tier
 ErrorKind = Annotated[str, _id(64)]  # judgements.error_kind
 PromptVersion = Annotated[str, _id(32)]  # llm_cache.prompt_version
 ScoreName = Annotated[str, _id(64)]
+#: A monitoring series is a name (by default the dataset's), possibly empty: capped and storable.
+SeriesName = Annotated[str, Field(max_length=128), AfterValidator(storable)]  # judgements.series
+#: Integer columns are 32-bit on PostgreSQL.
+MAX_INT32 = 2**31 - 1
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
 
@@ -123,6 +129,8 @@ def _bounded_expected(expected: Expected) -> Expected:
         or len(expected.options or ()) > MAX_VALUES
     ):
         raise ValueError(f"expected answer: more than {MAX_VALUES} values, options or versions")
+    if not 0 <= expected.version <= MAX_INT32:  # stored as judgements.truth_version
+        raise ValueError(f"expected answer: version outside 0..{MAX_INT32}")
     strings = [*expected.values, *(s for v in expected.stale_values for s in v)]
     strings.extend(expected.options or ())
     if any(len(s) > MAX_TEXT for s in strings):
@@ -170,7 +178,7 @@ class TargetStatus(StrEnum):
 class _Contract(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[1] = Field(SCHEMA_VERSION, description="Contract version.")
+    schema_version: Literal[1, 2] = Field(SCHEMA_VERSION, description="Contract version.")
 
     def to_bytes(self) -> bytes:
         # pydantic's own JSON serializer straight to bytes: the same output as dumping
@@ -183,6 +191,16 @@ class _ProbeKeyed(_Contract):
 
     probe_id: uuid.UUID = Field(description="Unique per asked text form per run.")
     run_id: RunId = Field(description="Probing cycle (batch run or continuous window).")
+    series: SeriesName = Field(
+        "", description="Monitoring series the cycle belongs to (default: the dataset's name)."
+    )
+    cycle: int = Field(
+        0,
+        ge=0,
+        le=MAX_INT32,
+        description="Sequence number of the cycle in its series; orders cycles.",
+    )
+    cycle_started_at: Timestamp | None = Field(None, description="When the cycle started.")
     dataset_id: DatasetId = Field(description="Dataset the semantic group belongs to.")
     group_id: GroupId = Field(description="Stable id of the semantic group (hash of SQL + params).")
     form_id: FormId = Field(description="Stable id of the text form within the group.")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from groundwatch.contracts import Topics
-from groundwatch.core.tagging import Tagger
+from groundwatch.core.tagging import Tagger, Window
 from groundwatch.stages.analytics.observe import observation_from_judgement
 from tests.e2e.procs import metric_samples, running_pipeline, wait_published
 from tests.e2e.test_pipeline_kafka import read_topic
@@ -51,8 +51,11 @@ def test_two_analytics_instances_sum_to_the_whole(
         assert sum(judged) == published and all(n > 0 for n in judged), judged
         topics = Topics(unique_prefix)
         raw = asyncio.run(read_topic(kafka_bootstrap, topics.judgements.name, published))
-        tagger = Tagger()
-        tagger.apply_many(observation_from_judgement(topics.judgements.decode(r)) for r in raw)
+        tagger = Tagger(Window(runs=1))  # the services' default live view
+        decoded = sorted(
+            (topics.judgements.decode(r) for r in raw), key=lambda j: (j.cycle, j.judged_at)
+        )
+        tagger.apply_many(observation_from_judgement(j) for j in decoded)
         expected = {
             (("cohort", c), ("status", s.value), ("target", t)): float(n)
             for (t, c, s), n in tagger.status_counts().items()

@@ -18,7 +18,7 @@ import pytest
 
 from groundwatch.adapters.bus import make_bus
 from groundwatch.contracts import Topics
-from groundwatch.core.tagging import GroupStatus, Tagger
+from groundwatch.core.tagging import GroupStatus, Tagger, Window
 from groundwatch.stages.analytics.observe import observation_from_judgement
 from tests.e2e.procs import ServiceProc, metric_samples, running_pipeline
 
@@ -96,8 +96,9 @@ def test_every_probe_judged_once_and_tallies_match(
     assert letters == [], "unexpected dead letters"
 
     # The same judgements through the core in-process must give the exported tallies.
-    tagger = Tagger()
-    assert tagger.apply_many(observation_from_judgement(j) for j in judgements) == published
+    tagger = Tagger(Window(runs=1))  # the services' default live view
+    in_order = sorted(judgements, key=lambda j: (j.cycle, j.judged_at))
+    assert tagger.apply_many(observation_from_judgement(j) for j in in_order) == published
     exported = metric_samples(analytics.get("/metrics").text, "groundwatch_groups")
     expected = {
         (("cohort", c), ("status", s.value), ("target", t)): float(n)

@@ -203,10 +203,16 @@ def test_prometheus_sees_the_tallies_analytics_computed(
     assert seen == expected, f"Prometheus {seen} != analytics {expected}"
 
     # Every service was scraped, under the labels the alerts and dashboards select on.
-    up = {
-        r["metric"]["component"]: r["value"][1]
-        for r in prometheus.query('up{system="groundwatch"}')
-    }
+    # (a target Prometheus has not reached yet has no `up` series at all: wait for every one)
+    deadline = time.monotonic() + 30
+    while True:
+        up = {
+            r["metric"]["component"]: r["value"][1]
+            for r in prometheus.query('up{system="groundwatch"}')
+        }
+        if up == {name: "1" for name in pipeline} or time.monotonic() > deadline:
+            break
+        time.sleep(1)
     assert up == {name: "1" for name in pipeline}, up
 
     # The recording rules agree with the raw tallies (same labels, same numbers).

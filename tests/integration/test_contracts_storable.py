@@ -96,6 +96,9 @@ def raw_judgements(draw: st.DrawFn) -> dict[str, Any]:
     return {
         "probe_id": str(uuid.uuid4()),  # fresh: the store keeps the first row of a probe id
         "run_id": draw(ids(64)),
+        "series": draw(any_text(128)),
+        "cycle": draw(st.integers(0, 2**31 - 1)),
+        "cycle_started_at": draw(st.none() | timestamps),
         "dataset_id": draw(ids(64)),
         "group_id": draw(ids(64)),
         "form_id": draw(ids(64)),
@@ -248,6 +251,9 @@ def _judgement(**fields: Any) -> dict[str, Any]:
         ("answer", "a" * (MAX_TEXT + 1)),
         ("reason", "r" * (MAX_TEXT + 1)),
         ("expected", {"values": ["a"] * 65}),
+        ("expected", {"values": ["a"], "version": 2**31}),
+        ("series", "s" * 129),
+        ("cycle", 2**31),
         ("judged_at", "0001-01-01T00:00:00+14:00"),
     ],
 )

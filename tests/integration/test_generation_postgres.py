@@ -87,3 +87,34 @@ async def test_llm_sql_never_runs_before_validation_on_postgres(
     with engine.connect() as conn:
         assert conn.execute(text("SELECT COUNT(*) FROM clients")).scalar_one() == 12
     engine.dispose()
+
+
+@pytest.mark.parametrize("name", ["company_employee", "shop", "music"])
+def test_link_child_and_aggregate_templates_on_postgres(
+    fresh_pg_url: Callable[[], str], tmp_path: Path, name: str
+) -> None:
+    """The shapes the demo schema lacks (link tables, child rows, chains, aggregates, list
+    answers) run on PostgreSQL, with every answer what the database returns."""
+    from collections import Counter
+
+    from tests.unit import gen_schemas
+
+    url = fresh_pg_url()
+    writer = create_engine(url)
+    with writer.begin() as conn:
+        for stmt in gen_schemas.SCHEMAS[name].split(";"):
+            if stmt.strip():
+                conn.execute(text(stmt))
+    on_pg = generate_groups(url, k=3, list_answers=True)
+    on_lite = generate_groups(gen_schemas.build(name, tmp_path), k=3, list_answers=True)
+    kinds_pg = Counter(t.kind for t in on_pg.templates)
+    assert kinds_pg == Counter(t.kind for t in on_lite.templates)
+    assert on_pg.summary.groups == on_lite.summary.groups > 0
+    with writer.connect() as conn:
+        for g in on_pg.groups:
+            rows = {tuple(format_value(v) for v in r) for r in conn.execute(text(g.sql), g.params)}
+            if len(rows) == 1:
+                assert rows == {tuple(g.answer.values)}, (g.sql, g.params)
+            else:  # a list answer: every answer of the fill, nothing else
+                assert sorted(v for (v,) in rows) == sorted(g.answer.values), (g.sql, g.params)
+    writer.dispose()

@@ -19,7 +19,6 @@ from groundwatch.core.tagging import (
     Tagger,
     Window,
     retrieval_sufficient,
-    status_of,
 )
 from groundwatch.stages.analytics.observe import observation_from_judgement
 
@@ -37,6 +36,8 @@ def obs(
     cohort: str = "short",
     target: str = "t",
     run: str = "r1",
+    cycle: int = 0,
+    truth: int = 1,
     forms: int = 3,
     at: float = 0.0,
     retrieved: tuple[str, ...] = (),
@@ -50,6 +51,8 @@ def obs(
         form_id=form,
         verdict=verdict,
         run_id=run,
+        cycle=cycle,
+        truth_version=truth,
         group_forms=forms,
         at=at,
         retrieved_ids=retrieved,
@@ -72,8 +75,8 @@ def feed(tagger: Tagger, verdicts: list[Verdict], **kw: object) -> GroupStatus:
         ([C, C, E], GroupStatus.ROBUST),  # an error never counts as wrong
         ([W, W, E], GroupStatus.GAP),  # …nor as right
         ([W, U, E], GroupStatus.GAP),
-        ([E, E, E], GroupStatus.PENDING),  # no decisive verdict: no evidence either way
-        ([U, E, U], GroupStatus.PENDING),
+        ([E, E, E], GroupStatus.UNKNOWN),  # no decisive verdict: no evidence either way
+        ([U, E, U], GroupStatus.UNKNOWN),
     ],
 )
 def test_status_follows_grammar_definitions(verdicts: list[Verdict], expected: GroupStatus) -> None:
@@ -112,44 +115,166 @@ def test_tally_counts_each_verdict() -> None:
     assert t.verdict_counts() == {("t", C): 2, ("t", W): 1, ("t", E): 1, ("t", U): 1}
 
 
-def test_run_window_lets_a_group_recover() -> None:
+def cycle_of(t: Tagger, n: int, verdicts: list[Verdict], **kw: object) -> GroupStatus:
+    """One cycle of the group "g": form f{i} gets verdicts[i]."""
+    for i, v in enumerate(verdicts):
+        t.apply(obs(f"c{n}-{i}", v, form=f"f{i}", cycle=n, run=f"r{n}", forms=len(verdicts), **kw))  # type: ignore[arg-type]
+    return t.status("t", "short", "g")
+
+
+def test_window_lets_a_group_recover_and_refuses_late_verdicts_of_evicted_cycles() -> None:
     t = Tagger(Window(runs=1))
-    for i in range(3):
-        t.apply(obs(f"r1-{i}", W, form=f"f{i}", run="r1"))
-    assert t.status("t", "short", "g") is GroupStatus.GAP
-    for i in range(3):
-        t.apply(obs(f"r2-{i}", C, form=f"f{i}", run="r2"))
-    assert t.status("t", "short", "g") is GroupStatus.ROBUST
+    assert cycle_of(t, 1, [W, W, W]) is GroupStatus.GAP
+    assert cycle_of(t, 2, [C, C, C]) is GroupStatus.ROBUST
     assert t.status_counts() == {("t", "short", GroupStatus.ROBUST): 1}
     assert {o.run_id for o in t.observations()} == {"r2"}
-    # a late judgement of the evicted run is refused, not counted
-    assert not t.apply(obs("late", W, form="f0", run="r1"))
+    # a late judgement of the evicted cycle is refused, not counted
+    assert not t.apply(obs("late", W, form="f0", cycle=1))
     assert t.status("t", "short", "g") is GroupStatus.ROBUST
 
 
-def test_two_run_window_goes_through_non_robust() -> None:
+def test_a_fix_is_robust_at_once_even_with_a_wider_window() -> None:
+    """Cycles that are each uniform are no wording sensitivity: the status follows the latest."""
     t = Tagger(Window(runs=2))
-    statuses = []
-    for run, v in (("r1", W), ("r2", C), ("r3", C)):
-        for i in range(3):
-            t.apply(obs(f"{run}-{i}", v, form=f"f{i}", run=run))
-        statuses.append(t.status("t", "short", "g"))
-    assert statuses == [GroupStatus.GAP, GroupStatus.NON_ROBUST, GroupStatus.ROBUST]
+    statuses = [cycle_of(t, n, [v, v, v]) for n, v in ((1, W), (2, C), (3, C))]
+    assert statuses == [GroupStatus.GAP, GroupStatus.ROBUST, GroupStatus.ROBUST]
+
+
+def test_a_mixed_cycle_in_the_window_keeps_the_group_non_robust() -> None:
+    t = Tagger(Window(runs=2))
+    assert cycle_of(t, 1, [C, W, C]) is GroupStatus.NON_ROBUST
+    assert cycle_of(t, 2, [C, C, C]) is GroupStatus.NON_ROBUST  # cycle 1 still in the window
+    assert cycle_of(t, 3, [C, C, C]) is GroupStatus.ROBUST
+
+
+def test_regression_and_recovery_are_transitions() -> None:
+    """A fact removed at cycle 2 is a gap at once (window 1), fixed at cycle 4 robust at once."""
+    t = Tagger(Window(runs=1))
+    plan = [C, W, W, C, C]
+    statuses = [cycle_of(t, n, [v, v, v]) for n, v in enumerate(plan, start=1)]
+    assert (
+        statuses
+        == [GroupStatus.ROBUST, GroupStatus.GAP, GroupStatus.GAP] + [GroupStatus.ROBUST] * 2
+    )
+    trs = t.drain_transitions()
+    assert [(tr.from_status, tr.to_status, tr.cycle, tr.kind) for tr in trs] == [
+        (GroupStatus.ROBUST, GroupStatus.GAP, 2, "regression"),
+        (GroupStatus.GAP, GroupStatus.ROBUST, 4, "recovery"),
+    ]
+    assert t.drain_transitions() == []
+    assert t.flaky("t", "short", "g") == frozenset()  # a change that persists is no flakiness
+    assert t.transition_counts() == {
+        ("t", "short", GroupStatus.ROBUST, GroupStatus.GAP): 1,
+        ("t", "short", GroupStatus.GAP, GroupStatus.ROBUST): 1,
+    }
+
+
+def test_a_cycle_still_filling_never_flips_the_group() -> None:
+    t = Tagger(Window(runs=1))
+    assert cycle_of(t, 1, [C, C, C]) is GroupStatus.ROBUST
+    t.apply(obs("x", W, form="f0", cycle=2))  # first verdict of cycle 2
+    assert t.status("t", "short", "g") is GroupStatus.ROBUST
+    tally = t.tally("t", "short", "g")
+    assert tally is not None and (tally.correct, tally.incorrect) == (3, 0)
+    t.apply(obs("y", W, form="f1", cycle=2))
+    t.apply(obs("z", W, form="f2", cycle=2))  # cycle 2 complete
+    assert t.status("t", "short", "g") is GroupStatus.GAP
+
+
+def test_a_form_that_alternates_with_an_unchanged_truth_is_flaky_not_a_gap() -> None:
+    t = Tagger(Window(runs=1))
+    statuses = [cycle_of(t, n, [v]) for n, v in enumerate([C, W, C, W, C, W], start=1)]
+    assert statuses[:2] == [GroupStatus.ROBUST, GroupStatus.GAP]  # once: could be a regression
+    assert statuses[3] is GroupStatus.FLAKY and statuses[5] is GroupStatus.FLAKY
+    assert t.flaky("t", "short", "g") == {"f0"}
+    assert t.cohort_numbers()[("t", "short")]["flaky_forms"] == 1
+
+
+def test_flaky_forms_among_steady_ones_are_not_wording_sensitivity() -> None:
+    t = Tagger(Window(runs=1))
+    seq = [[C, C, C], [C, W, C], [C, C, C], [C, W, C]]
+    statuses = [cycle_of(t, n, v) for n, v in enumerate(seq, start=1)]
+    assert statuses == [
+        GroupStatus.ROBUST,
+        GroupStatus.NON_ROBUST,
+        GroupStatus.ROBUST,
+        GroupStatus.FLAKY,
+    ]
+
+
+def test_a_verdict_that_follows_a_changed_truth_is_not_flaky() -> None:
+    t = Tagger(Window(runs=1))
+    for n, (v, truth) in enumerate([(C, 1), (W, 2), (C, 3), (W, 4)], start=1):
+        t.apply(obs(f"p{n}", v, form="f0", cycle=n, truth=truth, forms=1))
+    assert t.flaky("t", "short", "g") == frozenset()
+    assert t.status("t", "short", "g") is GroupStatus.GAP
+
+
+def test_late_verdicts_of_an_older_cycle_never_evict_a_newer_one() -> None:
+    t = Tagger(Window(runs=1))
+    cycle_of(t, 2, [C, C, C])
+    cycle_of(t, 3, [W, W, W])
+    assert not t.apply(obs("old", C, form="f0", cycle=1))  # older than the window: refused
+    assert not t.apply(obs("old2", C, form="f0", cycle=2))  # evicted when cycle 3 closed
+    assert t.status("t", "short", "g") is GroupStatus.GAP
+    assert {o.cycle for o in t.observations()} == {3}
+    # a late verdict of the newest cycle still joins it
+    t2 = Tagger(Window(runs=1))
+    t2.apply(obs("a", C, form="f0", cycle=5, forms=2))
+    t2.apply(obs("b", C, form="f0", cycle=6, forms=2))  # cycle 6 starts: cycle 5 closes
+    assert t2.apply(obs("d", C, form="f1", cycle=5, forms=2))  # late, cycle 5 is still kept
+    assert t2.status("t", "short", "g") is GroupStatus.ROBUST
+    assert t2.apply(obs("c", W, form="f1", cycle=6, forms=2))  # cycle 6 complete: 5 leaves
+    assert t2.status("t", "short", "g") is GroupStatus.NON_ROBUST
+    assert {o.cycle for o in t2.observations()} == {6}
+
+
+def test_each_form_counts_once_whatever_the_number_of_cycles() -> None:
+    """Re-asking the same questions adds no examples: intervals do not narrow by repetition."""
+    pooled = Tagger()  # every cycle pooled
+    for n in range(1, 6):
+        cycle_of(pooled, n, [C, C, W])
+    numbers = pooled.cohort_numbers()[("t", "short")]
+    assert (numbers["examples"], numbers["correct"]) == (3, 2)
+
+
+def test_errors_are_never_robust_silently_and_never_a_gap() -> None:
+    t = Tagger(Window(runs=1))
+    assert cycle_of(t, 1, [C, C, E]) is GroupStatus.ROBUST
+    tally = t.tally("t", "short", "g")
+    assert tally is not None and tally.partial and tally.coverage == pytest.approx(2 / 3)
+    assert cycle_of(t, 2, [E, E, E]) is GroupStatus.UNKNOWN
+    n = t.cohort_numbers()[("t", "short")]
+    assert n["groups"] == 0 and n["unknown_groups"] == 1 and n["acc_db"] is None
+    assert n["coverage"] == 0.0 and n["errors"] == 3
+
+
+def test_knowledge_gap_needs_every_cohort_with_evidence_to_be_a_gap() -> None:
+    t = Tagger(Window(runs=1))
+    for i in range(3):
+        t.apply(obs(f"s{i}", W, form=f"s{i}", cohort="short"))
+        t.apply(obs(f"l{i}", E, form=f"l{i}", cohort="long"))  # the long form always errs
+    assert t.status("t", "long", "g") is GroupStatus.UNKNOWN
+    assert t.knowledge_gaps("t") == {"g"} and t.knowledge_gap_counts() == {"t": 1}
+    t.apply(obs("s-late", C, form="s0", cohort="short", cycle=1))
+    t.apply(obs("s-late1", C, form="s1", cohort="short", cycle=1))
+    t.apply(obs("s-late2", C, form="s2", cohort="short", cycle=1))
+    assert t.knowledge_gaps("t") == set()
 
 
 def test_run_window_is_per_target() -> None:
     t = Tagger(Window(runs=1))
-    t.apply(obs("a", W, form="f1", target="prod", run="r1", forms=1))
-    t.apply(obs("b", C, form="f1", target="canary", run="r2", forms=1))
+    t.apply(obs("a", W, form="f1", target="prod", cycle=1, forms=1))
+    t.apply(obs("b", C, form="f1", target="canary", cycle=2, forms=1))
     assert t.status("prod", "short", "g") is GroupStatus.GAP
     assert t.status("canary", "short", "g") is GroupStatus.ROBUST
 
 
 def test_cohort_numbers_follow_eq_1_to_3() -> None:
     t = Tagger(Window(runs=1))
-    feed(t, [C, C, C], run="r1")
+    feed(t, [C, C, C], cycle=1)
     for i, v in enumerate([W, W]):
-        t.apply(obs(f"k{i}", v, group="k", form=f"f{i}", forms=2, run="r1"))
+        t.apply(obs(f"k{i}", v, group="k", form=f"f{i}", forms=2, cycle=1))
     n = t.cohort_numbers()[("t", "short")]
     assert (n["examples"], n["correct"], n["groups"], n["gap_groups"], n["gap_examples"]) == (
         5,
@@ -160,37 +285,25 @@ def test_cohort_numbers_follow_eq_1_to_3() -> None:
     )
     assert n["acc_db"] == 0.5 and n["refined_accuracy"] == 1.0 and n["lambda"] == 0.4
     assert n["accuracy"] == pytest.approx(n["refined_accuracy"] * (1 - n["lambda"]))
-    # a new run: the gap group recovers, the old run leaves the window
+    # a new cycle: the gap group recovers, its old cycle leaves the window
     for i in range(2):
-        t.apply(obs(f"k2{i}", C, group="k", form=f"f{i}", forms=2, run="r2"))
+        t.apply(obs(f"k2{i}", C, group="k", form=f"f{i}", forms=2, cycle=2))
     n = t.cohort_numbers()[("t", "short")]
-    assert (n["examples"], n["gap_groups"], n["gap_examples"], n["lambda"]) == (2, 0, 0, 0.0)
+    assert (n["examples"], n["gap_groups"], n["gap_examples"], n["lambda"]) == (5, 0, 0, 0.0)
 
 
-def test_time_window_evicts_and_forgets_empty_groups() -> None:
-    t = Tagger(Window(seconds=60))
-    t.apply(obs("a", W, form="f1", forms=1, at=1000.0))
-    t.apply(obs("b", C, form="f1", forms=1, group="h", at=1030.0))
-    assert t.status_counts() == {
-        ("t", "short", GroupStatus.GAP): 1,
-        ("t", "short", GroupStatus.ROBUST): 1,
-    }
-    assert t.expire(1061.0) == 1
-    assert t.status("t", "short", "g") is GroupStatus.PENDING
-    assert t.tally("t", "short", "g") is None
-    assert t.status_counts() == {("t", "short", GroupStatus.ROBUST): 1}
-    assert not t.apply(obs("old", W, form="f1", forms=1, at=900.0))
-    assert t.apply(obs("c", C, form="f1", forms=1, at=1070.0))
-    assert t.status("t", "short", "g") is GroupStatus.ROBUST
-    assert t.expire(2000.0) == 2
-    assert t.status_counts() == {} and len(t) == 0 and t.cause_counts() == {}
+def test_pending_groups_stay_out_of_every_denominator() -> None:
+    t = Tagger()
+    t.apply(obs("a", W, form="f1"))  # 1 of 3 forms: pending
+    feed(t, [C, C, C], group="h")
+    n = t.cohort_numbers()[("t", "short")]
+    assert (n["examples"], n["correct"], n["groups"], n["pending_groups"]) == (3, 3, 1, 1)
+    assert n["refined_accuracy"] == 1.0 and n["acc_db"] == 1.0 and n["lambda"] == 0.0
 
 
 def test_window_validation() -> None:
     with pytest.raises(ValueError):
         Window(runs=0)
-    with pytest.raises(ValueError):
-        Window(seconds=-1)
 
 
 def test_retrieval_judgement_order_of_evidence() -> None:
@@ -272,43 +385,39 @@ _events = st.lists(
 def test_incremental_counts_equal_recomputation(
     events: list[tuple[int, str, str, str, Verdict, int]], runs: int | None
 ) -> None:
-    """Whatever the order, redeliveries and evictions, the maintained counts equal a fresh count
-    over the observations left in the window."""
+    """Whatever the order, redeliveries, late verdicts and evictions, the maintained counts equal
+    a fresh count over the groups' snapshots and the observations left in the window."""
     t = Tagger(Window(runs=runs)) if runs else Tagger()
     for pid, g, c, f, verdict, r in events:
-        t.apply(obs(f"p{pid}", verdict, group=g, cohort=c, form=f, run=f"r{r}", forms=2))
+        t.apply(obs(f"p{pid}", verdict, group=g, cohort=c, form=f, cycle=r, forms=2))
     live = list(t.observations())
     assert len({o.probe_id for o in live}) == len(live)
-    per_group: dict[tuple[str, str, str], list[Observation]] = {}
-    for o in live:
-        per_group.setdefault(o.key, []).append(o)
-    expected_status: Counter[tuple[str, str, GroupStatus]] = Counter()
-    for key, os_ in per_group.items():
-        n = Counter(o.verdict for o in os_)
-        s = status_of(n[C], n[W], len({o.form_id for o in os_}), 2)
-        assert t.status(*key) is s
-        expected_status[(key[0], key[1], s)] += 1
-    assert t.status_counts() == dict(expected_status)
     assert t.verdict_counts() == dict(Counter((o.target, o.verdict) for o in live))
-    fresh = Tagger()
-    fresh.apply_many(live)
-    assert t.cause_counts() == fresh.cause_counts()
-    # eq. 1–3 from running sums equal a count over the groups
+    snapshots = list(t.tallies())
+    assert t.status_counts() == dict(Counter((s.target, s.cohort, s.status) for s in snapshots))
+    if runs is not None:  # at most W closed cycles and one filling per group
+        per_group: dict[tuple[str, str, str], set[int]] = {}
+        for o in live:
+            per_group.setdefault(o.key, set()).add(o.cycle)
+        assert all(len(cycles) <= runs + 1 for cycles in per_group.values())
     numbers = t.cohort_numbers()
-    assert numbers == fresh.cohort_numbers()
+    decided = {GroupStatus.GAP, GroupStatus.ROBUST, GroupStatus.NON_ROBUST, GroupStatus.FLAKY}
     for (target, cohort), nums in numbers.items():
-        tallies = list(t.tallies(target=target, cohort=cohort))
-        gap_ex = sum(x.examples for x in tallies if x.status is GroupStatus.GAP)
-        examples = sum(x.examples for x in tallies)
-        correct = sum(x.correct for x in tallies)
+        tallies = [x for x in snapshots if (x.target, x.cohort) == (target, cohort)]
+        counted = [x for x in tallies if x.status in decided]
+        gap_ex = sum(x.examples for x in counted if x.status is GroupStatus.GAP)
+        examples = sum(x.examples for x in counted)
+        correct = sum(x.correct for x in counted)
         assert (nums["gap_examples"], nums["examples"], nums["correct"]) == (
             gap_ex,
             examples,
             correct,
         )
+        assert nums["probed"] == sum(x.forms_judged for x in tallies)
+        assert nums["groups"] == len(counted)
         if examples - gap_ex:
             assert nums["refined_accuracy"] == pytest.approx(correct / (examples - gap_ex))
-    assert set(numbers) == {(k[0], k[1]) for k in per_group}
+    assert set(numbers) == {(s.target, s.cohort) for s in snapshots}
 
 
 def test_cohort_gap_is_not_a_knowledge_gap() -> None:

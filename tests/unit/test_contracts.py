@@ -69,7 +69,7 @@ def test_bad_messages_raise_poison(raw: bytes | None, needle: str) -> None:
 
 def test_newer_schema_version_is_rejected() -> None:
     data = orjson.loads(make_probe().to_bytes())
-    data["schema_version"] = 2
+    data["schema_version"] = 3
     with pytest.raises(PoisonMessage, match="schema_version"):
         Topics().probes.decode(orjson.dumps(data))
 

@@ -280,3 +280,16 @@ def test_pair_templates_drop_fills_with_several_answers(
             ).scalar_one()
             assert _groups_by_template(result.groups)[t.sql] == n_single
     engine.dispose()
+
+
+def test_demo_text_answers_carry_grounded_candidates(
+    demo: tuple[DemoDomain, GenerationResult],
+) -> None:
+    _, result = demo
+    text_groups = [g for g in result.groups if "text" in g.answer.types]
+    with_cands = [g for g in text_groups if g.answer.candidates]
+    assert len(with_cands) >= 0.9 * len(text_groups)
+    for g in with_cands:
+        assert len(g.answer.candidates) == len(g.answer.values)
+        for value, col in zip(g.answer.values, g.answer.candidates, strict=True):
+            assert value not in col and len(col) <= 200

@@ -59,7 +59,8 @@ class FakeLlm:
         self.prompts.append((user, temperature))
         if user.startswith("You are a SQL query Template Generator"):
             schema = user.split("##DATA SCHEMA##")[1]
-            if schema.count("Table ") == 1 and "Table clients" in schema:
+            one_shape = "with one placeholder" in user
+            if schema.count("Table ") == 1 and "Table clients" in schema and one_shape:
                 return ["```sql\n" + "\n".join(GOOD + MALICIOUS) + "\n```"]
             return [""]
         tokens = sorted(
@@ -114,10 +115,14 @@ def test_prompts_are_the_papers_per_table_and_per_foreign_key(demo_url: str) -> 
     schema = introspect(engine)
     engine.dispose()
     prompts = sql_prompts(schema)
-    assert len(prompts) == 3 + 5  # one per table, one per foreign key
+    # one per table and single-table criterion (one, two placeholders), one per foreign key
+    assert len(prompts) == 3 * 2 + 5
     assert all(p.startswith(SQL_PROMPT.split("{")[0]) for p in prompts)
-    assert "Table projects" in prompts[2] and "foreign key" in prompts[-1]
-    assert "exactly two parameter placeholders" in prompts[0]
+    assert "Table projects" in prompts[4] and "foreign key" in prompts[-1]
+    # each prompt asks for one shape only: never "exactly one" next to "exactly two"
+    for p in prompts:
+        assert ("exactly one parameter" in p) + ("exactly two parameter" in p) <= 1, p
+    assert "exactly one parameter" in prompts[0] and "exactly two parameter" in prompts[1]
 
 
 async def test_every_llm_sql_line_is_validated_and_counted(demo_url: str) -> None:

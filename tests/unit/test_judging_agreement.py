@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from groundwatch.cli import judge_agreement
 from groundwatch.cli.judge_agreement import load_results, measure_agreement
+from groundwatch.core.judging import judge_deterministic
 from groundwatch.core.model import Verdict
 from groundwatch.errors import GroundwatchError
 
@@ -113,3 +114,50 @@ def test_cli_dry_run_estimates_llm_spend_for_the_undecided(tmp_path: Path) -> No
     undecided = data["items"] - data["decided"]
     assert 0 < data["llm_dry_run"]["calls"] <= undecided
     assert data["llm_dry_run"]["tokens"] > 50 * data["llm_dry_run"]["calls"]
+
+
+DEV_SET = Path(__file__).resolve().parents[1] / "data" / "judging" / "dev_set.json"
+#: Classes whose answers say the gold another way: never to be called wrong.
+_SAYS_THE_GOLD = {"variant", "paraphrase", "hypernym", "alias", "misspelling"}
+
+
+def test_dev_set_agreement_precision_and_the_hard_rules() -> None:
+    items = load_results(DEV_SET)
+    assert len(items) >= 100 and all(i.kind and i.full is not None for i in items)
+    report = measure_agreement(items)
+    assert report.agreement >= 0.95, report.to_json()["disagreements"]
+    # the classes the rules must leave to a reader (paraphrase, hypernym) keep coverage below 1
+    assert report.coverage >= 0.75, report.to_json()
+    assert (report.precision(Verdict.INCORRECT) or 0) >= 0.95
+    assert (report.precision(Verdict.CORRECT) or 0) >= 0.95
+    for item in items:
+        d = judge_deterministic(item.query, item.expected, item.response)
+        if item.kind == "hedge":
+            assert d.verdict is not Verdict.CORRECT, (item.response, d.reason)
+        if item.kind in _SAYS_THE_GOLD and item.judgement is Verdict.CORRECT:
+            assert d.verdict is not Verdict.INCORRECT, (item.response, d.reason)
+
+
+def test_cli_reports_per_file_precision_and_classes(tmp_path: Path) -> None:
+    out = tmp_path / "dev.json"
+    result = CliRunner().invoke(
+        _app(), ["judge-agreement", str(DEV_SET), str(DEV_SET), "--json", str(out), "--show", "0"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "precision of 'incorrect'" in result.output and "by item class" in result.output
+    data = json.loads(out.read_text())
+    (name,) = data["per_file"]  # the same file twice is one file's report
+    per = data["per_file"][name]
+    assert {"precision_correct", "precision_incorrect", "confusion", "coverage"} <= per.keys()
+    assert set(per["by_class"]) >= {"hedge", "paraphrase", "wrong_value", "list", "partial"}
+    said_incorrect = (
+        per["confusion"]["correct"]["incorrect"] + per["confusion"]["incorrect"]["incorrect"]
+    )
+    assert per["precision_incorrect"] == per["confusion"]["incorrect"]["incorrect"] / said_incorrect
+
+
+def test_expected_field_must_be_valid(tmp_path: Path) -> None:
+    bad = _write(tmp_path, [{"query": "q", "expected": {"values": "x", "nope": 1},
+                             "gpt_response": "x", "judgement": "Correct"}])  # fmt: skip
+    with pytest.raises(GroundwatchError, match="expected"):
+        load_results(bad)

@@ -167,3 +167,40 @@ def test_refusal_counts_other_sentences() -> None:
     assert only is not None and only.other_sentences == 0
     more = detect_refusal(fold("I don't know. But quantum physics studies atoms."))
     assert more is not None and more.other_sentences == 1
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("كَتَبَ", "كتب"),  # Arabic harakat are optional diacritics
+        ("Champs-Élysées", "champs elysees"),  # Latin accents
+        ("Champs-E\u0301lyse\u0301es", "Champs-Élysées"),  # decomposed and precomposed
+        ("한국어", "\u1112\u1161\u11ab\u1100\u116e\u11a8\u110b\u1165"),  # Hangul: syllables = jamo
+        ("ＡＢＣ 東京", "abc 東京"),  # full-width forms
+        ("שָׁלוֹם", "שלום"),  # Hebrew points
+    ],
+)
+def test_fold_equal_across_scripts(a: str, b: str) -> None:
+    assert normalize(a) == normalize(b)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("हिन्दी भाषा", 2),  # Devanagari vowel signs and virama are inside words
+        ("كَتَبَ الدَّرْسَ", 2),
+        ("ภาษาไทย ไม่ใช่", 2),  # Thai vowel signs and tone marks
+        ("서울 특별시", 2),
+        ("東京都 大阪", 2),
+        ("São Paulo", 2),
+    ],
+)
+def test_a_mark_never_splits_a_word(text: str, words: int) -> None:
+    assert len(tokens(text)) == words
+
+
+def test_letter_marks_are_kept_diacritics_dropped() -> None:
+    # Indic vowel signs are letters: dropping them would make different words equal.
+    assert normalize("कमल") != normalize("कोमल")
+    assert normalize("हिन्दी") == normalize("हिन्दी".replace("\u094d", ""))  # virama: a diacritic
+    assert normalize("NAÏVE café") == "naive cafe"

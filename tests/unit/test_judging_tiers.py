@@ -73,16 +73,20 @@ CASES = [
     ("The director is Marie Curie.", E("Marie Curie"), C, "contains"),
     ("The director is MARIE CURIE!", E("Marie Curie"), C, "contains"),
     ("The director is Mariee Curieux.", E("Marie Curie"), U, NO_TIER),
-    ("The director is not Marie Curie.", E("Marie Curie"), U, NO_TIER),
+    ("The director is not Marie Curie.", E("Marie Curie"), I, "conflict"),  # denied
     ("Curie, Marie", E("Marie Curie"), C, "token_f1"),
-    ("Pierre Dupont", E("Marie Curie"), I, "token_f1"),
+    ("Pierre Dupont", E("Marie Curie"), U, NO_TIER),  # absent gold alone proves nothing
+    ("Pierre Dupont", E("Marie Curie", candidates=[["Pierre Dupont"]]), I, "conflict"),
     ("Marie", E("Marie Curie"), U, NO_TIER),
     ("The champs elysees boutique hotel.", E("Champs-Élysées Boutique Hotel"), C, "exact"),
     ("Champs-Élysées Boutique Hotel", E("Champs-Elysees Boutique Hotel"), C, "exact"),
     # tuples: every part is required
     ("Blue Horizon Hotels is in Maldives.", E("Maldives", "Blue Horizon Hotels"), C, "contains"),
-    ("Blue Horizon Hotels is in Sydney.", E("Maldives", "Blue Horizon Hotels"), I, "token_f1"),
-    ("Marie Curie, from 2023-04-01", E("Marie Curie", "2023-04-01"), C, "typed"),
+    ("Blue Horizon Hotels is in Sydney.", E("Maldives", "Blue Horizon Hotels"), U, NO_TIER),
+    ("Blue Horizon Hotels is in Sydney.",
+     E("Maldives", "Blue Horizon Hotels", candidates=[["Sydney", "Fiji"], []]), I, "conflict"),
+    ("Blue Horizon Hotels is in Australia.", E("Maldives", "Blue Horizon Hotels"), I, "conflict"),
+    ("Marie Curie, from 2023-04-01", E("Marie Curie", "2023-04-01"), C, "contains"),
     ("Marie Curie, from 2023-05-01", E("Marie Curie", "2023-04-01"), I, "typed"),
     # refusals are wrong for answerable probes, unless the gold is there too (then: undecided)
     ("I don't know.", E("Marie Curie"), I, "refusal"),
@@ -107,11 +111,16 @@ def test_tier_chain(response: str | None, expected: Expected, verdict: Verdict, 
 
 def test_query_echo_is_not_evidence() -> None:
     q = "Find industry associated with 'EcoSpace Real Estate'."
-    # The gold occurs only inside the repeated entity name: no evidence, and here another answer.
-    echoed = judge("EcoSpace Real Estate is a construction firm.", E("Real Estate"), q)
-    assert echoed.verdict is I and "echo" in echoed.reason
-    assert judge("Client profile: EcoSpace Real Estate", E("Real Estate"), q).verdict is I
-    answered = judge("EcoSpace Real Estate works in real estate.", E("Real Estate"), q)
+    industry = E("Real Estate", candidates=[["Construction", "Mining", "Retail"]])
+    # The gold occurs only inside the repeated entity name: no evidence; another industry is.
+    echoed = judge("EcoSpace Real Estate is a construction firm.", industry, q)
+    assert (echoed.verdict, echoed.code) == (I, "other_value")
+    assert (
+        "echo" in judge("EcoSpace Real Estate is a construction firm.", E("Real Estate"), q).reason
+    )
+    # Nothing but the echo: no answer given, but no other answer either.
+    assert judge("Client profile: EcoSpace Real Estate", industry, q).verdict is U
+    answered = judge("EcoSpace Real Estate works in real estate.", industry, q)
     assert answered.verdict is C
 
 
@@ -246,3 +255,94 @@ def test_numbers_with_thousands_separators(n: int) -> None:
     wrong = n + max(1, n // 10)
     wrong += wrong % 10 == 0  # "4,000" may be a rounding of 3,637: that is left undecided
     assert judge(f"The total is {wrong:,}.", gold).verdict is I
+
+
+IND = ["Retailing", "Banking", "Mining", "Energy", "Hospitality", "Healthcare", "Real Estate"]
+COUNTRIES = ["USA", "United Kingdom", "France", "Japan", "Canada"]
+
+
+def _cands(gold: str, domain: list[str]) -> list[list[str]]:
+    return [[c for c in domain if c != gold]]
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "domain", "verdict", "code"),
+    [
+        # paraphrases and variants of the gold are never wrong (issue 15)
+        ("Walmart operates in the retail industry.", "Retailing", None, C, "stem_match"),
+        ("Citigroup is an investment bank and financial services corporation.", "Banking", None,
+         C, "stem_match"),
+        ("It is headquartered in the United States.", "USA", None, C, "alias_match"),
+        ("It is headquartered in the United States.", "USA", COUNTRIES, C, "alias_match"),
+        ("United Kingdom", "United Kindom", None, C, "alias_match"),
+        ("Northgate sits in the UK.", "United Kingdom", COUNTRIES, C, "alias_match"),  # acronym
+        ("Ana is our CEO.", "Chief Executive Officer", None, C, "alias_match"),
+        ("Der Sitz ist in Deutschland.", "Germany", None, C, "alias_match"),
+        ("The director is Leonardo da Vinchi.", "Leonardo Da Vinci", None, C, "fuzzy_match"),
+        ("Citigroup takes deposits and lends money.", "Banking", IND, U, NO_TIER),
+        ("Pinnacle runs hospitals and clinics.", "Healthcare", IND, U, NO_TIER),  # stem of a rival
+        # hedges are never right
+        ("Either USA or UK.", "USA", None, I, "hedge"),
+        ("Either USA or UK.", "USA", COUNTRIES, I, "hedge"),
+        ("USA/UK", "USA", None, I, "hedge"),
+        ("It is probably mining, but it might be energy.", "Mining", IND, I, "hedge"),
+        ("The USA, or the United States of America.", "USA", COUNTRIES, C, "contains"),
+        # positive evidence of another answer
+        ("It works in energy.", "Mining", IND, I, "other_value"),
+        ("It is headquartered in Japan.", "USA", None, I, "other_value"),
+        ("It is headquartered in Japan.", "USA", COUNTRIES, I, "other_value"),
+        ("It is not headquartered in the USA but in Canada.", "USA", COUNTRIES, I, "other_value"),
+        ("It runs hotels, in hospitality rather than in real estate.", "Hospitality", IND, C,
+         "contains"),
+        ("It runs hotels in Leeds and York.", "Hospitality", IND, U, NO_TIER),
+    ],
+)  # fmt: skip
+def test_issue_15_classes(
+    response: str, gold: str, domain: list[str] | None, verdict: Verdict, code: str
+) -> None:
+    exp = E(gold, candidates=_cands(gold, domain)) if domain else E(gold)
+    d = judge(response, exp, "Which one?")
+    assert d.verdict is verdict, d.reason
+    if verdict is not U:
+        assert d.code == code, d.reason
+
+
+def test_gold_inside_a_longer_rival_is_not_the_gold() -> None:
+    titles = E("Engineer", candidates=[["Senior Engineer", "Analyst"]])
+    assert judge("He is a Senior Engineer.", titles).verdict is I
+    assert judge("He is an engineer on the team.", titles).verdict is C
+    senior = E("Senior Engineer", candidates=[["Engineer", "Analyst"]])
+    assert judge("She is a Senior Engineer.", senior).verdict is C
+    assert judge("She is an engineer.", senior).verdict is I
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "verdict"),
+    [
+        ("He is 30 years old.", "31", I),  # one trailing zero is exact without a cue
+        ("He is about 30 years old.", "31", U),
+        ("He is 30 or 31 years old.", "31", I),
+        ("The budget is 3 million euros.", "2500000", I),  # 20 % off is not a rounding
+        ("The budget is about 3 million euros.", "2500000", U),
+        ("It began on April 1, 2023 or April 2, 2023.", "2023-04-01", I),
+    ],
+)
+def test_numbers_and_dates_hedges_and_rounding(response: str, gold: str, verdict: Verdict) -> None:
+    assert judge(response, E(gold)).verdict is verdict
+
+
+def test_list_gold_items_are_not_rivals_of_each_other() -> None:
+    people = ["Marie Curie", "Alan Turing", "Grace Hopper"]
+    exp = E("Marie Curie", "Alan Turing", candidates=[people, people])
+    assert judge("Marie Curie and Alan Turing.", exp).verdict is C
+    assert judge("Grace Hopper and Alan Turing.", exp).verdict is I
+    assert judge("Marie Curie, Alan Turing and Grace Hopper.", exp).verdict is U
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_WORDS, min_size=1, max_size=3), st.lists(_WORDS, min_size=1, max_size=3))
+def test_absent_gold_without_rivals_is_never_incorrect(gold: list[str], other: list[str]) -> None:
+    """Free text that does not name the gold, with no other evidence, is undecided — not wrong."""
+    g, o = " ".join(gold), " ".join(other)
+    d = judge(f"It is {o}.", E(g.title()))
+    assert d.verdict is not I or d.tier in ("refusal", "conflict"), d.reason

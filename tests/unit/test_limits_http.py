@@ -182,11 +182,13 @@ async def test_reply_over_the_byte_cap_is_an_error_not_an_answer() -> None:
 
 async def test_cut_answer_without_the_gold_is_undecided_not_incorrect() -> None:
     worker = JudgeStage(TieredJudge().judge)
-    p = probe()
-    cut = RagResponse.for_probe(
-        p, status=TargetStatus.OK, answer="Let me explain. " * 1250, answer_truncated=True
+    # the column's other values ship with the probe: naming one of them is conclusive evidence
+    p = probe().model_copy(
+        update={"expected": Expected(values=["Oslo"], candidates=[["Bergen", "Tromsø"]])}
     )
-    whole = RagResponse.for_probe(p, status=TargetStatus.OK, answer="Let me explain. " * 1250)
+    wrong = "It is Bergen. " + "Let me explain. " * 1240
+    cut = RagResponse.for_probe(p, status=TargetStatus.OK, answer=wrong, answer_truncated=True)
+    whole = RagResponse.for_probe(p, status=TargetStatus.OK, answer=wrong)
     cut_with_gold = RagResponse.for_probe(
         p, status=TargetStatus.OK, answer="It is Oslo. " + "x" * 100, answer_truncated=True
     )

@@ -88,7 +88,14 @@ def test_answerable_wrong_number_fails_consistency() -> None:
 
 def test_combined_question_missing_a_part_fails_completeness() -> None:
     exp = Expected(values=["Chamonix", "Babe Ruth"])
+    # A part not named at all is not proven missing (it may be said in other words): undecided.
     r = deterministic_metrics("S5", "Where …? Who …?", exp, "The games took place in Chamonix.")
+    assert r[M.COMPLETENESS].passed is None
+    # Another value of the part's column in its place is proof.
+    grounded = exp.model_copy(update={"candidates": [[], ["Lou Gehrig", "Ty Cobb"]]})
+    r = deterministic_metrics(
+        "S5", "Where …? Who …?", grounded, "The games took place in Chamonix; Ty Cobb won."
+    )
     assert r[M.COMPLETENESS].passed is False
 
 

@@ -211,7 +211,7 @@ def test_metrics_observe_counts_each_judgement_once() -> None:
     for i, v in enumerate(verdicts):
         p = probe("a" if i % 2 else "b", f"q{i}")
         applied.append(observation_from_judgement(_judgement(p, v)))
-    metrics.observe(applied, tallied_at=applied[-1].at + 1.0)
+    metrics.observe(applied, [], tallied_at=applied[-1].at + 1.0)
     from prometheus_client import generate_latest
 
     text = generate_latest(registry).decode()

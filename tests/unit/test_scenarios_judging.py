@@ -59,19 +59,32 @@ MULTI_Q = "What is the budget of X? When did X start? In which city is X?"
     ("response", "verdict", "complete"),
     [
         ("X has a budget of 2,450,000 euros, started on 4 March 2021 and is in Leeds.", C, True),
-        ("The budget is 2450000. It started on 2021-03-04.", W, False),  # a part left out
+        # a text part left out: incomplete, but its absence alone is no evidence of a wrong
+        # answer for the judge (it may be said in other words), so the judge leaves it undecided
+        ("The budget is 2450000. It started on 2021-03-04.", U, None),
         ("It is in Leeds and started on 2021-03-04.", W, False),
         ("The budget is 2450000, it started on 2021-03-05, in Leeds.", W, False),
     ],
 )
 def test_multi_part_is_complete_only_with_every_part(
-    response: str, verdict: Verdict, complete: bool
+    response: str, verdict: Verdict, complete: bool | None
 ) -> None:
-    assert judge_deterministic(MULTI_Q, MULTI, response).verdict is verdict
+    assert judge_deterministic(MULTI_Q, MULTI, response).verdict is verdict, response
     s4 = builtin_scenarios()["S4"]
     metrics = scenario_metrics(s4, MULTI_Q, MULTI, response)
     assert metrics[M.COMPLETENESS].passed is complete
-    assert scenario_verdict(s4, MULTI_Q, MULTI, response) is (C if complete else W)
+    expected_verdict = U if complete is None else C if complete else W
+    assert scenario_verdict(s4, MULTI_Q, MULTI, response) is expected_verdict
+
+
+def test_multi_part_with_another_city_of_the_column_is_wrong() -> None:
+    grounded = MULTI.model_copy(update={"candidates": [[], [], ["York", "Leeds", "Hull"]]})
+    d = judge_deterministic(
+        MULTI_Q, grounded, "The budget is 2450000, it began 2021-03-04 in York."
+    )
+    assert (d.verdict, d.code) == (W, "other_value")
+    d = judge_deterministic(MULTI_Q, grounded, "The budget is 2450000. It started on 2021-03-04.")
+    assert d.verdict is U
 
 
 UNANSWERABLE = Expected(answerable=False)

@@ -30,6 +30,7 @@ def obs(
     group: str | None = None,
     forms: int = 1,
     run: str = "r1",
+    cycle: int = 0,
 ) -> Observation:
     return Observation(
         probe_id=pid,
@@ -41,6 +42,7 @@ def obs(
         scenario=scenario,
         group_forms=forms,
         run_id=run,
+        cycle=cycle,
     )
 
 
@@ -134,10 +136,12 @@ def test_failure_ratio_is_exported_per_target_and_scenario() -> None:
 
 def test_scenario_counts_follow_the_window() -> None:
     tagger = Tagger(Window(runs=1))
-    tagger.apply_many([obs(f"a{i}", W, scenario="S5", run="r1") for i in range(3)])
+    one = [obs(f"a{i}", W, scenario="S5", group="g", run="r1", cycle=1) for i in range(3)]
+    tagger.apply_many(one)
     assert tagger.scenario_counts()[("rag", "S5")][W] == 3
-    tagger.apply(obs("b0", C, scenario="S5", run="r2"))  # a new run evicts the old one
+    two = [obs(f"b{i}", C, scenario="S5", group="g", run="r2", cycle=2) for i in range(3)]
+    tagger.apply_many(two)  # a newer complete cycle of the same group evicts the old one
     counts = tagger.scenario_counts()[("rag", "S5")]
-    assert (counts[W], counts[C]) == (0, 1)
-    tagger.discard_group("rag", "g-b0")
+    assert (counts[W], counts[C]) == (0, 3)
+    tagger.discard_group("rag", "g")
     assert tagger.scenario_counts() == {}

@@ -2,7 +2,14 @@
 
 ``groundwatch gen (--db URL | --demo | --grammar DIR) [--llm] [--cohorts short,long] [--forms 3]
 --out FILE.jsonl`` prints a progress bar and the stage summary (M SQL templates, N text templates,
-Q queries, groups, and what was rejected). ``--dry-run`` prints the templates only.
+Q queries, groups, and what was rejected or dropped, with examples; ``--json`` prints it as JSON).
+``--dry-run`` prints the templates only. Steering: ``--include-tables``, ``--exclude-tables``,
+``--exclude-columns`` (globs), ``--pii``, ``--key-ratio``; ``--allow-list-answers`` keeps fills
+with several answers as list answers.
+
+``groundwatch gen templates (--db URL | --demo) --out templates.yaml`` writes the SQL and text
+templates to edit (GRAMMAR's save / edit / reload); ``gen --templates templates.yaml`` loads,
+validates and uses them, reporting every rejected template with its reason.
 
 ``groundwatch gen --scenarios S1,S2,…|all (--demo | --corpus DIR [--db URL]) --out FILE.jsonl``
 writes RAGProbe scenario items instead (see :mod:`groundwatch.cli.gen_scenarios`).
@@ -12,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,14 +31,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from groundwatch.core.generation.pipeline import GenerationResult, StageSummary
+from groundwatch.core.generation.rules import RuleConfig
 from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.steering import Steering, split_patterns
+from groundwatch.core.generation.template_file import TemplateSet
 from groundwatch.core.generation.templates import SqlTemplate
 from groundwatch.core.generation.verbalizers import (
     Verbalizer,
     default_verbalizers,
     verbalizers_from_config,
 )
-from groundwatch.errors import GroundwatchError
+from groundwatch.errors import ConfigError, GroundwatchError
 
 console = Console(stderr=True)
 
@@ -74,15 +85,71 @@ def _print_templates(templates: list[SqlTemplate], texts: dict[str, dict[str, li
                 typer.echo(f"    {cohort}: {text}")
 
 
+@dataclass(slots=True)
+class GenOptions:
+    """What ``gen`` and ``gen templates`` were asked for, past the source."""
+
+    llm: bool = False
+    k: int = 3
+    cohorts: list[str] = field(default_factory=lambda: ["short", "long"])
+    dataset_id: str = "default"
+    verbalizers: dict[str, Verbalizer] = field(default_factory=default_verbalizers)
+    dry_run: bool = False
+    steering: Steering = field(default_factory=Steering)
+    key_ratio: float | None = None
+    list_answers: bool = False
+    templates: Path | None = None
+    as_json: bool = False
+
+    def rules(self, demo: bool) -> RuleConfig:
+        from groundwatch.demo.domain import DEMO_RULES
+
+        base = DEMO_RULES if demo else RuleConfig()
+        return base if self.key_ratio is None else replace(base, key_ratio=self.key_ratio)
+
+
+PatternsOpt = Annotated[
+    list[str] | None,
+    typer.Option(help="Glob patterns, comma-separated or repeated (case-insensitive)."),
+]
+
+
+def _steering(
+    include_tables: list[str] | None,
+    exclude_tables: list[str] | None,
+    exclude_columns: list[str] | None,
+    pii: bool,
+) -> Steering:
+    return Steering(
+        include_tables=split_patterns(include_tables),
+        exclude_tables=split_patterns(exclude_tables),
+        exclude_columns=split_patterns(exclude_columns),
+        pii=pii,
+    )
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("gen")
+    gen_app = typer.Typer(
+        help="Generate balanced semantic groups (GRAMMAR-Gen) and write them as JSONL.",
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    app.add_typer(gen_app, name="gen")
+
+    @gen_app.callback(invoke_without_command=True)
     def gen(
+        ctx: typer.Context,
         db: Annotated[
             str | None, typer.Option(help="Source database SQLAlchemy URL (opened read-only).")
         ] = None,
         demo: Annotated[bool, typer.Option(help="Use the built-in demo domain.")] = False,
         grammar: Annotated[
-            Path | None, typer.Option(help="Import a GRAMMAR tool output directory.")
+            Path | None,
+            typer.Option(help="Import GRAMMAR tool output (flat files or the repository folders)."),
+        ] = None,
+        templates: Annotated[
+            Path | None,
+            typer.Option(help="Use the SQL/text templates of this YAML file (see gen templates)."),
         ] = None,
         llm: Annotated[
             bool, typer.Option(help="Generate templates with the LLM (GW_LLM_* settings).")
@@ -103,6 +170,28 @@ def register(app: typer.Typer) -> None:
         verbalizers: Annotated[
             Path | None, typer.Option(help="YAML with extra/overriding verbalizers.")
         ] = None,
+        include_tables: PatternsOpt = None,
+        exclude_tables: PatternsOpt = None,
+        exclude_columns: PatternsOpt = None,
+        pii: Annotated[
+            bool,
+            typer.Option(
+                help="Exclude columns whose names or values look personal (e-mail, phone, "
+                "address, birth date, national ids)."
+            ),
+        ] = False,
+        key_ratio: Annotated[
+            float | None,
+            typer.Option(
+                min=0.0, max=1.0, help="Distinct share for a text column to name its rows."
+            ),
+        ] = None,
+        allow_list_answers: Annotated[
+            bool, typer.Option(help="Keep fills with several answers as list answers.")
+        ] = False,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print the stage summary as JSON on stdout.")
+        ] = False,
         seed: Annotated[int, typer.Option(help="Demo domain seed.")] = 7,
         docs_out: Annotated[
             Path | None, typer.Option(help="With --demo: write the corpus JSON here.")
@@ -124,6 +213,8 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Generate balanced semantic groups (GRAMMAR-Gen) and write them as JSONL."""
+        if ctx.invoked_subcommand is not None:
+            return
         if scenarios is not None:
             from groundwatch.cli.gen_scenarios import gen_scenarios
 
@@ -146,30 +237,144 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("give exactly one of --db, --demo, --grammar")
         if not dry_run and out is None:
             raise typer.BadParameter("--out is required (or use --dry-run)")
+        if templates is not None and (llm or grammar is not None):
+            raise typer.BadParameter("--templates goes with --db or --demo, without --llm")
         cohort_list = [c.strip() for c in cohorts.split(",") if c.strip()]
         vs = _verbalizers(verbalizers)
         unknown = [c for c in cohort_list if c not in vs]
         if unknown:
             raise typer.BadParameter(f"unknown cohorts {unknown}; known: {sorted(vs)}")
         if grammar is not None:
-            _gen_grammar(grammar, cohort_list, out, dataset_id, dry_run)
+            _gen_grammar(grammar, cohort_list, out, dataset_id, dry_run, as_json)
             return
+        opts = GenOptions(
+            llm=llm,
+            k=forms,
+            cohorts=cohort_list,
+            dataset_id=dataset_id,
+            verbalizers=vs,
+            dry_run=dry_run,
+            steering=_steering(include_tables, exclude_tables, exclude_columns, pii),
+            key_ratio=key_ratio,
+            list_answers=allow_list_answers,
+            templates=templates,
+            as_json=as_json,
+        )
         # --demo builds its database in a temporary directory that lives as long as the command
         with tempfile.TemporaryDirectory(prefix="groundwatch-demo-") as workdir:
-            _gen_db(
-                db,
-                demo,
-                seed,
-                workdir,
-                docs_out,
-                llm=llm,
-                k=forms,
-                cohorts=cohort_list,
-                dataset_id=dataset_id,
-                verbalizers=vs,
-                dry_run=dry_run,
-                out=out,
-            )
+            _gen_db(db, demo, seed, workdir, docs_out, opts, out=out)
+
+    @gen_app.command("templates")
+    def gen_templates(
+        out: Annotated[Path, typer.Option(help="YAML file to write the templates to.")],
+        db: Annotated[
+            str | None, typer.Option(help="Source database SQLAlchemy URL (opened read-only).")
+        ] = None,
+        demo: Annotated[bool, typer.Option(help="Use the built-in demo domain.")] = False,
+        llm: Annotated[
+            bool, typer.Option(help="Generate templates with the LLM (GW_LLM_* settings).")
+        ] = False,
+        cohorts: Annotated[
+            str, typer.Option(help="Comma-separated cohorts (linguistic attributes).")
+        ] = "short,long",
+        forms: Annotated[int, typer.Option(min=1, help="Text templates wanted per cohort.")] = 3,
+        verbalizers: Annotated[
+            Path | None, typer.Option(help="YAML with extra/overriding verbalizers.")
+        ] = None,
+        include_tables: PatternsOpt = None,
+        exclude_tables: PatternsOpt = None,
+        exclude_columns: PatternsOpt = None,
+        pii: Annotated[
+            bool, typer.Option(help="Exclude columns whose names or values look personal.")
+        ] = False,
+        key_ratio: Annotated[
+            float | None,
+            typer.Option(
+                min=0.0, max=1.0, help="Distinct share for a text column to name its rows."
+            ),
+        ] = None,
+        seed: Annotated[int, typer.Option(help="Demo domain seed.")] = 7,
+    ) -> None:
+        """Write the SQL templates (and text templates per cohort) to a YAML file to edit.
+
+        Load the edited file with ``groundwatch gen --db URL --templates FILE --out …``.
+        """
+        if (db is not None) + demo != 1:
+            raise typer.BadParameter("give exactly one of --db, --demo")
+        cohort_list = [c.strip() for c in cohorts.split(",") if c.strip()]
+        vs = _verbalizers(verbalizers)
+        unknown = [c for c in cohort_list if c not in vs]
+        if unknown:
+            raise typer.BadParameter(f"unknown cohorts {unknown}; known: {sorted(vs)}")
+        opts = GenOptions(
+            llm=llm,
+            k=forms,
+            cohorts=cohort_list,
+            verbalizers=vs,
+            steering=_steering(include_tables, exclude_tables, exclude_columns, pii),
+            key_ratio=key_ratio,
+        )
+        with tempfile.TemporaryDirectory(prefix="groundwatch-demo-") as workdir:
+            try:
+                url = db
+                if demo:
+                    from groundwatch.demo import build_demo
+
+                    url = build_demo(seed=seed, workdir=workdir).db_url
+                assert url is not None
+                n = _write_templates(url, out, opts, demo=demo)
+            except GroundwatchError as e:
+                console.print(f"[red]error:[/red] {e}")
+                raise typer.Exit(2) from e
+        console.print(f"wrote {n} SQL templates to {out}; edit them, then: gen --templates {out}")
+
+
+def _introspect(url: str, opts: GenOptions, demo: bool) -> SchemaInfo:
+    from groundwatch.adapters.sources.connect import readonly_engine
+    from groundwatch.adapters.sources.introspect import introspect
+
+    engine = readonly_engine(url)
+    try:
+        with engine.connect() as conn, conn.begin():
+            return introspect(conn, steering=opts.steering, key_ratio=opts.rules(demo).key_ratio)
+    finally:
+        engine.dispose()
+
+
+def _write_templates(url: str, out: Path, opts: GenOptions, *, demo: bool) -> int:
+    from groundwatch.adapters.template_files import dump_templates
+    from groundwatch.core.generation.pipeline import offline_text_templates
+    from groundwatch.core.generation.rules import rule_templates
+
+    schema = _introspect(url, opts, demo)
+    if opts.llm:
+        templates, texts = asyncio.run(_llm_templates(schema, opts))
+    else:
+        templates = rule_templates(schema, opts.rules(demo))
+        texts = offline_text_templates(templates, opts.verbalizers, opts.cohorts, schema)
+    out.write_text(dump_templates(templates, texts, dialect=schema.dialect), encoding="utf-8")
+    return len(templates)
+
+
+async def _llm_templates(
+    schema: SchemaInfo, opts: GenOptions
+) -> tuple[list[SqlTemplate], dict[str, dict[str, list[str]]]]:
+    from groundwatch.adapters.llm.client import LlmClient, LlmSettings
+    from groundwatch.adapters.llm.generation import llm_sql_templates, llm_text_templates
+
+    client = LlmClient(LlmSettings())
+    try:
+        sql = await llm_sql_templates(client, schema)
+        texts, _ = await llm_text_templates(
+            client,
+            sql.templates,
+            opts.cohorts,
+            verbalizers=opts.verbalizers,
+            num_generations=max(opts.k, 3),
+        )
+        return sql.templates, texts
+    finally:
+        await client.aclose()
 
 
 def _gen_db(
@@ -178,13 +383,8 @@ def _gen_db(
     seed: int,
     workdir: str,
     docs_out: Path | None,
+    opts: GenOptions,
     *,
-    llm: bool,
-    k: int,
-    cohorts: list[str],
-    dataset_id: str,
-    verbalizers: dict[str, Verbalizer],
-    dry_run: bool,
     out: Path | None,
 ) -> None:
     url = db
@@ -198,15 +398,7 @@ def _gen_db(
             if docs_out is not None:
                 docs_out.write_bytes(orjson.dumps(domain.documents, option=orjson.OPT_INDENT_2))
         assert url is not None
-        result = _run(
-            url,
-            llm=llm,
-            k=k,
-            cohorts=cohorts,
-            dataset_id=dataset_id,
-            verbalizers=verbalizers,
-            dry_run=dry_run,
-        )
+        result = _run(url, opts, demo=demo)
     except GroundwatchError as e:
         console.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e
@@ -224,45 +416,65 @@ def _gen_db(
             f"demo: {len(domain.omitted_facts)} facts omitted from the corpus, "
             f"{len(gaps)} groups rest on them (injected gaps)"
         )
-    console.print(summary_table(result.summary, k))
+    console.print(summary_table(result.summary, opts.k))
+    _print_examples(result.summary)
+    if opts.as_json:
+        typer.echo(orjson.dumps(result.summary.as_dict(), default=str).decode())
 
 
-def _run(
-    url: str,
-    *,
-    llm: bool,
-    k: int,
-    cohorts: list[str],
-    dataset_id: str,
-    verbalizers: dict[str, Verbalizer],
-    dry_run: bool,
-) -> GenerationResult | None:
+def _print_examples(summary: StageSummary) -> None:
+    """Every rejected template and a few dropped fills per reason, one line each."""
+    for reason, items in sorted(summary.rejected_examples.items()):
+        for ex in items:
+            why = f" ({ex['reason']})" if ex.get("reason") else ""
+            console.print(f"rejected template [{reason}]{why}: {ex.get('sql', '')}", markup=False)
+    for reason, items in sorted(summary.dropped_examples.items()):
+        for ex in items:
+            console.print(
+                f"dropped fill [{reason}]: {orjson.dumps(ex, default=str).decode()}",
+                markup=False,
+            )
+
+
+def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
     from groundwatch.adapters.sources.generate import generate_groups
     from groundwatch.core.generation.pipeline import offline_text_templates
 
-    if llm:
-        return asyncio.run(
-            _run_llm(
-                url,
-                k=k,
-                cohorts=cohorts,
-                dataset_id=dataset_id,
-                verbalizers=verbalizers,
-                dry_run=dry_run,
-            )
-        )
-    if dry_run:
-        from groundwatch.adapters.sources.connect import readonly_engine
-        from groundwatch.adapters.sources.introspect import introspect
+    if opts.llm:
+        return asyncio.run(_run_llm(url, opts))
+    load = None
+    if opts.templates is not None:
+        from groundwatch.adapters.template_files import read_template_file
+        from groundwatch.core.generation.template_file import load_templates
+
+        entries = read_template_file(opts.templates)
+
+        def load(schema: SchemaInfo) -> TemplateSet:
+            loaded = load_templates(entries, schema)
+            for r in loaded.rejected:
+                console.print(f"rejected {r.line()}", markup=False)
+            if loaded.rejected_texts:
+                console.print(
+                    f"{loaded.rejected_texts} text templates dropped: their placeholders do not "
+                    "match their SQL template's"
+                )
+            if not loaded.templates:
+                raise ConfigError(f"{opts.templates}: no valid template left")
+            return loaded
+
+    if opts.dry_run:
         from groundwatch.core.generation.rules import rule_templates
 
-        engine = readonly_engine(url)
-        try:
-            with engine.connect() as conn, conn.begin():
-                templates = rule_templates(introspect(conn))
-        finally:
-            engine.dispose()
-        _print_templates(templates, offline_text_templates(templates, verbalizers, cohorts))
+        schema = _introspect(url, opts, demo)
+        if load is not None:
+            loaded = load(schema)
+            templates, texts = loaded.templates, dict(loaded.text_templates)
+            missing = [t for t in templates if t.template_id not in texts]
+            texts.update(offline_text_templates(missing, opts.verbalizers, opts.cohorts, schema))
+        else:
+            templates = rule_templates(schema, opts.rules(demo))
+            texts = offline_text_templates(templates, opts.verbalizers, opts.cohorts, schema)
+        _print_templates(templates, texts)
         return None
     with _progress() as progress:
         task = progress.add_task("templates", total=None)
@@ -275,63 +487,61 @@ def _run(
 
         return generate_groups(
             url,
-            k=k,
-            cohorts=cohorts,
-            dataset_id=dataset_id,
-            verbalizers=verbalizers,
+            k=opts.k,
+            cohorts=opts.cohorts,
+            dataset_id=opts.dataset_id,
+            verbalizers=opts.verbalizers,
+            rule_config=opts.rules(demo),
+            steering=opts.steering,
+            list_answers=opts.list_answers,
+            load_templates=load,
             on_template=on_template,
             on_plan=on_plan,
         )
 
 
-async def _run_llm(
-    url: str,
-    *,
-    k: int,
-    cohorts: list[str],
-    dataset_id: str,
-    verbalizers: dict[str, Verbalizer],
-    dry_run: bool,
-) -> GenerationResult | None:
+async def _run_llm(url: str, opts: GenOptions) -> GenerationResult | None:
     from groundwatch.adapters.llm.client import LlmClient, LlmSettings
-    from groundwatch.adapters.llm.generation import (
-        generate_groups_llm,
-        llm_sql_templates,
-        llm_text_templates,
-    )
-    from groundwatch.adapters.sources.connect import readonly_engine
-    from groundwatch.adapters.sources.introspect import introspect
+    from groundwatch.adapters.llm.generation import generate_groups_llm
 
+    if opts.dry_run:
+        schema = _introspect(url, opts, False)
+        templates, texts = await _llm_templates(schema, opts)
+        _print_templates(templates, texts)
+        return None
     client = LlmClient(LlmSettings())
     try:
-        if dry_run:
-            engine = readonly_engine(url)
-            try:
-                with engine.connect() as conn, conn.begin():
-                    schema = introspect(conn)
-            finally:
-                engine.dispose()
-            sql = await llm_sql_templates(client, schema)
-            texts, _ = await llm_text_templates(
-                client, sql.templates, cohorts, verbalizers=verbalizers, num_generations=max(k, 3)
-            )
-            _print_templates(sql.templates, texts)
-            console.print(f"LLM proposed {sql.proposed} SQL lines; rejected: {dict(sql.rejected)}")
-            return None
         with console.status("asking the LLM for templates…"):
             return await generate_groups_llm(
-                url, client, k=k, cohorts=cohorts, dataset_id=dataset_id, verbalizers=verbalizers
+                url,
+                client,
+                k=opts.k,
+                cohorts=opts.cohorts,
+                dataset_id=opts.dataset_id,
+                verbalizers=opts.verbalizers,
+                steering=opts.steering,
+                list_answers=opts.list_answers,
             )
     finally:
         await client.aclose()
 
 
 def _gen_grammar(
-    directory: Path, cohorts: list[str], out: Path | None, dataset_id: str, dry_run: bool
+    directory: Path,
+    cohorts: list[str],
+    out: Path | None,
+    dataset_id: str,
+    dry_run: bool,
+    as_json: bool = False,
 ) -> None:
-    from groundwatch.adapters.db.datasets import import_grammar_dir, write_jsonl
+    from groundwatch.adapters.db.datasets import read_grammar_dir, write_jsonl
 
-    groups = import_grammar_dir(directory, cohorts, dataset_id=dataset_id)
+    try:
+        imported = read_grammar_dir(directory, cohorts, dataset_id=dataset_id)
+    except GroundwatchError as e:
+        console.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from e
+    groups = imported.groups
     if dry_run:
         for sql in dict.fromkeys(g.sql for g in groups):
             typer.echo(sql)
@@ -340,6 +550,20 @@ def _gen_grammar(
         console.print(f"wrote {n} semantic groups to {out}")
     counts: dict[str, Any] = {c: sum(len(g.forms_in(c)) for g in groups) for c in cohorts}
     console.print(f"imported {len(groups)} semantic groups; text queries per cohort: {counts}")
+    for reason, n in sorted(imported.skipped.items()):
+        if n:
+            console.print(f"skipped QA entries [{reason}]: {n}", markup=False)
+            for ex in imported.examples.get(reason, []):
+                console.print(f"    {ex}", markup=False)
+    if as_json:
+        report = {
+            "groups": len(groups),
+            "text_queries": counts,
+            "skipped": imported.skipped,
+            "skipped_examples": imported.examples,
+            "files": imported.files,
+        }
+        typer.echo(orjson.dumps(report).decode())
 
 
 def _progress() -> Progress:

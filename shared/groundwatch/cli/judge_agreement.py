@@ -1,9 +1,16 @@
-"""``groundwatch judge-agreement FILE…``: how far the rules-only judge agrees with GRAMMAR's judge.
+"""``groundwatch judge-agreement FILE…``: how far the rules-only judge agrees with reference labels.
 
 Reads GRAMMAR-tool result files (``query``, ``answer``, ``gpt_response``, ``judgement``), judges
-every item that has a response with the deterministic tiers only, and reports coverage (the share
-the rules decide), agreement with the file's ``judgement`` on the decided items, and the
-confusion table. ``gpt_response`` may be a string, a list of strings (joined) or null (skipped).
+every item that has a response with the deterministic tiers only, and reports, per file and in
+total: coverage (the share the rules decide), agreement with the file's ``judgement`` on the
+decided items, the precision of "correct" and of "incorrect" separately (a wrong "incorrect"
+creates false gap groups and alerts, so it is watched on its own), and the confusion table.
+``gpt_response`` may be a string, a list of strings (joined) or null (skipped).
+
+Two optional fields per item make a richer development set in the same format: ``expected`` (a
+full :class:`~groundwatch.core.model.Expected`, with types, tuple parts and grounded candidates,
+used instead of ``answer``) and ``class`` (what the item tests: paraphrase, hedge, …), by which
+the report breaks agreement down and labels every disagreement.
 """
 
 from __future__ import annotations
@@ -32,10 +39,14 @@ class ResultItem:
     query: str
     answer: str | None
     response: str | None
-    judgement: Verdict  # the authors' (GPT) judgement
+    judgement: Verdict  # the reference label (the GRAMMAR authors' GPT judgement, or a person's)
+    full: Expected | None = None  # the item's own expectation, when the file gives one
+    kind: str = ""  # the item's class, when the file gives one
 
     @property
     def expected(self) -> Expected:
+        if self.full is not None:
+            return self.full
         return Expected(values=[] if self.answer is None else [self.answer])
 
 
@@ -71,6 +82,13 @@ def load_results(path: Path) -> list[ResultItem]:
         if not isinstance(row, dict) or "query" not in row or "judgement" not in row:
             raise GroundwatchError(f"{where}: needs 'query' and 'judgement'")
         answer = row.get("answer")
+        full = None
+        if row.get("expected") is not None:
+            try:
+                full = Expected.model_validate(row["expected"])
+            except ValueError as exc:
+                raise GroundwatchError(f"{where}: 'expected' is not valid: {exc}") from None
+            answer = full.text if answer is None else answer
         items.append(
             ResultItem(
                 file=path.name,
@@ -78,6 +96,8 @@ def load_results(path: Path) -> list[ResultItem]:
                 answer=None if answer is None else str(answer),
                 response=_response(row.get("gpt_response")),
                 judgement=_authors(row["judgement"], where),
+                full=full,
+                kind=str(row.get("class") or ""),
             )
         )
     return items
@@ -93,6 +113,8 @@ class AgreementReport:
     agreed: int = 0
     confusion: Counter[tuple[str, str]] = field(default_factory=Counter)  # (authors, ours)
     by_tier: Counter[str] = field(default_factory=Counter)
+    #: (class, "agreed" | "disagreed" | "undecided") for items that carry a class
+    by_class: Counter[tuple[str, str]] = field(default_factory=Counter)
     disagreements: list[tuple[ResultItem, Decision]] = field(default_factory=list)
 
     @property
@@ -103,22 +125,37 @@ class AgreementReport:
     def agreement(self) -> float:
         return self.agreed / self.decided if self.decided else 0.0
 
+    def precision(self, verdict: Verdict) -> float | None:
+        """Of the items the rules called ``verdict``, the share the reference agrees with (None
+        when the rules never said it)."""
+        said = sum(self.confusion[(a, verdict.value)] for a in _AUTHORS)
+        return self.confusion[(verdict.value, verdict.value)] / said if said else None
+
     def add(self, item: ResultItem, decision: Decision) -> None:
         self.items += 1
         self.confusion[(item.judgement.value, decision.verdict.value)] += 1
         if not decision.decided:
+            if item.kind:
+                self.by_class[(item.kind, "undecided")] += 1
             return
         self.decided += 1
         self.by_tier[decision.tier] += 1
         if decision.verdict is item.judgement:
             self.agreed += 1
+            if item.kind:
+                self.by_class[(item.kind, "agreed")] += 1
         else:
             self.disagreements.append((item, decision))
+            if item.kind:
+                self.by_class[(item.kind, "disagreed")] += 1
 
     def to_json(self) -> dict[str, Any]:
+        classes = sorted({k for k, _ in self.by_class})
         return {
             "coverage": self.coverage,
             "agreement": self.agreement,
+            "precision_correct": self.precision(Verdict.CORRECT),
+            "precision_incorrect": self.precision(Verdict.INCORRECT),
             "decided": self.decided,
             "items": self.items,
             "agreed": self.agreed,
@@ -128,6 +165,22 @@ class AgreementReport:
                 for authors in _AUTHORS
             },
             "decided_by_tier": dict(self.by_tier),
+            "by_class": {
+                k: {o: self.by_class[(k, o)] for o in ("agreed", "disagreed", "undecided")}
+                for k in classes
+            },
+            "disagreements": [
+                {
+                    "class": item.kind,
+                    "reference": item.judgement.value,
+                    "ours": d.verdict.value,
+                    "tier": d.tier,
+                    "reason": d.reason,
+                    "gold": item.answer,
+                    "response": item.response,
+                }
+                for item, d in self.disagreements
+            ],
         }
 
 
@@ -147,9 +200,38 @@ def measure_agreement(
     return report
 
 
-def _print(report: AgreementReport, console: Console, show: int) -> None:
-    table = Table(title="authors' judgement (rows) vs deterministic tiers (columns)")
-    table.add_column("authors \\ ours")
+def measure_per_file(
+    items: Sequence[ResultItem], tiers: Sequence[str] | None = None
+) -> dict[str, AgreementReport]:
+    """One report per file (in the order the files came), each item judged once."""
+    by_file: dict[str, list[ResultItem]] = {}
+    for item in items:
+        by_file.setdefault(item.file, []).append(item)
+    return {name: measure_agreement(group, tiers) for name, group in by_file.items()}
+
+
+def combine(reports: Iterable[AgreementReport]) -> AgreementReport:
+    """The total over several files' reports."""
+    total = AgreementReport()
+    for r in reports:
+        total.items += r.items
+        total.skipped += r.skipped
+        total.decided += r.decided
+        total.agreed += r.agreed
+        total.confusion.update(r.confusion)
+        total.by_tier.update(r.by_tier)
+        total.by_class.update(r.by_class)
+        total.disagreements.extend(r.disagreements)
+    return total
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1%}"
+
+
+def _print(report: AgreementReport, console: Console, show: int, title: str = "") -> None:
+    table = Table(title=f"{title}: reference (rows) vs deterministic tiers (columns)")
+    table.add_column("reference \\ ours")
     for ours in _OURS:
         table.add_column(ours, justify="right")
     for authors in _AUTHORS:
@@ -159,11 +241,24 @@ def _print(report: AgreementReport, console: Console, show: int) -> None:
         f"items with a response: {report.items} (skipped without: {report.skipped})\n"
         f"decided: {report.decided}  coverage: {report.coverage:.1%}\n"
         f"agreement on decided: {report.agreed}/{report.decided} = {report.agreement:.1%}\n"
+        f"precision of 'correct': {_pct(report.precision(Verdict.CORRECT))}  "
+        f"precision of 'incorrect': {_pct(report.precision(Verdict.INCORRECT))}\n"
         f"decided by tier: {dict(report.by_tier.most_common())}"
     )
+    classes = sorted({k for k, _ in report.by_class})
+    if classes:
+        cls = Table(title=f"{title}: by item class")
+        for col in ("class", "agreed", "disagreed", "undecided"):
+            cls.add_column(col, justify="left" if col == "class" else "right")
+        for k in classes:
+            cls.add_row(
+                k, *(str(report.by_class[(k, o)]) for o in ("agreed", "disagreed", "undecided"))
+            )
+        console.print(cls)
     for item, d in report.disagreements[:show]:
+        kind = f" class={item.kind}" if item.kind else ""
         console.print(
-            f"[yellow]disagree[/] authors={item.judgement.value} ours={d.verdict.value} "
+            f"[yellow]disagree[/]{kind} reference={item.judgement.value} ours={d.verdict.value} "
             f"({d.tier}: {d.reason}) gold={item.answer!r} response={item.response!r:.160}"
         )
 
@@ -186,7 +281,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
     ) -> None:
-        """Coverage and agreement of the rules-only judge against the files' GPT judgements."""
+        """Coverage, agreement and precision per verdict of the rules-only judge, per file."""
         console = Console()
         try:
             tier_list = validate_tiers([t.strip() for t in tiers.split(",")]) if tiers else None
@@ -194,9 +289,16 @@ def register(app: typer.Typer) -> None:
         except (GroundwatchError, ValueError) as exc:
             console.print(f"[red]error:[/] {exc}")
             raise typer.Exit(2) from None
-        report = measure_agreement(items, tier_list)
-        _print(report, console, show)
-        payload = report.to_json() | {"files": [str(f) for f in files]}
+        per_file = measure_per_file(items, tier_list)
+        for name, file_report in per_file.items():
+            _print(file_report, console, show, name)
+        report = combine(per_file.values())
+        if len(per_file) > 1:
+            _print(report, console, 0, "all files")
+        payload = report.to_json() | {
+            "files": [str(f) for f in files],
+            "per_file": {name: r.to_json() for name, r in per_file.items()},
+        }
         if dry_run:
             from groundwatch.adapters.llm.llm_judge import PROMPT_VERSION
             from groundwatch.stages.judge.tiered import estimate_llm_spend

@@ -21,7 +21,7 @@ from groundwatch.adapters.grammar_files import (
     load_grammar_results,
     load_likert_ratings,
 )
-from groundwatch.core.tagging import Observation
+from groundwatch.core.tagging import Observation, Window
 from groundwatch.report.build import build_report
 from groundwatch.report.model import Report
 from groundwatch.report.text import render_text
@@ -105,21 +105,40 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[
             bool, typer.Option("--quiet", "-q", help="Do not print the text report.")
         ] = False,
+        series: Annotated[
+            str | None,
+            typer.Option(
+                help="Monitoring series in the store (default: the most recently probed one)."
+            ),
+        ] = None,
+        window_runs: Annotated[
+            int,
+            typer.Option(
+                min=0,
+                help="Each group's status over its last N cycles (1: the latest; 0 pools all).",
+            ),
+        ] = 1,
     ) -> None:
-        """The GRAMMAR group report: Acc, Acc_db, R, λ, attribution and the cohort test."""
+        """The GRAMMAR group report: Acc, Acc_db, R, λ, attribution and the cohort test.
+
+        With neither --grammar-results nor --run, it reports the store's latest cycle of a
+        monitoring series (statuses, coverage, transitions, flakiness), from --database-url.
+        """
         grammar_results = grammar_results or []
         run = run or []
         evaluator = evaluator or []
-        if not grammar_results and not run:
-            raise typer.BadParameter("give --grammar-results COHORT=FILE or --run ID")
         if database_url is not None:
             from groundwatch.adapters.db.engine import check_database_url
 
             check_database_url(database_url, "--database-url")  # exit 2 with one line
+        window: Window | None = None
         try:
             observations = _grammar_observations(grammar_results, target)
             if run:
                 observations += _load_runs(run, database_url)
+            if not grammar_results and not run:
+                observations = _load_series(series, database_url)
+                window = Window(runs=window_runs or None)
             evaluators = {
                 name: load_evaluator_verdicts(file)
                 for name, file in (_split(s, "NAME=FILE") for s in evaluator)
@@ -139,6 +158,7 @@ def register(app: typer.Typer) -> None:
             human_ratings=human or None,
             metric_scores=metrics or None,
             alpha=alpha,
+            window=window,
         )
         if json_out is not None:
             _write(json_out, report_json(result))
@@ -167,6 +187,42 @@ def _load_runs(run_ids: Sequence[str], url: str | None) -> list[Observation]:
             return observations_for_runs(session, run_ids)
     finally:
         engine.dispose()
+
+
+def _load_series(series: str | None, url: str | None) -> list[Observation]:
+    """The stored judgements of ``series`` (default: the latest probed), in cycle order."""
+    from groundwatch.adapters.db import make_engine, make_sessionmaker
+    from groundwatch.adapters.db.observations import observations_for_series
+    from groundwatch.adapters.db.runs import latest_cycle
+
+    url = url or _database_url()
+    engine = make_engine(url)
+    try:
+        if series is None:
+            latest = latest_cycle(engine)
+            if latest is None:
+                typer.echo(
+                    f"error: no monitoring cycles stored in {url}; run `groundwatch run --once"
+                    " --database-url URL` first, or give --run/--grammar-results",
+                    err=True,
+                )
+                raise typer.Exit(1)
+            series = latest[0]
+        with make_sessionmaker(engine)() as session:
+            return observations_for_series(session, series)
+    finally:
+        engine.dispose()
+
+
+def _database_url() -> str:
+    from groundwatch.errors import ConfigError
+    from groundwatch.runtime.settings import CommonSettings, load_settings
+
+    try:
+        return load_settings(CommonSettings).database_url
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def report_json(result: Report) -> bytes:

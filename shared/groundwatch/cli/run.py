@@ -29,11 +29,14 @@ async def _run(
     database_url: str | None,
     compare: tuple[str, str] | None,
     baseline: str | None = None,
+    series: str | None = None,
+    window_runs: int = 1,
     read_token: str | None = None,
 ) -> Report:
     from groundwatch.adapters.db.datasets import read_jsonl
     from groundwatch.adapters.targets import make_http_client
     from groundwatch.core.open_domain import closed_domain, open_domain_groups
+    from groundwatch.core.tagging import Window
     from groundwatch.report.build import build_report, report_from_tagger
     from groundwatch.report.model import OpenDomainFilter
     from groundwatch.report.text import render_text
@@ -47,13 +50,25 @@ async def _run(
         f"{len(groups)} semantic groups from {dataset}; targets: {', '.join(runner.targets)}"
     )
     pipeline = EmbeddedPipeline(
-        groups, runner, database_url=database_url, sample=sample, on_stop=[http.aclose]
+        groups,
+        runner,
+        database_url=database_url,
+        sample=sample,
+        on_stop=[http.aclose],
+        series=series,
+        window=Window(runs=window_runs or None),
     )
     await pipeline.start()
     try:
         if once:
+            first = pipeline.generator.next_cycle
             result = await pipeline.run(runs)
-            typer.echo(f"{result.published} probes in {result.elapsed_s:.1f}s")
+            last = pipeline.generator.next_cycle - 1
+            cycles = f"cycle {last}" if first == last else f"cycles {first}–{last}"
+            typer.echo(
+                f"series {pipeline.generator.series!r}, {cycles} (run {', '.join(result.run_ids)}):"
+                f" {result.published} probes in {result.elapsed_s:.1f}s"
+            )
         else:
             typer.echo(
                 f"probing every {interval:g}s; http://{host}:{port}/metrics (Ctrl-C to stop)"
@@ -68,6 +83,7 @@ async def _run(
             )
         tagger = pipeline.analytics.tagger
         if baseline is None:
+            tagger.refresh_causes()
             report = report_from_tagger(tagger, compare=compare)
         else:
             observations = list(tagger.observations())
@@ -125,6 +141,20 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[
             Path | None, typer.Option("--json", help="Write the report as JSON.")
         ] = None,
+        series: Annotated[
+            str | None,
+            typer.Option(
+                help="Monitoring series (default: the dataset's name). Runs with the same"
+                " --database-url and series are consecutive cycles of one series."
+            ),
+        ] = None,
+        window_runs: Annotated[
+            int,
+            typer.Option(
+                min=0,
+                help="A group's status is over its last N cycles (1: the latest; 0 pools all).",
+            ),
+        ] = 1,
         open_domain_baseline: Annotated[
             str | None,
             typer.Option(
@@ -166,6 +196,8 @@ def register(app: typer.Typer) -> None:
                     database_url,
                     pair,
                     open_domain_baseline,
+                    series,
+                    window_runs,
                     read_token,
                 )
             )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 #: What a reader or an LLM-only target answers when it does not know: an explicit refusal, which
 #: the judge scores as one (never as a wrong value).
@@ -31,13 +31,22 @@ class Verdict(StrEnum):
     ERROR = "error"
 
 
+#: Bounds of :attr:`Expected.candidates`: a probe message stays small whatever the column's domain.
+MAX_CANDIDATES = 200
+MAX_CANDIDATE_CHARS = 256
+
+Candidate = Annotated[str, StringConstraints(max_length=MAX_CANDIDATE_CHARS)]
+
+
 class Expected(BaseModel):
     """Ground truth for one probe.
 
     ``values`` holds one entry per answer column: a multi-column answer is a tuple and every part is
     required. ``answerable=False`` marks a question the corpus cannot answer (RAGProbe S6), where
     only an explicit refusal is right. ``stale_values`` are earlier answer versions of the group, so
-    a response matching an outdated fact is told apart from a gap.
+    a response matching an outdated fact is told apart from a gap. ``candidates[i]`` are other
+    values the database holds in answer column ``i``: what turns "the gold's words are absent" into
+    positive evidence of another answer (the judge needs it to say ``incorrect`` about free text).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -48,6 +57,15 @@ class Expected(BaseModel):
     version: int = 1
     stale_values: list[list[str]] = Field(default_factory=list)
     options: list[str] | None = Field(None, description="Multiple-choice options (RAGProbe S3).")
+    candidates: list[Annotated[list[Candidate], Field(max_length=MAX_CANDIDATES)]] = Field(
+        default_factory=list,
+        max_length=64,
+        description=(
+            "Per answer column (aligned with values): other DISTINCT values of that column, never "
+            "the gold, a bounded sample for large domains. A response naming one of them and not "
+            "the gold is conclusively wrong; empty when unknown."
+        ),
+    )
 
     @property
     def text(self) -> str:

@@ -128,7 +128,7 @@ def deterministic_metrics(
         put(RagProbeMetric.COMPLETENESS, True, "every gold part present")
     elif refusal is not None and not any(s is PartStatus.FOUND for s in statuses):
         put(RagProbeMetric.COMPLETENESS, False, "refusal")
-    elif decision.verdict is Verdict.INCORRECT and decision.tier in ("typed", "token_f1"):
+    elif decision.verdict is Verdict.INCORRECT and decision.tier in ("typed", "conflict"):
         put(RagProbeMetric.COMPLETENESS, False, decision.reason)
     else:
         put(RagProbeMetric.COMPLETENESS, None, "partial")

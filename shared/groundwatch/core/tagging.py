@@ -1,38 +1,43 @@
-"""Live group tagging (GRAMMAR-Eval §4.3): one verdict at a time into per-group status.
+"""Live group tagging (GRAMMAR-Eval §4.3) over the cycles of a monitoring series.
 
-The tagger keeps, per (target, cohort, semantic group), the counts of correct, incorrect, error and
-undecided verdicts inside a window, and from them the group's status:
+A monitoring series probes the same semantic groups again and again: each **cycle** asks every
+sampled group in all its text forms. The tagger keeps, per (target, cohort, semantic group), the
+observations of the group's own last ``W`` *closed* cycles (``Window(runs=W)``; ``None`` pools
+every cycle, as a batch report does) plus the cycle still filling, and from them the group's
+status:
 
-* **gap** — every *judged* form wrong (no correct verdict, at least one incorrect);
-* **robust** — every judged form right (no incorrect verdict, at least one correct);
-* **non-robust** — both a right and a wrong form;
-* **pending** — fewer than ``group_forms`` distinct forms have any verdict yet, *or* none of the
-  group's verdicts is decisive (every verdict so far is ``error`` or ``undecided``).
+* **gap** — every decided form of the latest decided cycle wrong (the knowledge is missing);
+* **robust** — every decided form right, and no cycle in the window mixed;
+* **non-robust** — some cycle in the window had a right *and* a wrong form: wording sensitivity;
+* **flaky** — it would be gap or non-robust, but every wrong form is *flaky*: its verdict went
+  A → B → A over consecutive cycles while the SQL truth stayed the same (LM stochasticity, which
+  is not fragility to wording and not missing knowledge);
+* **unknown** — the window's cycles have no decided verdict (every form erred or was undecided);
+* **pending** — no cycle of the group has closed yet.
 
-"Judged" means a decisive verdict (correct or incorrect). An ``error`` (the target failed to
-answer) or ``undecided`` (the judge could not tell) verdict fills the form's slot for the pending
-check — the form was asked and answered as far as it ever will be this run — but it counts neither
-way: a group with two correct forms and one error is robust, one with two incorrect forms and one
-error is a gap, and one whose forms all errored stays pending because there is no evidence about
-the knowledge base at all. This mirrors the authors' ``TaggedGroup`` (gap = no correct verdict,
-non-robust = a correct and a non-correct one) on data where every verdict is decisive, while never
-letting an outage masquerade as a knowledge gap.
+A cycle **closes** when every form of the cohort has a verdict in it (``group_forms``), or when a
+newer cycle of the group starts; status is computed from closed cycles only, so a cycle that is
+still filling never flips a group half-way. Cycles are ordered by their number, never by arrival:
+a late judgement of a cycle still in the window joins it, one of a cycle older than the window is
+refused, and neither ever evicts a newer cycle. Within the window each **form counts once** — its
+latest verdict — so re-asking the same questions does not add examples (nor narrow intervals).
 
-Every observation in the window counts: with a window of several runs a form contributes one
-verdict per run, so a group that recovers goes through non-robust to robust as its old runs leave
-the window (with ``Window(runs=1)`` it flips at the first recovered run). Updates are O(1)
-(amortised for eviction); ``status_counts`` is maintained as statuses change, so an exporter
-reads it without scanning groups. Failure attribution (gap / retrieval / LM / target error) needs
-context comparison across a group's forms and cohorts, so it is recomputed lazily, only for groups
-touched since the last refresh. Attribution looks at the whole semantic group: a group that is a
-gap in one cohort while another cohort answered it is a *cohort gap* — the fact is there, the form
-cannot reach it — and its failures go to retrieval or the LM, not to the knowledge base
-(:func:`attribution_status`).
+Errors (the target did not answer) and undecided verdicts never count as wrong: a group whose
+decided forms are all right but some form erred is robust *and partial* (``coverage`` < 1); one
+whose forms all erred is unknown, never a gap. A status change between cycles is a
+**transition** (robust → gap is a regression, gap → robust a recovery), kept in order for the
+store, the metrics and the report.
+
+Failure attribution (gap / retrieval / LM / target error) needs context comparison across a
+group's forms and cohorts, so it is recomputed lazily for groups touched since the last refresh. A
+group that is a gap in one cohort while another cohort answered it is a *cohort gap* — the fact is
+there, the form cannot reach it — and its failures go to retrieval or the LM, not to the knowledge
+base (:func:`attribution_status`).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -43,6 +48,10 @@ from groundwatch.core.model import Verdict
 STALE_REASON = "stale"
 #: The scenario of a GRAMMAR probe; anything else is a RAGProbe scenario (S1…S6).
 FACTUAL = "factual"
+#: Decided verdicts kept per form across cycles (beyond the window) to tell flaky forms.
+FLAKY_HISTORY = 6
+#: Transitions kept in memory for the report and the API (the store keeps them all).
+RECENT_TRANSITIONS = 1000
 
 GroupKey = tuple[str, str, str]
 """(target, cohort, group_id)."""
@@ -52,10 +61,12 @@ GroupKey = tuple[str, str, str]
 class Observation:
     """One judged text form: the unit both the live tagger and the batch report consume.
 
-    ``retrieval_ok`` is a retrieval judgement given from outside (an imported GRAMMAR result);
-    when it is ``None`` the retrieval is judged from ``relevant_doc_ids`` or by context
-    comparison (see :func:`retrieval_sufficient`). ``at`` is the judgement time in epoch seconds,
-    used by a time window; ``latency_s`` is probe → judgement latency.
+    ``series`` and ``cycle`` place it in a monitoring series (cycle 0: no series, e.g. an imported
+    batch result, where everything is one cycle). ``truth_version`` is the SQL answer's version,
+    so a verdict that changes with the truth is not flakiness. ``retrieval_ok`` is a retrieval
+    judgement given from outside (an imported GRAMMAR result); when it is ``None`` the retrieval
+    is judged from ``relevant_doc_ids`` or by context comparison (:func:`retrieval_sufficient`).
+    ``at`` is the judgement time in epoch seconds; ``latency_s`` is probe → judgement latency.
     """
 
     probe_id: str
@@ -74,6 +85,10 @@ class Observation:
     at: float = 0.0
     latency_s: float = 0.0
     stale: bool = False
+    series: str = ""
+    cycle: int = 0
+    truth_version: int = 1
+    error_kind: str | None = None
 
     @property
     def key(self) -> GroupKey:
@@ -81,12 +96,20 @@ class Observation:
 
 
 class GroupStatus(StrEnum):
-    """A semantic group's tag for one (target, cohort) in the current window."""
+    """A semantic group's tag for one (target, cohort) over its window of cycles."""
 
     GAP = "gap"
     ROBUST = "robust"
     NON_ROBUST = "non_robust"
+    FLAKY = "flaky"
+    UNKNOWN = "unknown"
     PENDING = "pending"
+
+
+#: Statuses that carry evidence about the knowledge base: the groups Acc_db, R and λ count.
+DECIDED_STATUSES = frozenset(
+    {GroupStatus.GAP, GroupStatus.ROBUST, GroupStatus.NON_ROBUST, GroupStatus.FLAKY}
+)
 
 
 class Cause(StrEnum):
@@ -95,6 +118,7 @@ class Cause(StrEnum):
     GAP = "gap"
     RETRIEVAL = "retrieval"
     LM = "lm"
+    FLAKY = "flaky"
     TARGET_ERROR = "target_error"
     STALE = "stale"
     UNDECIDED = "undecided"
@@ -103,22 +127,50 @@ class Cause(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """Which observations count: the last ``runs`` runs per target and/or the last ``seconds``
-    seconds of judgement time. ``None`` for both keeps everything (a batch report)."""
+    """Which cycles count: each group's own last ``runs`` closed cycles (``None``: every cycle,
+    a batch report that pools a span)."""
 
     runs: int | None = None
-    seconds: float | None = None
 
     def __post_init__(self) -> None:
         if self.runs is not None and self.runs < 1:
             raise ValueError("Window.runs must be >= 1")
-        if self.seconds is not None and self.seconds <= 0:
-            raise ValueError("Window.seconds must be > 0")
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """A group's status changed when ``cycle`` closed (or a late verdict reopened it)."""
+
+    target: str
+    cohort: str
+    group_id: str
+    from_status: GroupStatus
+    to_status: GroupStatus
+    cycle: int
+    series: str
+    at: float
+
+    @property
+    def kind(self) -> str:
+        """regression (→ gap from a status with right answers), recovery (gap → robust), or
+        change."""
+        if self.to_status is GroupStatus.GAP and self.from_status in (
+            GroupStatus.ROBUST,
+            GroupStatus.NON_ROBUST,
+            GroupStatus.FLAKY,
+        ):
+            return "regression"
+        if self.from_status is GroupStatus.GAP and self.to_status is GroupStatus.ROBUST:
+            return "recovery"
+        return "change"
 
 
 @dataclass(frozen=True, slots=True)
 class GroupTally:
-    """A read-only snapshot of one group's counts (what the service stores and serves)."""
+    """A read-only snapshot of one group's window (what the service stores and serves).
+
+    Counts are over the window's *forms* (each form's latest verdict), not over repeats.
+    """
 
     target: str
     cohort: str
@@ -132,22 +184,51 @@ class GroupTally:
     error: int
     undecided: int
     status: GroupStatus
+    flaky_forms: int = 0
+    cycle: int = 0
+    window_from_cycle: int = 0
+    history_from_cycle: int = 0
+    series: str = ""
 
     @property
     def examples(self) -> int:
-        """Decisively judged examples: the denominator of accuracy (errors excluded)."""
+        """Decisively judged forms: the denominator of accuracy (errors excluded)."""
         return self.correct + self.incorrect
+
+    @property
+    def coverage(self) -> float | None:
+        """Decided forms / forms with any verdict (``None`` when nothing was probed)."""
+        return self.examples / self.forms_judged if self.forms_judged else None
+
+    @property
+    def partial(self) -> bool:
+        """Some form erred or was undecided: the status holds over the answered forms only."""
+        return self.error + self.undecided > 0
 
 
 @dataclass(slots=True)
 class _CohortSums:
-    """Running sums per (target, cohort): what eq. 1–3 need, so /metrics never scans groups."""
+    """Running sums per (target, cohort): what eq. 1–3 need, so /metrics never scans groups.
+
+    ``correct``/``incorrect``/``gap_examples`` count forms of *decided* groups only (Acc_db, R and
+    λ over the same groups); ``probed``/``decided``/``error``/``undecided`` count every form (the
+    coverage beside every rate)."""
 
     correct: int = 0
     incorrect: int = 0
+    gap_examples: int = 0
+    probed: int = 0
+    decided: int = 0
     error: int = 0
     undecided: int = 0
-    gap_examples: int = 0
+    flaky_forms: int = 0
+
+
+@dataclass(slots=True)
+class _Cycle:
+    cycle: int
+    obs: dict[str, Observation] = field(default_factory=dict)
+    closed: bool = False
 
 
 @dataclass(slots=True)
@@ -155,26 +236,47 @@ class _Tally:
     dataset_id: str
     scenario: str
     group_forms: int
+    series: str
     sums: _CohortSums
+    cycles: dict[int, _Cycle] = field(default_factory=dict)
+    status: GroupStatus = GroupStatus.PENDING
+    # derived over the window: each form's latest observation
+    latest: dict[str, Observation] = field(default_factory=dict)
     correct: int = 0
     incorrect: int = 0
     error: int = 0
     undecided: int = 0
-    status: GroupStatus = GroupStatus.PENDING
-    forms: dict[str, int] = field(default_factory=dict)
-    obs: dict[str, Observation] = field(default_factory=dict)
+    # per form: (cycle, correct?, truth_version) of its decided verdicts, oldest first
+    history: dict[str, list[tuple[int, bool, int]]] = field(default_factory=dict)
+    flaky: frozenset[str] = frozenset()
     causes: dict[Cause, int] = field(default_factory=dict)
+    last_closed: int | None = None
+    evicted_before: int | None = None
 
 
 def status_of(correct: int, incorrect: int, forms_judged: int, group_forms: int) -> GroupStatus:
-    """The GRAMMAR tag from counts; see the module docstring for error/undecided and pending."""
-    if forms_judged < group_forms or (correct == 0 and incorrect == 0):
+    """GRAMMAR's tag of one complete cycle from its counts (no flakiness, no window)."""
+    if forms_judged < group_forms:
         return GroupStatus.PENDING
+    if not (correct or incorrect):
+        return GroupStatus.UNKNOWN
     if incorrect == 0:
         return GroupStatus.ROBUST
     if correct == 0:
         return GroupStatus.GAP
     return GroupStatus.NON_ROBUST
+
+
+def flaky_forms(history: dict[str, list[tuple[int, bool, int]]]) -> frozenset[str]:
+    """Forms whose decided verdict reversed at the next probed cycle (A, B, A) while the SQL truth
+    stayed the same. A change that persists (A, B, B) is a transition, not flakiness."""
+    out = set()
+    for form, h in history.items():
+        for (_, a, ta), (_, b, tb), (_, c, tc) in zip(h, h[1:], h[2:], strict=False):
+            if a == c != b and ta == tb == tc:
+                out.add(form)
+                break
+    return frozenset(out)
 
 
 def retrieval_sufficient(obs: Observation, correct_contexts: set[frozenset[str]]) -> bool | None:
@@ -206,10 +308,10 @@ def cause_of(obs: Observation, status: GroupStatus, retrieval_ok: bool | None) -
 
     error → target error; undecided → undecided; a response matching an earlier answer version
     (the source database changed, the RAG's knowledge did not) → stale; a wrong example in a gap
-    group → gap (the knowledge base lacks the fact); in a pending group → pending (it may yet
-    turn out to be a gap); otherwise insufficient retrieval → retrieval, sufficient → LM.
-    Callers pass the status from :func:`attribution_status`, so a group that is a gap in one
-    cohort only is not blamed on the knowledge base.
+    group → gap (the knowledge base lacks the fact); in a flaky group → flaky; in a pending group
+    → pending (it may yet turn out to be a gap); otherwise insufficient retrieval → retrieval,
+    sufficient → LM. Callers pass the status from :func:`attribution_status`, so a group that is
+    a gap in one cohort only is not blamed on the knowledge base.
     """
     v = obs.verdict
     if v is Verdict.CORRECT:
@@ -222,7 +324,9 @@ def cause_of(obs: Observation, status: GroupStatus, retrieval_ok: bool | None) -
         return Cause.STALE  # the answer matches an earlier SQL truth: outdated, not missing
     if status is GroupStatus.GAP:
         return Cause.GAP
-    if status is GroupStatus.PENDING:
+    if status is GroupStatus.FLAKY:
+        return Cause.FLAKY
+    if status is GroupStatus.PENDING or status is GroupStatus.UNKNOWN:
         return Cause.PENDING
     return Cause.RETRIEVAL if not retrieval_ok else Cause.LM
 
@@ -243,24 +347,21 @@ def attribution_status(status: GroupStatus, answered_in_another_cohort: bool) ->
 _CORRECT = Verdict.CORRECT
 _INCORRECT = Verdict.INCORRECT
 _ERROR = Verdict.ERROR
-_PENDING = GroupStatus.PENDING
-_ROBUST = GroupStatus.ROBUST
-_GAP = GroupStatus.GAP
-_NON_ROBUST = GroupStatus.NON_ROBUST
 
 
 class Tagger:
     """Incremental, idempotent GRAMMAR tagging of a stream of judged observations.
 
     ``apply`` returns False for a duplicate ``probe_id`` (a redelivered judgement) and for an
-    observation that falls outside the window (a late judgement of an evicted run or of a time
-    already past), so the caller can skip persisting it. Not thread-safe: one tagger per
-    analytics instance, fed by its consumer loop; the instance owns the semantic groups of its
-    partitions (key = group_id) and drops them with :meth:`discard_group` on revocation.
+    observation of a cycle older than the group's window, so the caller can skip persisting it.
+    Not thread-safe: one tagger per analytics instance, fed by its consumer loop; the instance
+    owns the semantic groups of its partitions (key = group_id) and drops them with
+    :meth:`discard_group` on revocation. Memory is proportional to groups × (window + 1) cycles
+    plus a short verdict history per form, never to the length of the series.
     """
 
     def __init__(self, window: Window | None = None) -> None:
-        self._window = window if window is not None and (window.runs or window.seconds) else None
+        self._w = window.runs if window is not None else None
         self._tallies: dict[GroupKey, _Tally] = {}
         self._live: dict[str, Observation] = {}
         self._status_counts: dict[tuple[str, str, GroupStatus], int] = {}
@@ -270,111 +371,252 @@ class Tagger:
         self._dirty: set[GroupKey] = set()
         self._cause_counts: dict[tuple[str, str, Cause], int] = {}
         self._sums: dict[tuple[str, str], _CohortSums] = {}
-        # window bookkeeping
-        self._runs: dict[str, OrderedDict[str, list[str]]] = {}
-        self._evicted_runs: dict[str, set[str]] = {}
-        self._arrivals: deque[Observation] = deque()
-        self._latest_at = float("-inf")
+        self._knowledge_gaps: dict[str, set[str]] = {}
+        self._pending_transitions: list[Transition] = []
+        self._recent: deque[Transition] = deque(maxlen=RECENT_TRANSITIONS)
+        self._transition_counts: dict[tuple[str, str, GroupStatus, GroupStatus], int] = {}
+
+    @property
+    def window(self) -> Window:
+        return Window(runs=self._w)
 
     # ------------------------------------------------------------------ ingest
     def apply(self, obs: Observation) -> bool:
-        """Count one judged observation; O(1), amortised over window evictions."""
-        # Hot path (≥ 100k/s): locals, no helper calls unless the status changes.
+        """Count one judged observation (O(forms × window) for its group)."""
         pid = obs.probe_id
-        live = self._live
-        if pid in live:
+        if pid in self._live:
             return False
-        if self._window is not None and not self._admit(obs):
-            return False
-        target = obs.target
-        key = (target, obs.cohort, obs.group_id)
+        key = (obs.target, obs.cohort, obs.group_id)
         t = self._tallies.get(key)
         if t is None:
             t = self._open(key, obs)
-        live[pid] = obs
-        t.obs[pid] = obs
-        sums = t.sums
-        v = obs.verdict
-        if v is _CORRECT:
-            t.correct += 1
-            sums.correct += 1
-        elif v is _INCORRECT:
-            t.incorrect += 1
-            sums.incorrect += 1
-        elif v is _ERROR:
-            t.error += 1
-            sums.error += 1
-        else:
-            t.undecided += 1
-            sums.undecided += 1
-        forms = t.forms
-        fid = obs.form_id
-        forms[fid] = forms.get(fid, 0) + 1
-        n_forms = t.group_forms = obs.group_forms  # the latest probe knows the group's size
-        vc = self._verdict_counts.get(target)
-        if vc is None:
-            vc = self._verdict_counts[target] = dict.fromkeys(Verdict, 0)
-        vc[v] += 1
-        if obs.scenario != FACTUAL:
-            self._count_scenario(obs, 1)
-        c, i = t.correct, t.incorrect
-        if len(forms) < n_forms or not (c or i):
-            new = _PENDING
-        elif not i:
-            new = _ROBUST
-        elif not c:
-            new = _GAP
-        else:
-            new = _NON_ROBUST
-        old = t.status
-        if old is _GAP or new is _GAP:
-            ex = c + i
-            before = ex - 1 if (v is _CORRECT or v is _INCORRECT) else ex
-            sums.gap_examples += (ex if new is _GAP else 0) - (before if old is _GAP else 0)
-        if new is not old:
-            self._move(key, t, new)
-        self._dirty.add(key)
+        elif t.evicted_before is not None and obs.cycle < t.evicted_before:
+            return False  # a late verdict of a cycle that left the window: never evicts newer
+        elif obs.cycle not in t.cycles and t.cycles and self._w is not None:
+            closed = sorted(c for c, cy in t.cycles.items() if cy.closed)
+            if len(closed) >= self._w and obs.cycle < closed[0] and obs.cycle < max(t.cycles):
+                return False  # older than every cycle the window keeps
+        self._live[pid] = obs
+        self._count_verdict(obs, 1)
+        t.group_forms = obs.group_forms if obs.cycle >= max(t.cycles, default=0) else t.group_forms
+        cycle = t.cycles.get(obs.cycle)
+        if cycle is None:
+            # a late verdict of an older cycle opens it already closed: a newer one has started
+            cycle = t.cycles[obs.cycle] = _Cycle(
+                obs.cycle, closed=any(c > obs.cycle for c in t.cycles)
+            )
+            # a newer cycle started: every older open cycle is as complete as it will get
+            for c, cy in t.cycles.items():
+                if c < obs.cycle:
+                    cy.closed = True
+        cycle.obs[pid] = obs
+        if not cycle.closed and len({o.form_id for o in cycle.obs.values()}) >= t.group_forms:
+            cycle.closed = True
+        self._evict(t)
+        self._recompute(key, t, obs)
         return True
-
-    def _open(self, key: GroupKey, obs: Observation) -> _Tally:
-        ck = (key[0], key[1])
-        sums = self._sums.get(ck)
-        if sums is None:
-            sums = self._sums[ck] = _CohortSums()
-        t = self._tallies[key] = _Tally(obs.dataset_id, obs.scenario, obs.group_forms, sums)
-        sc = (key[0], key[1], GroupStatus.PENDING)
-        self._status_counts[sc] = self._status_counts.get(sc, 0) + 1
-        gk = (key[0], key[2])
-        cohorts = self._cohorts_of.get(gk)
-        if cohorts is None:
-            self._cohorts_of[gk] = {key[1]}
-        else:
-            cohorts.add(key[1])
-        return t
-
-    def discard_group(self, target: str | None, group_id: str) -> int:
-        """Forget a semantic group (every cohort; every target when ``target`` is None), e.g.
-        when its partition moves to another instance. Returns how many observations went."""
-        keys = [gk for gk in self._cohorts_of if gk[1] == group_id and target in (None, gk[0])]
-        n = 0
-        for t, g in keys:
-            for tally in self._group_tallies((t, g)):
-                for o in list(tally.obs.values()):
-                    self._remove(o)
-                    n += 1
-        return n
 
     def apply_many(self, observations: Iterable[Observation]) -> int:
         """Apply each; returns how many were new."""
         apply = self.apply
         return sum(1 for o in observations if apply(o))
 
-    def expire(self, now: float) -> int:
-        """Evict by wall-clock time (a time window advances even when no judgement arrives)."""
-        if self._window is None or self._window.seconds is None:
-            return 0
-        self._latest_at = max(self._latest_at, now)
-        return self._evict_before(self._latest_at - self._window.seconds)
+    def drain_transitions(self) -> list[Transition]:
+        """Transitions since the last call, in the order they happened (the store and the
+        transition counter read them after each batch)."""
+        out, self._pending_transitions = self._pending_transitions, []
+        return out
+
+    def _open(self, key: GroupKey, obs: Observation) -> _Tally:
+        ck = (key[0], key[1])
+        sums = self._sums.get(ck)
+        if sums is None:
+            sums = self._sums[ck] = _CohortSums()
+        t = self._tallies[key] = _Tally(
+            obs.dataset_id, obs.scenario, obs.group_forms, obs.series, sums
+        )
+        sc = (key[0], key[1], GroupStatus.PENDING)
+        self._status_counts[sc] = self._status_counts.get(sc, 0) + 1
+        gk = (key[0], key[2])
+        self._cohorts_of.setdefault(gk, set()).add(key[1])
+        return t
+
+    def _evict(self, t: _Tally) -> None:
+        """Keep the last W closed cycles and any open one newer than them."""
+        if self._w is None:
+            return
+        closed = sorted(c for c, cy in t.cycles.items() if cy.closed)
+        for c in closed[: max(0, len(closed) - self._w)]:
+            for o in t.cycles.pop(c).obs.values():
+                del self._live[o.probe_id]
+                self._count_verdict(o, -1)
+            t.evicted_before = max(t.evicted_before or 0, c + 1)
+
+    def _recompute(self, key: GroupKey, t: _Tally, obs: Observation | None) -> None:
+        """Re-derive the group's window numbers and status, and move the running sums by the
+        difference (a group has a handful of forms and W cycles: cheap)."""
+        old_status = t.status
+        old = (t.correct, t.incorrect, t.error, t.undecided, len(t.latest), len(t.flaky))
+        # What counts is what the status stands on: each form's latest verdict in the closed
+        # cycles (a cycle still filling joins when it closes); before any cycle closed, the
+        # open one, so a pending group still shows what it has.
+        counted = [c for c in sorted(t.cycles) if t.cycles[c].closed] or sorted(t.cycles)
+        latest: dict[str, Observation] = {}
+        for c in counted:
+            for o in t.cycles[c].obs.values():
+                latest[o.form_id] = o
+        t.latest = latest
+        n = {v: 0 for v in Verdict}
+        for o in latest.values():
+            n[o.verdict] += 1
+        t.correct, t.incorrect = n[_CORRECT], n[_INCORRECT]
+        t.error, t.undecided = n[_ERROR], n[Verdict.UNDECIDED]
+        if obs is not None and obs.verdict in (_CORRECT, _INCORRECT):
+            self._remember(t, obs)
+        t.flaky = flaky_forms(t.history)
+        new_status, last_closed = self._status(t)
+        # running sums: remove the old contribution, add the new one
+        s = t.sums
+        was_decided = old_status in DECIDED_STATUSES
+        now_decided = new_status in DECIDED_STATUSES
+        s.probed += len(latest) - old[4]
+        s.decided += (t.correct + t.incorrect) - (old[0] + old[1])
+        s.error += t.error - old[2]
+        s.undecided += t.undecided - old[3]
+        s.flaky_forms += len(t.flaky) - old[5]
+        s.correct += (t.correct if now_decided else 0) - (old[0] if was_decided else 0)
+        s.incorrect += (t.incorrect if now_decided else 0) - (old[1] if was_decided else 0)
+        s.gap_examples += (t.correct + t.incorrect if new_status is GroupStatus.GAP else 0) - (
+            old[0] + old[1] if old_status is GroupStatus.GAP else 0
+        )
+        if new_status is not old_status:
+            self._move(key, t, new_status)
+            if old_status is not GroupStatus.PENDING and last_closed is not None:
+                tr = Transition(
+                    key[0],
+                    key[1],
+                    key[2],
+                    old_status,
+                    new_status,
+                    last_closed,
+                    t.series,
+                    obs.at if obs is not None else 0.0,
+                )
+                self._pending_transitions.append(tr)
+                self._recent.append(tr)
+                tk = (key[0], key[1], old_status, new_status)
+                self._transition_counts[tk] = self._transition_counts.get(tk, 0) + 1
+            self._update_knowledge_gap(key[0], key[2])
+        t.last_closed = last_closed
+        self._dirty.add(key)
+
+    def _remember(self, t: _Tally, obs: Observation) -> None:
+        """The form's decided verdict of this cycle in its (bounded) history."""
+        h = t.history.setdefault(obs.form_id, [])
+        entry = (obs.cycle, obs.verdict is _CORRECT, obs.truth_version)
+        for i, (c, _, _) in enumerate(h):
+            if c == obs.cycle:
+                h[i] = entry  # the latest verdict of the form in that cycle stands
+                break
+        else:
+            h.append(entry)
+            h.sort()
+        del h[:-FLAKY_HISTORY]
+
+    def _status(self, t: _Tally) -> tuple[GroupStatus, int | None]:
+        closed = [t.cycles[c] for c in sorted(t.cycles) if t.cycles[c].closed]
+        if not closed:
+            return GroupStatus.PENDING, None
+        mixed_wrong: set[str] = set()
+        last_decided: tuple[set[str], set[str]] | None = None
+        for cy in closed:
+            per_form: dict[str, Verdict] = {}
+            for o in cy.obs.values():
+                per_form[o.form_id] = o.verdict
+            right = {f for f, v in per_form.items() if v is _CORRECT}
+            wrong = {f for f, v in per_form.items() if v is _INCORRECT}
+            if right and wrong:
+                mixed_wrong |= wrong
+            if right or wrong:
+                last_decided = (right, wrong)
+        last = closed[-1].cycle
+        if last_decided is None:
+            return GroupStatus.UNKNOWN, last
+        if mixed_wrong:
+            status, culprits = GroupStatus.NON_ROBUST, mixed_wrong
+        elif last_decided[1]:
+            status, culprits = GroupStatus.GAP, last_decided[1]
+        else:
+            return GroupStatus.ROBUST, last
+        if culprits <= t.flaky:
+            return GroupStatus.FLAKY, last
+        return status, last
+
+    def _count_verdict(self, obs: Observation, delta: int) -> None:
+        vc = self._verdict_counts.get(obs.target)
+        if vc is None:
+            vc = self._verdict_counts[obs.target] = dict.fromkeys(Verdict, 0)
+        vc[obs.verdict] += delta
+        if obs.scenario != FACTUAL:
+            key = (obs.target, obs.scenario)
+            counts = self._scenario_counts.get(key)
+            if counts is None:
+                counts = self._scenario_counts[key] = dict.fromkeys(Verdict, 0)
+            counts[obs.verdict] += delta
+
+    def _move(self, key: GroupKey, t: _Tally, new: GroupStatus) -> None:
+        counts = self._status_counts
+        counts[(key[0], key[1], t.status)] -= 1
+        kn = (key[0], key[1], new)
+        counts[kn] = counts.get(kn, 0) + 1
+        t.status = new
+
+    def _update_knowledge_gap(self, target: str, group_id: str) -> None:
+        cohorts = self._cohorts_of.get((target, group_id), set())
+        if any(self._tallies[(target, c, group_id)].scenario != FACTUAL for c in cohorts):
+            return  # RAGProbe scenario probes are single questions, not facts of the database
+        # every cohort with evidence says gap; a cohort with none yet (pending, unknown: the
+        # target erred or the judge abstained) neither confirms nor refutes it
+        statuses = [
+            s
+            for c in cohorts
+            if (s := self._tallies[(target, c, group_id)].status) in DECIDED_STATUSES
+        ]
+        gaps = self._knowledge_gaps.setdefault(target, set())
+        if statuses and all(s is GroupStatus.GAP for s in statuses):
+            gaps.add(group_id)
+        else:
+            gaps.discard(group_id)
+
+    def discard_group(self, target: str | None, group_id: str) -> int:
+        """Forget a semantic group (every cohort; every target when ``target`` is None), e.g.
+        when its partition moves to another instance. Returns how many observations went."""
+        keys = [k for k in self._tallies if k[2] == group_id and target in (None, k[0])]
+        n = 0
+        for key in keys:
+            t = self._tallies[key]
+            for cy in t.cycles.values():
+                for o in cy.obs.values():
+                    del self._live[o.probe_id]
+                    self._count_verdict(o, -1)
+                    n += 1
+            t.cycles.clear()
+            self._recompute(key, t, None)
+            self._status_counts[(key[0], key[1], t.status)] -= 1
+            for cause, c in t.causes.items():
+                self._cause_counts[(key[0], key[1], cause)] -= c
+            del self._tallies[key]
+            cohorts = self._cohorts_of[(key[0], key[2])]
+            cohorts.discard(key[1])
+            if not cohorts:
+                del self._cohorts_of[(key[0], key[2])]
+            self._knowledge_gaps.get(key[0], set()).discard(group_id)
+            self._dirty.discard(key)
+        # a transition the discarded group produced while being emptied is no real one
+        self._pending_transitions = [
+            tr for tr in self._pending_transitions if tr.group_id != group_id
+        ]
+        return n
 
     # ------------------------------------------------------------------ reads
     def status(self, target: str, cohort: str, group_id: str) -> GroupStatus:
@@ -404,24 +646,29 @@ class Tagger:
         """Groups per (target, cohort, status); maintained incrementally, so this is a copy only."""
         return {k: n for k, n in self._status_counts.items() if n}
 
+    def transition_counts(self) -> dict[tuple[str, str, GroupStatus, GroupStatus], int]:
+        """Transitions seen by this tagger per (target, cohort, from, to)."""
+        return {k: n for k, n in self._transition_counts.items() if n}
+
+    def recent_transitions(self, limit: int = 50) -> list[Transition]:
+        """The latest transitions, newest first."""
+        return list(reversed(self._recent))[:limit]
+
     def cohort_numbers(self) -> dict[tuple[str, str], dict[str, float | int | None]]:
         """GRAMMAR's numbers per (target, cohort) from running sums — O(cohorts), for /metrics.
 
-        examples, correct, errors, groups (tagged, pending excluded), gap_groups, gap_examples,
-        accuracy, acc_db (eq. 1), refined_accuracy R (eq. 2), lambda (eq. 3); ``None`` when a
-        denominator is 0. The same definitions as the report's per-cohort numbers.
+        Acc_db, R, λ and accuracy are over the same set: decided groups (gap, robust,
+        non-robust, flaky); pending and unknown groups are left out of all of them and counted
+        apart. ``coverage`` = decided forms / forms with a verdict, over every group. ``None``
+        when a denominator is 0. The same definitions as the report's per-cohort numbers.
         """
         out: dict[tuple[str, str], dict[str, float | int | None]] = {}
         status = self._status_counts
         for (target, cohort), s in self._sums.items():
-            gaps = status.get((target, cohort, _GAP), 0)
-            groups = (
-                gaps
-                + status.get((target, cohort, _ROBUST), 0)
-                + status.get((target, cohort, _NON_ROBUST), 0)
-            )
-            pending = status.get((target, cohort, _PENDING), 0)
-            if not groups and not pending:
+            by = {st: status.get((target, cohort, st), 0) for st in GroupStatus}
+            gaps = by[GroupStatus.GAP]
+            groups = sum(by[st] for st in DECIDED_STATUSES)
+            if not any(by.values()):
                 continue
             examples = s.correct + s.incorrect
             refined = examples - s.gap_examples
@@ -430,9 +677,16 @@ class Tagger:
                 "correct": s.correct,
                 "errors": s.error,
                 "undecided": s.undecided,
+                "probed": s.probed,
+                "coverage": s.decided / s.probed if s.probed else None,
                 "groups": groups,
                 "gap_groups": gaps,
-                "pending_groups": pending,
+                "non_robust_groups": by[GroupStatus.NON_ROBUST],
+                "flaky_groups": by[GroupStatus.FLAKY],
+                "robust_groups": by[GroupStatus.ROBUST],
+                "pending_groups": by[GroupStatus.PENDING],
+                "unknown_groups": by[GroupStatus.UNKNOWN],
+                "flaky_forms": s.flaky_forms,
                 "gap_examples": s.gap_examples,
                 "accuracy": s.correct / examples if examples else None,
                 "acc_db": 1 - gaps / groups if groups else None,
@@ -453,13 +707,12 @@ class Tagger:
         return {k: dict(c) for k, c in self._scenario_counts.items() if any(c.values())}
 
     def cause_counts(self, *, refresh: bool = True) -> dict[tuple[str, str, Cause], int]:
-        """Failure attribution per (target, cohort, cause).
+        """Failure attribution per (target, cohort, cause), over each form's latest verdict.
 
         Context comparison looks across a group's forms and cohorts, so attribution is
-        recomputed lazily for the groups touched since the last refresh (~15 µs per semantic
-        group). With ``refresh=False`` this is a copy of the maintained counts — what an exporter
-        should read, while the consumer loop calls :meth:`refresh_causes` with a budget after
-        each batch, so a scrape never pays for a burst of judgements.
+        recomputed lazily for the groups touched since the last refresh. With ``refresh=False``
+        this is a copy of the maintained counts — what an exporter should read, while the
+        consumer loop calls :meth:`refresh_causes` with a budget after each batch.
         """
         if refresh:
             self.refresh_causes()
@@ -479,36 +732,53 @@ class Tagger:
         return len(dirty)
 
     def observations(self) -> Iterator[Observation]:
-        """Every observation in the window, in arrival order."""
+        """Every observation in the window (repeats of a form included), in arrival order."""
         return iter(self._live.values())
 
+    def counted_observations(self) -> Iterator[Observation]:
+        """The observations that count: each form's latest verdict in its group's window."""
+        for t in self._tallies.values():
+            yield from t.latest.values()
+
     def group_observations(self, target: str, cohort: str, group_id: str) -> list[Observation]:
+        """The group's counted observations (each form's latest verdict in the window)."""
         t = self._tallies.get((target, cohort, group_id))
-        return [] if t is None else list(t.obs.values())
+        return [] if t is None else list(t.latest.values())
+
+    def group_history(self, target: str, cohort: str, group_id: str) -> list[Observation]:
+        """Every observation of the group in the window, oldest cycle first."""
+        t = self._tallies.get((target, cohort, group_id))
+        if t is None:
+            return []
+        return [o for c in sorted(t.cycles) for o in t.cycles[c].obs.values()]
+
+    def flaky(self, target: str, cohort: str, group_id: str) -> frozenset[str]:
+        """Form ids of the group whose verdict reversed with an unchanged truth."""
+        t = self._tallies.get((target, cohort, group_id))
+        return frozenset() if t is None else t.flaky
 
     def knowledge_gaps(self, target: str) -> set[str]:
-        """Semantic groups of ``target`` the knowledge base lacks: a gap in at least one cohort,
-        no correct answer in any cohort, no cohort still pending. O(groups), for reports."""
-        out: set[str] = set()
-        for (t, group_id), cohorts in self._cohorts_of.items():
-            if t != target:
-                continue
-            statuses = [self._tallies[(t, c, group_id)].status for c in cohorts]
-            if all(s is GroupStatus.GAP for s in statuses):
-                out.add(group_id)
-        return out
+        """Semantic groups of ``target`` the knowledge base lacks: a gap in every cohort with a
+        decided status, at least one (maintained as statuses change)."""
+        return set(self._knowledge_gaps.get(target, ()))
+
+    def knowledge_gap_counts(self) -> dict[str, int]:
+        """Knowledge-gap groups per target (what the gap alert watches)."""
+        return {t: len(g) for t, g in self._knowledge_gaps.items() if g}
 
     def answered_anywhere(self, target: str, group_id: str) -> bool:
-        """Whether any cohort of the semantic group has a correct verdict in the window."""
+        """Whether any cohort of the semantic group has a correct (latest) verdict."""
         return any(t.correct for t in self._group_tallies((target, group_id)))
 
     def retrieval_judgements(self, target: str, group_id: str) -> dict[str, bool | None]:
-        """probe_id → retrieval sufficiency for every observation of a semantic group (all
-        cohorts of ``target``), by :func:`retrieval_sufficient`."""
+        """probe_id → retrieval sufficiency for every counted observation of a semantic group
+        (all cohorts of ``target``), by :func:`retrieval_sufficient`."""
         tallies = self._group_tallies((target, group_id))
         contexts = _correct_contexts(tallies)
         return {
-            o.probe_id: retrieval_sufficient(o, contexts) for t in tallies for o in t.obs.values()
+            o.probe_id: retrieval_sufficient(o, contexts)
+            for t in tallies
+            for o in t.latest.values()
         }
 
     def targets(self) -> list[str]:
@@ -523,113 +793,7 @@ class Tagger:
     def __contains__(self, probe_id: object) -> bool:
         return probe_id in self._live
 
-    # ------------------------------------------------------------------ internals
-    def _restatus(self, key: GroupKey, t: _Tally) -> None:
-        new = status_of(t.correct, t.incorrect, len(t.forms), t.group_forms)
-        if new is not t.status:
-            self._move(key, t, new)
-
-    def _count_scenario(self, obs: Observation, delta: int) -> None:
-        key = (obs.target, obs.scenario)
-        counts = self._scenario_counts.get(key)
-        if counts is None:
-            counts = self._scenario_counts[key] = dict.fromkeys(Verdict, 0)
-        counts[obs.verdict] += delta
-
-    def _move(self, key: GroupKey, t: _Tally, new: GroupStatus) -> None:
-        counts = self._status_counts
-        counts[(key[0], key[1], t.status)] -= 1
-        kn = (key[0], key[1], new)
-        counts[kn] = counts.get(kn, 0) + 1
-        t.status = new
-
-    def _admit(self, obs: Observation) -> bool:
-        window = self._window
-        assert window is not None
-        if window.seconds is not None:
-            cutoff = self._latest_at - window.seconds
-            if obs.at < cutoff:
-                return False
-            if obs.at > self._latest_at:
-                self._latest_at = obs.at
-                self._evict_before(obs.at - window.seconds)
-            self._arrivals.append(obs)
-        if window.runs is not None:
-            runs = self._runs.setdefault(obs.target, OrderedDict())
-            members = runs.get(obs.run_id)
-            if members is None:
-                evicted = self._evicted_runs.setdefault(obs.target, set())
-                if obs.run_id in evicted:
-                    return False
-                members = runs[obs.run_id] = []
-                while len(runs) > window.runs:
-                    old_run, old_members = runs.popitem(last=False)
-                    evicted.add(old_run)
-                    for pid in old_members:
-                        gone = self._live.get(pid)
-                        if gone is not None:
-                            self._remove(gone)
-            members.append(obs.probe_id)
-        return True
-
-    def _evict_before(self, cutoff: float) -> int:
-        arrivals = self._arrivals
-        n = 0
-        while arrivals and arrivals[0].at < cutoff:
-            o = arrivals.popleft()
-            if self._live.get(o.probe_id) is o:
-                self._remove(o)
-                n += 1
-        return n
-
-    def _remove(self, obs: Observation) -> None:
-        del self._live[obs.probe_id]
-        key = (obs.target, obs.cohort, obs.group_id)
-        t = self._tallies[key]
-        del t.obs[obs.probe_id]
-        sums = t.sums
-        was_gap = t.status is _GAP
-        ex_before = t.correct + t.incorrect
-        v = obs.verdict
-        if v is _CORRECT:
-            t.correct -= 1
-            sums.correct -= 1
-        elif v is _INCORRECT:
-            t.incorrect -= 1
-            sums.incorrect -= 1
-        elif v is _ERROR:
-            t.error -= 1
-            sums.error -= 1
-        else:
-            t.undecided -= 1
-            sums.undecided -= 1
-        left = t.forms[obs.form_id] - 1
-        if left:
-            t.forms[obs.form_id] = left
-        else:
-            del t.forms[obs.form_id]
-        self._verdict_counts[obs.target][v] -= 1
-        if obs.scenario != FACTUAL:
-            self._count_scenario(obs, -1)
-        gk = (obs.target, obs.group_id)
-        self._dirty.add(key)
-        if was_gap:
-            sums.gap_examples -= ex_before
-        if t.obs:
-            self._restatus(key, t)
-            if t.status is _GAP:
-                sums.gap_examples += t.correct + t.incorrect
-            return
-        # the group left the window entirely: forget it (and its attribution)
-        self._status_counts[(key[0], key[1], t.status)] -= 1
-        for cause, n in t.causes.items():
-            self._cause_counts[(key[0], key[1], cause)] -= n
-        del self._tallies[key]
-        cohorts = self._cohorts_of[gk]
-        cohorts.discard(obs.cohort)
-        if not cohorts:
-            del self._cohorts_of[gk]
-
+    # ------------------------------------------------------------------ attribution
     def _group_tallies(self, gk: tuple[str, str]) -> list[_Tally]:
         target, group_id = gk
         return [
@@ -649,24 +813,20 @@ class Tagger:
         answered = any(t.correct for _, t in tallies)
         for cohort, t in tallies:
             status = attribution_status(t.status, answered)
+            fresh: dict[Cause, int] = {}
             if status is GroupStatus.NON_ROBUST:
                 # only here does a wrong example need its retrieval judged
                 if contexts is None:
                     contexts = _correct_contexts(tt for _, tt in tallies)
-                fresh: dict[Cause, int] = {}
-                for o in t.obs.values():
+                for o in t.latest.values():
                     cause = cause_of(o, status, retrieval_sufficient(o, contexts))
                     if cause is not None:
                         fresh[cause] = fresh.get(cause, 0) + 1
             else:
-                # every wrong example of a gap / pending group shares one cause; robust has none
-                fresh = {}
-                if t.incorrect and status is not GroupStatus.ROBUST:
-                    fresh[Cause.GAP if status is GroupStatus.GAP else Cause.PENDING] = t.incorrect
-                if t.error:
-                    fresh[Cause.TARGET_ERROR] = t.error
-                if t.undecided:
-                    fresh[Cause.UNDECIDED] = t.undecided
+                for o in t.latest.values():
+                    cause = cause_of(o, status, None)
+                    if cause is not None:
+                        fresh[cause] = fresh.get(cause, 0) + 1
             old = t.causes
             if old == fresh:
                 continue
@@ -685,12 +845,14 @@ def _correct_contexts(tallies: Iterable[_Tally]) -> set[frozenset[str]]:
         frozenset(o.retrieved_ids)
         for t in tallies
         if t.correct
-        for o in t.obs.values()
+        for o in t.latest.values()
         if o.verdict is _CORRECT and o.retrieved_ids
     }
 
 
 def _snapshot(key: GroupKey, t: _Tally) -> GroupTally:
+    cycles = sorted(t.cycles)
+    history_from = min((h[0][0] for h in t.history.values() if h), default=0)
     return GroupTally(
         target=key[0],
         cohort=key[1],
@@ -698,10 +860,15 @@ def _snapshot(key: GroupKey, t: _Tally) -> GroupTally:
         dataset_id=t.dataset_id,
         scenario=t.scenario,
         group_forms=t.group_forms,
-        forms_judged=len(t.forms),
+        forms_judged=len(t.latest),
         correct=t.correct,
         incorrect=t.incorrect,
         error=t.error,
         undecided=t.undecided,
         status=t.status,
+        flaky_forms=len(t.flaky),
+        cycle=cycles[-1] if cycles else 0,
+        window_from_cycle=cycles[0] if cycles else 0,
+        history_from_cycle=min(history_from, cycles[0]) if cycles else history_from,
+        series=t.series,
     )

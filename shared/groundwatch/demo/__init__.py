@@ -6,6 +6,19 @@ knowledge gaps), and the semantic groups generated from it.
 """
 
 from groundwatch.demo.corpus import OmittedFact
-from groundwatch.demo.domain import DemoDomain, build_demo, demo_dataset, demo_generation
+from groundwatch.demo.domain import (
+    DEMO_RULES,
+    DemoDomain,
+    build_demo,
+    demo_dataset,
+    demo_generation,
+)
 
-__all__ = ["DemoDomain", "OmittedFact", "build_demo", "demo_dataset", "demo_generation"]
+__all__ = [
+    "DEMO_RULES",
+    "DemoDomain",
+    "OmittedFact",
+    "build_demo",
+    "demo_dataset",
+    "demo_generation",
+]

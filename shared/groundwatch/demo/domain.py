@@ -21,7 +21,9 @@ from groundwatch.adapters.sources.generate import generate_groups
 from groundwatch.adapters.sources.introspect import introspect
 from groundwatch.adapters.sources.provenance import group_facts
 from groundwatch.core.generation.pipeline import GenerationResult
+from groundwatch.core.generation.rules import RuleConfig
 from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.steering import Steering
 from groundwatch.core.model import SemanticGroup
 from groundwatch.demo.corpus import (
     GENERAL_DOCUMENTS,
@@ -33,6 +35,11 @@ from groundwatch.demo.corpus import (
 )
 from groundwatch.demo.data import DemoRows, make_rows
 from groundwatch.demo.db import create_demo_db
+
+#: The template shapes the demo's corpus can answer: it states every entity's own attributes and
+#: whom it points at, never counts, latest dates or two-hop chains, so those shapes would be
+#: reported as gaps that were never injected.
+DEMO_RULES = RuleConfig(max_hops=1, aggregates=False)
 
 
 @dataclass(slots=True)
@@ -155,10 +162,21 @@ def demo_generation(
     seed: int = 7,
     url: str | None = None,
     dataset_id: str = "demo",
+    rule_config: RuleConfig = DEMO_RULES,
+    steering: Steering | None = None,
+    list_answers: bool = False,
 ) -> tuple[DemoDomain, GenerationResult]:
     """The demo domain and the full offline generation result (groups annotated)."""
     domain = build_demo(url, seed=seed)
-    result = generate_groups(domain.db_url, k=k, cohorts=cohorts, dataset_id=dataset_id)
+    result = generate_groups(
+        domain.db_url,
+        k=k,
+        cohorts=cohorts,
+        dataset_id=dataset_id,
+        rule_config=rule_config,
+        steering=steering,
+        list_answers=list_answers,
+    )
     result.groups = domain.annotate(result.groups)
     return domain, result
 
@@ -169,7 +187,18 @@ def demo_dataset(
     *,
     seed: int = 7,
     url: str | None = None,
+    rule_config: RuleConfig = DEMO_RULES,
+    steering: Steering | None = None,
+    list_answers: bool = False,
 ) -> tuple[DemoDomain, list[SemanticGroup]]:
     """The demo domain and its semantic groups (offline path, relevant documents attached)."""
-    domain, result = demo_generation(k, cohorts, seed=seed, url=url)
+    domain, result = demo_generation(
+        k,
+        cohorts,
+        seed=seed,
+        url=url,
+        rule_config=rule_config,
+        steering=steering,
+        list_answers=list_answers,
+    )
     return domain, result.groups

@@ -3,8 +3,9 @@
 The extractive reader needs no model: it returns the retrieved sentence that best matches the
 query. For the short factual questions GRAMMAR generates ("Which city is client X in?") the
 sentence that names the entity and the asked attribute usually contains the answer value, and the
-judge checks for the value inside the answer. When nothing in the context matches, it says it
-does not know instead of guessing, like the LLM reader is told to.
+judge checks for the value inside the answer. When nothing in the context matches — or the best
+sentence is only about the entity, not about what is asked — it says it does not know instead of
+guessing, like the LLM reader is told to.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from groundwatch.core.retrieval.retrievers import Retrieved
 from groundwatch.core.retrieval.text import content_tokens, split_sentences
 
 _QUOTED = re.compile(r"(?<![A-Za-z0-9])'([^']+)'(?![A-Za-z0-9])|\"([^\"]+)\"")
-
-#: What a reader answers when the context does not support an answer.
 
 
 class Reader(Protocol):
@@ -42,12 +41,25 @@ class ExtractiveReader:
     the query puts in quotes ranks first, the way a search engine treats quotes as "exactly this".
     Ties go to the higher-ranked document, then to the earlier sentence: the same context always
     yields the same answer.
+
+    With the corpus known, the reader abstains (``I don't know.``) when the best sentence shares
+    none of the question's *specific* words outside its quoted names — words in fewer than
+    ``specific_fraction`` of the corpus sentences, such as the asked attribute ("industry") —
+    when the question has such words: a sentence that only names the entity ("The client of
+    project P is X.") does not answer "Which industry is X in?". Without this, the reader would
+    return an unrelated sentence, which no judge can call wrong with certainty.
     """
 
     name = "extractive"
 
-    def __init__(self, corpus: Mapping[str, str] | None = None, min_overlap: int = 1) -> None:
+    def __init__(
+        self,
+        corpus: Mapping[str, str] | None = None,
+        min_overlap: int = 1,
+        specific_fraction: float | None = 0.1,
+    ) -> None:
         self.min_overlap = min_overlap
+        self.specific_fraction = specific_fraction
         self._sf: Counter[str] | None = None
         self._n = 0
         if corpus is not None:
@@ -84,7 +96,21 @@ class ExtractiveReader:
             key = (exact, score, -rank, -i)
             if best is None or key > best:
                 best, best_i = key, i
-        return sentences[best_i][1] if best is not None else None
+        if best is None:
+            return None
+        sentence = sentences[best_i][1]
+        if not self._addresses(query, token_sets[best_i]):
+            return None
+        return sentence
+
+    def _addresses(self, query: str, sentence_tokens: set[str]) -> bool:
+        """Whether the sentence mentions one of the question's specific words (see the class)."""
+        if self._sf is None or self.specific_fraction is None or not self._n:
+            return True
+        unquoted = _QUOTED.sub(" ", query)
+        limit = self.specific_fraction * self._n
+        specific = {t for t in content_tokens(unquoted) if 0 < self._sf[t] < limit}
+        return not specific or bool(specific & sentence_tokens)
 
     async def read(self, query: str, docs: Sequence[Retrieved]) -> str:
         return self.best_sentence(query, docs) or DONT_KNOW

@@ -39,12 +39,15 @@ from groundwatch.core.stats import (
     wilson_ci,
 )
 from groundwatch.core.tagging import (
+    DECIDED_STATUSES,
     FACTUAL,
     Cause,
     GroupStatus,
     GroupTally,
     Observation,
     Tagger,
+    Transition,
+    Window,
     attribution_status,
     cause_of,
 )
@@ -65,6 +68,7 @@ from groundwatch.report.model import (
     SideNumbers,
     TargetComparison,
     TargetReport,
+    TransitionEntry,
     ZTestResult,
 )
 
@@ -83,17 +87,20 @@ def build_report(
     metric_scores: Mapping[str, Mapping[str, float]] | None = None,
     alpha: float = 0.05,
     lambda_tolerance: float = 0.05,
+    window: Window | None = None,
 ) -> Report:
     """The report over a batch of observations (duplicates by ``probe_id`` count once).
 
     ``cohorts`` selects and orders the cohorts; ``compare`` = (hypothetically robust,
     hypothetically non-robust) cohorts for the hypothesis test, by default the first two cohorts;
     ``compare_targets`` = (baseline, candidate), by default the two targets when there are two.
-    ``evaluators`` maps an evaluator name to its verdicts by probe_id (reliability, judge verdicts
-    as truth); ``human_ratings`` maps probe_id to a 1–5 rating, correlated with the judge verdict,
-    the retrieval judgement and every metric of ``metric_scores`` (name → probe_id → score).
+    ``window`` keeps each group's last N cycles (observations in cycle order; default: every
+    cycle pooled). ``evaluators`` maps an evaluator name to its verdicts by probe_id
+    (reliability, judge verdicts as truth); ``human_ratings`` maps probe_id to a 1–5 rating,
+    correlated with the judge verdict, the retrieval judgement and every metric of
+    ``metric_scores`` (name → probe_id → score).
     """
-    tagger = Tagger()
+    tagger = Tagger(window)
     tagger.apply_many(observations)
     return report_from_tagger(
         tagger,
@@ -151,6 +158,24 @@ def report_from_tagger(
             _human_agreement(view, human_ratings, metric_scores or {}) if human_ratings else None
         ),
         scenarios=scenario_numbers(tagger),
+        window_runs=tagger.window.runs,
+        series=sorted({o.series for o in view.obs.values() if o.series}),
+        latest_cycle=max((o.cycle for o in view.obs.values()), default=None),
+        transitions=[transition_entry(tr) for tr in tagger.recent_transitions(50)],
+    )
+
+
+def transition_entry(tr: Transition) -> TransitionEntry:
+    return TransitionEntry(
+        target=tr.target,
+        cohort=tr.cohort,
+        group_id=tr.group_id,
+        from_status=tr.from_status.value,
+        to_status=tr.to_status.value,
+        kind=tr.kind,
+        series=tr.series,
+        cycle=tr.cycle,
+        at=datetime.fromtimestamp(tr.at, UTC).isoformat(timespec="seconds") if tr.at else None,
     )
 
 
@@ -220,19 +245,29 @@ def _retrieval_method(o: Observation) -> str:
 
 
 def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
+    """One cohort's numbers. Acc, Acc_db, R, λ and the retrieval numbers are over the same set:
+    the decided groups (gap, robust, non-robust, flaky); pending and unknown groups are counted
+    apart and enter none of them. Errors, undecided verdicts and coverage are over every group."""
     tallies = view.tallies(target, cohort)
     status_n = dict.fromkeys(GroupStatus, 0)
     correct = incorrect = errors = undecided = gap_examples = cohort_gaps = 0
+    probed = partial = flaky_forms = 0
     retrieval_ok = retrieval_ok_outside_gap = 0
     causes = dict.fromkeys(Cause, 0)
     methods: dict[str, int] = {}
+    error_kinds: dict[str, int] = {}
     forms = [t.group_forms for t in tallies.values()]
     for gid, t in tallies.items():
         status_n[t.status] += 1
-        correct += t.correct
-        incorrect += t.incorrect
         errors += t.error
         undecided += t.undecided
+        probed += t.forms_judged
+        flaky_forms += t.flaky_forms
+        counted = t.status in DECIDED_STATUSES
+        if counted:
+            correct += t.correct
+            incorrect += t.incorrect
+            partial += t.partial
         gap = t.status is GroupStatus.GAP
         if gap:
             gap_examples += t.examples
@@ -241,11 +276,13 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
             cohort_gaps += 1
         rj = view.retrieval(target, gid)
         for o in view.tagger.group_observations(target, cohort, gid):
+            if o.error_kind:
+                error_kinds[o.error_kind] = error_kinds.get(o.error_kind, 0) + 1
             ok = rj.get(o.probe_id)
-            if ok is not None:
+            if counted and ok is not None:
                 m = _retrieval_method(o)
                 methods[m] = methods.get(m, 0) + 1
-            if ok:
+            if counted and ok:
                 retrieval_ok += 1
                 if not gap:
                     retrieval_ok_outside_gap += 1
@@ -253,19 +290,36 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
             if cause is not None:
                 causes[cause] += 1
     examples = correct + incorrect
-    groups = sum(n for s, n in status_n.items() if s is not GroupStatus.PENDING)
+    groups = sum(n for s, n in status_n.items() if s in DECIDED_STATUSES)
     refined_n = examples - gap_examples
+    decided_forms = sum(t.examples for t in tallies.values())
+    moves = {
+        f"{a.value}->{b.value}": n
+        for (tt, cc, a, b), n in view.tagger.transition_counts().items()
+        if (tt, cc) == (target, cohort)
+    }
+    regressions = sum(
+        n
+        for k, n in moves.items()
+        if k.endswith("->gap") and k.split("->")[0] in ("robust", "non_robust", "flaky")
+    )
     return CohortNumbers(
         examples=examples,
         correct=correct,
         incorrect=incorrect,
         errors=errors,
         undecided=undecided,
+        probed=probed,
+        coverage=proportion(decided_forms, probed),
         groups=groups,
         gap_groups=status_n[GroupStatus.GAP],
         robust_groups=status_n[GroupStatus.ROBUST],
         non_robust_groups=status_n[GroupStatus.NON_ROBUST],
+        flaky_groups=status_n[GroupStatus.FLAKY],
         pending_groups=status_n[GroupStatus.PENDING],
+        unknown_groups=status_n[GroupStatus.UNKNOWN],
+        partial_groups=partial,
+        flaky_forms=flaky_forms,
         knowledge_gap_groups=status_n[GroupStatus.GAP] - cohort_gaps,
         cohort_gap_groups=cohort_gaps,
         gap_examples=gap_examples,
@@ -279,6 +333,10 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
         refined_retrieval_accuracy=proportion(retrieval_ok_outside_gap, refined_n),
         retrieval_judged_by=methods,
         attribution={c.value: n for c, n in causes.items()},
+        error_kinds=error_kinds,
+        transitions=moves,
+        regressions=regressions,
+        recoveries=moves.get("gap->robust", 0),
         forms_per_group=FormsRange(min=min(forms), max=max(forms)) if forms else None,
     )
 
@@ -315,7 +373,7 @@ def _hypothesis(
     pending = [
         g
         for g in shared
-        if ta[g].status is GroupStatus.PENDING or tb[g].status is GroupStatus.PENDING
+        if ta[g].status not in DECIDED_STATUSES or tb[g].status not in DECIDED_STATUSES
     ]
     decided = [g for g in shared if g not in set(pending)]
     mutual = [
@@ -429,7 +487,12 @@ def _side(
     )
 
 
-_RANK = {GroupStatus.GAP: 0, GroupStatus.NON_ROBUST: 1, GroupStatus.ROBUST: 2}
+_RANK = {
+    GroupStatus.GAP: 0,
+    GroupStatus.NON_ROBUST: 1,
+    GroupStatus.FLAKY: 1,
+    GroupStatus.ROBUST: 2,
+}
 
 
 def _target_comparison(
@@ -455,9 +518,7 @@ def _target_comparison(
         groups = [
             g
             for g in tb
-            if g in tc
-            and tb[g].status is not GroupStatus.PENDING
-            and tc[g].status is not GroupStatus.PENDING
+            if g in tc and tb[g].status in DECIDED_STATUSES and tc[g].status in DECIDED_STATUSES
         ]
         transitions: dict[str, int] = {}
         improved: list[str] = []

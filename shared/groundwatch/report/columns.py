@@ -51,7 +51,28 @@ COHORT_COLUMNS: tuple[Column[CohortNumbers], ...] = (
         "non_robust_groups", "non-rob", "non-robust", lambda c: c.non_robust_groups, "mixed forms"
     ),
     Column("robust_groups", "robust", "robust", lambda c: c.robust_groups, "every form right"),
-    Column("pending_groups", "pending", "pending", lambda c: c.pending_groups, "no verdict yet"),
+    Column(
+        "flaky_groups",
+        "flaky",
+        "flaky",
+        lambda c: c.flaky_groups,
+        "wrong only through forms whose verdict flips with an unchanged truth (LM noise)",
+    ),
+    Column(
+        "unknown_groups",
+        "unknown",
+        "unknown",
+        lambda c: c.unknown_groups,
+        "no decided verdict (target errors, judge abstained)",
+    ),
+    Column("pending_groups", "pending", "pending", lambda c: c.pending_groups, "no cycle done yet"),
+    Column(
+        "coverage",
+        "cover",
+        "coverage",
+        lambda c: c.coverage,
+        "decided forms / probed forms: the share of evidence the rates stand on",
+    ),
     Column("accuracy", "Acc", "Acc", lambda c: c.accuracy, "correct / examples"),
     Column("acc_db", "Acc_db", "Acc_db", lambda c: c.acc_db, "1 − gap groups / groups"),
     Column(
@@ -100,7 +121,9 @@ SCENARIO_COLUMNS: tuple[Column[ScenarioNumbers], ...] = (
 STATUS_SEGMENTS: tuple[tuple[str, str, Callable[[CohortNumbers], int]], ...] = (
     ("gap", "#c0392b", lambda c: c.gap_groups),
     ("non-robust", "#e67e22", lambda c: c.non_robust_groups),
+    ("flaky", "#f1c40f", lambda c: c.flaky_groups),
     ("robust", "#27ae60", lambda c: c.robust_groups),
+    ("unknown", "#7f8c8d", lambda c: c.unknown_groups),
     ("pending", "#95a5a6", lambda c: c.pending_groups),
 )
 
@@ -109,6 +132,7 @@ CAUSE_COLOURS: tuple[tuple[str, str], ...] = (
     ("gap", "#c0392b"),
     ("retrieval", "#8e44ad"),
     ("lm", "#2980b9"),
+    ("flaky", "#f1c40f"),
     ("target_error", "#7f8c8d"),
     ("stale", "#d35400"),
     ("undecided", "#bdc3c7"),

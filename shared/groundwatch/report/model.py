@@ -33,9 +33,12 @@ class FormsRange(_Model):
 class CohortNumbers(_Model):
     """GRAMMAR's numbers for one (target, cohort).
 
-    *examples* are decisively judged examples (correct + incorrect); errors and undecided verdicts
-    are counted apart and never enter a denominator. *groups* are tagged groups (gap + robust +
-    non-robust); pending groups are counted apart.
+    Every rate is over the same set, the *decided* groups (gap, robust, non-robust, flaky) and
+    their forms, each form counted once (its latest verdict in the window): *examples* are their
+    decisively judged forms (correct + incorrect), *groups* their number. Pending groups (no
+    cycle complete yet) and unknown groups (no decided verdict: the target erred, the judge
+    abstained) enter no rate; errors and undecided verdicts never count as wrong. ``coverage`` =
+    decided forms / probed forms over every group: the share of the evidence the rates stand on.
     """
 
     examples: int
@@ -43,11 +46,21 @@ class CohortNumbers(_Model):
     incorrect: int
     errors: int
     undecided: int
+    probed: int = Field(0, description="Forms with any verdict (every group, each form once).")
+    coverage: float | None = Field(None, description="Decided forms / probed forms.")
     groups: int
     gap_groups: int
     robust_groups: int
     non_robust_groups: int
+    flaky_groups: int = Field(
+        0, description="Gap or non-robust only through forms whose verdict flips (LM noise)."
+    )
     pending_groups: int
+    unknown_groups: int = Field(0, description="No decided verdict in the window.")
+    partial_groups: int = Field(
+        0, description="Decided groups some of whose forms erred or were undecided."
+    )
+    flaky_forms: int = 0
     knowledge_gap_groups: int = Field(
         description="Gap in this cohort and answered in no other cohort of the semantic group."
     )
@@ -69,6 +82,14 @@ class CohortNumbers(_Model):
     refined_retrieval_accuracy: float | None
     retrieval_judged_by: dict[str, int] = Field(default_factory=dict)
     attribution: dict[str, int] = Field(default_factory=dict)
+    error_kinds: dict[str, int] = Field(
+        default_factory=dict, description="Target errors by kind (http_5xx, timeout, …)."
+    )
+    transitions: dict[str, int] = Field(
+        default_factory=dict, description="Status changes between cycles, 'from->to': count."
+    )
+    regressions: int = Field(0, description="Transitions to gap from a status with answers.")
+    recoveries: int = Field(0, description="Transitions gap → robust.")
     forms_per_group: FormsRange | None = None
 
 
@@ -246,6 +267,20 @@ class ScenarioNumbers(_Model):
     failure_rate_ci: Interval
 
 
+class TransitionEntry(_Model):
+    """One status change of a group between cycles of a monitoring series."""
+
+    target: str
+    cohort: str
+    group_id: str
+    from_status: str
+    to_status: str
+    kind: str = Field(description="regression (→ gap), recovery (gap → robust) or change.")
+    series: str = ""
+    cycle: int = 0
+    at: str | None = None
+
+
 class OpenDomainFilter(_Model):
     """GRAMMAR §5.2: groups an LLM-only baseline answers correctly, left out of the report."""
 
@@ -267,6 +302,14 @@ class Report(_Model):
     human_agreement: HumanAgreement | None = None
     scenarios: dict[str, dict[str, ScenarioNumbers]] = Field(default_factory=dict)
     open_domain: OpenDomainFilter | None = None
+    window_runs: int | None = Field(
+        None, description="Each group's status is over its last N cycles (None: every cycle)."
+    )
+    series: list[str] = Field(default_factory=list, description="Monitoring series in the data.")
+    latest_cycle: int | None = None
+    transitions: list[TransitionEntry] = Field(
+        default_factory=list, description="The latest status changes, newest first."
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -33,8 +33,16 @@ def render_text(report: Report) -> str:
         for target, tr in report.targets.items()
         for cohort, c in tr.cohorts.items()
     ]
+    window = (
+        f"each group over its last {report.window_runs} cycle(s)"
+        if report.window_runs
+        else "every cycle pooled"
+    )
+    where = (
+        f"series {', '.join(report.series)}, cycle {report.latest_cycle}; " if report.series else ""
+    )
     parts.append(
-        "GRAMMAR group report\n"
+        f"GRAMMAR group report ({where}{window}; rates over decided groups, each form once)\n"
         + table(["target", "cohort", *(col.text for col in COHORT_COLUMNS)], rows)
     )
     arows = [
@@ -114,6 +122,16 @@ def render_text(report: Report) -> str:
         parts.append(
             "RAGProbe scenarios (failure rate = incorrect / decided)\n"
             + table(["target", "scenario", *(col.text for col in SCENARIO_COLUMNS)], srows)
+        )
+    if report.transitions:
+        trows = [
+            [tr.target, tr.cohort, tr.group_id[:16], tr.from_status, tr.to_status, tr.kind,
+             str(tr.cycle)]
+            for tr in report.transitions[:20]
+        ]  # fmt: skip
+        parts.append(
+            "Latest status transitions (newest first)\n"
+            + table(["target", "cohort", "group", "from", "to", "kind", "cycle"], trows)
         )
     if report.open_domain is not None:
         od = report.open_domain

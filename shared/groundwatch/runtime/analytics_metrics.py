@@ -16,7 +16,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import GroupStatus, Observation, Tagger
+from groundwatch.core.tagging import GroupStatus, Observation, Tagger, Transition
 
 
 class TallyCollector(Collector):
@@ -62,7 +62,34 @@ class TallyCollector(Collector):
                 value = num.get(key)
                 if value is not None:  # an undefined ratio (0 denominator) is absent, not 0
                     fam.add_metric([target, cohort], float(value))
+        coverage = GaugeMetricFamily(
+            "groundwatch_verdict_coverage_ratio",
+            "Forms with a decided verdict / forms probed, in the window (beside every rate).",
+            labels=["target", "cohort"],
+        )
+        flaky = GaugeMetricFamily(
+            "groundwatch_flaky_forms",
+            "Text forms whose verdict reversed at the next cycle with an unchanged SQL truth.",
+            labels=["target", "cohort"],
+        )
+        for (target, cohort), num in tagger.cohort_numbers().items():
+            if cohort in scenarios:
+                continue
+            if num["coverage"] is not None:
+                coverage.add_metric([target, cohort], float(num["coverage"]))
+            flaky.add_metric([target, cohort], float(num["flaky_forms"] or 0))
         yield from families.values()
+        yield coverage
+        yield flaky
+        knowledge = GaugeMetricFamily(
+            "groundwatch_knowledge_gap_groups",
+            "Semantic groups that are a gap in every cohort with a verdict: the fact is missing.",
+            labels=["target"],
+        )
+        gap_counts = tagger.knowledge_gap_counts()
+        for target in tagger.targets():
+            knowledge.add_metric([target], gap_counts.get(target, 0))
+        yield knowledge
         causes = GaugeMetricFamily(
             "groundwatch_failures",
             "Failed examples in the window by cause (gap, retrieval, lm, target_error).",
@@ -113,9 +140,21 @@ class AnalyticsMetrics:
             buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300),
             registry=registry,
         )
+        self.transitions = Counter(
+            "groundwatch_group_transitions",
+            "Status changes of semantic groups between cycles (robust->gap is a regression).",
+            ["target", "cohort", "from_status", "to_status"],
+            registry=registry,
+        )
         registry.register(TallyCollector(tagger))
 
-    def observe(self, applied: list[Observation], tallied_at: float) -> None:
+    def observe(
+        self, applied: list[Observation], transitions: list[Transition], tallied_at: float
+    ) -> None:
+        for tr in transitions:
+            self.transitions.labels(
+                tr.target, tr.cohort, tr.from_status.value, tr.to_status.value
+            ).inc()
         # Once per label set per batch, not per judgement: ``labels()`` takes a lock and builds
         # a key each call, which made this the analytics consumer's largest cost after parsing.
         counts = collections.Counter((o.target, o.verdict.value) for o in applied)

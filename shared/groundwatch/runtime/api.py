@@ -13,10 +13,10 @@ from typing import Any
 from fastapi import Depends, FastAPI, HTTPException, Query
 from fastapi.responses import HTMLResponse
 
-from groundwatch.core.tagging import GroupStatus, Tagger
+from groundwatch.core.tagging import GroupStatus, Tagger, Transition
 from groundwatch.report.build import report_from_tagger
 from groundwatch.report.html import render_html
-from groundwatch.report.model import Report
+from groundwatch.report.model import Report, TransitionEntry
 from groundwatch.runtime.auth import require_read_token
 from groundwatch.stages.analytics.stage import AnalyticsStage
 
@@ -24,8 +24,9 @@ from groundwatch.stages.analytics.stage import AnalyticsStage
 def add_routes(
     app: FastAPI, worker: Callable[[], AnalyticsStage], *, read_token: str | None = None
 ) -> None:
-    """``/groups``, ``/groups/{id}``, ``/report`` and ``/report.html`` over ``worker()``'s state;
-    with ``read_token`` (``GW_API_READ_TOKEN``) each needs it as a bearer token."""
+    """``/groups``, ``/groups/{id}``, ``/transitions``, ``/report`` and ``/report.html`` over
+    ``worker()``'s state; with ``read_token`` (``GW_API_READ_TOKEN``) each needs it as a bearer
+    token."""
     guard = [Depends(require_read_token(read_token))]
 
     def tagger() -> Tagger:
@@ -62,7 +63,8 @@ def add_routes(
     @app.get("/groups/{group_id}", tags=["groups"], dependencies=guard)
     async def group(group_id: str, target: str | None = None) -> dict[str, Any]:
         """One semantic group: answer and every form with response, retrieved ids, verdict."""
-        rows = await asyncio.to_thread(worker().store.group_judgements, group_id, target)
+        w = worker()  # the same state under the service and the embedded pipeline
+        rows = await asyncio.to_thread(w.store.group_judgements, group_id, target)
         if not rows:
             raise HTTPException(404, f"no judgements for group {group_id}")
         t = tagger()
@@ -92,6 +94,45 @@ def add_routes(
                 for r in rows
             ],
         }
+
+    @app.get(
+        "/transitions",
+        tags=["groups"],
+        response_model=list[TransitionEntry],
+        dependencies=guard,
+    )
+    async def transitions(
+        target: str | None = None,
+        group_id: str | None = None,
+        limit: int = Query(100, ge=1, le=10_000),
+    ) -> list[TransitionEntry]:
+        """Status changes of groups between cycles, newest first (regression = → gap)."""
+        rows = await asyncio.to_thread(
+            worker().store.transitions, target=target, group_id=group_id, limit=limit
+        )
+        return [
+            TransitionEntry(
+                target=r.target,
+                cohort=r.cohort,
+                group_id=r.group_id,
+                from_status=r.from_status,
+                to_status=r.to_status,
+                kind=Transition(
+                    r.target,
+                    r.cohort,
+                    r.group_id,
+                    GroupStatus(r.from_status),
+                    GroupStatus(r.to_status),
+                    r.cycle,
+                    r.series,
+                    0.0,
+                ).kind,
+                series=r.series,
+                cycle=r.cycle,
+                at=r.at.isoformat(timespec="seconds") if r.at else None,
+            )
+            for r in rows
+        ]
 
     @app.get(
         "/report",

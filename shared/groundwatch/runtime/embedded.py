@@ -20,13 +20,14 @@ from prometheus_client import CollectorRegistry
 from groundwatch.adapters.bus.memory import MemoryBus
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.adapters.db.runs import next_cycle, record_cycle
 from groundwatch.contracts import Topics
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Tagger, Window
 from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
 from groundwatch.runtime.consume import ConsumeLoop, consume
 from groundwatch.stages.analytics.stage import AnalyticsStage
-from groundwatch.stages.generator.stage import GeneratorStage
+from groundwatch.stages.generator.stage import GeneratorStage, RunSummary
 from groundwatch.stages.judge.stage import JudgeStage
 from groundwatch.stages.judge.tiered import TieredJudge
 from groundwatch.stages.runner.lanes import Runner
@@ -63,7 +64,12 @@ class EmbeddedPipeline:
         rate: float = 0.0,
         on_stop: Sequence[Callable[[], Awaitable[None]]] = (),
         registry: CollectorRegistry | None = None,
+        series: str | None = None,
     ) -> None:
+        """``window``: each group's status over its last N cycles (default 1, the live view);
+        ``series`` names the monitoring series (default: the dataset's name). With a database
+        that already holds cycles of the series, the next cycle continues it: state, cycle
+        numbers and transitions carry on across invocations."""
         self._on_stop = list(on_stop)
         self.bus = MemoryBus(partitions=partitions)
         self.topics = Topics("gw.")
@@ -75,9 +81,33 @@ class EmbeddedPipeline:
         create_schema(self.engine)
         self.judge = judge or TieredJudge()
         self.runner = runner
+        series = series or (groups[0].dataset_id if groups else "default")
+        engine = self.engine
+
+        async def record(summary: RunSummary) -> None:
+            await asyncio.to_thread(
+                record_cycle,
+                engine,
+                run_id=summary.run_id,
+                series=summary.series,
+                cycle=summary.cycle,
+                dataset_id=summary.dataset_id,
+                targets=summary.targets,
+                started_at=summary.started_at,
+            )
+
         self.generator = GeneratorStage(
-            self.bus, self.topics, groups, list(targets or runner.targets), sample=sample, rate=rate
+            self.bus,
+            self.topics,
+            groups,
+            list(targets or runner.targets),
+            sample=sample,
+            rate=rate,
+            series=series,
+            first_cycle=next_cycle(engine, series),
+            on_cycle=record,
         )
+        window = window if window is not None else Window(runs=1)
         self.registry = registry or CollectorRegistry()
         metrics = AnalyticsMetrics(self.registry, lambda: self.analytics.tagger)
         self.analytics = AnalyticsStage(

@@ -1,6 +1,7 @@
-"""Analytics persistence: applied judgements (the idempotency record) and per-group tallies.
+"""Analytics persistence: applied judgements (the idempotency record), per-group tallies and the
+status transitions between cycles.
 
-One transaction per consumed batch holds both, and the consume loop commits Kafka offsets only
+One transaction per consumed batch holds all three, and the consume loop commits Kafka offsets only
 after it: a crash between the two replays the batch, and the ``probe_id`` primary key plus the
 tagger's duplicate check make the replay a no-op.
 """
@@ -11,14 +12,14 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, and_, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
-from groundwatch.adapters.db.models import JudgementRow, TallyRow
+from groundwatch.adapters.db.models import JudgementRow, TallyRow, TransitionRow
 from groundwatch.adapters.db.observations import observation_from_row
 from groundwatch.contracts import Judgement
-from groundwatch.core.tagging import GroupTally, Observation
+from groundwatch.core.tagging import GroupTally, Observation, Transition
 
 
 def _insert(engine: Engine, table: Any) -> Any:
@@ -36,6 +37,10 @@ _TALLY_UPDATED = (
     "error",
     "undecided",
     "status",
+    "flaky_forms",
+    "series",
+    "cycle",
+    "history_from_cycle",
     "updated_at",
 )
 
@@ -51,7 +56,14 @@ class AnalyticsStore:
             set_={c: getattr(upsert.excluded, c) for c in _TALLY_UPDATED},
         )
 
-    def save(self, judgements: Sequence[Judgement], tallies: Iterable[GroupTally]) -> None:
+    def save(
+        self,
+        judgements: Sequence[Judgement],
+        tallies: Iterable[GroupTally],
+        transitions: Sequence[Transition] = (),
+    ) -> None:
+        """One transaction: the applied judgements, the tallies they changed and the status
+        transitions they caused — so a replay after a crash finds all or none of them."""
         now = datetime.now(UTC)
         rows = [
             {
@@ -73,6 +85,9 @@ class AnalyticsStore:
                 "relevant_doc_ids": j.relevant_doc_ids,
                 "error_kind": j.error_kind,
                 "group_forms": j.group_forms,
+                "series": j.series,
+                "cycle": j.cycle,
+                "truth_version": j.expected.version,
                 "probe_created_at": j.probe_created_at,
                 "judged_at": j.judged_at,
                 "tallied_at": now,
@@ -92,9 +107,26 @@ class AnalyticsStore:
                 "error": t.error,
                 "undecided": t.undecided,
                 "status": t.status.value,
+                "flaky_forms": t.flaky_forms,
+                "series": t.series,
+                "cycle": t.cycle,
+                "history_from_cycle": t.history_from_cycle,
                 "updated_at": now,
             }
             for t in tallies
+        ]
+        transition_rows = [
+            {
+                "target": tr.target,
+                "cohort": tr.cohort,
+                "group_id": tr.group_id,
+                "from_status": tr.from_status.value,
+                "to_status": tr.to_status.value,
+                "series": tr.series,
+                "cycle": tr.cycle,
+                "at": datetime.fromtimestamp(tr.at, UTC) if tr.at else now,
+            }
+            for tr in transitions
         ]
         # One executemany per table (not one multi-VALUES statement): the statement is compiled
         # once and cached, and the driver streams the rows (sqlite3 executemany, psycopg
@@ -104,12 +136,41 @@ class AnalyticsStore:
                 conn.execute(self._insert_judgements, rows)
             if tally_rows:
                 conn.execute(self._upsert_tallies, tally_rows)
+            if transition_rows:
+                conn.execute(insert(TransitionRow), transition_rows)
 
     def load_observations(self) -> list[Observation]:
-        """Every stored judgement, in the order it was tallied: the replay that rebuilds state."""
+        """The stored judgements a rebuild needs, in cycle order: for each group, those from its
+        tally's ``history_from_cycle`` on (its window and its forms' recent verdict history),
+        never the whole series. Judgements of groups without a tally (none yet stored) all."""
+        window = and_(
+            TallyRow.target == JudgementRow.target,
+            TallyRow.cohort == JudgementRow.cohort,
+            TallyRow.group_id == JudgementRow.group_id,
+        )
+        stmt = (
+            select(JudgementRow)
+            .outerjoin(TallyRow, window)
+            .where(
+                (TallyRow.group_id.is_(None)) | (JudgementRow.cycle >= TallyRow.history_from_cycle)
+            )
+            .order_by(JudgementRow.cycle, JudgementRow.tallied_at, JudgementRow.probe_id)
+        )
         with Session(self.engine) as s:
-            rows = s.scalars(select(JudgementRow).order_by(JudgementRow.tallied_at)).all()
-            return [observation_from_row(r) for r in rows]
+            return [observation_from_row(r) for r in s.scalars(stmt)]
+
+    def transitions(
+        self, *, target: str | None = None, group_id: str | None = None, limit: int = 100
+    ) -> list[TransitionRow]:
+        """Stored transitions, newest first."""
+        with Session(self.engine) as s:
+            q = select(TransitionRow)
+            if target:
+                q = q.where(TransitionRow.target == target)
+            if group_id:
+                q = q.where(TransitionRow.group_id == group_id)
+            q = q.order_by(TransitionRow.id.desc()).limit(limit)
+            return list(s.scalars(q).all())
 
     def group_judgements(self, group_id: str, target: str | None = None) -> list[JudgementRow]:
         with Session(self.engine) as s:

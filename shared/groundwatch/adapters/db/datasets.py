@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -24,6 +25,7 @@ from groundwatch.core.generation.grammar_format import (
     sql_templates_in_order,
 )
 from groundwatch.core.model import Expected, SemanticGroup, TextForm
+from groundwatch.errors import ConfigError
 
 
 def group_line(group: SemanticGroup) -> bytes:
@@ -154,32 +156,88 @@ def _load_json(path: Path) -> Any:
         return json.load(fh)
 
 
+@dataclass(slots=True)
+class GrammarImport:
+    """What a GRAMMAR tool directory gave: groups, and every entry that could not be used."""
+
+    groups: list[SemanticGroup]
+    skipped: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+
+
+def _grammar_file(d: Path, generator: str, *names: str) -> Path | None:
+    """The first of ``names`` in the repository layout (``SQLTemplateGenerator/sql_templates.json``)
+    or the flat one (``SQLTemplateGenerator_sql_templates.json``)."""
+    for name in names:
+        for path in (d / generator / name, d / f"{generator}_{name}"):
+            if path.is_file():
+                return path
+    return None
+
+
+def read_grammar_dir(
+    directory: str | Path,
+    cohorts: Sequence[str] = ("short", "long"),
+    *,
+    dataset_id: str = "grammar",
+) -> GrammarImport:
+    """Semantic groups from a GRAMMAR tool output directory, as the authors' repository has it.
+
+    Reads ``SQLTemplateGenerator/sql_templates.json`` (and ``sql_templates_with_ids.json``, whose
+    extra columns say what the QA rows carry), ``TextTemplateGenerator/<cohort>.json`` (optional:
+    reads the placeholder values off the text queries) and
+    ``QADataGenerator/<cohort>_with_ids.json`` or ``<cohort>.json`` per cohort — or the same
+    files flattened as ``<Generator>_<name>``.
+    Cohorts of the same group are merged. Entries that cannot be matched to a template are
+    counted and exemplified in the result, not fatal.
+    """
+    d = Path(directory)
+    if not d.is_dir():
+        raise ConfigError(f"--grammar: no such directory {d}")
+    sql_path = _grammar_file(d, "SQLTemplateGenerator", "sql_templates.json")
+    ids_path = _grammar_file(d, "SQLTemplateGenerator", "sql_templates_with_ids.json")
+    if sql_path is None and ids_path is None:
+        inner = sorted(
+            p.parent.name for p in d.glob("*/SQLTemplateGenerator") if p.is_dir()
+        ) or sorted(p.parent.name for p in d.glob("*/*/SQLTemplateGenerator") if p.is_dir())
+        hint = f"; it holds the benchmarks {inner}: pass one of them" if inner else ""
+        raise ConfigError(f"--grammar {d}: no SQLTemplateGenerator sql_templates.json{hint}")
+    with_ids = sql_templates_in_order(_load_json(ids_path)) if ids_path else None
+    sqls = sql_templates_in_order(_load_json(sql_path)) if sql_path else list(with_ids or [])
+    if sql_path is None:
+        with_ids = None  # the _with_ids templates themselves; their id columns are split off
+    out = GrammarImport([], {"several_answers": 0, "unmatched": 0})
+    out.files = [str(p) for p in (sql_path, ids_path) if p is not None]
+    per_cohort = []
+    for c in cohorts:
+        tt_path = _grammar_file(d, "TextTemplateGenerator", f"{c}.json")
+        qa_path = _grammar_file(d, "QADataGenerator", f"{c}_with_ids.json", f"{c}.json")
+        if qa_path is None:
+            raise ConfigError(f"--grammar {d}: no QADataGenerator file for cohort {c!r}")
+        out.files += [str(p) for p in (tt_path, qa_path) if p is not None]
+        rows_have_ids = qa_path.name.endswith("_with_ids.json")
+        groups, skipped = import_qa_data(
+            sqls,
+            _load_json(qa_path),
+            c,
+            text_templates=_load_json(tt_path) if tt_path else None,
+            with_ids=with_ids if rows_have_ids else None,
+            dataset_id=dataset_id,
+            examples=out.examples,
+        )
+        for k, v in skipped.items():
+            out.skipped[k] = out.skipped.get(k, 0) + v
+        per_cohort.append(groups)
+    out.groups = merge_cohorts(*per_cohort)
+    return out
+
+
 def import_grammar_dir(
     directory: str | Path,
     cohorts: Sequence[str] = ("short", "long"),
     *,
     dataset_id: str = "grammar",
 ) -> list[SemanticGroup]:
-    """Semantic groups from a GRAMMAR tool output directory.
-
-    Reads ``SQLTemplateGenerator_sql_templates.json``, ``TextTemplateGenerator_<cohort>.json``
-    (optional, used to match answer lists to templates) and
-    ``QADataGenerator_<cohort>_with_ids.json`` per cohort; cohorts of the same group are merged.
-    """
-    d = Path(directory)
-    sqls = sql_templates_in_order(_load_json(d / "SQLTemplateGenerator_sql_templates.json"))
-    per_cohort = []
-    for c in cohorts:
-        tt_path = d / f"TextTemplateGenerator_{c}.json"
-        texts = _load_json(tt_path) if tt_path.exists() else None
-        groups, skipped = import_qa_data(
-            sqls,
-            _load_json(d / f"QADataGenerator_{c}_with_ids.json"),
-            c,
-            text_templates=texts,
-            dataset_id=dataset_id,
-        )
-        if skipped.get("unmatched"):
-            raise ValueError(f"{c}: {skipped['unmatched']} QA entries match no SQL template")
-        per_cohort.append(groups)
-    return merge_cohorts(*per_cohort)
+    """The groups of :func:`read_grammar_dir` (what was skipped is in its report)."""
+    return read_grammar_dir(directory, cohorts, dataset_id=dataset_id).groups

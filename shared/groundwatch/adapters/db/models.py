@@ -1,5 +1,5 @@
 """SQLAlchemy 2.0 models: datasets, semantic groups, text forms, answer versions, runs, per-group
-tallies, processed judgements and the LLM-verdict cache.
+tallies, status transitions, processed judgements and the LLM-verdict cache.
 
 Owners (DESIGN.md): the generator writes datasets/groups/forms/answer versions/runs; analytics
 writes tallies and processed judgements (its idempotency record); the judge writes the LLM cache.
@@ -87,11 +87,15 @@ class RunRow(Base):
 
     run_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     dataset_id: Mapped[str] = mapped_column(String(64))
+    series: Mapped[str] = mapped_column(String(128), default="")
+    cycle: Mapped[int] = mapped_column(Integer, default=0)
     targets: Mapped[list[Any]] = mapped_column(JSON, default=list)
     probes: Mapped[int] = mapped_column(Integer, default=0)
     status: Mapped[str] = mapped_column(String(16), default="running")
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    __table_args__ = (Index("ix_runs_series_cycle", "series", "cycle"),)
 
 
 class JudgementRow(Base):
@@ -118,11 +122,17 @@ class JudgementRow(Base):
     relevant_doc_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
     error_kind: Mapped[str | None] = mapped_column(String(64), nullable=True)
     group_forms: Mapped[int] = mapped_column(Integer, default=1)
+    series: Mapped[str] = mapped_column(String(128), default="")
+    cycle: Mapped[int] = mapped_column(Integer, default=0)
+    truth_version: Mapped[int] = mapped_column(Integer, default=1)
     probe_created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     judged_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     tallied_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
-    __table_args__ = (Index("ix_judgements_group", "target", "group_id"),)
+    __table_args__ = (
+        Index("ix_judgements_group", "target", "group_id"),
+        Index("ix_judgements_group_cycle", "target", "cohort", "group_id", "cycle"),
+    )
 
 
 class TallyRow(Base):
@@ -141,7 +151,35 @@ class TallyRow(Base):
     error: Mapped[int] = mapped_column(Integer, default=0)
     undecided: Mapped[int] = mapped_column(Integer, default=0)
     status: Mapped[str] = mapped_column(String(16), default="pending")
+    flaky_forms: Mapped[int] = mapped_column(Integer, default=0)
+    series: Mapped[str] = mapped_column(String(128), default="")
+    cycle: Mapped[int] = mapped_column(Integer, default=0)
+    #: The oldest cycle a rebuild must replay for this group: its window and its forms' verdict
+    #: history (flakiness) — so a restart reads the window, never the whole series.
+    history_from_cycle: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class TransitionRow(Base):
+    """A group's status change between cycles (robust → gap = regression, gap → robust =
+    recovery): analytics appends one per change, the report and ``/transitions`` list them."""
+
+    __tablename__ = "group_transitions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    target: Mapped[str] = mapped_column(String(128))
+    cohort: Mapped[str] = mapped_column(String(64))
+    group_id: Mapped[str] = mapped_column(String(64))
+    from_status: Mapped[str] = mapped_column(String(16))
+    to_status: Mapped[str] = mapped_column(String(16))
+    series: Mapped[str] = mapped_column(String(128), default="")
+    cycle: Mapped[int] = mapped_column(Integer, default=0)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+    __table_args__ = (
+        Index("ix_transitions_group", "target", "group_id"),
+        Index("ix_transitions_series_cycle", "series", "cycle"),
+    )
 
 
 class LlmCacheRow(Base):

@@ -42,6 +42,10 @@ def observation_from_row(row: JudgementRow) -> Observation:
         at=at,
         latency_s=max(0.0, at - _epoch(row.probe_created_at)),
         stale=row.reason.startswith(STALE_REASON),
+        series=row.series,
+        cycle=row.cycle,
+        truth_version=row.truth_version,
+        error_kind=row.error_kind,
     )
 
 
@@ -53,5 +57,18 @@ def observations_for_runs(session: Session, run_ids: Sequence[str]) -> list[Obse
         select(JudgementRow)
         .where(JudgementRow.run_id.in_(list(run_ids)))
         .order_by(JudgementRow.tallied_at, JudgementRow.probe_id)
+    )
+    return [observation_from_row(r) for r in session.scalars(stmt)]
+
+
+def observations_for_series(session: Session, series: str) -> list[Observation]:
+    """Every stored judgement of a monitoring series, in cycle order (the replay a windowed
+    tagger needs to rebuild statuses, flakiness and transitions)."""
+    from sqlalchemy import select
+
+    stmt = (
+        select(JudgementRow)
+        .where(JudgementRow.series == series)
+        .order_by(JudgementRow.cycle, JudgementRow.tallied_at, JudgementRow.probe_id)
     )
     return [observation_from_row(r) for r in session.scalars(stmt)]

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from groundwatch.core.generation.pipeline import GenerationResult
 from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.steering import Steering
 from groundwatch.core.generation.templates import SqlTemplate, tokens_in
 from groundwatch.core.generation.validation import Rejection, rejection_code, validate_sql
 from groundwatch.core.generation.verbalizers import Verbalizer, default_verbalizers
@@ -92,7 +93,9 @@ SQL_PROMPT = "\n".join(
     ]
 )
 
-#: C_sql, as in Table 6 (one placeholder) and extended to the other shapes the paper names.
+#: C_sql, one criterion per prompt as in Table 6 ("Generating SQL queries with one placeholder"):
+#: a prompt asking for one placeholder *and* for two would contradict itself ("exactly one" next
+#: to "exactly two"), so every shape gets its own prompt.
 SQL_CRITERIA: dict[str, str] = {
     "one_placeholder": "- Generating SQL queries with one placeholder: Each query must contain "
     "exactly one parameter placeholder in the WHERE clause.",
@@ -157,25 +160,30 @@ class LlmSqlResult:
 
 
 def sql_prompts(schema: SchemaInfo, criteria: Mapping[str, str] | None = None) -> list[str]:
-    """One prompt per table (one and two placeholders) and per foreign-key pair (joins)."""
+    """One prompt per table and per single-table criterion, and one per foreign key (joins).
+
+    Each prompt carries exactly one criterion of C_sql (GRAMMAR Table 6), so the model is never
+    asked for "exactly one" and "exactly two" placeholders at once.
+    """
     crit = dict(criteria or SQL_CRITERIA)
-    single = "\n".join(v for k, v in crit.items() if k != "joins")
     prompts = [
-        SQL_PROMPT.replace("{SPECIFIC_REQUIREMENTS}", single).replace(
-            "{GIVEN_SCHEMA}", schema.describe((t.name,))
-        )
+        _fill_sql_prompt(text, schema.describe((t.name,)))
         for t in schema.tables
+        for key, text in crit.items()
+        if key != "joins"
     ]
     if "joins" in crit:
         for t in schema.tables:
             for fk in t.foreign_keys:
                 names = tuple(dict.fromkeys((t.name, fk.ref_table)))
-                prompts.append(
-                    SQL_PROMPT.replace("{SPECIFIC_REQUIREMENTS}", crit["joins"]).replace(
-                        "{GIVEN_SCHEMA}", schema.describe(names)
-                    )
-                )
+                prompts.append(_fill_sql_prompt(crit["joins"], schema.describe(names)))
     return prompts
+
+
+def _fill_sql_prompt(criterion: str, schema_text: str) -> str:
+    return SQL_PROMPT.replace("{SPECIFIC_REQUIREMENTS}", criterion).replace(
+        "{GIVEN_SCHEMA}", schema_text
+    )
 
 
 async def llm_sql_templates(
@@ -292,12 +300,15 @@ async def generate_groups_llm(
     num_generations: int | None = None,
     verbalizers: Mapping[str, Verbalizer] | None = None,
     sql_templates: Sequence[SqlTemplate] | None = None,
+    steering: Steering | None = None,
+    list_answers: bool = False,
 ) -> GenerationResult:
     """The LLM path end to end: schema → model SQL templates (validated) → model text templates →
     groups from one grouped query per template (via
     :func:`groundwatch.adapters.sources.generate_groups`).
 
     ``sql_templates`` skips the SQL step (e.g. rule-based templates with LLM text templates).
+    ``steering`` keeps tables and columns out of the schema the model sees and of the answers.
     """
     from groundwatch.adapters.sources.connect import readonly_engine
     from groundwatch.adapters.sources.generate import generate_groups
@@ -306,7 +317,7 @@ async def generate_groups_llm(
     engine = readonly_engine(engine_url)
     try:
         with engine.connect() as conn, conn.begin():
-            schema = introspect(conn)
+            schema = introspect(conn, steering=steering)
     finally:
         engine.dispose()
     sql_result = LlmSqlResult(templates=list(sql_templates or []))
@@ -327,6 +338,8 @@ async def generate_groups_llm(
         dataset_id=dataset_id,
         templates=sql_result.templates,
         text_templates=texts,
+        steering=steering,
+        list_answers=list_answers,
     )
     s = result.summary
     s.sql_templates_proposed += sql_result.proposed - len(sql_result.templates)

@@ -24,6 +24,8 @@ from groundwatch.core.generation.pipeline import (
 )
 from groundwatch.core.generation.rules import RuleConfig, rule_templates
 from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.steering import Steering
+from groundwatch.core.generation.template_file import TemplateSet
 from groundwatch.core.generation.templates import SqlTemplate
 from groundwatch.core.generation.verbalizers import Verbalizer, default_verbalizers
 from groundwatch.core.model import SemanticGroup
@@ -46,25 +48,45 @@ def generate_groups(
     rule_config: RuleConfig | None = None,
     on_template: Callable[[SqlTemplate, int], None] | None = None,
     on_plan: Callable[[SchemaInfo, list[SqlTemplate]], None] | None = None,
+    steering: Steering | None = None,
+    list_answers: bool = False,
+    load_templates: Callable[[SchemaInfo], TemplateSet] | None = None,
 ) -> GenerationResult:
     """Semantic groups with SQL truth from the database at ``engine_url`` (opened read-only).
 
     ``templates``/``text_templates`` override the rule generator and the realizer (e.g. with LLM
-    or imported ones). ``on_plan`` sees the schema and templates before any answer query runs.
+    or imported ones); ``load_templates`` builds them from the introspected schema instead (a
+    template file, validated against it), and what it rejected is counted in the summary.
+    ``on_plan`` sees the schema and templates before any answer query runs. ``steering`` keeps
+    tables and columns out of generation; ``list_answers`` keeps fills with several answers as
+    list answers (see :func:`~groundwatch.core.generation.pipeline.iter_groups`).
     """
+    cfg = rule_config or RuleConfig()
     engine = readonly_engine(engine_url)
     try:
         with engine.connect() as conn, conn.begin():
-            schema = introspect(conn)
-            tpls = list(templates) if templates is not None else rule_templates(schema, rule_config)
-            texts = (
-                text_templates
-                if text_templates is not None
-                else offline_text_templates(tpls, verbalizers or default_verbalizers(), cohorts)
-            )
+            schema = introspect(conn, steering=steering, key_ratio=cfg.key_ratio)
+            loaded = load_templates(schema) if load_templates is not None else None
+            if loaded is not None:
+                tpls = list(loaded.templates)
+                text_templates = loaded.text_templates
+            else:
+                tpls = list(templates) if templates is not None else rule_templates(schema, cfg)
+            texts = {tid: dict(v) for tid, v in (text_templates or {}).items()}
+            missing = [
+                t for t in tpls if any(c not in texts.get(t.template_id, {}) for c in cohorts)
+            ]
+            if missing:
+                realized = offline_text_templates(
+                    missing, verbalizers or default_verbalizers(), cohorts, schema
+                )
+                for tid, per_cohort in realized.items():
+                    have = texts.setdefault(tid, {})
+                    for c, items in per_cohort.items():
+                        have.setdefault(c, items)
             if on_plan:
                 on_plan(schema, tpls)
-            return build_groups(
+            result = build_groups(
                 SqlAlchemyPort(conn),
                 schema,
                 tpls,
@@ -73,7 +95,14 @@ def generate_groups(
                 cohorts=cohorts,
                 dataset_id=dataset_id,
                 on_template=on_template,
+                list_answers=list_answers,
             )
+            if loaded is not None:
+                s = result.summary
+                s.sql_templates_proposed += len(loaded.rejected)
+                for r in loaded.rejected:
+                    s.reject(r.code, {"sql": r.sql, "reason": r.detail})
+            return result
     finally:
         engine.dispose()
 

@@ -10,6 +10,7 @@ return one row, built with SQLAlchemy Core so quoting is the dialect's.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from itertools import combinations
 from typing import Any
 
@@ -29,6 +30,7 @@ from sqlalchemy import (
 from sqlalchemy import types as sqltypes
 
 from groundwatch.core.generation.schema import ColumnInfo, ForeignKeyInfo, SchemaInfo, TableInfo
+from groundwatch.core.generation.steering import Steering, steer, table_allowed
 from groundwatch.core.model import AnswerType
 
 _MAX_PROFILED_COLUMNS = 24
@@ -65,13 +67,29 @@ def _type_text(type_: Any) -> str:
 
 
 def introspect(
-    source: Engine | Connection, *, tables: Sequence[str] | None = None, profile: bool = True
+    source: Engine | Connection,
+    *,
+    tables: Sequence[str] | None = None,
+    profile: bool = True,
+    steering: Steering | None = None,
+    key_ratio: float = 0.9,
 ) -> SchemaInfo:
-    """Reflect the schema (optionally only ``tables``) and profile its data."""
+    """Reflect the schema (optionally only ``tables``), apply ``steering``, profile the rest.
+
+    Steering is applied before profiling, so an excluded table or column is never read; only with
+    ``steering.pii`` are a few values of each text column sampled, to tell personal data by value.
+    """
     if isinstance(source, Engine):
         with source.connect() as conn:
-            return introspect(conn, tables=tables, profile=profile)
+            return introspect(
+                conn,
+                tables=tables,
+                profile=profile,
+                steering=steering,
+                key_ratio=key_ratio,
+            )
     conn = source
+    steer_by = steering or Steering()
     insp = inspect(conn)
     names = [n for n in insp.get_table_names() if not n.startswith("sqlite_")]
     if tables is not None:
@@ -79,7 +97,10 @@ def introspect(
         names = [n for n in names if n.lower() in wanted]
     md = MetaData()
     infos: list[TableInfo] = []
+    handles: dict[str, Table] = {}
     for name in sorted(names):
+        if not table_allowed(name, steer_by):
+            continue
         pk = tuple(insp.get_pk_constraint(name).get("constrained_columns") or ())
         fks = tuple(
             ForeignKeyInfo(
@@ -102,6 +123,7 @@ def introspect(
         if len(pk) == 1:
             unique.add(pk[0])
         table = Table(name, md, *[Column(c["name"], c["type"]) for c in reflected])
+        handles[name] = table
         columns = [
             ColumnInfo(
                 name=c["name"],
@@ -113,11 +135,25 @@ def introspect(
             )
             for c in reflected
         ]
-        info = TableInfo(name, tuple(columns), pk, fks)
-        if profile:
-            info = _profile(conn, table, info)
-        infos.append(info)
-    return SchemaInfo(tuple(infos), dialect=_dialect(conn))
+        if steer_by.pii:
+            columns = [_with_samples(conn, table, c) for c in columns]
+        infos.append(TableInfo(name, tuple(columns), pk, fks, key_ratio=key_ratio))
+    schema = steer(SchemaInfo(tuple(infos), dialect=_dialect(conn)), steer_by)
+    if not profile:
+        return schema
+    return replace(schema, tables=tuple(_profile(conn, handles[t.name], t) for t in schema.tables))
+
+
+_SAMPLES = 20
+
+
+def _with_samples(conn: Connection, table: Table, col: ColumnInfo) -> ColumnInfo:
+    """A few non-NULL values of a text column, as text (for telling personal data by value)."""
+    if col.kind is not AnswerType.TEXT:
+        return col
+    c = table.c[col.name]
+    rows = conn.execute(select(c).where(c.is_not(None)).limit(_SAMPLES)).all()
+    return replace(col, samples=tuple(str(r[0]) for r in rows))
 
 
 def _dialect(conn: Connection) -> str:
@@ -131,6 +167,10 @@ def _multi(col: Any) -> Any:
 
 
 def _profile(conn: Connection, table: Table, info: TableInfo) -> TableInfo:
+    """Row count, distinct/non-null counts, functional dependencies and pair profiles.
+
+    Only ``info``'s columns are read: the ones steering left in.
+    """
     cols = [c for c in info.columns if c.kind is not None][:_MAX_PROFILED_COLUMNS]
     exprs: list[Any] = [func.count()]
     for c in cols:
@@ -139,19 +179,14 @@ def _profile(conn: Connection, table: Table, info: TableInfo) -> TableInfo:
     rows = int(row[0])
     counts = {c.name: (int(row[1 + 2 * i]), int(row[2 + 2 * i])) for i, c in enumerate(cols)}
     columns = tuple(
-        ColumnInfo(
-            c.name,
-            c.kind,
-            c.sql_type,
-            c.nullable,
-            c.primary_key,
+        replace(
+            c,
             distinct=counts.get(c.name, (0, 0))[1],
             non_null=counts.get(c.name, (0, 0))[0],
-            unique=c.unique,
         )
         for c in info.columns
     )
-    info = TableInfo(info.name, columns, info.primary_key, info.foreign_keys, rows)
+    info = replace(info, columns=columns, rows=rows)
     descriptive = info.descriptive()
     keys = [c for c in descriptive if c.kind is AnswerType.TEXT and c.distinct >= 2]
     violations: dict[tuple[str, str], int] = {}
@@ -197,6 +232,4 @@ def _profile(conn: Connection, table: Table, info: TableInfo) -> TableInfo:
                 select(func.count(), func.coalesce(func.sum(case((inner.c.d == 1, 1), else_=0)), 0))
             ).one()
             pair_profile[(k1.name, k2.name)] = (int(prow[0]), int(prow[1]))
-    return TableInfo(
-        info.name, columns, info.primary_key, info.foreign_keys, rows, violations, pair_profile
-    )
+    return replace(info, fd_violations=violations, pair_profile=pair_profile)

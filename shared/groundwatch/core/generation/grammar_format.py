@@ -17,15 +17,16 @@ import ast
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sqlglot
 from sqlglot import exp
 
 from groundwatch.core.generation.answers import format_value
-from groundwatch.core.generation.realize import fill_text
+from groundwatch.core.generation.naming import is_surrogate_name
 from groundwatch.core.generation.schema import ColumnInfo, SchemaInfo, TableInfo
-from groundwatch.core.generation.templates import SqlTemplate
+from groundwatch.core.generation.templates import TEXT_TOKEN, SqlTemplate
 from groundwatch.core.generation.validation import paper_to_named, validate_sql
 from groundwatch.core.model import (
     AnswerType,
@@ -112,23 +113,139 @@ def _kind(value: Any) -> AnswerType:
     return AnswerType.TEXT
 
 
-def _match_template(
-    entries: Sequence[Any], candidates: Sequence[tuple[SqlTemplate, Sequence[str] | None]]
-) -> SqlTemplate | None:
-    """The template whose text templates, filled with an entry's values, give the entry's texts."""
-    for entry in entries[:3]:
-        rows = ast.literal_eval(entry[0])
-        texts = list(entry[1])
-        if not rows:
-            continue
-        for t, tts in candidates:
-            if tts is None:
-                continue
-            n = len(t.slots)
-            params = dict(zip(t.params, rows[0][-n:], strict=True))
-            if [fill_text(tt, t, params) for tt in tts] == texts:
-                return t
-    return None
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """One SQL template of the tool's files, with what it takes to read its QA entries.
+
+    ``extras``: the columns the ``_with_ids`` variant projects after the answer (the tool writes
+    its rows as answer + those columns); ``patterns``: the text templates as regular expressions
+    that capture the placeholder values from a text query.
+    """
+
+    template: SqlTemplate
+    extras: tuple[tuple[str, str], ...] | None
+    patterns: tuple[re.Pattern[str], ...]
+
+    def params_from_row(self, row: Sequence[Any]) -> dict[str, Any] | None:
+        """Placeholder values carried by the row itself (the ``_with_ids`` extras), if all are."""
+        t = self.template
+        n_sel = len(t.selected)
+        if self.extras is None:
+            # rows without a known layout: answer + placeholder values, as in the Aurp files
+            if len(row) != n_sel + len(t.slots):
+                return None
+            return dict(zip(t.params, row[n_sel:], strict=True))
+        if len(row) != n_sel + len(self.extras):
+            return None
+        out: dict[str, Any] = {}
+        for s in t.slots:
+            for i, (table, column) in enumerate(self.extras):
+                if table.lower() == s.table.lower() and column.lower() == s.column.lower():
+                    out[s.param] = row[n_sel + i]
+        return out if len(out) == len(t.slots) else None
+
+    def params_from_texts(self, texts: Sequence[str]) -> dict[str, str] | None:
+        """Placeholder values read off the text queries with the text templates."""
+        for text in texts:
+            for pattern in self.patterns:
+                m = pattern.fullmatch(text)
+                if m is not None:
+                    return {k: v for k, v in m.groupdict().items()}
+        return None
+
+
+def _text_pattern(text_template: str, template: SqlTemplate) -> re.Pattern[str]:
+    r"""``Industry of '[company.Name]'.`` → ``Industry\ of\ '(?P<name>.+?)'\.``."""
+    by_token = {s.grammar_token(): s.param for s in template.slots}
+    out = []
+    pos = 0
+    used: set[str] = set()
+    for m in TEXT_TOKEN.finditer(text_template):
+        out.append(re.escape(text_template[pos : m.start()]))
+        param = by_token.get(m.group(0))
+        if param is None:
+            out.append(re.escape(m.group(0)))
+        elif param in used:
+            out.append(f"(?P={param})")
+        else:
+            out.append(f"(?P<{param}>.+?)")
+            used.add(param)
+        pos = m.end()
+    out.append(re.escape(text_template[pos:]))
+    return re.compile("".join(out), re.DOTALL)
+
+
+def split_id_columns(sql: str, dialect: str = "mysql") -> tuple[str, list[tuple[str, str]]]:
+    """A ``_with_ids`` template → the template it extends and the columns it adds.
+
+    The tool's ``sql_templates_with_ids.json`` projects, after the answer, identifiers of the rows
+    read: a condition column (``SELECT Location, Name … WHERE Name = '[Client.Name]'``) or record
+    ids (``SELECT Industry, Company_ID …``). Trailing projections that are either are split off;
+    what remains is the question's answer.
+    """
+    named, mapping = paper_to_named(sql)
+    tree = sqlglot.parse_one(named, read=dialect)
+    if not isinstance(tree, exp.Select):
+        return sql, []
+    aliases = {t.alias_or_name: t.name for t in tree.find_all(exp.Table)}
+    default = next(iter(aliases.values()), "")
+    conditions = {(t.lower(), c.lower()) for t, c in mapping.values()}
+    for eq in tree.find_all(exp.EQ):
+        for side in (eq.left, eq.right):
+            if isinstance(side, exp.Column) and isinstance(
+                eq.right if side is eq.left else eq.left, exp.Placeholder
+            ):
+                conditions.add((aliases.get(side.table, default).lower(), side.name.lower()))
+    extras: list[tuple[str, str]] = []
+    exprs = list(tree.expressions)
+    while len(exprs) > 1:
+        last = exprs[-1]
+        col = last.this if isinstance(last, exp.Alias) else last
+        if not isinstance(col, exp.Column):
+            break
+        table = aliases.get(col.table, default) if col.table else default
+        if (table.lower(), col.name.lower()) not in conditions and not is_surrogate_name(col.name):
+            break
+        extras.insert(0, (table, col.name))
+        exprs.pop()
+    if not extras:
+        return sql, []
+    tree.set("expressions", exprs)
+    base = tree.sql(dialect=dialect)
+    for param, (table, column) in mapping.items():
+        base = re.sub(rf":{re.escape(param)}\b", f"'[{table}.{column}]'", base)
+    return base + ";", extras
+
+
+def _candidates(
+    sql_templates: Sequence[str],
+    with_ids: Sequence[str] | None,
+    text_templates: Mapping[str, Sequence[str]] | None,
+    dialect: str,
+) -> list[_Candidate]:
+    bases: list[str] = []
+    extras: list[tuple[tuple[str, str], ...] | None] = []
+    for i, sql in enumerate(sql_templates):
+        base, own = split_id_columns(sql, dialect)
+        ids = with_ids[i] if with_ids is not None and i < len(with_ids) else None
+        if ids is not None:
+            _, added = split_id_columns(ids, dialect)
+            extras.append(tuple(added))
+        else:
+            extras.append(tuple(own) if own else None)
+        bases.append(base)
+    schema = schema_from_sql(bases, dialect)
+    out: list[_Candidate] = []
+    for sql, base, ex in zip(sql_templates, bases, extras, strict=True):
+        t = validate_sql(base, schema, origin="import", allow_surrogates=True)
+        tts = (text_templates or {}).get(sql) or (text_templates or {}).get(base) or ()
+        out.append(_Candidate(t, ex, tuple(_text_pattern(x, t) for x in tts)))
+    return out
+
+
+def _params_for(c: _Candidate, row: Sequence[Any], texts: Sequence[str]) -> dict[str, Any] | None:
+    params = c.params_from_texts(texts) if c.patterns else None
+    return params if params is not None else c.params_from_row(row)
 
 
 def import_qa_data(
@@ -137,39 +254,50 @@ def import_qa_data(
     cohort: str,
     *,
     text_templates: Mapping[str, Sequence[str]] | None = None,
+    with_ids: Sequence[str] | None = None,
     dataset_id: str = "grammar",
     dialect: str = "mysql",
+    examples: dict[str, list[str]] | None = None,
 ) -> tuple[list[SemanticGroup], dict[str, int]]:
-    """Semantic groups of one ``QADataGenerator_<cohort>_with_ids.json`` file.
+    """Semantic groups of one ``QADataGenerator`` file of the tool (``<cohort>.json`` or
+    ``<cohort>_with_ids.json``).
 
-    Each per-template list is matched to its SQL template by filling the template's text
-    templates (when given) and comparing with the entry's texts, else by file order. Returns the
-    groups and counts of what was skipped (``several_answers``, ``unmatched``).
+    Each entry's placeholder values are read off its text queries with the text templates (when
+    given), else from the row when the ``_with_ids`` columns include the condition columns (the
+    tool writes rows as answer + ``_with_ids`` columns; without ``with_ids`` the row's trailing
+    values are taken as the placeholder values, as in the Aurp files). Each per-template list is
+    matched to the SQL template whose text templates read its entries, else taken in file order.
+    Returns the groups and counts of what was skipped (``several_answers``, ``unmatched``);
+    ``examples`` collects up to five skipped entries per reason.
     """
-    schema = schema_from_sql(sql_templates, dialect)
-    templates = [
-        validate_sql(s, schema, origin="import", allow_surrogates=True) for s in sql_templates
-    ]
-    raw_by_named = dict(zip([t.sql for t in templates], sql_templates, strict=True))
-    candidates = [(t, (text_templates or {}).get(raw_by_named[t.sql])) for t in templates]
+    cands = _candidates(sql_templates, with_ids, text_templates, dialect)
     skipped: dict[str, int] = {"several_answers": 0, "unmatched": 0}
     groups: list[SemanticGroup] = []
+
+    def skip(reason: str, entry: Any) -> None:
+        skipped[reason] += 1
+        if examples is not None:
+            kept = examples.setdefault(reason, [])
+            if len(kept) < 5:
+                kept.append(f"{cohort}: {str(entry)[:200]}")
+
     for i, entries in enumerate(qa_data):
-        t = _match_template(entries, candidates) if text_templates else None
-        if t is None:
-            t = templates[i] if i < len(templates) and not text_templates else None
-        if t is None:
-            skipped["unmatched"] += len(entries)
-            continue
-        n = len(t.slots)
-        for answer_text, texts in entries:
+        order = ([cands[i]] if i < len(cands) else []) + [c for j, c in enumerate(cands) if j != i]
+        chosen = _choose(order, entries)
+        for entry in entries:
+            answer_text, texts = entry[0], list(entry[1])
             rows = ast.literal_eval(answer_text)
             if len(rows) != 1:
-                skipped["several_answers"] += 1
+                skip("several_answers", entry)
                 continue
             row = tuple(rows[0])
-            answer, fill = row[:-n], row[-n:]
-            params = dict(zip(t.params, fill, strict=True))
+            c = chosen
+            params = _params_for(c, row, texts) if c is not None else None
+            if c is None or params is None:
+                skip("unmatched", entry)
+                continue
+            t = c.template
+            answer = row[: len(t.selected)]
             gid = group_id_for(t.sql, params)
             groups.append(
                 SemanticGroup(
@@ -188,6 +316,29 @@ def import_qa_data(
                 )
             )
     return groups, skipped
+
+
+def _choose(order: Sequence[_Candidate], entries: Sequence[Any]) -> _Candidate | None:
+    """The first candidate that reads the list's first entries (answer width and values)."""
+    for c in order:
+        ok = 0
+        for entry in entries[:3]:
+            rows = ast.literal_eval(entry[0])
+            if len(rows) != 1:
+                continue
+            row = tuple(rows[0])
+            n_sel = len(c.template.selected)
+            if c.extras is not None and len(row) != n_sel + len(c.extras):
+                break
+            if c.extras is None and len(row) not in (n_sel, n_sel + len(c.template.slots)):
+                break
+            if _params_for(c, row, list(entry[1])) is None:
+                break
+            ok += 1
+        else:
+            if ok:
+                return c
+    return None
 
 
 def merge_cohorts(*cohort_groups: Sequence[SemanticGroup]) -> list[SemanticGroup]:

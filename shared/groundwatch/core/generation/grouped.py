@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 from sqlglot import exp
@@ -32,6 +33,8 @@ class GroupedPlan:
     are ``params..., answers..., n`` with one row per fill: ``n`` distinct answer tuples were
     found, the answer columns hold one of them (the smallest). ``multi_sql`` returns a row iff
     some fill has several answers (for templates whose policy is to reject, not drop).
+    ``list_sql`` returns every distinct (fill, answer) pair ordered by fill, for keeping the
+    answers of a fill with several as a list; None for aggregates (one answer per fill).
     """
 
     template: SqlTemplate
@@ -39,6 +42,7 @@ class GroupedPlan:
     distinct_sql: dict[str, str]
     values_sql: dict[str, str]
     multi_sql: str | None = None
+    list_sql: str | None = None
 
 
 @dataclass(slots=True)
@@ -48,6 +52,7 @@ class Fill:
     params: dict[str, Any]
     answer: tuple[Any, ...]
     n_answers: int = 1
+    answers: list[tuple[Any, ...]] | None = None
 
 
 def plan(template: SqlTemplate, schema: SchemaInfo) -> GroupedPlan:
@@ -79,11 +84,17 @@ def plan(template: SqlTemplate, schema: SchemaInfo) -> GroupedPlan:
     grouped = _rewrite(tree, template, schema)
     if grouped is None:
         return GroupedPlan(template, None, distinct_sql, values_sql)
-    sql, multi = grouped
-    return GroupedPlan(template, sql, distinct_sql, values_sql, multi)
+    sql, multi, listing = grouped
+    return GroupedPlan(template, sql, distinct_sql, values_sql, multi, listing)
 
 
-def _rewrite(tree: exp.Select, template: SqlTemplate, schema: SchemaInfo) -> tuple[str, str] | None:
+def _is_aggregate(e: exp.Expression) -> bool:
+    return isinstance(e.this if isinstance(e, exp.Alias) else e, exp.AggFunc)
+
+
+def _rewrite(
+    tree: exp.Select, template: SqlTemplate, schema: SchemaInfo
+) -> tuple[str, str, str | None] | None:
     """``SELECT a FROM t WHERE k = :k AND c`` →
     ``SELECT p0, MIN(a0), COUNT(*) FROM (SELECT DISTINCT k AS p0, a AS a0 FROM t WHERE c AND k IS
     NOT NULL) GROUP BY p0 ORDER BY p0``: every fill, its answer and how many answers it has."""
@@ -128,12 +139,37 @@ def _rewrite(tree: exp.Select, template: SqlTemplate, schema: SchemaInfo) -> tup
     cond = all_conds[0]
     for c in all_conds[1:]:
         cond = exp.And(this=cond, expression=c)
+    keys = [exp.column(f"gw_p{i}") for i in range(n_p)]
+    never = exp.Select(expressions=[exp.Literal.number(1)]).where(
+        exp.EQ(this=exp.Literal.number(1), expression=exp.Literal.number(0))
+    )
+    if any(_is_aggregate(e) for e in tree.expressions):
+        # ``SELECT COUNT(*) … WHERE k = :k`` → ``SELECT k, COUNT(*), 1 … GROUP BY k``: one row,
+        # hence one answer, per fill that has rows at all
+        agg = tree.copy()
+        agg.set("expressions", [*projections, exp.alias_(exp.Literal.number(1), "gw_n")])
+        agg.set("where", exp.Where(this=cond))
+        agg.set("group", exp.Group(expressions=[by_param[p].copy() for p in template.params]))
+        agg.set("order", exp.Order(expressions=[exp.Ordered(this=k.copy()) for k in keys]))
+        agg.set("distinct", None)
+        return render(agg, schema.dialect), render(never, schema.dialect), None
     pairs = tree.copy()
     pairs.set("expressions", projections)
     pairs.set("where", exp.Where(this=cond))
     pairs.set("distinct", exp.Distinct())
     pairs.set("order", None)
-    keys = [exp.column(f"gw_p{i}") for i in range(n_p)]
+    listing = pairs.copy()
+    listing.set(
+        "order",
+        exp.Order(
+            expressions=[
+                exp.Ordered(this=exp.column(f"gw_{x}{i}"))
+                for x, n in (("p", n_p), ("a", n_a))
+                for i in range(n)
+            ]
+        ),
+    )
+    list_sql = render(listing, schema.dialect)
     if _one_row_per_fill(tree, by_param, schema):
         # A unique condition column and joins that only go to a unique column: each fill matches
         # at most one row, so one plain scan is the answer list (no sort, no grouping needed).
@@ -143,10 +179,7 @@ def _rewrite(tree: exp.Select, template: SqlTemplate, schema: SchemaInfo) -> tup
             "expressions",
             [*projections, exp.Alias(this=exp.Literal.number(1), alias=ident("gw_n"))],
         )
-        never = exp.Select(expressions=[exp.Literal.number(1)]).where(
-            exp.EQ(this=exp.Literal.number(1), expression=exp.Literal.number(0))
-        )
-        return render(scan, schema.dialect), render(never, schema.dialect)
+        return render(scan, schema.dialect), render(never, schema.dialect), list_sql
     grouped = exp.Select(
         expressions=[
             *[k.copy() for k in keys],
@@ -171,14 +204,14 @@ def _rewrite(tree: exp.Select, template: SqlTemplate, schema: SchemaInfo) -> tup
         ),
         limit=exp.Limit(expression=exp.Literal.number(1)),
     )
-    return render(grouped, schema.dialect), render(multi, schema.dialect)
+    return render(grouped, schema.dialect), render(multi, schema.dialect), list_sql
 
 
 def _one_row_per_fill(
     tree: exp.Select, by_param: dict[str, exp.Expression], schema: SchemaInfo
 ) -> bool:
-    """True if a fill can match at most one row: a single condition on a declared-unique column,
-    and every join lands on a unique column of the joined table (many-to-one)."""
+    """True if a fill can match at most one row: a single condition on a declared-unique column of
+    the FROM table, and every join lands on a unique column of the joined table (many-to-one)."""
     if len(by_param) != 1:
         return False
     aliases = {t.alias_or_name: schema.table(t.name) for t in tree.find_all(exp.Table)}
@@ -194,7 +227,16 @@ def _one_row_per_fill(
         c = info.column(col.name) if info else None
         return bool(c is not None and c.unique)
 
-    if not unique(next(iter(by_param.values()))):
+    cond = next(iter(by_param.values()))
+    base = tree.args.get("from") or tree.args.get("from_")
+    base_alias = (
+        base.this.alias_or_name if base is not None and isinstance(base.this, exp.Table) else None
+    )
+    # the condition must single out a row of the FROM table: a unique column of a joined table
+    # (the customer's name) still matches every row of the FROM table that points at it
+    if not isinstance(cond, exp.Column) or (cond.table and cond.table != base_alias):
+        return False
+    if not unique(cond):
         return False
     for join in tree.args.get("joins") or []:
         on = join.args.get("on")
@@ -210,6 +252,16 @@ def _one_row_per_fill(
         if len(sides) != 1 or not unique(sides[0]):
             return False
     return True
+
+
+def list_rows(rows: Iterable[Sequence[Any]], grouped: GroupedPlan) -> Iterator[Fill]:
+    """``list_sql`` rows (ordered by fill) → one fill per run of equal placeholder values, with
+    every distinct answer of that fill."""
+    params = grouped.template.params
+    n_p = len(params)
+    for key, run in groupby(rows, key=lambda r: tuple(r[:n_p])):
+        answers = [tuple(r[n_p:]) for r in run]
+        yield Fill(dict(zip(params, key, strict=True)), answers[0], len(answers), answers)
 
 
 def group_rows(rows: Iterable[Sequence[Any]], grouped: GroupedPlan) -> Iterator[Fill]:

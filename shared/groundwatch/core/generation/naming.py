@@ -97,3 +97,49 @@ def slug(text: str) -> str:
     """A URL-safe id part (``Blue Horizon Hotels`` → ``blue-horizon-hotels``)."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     return "-".join(w.lower() for w in _NON_WORD.split(ascii_text) if w) or "x"
+
+
+_PLURAL_IRREGULAR = {"person": "people", "staff": "staff", "data": "data", "series": "series"}
+
+
+def plural(noun: str) -> str:
+    """A good-enough English plural of a (singular) noun phrase (``company`` → ``companies``)."""
+    if not noun:
+        return noun
+    head, _, last = noun.rpartition(" ")
+    low = last.lower()
+    if low in _PLURAL_IRREGULAR:
+        p = _PLURAL_IRREGULAR[low]
+    elif low.endswith("y") and len(low) > 1 and low[-2] not in "aeiou":
+        p = last[:-1] + "ies"
+    elif low.endswith(("s", "x", "z", "ch", "sh")):
+        p = last + "es"
+    else:
+        p = last + "s"
+    return f"{head} {p}" if head else p
+
+
+_PREPOSITIONS = {"on", "at", "in"}
+
+
+def attribute_label(column: str, kind: str | None) -> str:
+    """How a column reads as the thing asked for.
+
+    A column named by a bare participle (``released``, ``founded``) names an event, not a value:
+    "what the released of the album is" does not parse, "the released date of the album" does.
+    Dates get "date", numbers "year" (a number named after an event is almost always its year).
+    """
+    label = humanize(column)
+    ws = label.split()
+    if kind == "date" and len(ws) >= 2 and ws[-1] in _PREPOSITIONS:
+        ws = ws[:-1]  # issued_on, created_at: the event, said as "issued date"
+        label = " ".join(ws)
+        if ws[-1].endswith(("ed", "en")):
+            return f"{label} date"
+    if not ws or not ws[-1].endswith("ed") or len(ws[-1]) < 5:
+        return label
+    if kind == "date" and "date" not in ws and "time" not in ws:
+        return f"{label} date"
+    if kind == "number" and "year" not in ws:
+        return f"{label} year"
+    return label

@@ -9,15 +9,22 @@ or fill that was dropped, with the reason, ends up in a :class:`StageSummary`.
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from typing import Any, Protocol
 
-from groundwatch.core.generation.answers import format_value, json_param, typed_answer
-from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, plan
-from groundwatch.core.generation.realize import compile_text, fill_compiled, realize
+from groundwatch.core.generation.answers import (
+    format_value,
+    json_param,
+    kind_of_value,
+    typed_answer,
+)
+from groundwatch.core.generation.candidates import ColumnSample, candidate_queries, candidates_for
+from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, list_rows, plan
+from groundwatch.core.generation.realize import compile_text, fill_compiled, realize, vocabulary
 from groundwatch.core.generation.schema import SchemaInfo
 from groundwatch.core.generation.templates import SqlTemplate
 from groundwatch.core.generation.validation import Rejection
@@ -26,6 +33,12 @@ from groundwatch.core.model import SemanticGroup, form_id_for, group_id_for
 
 #: text templates: SQL template id → cohort → text templates (with paper placeholders)
 TextTemplates = Mapping[str, Mapping[str, Sequence[str]]]
+
+#: Examples kept per drop or rejection reason in the stage summary.
+MAX_EXAMPLES = 5
+#: Most answers a fill may have to be kept as a list answer (``list_answers``): a longer list is
+#: not a question anyone expects a complete answer to.
+MAX_LIST_ANSWERS = 10
 
 
 class QueryPort(Protocol):
@@ -57,6 +70,23 @@ class StageSummary:
     grouped_query_templates: int = 0
     per_combination_templates: int = 0
     sql_statements: int = 0
+    list_answers: int = 0
+    dropped_examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    rejected_examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def drop(self, reason: str, example: Mapping[str, Any], n: int = 1) -> None:
+        """Count ``n`` dropped fills for ``reason`` and keep the first few as examples."""
+        self.dropped_fills[reason] += n
+        kept = self.dropped_examples.setdefault(reason, [])
+        if len(kept) < MAX_EXAMPLES:
+            kept.append(dict(example))
+
+    def reject(self, reason: str, example: Mapping[str, Any]) -> None:
+        """Count one rejected template for ``reason`` and keep the first few as examples."""
+        self.rejected_templates[reason] += 1
+        kept = self.rejected_examples.setdefault(reason, [])
+        if len(kept) < MAX_EXAMPLES:
+            kept.append(dict(example))
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +102,9 @@ class StageSummary:
             "grouped_query_templates": self.grouped_query_templates,
             "per_combination_templates": self.per_combination_templates,
             "sql_statements": self.sql_statements,
+            "list_answers": self.list_answers,
+            "dropped_examples": {k: list(v) for k, v in self.dropped_examples.items()},
+            "rejected_examples": {k: list(v) for k, v in self.rejected_examples.items()},
         }
 
 
@@ -84,13 +117,24 @@ class GenerationResult:
 
 
 def offline_text_templates(
-    templates: Sequence[SqlTemplate], verbalizers: Mapping[str, Verbalizer], cohorts: Sequence[str]
+    templates: Sequence[SqlTemplate],
+    verbalizers: Mapping[str, Verbalizer],
+    cohorts: Sequence[str],
+    schema: SchemaInfo | None = None,
 ) -> dict[str, dict[str, list[str]]]:
-    """Text templates from the deterministic realizer for every template and cohort."""
+    """Text templates from the deterministic realizer for every template and cohort.
+
+    With ``schema`` the long forms talk in the schema's own words (see
+    :func:`~groundwatch.core.generation.realize.vocabulary`).
+    """
     missing = [c for c in cohorts if c not in verbalizers]
     if missing:
         raise KeyError(f"no verbalizer for cohorts {missing}; known: {sorted(verbalizers)}")
-    return {t.template_id: {c: realize(t, verbalizers[c]) for c in cohorts} for t in templates}
+    out: dict[str, dict[str, list[str]]] = {}
+    for t in templates:
+        vocab = vocabulary(t, schema)
+        out[t.template_id] = {c: realize(t, verbalizers[c], vocab) for c in cohorts}
+    return out
 
 
 def balance(texts: Sequence[str], k: int, key: str) -> list[str] | None:
@@ -144,11 +188,14 @@ def iter_groups(
     dataset_id: str = "default",
     summary: StageSummary | None = None,
     on_template: Callable[[SqlTemplate, int], None] | None = None,
+    list_answers: bool = False,
 ) -> Iterator[SemanticGroup]:
     """Stream semantic groups, template by template (Algorithm 1, lines 4–17).
 
     ``summary`` is updated in place as groups are produced; ``on_template`` is called after each
-    template with the number of groups it yielded (progress bars).
+    template with the number of groups it yielded (progress bars). ``list_answers`` keeps a fill
+    with several answers (of a one-column template that drops such fills) as a list answer, every
+    element required, instead of dropping it.
     """
     s = summary if summary is not None else StageSummary()
     s.sql_templates_proposed += len(templates)
@@ -161,11 +208,13 @@ def iter_groups(
                 break
             chosen[c] = picked
         if len(chosen) != len(cohorts):
-            s.rejected_templates[Rejection.TOO_FEW_TEXT] += 1
+            s.reject(Rejection.TOO_FEW_TEXT, {"sql": t.sql})
             if on_template:
                 on_template(t, 0)
             continue
-        produced = yield from _groups_of(port, schema, t, chosen, k, dataset_id, s)
+        produced = yield from _groups_of(
+            port, schema, t, chosen, k, dataset_id, s, list_answers=list_answers
+        )
         if produced:
             s.sql_templates += 1
             for c in cohorts:
@@ -176,6 +225,38 @@ def iter_groups(
             on_template(t, produced)
 
 
+def answer_in_question(
+    values: Sequence[str], texts: Sequence[str], filled: Sequence[str] = ()
+) -> str | None:
+    """The answer value a question gives away, if any: asked "the album of the track 'Ace of
+    Spades'", answer 'Ace of Spades', the question is its own answer.
+
+    A value gives itself away when it occurs, as whole words, in a placeholder value the question
+    carries (``filled``), or — if it is at least four characters long, so a one-letter grade "A"
+    does not match the article — anywhere in a text form.
+    """
+    return _gives_away(values, [x.casefold() for x in texts], filled)
+
+
+def _gives_away(
+    values: Sequence[str], texts_low: Sequence[str], filled: Sequence[str]
+) -> str | None:
+    values_low = [x.casefold() for x in filled]
+    for v in values:
+        needle = v.strip().casefold()
+        if not needle:
+            continue
+        # plain containment first (cheap); the word-boundary regex only confirms a hit
+        in_values = [x for x in values_low if needle in x]
+        in_texts = [x for x in texts_low if needle in x] if len(needle) >= 4 else []
+        if not in_values and not in_texts:
+            continue
+        pattern = re.compile(rf"(?<!\w){re.escape(needle)}(?!\w)")
+        if any(pattern.search(x) for x in (*in_values, *in_texts)):
+            return v
+    return None
+
+
 def _groups_of(
     port: QueryPort,
     schema: SchemaInfo,
@@ -184,42 +265,70 @@ def _groups_of(
     k: int,
     dataset_id: str,
     s: StageSummary,
+    *,
+    list_answers: bool = False,
 ) -> Generator[SemanticGroup, None, int]:
     grouped = plan(t, schema)
     combos = _combinations(port, grouped, s)
+    as_lists = (
+        list_answers
+        and t.on_multiple == "drop"
+        and len(t.selected) == 1
+        and grouped.list_sql is not None
+    )
     if grouped.sql is not None:
         if t.on_multiple == "reject":
             s.sql_statements += 1
             if _has_multiple(port, grouped):
-                s.rejected_templates[Rejection.MULTIPLE_ANSWERS] += 1
+                s.reject(Rejection.MULTIPLE_ANSWERS, {"sql": t.sql})
                 return 0
         s.grouped_query_templates += 1
         s.sql_statements += 1
-        fills: Iterator[Fill] = group_rows(port.rows(grouped.sql), grouped)
+        if as_lists:
+            assert grouped.list_sql is not None
+            fills: Iterator[Fill] = list_rows(port.rows(grouped.list_sql), grouped)
+        else:
+            fills = group_rows(port.rows(grouped.sql), grouped)
     else:
         s.per_combination_templates += 1
         if t.on_multiple == "reject":
             buffered = list(_per_combination(port, grouped, s))
             if any(f.n_answers > 1 for f in buffered):
-                s.rejected_templates[Rejection.MULTIPLE_ANSWERS] += 1
+                s.reject(Rejection.MULTIPLE_ANSWERS, {"sql": t.sql})
                 return 0
             fills = iter(buffered)
         else:
             fills = _per_combination(port, grouped, s)
     kinds = tuple(sel.kind for sel in t.selected)
+    samples = _candidate_samples(port, t, schema, s)
     compiled = [(c, [compile_text(tt, t) for tt in texts]) for c, texts in chosen.items()]
+    # the words of the forms that are not placeholder values, once per template: an answer that
+    # appears there is in every form of every fill (the hot loop only checks the values)
+    wording = [
+        p.casefold() for _, parts in compiled for pt in parts for p in pt if isinstance(p, str)
+    ]
     seen = produced = 0
     for fill in fills:
         seen += 1
-        if fill.n_answers > 1:
-            s.dropped_fills[Rejection.MULTIPLE_ANSWERS] += 1
-            continue
-        answer = fill.answer
-        if any(v is None for v in answer):
-            s.dropped_fills["null_answer"] += 1
-            continue
-        values, types = typed_answer(answer, kinds)
         params = {p: json_param(v) for p, v in fill.params.items()}
+        if fill.n_answers > 1:
+            if not (as_lists and fill.answers and fill.n_answers <= MAX_LIST_ANSWERS):
+                s.drop(
+                    Rejection.MULTIPLE_ANSWERS,
+                    {"sql": t.sql, "params": params, "answers": fill.n_answers},
+                )
+                continue
+            if any(v is None for a in fill.answers for v in a):
+                s.drop("null_answer", {"sql": t.sql, "params": params})
+                continue
+            values = [format_value(a[0]) for a in fill.answers]
+            types = [kinds[0] or kind_of_value(fill.answers[0][0])] * len(values)
+        else:
+            answer = fill.answer
+            if any(v is None for v in answer):
+                s.drop("null_answer", {"sql": t.sql, "params": params})
+                continue
+            values, types = typed_answer(answer, kinds)
         shown = [format_value(v) for v in fill.params.values()]
         gid = group_id_for(t.sql, params)
         forms: list[dict[str, str]] = []
@@ -229,8 +338,17 @@ def _groups_of(
             distinct = distinct and len(set(texts)) == k
             forms.extend({"form_id": form_id_for(gid, c, x), "cohort": c, "text": x} for x in texts)
         if not distinct:
-            s.dropped_fills["duplicate_forms"] += 1
+            s.drop("duplicate_forms", {"sql": t.sql, "params": params})
             continue
+        given = _gives_away(values, wording, shown)
+        if given is not None:
+            s.drop(
+                "answer_in_question",
+                {"sql": t.sql, "params": params, "answer": given, "text": forms[0]["text"]},
+            )
+            continue
+        if fill.n_answers > 1:
+            s.list_answers += 1
         s.queries += 1
         s.groups += 1
         for c, _ in compiled:
@@ -244,16 +362,41 @@ def _groups_of(
                 "dataset_id": dataset_id,
                 "sql": t.sql,
                 "params": params,
-                "answer": {"values": values, "types": types},
+                "answer": {
+                    "values": values,
+                    "types": types,
+                    # a list answer's elements all come from the one column: one sample each
+                    "candidates": candidates_for(
+                        samples * len(values) if fill.n_answers > 1 else samples, values
+                    ),
+                },
                 "forms": forms,
                 "template_id": t.template_id,
             }
         )
     s.combinations += combos
-    s.dropped_fills["no_answer"] += max(0, combos - seen)
+    missing = max(0, combos - seen)
+    if missing:
+        s.drop(
+            "no_answer", {"sql": t.sql, "combinations": combos, "without_answer": missing}, missing
+        )
     if produced == 0 and seen == 0:
-        s.rejected_templates[Rejection.NO_FILLS] += 1
+        s.reject(Rejection.NO_FILLS, {"sql": t.sql})
     return produced
+
+
+def _candidate_samples(
+    port: QueryPort, t: SqlTemplate, schema: SchemaInfo, s: StageSummary
+) -> list[ColumnSample | None]:
+    """Per answer column, a bounded sample of its distinct values (one streamed query each)."""
+    out: list[ColumnSample | None] = []
+    for sql in candidate_queries(t, schema):
+        if sql is None:
+            out.append(None)
+            continue
+        s.sql_statements += 1
+        out.append(ColumnSample.of(r[0] for r in port.rows(sql)))
+    return out
 
 
 def _has_multiple(port: QueryPort, grouped: GroupedPlan) -> bool:
@@ -272,6 +415,7 @@ def build_groups(
     cohorts: Sequence[str] = ("short", "long"),
     dataset_id: str = "default",
     on_template: Callable[[SqlTemplate, int], None] | None = None,
+    list_answers: bool = False,
 ) -> GenerationResult:
     """All groups in memory, with the stage summary and the templates that produced them."""
     summary = StageSummary()
@@ -286,6 +430,7 @@ def build_groups(
             dataset_id=dataset_id,
             summary=summary,
             on_template=on_template,
+            list_answers=list_answers,
         )
     )
     used = {g.template_id for g in groups}

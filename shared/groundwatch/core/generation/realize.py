@@ -12,9 +12,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from groundwatch.core.generation.answers import format_value
-from groundwatch.core.generation.naming import humanize
+from groundwatch.core.generation.naming import attribute_label, entity_noun, humanize, plural
+from groundwatch.core.generation.rules import named
+from groundwatch.core.generation.schema import SchemaInfo, TableInfo
 from groundwatch.core.generation.templates import SqlTemplate, tokens_in
 from groundwatch.core.generation.verbalizers import Verbalizer
+from groundwatch.core.model import AnswerType
 
 _SPACES = re.compile(r"\s+")
 
@@ -24,25 +27,113 @@ def word_count(text: str) -> int:
     return len(re.sub(r"'?\[[^\]]+\]'?", "X", text).split())
 
 
-def template_parts(template: SqlTemplate) -> dict[str, str]:
+def _subject(template: SqlTemplate, schema: SchemaInfo | None) -> TableInfo | None:
+    """The table whose rows the question is about: the one its entity noun names, else the
+    named row's table."""
+    if schema is None:
+        return None
+    for t in schema.tables:
+        if template.entity and entity_noun(t.name) == template.entity:
+            return t
+    name = template.selected[0].table if template.selected else template.slots[0].table
+    if template.kind != "single" and template.slots:
+        name = template.slots[0].table
+    return schema.table(name)
+
+
+def _listing(items: Sequence[str]) -> str:
+    items = list(dict.fromkeys(i for i in items if i))
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def vocabulary(template: SqlTemplate, schema: SchemaInfo | None = None) -> dict[str, str]:
+    """Words of the schema around one template, for long forms: what else its rows record, what
+    they are linked to, what kind of value is asked. Only names from the schema (table, column,
+    related-table names) and the answer's type go in, so a music schema's questions talk about
+    albums and tracks, never about "the management team"."""
+    asked = {(s.table, s.column) for s in template.selected} | {
+        (s.table, s.column) for s in template.slots
+    }
+    subject = _subject(template, schema)
+    entity = template.entity or (entity_noun(subject.name) if subject else "record")
+    attrs: list[str] = []
+    related: list[str] = []
+    if subject is not None and schema is not None:
+        selected = {(s.table, s.column) for s in template.selected}
+        attrs = [
+            attribute_label(c.name, c.kind)
+            for c in subject.descriptive()
+            if (subject.name, c.name) not in asked
+        ][:3] or [
+            # nothing else recorded: the columns the question names it by (never the answer)
+            attribute_label(c.name, c.kind)
+            for c in subject.descriptive()
+            if (subject.name, c.name) not in selected
+        ][:3]
+        for fk in subject.foreign_keys:
+            other = schema.table(fk.ref_table)
+            if other is not None and other.name != subject.name:
+                related.append(plural(entity_noun(other.name)))
+        for t in schema.tables:
+            if t.name != subject.name and any(
+                fk.ref_table.lower() == subject.name.lower() for fk in t.foreign_keys
+            ):
+                related.append(plural(entity_noun(t.name)))
+    else:
+        related = [plural(entity_noun(t)) for t in template.tables[1:]]
+    related = [r for r in dict.fromkeys(related) if r != plural(entity)][:3]
+    kinds = {s.kind for s in template.selected}
+    kind_noun = (
+        "date"
+        if kinds == {AnswerType.DATE}
+        else "number"
+        if kinds == {AnswerType.NUMBER}
+        else "value"
+    )
+    return {
+        "entities": plural(entity),
+        "attrs": _listing(attrs) or "other details",
+        "related": _listing(related) or "other records",
+        "related_clause": f", which are linked to the {_listing(related)}," if related else "",
+        "kind_noun": kind_noun,
+    }
+
+
+def template_parts(template: SqlTemplate, vocab: Mapping[str, str] | None = None) -> dict[str, str]:
     """The pattern fields for one SQL template (see :mod:`verbalizers`)."""
     slots = template.slots
     quoted = [f"'{s.grammar_token()}'" for s in slots]
-    if len(slots) == 1 and slots[0].param in template.identifier_slots:
+    entity = template.entity or "record"
+    if template.refs is not None:
+        ref, the_ref = template.refs
+    elif len(slots) == 1 and slots[0].param in template.identifier_slots:
         ref = quoted[0]
-        the_ref = f"the {template.entity} named {quoted[0]}"
+        the_ref = named(entity, slots[0].column, quoted[0])
+    elif len({s.table for s in slots}) > 1:
+        nouns = [entity_noun(s.table) for s in slots]
+        ref = " and ".join(f"{n} {q}" for n, q in zip(nouns, quoted, strict=True))
+        the_ref = " and ".join(
+            named(n, s.column, q)
+            if s.param in template.identifier_slots
+            else f"the {n} with {humanize(s.column)} {q}"
+            for n, s, q in zip(nouns, slots, quoted, strict=True)
+        )
     else:
         conds = [f"{humanize(s.column)} {q}" for s, q in zip(slots, quoted, strict=True)]
-        ref = f"{template.entity} with " + " and ".join(conds)
-        the_ref = f"the {template.entity} whose " + " and whose ".join(
+        ref = f"{entity} with " + " and ".join(conds)
+        the_ref = f"the {entity} whose " + " and whose ".join(
             f"{humanize(s.column)} is {q}" for s, q in zip(slots, quoted, strict=True)
         )
-    return {
+    parts = {
         "answer": template.answer_label or "value",
-        "entity": template.entity or "record",
+        "entity": entity,
         "ref": ref,
         "the_ref": the_ref,
     }
+    parts.update(vocab if vocab is not None else vocabulary(template))
+    return parts
 
 
 def _tidy(text: str) -> str:
@@ -50,13 +141,16 @@ def _tidy(text: str) -> str:
     return text[:1].upper() + text[1:] if text[:1].islower() and not text.startswith("'") else text
 
 
-def realize(template: SqlTemplate, verbalizer: Verbalizer) -> list[str]:
+def realize(
+    template: SqlTemplate, verbalizer: Verbalizer, vocab: Mapping[str, str] | None = None
+) -> list[str]:
     """Distinct text templates for one SQL template in one cohort, in pattern order.
 
-    Long forms are padded with generic context until they reach ``min_words``; every text template
-    carries exactly the SQL template's placeholders (a pattern that would drop one is skipped).
+    Long forms are padded with sentences about the schema (the verbalizer's padding patterns,
+    filled with the same fields) until they reach ``min_words``; every text template carries
+    exactly the SQL template's placeholders (a pattern that would drop one is skipped).
     """
-    parts = template_parts(template)
+    parts = template_parts(template, vocab)
     want = {s.grammar_token() for s in template.slots}
     out: list[str] = []
     for pattern in verbalizer.patterns:
@@ -66,7 +160,7 @@ def realize(template: SqlTemplate, verbalizer: Verbalizer) -> list[str]:
             pad = next(pads, None)
             if pad is None:
                 break
-            text = f"{text} {pad}"
+            text = f"{text} {_tidy(pad.format(**parts))}"
         if word_count(text) < verbalizer.min_words or tokens_in(text) != want:
             continue
         if text not in out:

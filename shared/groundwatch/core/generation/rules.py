@@ -3,18 +3,40 @@
 It follows the paper's criteria (Table 7, Appendix D.1) mechanically instead of by prompt:
 selected and condition columns must be meaningful and descriptive (no record identifiers), and the
 query must yield a single answer — checked against the functional dependencies observed in the
-data. Three shapes, as C_sql asks for: one placeholder, two placeholders, and one-hop joins.
+data. The shapes, as C_sql asks for and as the schema's keys allow:
+
+- one placeholder and two placeholders on one table;
+- joins along foreign keys, one hop and chains of ``max_hops`` ("account manager of the client of
+  project X");
+- many-to-many link tables (``employment(Company_ID, People_ID, Year_working)``): a link
+  attribute asked with one placeholder per end ("years of employment of person X at company Y"),
+  and one end asked from the other;
+- tables without a column that names a row (invoices, readings), reached through the row they
+  point at, with a second condition from their composite key or their dates;
+- aggregates over the rows pointing at a named row: how many, the latest date.
+
+Templates whose fills may have several answers are marked ``on_multiple="drop"``: such fills are
+dropped (and reported) or, when asked for, kept as list answers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from itertools import combinations
+from dataclasses import dataclass, replace
+from itertools import combinations, permutations
 
 from sqlglot import exp
 
-from groundwatch.core.generation.naming import entity_noun, humanize, param_name, role_of_fk, words
-from groundwatch.core.generation.schema import ColumnInfo, SchemaInfo, TableInfo
+from groundwatch.core.generation.naming import (
+    attribute_label,
+    entity_noun,
+    humanize,
+    param_name,
+    plural,
+    role_of_fk,
+    singular,
+    words,
+)
+from groundwatch.core.generation.schema import ColumnInfo, ForeignKeyInfo, SchemaInfo, TableInfo
 from groundwatch.core.generation.templates import (
     JoinInfo,
     Selected,
@@ -35,6 +57,10 @@ class RuleConfig:
     ``pair_min_coverage``: share of a table's rows two conditions must single out for a
     two-placeholder template. ``join_attributes``: "identifier" asks a joined row only for its
     name ("director of project X"); "all" also asks its other attributes (two-document questions).
+    ``max_hops``: longest chain of foreign keys followed from the named row (1 = direct joins).
+    ``links``: templates through many-to-many link tables. ``children``: rows of tables that have
+    no naming column, reached through the row they point at. ``aggregates``: counts and latest
+    dates over the rows pointing at a named row.
     """
 
     key_ratio: float = 0.9
@@ -44,6 +70,10 @@ class RuleConfig:
     joins: bool = True
     reverse_joins: bool = True
     join_attributes: str = "identifier"
+    max_hops: int = 2
+    links: bool = True
+    children: bool = True
+    aggregates: bool = True
 
 
 def _where(cols: list[tuple[exp.Expression, str]]) -> exp.Expression:
@@ -82,7 +112,7 @@ def single_template(
         tables=(table.name,),
         origin="rule",
         kind="single" if len(keys) == 1 else "pair",
-        answer_label=humanize(attr.name),
+        answer_label=attribute_label(attr.name, attr.kind),
         entity=entity_noun(table.name),
         on_multiple="reject" if len(keys) == 1 else "drop",
         identifier_slots=key_like,
@@ -129,7 +159,7 @@ def join_template(
         label = (
             join.role
             if identifier and attr.name == identifier.name
-            else (f"{humanize(attr.name)} of the {join.role}")
+            else (f"{attribute_label(attr.name, attr.kind)} of the {join.role}")
         )
         entity = entity_noun(base.name)
     else:
@@ -154,6 +184,10 @@ def join_template(
 def rule_templates(schema: SchemaInfo, config: RuleConfig | None = None) -> list[SqlTemplate]:
     """All SQL templates the schema and its data support, in a stable order."""
     cfg = config or RuleConfig()
+    if any(t.key_ratio != cfg.key_ratio for t in schema.tables):
+        schema = replace(
+            schema, tables=tuple(replace(t, key_ratio=cfg.key_ratio) for t in schema.tables)
+        )
     out: list[SqlTemplate] = []
     for table in schema.tables:
         descriptive = table.descriptive()
@@ -167,6 +201,25 @@ def rule_templates(schema: SchemaInfo, config: RuleConfig | None = None) -> list
             out.extend(_pair_templates(table, descriptive, keys, cfg, schema))
         if cfg.joins:
             out.extend(_join_templates(table, keys, cfg, schema))
+        if cfg.joins and cfg.max_hops >= 2:
+            out.extend(_chain_templates(table, keys, cfg, schema))
+        if cfg.links and is_link_table(table):
+            out.extend(_link_templates(table, schema, cfg))
+        elif cfg.children and table.identifier() is None:
+            out.extend(_child_templates(table, schema))
+        if cfg.aggregates:
+            out.extend(_aggregate_templates(table, schema))
+    return _unique(out)
+
+
+def _unique(templates: list[SqlTemplate]) -> list[SqlTemplate]:
+    """One template per SQL text (two routes can reach the same query)."""
+    seen: set[str] = set()
+    out = []
+    for t in templates:
+        if t.sql not in seen:
+            seen.add(t.sql)
+            out.append(t)
     return out
 
 
@@ -232,4 +285,403 @@ def _join_templates(
             reverse = JoinInfo(table.name, fk.column, other.name, fk.ref_column, role, "reverse")
             for okey in [c for c in other.descriptive() if other.is_key_like(c, cfg.key_ratio)]:
                 out.append(join_template(other, okey, table, mine, reverse, schema))
+    return out
+
+
+# --- multi-hop joins, link tables, child rows, aggregates -------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """``JOIN table AS alias ON left_alias.left_col = alias.right_col``."""
+
+    table: str
+    alias: str
+    left_alias: str
+    left_col: str
+    right_col: str
+
+
+def _alias(name: str, taken: set[str]) -> str:
+    base = "_".join(words(name)) or "t"
+    alias, i = base, 2
+    while alias.lower() in taken:
+        alias, i = f"{base}_{i}", i + 1
+    taken.add(alias.lower())
+    return alias
+
+
+def _table(name: str, alias: str) -> exp.Table:
+    t = exp.Table(this=ident(name))
+    if alias != name:
+        t.set("alias", exp.TableAlias(this=ident(alias)))
+    return t
+
+
+def _query(
+    projections: list[exp.Expression],
+    base: str,
+    steps: list[_Step],
+    conds: list[tuple[str, str, str]],
+    dialect: str,
+) -> str:
+    """``SELECT projections FROM base JOIN steps… WHERE alias.col = :param AND …``."""
+    tree = exp.Select(
+        expressions=projections,
+        from_=exp.From(this=_table(base, base)),
+        where=exp.Where(this=_where([(_col(c, a), p) for a, c, p in conds])),
+    )
+    if steps:
+        tree.set(
+            "joins",
+            [
+                exp.Join(
+                    this=_table(s.table, s.alias),
+                    on=exp.EQ(
+                        this=_col(s.left_col, s.left_alias), expression=_col(s.right_col, s.alias)
+                    ),
+                )
+                for s in steps
+            ],
+        )
+    return render(tree, dialect)
+
+
+def is_link_table(table: TableInfo) -> bool:
+    """A many-to-many link: two or more foreign keys and no column that names its rows."""
+    return len(table.fk_columns) >= 2 and table.identifier() is None
+
+
+def _noun(fk: ForeignKeyInfo, other: TableInfo) -> str:
+    """What the row a foreign key points at is called here: its role if the key names one
+    (``director_id`` → director), else the table's noun (``Company_ID`` → company)."""
+    role = role_of_fk(fk.column)
+    noun = entity_noun(other.name)
+    if not role or role == humanize(fk.column) or singular(role) == noun:
+        return noun
+    return role
+
+
+def named(noun: str, column: str, token: str) -> str:
+    """``the company named 'X'``, ``the album titled 'X'``, ``the product with code 'X'``."""
+    last = (words(column) or [""])[-1]
+    if last == "title":
+        return f"the {noun} titled {token}"
+    if last in ("code", "label", "handle", "username", "designation"):
+        return f"the {noun} with {humanize(column)} {token}"
+    return f"the {noun} named {token}"
+
+
+def _token(slot: Slot) -> str:
+    return f"'{slot.grammar_token()}'"
+
+
+def _dedup(names: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(names))
+
+
+def _chain_templates(
+    table: TableInfo, keys: list[ColumnInfo], cfg: RuleConfig, schema: SchemaInfo
+) -> list[SqlTemplate]:
+    """Two foreign keys in a row, each many-to-one: "account manager of the client of project X".
+
+    Every step lands on one row, so a fill has one answer unless the name itself is shared.
+    """
+    out: list[SqlTemplate] = []
+    if not keys:
+        return out
+    for fk1 in table.foreign_keys:
+        mid = schema.table(fk1.ref_table)
+        if mid is None:
+            continue
+        for fk2 in mid.foreign_keys:
+            end = schema.table(fk2.ref_table)
+            target = end.identifier() if end is not None else None
+            if end is None or target is None:
+                continue
+            role1, role2 = _noun(fk1, mid), _noun(fk2, end)
+            taken = {table.name.lower()}
+            a1, a2 = _alias(role1, taken), _alias(role2, taken)
+            steps = [
+                _Step(mid.name, a1, table.name, fk1.column, fk1.ref_column),
+                _Step(end.name, a2, a1, fk2.column, fk2.ref_column),
+            ]
+            for key in keys:
+                p = param_name(key.name, set())
+                slot = Slot(p, table.name, key.name, table.name)
+                out.append(
+                    SqlTemplate(
+                        sql=_query(
+                            [_col(target.name, a2)],
+                            table.name,
+                            steps,
+                            [(table.name, key.name, p)],
+                            schema.dialect,
+                        ),
+                        slots=assign_tokens([slot]),
+                        selected=(Selected(end.name, target.name, a2, target.kind),),
+                        tables=_dedup([table.name, mid.name, end.name]),
+                        origin="rule",
+                        kind="chain",
+                        answer_label=f"{role2} of the {role1}",
+                        entity=entity_noun(table.name),
+                        on_multiple="drop",
+                        identifier_slots=(p,),
+                    )
+                )
+    return out
+
+
+_End = tuple[ForeignKeyInfo, TableInfo, ColumnInfo]
+
+
+def _ends(table: TableInfo, schema: SchemaInfo) -> list[_End]:
+    """The foreign keys of ``table`` whose target has a naming column, with that column."""
+    out = []
+    for fk in table.foreign_keys:
+        other = schema.table(fk.ref_table)
+        ident_col = other.identifier() if other is not None else None
+        if other is not None and ident_col is not None:
+            out.append((fk, other, ident_col))
+    return out
+
+
+def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> list[SqlTemplate]:
+    """Through a many-to-many link table: its own attributes asked with one placeholder per end
+    ("year working of the person named X and the company named Y", as GRAMMAR's authors asked
+    of ``employment``), and each end asked from the other ("company of the person named X")."""
+    out: list[SqlTemplate] = []
+    entity = entity_noun(link.name)
+    for (fa, a_tbl, ka), (fb, b_tbl, kb) in combinations(_ends(link, schema), 2):
+        if fa.column == fb.column:
+            continue
+        na, nb = _noun(fa, a_tbl), _noun(fb, b_tbl)
+        taken = {link.name.lower()}
+        aa, ab = _alias(na, taken), _alias(nb, taken)
+        steps = [
+            _Step(a_tbl.name, aa, link.name, fa.column, fa.ref_column),
+            _Step(b_tbl.name, ab, link.name, fb.column, fb.ref_column),
+        ]
+        ptaken: set[str] = set()
+        pa = param_name(f"{na} {ka.name}", ptaken)
+        pb = param_name(f"{nb} {kb.name}", ptaken)
+        slots = assign_tokens(
+            [Slot(pa, a_tbl.name, ka.name, aa), Slot(pb, b_tbl.name, kb.name, ab)]
+        )
+        sa, sb = slots
+        both = (
+            f"{na} {_token(sa)} and {nb} {_token(sb)}",
+            f"{named(na, ka.name, _token(sa))} and {named(nb, kb.name, _token(sb))}",
+        )
+        tables = _dedup([link.name, a_tbl.name, b_tbl.name])
+        for attr in link.descriptive():
+            out.append(
+                SqlTemplate(
+                    sql=_query(
+                        [_col(attr.name, link.name)],
+                        link.name,
+                        steps,
+                        [(aa, ka.name, pa), (ab, kb.name, pb)],
+                        schema.dialect,
+                    ),
+                    slots=slots,
+                    selected=(Selected(link.name, attr.name, link.name, attr.kind),),
+                    tables=tables,
+                    origin="rule",
+                    kind="link",
+                    answer_label=attribute_label(attr.name, attr.kind),
+                    entity=entity,
+                    on_multiple="drop",
+                    identifier_slots=(pa, pb),
+                    refs=both,
+                )
+            )
+        for (x_alias, x_tbl, kx, nx), (y_alias, y_tbl, ky, ny) in permutations(
+            [(aa, a_tbl, ka, na), (ab, b_tbl, kb, nb)]
+        ):
+            p = param_name(f"{nx} {kx.name}", set())
+            slot = assign_tokens([Slot(p, x_tbl.name, kx.name, x_alias)])
+            out.append(
+                SqlTemplate(
+                    sql=_query(
+                        [_col(ky.name, y_alias)],
+                        link.name,
+                        steps,
+                        [(x_alias, kx.name, p)],
+                        schema.dialect,
+                    ),
+                    slots=slot,
+                    selected=(Selected(y_tbl.name, ky.name, y_alias, ky.kind),),
+                    tables=tables,
+                    origin="rule",
+                    kind="link",
+                    answer_label=ny,
+                    entity=nx,
+                    on_multiple="drop",
+                    identifier_slots=(p,),
+                    refs=(_token(slot[0]), named(nx, kx.name, _token(slot[0]))),
+                )
+            )
+    return out
+
+
+def _child_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
+    """A table with no naming column (invoices, readings), reached through the row it points at.
+
+    With one placeholder ("total of the invoice of the customer named X": one answer only for
+    customers with one invoice, the other fills are dropped and reported), and with a second
+    condition that singles a row out: a column of its composite key, else a date.
+    """
+    out: list[SqlTemplate] = []
+    entity = entity_noun(table.name)
+    attrs = table.descriptive()
+    if not attrs:
+        return out
+    in_key = [c for c in attrs if c.name in table.primary_key]
+    dated = [c for c in attrs if c.kind is AnswerType.DATE and c.distinct * 2 >= table.rows]
+    seconds = in_key or dated
+    for fk, parent, kp in _ends(table, schema):
+        if parent.name == table.name:
+            continue
+        noun = _noun(fk, parent)
+        taken = {table.name.lower()}
+        ap = _alias(noun, taken)
+        steps = [_Step(parent.name, ap, table.name, fk.column, fk.ref_column)]
+        ptaken: set[str] = set()
+        p = param_name(f"{noun} {kp.name}", ptaken)
+        pslot = Slot(p, parent.name, kp.name, ap)
+        tables = _dedup([table.name, parent.name])
+        of_parent = named(noun, kp.name, f"'{pslot.grammar_token()}'")
+        for attr in attrs:
+            slots = assign_tokens([pslot])
+            out.append(
+                SqlTemplate(
+                    sql=_query(
+                        [_col(attr.name, table.name)],
+                        table.name,
+                        steps,
+                        [(ap, kp.name, p)],
+                        schema.dialect,
+                    ),
+                    slots=slots,
+                    selected=(Selected(table.name, attr.name, table.name, attr.kind),),
+                    tables=tables,
+                    origin="rule",
+                    kind="child",
+                    answer_label=attribute_label(attr.name, attr.kind),
+                    entity=entity,
+                    on_multiple="drop",
+                    identifier_slots=(p,),
+                    refs=(
+                        _terse_child(noun, _token(slots[0]), entity, attr),
+                        f"the {entity} of {of_parent}",
+                    ),
+                )
+            )
+        for second in seconds:
+            p2 = param_name(second.name, set(ptaken))
+            slots = assign_tokens([pslot, Slot(p2, table.name, second.name, table.name)])
+            label2 = attribute_label(second.name, second.kind)
+            for attr in attrs:
+                if attr.name == second.name:
+                    continue
+                out.append(
+                    SqlTemplate(
+                        sql=_query(
+                            [_col(attr.name, table.name)],
+                            table.name,
+                            steps,
+                            [(ap, kp.name, p), (table.name, second.name, p2)],
+                            schema.dialect,
+                        ),
+                        slots=slots,
+                        selected=(Selected(table.name, attr.name, table.name, attr.kind),),
+                        tables=tables,
+                        origin="rule",
+                        kind="child",
+                        answer_label=attribute_label(attr.name, attr.kind),
+                        entity=entity,
+                        on_multiple="drop",
+                        identifier_slots=(p,),
+                        refs=(
+                            f"{_terse_child(noun, _token(slots[0]), entity, attr)}, "
+                            f"{label2} {_token(slots[1])}",
+                            f"the {entity} of {of_parent} with {label2} {_token(slots[1])}",
+                        ),
+                    )
+                )
+    return out
+
+
+def _terse_child(noun: str, token: str, entity: str, attr: ColumnInfo) -> str:
+    """``customer 'X' invoice``, or ``customer 'X'`` when the attribute already names the row
+    ("order date" of an order: "customer 'X' order order date" would say it twice)."""
+    if attribute_label(attr.name, attr.kind).startswith(entity + " "):
+        return f"{noun} {token}"
+    return f"{noun} {token} {entity}"
+
+
+def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
+    """Over the rows of ``table`` that point at a named row: how many, and the latest date.
+
+    The answer is one value per fill by construction (an aggregate), read from the database like
+    every other answer. Through a link table the count is of the distinct rows at the other end
+    ("number of companies of the person named X").
+    """
+    out: list[SqlTemplate] = []
+    link = is_link_table(table)
+    entity = entity_noun(table.name)
+    dates = [c for c in table.descriptive() if c.kind is AnswerType.DATE]
+    for fk, parent, kp in _ends(table, schema):
+        noun = _noun(fk, parent)
+        taken = {table.name.lower()}
+        ap = _alias(noun, taken)
+        steps = [_Step(parent.name, ap, table.name, fk.column, fk.ref_column)]
+        p = param_name(f"{noun} {kp.name}", set())
+        slots = assign_tokens([Slot(p, parent.name, kp.name, ap)])
+        refs = (_token(slots[0]), named(noun, kp.name, _token(slots[0])))
+        counted: list[tuple[exp.Expression, str, str]] = []
+        if link:
+            for other in table.foreign_keys:
+                target = schema.table(other.ref_table)
+                if other.column == fk.column or target is None:
+                    continue
+                counted.append(
+                    (
+                        exp.Count(this=exp.Distinct(expressions=[_col(other.column, table.name)])),
+                        other.column,
+                        f"number of {plural(_noun(other, target))}",
+                    )
+                )
+        else:
+            counted.append((exp.Count(this=exp.Star()), "*", f"number of {plural(entity)}"))
+        items: list[tuple[exp.Expression, str, str, AnswerType | None, str]] = [
+            (e, col, label, AnswerType.NUMBER, "count") for e, col, label in counted
+        ]
+        for d in dates:
+            items.append(
+                (
+                    exp.Max(this=_col(d.name, table.name)),
+                    d.name,
+                    f"latest {attribute_label(d.name, d.kind)}",
+                    d.kind,
+                    "max",
+                )
+            )
+        for expr, col, label, kind, agg in items:
+            out.append(
+                SqlTemplate(
+                    sql=_query([expr], table.name, steps, [(ap, kp.name, p)], schema.dialect),
+                    slots=slots,
+                    selected=(Selected(table.name, col, table.name, kind, agg),),
+                    tables=_dedup([table.name, parent.name]),
+                    origin="rule",
+                    kind="aggregate",
+                    answer_label=label,
+                    entity=noun,
+                    on_multiple="drop",
+                    identifier_slots=(p,),
+                    refs=refs,
+                )
+            )
     return out

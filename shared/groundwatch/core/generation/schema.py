@@ -29,7 +29,8 @@ class ColumnInfo:
     """One attribute with its answer kind and data profile.
 
     ``kind`` is None for types an answer cannot be compared as (blobs, JSON, arrays): such columns
-    are never asked about.
+    are never asked about. ``samples``: a few values as text, read only when steering needs to
+    tell personal data by its values (e-mail addresses, phone numbers).
     """
 
     name: str
@@ -40,6 +41,7 @@ class ColumnInfo:
     distinct: int = 0
     non_null: int = 0
     unique: bool = False
+    samples: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,7 @@ class TableInfo:
     rows: int = 0
     fd_violations: Mapping[tuple[str, str], int] = field(default_factory=dict)
     pair_profile: Mapping[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    key_ratio: float = 0.9
 
     def column(self, name: str) -> ColumnInfo | None:
         for c in self.columns:
@@ -93,7 +96,7 @@ class TableInfo:
             if c.kind is not None and not self.is_surrogate(c) and c.non_null > 0
         ]
 
-    def is_key_like(self, col: ColumnInfo, ratio: float = 0.9) -> bool:
+    def is_key_like(self, col: ColumnInfo, ratio: float | None = None) -> bool:
         """A text column that names a row: declared unique, or name-like and (nearly) distinct.
 
         Distinctness alone is not enough: in a small table every industry may happen to be
@@ -106,7 +109,8 @@ class TableInfo:
             return False
         if col.unique:
             return True
-        return is_name_like(col.name) and col.distinct >= ratio * col.non_null
+        share = self.key_ratio if ratio is None else ratio
+        return is_name_like(col.name) and col.distinct >= share * col.non_null
 
     def determines(self, key: str, attr: str) -> bool | None:
         """Whether ``key → attr`` holds in the data (None if it was not profiled)."""
@@ -124,10 +128,16 @@ class TableInfo:
 
 @dataclass(frozen=True, slots=True)
 class SchemaInfo:
-    """The database schema S = {S_1..S_N}, with the SQL dialect templates are rendered in."""
+    """The database schema S = {S_1..S_N}, with the SQL dialect templates are rendered in.
+
+    ``excluded`` / ``excluded_tables``: what steering removed, lower-cased, with the reason, so a
+    template that uses them is rejected for that reason (see :mod:`.steering`).
+    """
 
     tables: tuple[TableInfo, ...]
     dialect: str = "sqlite"
+    excluded: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    excluded_tables: Mapping[str, str] = field(default_factory=dict)
 
     def table(self, name: str) -> TableInfo | None:
         for t in self.tables:

@@ -20,7 +20,7 @@ from sqlglot import exp
 from groundwatch.core.model import AnswerType
 
 Origin = Literal["rule", "llm", "import"]
-Kind = Literal["single", "pair", "join", "other"]
+Kind = Literal["single", "pair", "join", "chain", "link", "child", "aggregate", "other"]
 OnMultiple = Literal["reject", "drop"]
 
 _PLAIN_IDENT = re.compile(r"[a-z_][a-z0-9_]*")
@@ -127,6 +127,7 @@ class Selected:
     column: str
     alias: str
     kind: AnswerType | None = AnswerType.TEXT
+    agg: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +152,10 @@ class SqlTemplate:
 
     ``answer_label`` names what is asked ("job title", "director"), ``entity`` the thing the
     conditions identify ("project"). ``on_multiple`` says what the singular-answer check does with a
-    fill that has several answers: drop that fill, or reject the whole template.
+    fill that has several answers: drop that fill, or reject the whole template. ``refs`` is the
+    (terse, full) way to name what the placeholders identify, when the generator that wrote the
+    template knows better than the generic wording (a link table's two ends, a child row of a
+    named parent); None lets the realizer derive it from the slots.
     """
 
     sql: str
@@ -165,6 +169,7 @@ class SqlTemplate:
     join: JoinInfo | None = None
     on_multiple: OnMultiple = "drop"
     identifier_slots: tuple[str, ...] = field(default_factory=tuple)
+    refs: tuple[str, str] | None = None
 
     @property
     def template_id(self) -> str:

@@ -17,7 +17,13 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from groundwatch.core.generation.naming import entity_noun, humanize, is_name_like, param_name
+from groundwatch.core.generation.naming import (
+    attribute_label,
+    entity_noun,
+    is_name_like,
+    param_name,
+    plural,
+)
 from groundwatch.core.generation.schema import SchemaInfo, TableInfo
 from groundwatch.core.generation.templates import (
     Origin,
@@ -27,6 +33,7 @@ from groundwatch.core.generation.templates import (
     assign_tokens,
     render,
 )
+from groundwatch.core.model import AnswerType
 from groundwatch.errors import UnsafeSQL
 
 _ALLOWED: tuple[type[exp.Expression], ...] = (
@@ -64,7 +71,28 @@ _ALLOWED: tuple[type[exp.Expression], ...] = (
     exp.Limit,
     exp.Tuple,
     exp.Neg,
+    exp.Count,
+    exp.Max,
+    exp.Min,
+    exp.Sum,
+    exp.Avg,
+    exp.Star,
 )
+#: Aggregates a template may project (never nest, never condition on): "number of …", "latest …".
+_AGGREGATES: dict[type[exp.Expression], str] = {
+    exp.Count: "count",
+    exp.Max: "max",
+    exp.Min: "min",
+    exp.Sum: "sum",
+    exp.Avg: "avg",
+}
+_AGG_WORDS = {
+    "count": "number",
+    "max": "latest",
+    "min": "earliest",
+    "sum": "total",
+    "avg": "average",
+}
 # Paper placeholders, quoted or not: '[Client.Name]' or [Client.Name].
 _PAPER_TOKEN = re.compile(r"'?\[([A-Za-z_][\w ]*)\.([A-Za-z_][\w ]*)\]'?")
 
@@ -88,6 +116,7 @@ class Rejection:
     MULTIPLE_ANSWERS = "several_answers"
     NO_FILLS = "no_answered_fill"
     TOO_FEW_TEXT = "too_few_text_templates"
+    EXCLUDED = "excluded_by_steering"
 
 
 def reject(code: str, detail: str) -> UnsafeSQL:
@@ -141,6 +170,23 @@ def _parse_single_select(sql: str, dialect: str) -> exp.Select:
     for key in ("with_", "with", "into", "locks", "group", "having", "joins_using"):
         if stmt.args.get(key):
             raise reject(Rejection.FORBIDDEN, key)
+    for node in stmt.walk():
+        if isinstance(node, exp.Star) and not isinstance(node.parent, exp.Count):
+            raise reject(Rejection.STAR, "* outside COUNT(*)")
+        if isinstance(node, tuple(_AGGREGATES)):
+            top = node.parent.this if isinstance(node.parent, exp.Alias) else node
+            if (
+                top is not node
+                or node.parent_select is not stmt
+                or node.find_ancestor(exp.Where, exp.Join, exp.Order)
+            ):
+                raise reject(Rejection.FORBIDDEN, f"{type(node).__name__} outside the projection")
+            if any(
+                isinstance(x, tuple(_AGGREGATES))
+                for x in node.find_all(exp.Expression)
+                if x is not node
+            ):
+                raise reject(Rejection.FORBIDDEN, "nested aggregate")
     for join in stmt.args.get("joins") or []:
         if join.args.get("using"):
             raise reject(Rejection.FORBIDDEN, "JOIN USING")
@@ -157,13 +203,18 @@ def _scope(stmt: exp.Select, schema: SchemaInfo) -> dict[str, TableInfo]:
                 raise reject(Rejection.UNKNOWN_TABLE, f"{db}.{tbl.name}")
         info = schema.table(tbl.name)
         if info is None:
+            why = schema.excluded_tables.get(tbl.name.lower())
+            if why is not None:
+                raise reject(Rejection.EXCLUDED, f"{tbl.name} ({why})")
             raise reject(Rejection.UNKNOWN_TABLE, tbl.name)
         scope[tbl.alias_or_name] = info
         scope.setdefault(tbl.name, info)
     return scope
 
 
-def _resolve(col: exp.Column, scope: dict[str, TableInfo]) -> tuple[str, TableInfo, str]:
+def _resolve(
+    col: exp.Column, scope: dict[str, TableInfo], schema: SchemaInfo
+) -> tuple[str, TableInfo, str]:
     """(alias, table, real column name) of a column reference, or reject."""
     if col.table:
         info = scope.get(col.table)
@@ -171,10 +222,18 @@ def _resolve(col: exp.Column, scope: dict[str, TableInfo]) -> tuple[str, TableIn
             raise reject(Rejection.UNKNOWN_TABLE, col.table)
         c = info.column(col.name)
         if c is None:
+            why = schema.excluded.get((info.name.lower(), col.name.lower()))
+            if why is not None:
+                raise reject(Rejection.EXCLUDED, f"{info.name}.{col.name} ({why})")
             raise reject(Rejection.UNKNOWN_COLUMN, f"{col.table}.{col.name}")
         return col.table, info, c.name
     owners = {(a, t.name): t for a, t in scope.items() if t.column(col.name) is not None}
     distinct_tables = {t.name for t in owners.values()}
+    if not owners:
+        for t in scope.values():
+            why = schema.excluded.get((t.name.lower(), col.name.lower()))
+            if why is not None:
+                raise reject(Rejection.EXCLUDED, f"{t.name}.{col.name} ({why})")
     if len(distinct_tables) != 1:
         reason = Rejection.UNKNOWN_COLUMN if not owners else Rejection.FORBIDDEN
         raise reject(reason, f"column {col.name} matches {len(distinct_tables)} tables")
@@ -201,7 +260,7 @@ def validate_sql(
     stmt = _parse_single_select(named, schema.dialect)
     scope = _scope(stmt, schema)
     for col in stmt.find_all(exp.Column):
-        _resolve(col, scope)
+        _resolve(col, scope, schema)
 
     slots: list[Slot] = []
     for ph in stmt.find_all(exp.Placeholder):
@@ -213,7 +272,7 @@ def validate_sql(
             other = parent.left if parent.right is ph else parent.right
         if not isinstance(other, exp.Column) or not _in_top_conjunction(parent, stmt):
             raise reject(Rejection.BAD_PLACEHOLDER, f":{ph.name}")
-        alias, info, column = _resolve(other, scope)
+        alias, info, column = _resolve(other, scope, schema)
         if any(s.param == ph.name for s in slots):
             raise reject(Rejection.BAD_PLACEHOLDER, f":{ph.name} used twice")
         slots.append(Slot(ph.name, info.name, column, alias))
@@ -223,17 +282,37 @@ def validate_sql(
     selected: list[Selected] = []
     for e in stmt.expressions:
         target = e.this if isinstance(e, exp.Alias) else e
+        agg = _AGGREGATES.get(type(target), "")
+        if agg:
+            arg = target.this
+            if isinstance(arg, exp.Distinct) and len(arg.expressions) == 1:
+                arg = arg.expressions[0]
+            if isinstance(arg, exp.Star):
+                first = next(iter(scope.values()))
+                selected.append(Selected(first.name, "*", first.name, AnswerType.NUMBER, agg))
+                continue
+            if not isinstance(arg, exp.Column):
+                raise reject(Rejection.NOT_COLUMN, target.sql())
+            alias, info, column = _resolve(arg, scope, schema)
+            c = info.column(column)
+            assert c is not None
+            kind = c.kind if agg in ("max", "min") else AnswerType.NUMBER
+            selected.append(Selected(info.name, column, alias, kind, agg))
+            continue
         if not isinstance(target, exp.Column):
             raise reject(Rejection.NOT_COLUMN, target.sql())
-        alias, info, column = _resolve(target, scope)
+        alias, info, column = _resolve(target, scope, schema)
         c = info.column(column)
         assert c is not None
         selected.append(Selected(info.name, column, alias, c.kind))
+    aggregated = [s for s in selected if s.agg]
+    if aggregated and len(aggregated) != len(selected):
+        raise reject(Rejection.FORBIDDEN, "aggregate next to a plain column without GROUP BY")
     slot_cols = {(s.alias, s.column) for s in slots}
-    if any((s.alias, s.column) in slot_cols for s in selected):
+    if any((s.alias, s.column) in slot_cols for s in selected if not s.agg):
         raise reject(Rejection.SELF_ANSWER, "projects a condition column")
     if not allow_surrogates:
-        for tname, cname in [(s.table, s.column) for s in selected] + [
+        for tname, cname in [(s.table, s.column) for s in selected if not s.agg] + [
             (s.table, s.column) for s in slots
         ]:
             owner = schema.table(tname)
@@ -248,24 +327,38 @@ def validate_sql(
         if owner is not None and c is not None and (owner.is_key_like(c) or is_name_like(c.name)):
             identifiers.append(s.param)
     tables = tuple(dict.fromkeys(t.name for t in scope.values()))
+    slot_tables = {s.table for s in slots}
     first_slot_table = slots[0].table
-    kind = (
-        "single"
+    shape = (
+        "aggregate"
+        if aggregated
+        else "single"
         if len(slots) == 1 and len(tables) == 1
         else ("pair" if len(tables) == 1 else "join")
     )
+    # several slots name rows of several tables only when each is identified on its own
+    ident_slots = tuple(identifiers) if len(slots) == 1 or len(slot_tables) > 1 else ()
     return SqlTemplate(
         sql=render(stmt, schema.dialect),
         slots=assign_tokens(slots),
         selected=tuple(selected),
         tables=tables,
         origin=origin,
-        kind=kind,  # type: ignore[arg-type]
-        answer_label=" and ".join(humanize(s.column) for s in selected),
+        kind=shape,  # type: ignore[arg-type]
+        answer_label=" and ".join(_label(s) for s in selected),
         entity=entity_noun(first_slot_table),
         on_multiple="drop",
-        identifier_slots=tuple(identifiers) if len(slots) == 1 else (),
+        identifier_slots=ident_slots,
     )
+
+
+def _label(s: Selected) -> str:
+    """What a projected column or aggregate asks for, in words."""
+    if s.agg == "count":
+        return f"number of {plural(entity_noun(s.table))}"
+    if s.agg:
+        return f"{_AGG_WORDS[s.agg]} {attribute_label(s.column, s.kind)}"
+    return attribute_label(s.column, s.kind)
 
 
 def _in_top_conjunction(node: exp.Expression | None, stmt: exp.Select) -> bool:

@@ -7,7 +7,11 @@ text templates from. The paper's six verbalizers are built in; more come from co
 
 Pattern fields: ``{answer}`` what is asked ("job title"), ``{entity}`` what the conditions name
 ("employee"), ``{ref}`` a terse reference ("'[Employee.Name]'"), ``{the_ref}`` a full one ("the
-employee named '[Employee.Name]'").
+employee named '[Employee.Name]'"). From the schema's own vocabulary (for long forms):
+``{entities}`` ("employees"), ``{attrs}`` other things their rows record ("department, office
+and hire date"), ``{related}`` tables they are linked to ("projects and clients"),
+``{related_clause}`` (", which are linked to the projects and clients,", or empty), ``{kind_noun}``
+what kind of value is asked ("date", "number", "value"). Padding entries are patterns too.
 """
 
 from __future__ import annotations
@@ -44,11 +48,15 @@ LONG_CRITERIA = (
     "context and background information to the query."
 )
 
-#: Generic context, drawn from how people talk about their records, that long forms add. It is
-#: what makes a keyword-overlap retriever stumble on long queries (GRAMMAR §5).
+#: What long forms add until they are long enough: sentences about the schema itself, filled with
+#: the same fields, so the context is the domain's (albums and tracks in a music schema). It is
+#: what makes a keyword-overlap retriever stumble on long queries (GRAMMAR §5). The default long
+#: patterns name the entity's tables, not its other columns: a question that lists "job title,
+#: office and hire date" sends an extractive reader to the wrong sentence of the right document,
+#: a reader failure the long cohort is not meant to measure.
 LONG_PADDING = (
-    "This detail is needed for the summary that the team is preparing for the next review meeting.",
-    "Please use the information that is kept in our records and documents for this purpose.",
+    "The {entities} are also connected to the {related}.",
+    "I only need the {kind_noun} itself, nothing else about it.",
 )
 
 DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
@@ -68,21 +76,21 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
         "long",
         LONG_CRITERIA,
         (
-            "I am currently putting together an overview of the work that we have been doing with "
-            "our clients and colleagues, and for that summary I would like to know what the "
-            "{answer} of {the_ref} is, according to the information that we have in our records.",
-            "As part of the regular review of our records, which the team carries out before every "
-            "planning meeting with the management, could you please tell me the {answer} that has "
-            "been registered for {the_ref} in the documents that we keep?",
-            "For a report that is being prepared for the management team about the state of all "
-            "of the current and past work of the company, we need to find out the {answer} of "
-            "{the_ref}, so please look it up in the documents for us.",
-            "Before the next meeting with the people who are involved in our day to day "
-            "operations, I would like to double check one detail in our records, namely the "
-            "{answer} of {the_ref}, exactly as it is listed in the company information.",
-            "Our team has been asked by the management to update the information that is kept "
-            "about the company and its work, and one of the open points on the list is the "
-            "{answer} of {the_ref}, which we would like you to find.",
+            "As I am going through the {entities}{related_clause} I would like you to tell me "
+            "the {answer} of {the_ref}, which is a {kind_noun} that I will need for the next "
+            "step of what I am doing with them.",
+            "Looking at the {entities} and at what is kept about each of them, could you please "
+            "find out for me what the {answer} of {the_ref} is, and let me know as soon as you "
+            "have it, so that I do not have to ask about it again?",
+            "When you look up {the_ref} among all of the {entities} that there are, which "
+            "{kind_noun} is it that you find there as the {answer}, and would you be able to "
+            "give it to me as it is, if that is at all possible for you?",
+            "For {the_ref}, which is one of the {entities}, I am trying to find out the "
+            "{answer}, so it would be a great help to me if you could tell me which {kind_noun} "
+            "is given for it.",
+            "Since each of the {entities} is described by a number of details, I would like "
+            "you to find out the {answer} of {the_ref} for me and then tell me what that "
+            "{kind_noun} is, if you would be so kind.",
         ),
         min_words=30,
         padding=LONG_PADDING,

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
 
+from groundwatch.core.judging.aliases import country_of
 from groundwatch.core.judging.dates import parse_gold_date
 from groundwatch.core.judging.normalize import content_tokens, fold, normalize_cached
 from groundwatch.core.judging.numbers import NumberMention, parse_gold_number
+from groundwatch.core.judging.variants import stems
 from groundwatch.core.model import AnswerType, Expected
 
 #: A value that is nothing but a number (with separators, sign, percent, scale or unit) is typed
@@ -41,6 +43,8 @@ class GoldPart:
     typed: bool  # a parsed date or number, compared as such
     needle: str  # " norm ", for containment on word boundaries
     last_word: str  # cheap pre-check whether the query can contain the part at all
+    stem_needle: str  # " stem stem ", for containment of a morphological variant
+    country: str | None  # ISO alpha-2 code when the value names a country (text values only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +63,12 @@ class Gold:
     norm: str  # the whole answer normalized, for the exact tier
     content: frozenset[str]  # every content token of the answer, for token P/R/F1
     has_typed: bool  # some part is a parsed date or number
+    #: per part: other values of its column (grounded candidates), never equal to a gold part
+    rivals: tuple[tuple[GoldPart, ...], ...]
+
+    @property
+    def has_rivals(self) -> bool:
+        return any(self.rivals)
 
 
 def infer_type(value: str) -> AnswerType:
@@ -80,6 +90,7 @@ def gold_part(raw: str, declared: AnswerType | None) -> GoldPart:
     if (typ is AnswerType.DATE and day is None) or (typ is AnswerType.NUMBER and number is None):
         typ = AnswerType.TEXT  # declared typed but unreadable as such: compare as text
     norm = normalize_cached(raw)
+    toks = norm.split()
     return GoldPart(
         raw=raw,
         norm=norm,
@@ -90,15 +101,34 @@ def gold_part(raw: str, declared: AnswerType | None) -> GoldPart:
         typed=day is not None or number is not None,
         needle=f" {norm} ",
         last_word=norm.rsplit(" ", 1)[-1],
+        stem_needle=f" {' '.join(stems(toks))} ",
+        country=country_of(raw) if typ is AnswerType.TEXT else None,
     )
+
+
+def _columns(values: tuple[str, ...]) -> list[int]:
+    """Indexes of the non-empty values: the answer columns that become parts."""
+    return [i for i, v in enumerate(values) if v is not None and str(v).strip()]
 
 
 def _parts(values: tuple[str, ...], types: tuple[AnswerType, ...]) -> tuple[GoldPart, ...]:
     return tuple(
-        gold_part(v, types[i] if i < len(types) else None)
-        for i, v in enumerate(values)
-        if v is not None and str(v).strip()
+        gold_part(values[i], types[i] if i < len(types) else None) for i in _columns(values)
     )
+
+
+def _rivals(
+    values: tuple[str, ...], parts: tuple[GoldPart, ...], candidates: tuple[tuple[str, ...], ...]
+) -> tuple[tuple[GoldPart, ...], ...]:
+    """Each part's candidates, prepared; any equal to some gold part (normalized) left out, so a
+    list answer never counts one of its own items as a rival of another."""
+    gold_norms = {p.norm for p in parts}
+    out: list[tuple[GoldPart, ...]] = []
+    for col in _columns(values):
+        cands = candidates[col] if col < len(candidates) else ()
+        prepared = (gold_part(c, AnswerType.TEXT) for c in dict.fromkeys(cands))
+        out.append(tuple(c for c in prepared if c.norm and c.norm not in gold_norms))
+    return tuple(out)
 
 
 _LETTERS = string.ascii_lowercase
@@ -111,6 +141,7 @@ def _prepare(
     stale: tuple[tuple[str, ...], ...],
     options: tuple[str, ...] | None,
     answerable: bool,
+    candidates: tuple[tuple[str, ...], ...] = (),
 ) -> Gold:
     parts = _parts(values, types)
     opts: tuple[GoldOption, ...] = ()
@@ -133,6 +164,7 @@ def _prepare(
         norm=" ".join(p.norm for p in parts),
         content=content,
         has_typed=any(p.typed for p in parts),
+        rivals=_rivals(values, parts, candidates),
     )
 
 
@@ -159,4 +191,5 @@ def prepare_gold(expected: Expected) -> Gold:
         tuple(tuple(s) for s in expected.stale_values),
         tuple(expected.options) if expected.options else None,
         expected.answerable,
+        tuple(tuple(c) for c in expected.candidates),
     )

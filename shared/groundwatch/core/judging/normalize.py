@@ -3,13 +3,21 @@
 Both sides of a comparison go through the same function, so that "The 'Eco Retreat'" and
 "eco retreat" compare equal and a containment test on padded, space-separated tokens is a word-
 boundary test for free (``" marie curie " in " the director is marie curie "``).
+
+Marks (Unicode category M) are handled by what they are, not by code-point ranges: a mark with the
+Unicode ``Diacritic`` property (Latin accents, Arabic harakat, Hebrew points, the Devanagari
+virama and nukta, Thai tone marks) is dropped, as accent folding does (UTR #30); a mark that *is*
+a letter of its script (Indic and Thai vowel signs, which carry the ``Alphabetic`` property and
+no ``Diacritic`` one) is kept, so "कमल" and "कोमल" stay different words. Either way a mark is a
+word character: it never splits a word ("हिन्दी भाषा" is two tokens, not five).
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from functools import lru_cache
+
+import regex
 
 #: SQuAD-style: articles carry no answer content, so they are dropped on both sides.
 ARTICLES = frozenset({"a", "an", "the"})
@@ -31,22 +39,26 @@ _QUOTES = str.maketrans(
     }
 )  # fmt: skip
 
-_NON_WORD = re.compile(r"[\W_]+")
+#: Non-word runs. ``regex``'s ``\w`` counts marks as word characters (the standard library's does
+#: not, which split words at every Indic vowel sign and Arabic haraka).
+_NON_WORD = regex.compile(r"[\W_]+")
 #: ASCII punctuation to spaces: ``bytes.translate`` + ``split`` is the fastest tokenizer in CPython.
 _ASCII_PUNCT = bytes(c if chr(c).isalnum() else 32 for c in range(256))
-_COMBINING = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+_DIACRITIC_MARKS = regex.compile(r"[\p{M}&&\p{Diacritic}]+", regex.V1)
 
 
 def fold(text: str) -> str:
-    """Unicode-fold and lowercase: NFKD, accents dropped, typographic quotes/dashes made ASCII.
+    """Unicode-fold and lowercase: NFKD, diacritics dropped, typographic quotes/dashes made ASCII.
 
-    Kept separate from :func:`normalize` because date, number and refusal detection need the
-    punctuation that normalization removes.
+    NFKD first, so that a precomposed "é" and "e" + combining acute fold the same; NFC after the
+    diacritics are gone, so that what remains (Hangul syllables, Indic vowel signs) is in one
+    canonical form whichever form the text came in. Kept separate from :func:`normalize` because
+    date, number and refusal detection need the punctuation that normalization removes.
     """
     if text.isascii():  # the common case, and the hot path of the judge
         return text.lower()
     text = unicodedata.normalize("NFKD", text.translate(_QUOTES))
-    return _COMBINING.sub("", text).casefold()
+    return unicodedata.normalize("NFC", _DIACRITIC_MARKS.sub("", text)).casefold()
 
 
 def tokens(text: str, *, folded: bool = False) -> list[str]:

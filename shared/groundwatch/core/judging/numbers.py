@@ -78,6 +78,19 @@ _WORDS = re.compile(
     r"|\b(?P<word>" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")\b"
 )
 _HAS_DIGIT = re.compile(r"\d")
+#: Words that say a number is rounded ("about 380,000", "some 30 staff", "~40").
+_APPROX_CUE = re.compile(
+    r"(?:\b(?:about|around|approximately|approx|roughly|nearly|almost|some|circa|ca|c|over|"
+    r"under|more than|less than|fewer than|up to|close to|just over|just under|estimated|est)"
+    r"\.?|~|≈)\s*$"
+)
+#: Trailing zeros that read as rounding even without a cue ("4,000 employees", "1,200,000").
+_ROUNDED_ZEROS = 3
+
+
+#: A rounded number further than this from the gold value is another value unless the text says
+#: it is approximate: "3 million" is not a rounding of 2.5 million, "about 3 million" may be.
+ROUNDING_MAX_REL = 0.1
 
 
 class NumberMatch(StrEnum):
@@ -96,6 +109,7 @@ class NumberMention:
     percent: bool
     unit: tuple[str, float] | None
     span: tuple[int, int]
+    approx: bool = False  # the text says it is approximate ("about", "around", "~")
 
 
 def _digits_value(raw: str) -> tuple[float, float]:
@@ -121,6 +135,11 @@ def extract_numbers(text: str, *, folded: bool = False) -> list[NumberMention]:
     if _HAS_DIGIT.search(t):
         for m in _NUM.finditer(t):
             value, precision = _digits_value(m["num"])
+            cue = _APPROX_CUE.search(t, 0, m.start()) is not None
+            if 1 < precision < 10**_ROUNDED_ZEROS and not cue:
+                # "30 years old" states 30, not "31 rounded to the ten": a number with one or
+                # two trailing zeros is exact unless the text says it is approximate.
+                precision = 1.0
             if m["sign"] == "-":
                 value = -value
             scale = m["scale"]
@@ -134,7 +153,7 @@ def extract_numbers(text: str, *, folded: bool = False) -> list[NumberMention]:
             unit = _UNITS.get(unit_word) if unit_word else None
             if m["cur"]:
                 unit = _UNITS[m["cur"]]
-            out.append(NumberMention(value, precision, bool(m["pct"]), unit, m.span()))
+            out.append(NumberMention(value, precision, bool(m["pct"]), unit, m.span(), cue))
     for m in _WORDS.finditer(t):
         if m["tens"]:
             value = float(_WORD_NUMBERS[m["tens"]] + _WORD_NUMBERS[m["ones"]])
@@ -191,7 +210,8 @@ def match_number(
             if abs(v - g) <= prec / 2 + 1e-9 * max(1.0, abs(g)):
                 if abs(v - g) <= rel_tol * abs(g):
                     return NumberMatch.FOUND
-                approx = True
+                if r.approx or abs(v - g) <= ROUNDING_MAX_REL * abs(g):
+                    approx = True
         if not approx and r.value not in ignore:
             conflict = True
     if approx:

@@ -6,17 +6,24 @@ lazily) and returns a :class:`Decision` (correct or incorrect, with its evidence
 (a refusal that still names the gold answer, a coarser date, a negated name) leaves a note and
 passes; if no tier decides, the chain's answer is ``undecided`` carrying those notes, and the LLM
 tier (outside the pure core) may take it from there.
+
+``incorrect`` needs positive evidence of a different answer: a conflicting date or number, a
+refusal, the gold negated, another value of the answer's column (a grounded candidate, or another
+country when the gold is one), or a hedge between the gold and something else. That the gold's
+words are absent is no such evidence — the response may say it another way ("the retail
+industry" for *Retailing*) — so a free-text answer without any of it stays ``undecided``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import date
-from difflib import SequenceMatcher
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 from functools import lru_cache
 
+from groundwatch.core.judging.aliases import CountryMention, country_of, find_countries
 from groundwatch.core.judging.dates import (
     DateMatch,
     DateMention,
@@ -33,6 +40,7 @@ from groundwatch.core.judging.numbers import (
     match_number,
 )
 from groundwatch.core.judging.refusal import Refusal, detect_refusal
+from groundwatch.core.judging.variants import fuzzy_window, stems
 from groundwatch.core.model import Expected, Verdict
 
 #: A rounded number within 1 % of the gold value counts as the value.
@@ -41,6 +49,23 @@ NUMBER_REL_TOL = 0.01
 TOKEN_PRECISION_FOR_CORRECT = 0.5
 
 _NEGATORS = frozenset({"not", "no", "never", "neither", "nor", "t", "non", "without", "nobody"})
+#: Negators that deny what follows them ("is not Marie Curie", "isn't"); "no" is left out, as it
+#: is as often an answer to the question ("No, it is Marie Curie") as a denial.
+_DENIALS = frozenset({"not", "never", "neither", "nor", "t", "non"})
+#: "rather than X": X is set aside, not asserted.
+_CONTRASTS = frozenset({("rather", "than"), ("instead", "of"), ("other", "than")})
+#: "not only X": X is affirmed.
+_NOT_ONLY = frozenset({"only", "just", "merely", "solely", "simply"})
+#: Words that make an answer uncertain: with another value named next to the gold, a hedge.
+_HEDGE_WORDS = frozenset(
+    {"or", "either", "possibly", "perhaps", "maybe", "might", "probably", "likely", "unsure",
+     "uncertain", "whether", "unclear"}
+)  # fmt: skip
+#: What may follow "or" without being another answer ("30 or so", "X, or rather X").
+_NOT_AN_ALTERNATIVE = frozenset(
+    {"rather", "so", "thereabouts", "more", "less", "similar", "something", "else", "otherwise",
+     "not", "at", "about", "around", "approximately", "also", "even"}
+)  # fmt: skip
 
 
 class PartStatus(StrEnum):
@@ -56,14 +81,23 @@ class Evidence:
     """The response as every tier needs it, computed at most once and only when asked."""
 
     __slots__ = (
+        "_countries",
         "_dates",
         "_numbers",
         "_q_dates",
+        "_q_folded",
         "_q_numbers",
+        "_q_stem_pad",
         "_qpad",
         "_qtoks",
+        "_readings",
         "_refusal",
         "_statuses",
+        "_stem_pad",
+        "_stem_set",
+        "_stems",
+        "_tok_set",
+        "_upper",
         "folded",
         "gold",
         "norm",
@@ -92,6 +126,15 @@ class Evidence:
         self._q_numbers: frozenset[float] | None = None
         # keyed by id(): the part tuples live in the cached Gold, and hashing them is not free
         self._statuses: dict[int, list[PartStatus]] = {}
+        self._readings: dict[int, Reading] = {}
+        self._stems: list[str] | None = None
+        self._stem_pad: str | None = None
+        self._stem_set: frozenset[str] | None = None
+        self._tok_set: frozenset[str] | None = None
+        self._q_stem_pad: str | None = None
+        self._q_folded: str | None = None
+        self._countries: list[CountryMention] | None = None
+        self._upper: frozenset[str] | None = None
 
     # -- lazily computed views -------------------------------------------------------------
     @property
@@ -105,6 +148,63 @@ class Evidence:
         if self._qpad is None:
             self._qpad = padded(" ".join(self.query_toks))
         return self._qpad
+
+    @property
+    def stems(self) -> list[str]:
+        if self._stems is None:
+            self._stems = stems(self.toks)
+        return self._stems
+
+    @property
+    def stem_pad(self) -> str:
+        if self._stem_pad is None:
+            self._stem_pad = padded(" ".join(self.stems))
+        return self._stem_pad
+
+    @property
+    def tok_set(self) -> frozenset[str]:
+        if self._tok_set is None:
+            self._tok_set = frozenset(self.toks)
+        return self._tok_set
+
+    @property
+    def stem_set(self) -> frozenset[str]:
+        if self._stem_set is None:
+            self._stem_set = frozenset(self.stems)
+        return self._stem_set
+
+    @property
+    def query_folded(self) -> str:
+        if self._q_folded is None:
+            self._q_folded = fold(self.query)
+        return self._q_folded
+
+    @property
+    def query_stem_pad(self) -> str:
+        if self._q_stem_pad is None:
+            self._q_stem_pad = padded(" ".join(stems(self.query_toks)))
+        return self._q_stem_pad
+
+    @property
+    def upper_words(self) -> frozenset[str]:
+        """Words written in capitals ("CEO", "UK"), lowercased: where an acronym may stand."""
+        if self._upper is None:
+            self._upper = frozenset(w.lower() for w in _UPPER_WORD.findall(self.response))
+        return self._upper
+
+    def countries(self, gold_code: str | None) -> list[CountryMention]:
+        """Countries the response names (computed for the first country part's code)."""
+        if self._countries is None:
+            self._countries = find_countries(self.toks, self.response, gold_code=gold_code)
+        return self._countries
+
+    def reading(self, index: int) -> Reading:
+        """How the response names text part ``index`` of the gold and its rivals (cached)."""
+        r = self._readings.get(index)
+        if r is None:
+            r = read_part(self, index)
+            self._readings[index] = r
+        return r
 
     @property
     def refusal(self) -> Refusal | None:
@@ -212,6 +312,283 @@ _NUMBER_STATUS = {
 }
 
 
+class Level(IntEnum):
+    """How a value is named in the response, most exact first (a lower level wins a tie)."""
+
+    SURFACE = 0  # its normalized words, in order
+    ALIAS = 1  # another name of the same country
+    STEM = 2  # a morphological variant of its words ("retail" for "Retailing")
+    FUZZY = 3  # a near spelling of a long value ("United Kingdom" for "United Kindom")
+    TOKENS = 4  # all its content words, in any order ("Curie, Marie")
+
+
+#: Reason code of a correct verdict reached at each level.
+_LEVEL_CODE = {
+    Level.SURFACE: "contains",
+    Level.ALIAS: "alias_match",
+    Level.STEM: "stem_match",
+    Level.FUZZY: "fuzzy_match",
+    Level.TOKENS: "all_gold_tokens",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Occurrence:
+    owner: int  # -1 = the gold part, k >= 0 = rival k, -2 = another country
+    level: Level
+    start: int
+    end: int
+    name: str  # the rival's raw value / the country's code
+
+
+@dataclass(slots=True)
+class Reading:
+    """One text part of the gold, as the response names it (see :func:`read_part`).
+
+    ``level`` is the best level the gold is named at outside echoes of the query, denials and
+    longer rival names (None: not named); ``rivals`` are other values of the answer's column (or
+    other countries) the response names, ``proven_rivals`` those named other than by a shared
+    stem; ``hedge`` the evidence that the response hedges between the gold and something else.
+    """
+
+    level: Level | None = None
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    rivals: list[str] = field(default_factory=list)
+    proven_rivals: list[str] = field(default_factory=list)  # named exactly or by alias
+    denied: bool = False
+    hedge: str | None = None
+
+
+def _spans(pad: str, needle: str) -> list[tuple[int, int]]:
+    """Token spans ``[start, end)`` where ``needle`` (padded) occurs in ``pad`` (padded)."""
+    out: list[tuple[int, int]] = []
+    width = needle.count(" ") - 1
+    i = pad.find(needle)
+    while i >= 0:
+        start = pad.count(" ", 0, i)
+        out.append((start, start + width))
+        i = pad.find(needle, i + 1)
+    return out
+
+
+def _is_echo(ev: Evidence, start: int, end: int, *, by_stem: bool = False) -> bool:
+    """The span only repeats the query: it occurs there together with a neighbouring word.
+
+    Compared word for word, or stem for stem for a value found by its stem.
+    """
+    if by_stem:
+        words, space = ev.stems, ev.query_stem_pad
+    else:
+        if ev.toks[end - 1] not in ev.query_folded:
+            return False  # cheap: the query cannot contain the span at all
+        words, space = ev.toks, ev.query_pad
+    if padded(" ".join(words[start:end])) not in space:
+        return False
+    return (start > 0 and padded(" ".join(words[start - 1 : end])) in space) or (
+        end < len(words) and padded(" ".join(words[start : end + 1])) in space
+    )
+
+
+def _is_denied(toks: Sequence[str], start: int) -> bool:
+    """A denial among the two content words before the span ("is not X", "isn't X", "is not
+    based in X"), unless it is "not only X"; or a contrast right before it ("rather than X",
+    "instead of X", "unlike X")."""
+    j = start - 1
+    while j >= 0 and start - j <= 2 and toks[j] in STOPWORDS and toks[j] not in _DENIALS:
+        j -= 1  # "rather than in X"
+    if (j >= 1 and (toks[j - 1], toks[j]) in _CONTRASTS) or (j >= 0 and toks[j] == "unlike"):
+        return True
+    content = 0
+    for j in range(start - 1, max(-1, start - 5), -1):
+        if toks[j] in _DENIALS:
+            return not (j + 1 < start and toks[j + 1] in _NOT_ONLY)
+        if toks[j] not in STOPWORDS:
+            content += 1
+            if content == 2:
+                return False
+    return False
+
+
+@lru_cache(maxsize=65_536)
+def acronym(norm: str) -> str:
+    """Initials of a value's content words ("chief executive officer" → "ceo"), or "" for a value
+    of fewer than two content words (an initial alone is no evidence)."""
+    words = [w for w in norm.split() if w not in STOPWORDS]
+    if len(words) < 2 or not all(w[0].isalpha() for w in words):
+        return ""
+    return "".join(w[0] for w in words)
+
+
+_UPPER_WORD = re.compile(r"\b[A-Z]{2,}\b")
+
+
+def _value_occurrences(
+    ev: Evidence, part: GoldPart, owner: int, levels: tuple[Level, ...]
+) -> list[_Occurrence]:
+    out: list[_Occurrence] = []
+    if Level.SURFACE in levels and part.last_word in ev.tok_set:
+        out += [
+            _Occurrence(owner, Level.SURFACE, a, b, part.raw)
+            for a, b in _spans(ev.pad, part.needle)
+        ]
+    stem_last = part.stem_needle.rsplit(" ", 2)[-2] if part.stem_needle.strip() else ""
+    if Level.STEM in levels and stem_last and stem_last in ev.stem_set:
+        out += [
+            _Occurrence(owner, Level.STEM, a, b, part.raw)
+            for a, b in _spans(ev.stem_pad, part.stem_needle)
+        ]
+    return out
+
+
+def read_part(ev: Evidence, index: int) -> Reading:
+    """Find the gold text part ``index`` and its rivals in the response, and settle overlaps.
+
+    Every naming of the gold or of a rival is an occurrence (a token span at a level). Echoes of
+    the query are dropped. Then the occurrences claim their tokens, most exact level first and
+    longer first within a level, so that "Senior Engineer" is the rival and not also the gold
+    *Engineer*, and a word matched exactly wins over the same word matched by its stem; two
+    owners tied on the same span at the same level cancel out. Denied occurrences claim their
+    tokens but count for nothing but the denial.
+    """
+    g = ev.gold
+    part = g.parts[index]
+    rivals = g.rivals[index] if index < len(g.rivals) else ()
+    all_levels = (Level.SURFACE, Level.STEM)
+    # The response is stemmed only when something needs it: a rival (whose stem may hide the
+    # gold's) or a gold not found word for word — the hot path of the judge skips it.
+    occ = _value_occurrences(ev, part, -1, (Level.SURFACE,))
+    if rivals or not occ:
+        occ += _value_occurrences(ev, part, -1, (Level.STEM,))
+    for k, rival in enumerate(rivals):
+        occ += _value_occurrences(ev, rival, k, all_levels)
+    rival_codes = {r.country: r.raw for r in rivals if r.country}
+    if part.country is not None or rival_codes:
+        for m in ev.countries(part.country):
+            if m.code == part.country:
+                occ.append(_Occurrence(-1, Level.ALIAS, m.start, m.end, m.code))
+            elif m.code in rival_codes:
+                occ.append(_Occurrence(0, Level.ALIAS, m.start, m.end, rival_codes[m.code]))
+            elif part.country is not None and not rivals:
+                # no grounded candidates: another country is the conflicting value of the type
+                name = " ".join(ev.toks[m.start : m.end])
+                occ.append(_Occurrence(-2, Level.ALIAS, m.start, m.end, name))
+    if ev.upper_words:
+        for owner, value in [(-1, part), *enumerate(rivals)]:
+            short = acronym(value.norm)
+            if short and short in ev.upper_words:
+                occ += [
+                    _Occurrence(owner, Level.ALIAS, j, j + 1, value.raw)
+                    for j, t in enumerate(ev.toks)
+                    if t == short
+                ]
+    occ = [o for o in occ if not _is_echo(ev, o.start, o.end, by_stem=o.level is Level.STEM)]
+    occ.sort(key=lambda o: (o.level, o.start - o.end))
+    claimed: dict[int, tuple[int, Level, int, int]] = {}
+    accepted: list[_Occurrence] = []
+    cancelled: set[tuple[int, int]] = set()
+    for o in occ:
+        holders = {claimed[t] for t in range(o.start, o.end) if t in claimed}
+        if not holders:
+            accepted.append(o)
+            for t in range(o.start, o.end):
+                claimed[t] = (o.owner, o.level, o.start, o.end)
+        elif all(h[0] == o.owner for h in holders):
+            continue  # the same value again (e.g. its stem under its surface form)
+        elif any(h[1] == o.level and (h[2], h[3]) == (o.start, o.end) for h in holders):
+            cancelled.add((o.start, o.end))  # gold and rival tied: neither is evidence
+    accepted = [o for o in accepted if (o.start, o.end) not in cancelled]
+    r = Reading()
+    gold_occ = [o for o in accepted if o.owner == -1]
+    affirmed = [o for o in gold_occ if not _is_denied(ev.toks, o.start)]
+    r.denied = bool(gold_occ) and not affirmed
+    rival_occ = [o for o in accepted if o.owner != -1 and not _is_denied(ev.toks, o.start)]
+    r.rivals = list(dict.fromkeys(o.name for o in rival_occ))
+    # A stem shared with a rival blocks a "correct" but proves nothing: derivation changes
+    # meaning ("hospitals" and *Hospitality* share the stem "hospit").
+    r.proven_rivals = list(dict.fromkeys(o.name for o in rival_occ if o.level is not Level.STEM))
+    if affirmed:
+        r.level = min(o.level for o in affirmed)
+        r.spans = [(o.start, o.end) for o in affirmed]
+    elif not gold_occ:
+        fz = fuzzy_window(part.norm, ev.toks)
+        if (
+            fz is not None
+            and claimed.keys().isdisjoint(range(fz[0], fz[1]))
+            and not _is_echo(ev, fz[0], fz[1])
+            and not _is_denied(ev.toks, fz[0])
+        ):
+            # a near spelling, on words no exact value (gold or rival) has claimed
+            r.level, r.spans = Level.FUZZY, [(fz[0], fz[1])]
+        if r.level is None and part.content and len(part.content) > 1:
+            p, rec, _ = token_prf(part.content, ev.toks)
+            if rec == 1.0 and p >= TOKEN_PRECISION_FOR_CORRECT:
+                r.level = Level.TOKENS
+    if r.level is not None:
+        r.hedge = _hedge(ev, part, r, rival_occ)
+    return r
+
+
+def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence]) -> str | None:
+    """Evidence that the response hedges between the gold and another answer.
+
+    Either the gold stands in a disjunction whose other side is not the gold again ("Either USA
+    or UK", but not "USA, or the United States"), or a rival is named next to the gold in a
+    response with a hedging word ("possibly", "might", "or").
+    """
+    toks = ev.toks
+    gold_tokens = {t for a, b in r.spans for t in range(a, b)}
+    for a, b in r.spans:
+        sides: list[range] = []
+        if b < len(toks) and toks[b] == "or":
+            sides.append(range(b + 1, min(len(toks), b + 5)))
+        if a > 0 and toks[a - 1] == "or":
+            sides.append(range(max(0, a - 5), a - 1))
+        if a > 0 and toks[a - 1] == "either":
+            nxt = next((j for j in range(b, min(len(toks), b + 3)) if toks[j] == "or"), None)
+            if nxt is not None:
+                sides.append(range(nxt + 1, min(len(toks), nxt + 5)))
+        for side in sides:
+            words = [j for j in side if toks[j] not in STOPWORDS]
+            if not words or toks[words[0]] in _NOT_AN_ALTERNATIVE:
+                continue
+            if gold_tokens.isdisjoint(side):
+                return f"disjunction: {' '.join(toks[j] for j in side)!r}"
+    if "/" in ev.folded and (other := _slash_alternative(ev, part)) is not None:
+        return f"alternative: {other!r}"
+    if rival_occ and not _HEDGE_WORDS.isdisjoint(ev.tok_set):
+        return f"hedged_with: {', '.join(repr(o.name) for o in rival_occ[:3])}"
+    return None
+
+
+_SLASH_SIDE = re.compile(r"[^\W_][^/.,;:!?()\n]*")
+
+
+def _slash_alternative(ev: Evidence, part: GoldPart) -> str | None:
+    """The other side of "gold/other" or "other/gold" when it is not the gold again."""
+    words = part.norm.split()
+    if not words:
+        return None
+    gold_rx = r"[\W_]+".join(re.escape(w) for w in words)
+    for m in re.finditer(rf"(?<![^\W_]){gold_rx}\s*/\s*({_SLASH_SIDE.pattern})", ev.folded):
+        other = m.group(1)
+        if not _same_value(part, other):
+            return other.strip()
+    for m in re.finditer(rf"([^/.,;:!?()\n]*[^\W_])\s*/\s*{gold_rx}(?![^\W_])", ev.folded):
+        other = m.group(1).split()[-3:]
+        if other and not _same_value(part, " ".join(other)):
+            return " ".join(other)
+    return None
+
+
+def _same_value(part: GoldPart, text: str) -> bool:
+    norm = " ".join(tokens(text, folded=True))
+    if not norm or norm in _NOT_AN_ALTERNATIVE:
+        return True
+    if padded(part.norm) in padded(norm):
+        return True
+    return part.country is not None and country_of(text) == part.country
+
+
 def token_prf(gold: frozenset[str], response_tokens: Sequence[str]) -> tuple[float, float, float]:
     """Token precision/recall/F1 of the gold content tokens against the response (set-based)."""
     resp = set(response_tokens) - STOPWORDS
@@ -313,7 +690,8 @@ def tier_options(ev: Evidence) -> Decision | None:
 
 
 def tier_typed(ev: Evidence) -> Decision | None:
-    """Dates compared as dates, numbers as numbers; text parts by containment."""
+    """Dates compared as dates, numbers as numbers; a hedge between the gold and another value is
+    wrong. An answer with text parts is left to the text tiers once its typed parts match."""
     g = ev.gold
     if g.correct_option is not None:
         return None  # a multiple-choice answer is the options tier's to decide
@@ -328,14 +706,36 @@ def tier_typed(ev: Evidence) -> Decision | None:
             return _wrong("typed", f"{kind}_mismatch: gold {part.raw!r}")
         if st is PartStatus.ABSENT:
             return _wrong("typed", f"{kind}_missing: gold {part.raw!r}")
+        if st is PartStatus.FOUND and (other := _typed_hedge(ev, part)) is not None:
+            return _wrong("typed", f"hedge: {other} next to gold {part.raw!r}")
     if all(s is PartStatus.FOUND for s in statuses):
-        if ev.refusal is not None:
-            return None  # the refusal tier left its note
+        if ev.refusal is not None or not all(p.typed for p in g.parts):
+            return None  # the refusal tier left its note / the text parts are the text tiers'
         return _ok("typed", "typed_match: " + ", ".join(repr(p.raw) for p in g.parts))
     for part, st in zip(g.parts, statuses, strict=True):
         if part.typed and st is PartStatus.PARTIAL:
             kind = "coarser_date" if part.day is not None else "approximate_number"
             ev.notes.append(f"{kind}: gold {part.raw!r}")
+    return None
+
+
+def _typed_hedge(ev: Evidence, part: GoldPart) -> str | None:
+    """A conflicting date/number next to the gold one in a response that hedges ("30 or 31")."""
+    if _HEDGE_WORDS.isdisjoint(ev.tok_set):
+        return None
+    if part.day is not None:
+        ignore = ev.query_days()
+        for m in ev.dates:
+            if match_date(part.day, [m], ignore=ignore) is DateMatch.CONFLICT:
+                return repr(m.first.isoformat())
+    elif part.number is not None:
+        q = ev.query_numbers()
+        for n in ev.numbers:
+            if (
+                n.value not in q
+                and match_number(part.number, [n], rel_tol=NUMBER_REL_TOL) is NumberMatch.CONFLICT
+            ):
+                return repr(f"{n.value:g}")
     return None
 
 
@@ -348,82 +748,95 @@ def _free_text_statuses(ev: Evidence) -> list[PartStatus] | None:
     return ev.statuses(g.parts)
 
 
-def tier_contains(ev: Evidence) -> Decision | None:
-    """Every gold part contained in the response on word boundaries."""
+def _found(ev: Evidence, tier: str, worst: Level) -> Decision | None:
+    """Correct when every part is named at ``worst`` or better and nothing else is; a hedge
+    between the gold and another answer is wrong; the gold named next to a rival without a
+    hedge is left undecided with a note (a list of several values is not a wrong answer)."""
     statuses = _free_text_statuses(ev)
     if statuses is None:
         return None
     g = ev.gold
-    if all(s is PartStatus.FOUND for s in statuses):
-        if ev.refusal is not None:
+    levels: list[Level] = []
+    rivals: list[str] = []
+    for i, (part, st) in enumerate(zip(g.parts, statuses, strict=True)):
+        if part.typed:
+            if st is not PartStatus.FOUND:
+                return None
+            continue
+        r = ev.reading(i)
+        if r.level is None or r.level > worst:
             return None
-        return _ok("contains", "contains: " + ", ".join(repr(p.raw) for p in g.parts))
-    for part, st in zip(g.parts, statuses, strict=True):
-        if st in (PartStatus.ECHO, PartStatus.NEGATED):
-            ev.notes.append(f"gold_{st.value}: {part.raw!r}")
+        if r.hedge is not None:
+            return _wrong(tier, f"hedge: {r.hedge} (gold {part.raw!r})")
+        levels.append(r.level)
+        rivals += r.rivals
+    if rivals:
+        ev.notes.append(f"gold_with_other_value: {', '.join(map(repr, rivals[:3]))}")
+        return None
+    if ev.refusal is not None:
+        return None  # the refusal tier left its note
+    code = _LEVEL_CODE[max(levels)] if levels else "contains"
+    return _ok(tier, f"{code}: " + ", ".join(repr(p.raw) for p in g.parts))
+
+
+def tier_contains(ev: Evidence) -> Decision | None:
+    """Every gold part contained in the response on word boundaries (and no rival named)."""
+    d = _found(ev, "contains", Level.SURFACE)
+    if d is None and (statuses := _free_text_statuses(ev)) is not None:
+        for part, st in zip(ev.gold.parts, statuses, strict=True):
+            if st in (PartStatus.ECHO, PartStatus.NEGATED):
+                ev.notes.append(f"gold_{st.value}: {part.raw!r}")
+    return d
+
+
+def tier_variant(ev: Evidence) -> Decision | None:
+    """Every gold part named as another country alias, a morphological variant of its words, or a
+    near spelling of a long value — and no rival named."""
+    return _found(ev, "variant", Level.FUZZY)
+
+
+def tier_conflict(ev: Evidence) -> Decision | None:
+    """Positive evidence of another answer for a text part the response does not name: another
+    value of its column (a grounded candidate, or another country), or the gold denied."""
+    statuses = _free_text_statuses(ev)
+    if statuses is None:
+        return None
+    g = ev.gold
+    for i, part in enumerate(g.parts):
+        if part.typed:
+            continue
+        r = ev.reading(i)
+        if r.level is not None:
+            continue
+        if r.proven_rivals:
+            named = ", ".join(map(repr, r.proven_rivals[:3]))
+            return _wrong("conflict", f"other_value: {named} (gold {part.raw!r})")
+        if r.rivals:
+            ev.notes.append(f"rival_stem_only: {', '.join(map(repr, r.rivals[:3]))}")
+        if r.denied:
+            return _wrong("conflict", f"gold_denied: {part.raw!r}")
     return None
 
 
 def tier_token_f1(ev: Evidence) -> Decision | None:
-    """Token overlap per text part: none of its words → wrong; all, in a short reply → right."""
+    """All content words of every text part, in any order, in a short reply → right. The gold's
+    words being absent is *not* evidence of a wrong answer (a paraphrase has other words); the
+    note says how much overlapped, for the LLM tier or a reader."""
+    d = _found(ev, "token_f1", Level.TOKENS)
+    if d is not None:
+        return d
     statuses = _free_text_statuses(ev)
     if statuses is None:
         return None
-    g = ev.gold
-    all_right = True
-    for part, st in zip(g.parts, statuses, strict=True):
-        if st is PartStatus.FOUND:
-            continue
-        if st is PartStatus.ECHO and not part.typed:
-            # The gold's words occur only where the response repeats the question ("Client
-            # profile: Ironvale Mining Cooperative" for the industry "Mining"): no evidence of
-            # the answer at all, the same as the gold being absent.
-            return _wrong("token_f1", f"gold_only_in_echo: {part.raw!r}")
-        if part.typed or st in (PartStatus.ECHO, PartStatus.NEGATED) or not part.content:
-            all_right = False
+    for i, part in enumerate(ev.gold.parts):
+        if part.typed or not part.content or ev.reading(i).level is not None:
             continue
         p, r, _ = token_prf(part.content, ev.toks)
-        if r == 0.0:
-            near = _near_miss(part.content, ev.toks)
-            if near is None:
-                return _wrong("token_f1", f"gold_tokens_absent: {part.raw!r}")
-            all_right = False
-            ev.notes.append(f"near_miss: {near!r} for gold {part.raw!r}")
-            continue
-        if not (r == 1.0 and p >= TOKEN_PRECISION_FOR_CORRECT):
-            all_right = False
-            ev.notes.append(f"partial_overlap: {part.raw!r} recall={r:.2f} precision={p:.2f}")
-    if all_right and ev.refusal is None:
-        return _ok("token_f1", "all_gold_tokens")
-    return None
-
-
-#: A response word this similar to a gold word may be a misspelling of it, not another answer.
-NEAR_MISS_RATIO = 0.8
-
-
-def _near_miss(gold: frozenset[str], response_tokens: Sequence[str]) -> str | None:
-    """Response words that look like misspellings of most gold words ("Curiee" for "Curie").
-
-    At least half of the gold words must have a look-alike: one similar word in a longer name
-    ("Centre" against "Palisade Data Centres") is another answer, not a misspelling. Only asked
-    on the way to an ``incorrect`` verdict, so its cost is off the hot path.
-    """
-    resp = set(response_tokens)
-    alike: list[str] = []
-    for g in gold:
-        if len(g) < 4 or g.isdigit():
-            continue
-        for t in resp:
-            if (
-                t[0] == g[0]
-                and abs(len(t) - len(g)) <= 2
-                and SequenceMatcher(None, g, t).ratio() >= NEAR_MISS_RATIO
-            ):
-                alike.append(t)
-                break
-    if alike and 2 * len(alike) >= len(gold):
-        return " ".join(sorted(alike))
+        ev.notes.append(
+            f"gold_not_named: {part.raw!r}"
+            if r == 0.0
+            else f"partial_overlap: {part.raw!r} recall={r:.2f} precision={p:.2f}"
+        )
     return None
 
 
@@ -443,10 +856,13 @@ TIERS: dict[str, Tier] = {
     "options": tier_options,
     "typed": tier_typed,
     "contains": tier_contains,
+    "variant": tier_variant,
+    "conflict": tier_conflict,
     "token_f1": tier_token_f1,
 }
 #: The order matters: a refusal is settled before any containment, a stale answer is named before
-#: the typed tier would call it a plain mismatch.
+#: the typed tier would call it a plain mismatch, and the gold named in any way is looked for
+#: before a rival may call the answer wrong.
 DEFAULT_TIERS: tuple[str, ...] = tuple(TIERS)
 
 
@@ -481,7 +897,7 @@ def judge_deterministic(
         if decision is not None:
             decision.scores.update(scores)
             return decision
-    reason = "; ".join(ev.notes) if ev.notes else "no_tier_decided"
+    reason = "; ".join(dict.fromkeys(ev.notes)) if ev.notes else "no_tier_decided"
     return Decision(Verdict.UNDECIDED, NO_TIER, reason, scores)
 
 

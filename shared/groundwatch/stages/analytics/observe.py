@@ -30,4 +30,8 @@ def observation_from_judgement(j: Judgement) -> Observation:
         at=at,
         latency_s=max(0.0, at - j.probe_created_at.timestamp()),
         stale=j.reason.startswith(STALE_REASON),
+        series=j.series,
+        cycle=j.cycle,
+        truth_version=j.expected.version,
+        error_kind=j.error_kind,
     )

@@ -18,15 +18,16 @@ from sqlalchemy.exc import (
 from groundwatch.adapters.bus.base import Consumer
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.contracts import Judgement, Topic, Topics, _Contract
-from groundwatch.core.tagging import Observation, Tagger, Window
+from groundwatch.core.tagging import Observation, Tagger, Transition, Window
 from groundwatch.errors import RetryLater, Unstorable
 from groundwatch.stages.analytics.observe import observation_from_judgement
 
 log = logging.getLogger(__name__)
 
-#: Called after each stored batch with the observations it applied and the time it was stored
-#: (the service's Prometheus counters, the embedded pipeline's); the stage knows no metrics.
-AppliedHook = Callable[[list[Observation], float], None]
+#: Called after each stored batch with the observations it applied, the status transitions they
+#: caused and the time it was stored (the service's Prometheus counters, the embedded
+#: pipeline's); the stage knows no metrics.
+AppliedHook = Callable[[list[Observation], list[Transition], float], None]
 
 
 class AnalyticsStage:
@@ -90,6 +91,7 @@ class AnalyticsStage:
         after a failed write."""
         tagger = Tagger(self.window)
         n = tagger.apply_many(o for o in self.store.load_observations() if self.owns(o.group_id))
+        tagger.drain_transitions()  # replayed, not new: they are in the store already
         self.tagger = tagger
         self._stale = False
         return n
@@ -113,8 +115,9 @@ class AnalyticsStage:
             return []
         applied = [o for o in map(observation_from_judgement, fresh) if tagger.apply(o)]
         tallies = [t for t in (tagger.tally(*k) for k in {o.key for o in applied}) if t is not None]
+        transitions = tagger.drain_transitions()
         try:
-            await asyncio.to_thread(self.store.save, fresh, tallies)
+            await asyncio.to_thread(self.store.save, fresh, tallies, transitions)
         except SQLAlchemyError as exc:
             self._stale = True  # memory ran ahead of the store: rebuild before the redelivery
             if _refused_data(exc):
@@ -126,7 +129,7 @@ class AnalyticsStage:
             self._stale = True  # any other failure (or cancellation) leaves memory ahead too
             raise
         if self.on_applied is not None:
-            self.on_applied(applied, time.time())
+            self.on_applied(applied, transitions, time.time())
         tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
         return []
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 
 from groundwatch.contracts import Probe
 from groundwatch.core.model import SemanticGroup
@@ -28,8 +29,15 @@ def sample_groups(
 
 
 def probes_for(
-    groups: Sequence[SemanticGroup], targets: Sequence[str], run_id: str
+    groups: Sequence[SemanticGroup],
+    targets: Sequence[str],
+    run_id: str,
+    *,
+    series: str = "",
+    cycle: int = 0,
+    started_at: datetime | None = None,
 ) -> Iterator[Probe]:
+    """Every form of every group for every target, stamped with the cycle they belong to."""
     for group in groups:
         per_cohort = {c: len(group.forms_in(c)) for c in group.cohorts}
         for target in targets:
@@ -37,6 +45,9 @@ def probes_for(
                 yield Probe(
                     probe_id=uuid.uuid4(),
                     run_id=run_id,
+                    series=series,
+                    cycle=cycle,
+                    cycle_started_at=started_at,
                     dataset_id=group.dataset_id,
                     group_id=group.group_id,
                     form_id=form.form_id,

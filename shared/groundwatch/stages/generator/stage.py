@@ -9,6 +9,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from groundwatch.adapters.bus.base import Bus
 from groundwatch.adapters.bus.encode import to_outgoing
@@ -28,12 +29,18 @@ Refresher = Callable[[list[SemanticGroup]], Awaitable[tuple[list[SemanticGroup],
 
 @dataclass
 class RunSummary:
+    """One probing cycle: its place in the series and what it published."""
+
     run_id: str
     groups: int
     probes: int
     started_at: float
     finished_at: float = 0.0
     answers_changed: int = 0
+    series: str = ""
+    cycle: int = 0
+    dataset_id: str = ""
+    targets: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -58,8 +65,18 @@ class GeneratorStage:
         seed: int = 7,
         refresh: Refresher | None = None,
         on_publish: Callable[[list[Probe]], None] | None = None,
+        series: str = "",
+        first_cycle: int = 1,
+        on_cycle: Callable[[RunSummary], Awaitable[None]] | None = None,
     ) -> None:
+        """``series`` names the monitoring series (default: the first group's dataset) and
+        ``first_cycle`` the number of the next cycle — the caller reads it from its store, so
+        repeated runs against one database continue the series. ``on_cycle`` records each cycle
+        (the runs table) when it starts."""
         self.refresh = refresh
+        self.series = series or (groups[0].dataset_id if groups else "")
+        self.next_cycle = max(1, first_cycle)
+        self.on_cycle = on_cycle
         self.on_publish = on_publish
         self.bus = bus
         self.topics = topics
@@ -75,7 +92,19 @@ class GeneratorStage:
     async def run_cycle(self, run_id: str | None = None) -> RunSummary:
         run_id = run_id or new_run_id()
         chosen = sample_groups(self.groups, self.sample, self.rng)
-        summary = RunSummary(run_id, len(chosen), 0, time.time())
+        cycle, self.next_cycle = self.next_cycle, self.next_cycle + 1
+        summary = RunSummary(
+            run_id,
+            len(chosen),
+            0,
+            time.time(),
+            series=self.series,
+            cycle=cycle,
+            dataset_id=chosen[0].dataset_id if chosen else "",
+            targets=list(self.targets),
+        )
+        if self.on_cycle is not None:
+            await self.on_cycle(summary)
         if self.refresh is not None:
             # Ground truth that stays current: re-read the answers asked in this cycle.
             chosen, changed = await self.refresh(chosen)
@@ -85,7 +114,10 @@ class GeneratorStage:
                 self.groups = [fresh.get(g.group_id, g) for g in self.groups]
         batch = []
         started = time.monotonic()
-        for probe in probes_for(chosen, self.targets, run_id):
+        stamp = datetime.fromtimestamp(summary.started_at, UTC)
+        for probe in probes_for(
+            chosen, self.targets, run_id, series=self.series, cycle=cycle, started_at=stamp
+        ):
             batch.append(probe)
             if len(batch) >= BATCH:
                 await self._publish(batch, summary, started)
@@ -94,7 +126,14 @@ class GeneratorStage:
             await self._publish(batch, summary, started)
         summary.finished_at = time.time()
         self.state.runs.append(summary)
-        log.info("run %s: %d groups, %d probes", run_id, summary.groups, summary.probes)
+        log.info(
+            "series %s cycle %d (run %s): %d groups, %d probes",
+            self.series,
+            cycle,
+            run_id,
+            summary.groups,
+            summary.probes,
+        )
         return summary
 
     async def _publish(self, batch: list[Probe], summary: RunSummary, started: float) -> None:

@@ -1,0 +1,57 @@
+"""The cycles of a monitoring series in the store: where the next cycle's number comes from.
+
+Repeated ``groundwatch run --once`` calls against one database, and a restarted generator, are
+consecutive cycles of the same series: the next number is one past the highest stored for it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
+
+from groundwatch.adapters.db.models import JudgementRow, RunRow
+
+
+def next_cycle(engine: Engine, series: str) -> int:
+    """One past the highest cycle of ``series`` in the runs table or among stored judgements."""
+    with Session(engine) as s:
+        runs = s.scalar(select(func.max(RunRow.cycle)).where(RunRow.series == series))
+        judged = s.scalar(select(func.max(JudgementRow.cycle)).where(JudgementRow.series == series))
+    return max(runs or 0, judged or 0) + 1
+
+
+def record_cycle(
+    engine: Engine,
+    *,
+    run_id: str,
+    series: str,
+    cycle: int,
+    dataset_id: str,
+    targets: list[str],
+    started_at: float,
+) -> None:
+    """The cycle in the runs table (``groundwatch runs`` lists them)."""
+    with Session(engine) as s, s.begin():
+        s.merge(
+            RunRow(
+                run_id=run_id,
+                dataset_id=dataset_id[:64],
+                series=series[:128],
+                cycle=cycle,
+                targets=list(targets),
+                status="running",
+                started_at=datetime.fromtimestamp(started_at, UTC),
+            )
+        )
+
+
+def latest_cycle(engine: Engine, series: str | None = None) -> tuple[str, int] | None:
+    """(series, cycle) of the most recent stored cycle — of ``series``, or of any series."""
+    with Session(engine) as s:
+        q = select(RunRow.series, RunRow.cycle).order_by(RunRow.started_at.desc()).limit(1)
+        if series is not None:
+            q = q.where(RunRow.series == series)
+        row = s.execute(q).first()
+    return (row[0], row[1]) if row is not None else None

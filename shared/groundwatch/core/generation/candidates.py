@@ -1,0 +1,125 @@
+"""Grounded candidates: the other values of an answer's column, shipped with each probe.
+
+The judge can only call a free-text answer *wrong* on positive evidence. The database has it: a
+response that names another value of the answer's column ("Construction" where the gold industry
+is "Mining") and not the gold is conclusively wrong, and one that names the gold *and* another
+value is a hedge. So every probe carries a bounded sample of the column's other DISTINCT values
+(:attr:`groundwatch.core.model.Expected.candidates`).
+
+For a large domain the sample is a bottom-k sketch: the ``k`` values with the smallest stable
+hash. It is deterministic (the same database gives the same candidates on every host and run),
+needs one streaming pass and O(k) memory, and is an unbiased sample of the domain, unlike "the
+first k in sort order", which would favour one end of the alphabet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from groundwatch.core.generation.answers import format_value
+from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.templates import SqlTemplate, ident, render
+from groundwatch.core.judging.normalize import normalize
+from groundwatch.core.model import MAX_CANDIDATE_CHARS, MAX_CANDIDATES, AnswerType
+
+
+def _rank(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnSample:
+    """A bounded, deterministic sample of one column's distinct values (hash order)."""
+
+    values: tuple[str, ...]
+
+    @classmethod
+    def of(cls, values: Iterable[Any], k: int = MAX_CANDIDATES + 1) -> ColumnSample:
+        """The ``k`` distinct values with the smallest hash, in one pass over ``values``.
+
+        One more than :data:`MAX_CANDIDATES` by default, so that a full sample still holds
+        :data:`MAX_CANDIDATES` values after the gold is taken out. NULLs, empty strings and
+        values longer than :data:`MAX_CANDIDATE_CHARS` (free text, not a value one names) are
+        skipped.
+        """
+        heap: list[tuple[bytes, str]] = []  # max-heap on the rank, via inverted bytes
+        seen: set[str] = set()
+        for raw in values:
+            if raw is None:
+                continue
+            text = format_value(raw).strip()
+            if not text or len(text) > MAX_CANDIDATE_CHARS or text in seen:
+                continue
+            rank = _rank(text)
+            inverted = bytes(255 - b for b in rank)
+            if len(heap) < k:
+                heapq.heappush(heap, (inverted, text))
+                seen.add(text)
+            elif inverted > heap[0][0]:
+                _, dropped = heapq.heapreplace(heap, (inverted, text))
+                seen.discard(dropped)
+                seen.add(text)
+        return cls(tuple(t for _, t in sorted(heap, reverse=True)))
+
+    def candidates(self, gold: Sequence[str], limit: int = MAX_CANDIDATES) -> list[str]:
+        """The sample without the gold answer's values (compared normalized), at most ``limit``.
+
+        Case and accent variants of a gold value are taken out too: a candidate the judge could
+        not tell from the gold would turn every correct answer into a hedge.
+        """
+        gold_norm = {normalize(g) for g in gold}
+        out: list[str] = []
+        for v in self.values:
+            n = normalize(v)
+            if n and n not in gold_norm:
+                out.append(v)
+                if len(out) >= limit:
+                    break
+        return out
+
+
+def distinct_values_sql(table: str, column: str, dialect: str) -> str:
+    """``SELECT DISTINCT column FROM table WHERE column IS NOT NULL`` in ``dialect``."""
+    col = exp.Column(this=ident(column))
+    return render(
+        exp.Select(
+            expressions=[col.copy()],
+            distinct=exp.Distinct(),
+            from_=exp.From(this=exp.Table(this=ident(table))),
+            where=exp.Where(this=exp.Not(this=exp.Is(this=col.copy(), expression=exp.Null()))),
+        ),
+        dialect,
+    )
+
+
+def candidate_queries(template: SqlTemplate, schema: SchemaInfo) -> list[str | None]:
+    """Per answer column, the query for its distinct values, or None when it gets no candidates.
+
+    Only text columns of a known table get candidates: dates and numbers are compared as such
+    (another date *is* the conflicting value), and an expression has no column to read.
+    """
+    out: list[str | None] = []
+    for sel in template.selected:
+        table = schema.table(sel.table)
+        column = table.column(sel.column) if table is not None else None
+        if table is None or column is None or column.kind is not AnswerType.TEXT:
+            out.append(None)
+        else:
+            out.append(distinct_values_sql(table.name, column.name, schema.dialect))
+    return out
+
+
+def candidates_for(samples: Sequence[ColumnSample | None], gold: Sequence[str]) -> list[list[str]]:
+    """``Expected.candidates`` for one answer: per column, the sample without any gold value.
+
+    Every gold value is excluded from every column, so a two-part answer whose parts come from
+    the same column never lists one part as a rival of the other. Empty when no column has any.
+    """
+    out = [s.candidates(gold) if s is not None else [] for s in samples]
+    return out if any(out) else []
