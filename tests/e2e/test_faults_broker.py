@@ -293,3 +293,35 @@ async def test_commit_refused_after_a_rebalance_does_not_end_the_consume_loop(
         loop.stop()
         await asyncio.gather(task, return_exceptions=True)
         await bus.stop()
+
+
+def test_a_service_started_while_the_broker_is_down_waits_for_it(
+    own_broker: Broker, unique_prefix: str, tmp_path: Path
+) -> None:
+    """Found by the randomized kill schedule: analytics restarted just before the broker died
+    exited 3 (``KafkaConnectionError`` at start-up). A service now waits for the broker, bounded,
+    as a rolling restart needs."""
+    from tests.e2e.procs import ServiceProc
+
+    argv = own_broker.kill(signal.SIGKILL)
+    service = ServiceProc(
+        "analytics",
+        {
+            "GW_BUS": "kafka",
+            "GW_KAFKA_BOOTSTRAP": own_broker.bootstrap,
+            "GW_TOPIC_PREFIX": unique_prefix,
+            "GW_DATABASE_URL": f"sqlite:///{tmp_path}/a.db",
+            "GW_ANALYTICS_GROUP": f"{unique_prefix}analytics",
+        },
+        tmp_path,
+    ).start()
+    try:
+        time.sleep(6)  # it tries the dead broker meanwhile
+        assert service.proc is not None and service.proc.poll() is None, service.tail()
+        own_broker.restart(argv)
+        service.wait_ready(120)
+        log = service.log_path.read_text(errors="replace")
+    finally:
+        service.kill()
+    assert "broker unreachable, retrying" in log
+    report("test_a_service_started_while_the_broker_is_down_waits_for_it", retried=True)

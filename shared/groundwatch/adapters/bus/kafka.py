@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
@@ -16,10 +16,31 @@ from aiokafka.errors import (
     TopicAlreadyExistsError,
 )
 from aiokafka.partitioner import DefaultPartitioner, murmur2
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from groundwatch.adapters.bus.base import Outgoing, Record
 
 log = logging.getLogger(__name__)
+
+#: How long a starting client waits for an unreachable broker before the service gives up.
+START_TIMEOUT_S = 120.0
+
+
+def _starting(what: str) -> AsyncRetrying:
+    """Retries for connecting at start-up: a broker restarting while a service (re)starts is
+    routine (a rolling restart, a crash-looping pod); the service waits for it, bounded, instead
+    of exiting on the first refused connection (seen in the randomized kill schedule)."""
+
+    def note(state: object) -> None:
+        log.warning("%s: broker unreachable, retrying", what)
+
+    return AsyncRetrying(
+        retry=retry_if_exception_type((KafkaError, OSError)),
+        stop=stop_after_delay(START_TIMEOUT_S),
+        wait=wait_exponential(multiplier=0.5, max=5.0),
+        before_sleep=note,
+        reraise=True,
+    )
 
 
 class KafkaBus:
@@ -33,16 +54,23 @@ class KafkaBus:
         self._partitioner = DefaultPartitioner()
 
     async def start(self) -> None:
-        self._producer = AIOKafkaProducer(
-            bootstrap_servers=self.bootstrap,
-            client_id=self.client_id,
-            enable_idempotence=True,  # retries cannot duplicate a message within a session
-            acks="all",
-            linger_ms=5,
-            max_batch_size=256 * 1024,
-            compression_type=None,
-        )
-        await self._producer.start()
+        async for attempt in _starting("producer"):
+            with attempt:
+                producer = AIOKafkaProducer(
+                    bootstrap_servers=self.bootstrap,
+                    client_id=self.client_id,
+                    enable_idempotence=True,  # retries cannot duplicate a message in a session
+                    acks="all",
+                    linger_ms=5,
+                    max_batch_size=256 * 1024,
+                    compression_type=None,
+                )
+                try:
+                    await producer.start()
+                except BaseException:
+                    await producer.stop()
+                    raise
+                self._producer = producer
 
     async def stop(self) -> None:
         if self._producer is not None:
@@ -59,9 +87,14 @@ class KafkaBus:
             return False
 
     async def ensure_topics(self, names: Sequence[str]) -> None:
+        async for attempt in _starting("admin"):
+            with attempt:
+                await self._ensure_topics(names)
+
+    async def _ensure_topics(self, names: Sequence[str]) -> None:
         admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap, client_id=self.client_id)
-        await admin.start()
         try:
+            await admin.start()
             existing = set(await admin.list_topics())
             missing = [n for n in names if n not in existing]
             if missing:
@@ -107,21 +140,32 @@ class KafkaBus:
 
 class KafkaConsumer:
     def __init__(self, bootstrap: str, topics: list[str], group: str, client_id: str) -> None:
-        self._consumer = AIOKafkaConsumer(
-            *topics,
-            bootstrap_servers=bootstrap,
-            group_id=group,
-            client_id=client_id,
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            max_poll_records=1000,
-            session_timeout_ms=10_000,
-            heartbeat_interval_ms=1_000,
-        )
+        def make() -> AIOKafkaConsumer:
+            return AIOKafkaConsumer(
+                *topics,
+                bootstrap_servers=bootstrap,
+                group_id=group,
+                client_id=client_id,
+                enable_auto_commit=False,
+                auto_offset_reset="earliest",
+                max_poll_records=1000,
+                session_timeout_ms=10_000,
+                heartbeat_interval_ms=1_000,
+            )
+
+        self._make: Callable[[], AIOKafkaConsumer] = make
+        self._consumer = make()
         self._next: dict[TopicPartition, int] = {}
 
     async def start(self) -> None:
-        await self._consumer.start()
+        async for attempt in _starting("consumer"):
+            with attempt:
+                try:
+                    await self._consumer.start()
+                except BaseException:
+                    await self._consumer.stop()
+                    self._consumer = self._make()  # a fresh client for the next attempt
+                    raise
 
     async def stop(self) -> None:
         await self._consumer.stop()
