@@ -28,11 +28,15 @@ whose forms all erred is unknown, never a gap. A status change between cycles is
 **transition** (robust → gap is a regression, gap → robust a recovery), kept in order for the
 store, the metrics and the report.
 
-Failure attribution (gap / retrieval / LM / target error) needs context comparison across a
-group's forms and cohorts, so it is recomputed lazily for groups touched since the last refresh. A
-group that is a gap in one cohort while another cohort answered it is a *cohort gap* — the fact is
-there, the form cannot reach it — and its failures go to retrieval or the LM, not to the knowledge
-base (:func:`attribution_status`).
+Failure attribution (gap / retrieval / LM / inconclusive / target error) needs context comparison
+across a group's forms and cohorts, so it is recomputed lazily for groups touched since the last
+refresh. A group that is a gap in one cohort while another cohort answered it is a *cohort gap* —
+the fact is there, the form cannot reach it — and its failures go to retrieval or the LM, not to
+the knowledge base (:func:`attribution_status`). A wrong example whose retrieval cannot be judged
+(no ids, no contexts, ids that neither contain nor avoid a correctly answered form's) is
+*inconclusive*: the papers warn that a missing match "does not conclusively indicate retrieval
+failure" (GRAMMAR 000 §3.6), so it is never blamed on retrieval by default
+(:func:`judge_retrieval`).
 """
 
 from __future__ import annotations
@@ -65,7 +69,10 @@ class Observation:
     batch result, where everything is one cycle). ``truth_version`` is the SQL answer's version,
     so a verdict that changes with the truth is not flakiness. ``retrieval_ok`` is a retrieval
     judgement given from outside (an imported GRAMMAR result); when it is ``None`` the retrieval
-    is judged from ``relevant_doc_ids`` or by context comparison (:func:`retrieval_sufficient`).
+    is judged from ``relevant_doc_ids``, by context comparison or from the retrieved text
+    (:func:`judge_retrieval`). ``context_has_answer`` is the judge stage's bounded summary of the
+    retrieved texts — True: the gold answer is stated in them; False: there were contexts and it
+    is not; None: no contexts (or not computed) — so the texts themselves never travel further.
     ``at`` is the judgement time in epoch seconds; ``latency_s`` is probe → judgement latency.
     """
 
@@ -89,6 +96,7 @@ class Observation:
     cycle: int = 0
     truth_version: int = 1
     error_kind: str | None = None
+    context_has_answer: bool | None = None
 
     @property
     def key(self) -> GroupKey:
@@ -118,11 +126,23 @@ class Cause(StrEnum):
     GAP = "gap"
     RETRIEVAL = "retrieval"
     LM = "lm"
+    INCONCLUSIVE = "inconclusive"
     FLAKY = "flaky"
     TARGET_ERROR = "target_error"
     STALE = "stale"
     UNDECIDED = "undecided"
     PENDING = "pending"
+
+
+class RetrievalEvidence(StrEnum):
+    """What a retrieval judgement stands on (:func:`judge_retrieval`), strongest first."""
+
+    GIVEN = "given"  # judged outside (an imported GRAMMAR result's retrieval_judgement)
+    GROUND_TRUTH = "ground_truth"  # relevant document ids ⊆ retrieved ids
+    NOTHING_RETRIEVED = "nothing_retrieved"  # a target that reports ids returned none here
+    CONTEXT_COMPARISON = "context_comparison"  # retrieved ids against correctly answered forms
+    CONTEXT_TEXT = "context_text"  # the gold answer stated (or not) in the retrieved texts
+    NONE = "none"  # no evidence: inconclusive
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,28 +299,61 @@ def flaky_forms(history: dict[str, list[tuple[int, bool, int]]]) -> frozenset[st
     return frozenset(out)
 
 
-def retrieval_sufficient(obs: Observation, correct_contexts: set[frozenset[str]]) -> bool | None:
-    """Whether the retrieval gave ``obs`` sufficient context; ``None`` when it cannot be judged.
+def judge_retrieval(
+    obs: Observation, correct_contexts: set[frozenset[str]], *, reports_ids: bool = False
+) -> tuple[bool | None, RetrievalEvidence]:
+    """Whether the retrieval gave ``obs`` sufficient context, and what that stands on; ``None``
+    (inconclusive) when nothing says.
 
-    In order: the judgement given with the observation (imported GRAMMAR results); ground-truth
-    document ids — sufficient when every relevant document was retrieved (relevant ⊆ retrieved:
-    the paper's question is whether the context is *sufficient*, and a top-k retriever always
-    brings extra documents, so set equality as in the authors' tool would blame retrieval for
-    every k > |relevant|, while mere overlap would call half of a two-document answer sufficient);
-    otherwise context comparison (§4.3): a correct example had sufficient context, and a wrong one
-    had it when its retrieved ids equal (as a set) those of a correctly answered form of the same
-    semantic group. An empty retrieved set never matches — no ids, no evidence. Errors and
-    undecided verdicts have no retrieval judgement.
+    In order of strength:
+
+    1. the judgement given with the observation (imported GRAMMAR results);
+    2. ground-truth document ids, when the target reported retrieved ids: sufficient when every
+       relevant document was retrieved (relevant ⊆ retrieved — a top-k retriever always brings
+       extra documents, so set equality as in the authors' tool would blame retrieval for every
+       k > |relevant|, while mere overlap would call half of a two-document answer sufficient);
+    3. an empty retrieval from a target that reports ids for other queries (``reports_ids``):
+       nothing was retrieved, so nothing sufficed;
+    4. context comparison (§4.3) on ids: sufficient when the retrieved ids contain (⊇) those of a
+       correctly answered form of the same semantic group — that form got its answer from those
+       documents, and more documents do not take them away (a correct form matches itself);
+    5. the retrieved text (the judge's ``context_has_answer``): the gold answer stated in the
+       contexts → sufficient; contexts without it → insufficient;
+    6. context comparison, negative: the retrieved ids share no document with any correctly
+       answered form's → insufficient (none of the documents that answered the group came back);
+    7. otherwise inconclusive: no ids and no contexts (every ``openai_chat`` target, an
+       ``http_json`` target without id or context paths), or ids that overlap a correct form's
+       without containing them. The paper itself warns that a missing match "does not
+       conclusively indicate retrieval failures" (000 §3.6), so no evidence is never a verdict.
+
+    A target error has no retrieval judgement. An undecided verdict keeps whatever evidence the
+    retrieval has (its correctness is not evidence either way).
     """
-    if obs.verdict is Verdict.ERROR or obs.verdict is Verdict.UNDECIDED:
-        return None
+    if obs.verdict is Verdict.ERROR:
+        return None, RetrievalEvidence.NONE
     if obs.retrieval_ok is not None:
-        return obs.retrieval_ok
-    if obs.relevant_doc_ids:
-        return set(obs.relevant_doc_ids) <= set(obs.retrieved_ids)
-    if obs.verdict is Verdict.CORRECT:
-        return True
-    return bool(obs.retrieved_ids) and frozenset(obs.retrieved_ids) in correct_contexts
+        return obs.retrieval_ok, RetrievalEvidence.GIVEN
+    retrieved = obs.retrieved_ids
+    if retrieved and obs.relevant_doc_ids:
+        return set(obs.relevant_doc_ids) <= set(retrieved), RetrievalEvidence.GROUND_TRUTH
+    if not retrieved and reports_ids:
+        return False, RetrievalEvidence.NOTHING_RETRIEVED
+    if retrieved and correct_contexts:
+        got = frozenset(retrieved)
+        if any(c <= got for c in correct_contexts):
+            return True, RetrievalEvidence.CONTEXT_COMPARISON
+    if obs.context_has_answer is not None:
+        return obs.context_has_answer, RetrievalEvidence.CONTEXT_TEXT
+    if retrieved and correct_contexts and all(got.isdisjoint(c) for c in correct_contexts):
+        return False, RetrievalEvidence.CONTEXT_COMPARISON
+    return None, RetrievalEvidence.NONE
+
+
+def retrieval_sufficient(
+    obs: Observation, correct_contexts: set[frozenset[str]], *, reports_ids: bool = False
+) -> bool | None:
+    """:func:`judge_retrieval` without its evidence: True, False, or None (inconclusive)."""
+    return judge_retrieval(obs, correct_contexts, reports_ids=reports_ids)[0]
 
 
 def cause_of(obs: Observation, status: GroupStatus, retrieval_ok: bool | None) -> Cause | None:
@@ -310,8 +363,9 @@ def cause_of(obs: Observation, status: GroupStatus, retrieval_ok: bool | None) -
     (the source database changed, the RAG's knowledge did not) → stale; a wrong example in a gap
     group → gap (the knowledge base lacks the fact); in a flaky group → flaky; in a pending group
     → pending (it may yet turn out to be a gap); otherwise insufficient retrieval → retrieval,
-    sufficient → LM. Callers pass the status from :func:`attribution_status`, so a group that is
-    a gap in one cohort only is not blamed on the knowledge base.
+    sufficient → LM, not judgeable (``None``) → inconclusive. Callers pass the status from
+    :func:`attribution_status`, so a group that is a gap in one cohort only is not blamed on the
+    knowledge base.
     """
     v = obs.verdict
     if v is Verdict.CORRECT:
@@ -328,7 +382,9 @@ def cause_of(obs: Observation, status: GroupStatus, retrieval_ok: bool | None) -
         return Cause.FLAKY
     if status is GroupStatus.PENDING or status is GroupStatus.UNKNOWN:
         return Cause.PENDING
-    return Cause.RETRIEVAL if not retrieval_ok else Cause.LM
+    if retrieval_ok is None:
+        return Cause.INCONCLUSIVE
+    return Cause.LM if retrieval_ok else Cause.RETRIEVAL
 
 
 def attribution_status(status: GroupStatus, answered_in_another_cohort: bool) -> GroupStatus:
@@ -375,6 +431,9 @@ class Tagger:
         self._pending_transitions: list[Transition] = []
         self._recent: deque[Transition] = deque(maxlen=RECENT_TRANSITIONS)
         self._transition_counts: dict[tuple[str, str, GroupStatus, GroupStatus], int] = {}
+        # targets that reported retrieved ids at least once: an empty list from them means
+        # "nothing retrieved", from any other target "not reported"
+        self._id_targets: set[str] = set()
 
     @property
     def window(self) -> Window:
@@ -398,6 +457,8 @@ class Tagger:
                 return False  # older than every cycle the window keeps
         self._live[pid] = obs
         self._count_verdict(obs, 1)
+        if obs.retrieved_ids and obs.target not in self._id_targets:
+            self._id_targets.add(obs.target)
         t.group_forms = obs.group_forms if obs.cycle >= max(t.cycles, default=0) else t.group_forms
         cycle = t.cycles.get(obs.cycle)
         if cycle is None:
@@ -770,13 +831,21 @@ class Tagger:
         """Whether any cohort of the semantic group has a correct (latest) verdict."""
         return any(t.correct for t in self._group_tallies((target, group_id)))
 
-    def retrieval_judgements(self, target: str, group_id: str) -> dict[str, bool | None]:
-        """probe_id → retrieval sufficiency for every counted observation of a semantic group
-        (all cohorts of ``target``), by :func:`retrieval_sufficient`."""
+    def reports_ids(self, target: str) -> bool:
+        """Whether ``target`` ever reported retrieved ids (then an empty list is an empty
+        retrieval, not a missing one)."""
+        return target in self._id_targets
+
+    def retrieval_judgements(
+        self, target: str, group_id: str
+    ) -> dict[str, tuple[bool | None, RetrievalEvidence]]:
+        """probe_id → (retrieval sufficiency, its evidence) for every counted observation of a
+        semantic group (all cohorts of ``target``), by :func:`judge_retrieval`."""
         tallies = self._group_tallies((target, group_id))
         contexts = _correct_contexts(tallies)
+        ids = target in self._id_targets
         return {
-            o.probe_id: retrieval_sufficient(o, contexts)
+            o.probe_id: judge_retrieval(o, contexts, reports_ids=ids)
             for t in tallies
             for o in t.latest.values()
         }
@@ -811,6 +880,7 @@ class Tagger:
         contexts: set[frozenset[str]] | None = None
         counts = self._cause_counts
         answered = any(t.correct for _, t in tallies)
+        ids = target in self._id_targets
         for cohort, t in tallies:
             status = attribution_status(t.status, answered)
             fresh: dict[Cause, int] = {}
@@ -819,7 +889,7 @@ class Tagger:
                 if contexts is None:
                     contexts = _correct_contexts(tt for _, tt in tallies)
                 for o in t.latest.values():
-                    cause = cause_of(o, status, retrieval_sufficient(o, contexts))
+                    cause = cause_of(o, status, retrieval_sufficient(o, contexts, reports_ids=ids))
                     if cause is not None:
                         fresh[cause] = fresh.get(cause, 0) + 1
             else:

@@ -11,8 +11,11 @@ and undecided verdicts are counted apart and never enter a denominator, so an ou
 wrong answer. *groups* are tagged groups (gap + robust + non-robust); pending groups are counted
 apart and excluded from Acc_db. Acc_db = 1 − gap groups / groups (eq. 1); R = correct /
 (examples − examples in gap groups) (eq. 2); λ = examples in gap groups / examples, so that
-accuracy = R × (1 − λ) (eq. 3). The retrieval numbers use the same formulas over the per-example
-retrieval judgements of :func:`groundwatch.core.tagging.retrieval_sufficient`.
+accuracy = R × (1 − λ) (eq. 3); each has its denominator beside it (``examples``, ``groups``,
+``refined_n``). Retrieval accuracy = sufficient / examples whose retrieval could be judged
+(:func:`groundwatch.core.tagging.judge_retrieval`), over every group, with its ``retrieval_judged``
+and ``retrieval_coverage``: an inconclusive example (no ids, no contexts) enters no denominator, so
+a target that returns no retrieval evidence gets no retrieval accuracy at all, never 1.0 or 0.0.
 
 The GRAMMAR numbers are computed over GRAMMAR's own (``factual``) probes only. RAGProbe scenario
 probes (S1…S6) are single questions, not semantic groups asked in several forms, and would bend
@@ -45,6 +48,7 @@ from groundwatch.core.tagging import (
     GroupStatus,
     GroupTally,
     Observation,
+    RetrievalEvidence,
     Tagger,
     Transition,
     Window,
@@ -220,7 +224,9 @@ class _View:
         for t in tagger.tallies():
             if t.scenario == FACTUAL:
                 self.groups.setdefault((t.target, t.cohort), {})[t.group_id] = t
-        self._retrieval: dict[tuple[str, str], dict[str, bool | None]] = {}
+        self._retrieval: dict[
+            tuple[str, str], dict[str, tuple[bool | None, RetrievalEvidence]]
+        ] = {}
         self.answered: set[tuple[str, str]] = {
             (t.target, t.group_id) for t in tagger.tallies() if t.correct and t.scenario == FACTUAL
         }
@@ -228,7 +234,9 @@ class _View:
     def tallies(self, target: str, cohort: str) -> dict[str, GroupTally]:
         return self.groups.get((target, cohort), {})
 
-    def retrieval(self, target: str, group_id: str) -> dict[str, bool | None]:
+    def retrieval(
+        self, target: str, group_id: str
+    ) -> dict[str, tuple[bool | None, RetrievalEvidence]]:
         key = (target, group_id)
         r = self._retrieval.get(key)
         if r is None:
@@ -236,23 +244,22 @@ class _View:
         return r
 
 
-def _retrieval_method(o: Observation) -> str:
-    if o.retrieval_ok is not None:
-        return "given"
-    if o.relevant_doc_ids:
-        return "ground_truth"
-    return "context_comparison"
+_NO_EVIDENCE: tuple[bool | None, RetrievalEvidence] = (None, RetrievalEvidence.NONE)
 
 
 def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
-    """One cohort's numbers. Acc, Acc_db, R, λ and the retrieval numbers are over the same set:
-    the decided groups (gap, robust, non-robust, flaky); pending and unknown groups are counted
-    apart and enter none of them. Errors, undecided verdicts and coverage are over every group."""
+    """One cohort's numbers. Acc, Acc_db, R and λ are over the same set: the decided groups
+    (gap, robust, non-robust, flaky); pending and unknown groups are counted apart and enter none
+    of them. Errors, undecided verdicts and coverage are over every group. Retrieval accuracy is
+    over every example whose retrieval could be judged (any group, any verdict but a target
+    error: the retrieval judgement does not need the answer's); refined retrieval accuracy over
+    those of decided non-gap groups."""
     tallies = view.tallies(target, cohort)
     status_n = dict.fromkeys(GroupStatus, 0)
     correct = incorrect = errors = undecided = gap_examples = cohort_gaps = 0
     probed = partial = flaky_forms = 0
-    retrieval_ok = retrieval_ok_outside_gap = 0
+    retrieval_ok = retrieval_judged = inconclusive = 0
+    refined_ret_ok = refined_ret_n = 0
     causes = dict.fromkeys(Cause, 0)
     methods: dict[str, int] = {}
     error_kinds: dict[str, int] = {}
@@ -278,14 +285,16 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
         for o in view.tagger.group_observations(target, cohort, gid):
             if o.error_kind:
                 error_kinds[o.error_kind] = error_kinds.get(o.error_kind, 0) + 1
-            ok = rj.get(o.probe_id)
-            if counted and ok is not None:
-                m = _retrieval_method(o)
-                methods[m] = methods.get(m, 0) + 1
-            if counted and ok:
-                retrieval_ok += 1
-                if not gap:
-                    retrieval_ok_outside_gap += 1
+            ok, evidence = rj.get(o.probe_id, _NO_EVIDENCE)
+            if ok is not None:
+                methods[evidence.value] = methods.get(evidence.value, 0) + 1
+                retrieval_judged += 1
+                retrieval_ok += ok
+                if counted and not gap:
+                    refined_ret_n += 1
+                    refined_ret_ok += ok
+            elif o.verdict is not Verdict.ERROR:
+                inconclusive += 1
             cause = cause_of(o, attr_status, ok)
             if cause is not None:
                 causes[cause] += 1
@@ -326,11 +335,17 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
         accuracy=proportion(correct, examples),
         accuracy_ci=wilson_ci(correct, examples),
         acc_db=(1 - status_n[GroupStatus.GAP] / groups) if groups else None,
+        refined_n=refined_n,
         refined_accuracy=proportion(correct, refined_n),
         refined_accuracy_ci=wilson_ci(correct, refined_n),
         lambda_=proportion(gap_examples, examples),
-        retrieval_accuracy=proportion(retrieval_ok, examples),
-        refined_retrieval_accuracy=proportion(retrieval_ok_outside_gap, refined_n),
+        retrieval_accuracy=proportion(retrieval_ok, retrieval_judged),
+        retrieval_accuracy_ci=wilson_ci(retrieval_ok, retrieval_judged),
+        retrieval_judged=retrieval_judged,
+        retrieval_inconclusive=inconclusive,
+        retrieval_coverage=proportion(retrieval_judged, retrieval_judged + inconclusive),
+        refined_retrieval_accuracy=proportion(refined_ret_ok, refined_ret_n),
+        refined_retrieval_n=refined_ret_n,
         retrieval_judged_by=methods,
         attribution={c.value: n for c, n in causes.items()},
         error_kinds=error_kinds,
@@ -621,7 +636,7 @@ def _human_agreement(
         if o is None or not _decided(o):
             continue
         metrics["judge_verdict"][pid] = 1.0 if o.verdict is Verdict.CORRECT else 0.0
-        ok = view.retrieval(o.target, o.group_id).get(pid)
+        ok = view.retrieval(o.target, o.group_id).get(pid, _NO_EVIDENCE)[0]
         if ok is not None:
             metrics["retrieval_sufficient"][pid] = 1.0 if ok else 0.0
     for name, scores in metric_scores.items():

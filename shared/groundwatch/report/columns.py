@@ -88,7 +88,8 @@ COHORT_COLUMNS: tuple[Column[CohortNumbers], ...] = (
         "RetAcc",
         "retrieval acc",
         lambda c: c.retrieval_accuracy,
-        "examples with sufficient retrieved context / examples",
+        "examples with sufficient retrieved context / examples whose retrieval could be judged"
+        " (– when the target gives no retrieval evidence)",
     ),
     Column(
         "refined_retrieval_accuracy",
@@ -104,6 +105,47 @@ COHORT_COLUMNS: tuple[Column[CohortNumbers], ...] = (
         "cohort gaps",
         lambda c: c.cohort_gap_groups,
         "gap here while another cohort answered the semantic group",
+    ),
+)
+
+#: The denominator (n) of every rate of :data:`COHORT_COLUMNS`, and the retrieval coverage.
+DENOMINATOR_COLUMNS: tuple[Column[CohortNumbers], ...] = (
+    Column("examples", "Acc,λ: n", "Acc, λ: n", lambda c: c.examples, "decided examples"),
+    Column("groups", "Acc_db: n", "Acc_db: n", lambda c: c.groups, "decided groups"),
+    Column(
+        "refined_n",
+        "R: n",
+        "R: n",
+        lambda c: c.refined_n,
+        "examples − examples in gap groups",
+    ),
+    Column(
+        "retrieval_judged",
+        "RetAcc: n",
+        "retrieval acc: n",
+        lambda c: c.retrieval_judged,
+        "examples whose retrieval was judged (any group)",
+    ),
+    Column(
+        "retrieval_inconclusive",
+        "inconcl.",
+        "retrieval inconclusive",
+        lambda c: c.retrieval_inconclusive,
+        "answered examples without retrieval evidence (no ids, no contexts)",
+    ),
+    Column(
+        "retrieval_coverage",
+        "RetCov",
+        "retrieval coverage",
+        lambda c: c.retrieval_coverage,
+        "judged / (judged + inconclusive)",
+    ),
+    Column(
+        "refined_retrieval_n",
+        "RetR: n",
+        "retrieval R: n",
+        lambda c: c.refined_retrieval_n,
+        "retrieval-judged examples of decided groups outside gap groups",
     ),
 )
 
@@ -132,6 +174,7 @@ CAUSE_COLOURS: tuple[tuple[str, str], ...] = (
     ("gap", "#c0392b"),
     ("retrieval", "#8e44ad"),
     ("lm", "#2980b9"),
+    ("inconclusive", "#a6acaf"),
     ("flaky", "#f1c40f"),
     ("target_error", "#7f8c8d"),
     ("stale", "#d35400"),

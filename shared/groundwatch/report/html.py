@@ -15,6 +15,7 @@ from typing import Any
 from groundwatch.report.columns import (
     CAUSE_COLOURS,
     COHORT_COLUMNS,
+    DENOMINATOR_COLUMNS,
     SCENARIO_COLUMNS,
     STATUS_SEGMENTS,
     fmt,
@@ -348,6 +349,14 @@ def render_html(report: Report) -> str:
             cohort_rows,
             helps=["", "", *(col.help for col in COHORT_COLUMNS)],
         ),
+        _table(
+            ["target · cohort", "", *(col.title for col in DENOMINATOR_COLUMNS)],
+            [
+                [_label(t, c, many), "", *(col.get(n) for col in DENOMINATOR_COLUMNS)]
+                for t, c, n in _rows(report)
+            ],
+            helps=["", "", *(col.help for col in DENOMINATOR_COLUMNS)],
+        ),
         "<p class='muted'>Acc_db = 1 − gap groups / groups; R = correct / (examples − examples in"
         " gap groups); λ = examples in gap groups / examples; Acc = R × (1 − λ). Errors (the target"
         " did not answer) are outside every denominator. A cohort gap is a gap group whose semantic"
@@ -358,7 +367,9 @@ def render_html(report: Report) -> str:
         _attribution_plot(report),
         "<p class='muted'>gap: wrong in a gap group (the knowledge base lacks the fact);"
         " retrieval: wrong with insufficient retrieved context; lm: wrong although the context"
-        " sufficed (ground truth or context comparison); target_error: no answer.</p>",
+        " sufficed (ground truth, context comparison or the gold stated in the retrieved text);"
+        " inconclusive: wrong with no retrieval evidence to tell (no ids, no contexts);"
+        " target_error: no answer.</p>",
         "<h2>Cohort hypothesis test</h2>",
     ]
     for target, tr in report.targets.items():

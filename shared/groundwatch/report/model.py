@@ -39,6 +39,10 @@ class CohortNumbers(_Model):
     cycle complete yet) and unknown groups (no decided verdict: the target erred, the judge
     abstained) enter no rate; errors and undecided verdicts never count as wrong. ``coverage`` =
     decided forms / probed forms over every group: the share of the evidence the rates stand on.
+    Each rate's denominator is a field beside it: Acc and λ over ``examples``, Acc_db over
+    ``groups``, R over ``refined_n``, retrieval accuracy over ``retrieval_judged`` (examples whose
+    retrieval could be judged, in any group; ``retrieval_coverage`` = judged / judged +
+    inconclusive), refined retrieval accuracy over ``refined_retrieval_n``.
     """
 
     examples: int
@@ -71,6 +75,7 @@ class CohortNumbers(_Model):
     accuracy: float | None
     accuracy_ci: Interval
     acc_db: float | None = Field(description="1 − gap groups / groups (GRAMMAR eq. 1).")
+    refined_n: int = Field(0, description="R's denominator: examples − examples in gap groups.")
     refined_accuracy: float | None = Field(
         description="R = correct / (examples − examples in gap groups) (eq. 2)."
     )
@@ -78,9 +83,28 @@ class CohortNumbers(_Model):
     lambda_: float | None = Field(
         alias="lambda", description="λ = examples in gap groups / examples (eq. 3)."
     )
-    retrieval_accuracy: float | None
+    retrieval_accuracy: float | None = Field(
+        description="Sufficient retrieval / retrieval_judged; None when nothing could be judged."
+    )
+    retrieval_accuracy_ci: Interval = None
+    retrieval_judged: int = Field(
+        0, description="Examples whose retrieval was judged (any group, every verdict but error)."
+    )
+    retrieval_inconclusive: int = Field(
+        0, description="Answered examples with no retrieval evidence (no ids, no contexts)."
+    )
+    retrieval_coverage: float | None = Field(
+        None, description="retrieval_judged / (retrieval_judged + retrieval_inconclusive)."
+    )
     refined_retrieval_accuracy: float | None
-    retrieval_judged_by: dict[str, int] = Field(default_factory=dict)
+    refined_retrieval_n: int = Field(
+        0, description="Retrieval-judged examples of decided groups outside gap groups."
+    )
+    retrieval_judged_by: dict[str, int] = Field(
+        default_factory=dict,
+        description="Retrieval judgements by evidence: given, ground_truth, nothing_retrieved,"
+        " context_comparison, context_text.",
+    )
     attribution: dict[str, int] = Field(default_factory=dict)
     error_kinds: dict[str, int] = Field(
         default_factory=dict, description="Target errors by kind (http_5xx, timeout, …)."

@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from groundwatch.core.tagging import Cause
-from groundwatch.report.columns import COHORT_COLUMNS, SCENARIO_COLUMNS, fmt, interval
+from groundwatch.report.columns import (
+    COHORT_COLUMNS,
+    DENOMINATOR_COLUMNS,
+    SCENARIO_COLUMNS,
+    fmt,
+    interval,
+)
 from groundwatch.report.model import Report
 
 
@@ -44,6 +50,15 @@ def render_text(report: Report) -> str:
     parts.append(
         f"GRAMMAR group report ({where}{window}; rates over decided groups, each form once)\n"
         + table(["target", "cohort", *(col.text for col in COHORT_COLUMNS)], rows)
+    )
+    nrows = [
+        [target, cohort, *(fmt(col.get(c), col.digits) for col in DENOMINATOR_COLUMNS)]
+        for target, tr in report.targets.items()
+        for cohort, c in tr.cohorts.items()
+    ]
+    parts.append(
+        "Denominators (the n of each rate above)\n"
+        + table(["target", "cohort", *(col.text for col in DENOMINATOR_COLUMNS)], nrows)
     )
     arows = [
         [target, cohort, *(str(c.attribution.get(k.value, 0)) for k in Cause)]
