@@ -137,6 +137,12 @@ class Judgement(_ProbeKeyed):
     prompt_version: str | None = None
     answer: Text | None = None
     retrieved_ids: list[str] = Field(default_factory=list)
+    context_has_answer: bool | None = Field(
+        None,
+        description="The retrieved contexts state the gold answer (true), do not contain it"
+        " (false), or cannot tell / there were none (null): context comparison's text evidence,"
+        " so the contexts themselves need not travel past the judge.",
+    )
     error_kind: str | None = None
     judge_latency_s: float = 0.0
     judged_at: datetime = Field(default_factory=utcnow)

@@ -46,6 +46,7 @@ def observation_from_row(row: JudgementRow) -> Observation:
         cycle=row.cycle,
         truth_version=row.truth_version,
         error_kind=row.error_kind,
+        context_has_answer=row.context_has_answer,
     )
 
 
