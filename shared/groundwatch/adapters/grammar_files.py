@@ -11,6 +11,12 @@ file's "Incorrect", as the authors' ``RAGResult.judge_rag_response`` sets it), a
 ``retrieval_judgement`` is used as given rather than recomputed, because the ids in
 ``true_document_ids`` name clients or employees while ``retrieved_document_ids`` name project
 documents — recomputing would be wrong, the authors' own flag is the ground truth here.
+
+An entry without a ``judgement`` was never judged: the unbalanced files
+(``eval_results_results_{short,long}.json``, every text query the generator made) carry retrieval
+judgements only. Such entries are ``undecided`` — answer accuracy is unavailable for them, never
+0 — while their retrieval judgements count as given (90/314 and 132/257 for Aurp: the paper's
+Table 3 baseline "context comparison" cells, 0.29 and 0.51).
 """
 
 from __future__ import annotations
@@ -88,9 +94,10 @@ def load_grammar_results(
 def _verdict(e: Mapping[str, Any], where: str) -> Verdict:
     j = e.get("judgement")
     if j is None:
-        # Not judged by the tool. A null response in a closed-domain run is the authors'
-        # "retrieval failed, so Incorrect"; anything else we cannot decide.
-        return Verdict.INCORRECT if e.get("gpt_response") is None else Verdict.UNDECIDED
+        # Never judged by the tool (the unbalanced files): no verdict to import. The authors'
+        # closed-domain shortcut (retrieval failed ⇒ "Incorrect") is a judging step they did not
+        # take here, and taking it for them would turn "not judged" into "wrong".
+        return Verdict.UNDECIDED
     v = _VERDICTS.get(str(j).strip().lower())
     if v is None:
         raise ImportFormatError(f"{where}: judgement {j!r} is neither 'Correct' nor 'Incorrect'")

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 
+from groundwatch.core.balance import GroupSample, balance
 from groundwatch.core.model import Verdict
 from groundwatch.core.stats import (
     evaluator_reliability,
@@ -57,6 +58,8 @@ from groundwatch.core.tagging import (
 )
 from groundwatch.report.columns import fmt
 from groundwatch.report.model import (
+    Balanced,
+    BalancedCohort,
     CohortNumbers,
     ComparisonCohort,
     CorrelationResult,
@@ -92,6 +95,7 @@ def build_report(
     alpha: float = 0.05,
     lambda_tolerance: float = 0.05,
     window: Window | None = None,
+    balance_seed: int = 0,
 ) -> Report:
     """The report over a batch of observations (duplicates by ``probe_id`` count once).
 
@@ -102,7 +106,7 @@ def build_report(
     cycle pooled). ``evaluators`` maps an evaluator name to its verdicts by probe_id
     (reliability, judge verdicts as truth); ``human_ratings`` maps probe_id to a 1–5 rating,
     correlated with the judge verdict, the retrieval judgement and every metric of
-    ``metric_scores`` (name → probe_id → score).
+    ``metric_scores`` (name → probe_id → score). ``balance_seed`` seeds the λ-balancing draw.
     """
     tagger = Tagger(window)
     tagger.apply_many(observations)
@@ -116,6 +120,7 @@ def build_report(
         metric_scores=metric_scores,
         alpha=alpha,
         lambda_tolerance=lambda_tolerance,
+        balance_seed=balance_seed,
     )
 
 
@@ -130,6 +135,7 @@ def report_from_tagger(
     metric_scores: Mapping[str, Mapping[str, float]] | None = None,
     alpha: float = 0.05,
     lambda_tolerance: float = 0.05,
+    balance_seed: int = 0,
 ) -> Report:
     """The same report from a live tagger's window (what ``/report`` serves)."""
     view = _View(tagger)
@@ -145,6 +151,7 @@ def report_from_tagger(
         out_targets[target] = TargetReport(
             cohorts=per_cohort,
             hypothesis=_hypothesis(view, target, pair, alpha, lambda_tolerance),
+            balanced=_balanced(view, target, pair, balance_seed),
         )
     tpair = compare_targets
     if tpair is None and len(targets) == 2:
@@ -356,6 +363,67 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
     )
 
 
+def _balanced(view: _View, target: str, pair: tuple[str, str] | None, seed: int) -> Balanced:
+    """GRAMMAR's "balance gap examples" for the compared cohorts (:mod:`groundwatch.core.balance`):
+    each form's latest decided verdict and its retrieval judgement, per shared group."""
+    if pair is None:
+        return Balanced(available=False, reason="needs two cohorts")
+    samples: dict[str, dict[str, GroupSample]] = {}
+    for cohort in pair:
+        tallies = view.tallies(target, cohort)
+        if not tallies:
+            return Balanced(available=False, reason=f"cohort {cohort!r} has no observations")
+        by_group: dict[str, GroupSample] = {}
+        for gid, t in tallies.items():
+            judged = view.retrieval(target, gid)
+            verdicts: list[bool] = []
+            retrieval: list[bool] = []
+            for o in view.tagger.group_observations(target, cohort, gid):
+                if o.verdict is Verdict.CORRECT or o.verdict is Verdict.INCORRECT:
+                    verdicts.append(o.verdict is Verdict.CORRECT)
+                ok = judged.get(o.probe_id, _NO_EVIDENCE)[0]
+                if ok is not None:
+                    retrieval.append(ok)
+            by_group[gid] = GroupSample(
+                verdicts=tuple(verdicts),
+                retrieval=tuple(retrieval),
+                decided=t.status in DECIDED_STATUSES,
+                gap=t.status is GroupStatus.GAP,
+            )
+        samples[cohort] = by_group
+    b = balance(samples, seed=seed)
+    if not b.groups and not b.retrieval_groups:
+        return Balanced(
+            available=False,
+            reason="no shared group with a decided verdict or a retrieval judgement in both",
+            cohorts=list(pair),
+            seed=seed,
+        )
+    return Balanced(
+        available=True,
+        cohorts=list(pair),
+        seed=b.seed,
+        forms_per_group=b.forms_per_group,
+        groups=b.groups,
+        mutual_gap_groups=b.mutual_gap_groups,
+        retrieval_groups=b.retrieval_groups,
+        sides={
+            c: BalancedCohort(
+                examples=sd.examples,
+                correct=sd.correct,
+                accuracy=sd.accuracy,
+                gap_examples=sd.gap_examples,
+                lambda_=sd.lambda_,
+                refined_n=sd.refined_n,
+                refined_accuracy=sd.refined_accuracy,
+                retrieval_judged=sd.retrieval_judged,
+                retrieval_accuracy=sd.retrieval_accuracy,
+            )
+            for c, sd in b.sides.items()
+        },
+    )
+
+
 def _unavailable(reason: str, **fields: object) -> Hypothesis:
     return Hypothesis.model_validate({"available": False, "reason": reason, **fields})
 
@@ -415,7 +483,8 @@ def _hypothesis(
     if not balanced:
         warnings.append(
             f"λ differs between cohorts ({fmt(la)} vs {fmt(lb)}): plain accuracy mixes knowledge"
-            " gaps with robustness, compare R or accuracy without mutual gap groups"
+            " gaps with robustness, compare R, accuracy without mutual gap groups, or the"
+            " balanced accuracy (equal forms per group, equal λ)"
         )
     if full_a.forms_per_group != full_b.forms_per_group:
         warnings.append(

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from groundwatch.report.model import CohortNumbers, ScenarioNumbers
+from groundwatch.report.model import CohortNumbers, ScenarioNumbers, TargetReport
 
 T = TypeVar("T")
 
@@ -181,3 +181,43 @@ CAUSE_COLOURS: tuple[tuple[str, str], ...] = (
     ("undecided", "#bdc3c7"),
     ("pending", "#d5dbdb"),
 )
+
+
+def cell(value: float | None, n: int) -> str:
+    """A rate with its denominator: ``0.287 (n=314)``; ``– (n=0)`` when undefined."""
+    return f"{fmt(value)} (n={n})"
+
+
+def table3_rows(tr: TargetReport) -> list[list[str]]:
+    """GRAMMAR 002 Table 3's rows for the compared cohorts: how errors of the retrieval database
+    are isolated (nothing, remove gap groups, balance gap examples) × how LLM errors are (nothing:
+    answer accuracy; context comparison: retrieval accuracy)."""
+    b = tr.balanced
+    if b is None or len(b.cohorts) != 2 or any(c not in tr.cohorts for c in b.cohorts):
+        return []
+    cs = [tr.cohorts[c] for c in b.cohorts]
+    sides = [b.sides.get(c) for c in b.cohorts]
+    return [
+        ["no action", "no action", *(cell(c.accuracy, c.examples) for c in cs)],
+        [
+            "no action",
+            "context comparison",
+            *(cell(c.retrieval_accuracy, c.retrieval_judged) for c in cs),
+        ],
+        ["remove gap groups", "no action", *(cell(c.refined_accuracy, c.refined_n) for c in cs)],
+        [
+            "remove gap groups",
+            "context comparison",
+            *(cell(c.refined_retrieval_accuracy, c.refined_retrieval_n) for c in cs),
+        ],
+        [
+            "balance gap examples",
+            "no action",
+            *(cell(s.accuracy, s.examples) if s else "–" for s in sides),
+        ],
+        [
+            "balance gap examples",
+            "context comparison",
+            *(cell(s.retrieval_accuracy, s.retrieval_judged) if s else "–" for s in sides),
+        ],
+    ]

@@ -20,8 +20,9 @@ from groundwatch.report.columns import (
     STATUS_SEGMENTS,
     fmt,
     interval,
+    table3_rows,
 )
-from groundwatch.report.model import CohortNumbers, Hypothesis, Report
+from groundwatch.report.model import CohortNumbers, Hypothesis, Report, TargetReport
 
 Ci = tuple[float, float] | None
 #: (label, colour, value, interval) of each bar of the accuracy plot.
@@ -328,6 +329,29 @@ def _hypothesis_html(target: str, h: Hypothesis) -> str:
     return "".join(parts)
 
 
+def _table3_html(target: str, tr: TargetReport) -> str:
+    """GRAMMAR 002 Table 3 for one target: each strategy's number with its n, and how the
+    balanced numbers were drawn."""
+    rows = table3_rows(tr)
+    b = tr.balanced
+    if not rows or b is None:
+        return ""
+    a, c = b.cohorts
+    note = (
+        f"balanced: {b.forms_per_group} forms per shared group, {b.groups} decided groups"
+        f" ({b.mutual_gap_groups} mutual gap groups), {b.retrieval_groups} groups with retrieval"
+        f" judgements, seed {b.seed}; λ "
+        + " / ".join(f"{x} {_fmt(side.lambda_)}" for x, side in b.sides.items())
+        if b.available
+        else f"balanced: {b.reason}"
+    )
+    return (
+        f"<h3>{escape(target)}</h3>"
+        + _table(["retrieval database", "LLM", a, c], rows)
+        + f"<p class='muted'>{escape(note)}</p>"
+    )
+
+
 def render_html(report: Report) -> str:
     """The report as a standalone HTML document (no network, no JavaScript)."""
     many = len(report.targets) > 1
@@ -374,6 +398,17 @@ def render_html(report: Report) -> str:
     ]
     for target, tr in report.targets.items():
         parts.append(_hypothesis_html(target, tr.hypothesis))
+    table3 = [_table3_html(target, tr) for target, tr in report.targets.items()]
+    if any(table3):
+        parts.append("<h2>GRAMMAR Table 3 view: isolating errors</h2>")
+        parts.append(
+            "<p class='muted'>Rows: how errors of the retrieval database are kept out (nothing;"
+            " remove gap groups = R; balance gap examples = every shared group resampled to the"
+            " same number of forms, so λ is equal). Columns: how LLM errors are kept out"
+            " (nothing = answer accuracy; context comparison = retrieval accuracy). Each number"
+            " with its n.</p>"
+        )
+        parts.extend(t for t in table3 if t)
     tc = report.target_comparison
     if tc is not None and tc.available and tc.baseline and tc.candidate:
         base, cand = tc.baseline, tc.candidate

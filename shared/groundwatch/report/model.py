@@ -208,9 +208,43 @@ class Hypothesis(_Model):
     conclusion: str | None = None
 
 
+class BalancedCohort(_Model):
+    """One cohort after balancing: every shared group weighs the same number of forms. No
+    intervals: draws with replacement repeat forms, so an interval over the resampled n would be
+    narrower than the data warrant; the unbalanced numbers carry theirs."""
+
+    examples: int = Field(description="Resampled decided examples (Acc's and λ's n).")
+    correct: int
+    accuracy: float | None
+    gap_examples: int = Field(description="Resampled examples in mutual gap groups.")
+    lambda_: float | None = Field(alias="lambda")
+    refined_n: int
+    refined_accuracy: float | None
+    retrieval_judged: int = Field(description="Resampled retrieval judgements (RetAcc's n).")
+    retrieval_accuracy: float | None
+
+
+class Balanced(_Model):
+    """GRAMMAR's "balance gap examples" (002 Table 3): the compared cohorts resampled to the same
+    number of forms in every shared semantic group, so λ over the mutual gap groups is equal."""
+
+    available: bool
+    reason: str | None = None
+    cohorts: list[str] = Field(default_factory=list)
+    seed: int = Field(0, description="Seed of the resampling (the numbers are reproducible).")
+    forms_per_group: int = Field(0, description="Forms every shared group contributes (k).")
+    groups: int = Field(0, description="Shared groups decided in every cohort (answer numbers).")
+    mutual_gap_groups: int = 0
+    retrieval_groups: int = Field(
+        0, description="Shared groups with a retrieval judgement in every cohort."
+    )
+    sides: dict[str, BalancedCohort] = Field(default_factory=dict)
+
+
 class TargetReport(_Model):
     cohorts: dict[str, CohortNumbers]
     hypothesis: Hypothesis
+    balanced: Balanced | None = None
 
 
 class ComparisonCohort(_Model):

@@ -11,8 +11,9 @@ from groundwatch.report.columns import (
     SCENARIO_COLUMNS,
     fmt,
     interval,
+    table3_rows,
 )
-from groundwatch.report.model import Report
+from groundwatch.report.model import Report, TargetReport
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -60,6 +61,17 @@ def render_text(report: Report) -> str:
         "Denominators (the n of each rate above)\n"
         + table(["target", "cohort", *(col.text for col in DENOMINATOR_COLUMNS)], nrows)
     )
+    unjudged = [
+        f"{target}/{cohort}"
+        for target, tr in report.targets.items()
+        for cohort, c in tr.cohorts.items()
+        if c.examples == 0 and c.probed > c.errors
+    ]
+    if unjudged:
+        parts.append(
+            f"Answer accuracy unavailable for {', '.join(unjudged)}: no answer has a decided"
+            " verdict (not judged, or the judge abstained) — unavailable, not 0"
+        )
     arows = [
         [target, cohort, *(str(c.attribution.get(k.value, 0)) for k in Cause)]
         for target, tr in report.targets.items()
@@ -95,6 +107,10 @@ def render_text(report: Report) -> str:
         lines.append(f"  → {h.conclusion}")
         lines.extend(f"  ! {w}" for w in h.warnings)
         parts.append("\n".join(lines))
+    for target, tr in report.targets.items():
+        view = table3(target, tr)
+        if view:
+            parts.append(view)
     tc = report.target_comparison
     if tc is not None and tc.available:
         for cohort, cc in tc.cohorts.items():
@@ -155,6 +171,30 @@ def render_text(report: Report) -> str:
             " are left out of the numbers above"
         )
     return "\n\n".join(parts) + "\n"
+
+
+def table3(target: str, tr: TargetReport) -> str:
+    """The Table 3 view of one target as text ('' when there is no cohort pair)."""
+    rows = table3_rows(tr)
+    b = tr.balanced
+    if not rows or b is None:
+        return ""
+    a, c = b.cohorts
+    lines = [
+        f"GRAMMAR Table 3 view ({target}): errors isolated from the retrieval database × from the"
+        " LLM (context comparison = retrieval accuracy)",
+        table(["retrieval database", "LLM", a, c], rows),
+    ]
+    if b.available:
+        lam = {x: fmt(side.lambda_) for x, side in b.sides.items()}
+        lines.append(
+            f"  balanced: {b.forms_per_group} forms per shared group, {b.groups} decided groups"
+            f" ({b.mutual_gap_groups} mutual gap groups, λ {lam.get(a, '–')} / {lam.get(c, '–')}),"
+            f" {b.retrieval_groups} groups with retrieval judgements; seed {b.seed}"
+        )
+    else:
+        lines.append(f"  balanced: {b.reason}")
+    return "\n".join(lines)
 
 
 def _bracket(ci: tuple[float, float] | None) -> str:
