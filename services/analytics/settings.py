@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field
 
 from groundwatch.runtime.settings import CommonSettings
@@ -15,4 +17,15 @@ class AnalyticsSettings(CommonSettings):
         ge=0,
         description="A group's status is over its own last N probed cycles (1: the latest);"
         " 0 pools every cycle (a batch view, never live).",
+    )
+    corpus: Path | None = Field(
+        None,
+        description="Corpus the system under test answers from (a JSON file {doc_id: text} or a"
+        " directory of .txt/.md files, as GW_RAG_CORPUS), for the data-quality check of gap"
+        " groups; unset: gap groups stay unchecked.",
+    )
+    data_quality_mrc: bool = Field(
+        False,
+        description="Have the LLM (GW_LLM_*) read the best-matching documents of a gap group the"
+        " BM25 check did not find in the corpus (GRAMMAR's MRC check).",
     )

@@ -24,11 +24,12 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from groundwatch.core.model import Verdict, form_id_for
+from groundwatch.core.data_quality import GroupSpec
+from groundwatch.core.model import Expected, Verdict, form_id_for
 from groundwatch.core.tagging import Observation
 from groundwatch.errors import GroundwatchError
 
@@ -89,6 +90,33 @@ def load_grammar_results(
             )
         )
     return out
+
+
+def load_grammar_specs(paths: Iterable[str | Path]) -> dict[str, GroupSpec]:
+    """The semantic groups of GRAMMAR result files as data-quality specs (group id = the
+    ``query_tag``, as :func:`load_grammar_results` names them): every query of the tag across the
+    files, and its answer; the entities are the queries' quoted names."""
+    questions: dict[str, dict[str, None]] = {}
+    answers: dict[str, str] = {}
+    for path in paths:
+        p = Path(path)
+        try:
+            raw = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ImportFormatError(f"{p}: cannot read a GRAMMAR result file: {exc}") from exc
+        if not isinstance(raw, list):
+            raise ImportFormatError(f"{p}: expected a JSON list of results")
+        for e in raw:
+            if isinstance(e, dict) and "query_tag" in e and "query" in e:
+                gid = str(e["query_tag"])
+                questions.setdefault(gid, {})[str(e["query"])] = None
+                if e.get("answer") is not None:
+                    answers.setdefault(gid, str(e["answer"]))
+    return {
+        gid: GroupSpec(gid, tuple(qs), Expected(values=[answers[gid]]))
+        for gid, qs in questions.items()
+        if gid in answers
+    }
 
 
 def _verdict(e: Mapping[str, Any], where: str) -> Verdict:

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
 
 from groundwatch.report.model import Report
+
+if TYPE_CHECKING:
+    from groundwatch.stages.analytics.data_quality import DataQualityChecker
 
 
 async def _run(
@@ -31,6 +34,8 @@ async def _run(
     baseline: str | None = None,
     series: str | None = None,
     window_runs: int = 1,
+    corpus: Path | None = None,
+    mrc: bool = False,
 ) -> Report:
     from groundwatch.adapters.db.datasets import read_jsonl
     from groundwatch.adapters.targets import make_http_client
@@ -43,6 +48,7 @@ async def _run(
     from groundwatch.stages.runner.factory import make_runner
 
     groups = list(read_jsonl(dataset))
+    quality = _data_quality(corpus, mrc) if corpus is not None else None
     http = make_http_client(max_connections=512)
     runner = make_runner(http, targets_file=targets_file)
     typer.echo(
@@ -56,6 +62,7 @@ async def _run(
         on_stop=[http.aclose],
         series=series,
         window=Window(runs=window_runs or None),
+        data_quality=quality,
     )
     await pipeline.start()
     try:
@@ -79,15 +86,19 @@ async def _run(
                 port=port,
                 on_cycle=lambda r: typer.echo(f"cycle: {r.published} probes in {r.elapsed_s:.1f}s"),
             )
+        await pipeline.analytics.check_all_gaps()
+        results = quality.results() if quality is not None else None
         tagger = pipeline.analytics.tagger
         if baseline is None:
             tagger.refresh_causes()
-            report = report_from_tagger(tagger, compare=compare)
+            report = report_from_tagger(tagger, compare=compare, data_quality=results)
         else:
             observations = list(tagger.observations())
             flagged = open_domain_groups(observations, baseline)
             report = build_report(
-                closed_domain(observations, baseline, flagged), compare=compare
+                closed_domain(observations, baseline, flagged),
+                compare=compare,
+                data_quality=results,
             ).model_copy(
                 update={
                     "open_domain": OpenDomainFilter(
@@ -103,6 +114,24 @@ async def _run(
         await pipeline.stop()
     typer.echo(render_text(report))
     return report
+
+
+def _data_quality(corpus: Path, mrc: bool) -> DataQualityChecker:
+    """The gap groups' data-quality check over ``corpus``; with ``mrc``, the LLM configured by
+    ``GW_LLM_*`` reads the best documents for what BM25 does not find."""
+    from groundwatch.adapters.corpus_files import load_corpus
+    from groundwatch.stages.analytics.data_quality import DataQualityChecker
+
+    documents = load_corpus(corpus, "--corpus")
+    if not mrc:
+        return DataQualityChecker(documents)
+    from groundwatch.adapters.llm.client import LlmClient, LlmSettings
+    from groundwatch.adapters.llm.reader import LlmReader
+    from groundwatch.runtime.settings import load_settings
+
+    return DataQualityChecker(
+        documents, reader=LlmReader(LlmClient(load_settings(LlmSettings))).read
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -160,6 +189,19 @@ def register(app: typer.Typer) -> None:
                 "groups are flagged open-domain and left out of the report (GRAMMAR §5.2)."
             ),
         ] = None,
+        corpus: Annotated[
+            Path | None,
+            typer.Option(
+                help="Corpus your RAG answers from (JSON {doc_id: text} or a directory): label"
+                " each gap group knowledge_gap / retrieval_or_reader (GRAMMAR Appendix I).",
+            ),
+        ] = None,
+        mrc: Annotated[
+            bool,
+            typer.Option(
+                "--mrc", help="With --corpus: an LLM (GW_LLM_*) reads what BM25 does not find."
+            ),
+        ] = False,
     ) -> None:
         """Probe targets with a dataset on the embedded bus: once (CI) or continuously."""
         pair = None
@@ -184,6 +226,8 @@ def register(app: typer.Typer) -> None:
                     open_domain_baseline,
                     series,
                     window_runs,
+                    corpus,
+                    mrc,
                 )
             )
         except KeyboardInterrupt:

@@ -32,6 +32,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 
 from groundwatch.core.balance import GroupSample, balance
+from groundwatch.core.data_quality import QualityLabel, QualityResults
 from groundwatch.core.model import Verdict
 from groundwatch.core.stats import (
     evaluator_reliability,
@@ -63,6 +64,8 @@ from groundwatch.report.model import (
     CohortNumbers,
     ComparisonCohort,
     CorrelationResult,
+    DataQuality,
+    DataQualityEntry,
     EffectSize,
     EvaluatorReliability,
     FormsRange,
@@ -96,6 +99,7 @@ def build_report(
     lambda_tolerance: float = 0.05,
     window: Window | None = None,
     balance_seed: int = 0,
+    data_quality: QualityResults | None = None,
 ) -> Report:
     """The report over a batch of observations (duplicates by ``probe_id`` count once).
 
@@ -106,7 +110,8 @@ def build_report(
     cycle pooled). ``evaluators`` maps an evaluator name to its verdicts by probe_id
     (reliability, judge verdicts as truth); ``human_ratings`` maps probe_id to a 1–5 rating,
     correlated with the judge verdict, the retrieval judgement and every metric of
-    ``metric_scores`` (name → probe_id → score). ``balance_seed`` seeds the λ-balancing draw.
+    ``metric_scores`` (name → probe_id → score). ``balance_seed`` seeds the λ-balancing draw;
+    ``data_quality`` holds the gap groups' labels (:mod:`groundwatch.core.data_quality`).
     """
     tagger = Tagger(window)
     tagger.apply_many(observations)
@@ -121,6 +126,7 @@ def build_report(
         alpha=alpha,
         lambda_tolerance=lambda_tolerance,
         balance_seed=balance_seed,
+        data_quality=data_quality,
     )
 
 
@@ -136,9 +142,11 @@ def report_from_tagger(
     alpha: float = 0.05,
     lambda_tolerance: float = 0.05,
     balance_seed: int = 0,
+    data_quality: QualityResults | None = None,
 ) -> Report:
     """The same report from a live tagger's window (what ``/report`` serves)."""
     view = _View(tagger)
+    view.quality = data_quality
     targets = view.targets
     out_targets: dict[str, TargetReport] = {}
     for target in targets:
@@ -173,6 +181,43 @@ def report_from_tagger(
         series=sorted({o.series for o in view.obs.values() if o.series}),
         latest_cycle=max((o.cycle for o in view.obs.values()), default=None),
         transitions=[transition_entry(tr) for tr in tagger.recent_transitions(50)],
+        data_quality=_data_quality(view, data_quality) if data_quality is not None else None,
+    )
+
+
+def _data_quality(view: _View, results: QualityResults) -> DataQuality:
+    """Every gap group of the report with its label (unchecked when no label is known)."""
+    gap_in: dict[str, list[str]] = {}
+    for (target, cohort), tallies in view.groups.items():
+        for gid, t in tallies.items():
+            if t.status is GroupStatus.GAP:
+                gap_in.setdefault(gid, []).append(f"{target}/{cohort}")
+    entries: list[DataQualityEntry] = []
+    labels = dict.fromkeys((q.value for q in QualityLabel), 0)
+    for gid in sorted(gap_in):
+        check = results.checks.get(gid)
+        if check is None:
+            entry = DataQualityEntry(
+                group_id=gid,
+                label=QualityLabel.UNCHECKED.value,
+                method="none",
+                reason="not checked (no corpus, or the group's question is not known)",
+                gap_in=gap_in[gid],
+            )
+        else:
+            entry = DataQualityEntry(
+                group_id=gid,
+                label=check.label.value,
+                method=check.method,
+                reason=check.reason,
+                doc_id=check.doc_id,
+                excerpt=check.excerpt,
+                gap_in=gap_in[gid],
+            )
+        labels[entry.label] += 1
+        entries.append(entry)
+    return DataQuality(
+        corpus_documents=results.corpus_documents, mrc=results.mrc, labels=labels, groups=entries
     )
 
 
@@ -234,6 +279,7 @@ class _View:
         self._retrieval: dict[
             tuple[str, str], dict[str, tuple[bool | None, RetrievalEvidence]]
         ] = {}
+        self.quality: QualityResults | None = None
         self.answered: set[tuple[str, str]] = {
             (t.target, t.group_id) for t in tagger.tallies() if t.correct and t.scenario == FACTUAL
         }
@@ -319,6 +365,13 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
         for k, n in moves.items()
         if k.endswith("->gap") and k.split("->")[0] in ("robust", "non_robust", "flaky")
     )
+    gap_quality: dict[str, int] = {}
+    if view.quality is not None:
+        gap_quality = dict.fromkeys((q.value for q in QualityLabel), 0)
+        for gid, t in tallies.items():
+            if t.status is GroupStatus.GAP:
+                check = view.quality.checks.get(gid)
+                gap_quality[check.label.value if check else QualityLabel.UNCHECKED.value] += 1
     return CohortNumbers(
         examples=examples,
         correct=correct,
@@ -360,6 +413,7 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
         regressions=regressions,
         recoveries=moves.get("gap->robust", 0),
         forms_per_group=FormsRange(min=min(forms), max=max(forms)) if forms else None,
+        gap_quality=gap_quality,
     )
 
 

@@ -352,6 +352,49 @@ def _table3_html(target: str, tr: TargetReport) -> str:
     )
 
 
+def _data_quality_html(report: Report) -> str:
+    """GRAMMAR 002 Appendix I: each cohort's gap groups by label, and every checked group."""
+    dq = report.data_quality
+    assert dq is not None
+    many = len(report.targets) > 1
+    labels = list(dq.labels)
+    how = "BM25 over its sentences" + (", then an LLM reading the best documents" if dq.mrc else "")
+    return "".join(
+        [
+            "<h2>Data quality of gap groups</h2>",
+            f"<p class='muted'>Can the corpus ({dq.corpus_documents} documents; {escape(how)})"
+            " answer the gap groups at all? knowledge_gap: it does not state the answer (add the"
+            " document); retrieval_or_reader: it does (the system under test failed to use it);"
+            " unchecked: nothing to check against.</p>",
+            _table(
+                ["target · cohort", "", "gap groups", *labels],
+                [
+                    [
+                        _label(t, c, many),
+                        "",
+                        n.gap_groups,
+                        *(n.gap_quality.get(k, 0) for k in labels),
+                    ]
+                    for t, c, n in _rows(report)
+                ],
+            ),
+            _table(
+                ["group", "label", "method", "gap in", "evidence"],
+                [
+                    [
+                        g.group_id,
+                        g.label,
+                        g.method,
+                        ", ".join(g.gap_in),
+                        f"{g.doc_id}: {g.excerpt}" if g.excerpt else g.reason,
+                    ]
+                    for g in dq.groups[:200]
+                ],
+            ),
+        ]
+    )
+
+
 def render_html(report: Report) -> str:
     """The report as a standalone HTML document (no network, no JavaScript)."""
     many = len(report.targets) > 1
@@ -409,6 +452,8 @@ def render_html(report: Report) -> str:
             " with its n.</p>"
         )
         parts.extend(t for t in table3 if t)
+    if report.data_quality is not None:
+        parts.append(_data_quality_html(report))
     tc = report.target_comparison
     if tc is not None and tc.available and tc.baseline and tc.candidate:
         base, cand = tc.baseline, tc.candidate

@@ -115,6 +115,12 @@ class CohortNumbers(_Model):
     regressions: int = Field(0, description="Transitions to gap from a status with answers.")
     recoveries: int = Field(0, description="Transitions gap → robust.")
     forms_per_group: FormsRange | None = None
+    gap_quality: dict[str, int] = Field(
+        default_factory=dict,
+        description="This cohort's gap groups by the data-quality check: knowledge_gap (the"
+        " corpus lacks the fact), retrieval_or_reader (the corpus has it), unchecked; empty when"
+        " no check ran.",
+    )
 
 
 class SideNumbers(_Model):
@@ -339,6 +345,29 @@ class TransitionEntry(_Model):
     at: str | None = None
 
 
+class DataQualityEntry(_Model):
+    """One gap group's data-quality label and its evidence."""
+
+    group_id: str
+    label: str = Field(description="knowledge_gap | retrieval_or_reader | unchecked")
+    method: str = Field(description="bm25 | bm25+mrc | none")
+    reason: str
+    doc_id: str | None = Field(None, description="Where the corpus states the answer.")
+    excerpt: str | None = Field(None, description="The sentence that states it (bounded).")
+    gap_in: list[str] = Field(
+        default_factory=list, description="target/cohort pairs where the group is a gap."
+    )
+
+
+class DataQuality(_Model):
+    """GRAMMAR 002 Appendix I for the gap groups: can the corpus answer them at all?"""
+
+    corpus_documents: int
+    mrc: bool = Field(description="Whether an LLM read the documents for what BM25 did not find.")
+    labels: dict[str, int] = Field(description="Distinct gap groups by label.")
+    groups: list[DataQualityEntry] = Field(default_factory=list)
+
+
 class OpenDomainFilter(_Model):
     """GRAMMAR §5.2: groups an LLM-only baseline answers correctly, left out of the report."""
 
@@ -360,6 +389,7 @@ class Report(_Model):
     human_agreement: HumanAgreement | None = None
     scenarios: dict[str, dict[str, ScenarioNumbers]] = Field(default_factory=dict)
     open_domain: OpenDomainFilter | None = None
+    data_quality: DataQuality | None = None
     window_runs: int | None = Field(
         None, description="Each group's status is over its last N cycles (None: every cycle)."
     )

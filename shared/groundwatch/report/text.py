@@ -111,6 +111,8 @@ def render_text(report: Report) -> str:
         view = table3(target, tr)
         if view:
             parts.append(view)
+    if report.data_quality is not None:
+        parts.append(data_quality_text(report))
     tc = report.target_comparison
     if tc is not None and tc.available:
         for cohort, cc in tc.cohorts.items():
@@ -194,6 +196,34 @@ def table3(target: str, tr: TargetReport) -> str:
         )
     else:
         lines.append(f"  balanced: {b.reason}")
+    return "\n".join(lines)
+
+
+def data_quality_text(report: Report) -> str:
+    """The gap groups' data-quality labels per cohort, and the groups the corpus does answer."""
+    dq = report.data_quality
+    assert dq is not None
+    labels = list(dq.labels)
+    rows = [
+        [target, cohort, str(c.gap_groups), *(str(c.gap_quality.get(k, 0)) for k in labels)]
+        for target, tr in report.targets.items()
+        for cohort, c in tr.cohorts.items()
+    ]
+    how = "BM25 over its sentences" + (", then an LLM reading the best documents" if dq.mrc else "")
+    lines = [
+        f"Data quality of gap groups (GRAMMAR Appendix I: can the corpus answer them? corpus of"
+        f" {dq.corpus_documents} documents, {how})",
+        table(["target", "cohort", "gap", *labels], rows),
+    ]
+    answered = [g for g in dq.groups if g.label == "retrieval_or_reader"]
+    if answered:
+        lines.append(
+            f"  {len(answered)} gap group(s) the corpus does answer (the system under test failed"
+            " to retrieve or read it):"
+        )
+        for g in answered[:10]:
+            where = f"{g.doc_id}: {g.excerpt!r}" if g.excerpt else (g.doc_id or g.reason)
+            lines.append(f"    {g.group_id[:16]}  gap in {', '.join(g.gap_in)}  ← {where[:160]}")
     return "\n".join(lines)
 
 

@@ -15,13 +15,19 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from groundwatch.core.data_quality import QualityLabel, QualityResults
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import GroupStatus, Observation, Tagger, Transition
 
 
 class TallyCollector(Collector):
-    def __init__(self, tagger: Callable[[], Tagger]) -> None:
+    def __init__(
+        self,
+        tagger: Callable[[], Tagger],
+        quality: Callable[[], QualityResults | None] | None = None,
+    ) -> None:
         self._tagger = tagger
+        self._quality = quality
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         tagger = self._tagger()
@@ -90,6 +96,22 @@ class TallyCollector(Collector):
         for target in tagger.targets():
             knowledge.add_metric([target], gap_counts.get(target, 0))
         yield knowledge
+        results = self._quality() if self._quality is not None else None
+        if results is not None:
+            by_label = GaugeMetricFamily(
+                "groundwatch_knowledge_gap_groups_by_quality",
+                "Knowledge-gap groups by the data-quality check: knowledge_gap (the corpus lacks"
+                " the fact), retrieval_or_reader (the corpus has it), unchecked.",
+                labels=["target", "label"],
+            )
+            for target in tagger.targets():
+                per_label = dict.fromkeys(QualityLabel, 0)
+                for gid in tagger.knowledge_gaps(target):  # O(knowledge gaps), maintained set
+                    check = results.checks.get(gid)
+                    per_label[check.label if check is not None else QualityLabel.UNCHECKED] += 1
+                for label, count in per_label.items():
+                    by_label.add_metric([target, label.value], count)
+            yield by_label
         causes = GaugeMetricFamily(
             "groundwatch_failures",
             "Failed examples in the window by cause (gap, retrieval, lm, target_error).",
@@ -126,7 +148,12 @@ def _scenario_families(tagger: Tagger) -> Iterator[GaugeMetricFamily]:
 
 
 class AnalyticsMetrics:
-    def __init__(self, registry: CollectorRegistry, tagger: Callable[[], Tagger]) -> None:
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        tagger: Callable[[], Tagger],
+        quality: Callable[[], QualityResults | None] | None = None,
+    ) -> None:
         self.judgements = Counter(
             "groundwatch_judgements",
             "Judgements tallied, by verdict.",
@@ -146,7 +173,7 @@ class AnalyticsMetrics:
             ["target", "cohort", "from_status", "to_status"],
             registry=registry,
         )
-        registry.register(TallyCollector(tagger))
+        registry.register(TallyCollector(tagger, quality))
 
     def observe(
         self, applied: list[Observation], transitions: list[Transition], tallied_at: float

@@ -123,12 +123,17 @@ def add_routes(app: FastAPI, worker: Callable[[], AnalyticsStage]) -> None:
             for r in rows
         ]
 
+    def build() -> Report:
+        w = worker()
+        quality = w.quality.results() if w.quality is not None else None
+        return report_from_tagger(w.tagger, data_quality=quality)
+
     @app.get("/report", tags=["report"], response_model=Report, response_model_by_alias=True)
     async def report() -> Report:
         """The GRAMMAR report over the current window (JSON)."""
-        return await asyncio.to_thread(report_from_tagger, tagger())
+        return await asyncio.to_thread(build)
 
     @app.get("/report.html", tags=["report"], response_class=HTMLResponse)
     async def report_html() -> str:
         """The same report as a self-contained HTML page with plots."""
-        return render_html(await asyncio.to_thread(report_from_tagger, tagger()))
+        return render_html(await asyncio.to_thread(build))

@@ -13,7 +13,9 @@ with each of the question's entities — the values that single out the answer's
 names of a generated question, or the SQL's bound parameters when they are known). One sentence,
 because a fact is stated where the entity and the value meet: "The city of project P is Leeds."
 A document that names the entity in one sentence and "Leeds" in another (another project's city)
-does not answer "Which city is P in?". With no entity known, the gold anywhere in the text counts.
+does not answer "Which city is P in?". What a whole document is about — its title, its id — counts
+as named in each of its sentences ("the project began on …" in P's report). With no entity known,
+the gold anywhere in the text counts.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ import re
 from collections.abc import Sequence
 from enum import StrEnum
 
-from groundwatch.core.judging.gold import Gold, prepare_gold
-from groundwatch.core.judging.normalize import fold, normalize, padded
+from groundwatch.core.judging.gold import Gold, GoldPart, gold_part, prepare_gold
+from groundwatch.core.judging.normalize import fold, normalize
 from groundwatch.core.judging.tiers import Evidence, PartStatus
 from groundwatch.core.model import Expected
 from groundwatch.core.retrieval.text import split_sentences
@@ -59,35 +61,69 @@ def _all_found(ev: Evidence, gold: Gold) -> bool:
     return all(s is PartStatus.FOUND for s in ev.statuses(gold.parts))
 
 
-def _has_entity(ev: Evidence, entity_norm: str) -> bool:
-    return padded(entity_norm) in ev.pad
+def entity_parts(entities: Sequence[str]) -> tuple[tuple[GoldPart, ...], ...]:
+    """Each entity prepared like a gold part, so a date or number condition is recognised however
+    the text writes it ("2020-09-30" and "30 September 2020"); one 1-tuple per entity."""
+    out: dict[str, tuple[GoldPart, ...]] = {}
+    for e in entities:
+        raw = str(e).strip()
+        if raw and normalize(raw):
+            out.setdefault(normalize(raw), (gold_part(raw, None),))
+    return tuple(out.values())
 
 
-def states(text: str, gold: Gold, entities: Sequence[str]) -> Stated:
-    """Whether ``text`` states ``gold`` about ``entities`` (see the module docstring).
+def _may_hold(low: str, entity: tuple[GoldPart, ...]) -> bool:
+    """Cheap pre-check on the folded sentence before it is tokenized: a text entity's last word
+    must occur in it (typed entities are always read)."""
+    part = entity[0]
+    return part.typed or part.last_word in low
 
-    The whole text is read once first, so a text without the gold (the common case of a wrong
-    retrieval) costs one pass; sentences are read only when the gold is somewhere in it.
+
+def states(text: str, gold: Gold, entities: Sequence[str], subject: str = "") -> Stated:
+    """Whether ``text`` states ``gold`` about ``entities`` (see the module docstring); ``subject``
+    is what the whole text is about (a document's title), read as part of every sentence."""
+    return states_in(split_sentences(text[:MAX_TEXT_CHARS]), gold, entities, subject)
+
+
+def states_in(
+    sentences: Sequence[str], gold: Gold, entities: Sequence[str], subject: str = ""
+) -> Stated:
+    """:func:`states` over sentences already split. A document's sentences say "the project"
+    or "it" about the document's subject, so the subject (its title, its id) counts as mentioned
+    in each of them: "Initiated on January 15, 2023, the project …" states the start date of the
+    project the document is about.
+
+    The sentences are read together once first, so a text without the gold (the common case of a
+    wrong retrieval) costs one pass; sentences are read one by one only when the gold is there.
     """
-    text = text[:MAX_TEXT_CHARS]
-    whole = Evidence("", gold, text)
+    prefix = f"{subject} :: " if subject else ""
+    whole = Evidence("", gold, prefix + "\n".join(sentences))
     if not _all_found(whole, gold):
         return Stated.ABSENT
-    norms = [n for n in (normalize(e) for e in entities) if n]
-    if not norms:
+    ents = entity_parts(entities)
+    if not ents:
         return Stated.STATED
-    missing = set(norms)
-    for sentence in split_sentences(text):
-        low = fold(sentence)
-        if not any(n.rsplit(" ", 1)[-1] in low for n in missing):
-            continue  # cheap pre-check before tokenizing the sentence
-        ev = Evidence("", gold, sentence)
-        here = {n for n in missing if _has_entity(ev, n)}
+    missing = set(range(len(ents)))
+    for sentence in sentences:
+        unit = prefix + sentence
+        low = fold(unit)
+        if not any(_may_hold(low, ents[i]) for i in missing):
+            continue
+        ev = Evidence("", gold, unit)
+        here = {i for i in missing if ev.statuses(ents[i])[0] is PartStatus.FOUND}
         if here and _all_found(ev, gold):
             missing -= here
             if not missing:
                 return Stated.STATED
     return Stated.ELSEWHERE
+
+
+def title_of(text: str) -> str:
+    """A document's title: its first line when that is a heading (markdown ``#`` or ``**…**``)."""
+    first = text.lstrip().split("\n", 1)[0].strip()
+    if len(first) <= 200 and (first.startswith("#") or first.startswith("**")):
+        return first.strip("#* ").strip()
+    return ""
 
 
 def gold_in_contexts(expected: Expected, contexts: Sequence[str], question: str) -> bool | None:
@@ -104,9 +140,10 @@ def gold_in_contexts(expected: Expected, contexts: Sequence[str], question: str)
     gold = prepare_gold(expected)
     if not gold.parts:
         return None
-    verdict = states("\n\n".join(contexts), gold, quoted_entities(question))
-    if verdict is Stated.STATED:
-        return True
-    if verdict is Stated.ABSENT:
+    entities = quoted_entities(question)
+    if states("\n\n".join(contexts), gold, ()) is Stated.ABSENT:
         return False
+    for ctx in contexts:
+        if states(ctx, gold, entities, title_of(ctx)) is Stated.STATED:
+            return True
     return None
