@@ -57,7 +57,13 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
             lambda: holder["worker"].tagger,
             quality.results if quality is not None else None,
         )
-        worker = AnalyticsStage(store, window=window, on_applied=metrics.observe, quality=quality)
+        worker = AnalyticsStage(
+            store,
+            window=window,
+            on_applied=metrics.observe,
+            quality=quality,
+            open_domain_baseline=settings.open_domain_baseline,
+        )
         loop = consume(worker, bus, topics, group=settings.analytics_group, client_id=client_id)
         holder["worker"] = worker
         await asyncio.to_thread(worker.reload)

@@ -29,3 +29,9 @@ class AnalyticsSettings(CommonSettings):
         description="Have the LLM (GW_LLM_*) read the best-matching documents of a gap group the"
         " BM25 check did not find in the corpus (GRAMMAR's MRC check).",
     )
+    open_domain_baseline: str | None = Field(
+        None,
+        description="Target name of an LLM-only baseline (e.g. an openai_chat target): groups it"
+        " answers correctly are open-domain and left out of the metrics, the alerts and the"
+        " report (GRAMMAR §5.2).",
+    )

@@ -39,10 +39,8 @@ async def _run(
 ) -> Report:
     from groundwatch.adapters.db.datasets import read_jsonl
     from groundwatch.adapters.targets import make_http_client
-    from groundwatch.core.open_domain import closed_domain, open_domain_groups
     from groundwatch.core.tagging import Window
-    from groundwatch.report.build import build_report, report_from_tagger
-    from groundwatch.report.model import OpenDomainFilter
+    from groundwatch.report.build import report_from_tagger
     from groundwatch.report.text import render_text
     from groundwatch.runtime.embedded import EmbeddedPipeline, run_continuously
     from groundwatch.stages.runner.factory import make_runner
@@ -63,6 +61,7 @@ async def _run(
         series=series,
         window=Window(runs=window_runs or None),
         data_quality=quality,
+        open_domain_baseline=baseline,
     )
     await pipeline.start()
     try:
@@ -89,26 +88,13 @@ async def _run(
         await pipeline.analytics.check_all_gaps()
         results = quality.results() if quality is not None else None
         tagger = pipeline.analytics.tagger
-        if baseline is None:
-            tagger.refresh_causes()
-            report = report_from_tagger(tagger, compare=compare, data_quality=results)
-        else:
-            observations = list(tagger.observations())
-            flagged = open_domain_groups(observations, baseline)
-            report = build_report(
-                closed_domain(observations, baseline, flagged),
-                compare=compare,
-                data_quality=results,
-            ).model_copy(
-                update={
-                    "open_domain": OpenDomainFilter(
-                        baseline=baseline, groups=len(flagged), group_ids=sorted(flagged)
-                    )
-                }
-            )
+        tagger.refresh_causes()
+        # with a baseline the tagger reports the closed domain, as /metrics does live
+        report = report_from_tagger(tagger, compare=compare, data_quality=results)
+        if baseline is not None:
             typer.echo(
-                f"open-domain filter: {len(flagged)} groups answered by {baseline} "
-                "without retrieval are left out of the report"
+                f"open-domain filter: {len(tagger.open_domain_groups())} groups answered by"
+                f" {baseline} without retrieval are left out of the report and the metrics"
             )
     finally:
         await pipeline.stop()

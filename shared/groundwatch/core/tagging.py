@@ -37,6 +37,13 @@ the knowledge base (:func:`attribution_status`). A wrong example whose retrieval
 *inconclusive*: the papers warn that a missing match "does not conclusively indicate retrieval
 failure" (GRAMMAR 000 §3.6), so it is never blamed on retrieval by default
 (:func:`judge_retrieval`).
+
+With an **open-domain baseline** (an LLM-only target, GRAMMAR 002 §5.2 / Table 4) the tagger flags
+every semantic group the baseline answers correctly — its answer may come from the model's own
+memory, so the group says nothing about the knowledge base — and the closed-domain reads
+(``closed_domain=True``: what ``/metrics`` and the alerts use) leave those groups and the baseline
+itself out, as the batch report does. The flags follow the baseline's window: a group it stops
+answering is closed-domain again.
 """
 
 from __future__ import annotations
@@ -272,6 +279,7 @@ class _Tally:
     causes: dict[Cause, int] = field(default_factory=dict)
     last_closed: int | None = None
     evicted_before: int | None = None
+    answers_open_domain: bool = False  # a baseline tally with a correct latest verdict
 
 
 def status_of(correct: int, incorrect: int, forms_judged: int, group_forms: int) -> GroupStatus:
@@ -416,8 +424,17 @@ class Tagger:
     plus a short verdict history per form, never to the length of the series.
     """
 
-    def __init__(self, window: Window | None = None) -> None:
+    def __init__(
+        self, window: Window | None = None, *, open_domain_baseline: str | None = None
+    ) -> None:
+        """``open_domain_baseline`` names the LLM-only target whose correctly answered groups
+        are open-domain (left out of the closed-domain reads)."""
         self._w = window.runs if window is not None else None
+        self.open_domain_baseline = open_domain_baseline
+        # group id → baseline tallies (cohorts) with a correct latest verdict
+        self._open_domain: dict[str, int] = {}
+        self._mutations = 0
+        self._closed_cache: tuple[int, _ClosedDomain] | None = None
         self._tallies: dict[GroupKey, _Tally] = {}
         self._live: dict[str, Observation] = {}
         self._status_counts: dict[tuple[str, str, GroupStatus], int] = {}
@@ -570,6 +587,16 @@ class Tagger:
             self._update_knowledge_gap(key[0], key[2])
         t.last_closed = last_closed
         self._dirty.add(key)
+        self._mutations += 1
+        if key[0] == self.open_domain_baseline:
+            answers = t.correct > 0
+            if answers is not t.answers_open_domain:
+                t.answers_open_domain = answers
+                flagged = self._open_domain.get(key[2], 0) + (1 if answers else -1)
+                if flagged:
+                    self._open_domain[key[2]] = flagged
+                else:
+                    self._open_domain.pop(key[2], None)
 
     def _remember(self, t: _Tally, obs: Observation) -> None:
         """The form's decided verdict of this cycle in its (bounded) history."""
@@ -703,9 +730,57 @@ class Tagger:
             ):
                 yield _snapshot(key, t)
 
-    def status_counts(self) -> dict[tuple[str, str, GroupStatus], int]:
-        """Groups per (target, cohort, status); maintained incrementally, so this is a copy only."""
+    def status_counts(
+        self, *, closed_domain: bool = False
+    ) -> dict[tuple[str, str, GroupStatus], int]:
+        """Groups per (target, cohort, status); maintained incrementally, so this is a copy only.
+        ``closed_domain``: without the open-domain groups and the baseline (see the module)."""
+        if closed_domain and self.open_domain_baseline is not None:
+            cd = self._closed()
+            return {
+                k: n - cd.status.get(k, 0)
+                for k, n in self._status_counts.items()
+                if k[0] != self.open_domain_baseline and n - cd.status.get(k, 0)
+            }
         return {k: n for k, n in self._status_counts.items() if n}
+
+    def open_domain_groups(self) -> set[str]:
+        """Semantic groups the open-domain baseline answers correctly (in its window)."""
+        return set(self._open_domain)
+
+    def _closed(self) -> _ClosedDomain:
+        """What the open-domain groups contribute to the other targets' running counts, to be
+        subtracted: O(open-domain groups × cohorts), recomputed only after the tagger changed."""
+        cached = self._closed_cache
+        if cached is not None and cached[0] == self._mutations:
+            return cached[1]
+        cd = _ClosedDomain()
+        baseline = self.open_domain_baseline
+        targets = {t for t, _ in self._sums if t != baseline}
+        for gid in self._open_domain:
+            for target in targets:
+                for cohort in self._cohorts_of.get((target, gid), ()):
+                    t = self._tallies[(target, cohort, gid)]
+                    ck = (target, cohort)
+                    s = cd.sums.setdefault(ck, _CohortSums())
+                    decided = t.status in DECIDED_STATUSES
+                    s.probed += len(t.latest)
+                    s.decided += t.correct + t.incorrect
+                    s.error += t.error
+                    s.undecided += t.undecided
+                    s.flaky_forms += len(t.flaky)
+                    if decided:
+                        s.correct += t.correct
+                        s.incorrect += t.incorrect
+                    if t.status is GroupStatus.GAP:
+                        s.gap_examples += t.correct + t.incorrect
+                    sk = (target, cohort, t.status)
+                    cd.status[sk] = cd.status.get(sk, 0) + 1
+                    for cause, n in t.causes.items():
+                        cause_key = (target, cohort, cause)
+                        cd.causes[cause_key] = cd.causes.get(cause_key, 0) + n
+        self._closed_cache = (self._mutations, cd)
+        return cd
 
     def transition_counts(self) -> dict[tuple[str, str, GroupStatus, GroupStatus], int]:
         """Transitions seen by this tagger per (target, cohort, from, to)."""
@@ -715,17 +790,29 @@ class Tagger:
         """The latest transitions, newest first."""
         return list(reversed(self._recent))[:limit]
 
-    def cohort_numbers(self) -> dict[tuple[str, str], dict[str, float | int | None]]:
+    def cohort_numbers(
+        self, *, closed_domain: bool = False
+    ) -> dict[tuple[str, str], dict[str, float | int | None]]:
         """GRAMMAR's numbers per (target, cohort) from running sums — O(cohorts), for /metrics.
 
         Acc_db, R, λ and accuracy are over the same set: decided groups (gap, robust,
         non-robust, flaky); pending and unknown groups are left out of all of them and counted
         apart. ``coverage`` = decided forms / forms with a verdict, over every group. ``None``
         when a denominator is 0. The same definitions as the report's per-cohort numbers.
+        ``closed_domain``: the open-domain groups and the baseline left out (§5.2).
         """
         out: dict[tuple[str, str], dict[str, float | int | None]] = {}
         status = self._status_counts
-        for (target, cohort), s in self._sums.items():
+        sums = self._sums
+        if closed_domain and self.open_domain_baseline is not None:
+            status = self.status_counts(closed_domain=True)
+            cd = self._closed()
+            sums = {
+                ck: _minus(s, cd.sums.get(ck))
+                for ck, s in self._sums.items()
+                if ck[0] != self.open_domain_baseline
+            }
+        for (target, cohort), s in sums.items():
             by = {st: status.get((target, cohort, st), 0) for st in GroupStatus}
             gaps = by[GroupStatus.GAP]
             groups = sum(by[st] for st in DECIDED_STATUSES)
@@ -767,7 +854,9 @@ class Tagger:
         O(targets × scenarios) counters — what /metrics reads."""
         return {k: dict(c) for k, c in self._scenario_counts.items() if any(c.values())}
 
-    def cause_counts(self, *, refresh: bool = True) -> dict[tuple[str, str, Cause], int]:
+    def cause_counts(
+        self, *, refresh: bool = True, closed_domain: bool = False
+    ) -> dict[tuple[str, str, Cause], int]:
         """Failure attribution per (target, cohort, cause), over each form's latest verdict.
 
         Context comparison looks across a group's forms and cohorts, so attribution is
@@ -777,6 +866,13 @@ class Tagger:
         """
         if refresh:
             self.refresh_causes()
+        if closed_domain and self.open_domain_baseline is not None:
+            sub = self._closed().causes
+            return {
+                k: n - sub.get(k, 0)
+                for k, n in self._cause_counts.items()
+                if k[0] != self.open_domain_baseline and n - sub.get(k, 0)
+            }
         return {k: n for k, n in self._cause_counts.items() if n}
 
     def refresh_causes(self, max_groups: int | None = None) -> int:
@@ -818,13 +914,22 @@ class Tagger:
         t = self._tallies.get((target, cohort, group_id))
         return frozenset() if t is None else t.flaky
 
-    def knowledge_gaps(self, target: str) -> set[str]:
+    def knowledge_gaps(self, target: str, *, closed_domain: bool = False) -> set[str]:
         """Semantic groups of ``target`` the knowledge base lacks: a gap in every cohort with a
-        decided status, at least one (maintained as statuses change)."""
-        return set(self._knowledge_gaps.get(target, ()))
+        decided status, at least one (maintained as statuses change). ``closed_domain``: without
+        the open-domain groups (and nothing for the baseline itself)."""
+        gaps = set(self._knowledge_gaps.get(target, ()))
+        if closed_domain and self.open_domain_baseline is not None:
+            if target == self.open_domain_baseline:
+                return set()
+            gaps -= self._open_domain.keys()
+        return gaps
 
-    def knowledge_gap_counts(self) -> dict[str, int]:
+    def knowledge_gap_counts(self, *, closed_domain: bool = False) -> dict[str, int]:
         """Knowledge-gap groups per target (what the gap alert watches)."""
+        if closed_domain and self.open_domain_baseline is not None:
+            out = {t: len(self.knowledge_gaps(t, closed_domain=True)) for t in self._knowledge_gaps}
+            return {t: n for t, n in out.items() if n}
         return {t: len(g) for t, g in self._knowledge_gaps.items() if g}
 
     def answered_anywhere(self, target: str, group_id: str) -> bool:
@@ -906,6 +1011,31 @@ class Tagger:
                 ck = (target, cohort, cause)
                 counts[ck] = counts.get(ck, 0) + n
             t.causes = fresh
+            self._mutations += 1
+
+
+@dataclass(slots=True)
+class _ClosedDomain:
+    """The open-domain groups' share of the running counts (per target and cohort)."""
+
+    sums: dict[tuple[str, str], _CohortSums] = field(default_factory=dict)
+    status: dict[tuple[str, str, GroupStatus], int] = field(default_factory=dict)
+    causes: dict[tuple[str, str, Cause], int] = field(default_factory=dict)
+
+
+def _minus(a: _CohortSums, b: _CohortSums | None) -> _CohortSums:
+    if b is None:
+        return a
+    return _CohortSums(
+        correct=a.correct - b.correct,
+        incorrect=a.incorrect - b.incorrect,
+        gap_examples=a.gap_examples - b.gap_examples,
+        probed=a.probed - b.probed,
+        decided=a.decided - b.decided,
+        error=a.error - b.error,
+        undecided=a.undecided - b.undecided,
+        flaky_forms=a.flaky_forms - b.flaky_forms,
+    )
 
 
 def _correct_contexts(tallies: Iterable[_Tally]) -> set[frozenset[str]]:

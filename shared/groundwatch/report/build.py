@@ -72,6 +72,7 @@ from groundwatch.report.model import (
     HumanAgreement,
     Hypothesis,
     McNemarResult,
+    OpenDomainFilter,
     PairedTestResult,
     Report,
     ScenarioNumbers,
@@ -144,7 +145,46 @@ def report_from_tagger(
     balance_seed: int = 0,
     data_quality: QualityResults | None = None,
 ) -> Report:
-    """The same report from a live tagger's window (what ``/report`` serves)."""
+    """The same report from a live tagger's window (what ``/report`` serves).
+
+    A tagger with an open-domain baseline (GRAMMAR §5.2) reports the closed domain: the groups
+    the baseline answers correctly and the baseline itself are left out of every number, as
+    ``groundwatch run --open-domain-baseline`` does, and the ``open_domain`` section says which.
+    """
+    baseline = tagger.open_domain_baseline
+    if baseline is not None:
+        flagged = tagger.open_domain_groups()
+        closed = Tagger(tagger.window)
+        closed.apply_many(
+            o for o in tagger.observations() if o.target != baseline and o.group_id not in flagged
+        )
+        closed.drain_transitions()
+        inner = report_from_tagger(
+            closed,
+            cohorts=cohorts,
+            compare=compare,
+            compare_targets=compare_targets,
+            evaluators=evaluators,
+            human_ratings=human_ratings,
+            metric_scores=metric_scores,
+            alpha=alpha,
+            lambda_tolerance=lambda_tolerance,
+            balance_seed=balance_seed,
+            data_quality=data_quality,
+        )
+        kept = [
+            transition_entry(tr)
+            for tr in tagger.recent_transitions(50)
+            if tr.target != baseline and tr.group_id not in flagged
+        ]
+        return inner.model_copy(
+            update={
+                "open_domain": OpenDomainFilter(
+                    baseline=baseline, groups=len(flagged), group_ids=sorted(flagged)
+                ),
+                "transitions": kept,
+            }
+        )
     view = _View(tagger)
     view.quality = data_quality
     targets = view.targets

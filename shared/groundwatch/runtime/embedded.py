@@ -68,12 +68,15 @@ class EmbeddedPipeline:
         registry: CollectorRegistry | None = None,
         series: str | None = None,
         data_quality: DataQualityChecker | None = None,
+        open_domain_baseline: str | None = None,
     ) -> None:
         """``window``: each group's status over its last N cycles (default 1, the live view);
         ``series`` names the monitoring series (default: the dataset's name). With a database
         that already holds cycles of the series, the next cycle continues it: state, cycle
         numbers and transitions carry on across invocations. ``data_quality`` labels gap groups
-        from the corpus as they appear (with the groups' own specs)."""
+        from the corpus as they appear (with the groups' own specs); ``open_domain_baseline``
+        names the LLM-only target whose correctly answered groups the metrics and the report
+        leave out (GRAMMAR §5.2)."""
         self._on_stop = list(on_stop)
         self.bus = MemoryBus(partitions=partitions)
         self.topics = Topics("gw.")
@@ -124,6 +127,7 @@ class EmbeddedPipeline:
             on_applied=metrics.observe,
             quality=data_quality,
             specs={g.group_id: spec_of(g) for g in groups} if data_quality is not None else None,
+            open_domain_baseline=open_domain_baseline,
         )
         self.runner_loop = consume(RunnerStage(runner), self.bus, self.topics)
         self.judge_loop = consume(JudgeStage(self.judge.judge), self.bus, self.topics)

@@ -52,16 +52,20 @@ class AnalyticsStage:
         on_applied: AppliedHook | None = None,
         quality: DataQualityChecker | None = None,
         specs: Mapping[str, GroupSpec] | None = None,
+        open_domain_baseline: str | None = None,
     ) -> None:
         """``quality`` labels each new gap group from the corpus (GRAMMAR Appendix I);
         ``specs`` are the groups' specs when the caller has them (the SQL's bound values make
-        better entities), else they are read from the stored judgements."""
+        better entities), else they are read from the stored judgements;
+        ``open_domain_baseline`` names the LLM-only target whose correctly answered groups the
+        metrics and the report leave out (GRAMMAR §5.2)."""
         self.store = store
         self.window = window
         self.on_applied = on_applied
         self.quality = quality
         self.specs = specs or {}
-        self.tagger = Tagger(window)
+        self.open_domain_baseline = open_domain_baseline
+        self.tagger = Tagger(window, open_domain_baseline=open_domain_baseline)
         self._stale = True
         # Partition ownership: several analytics instances split the judgements topic (key =
         # group_id); each keeps and exports only the groups of its own partitions, so Prometheus
@@ -102,7 +106,7 @@ class AnalyticsStage:
     def reload(self) -> int:
         """Rebuild the tagger from the store, owned groups only: on start-up, after a rebalance,
         after a failed write."""
-        tagger = Tagger(self.window)
+        tagger = Tagger(self.window, open_domain_baseline=self.open_domain_baseline)
         n = tagger.apply_many(o for o in self.store.load_observations() if self.owns(o.group_id))
         tagger.drain_transitions()  # replayed, not new: they are in the store already
         self.tagger = tagger
