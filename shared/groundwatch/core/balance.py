@@ -85,6 +85,9 @@ def draw(rng: random.Random, items: Sequence[T], k: int) -> list[T]:
     the rest drawn with replacement (each group weighs exactly ``k``)."""
     if not items or k <= 0:
         return []
+    first = items[0]
+    if all(x == first for x in items):
+        return [first] * k  # every draw gives the same: no need to spend random numbers
     if len(items) >= k:
         return rng.sample(list(items), k)
     return [*items, *(rng.choice(items) for _ in range(k - len(items)))]
