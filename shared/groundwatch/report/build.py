@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from groundwatch.core.balance import GroupSample, balance
 from groundwatch.core.data_quality import QualityLabel, QualityResults
 from groundwatch.core.model import Verdict
+from groundwatch.core.open_domain import closed_domain
 from groundwatch.core.stats import (
     evaluator_reliability,
     mcnemar_exact,
@@ -155,9 +156,7 @@ def report_from_tagger(
     if baseline is not None:
         flagged = tagger.open_domain_groups()
         closed = Tagger(tagger.window)
-        closed.apply_many(
-            o for o in tagger.observations() if o.target != baseline and o.group_id not in flagged
-        )
+        closed.apply_many(closed_domain(tagger.observations(), baseline, flagged))
         closed.drain_transitions()
         inner = report_from_tagger(
             closed,
