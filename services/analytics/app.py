@@ -20,8 +20,27 @@ from groundwatch.runtime.service import (
     settings_or_exit,
     wiring,
 )
+from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.stage import AnalyticsStage
 from services.analytics.settings import AnalyticsSettings
+
+
+def data_quality(settings: AnalyticsSettings) -> DataQualityChecker | None:
+    """The gap groups' data-quality check when a corpus is configured (``GW_CORPUS``), with the
+    LLM's reading-comprehension step when ``GW_DATA_QUALITY_MRC`` is on."""
+    if settings.corpus is None:
+        return None
+    from groundwatch.adapters.corpus_files import load_corpus
+
+    documents = load_corpus(settings.corpus, "GW_CORPUS")
+    if not settings.data_quality_mrc:
+        return DataQualityChecker(documents)
+    from groundwatch.adapters.llm.client import LlmClient, LlmSettings
+    from groundwatch.adapters.llm.reader import LlmReader
+    from groundwatch.runtime.settings import load_settings
+
+    reader = LlmReader(LlmClient(load_settings(LlmSettings)))
+    return DataQualityChecker(documents, reader=reader.read)
 
 
 def create_app(settings: AnalyticsSettings) -> FastAPI:
@@ -33,8 +52,19 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
         store = AnalyticsStore(engine)
         window = Window(runs=settings.window_runs or None)
         holder: dict[str, AnalyticsStage] = {}
-        metrics = AnalyticsMetrics(registry, lambda: holder["worker"].tagger)
-        worker = AnalyticsStage(store, window=window, on_applied=metrics.observe)
+        quality = await asyncio.to_thread(data_quality, settings)
+        metrics = AnalyticsMetrics(
+            registry,
+            lambda: holder["worker"].tagger,
+            quality.results if quality is not None else None,
+        )
+        worker = AnalyticsStage(
+            store,
+            window=window,
+            on_applied=metrics.observe,
+            quality=quality,
+            open_domain_baseline=settings.open_domain_baseline,
+        )
         loop = consume(
             worker,
             bus,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field, field_validator
 
 from groundwatch.runtime.settings import CommonSettings, reject_placeholder
@@ -26,3 +28,21 @@ class AnalyticsSettings(CommonSettings):
     @classmethod
     def _no_placeholder(cls, v: str | None) -> str | None:
         return reject_placeholder(v)
+
+    corpus: Path | None = Field(
+        None,
+        description="Corpus the system under test answers from (a JSON file {doc_id: text} or a"
+        " directory of .txt/.md files, as GW_RAG_CORPUS), for the data-quality check of gap"
+        " groups; unset: gap groups stay unchecked.",
+    )
+    data_quality_mrc: bool = Field(
+        False,
+        description="Have the LLM (GW_LLM_*) read the best-matching documents of a gap group the"
+        " BM25 check did not find in the corpus (GRAMMAR's MRC check).",
+    )
+    open_domain_baseline: str | None = Field(
+        None,
+        description="Target name of an LLM-only baseline (e.g. an openai_chat target): groups it"
+        " answers correctly are open-domain and left out of the metrics, the alerts and the"
+        " report (GRAMMAR §5.2).",
+    )

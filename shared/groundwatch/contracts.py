@@ -285,6 +285,12 @@ class Judgement(_ProbeKeyed):
         False, description="The judged answer held characters no store takes (see RagResponse)."
     )
     retrieved_ids: list[DocId] = Field(default_factory=list, max_length=MAX_DOC_IDS)
+    context_has_answer: bool | None = Field(
+        None,
+        description="The retrieved contexts state the gold answer (true), do not contain it"
+        " (false), or cannot tell / there were none (null): context comparison's text evidence,"
+        " so the contexts themselves need not travel past the judge.",
+    )
     error_kind: ErrorKind | None = None
     judge_latency_s: FiniteFloat = 0.0
     judged_at: Timestamp = Field(default_factory=utcnow)

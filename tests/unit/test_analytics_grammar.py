@@ -8,6 +8,8 @@ gap, 5 non-robust, 40 robust per cohort; accuracy 0.274 / 0.276; R 0.956 / 0.963
 from __future__ import annotations
 
 import json
+import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,9 @@ from groundwatch.adapters.grammar_files import (
 )
 from groundwatch.cli import report as report_cli
 from groundwatch.core.model import Verdict
+from groundwatch.core.tagging import Observation
 from groundwatch.report.build import build_report
+from groundwatch.report.text import render_text
 
 pytestmark = pytest.mark.unit
 
@@ -32,6 +36,9 @@ SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 AURP = SHARED / "data" / "grammar-aurp"
 SHORT = AURP / "eval_results_results_short_balanced.json"
 LONG = AURP / "eval_results_results_long_balanced.json"
+#: Every text query the generator made (314 short, 257 long), retrieval judgements only.
+SHORT_ALL = AURP / "eval_results_results_short.json"
+LONG_ALL = AURP / "eval_results_results_long.json"
 
 # The authors' tallies (README table), and their Table 3 "context comparison" rows for Aurp.
 AUTHORS = {
@@ -121,6 +128,89 @@ def test_report_equals_the_authors_tallies(aurp: tuple[Path, Path]) -> None:
     assert h["lambda_balanced"]  # the balanced files: the same λ in both cohorts
 
 
+def test_the_balanced_files_give_table_3_rows(aurp: tuple[Path, Path]) -> None:
+    """002 Table 3, Aurp: "remove gap groups" 0.95 / 0.96 (R) and 1 / 0.98 (context comparison);
+    "balance gap examples" 0.27 / 0.27 (accuracy) and 0.29 / 0.28 (context comparison). The
+    balanced files already have three forms in every group, so balancing changes nothing."""
+    obs = load_grammar_results(aurp[0], "short") + load_grammar_results(aurp[1], "long")
+    t = build_report(obs).targets["grammar"]
+    b = t.balanced
+    assert b is not None and b.available and b.forms_per_group == 3
+    assert (b.groups, b.mutual_gap_groups, b.retrieval_groups) == (157, 112, 157)
+    for cohort, acc, ret in (("short", 129 / 471, 135 / 471), ("long", 130 / 471, 132 / 471)):
+        side = b.sides[cohort]
+        assert side.accuracy == pytest.approx(acc) == t.cohorts[cohort].accuracy
+        assert side.retrieval_accuracy == pytest.approx(ret)
+        assert side.lambda_ == pytest.approx(336 / 471)
+
+
+@pytest.fixture
+def aurp_all() -> tuple[Path, Path]:
+    if not (SHORT_ALL.exists() and LONG_ALL.exists()):
+        pytest.skip(f"GRAMMAR Aurp unbalanced results not found under {AURP}")
+    return SHORT_ALL, LONG_ALL
+
+
+def test_unbalanced_files_give_retrieval_accuracy_not_answer_accuracy(
+    aurp_all: tuple[Path, Path],
+) -> None:
+    """The files carry the authors' retrieval judgements but no answer judgements: retrieval
+    accuracy 90/314 and 132/257 — Table 3's Aurp baseline "context comparison" cells, 0.29 and
+    0.51 — and answer accuracy unavailable, not 0."""
+    short = load_grammar_results(aurp_all[0], "short")
+    long = load_grammar_results(aurp_all[1], "long")
+    assert (len(short), len(long)) == (314, 257)
+    assert {o.verdict for o in short + long} == {Verdict.UNDECIDED}
+    r = build_report(short + long)
+    c = r.cohorts
+    assert (c["short"].retrieval_judged, c["long"].retrieval_judged) == (314, 257)
+    assert c["short"].retrieval_accuracy == pytest.approx(90 / 314)
+    assert c["long"].retrieval_accuracy == pytest.approx(132 / 257)
+    assert round(c["short"].retrieval_accuracy, 2) == 0.29
+    assert round(c["long"].retrieval_accuracy, 2) == 0.51
+    for n in c.values():
+        assert n.accuracy is None and n.acc_db is None and n.refined_accuracy is None
+        assert n.lambda_ is None and n.examples == 0 and n.pending_groups == 0
+        assert n.retrieval_judged_by == {"given": n.retrieval_judged}
+    text = render_text(r)
+    assert "Answer accuracy unavailable for grammar/short, grammar/long" in text
+    assert "0.287 (n=314)" in text and "0.514 (n=257)" in text
+    # balancing the unequal forms per group (2 short; 1 or 3 long) gives the balanced files'
+    # figures: Table 3 "balance gap examples" × "context comparison", 0.29 / 0.28
+    b = r.targets["grammar"].balanced
+    assert b is not None and b.available
+    assert (b.forms_per_group, b.groups, b.retrieval_groups) == (3, 0, 157)
+    assert b.sides["short"].retrieval_accuracy == pytest.approx(135 / 471)
+    assert b.sides["long"].retrieval_accuracy == pytest.approx(132 / 471)
+    assert b.sides["short"].accuracy is None
+
+
+def test_balancing_unequal_forms_recovers_the_balanced_figures(aurp: tuple[Path, Path]) -> None:
+    """The balanced files thinned to 1–3 forms per group and cohort at random (so λ differs:
+    unbalanced sampling, as in 000 Table 3): the balanced accuracy comes back to the authors'
+    0.27 / 0.28 with equal λ, while the plain accuracy does not."""
+    obs = load_grammar_results(aurp[0], "short") + load_grammar_results(aurp[1], "long")
+    rng = random.Random(1)
+    by: dict[tuple[str, str], list[Observation]] = {}
+    for o in obs:
+        by.setdefault((o.cohort, o.group_id), []).append(o)
+    thinned = []
+    for key in sorted(by):
+        n = rng.choice([1, 2, 3])
+        thinned += [replace(o, group_forms=n) for o in by[key][:n]]
+    t = build_report(thinned, compare=("short", "long"), balance_seed=1).targets["grammar"]
+    lam = {c: n.lambda_ for c, n in t.cohorts.items()}
+    assert lam["short"] is not None and lam["long"] is not None
+    assert abs(lam["short"] - lam["long"]) > 0.02  # unbalanced
+    b = t.balanced
+    assert b is not None and b.seed == 1 and b.forms_per_group == 3
+    assert b.sides["short"].lambda_ == b.sides["long"].lambda_ == pytest.approx(112 / 157)
+    assert b.sides["short"].accuracy == pytest.approx(129 / 471, abs=0.01)
+    assert b.sides["long"].accuracy == pytest.approx(130 / 471, abs=0.01)
+    assert b.sides["short"].retrieval_accuracy == pytest.approx(135 / 471, abs=0.01)
+    assert b.sides["long"].retrieval_accuracy == pytest.approx(132 / 471, abs=0.01)
+
+
 def test_cli_report_from_grammar_results(aurp: tuple[Path, Path], tmp_path: Path) -> None:
     out, page = tmp_path / "report.json", tmp_path / "report.html"
     res = CliRunner().invoke(
@@ -197,7 +287,8 @@ def test_loader_errors(tmp_path: Path) -> None:
         )
     )
     a, b = load_grammar_results(f, "short")
-    assert a.verdict is Verdict.INCORRECT and b.verdict is Verdict.UNDECIDED
+    # no judgement in the file: not judged, whatever the response (never "wrong" by default)
+    assert a.verdict is Verdict.UNDECIDED and b.verdict is Verdict.UNDECIDED
     assert a.retrieval_ok is None and a.group_forms == 2
 
 

@@ -54,10 +54,10 @@ def strict_json(report: dict[str, Any]) -> dict[str, Any]:
 
 def test_equations_on_a_hand_counted_cohort() -> None:
     obs = (
-        group("A", [C, C, C])
-        + group("B", [W, W, W])
+        group("A", [C, C, C], retrieved=[("a",)] * 3)
+        + group("B", [W, W, W], retrieved=[("b",)] * 3)
         + group("C", [C, W, E], retrieved=[("d1",), ("d1",), ()])
-        + group("D", [W, W], forms=3)  # pending: one form not judged yet
+        + group("D", [W, W], forms=3, retrieved=[("x",)] * 2)  # pending: a form not judged yet
     )
     r = strict_json(build_report(obs).to_json())
     c = r["cohorts"]["short"]
@@ -81,16 +81,22 @@ def test_equations_on_a_hand_counted_cohort() -> None:
         "gap": 3,
         "retrieval": 0,
         "lm": 1,
+        "inconclusive": 0,
         "flaky": 0,
         "target_error": 1,
         "stale": 0,
         "undecided": 0,
         "pending": 2,
     }
-    # retrieval: A 3 + C 2 (correct one, and the LM-fault one) + B 0 = 5 of 8 examples
-    assert c["retrieval_accuracy"] == pytest.approx(5 / 8)
-    assert c["refined_retrieval_accuracy"] == pytest.approx(5 / 5)
-    assert c["retrieval_judged_by"] == {"context_comparison": 8}
+    # retrieval: A 3 + C 2 (correct one, and the LM-fault one) judged sufficient; B's and D's
+    # forms have ids but no correctly answered form to compare with, and no text: inconclusive,
+    # outside the denominator (never a retrieval failure by default)
+    assert (c["retrieval_judged"], c["retrieval_inconclusive"]) == (5, 5)
+    assert c["retrieval_accuracy"] == pytest.approx(5 / 5)
+    assert c["retrieval_coverage"] == pytest.approx(5 / 10)
+    assert (c["refined_retrieval_accuracy"], c["refined_retrieval_n"]) == (1.0, 5)
+    assert c["retrieval_judged_by"] == {"context_comparison": 5}
+    assert c["refined_n"] == 5  # R's denominator: 8 examples − 3 in the gap group
 
 
 def test_ground_truth_documents_decide_retrieval() -> None:

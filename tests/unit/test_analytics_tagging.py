@@ -16,8 +16,10 @@ from groundwatch.core.tagging import (
     Cause,
     GroupStatus,
     Observation,
+    RetrievalEvidence,
     Tagger,
     Window,
+    judge_retrieval,
     retrieval_sufficient,
 )
 from groundwatch.stages.analytics.observe import observation_from_judgement
@@ -308,16 +310,64 @@ def test_window_validation() -> None:
 
 def test_retrieval_judgement_order_of_evidence() -> None:
     given_ok = Observation("p", "t", "c", "g", "f", W, retrieval_ok=True)
-    assert retrieval_sufficient(given_ok, set()) is True
+    assert judge_retrieval(given_ok, set()) == (True, RetrievalEvidence.GIVEN)
     truth = obs("p", C, retrieved=("d2", "d9"), relevant=("d1",))
     assert retrieval_sufficient(truth, set()) is False  # ground truth beats "correct ⇒ sufficient"
-    assert retrieval_sufficient(obs("p", W, retrieved=("d1", "d9"), relevant=("d1",)), set())
-    assert retrieval_sufficient(obs("p", C), set()) is True
+    assert judge_retrieval(obs("p", W, retrieved=("d1", "d9"), relevant=("d1",)), set()) == (
+        True,
+        RetrievalEvidence.GROUND_TRUTH,
+    )
+    # ground truth needs retrieved ids: without them the dataset's ids prove nothing
+    assert judge_retrieval(obs("p", W, relevant=("d1",)), set()) == (None, RetrievalEvidence.NONE)
+    # a correct answer without ids or contexts says nothing about the retrieval (an LLM-only
+    # target answers from memory): no "correct ⇒ sufficient" without retrieval evidence
+    assert retrieval_sufficient(obs("p", C), set()) is None
     ctx = {frozenset({"d1", "d2"})}
-    assert retrieval_sufficient(obs("p", W, retrieved=("d2", "d1")), ctx) is True
-    assert retrieval_sufficient(obs("p", W, retrieved=("d2",)), ctx) is False
-    assert retrieval_sufficient(obs("p", W), {frozenset()}) is False  # no ids, no evidence
+    assert judge_retrieval(obs("p", W, retrieved=("d2", "d1")), ctx) == (
+        True,
+        RetrievalEvidence.CONTEXT_COMPARISON,
+    )
+    # a superset of a correct form's documents is sufficient (more documents take none away)
+    assert retrieval_sufficient(obs("p", W, retrieved=("d3", "d2", "d1", "d9")), ctx) is True
+    # disjoint from every correctly answered form's documents: insufficient
+    assert judge_retrieval(obs("p", W, retrieved=("d7",)), ctx) == (
+        False,
+        RetrievalEvidence.CONTEXT_COMPARISON,
+    )
+    # overlapping without containing: the needed document may be the shared one — inconclusive
+    assert judge_retrieval(obs("p", W, retrieved=("d2",)), ctx) == (None, RetrievalEvidence.NONE)
+    # ... unless the text says: the gold stated in the contexts, or contexts without it
+    said = Observation("p", "t", "c", "g", "f", W, retrieved_ids=("d2",), context_has_answer=True)
+    assert judge_retrieval(said, ctx) == (True, RetrievalEvidence.CONTEXT_TEXT)
+    unsaid = Observation("p", "t", "c", "g", "f", C, context_has_answer=False)
+    assert judge_retrieval(unsaid, set()) == (False, RetrievalEvidence.CONTEXT_TEXT)
+    # ids beat the text matcher when a correct form had the same documents (a paraphrase the
+    # matcher misses cannot turn a proven context into an insufficient one)
+    para = Observation(
+        "p", "t", "c", "g", "f", W, retrieved_ids=("d1", "d2"), context_has_answer=False
+    )
+    assert retrieval_sufficient(para, ctx) is True
+    # no ids, no contexts: inconclusive, never a retrieval failure
+    assert judge_retrieval(obs("p", W), {frozenset()}) == (None, RetrievalEvidence.NONE)
+    assert retrieval_sufficient(obs("p", W), ctx) is None
+    # an empty list from a target that reports ids is an empty retrieval
+    assert judge_retrieval(obs("p", W), ctx, reports_ids=True) == (
+        False,
+        RetrievalEvidence.NOTHING_RETRIEVED,
+    )
     assert retrieval_sufficient(obs("p", E), ctx) is None
+    assert retrieval_sufficient(obs("p", U, retrieved=("d1",), relevant=("d1",)), set()) is True
+
+
+def test_no_retrieval_evidence_is_inconclusive_not_retrieval() -> None:
+    """A target that returns neither ids nor contexts (openai_chat, http_json without paths):
+    the failures of a non-robust group are inconclusive, none is blamed on retrieval."""
+    t = Tagger()
+    t.apply(obs("a", C, form="a", forms=3))
+    t.apply(obs("b", W, form="b", forms=3))
+    t.apply(obs("c", W, form="c", forms=3))
+    assert t.cause_counts() == {("t", "short", Cause.INCONCLUSIVE): 2}
+    assert set(t.retrieval_judgements("t", "g").values()) == {(None, RetrievalEvidence.NONE)}
 
 
 def test_cause_counts_use_context_comparison_across_cohorts() -> None:

@@ -11,6 +11,12 @@ file's "Incorrect", as the authors' ``RAGResult.judge_rag_response`` sets it), a
 ``retrieval_judgement`` is used as given rather than recomputed, because the ids in
 ``true_document_ids`` name clients or employees while ``retrieved_document_ids`` name project
 documents — recomputing would be wrong, the authors' own flag is the ground truth here.
+
+An entry without a ``judgement`` was never judged: the unbalanced files
+(``eval_results_results_{short,long}.json``, every text query the generator made) carry retrieval
+judgements only. Such entries are ``undecided`` — answer accuracy is unavailable for them, never
+0 — while their retrieval judgements count as given (90/314 and 132/257 for Aurp: the paper's
+Table 3 baseline "context comparison" cells, 0.29 and 0.51).
 """
 
 from __future__ import annotations
@@ -18,11 +24,12 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from groundwatch.core.model import Verdict, form_id_for
+from groundwatch.core.data_quality import GroupSpec
+from groundwatch.core.model import Expected, Verdict, form_id_for
 from groundwatch.core.tagging import Observation
 from groundwatch.errors import GroundwatchError
 
@@ -85,12 +92,40 @@ def load_grammar_results(
     return out
 
 
+def load_grammar_specs(paths: Iterable[str | Path]) -> dict[str, GroupSpec]:
+    """The semantic groups of GRAMMAR result files as data-quality specs (group id = the
+    ``query_tag``, as :func:`load_grammar_results` names them): every query of the tag across the
+    files, and its answer; the entities are the queries' quoted names."""
+    questions: dict[str, dict[str, None]] = {}
+    answers: dict[str, str] = {}
+    for path in paths:
+        p = Path(path)
+        try:
+            raw = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ImportFormatError(f"{p}: cannot read a GRAMMAR result file: {exc}") from exc
+        if not isinstance(raw, list):
+            raise ImportFormatError(f"{p}: expected a JSON list of results")
+        for e in raw:
+            if isinstance(e, dict) and "query_tag" in e and "query" in e:
+                gid = str(e["query_tag"])
+                questions.setdefault(gid, {})[str(e["query"])] = None
+                if e.get("answer") is not None:
+                    answers.setdefault(gid, str(e["answer"]))
+    return {
+        gid: GroupSpec(gid, tuple(qs), Expected(values=[answers[gid]]))
+        for gid, qs in questions.items()
+        if gid in answers
+    }
+
+
 def _verdict(e: Mapping[str, Any], where: str) -> Verdict:
     j = e.get("judgement")
     if j is None:
-        # Not judged by the tool. A null response in a closed-domain run is the authors'
-        # "retrieval failed, so Incorrect"; anything else we cannot decide.
-        return Verdict.INCORRECT if e.get("gpt_response") is None else Verdict.UNDECIDED
+        # Never judged by the tool (the unbalanced files): no verdict to import. The authors'
+        # closed-domain shortcut (retrieval failed ⇒ "Incorrect") is a judging step they did not
+        # take here, and taking it for them would turn "not judged" into "wrong".
+        return Verdict.UNDECIDED
     v = _VERDICTS.get(str(j).strip().lower())
     if v is None:
         raise ImportFormatError(f"{where}: judgement {j!r} is neither 'Correct' nor 'Incorrect'")

@@ -22,15 +22,20 @@ import typer
 from pydantic import BaseModel
 
 from groundwatch.report.model import Report
+from groundwatch.stages.analytics.data_quality import DataQualityChecker
 
 
 class GapDetection(BaseModel):
-    """How well the run found the knowledge gaps the demo injected (the demo's own check)."""
+    """How well the run found the knowledge gaps the demo injected (the demo's own check), and
+    what the data-quality check (GRAMMAR Appendix I) says of them: every injected gap should be
+    ``knowledge_gap`` — the corpus lacks it by construction."""
 
     injected_gaps: list[str]
     detected_gaps: list[str]
     gap_recall: float
     gap_precision: float
+    injected_gap_quality: dict[str, int] = {}
+    detected_gap_quality: dict[str, int] = {}
 
 
 class DemoOutcome(BaseModel):
@@ -103,7 +108,9 @@ async def _demo(
         say(f"RAGProbe scenario probes (SQL truth): {kept}")
     settings = ReferenceRagSettings(rag_retriever=retriever)
     runner, close = reference_runner(create_app(settings, domain.documents))
-    pipeline = EmbeddedPipeline(probes_of, runner, on_stop=[close])
+    # the data-quality check reads the corpus the reference RAG answers from
+    quality = DataQualityChecker(domain.documents)
+    pipeline = EmbeddedPipeline(probes_of, runner, on_stop=[close], data_quality=quality)
     await pipeline.start()
     try:
         if serve is not None:
@@ -120,6 +127,7 @@ async def _demo(
                 on_cycle=lambda r: say(f"cycle: {r.published} probes in {r.elapsed_s:.1f}s"),
             )
         result = await pipeline.run(runs)
+        await pipeline.analytics.check_all_gaps()
     finally:
         await pipeline.stop()
     say(
@@ -127,22 +135,38 @@ async def _demo(
         f"{result.published} probes in {result.elapsed_s:.1f}s, {result.dead_letters} dead letters"
     )
     compare = (cohorts[0], cohorts[1]) if len(cohorts) >= 2 else None
-    report = report_from_tagger(result.tagger, compare=compare)
+    report = report_from_tagger(result.tagger, compare=compare, data_quality=quality.results())
     say("")
     say(render_text(report))
     injected = domain.injected_gap_group_ids(groups)
     # scenario groups have ids of their own: a failed S6 probe is no knowledge gap of a fact
     factual = {g.group_id for g in groups}
     detected = result.tagger.knowledge_gaps("reference") & factual
-    gaps = gap_detection(injected, detected)
+    gaps = gap_detection(injected, detected).model_copy(
+        update={
+            "injected_gap_quality": _labels(quality, injected),
+            "detected_gap_quality": _labels(quality, detected),
+        }
+    )
     say(
         f"\ninjected knowledge gaps: {len(injected)} groups; detected gap groups: {len(detected)}; "
         f"recall {gaps.gap_recall:.3f}, precision {gaps.gap_precision:.3f}"
     )
+    say(f"data-quality labels of the injected gaps: {gaps.injected_gap_quality}")
     say(f"done in {time.perf_counter() - started:.1f}s")
     return DemoOutcome(
         report=report, gaps=gaps, probes=result.published, elapsed_s=result.elapsed_s
     )
+
+
+def _labels(quality: DataQualityChecker, groups: set[str]) -> dict[str, int]:
+    """Data-quality labels of ``groups`` (unchecked when the check has none)."""
+    out: dict[str, int] = {}
+    for gid in groups:
+        check = quality.known(gid)
+        label = check.label.value if check is not None else "unchecked"
+        out[label] = out.get(label, 0) + 1
+    return out
 
 
 def register(app: typer.Typer) -> None:

@@ -19,10 +19,13 @@ from groundwatch.adapters.grammar_files import (
     ImportFormatError,
     load_evaluator_verdicts,
     load_grammar_results,
+    load_grammar_specs,
     load_likert_ratings,
 )
-from groundwatch.core.tagging import Observation, Window
-from groundwatch.report.build import build_report
+from groundwatch.core.data_quality import GroupSpec, QualityResults
+from groundwatch.core.tagging import GroupStatus, Observation, Tagger, Window
+from groundwatch.errors import ConfigError
+from groundwatch.report.build import report_from_tagger
 from groundwatch.report.model import Report
 from groundwatch.report.text import render_text
 
@@ -50,6 +53,29 @@ def _grammar_observations(specs: Sequence[str], target: str) -> list[Observation
         t, slash, cohort = label.rpartition("/")
         out += load_grammar_results(file, cohort, t if slash else target)
     return out
+
+
+def data_quality(
+    tagger: Tagger, specs: dict[str, GroupSpec], corpus: Path, mrc: bool
+) -> QualityResults:
+    """Label the report's gap groups from ``corpus`` (GRAMMAR Appendix I); with ``mrc`` an LLM
+    (``GW_LLM_*``) reads the documents for what BM25 does not find."""
+    import asyncio
+
+    from groundwatch.adapters.corpus_files import load_corpus
+    from groundwatch.stages.analytics.data_quality import DataQualityChecker
+
+    reader = None
+    if mrc:
+        from groundwatch.adapters.llm.client import LlmClient, LlmSettings
+        from groundwatch.adapters.llm.reader import LlmReader
+        from groundwatch.runtime.settings import load_settings
+
+        reader = LlmReader(LlmClient(load_settings(LlmSettings))).read
+    checker = DataQualityChecker(load_corpus(corpus, "--corpus"), reader=reader)
+    gaps = sorted({t.group_id for t in tagger.tallies(status=GroupStatus.GAP)})
+    asyncio.run(checker.check_many([specs[g] for g in gaps if g in specs]))
+    return checker.results()
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -118,6 +144,22 @@ def register(app: typer.Typer) -> None:
                 help="Each group's status over its last N cycles (1: the latest; 0 pools all).",
             ),
         ] = 1,
+        corpus: Annotated[
+            Path | None,
+            typer.Option(
+                help="Corpus of the system under test (JSON {doc_id: text} or a directory):"
+                " label each gap group knowledge_gap / retrieval_or_reader (GRAMMAR App. I)."
+            ),
+        ] = None,
+        mrc: Annotated[
+            bool,
+            typer.Option(
+                "--mrc", help="With --corpus: an LLM (GW_LLM_*) reads what BM25 does not find."
+            ),
+        ] = False,
+        balance_seed: Annotated[
+            int, typer.Option(help="Seed of the λ-balancing draw (reported).")
+        ] = 0,
     ) -> None:
         """The GRAMMAR group report: Acc, Acc_db, R, λ, attribution and the cohort test.
 
@@ -132,13 +174,23 @@ def register(app: typer.Typer) -> None:
 
             check_database_url(database_url, "--database-url")  # exit 2 with one line
         window: Window | None = None
+        specs: dict[str, GroupSpec] = {}
         try:
             observations = _grammar_observations(grammar_results, target)
+            if corpus is not None and grammar_results:
+                specs.update(
+                    load_grammar_specs(_split(g, "COHORT=FILE")[1] for g in grammar_results)
+                )
             if run:
                 observations += _load_runs(run, database_url)
+                if corpus is not None:
+                    specs.update(_load_specs(run, database_url))
             if not grammar_results and not run:
                 observations = _load_series(series, database_url)
                 window = Window(runs=window_runs or None)
+                if corpus is not None:
+                    runs = sorted({o.run_id for o in observations})
+                    specs.update(_load_specs(runs, database_url))
             evaluators = {
                 name: load_evaluator_verdicts(file)
                 for name, file in (_split(s, "NAME=FILE") for s in evaluator)
@@ -150,15 +202,25 @@ def register(app: typer.Typer) -> None:
         if not observations:
             typer.echo("error: no judgements found", err=True)
             raise typer.Exit(1)
-        result = build_report(
-            observations,
+        tagger = Tagger(window)
+        tagger.apply_many(observations)
+        quality = None
+        if corpus is not None:
+            try:
+                quality = data_quality(tagger, specs, corpus, mrc)
+            except ConfigError as exc:
+                typer.echo(f"error: {exc}", err=True)
+                raise typer.Exit(2) from None
+        result = report_from_tagger(
+            tagger,
             compare=_pair(compare, "cohorts"),
             compare_targets=_pair(compare_targets, "targets"),
             evaluators=evaluators or None,
             human_ratings=human or None,
             metric_scores=metrics or None,
             alpha=alpha,
-            window=window,
+            balance_seed=balance_seed,
+            data_quality=quality,
         )
         if json_out is not None:
             _write(json_out, report_json(result))
@@ -185,6 +247,18 @@ def _load_runs(run_ids: Sequence[str], url: str | None) -> list[Observation]:
     try:
         with make_sessionmaker(engine)() as session:
             return observations_for_runs(session, run_ids)
+    finally:
+        engine.dispose()
+
+
+def _load_specs(run_ids: Sequence[str], url: str | None) -> dict[str, GroupSpec]:
+    from groundwatch.adapters.db import make_engine, make_sessionmaker
+    from groundwatch.adapters.db.observations import specs_for_runs
+
+    engine = make_engine(url or _database_url())
+    try:
+        with make_sessionmaker(engine)() as session:
+            return specs_for_runs(session, run_ids)
     finally:
         engine.dispose()
 

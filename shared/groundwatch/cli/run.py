@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
 
 from groundwatch.report.model import Report
+
+if TYPE_CHECKING:
+    from groundwatch.stages.analytics.data_quality import DataQualityChecker
 
 
 async def _run(
@@ -32,18 +35,19 @@ async def _run(
     series: str | None = None,
     window_runs: int = 1,
     read_token: str | None = None,
+    corpus: Path | None = None,
+    mrc: bool = False,
 ) -> Report:
     from groundwatch.adapters.db.datasets import read_jsonl
     from groundwatch.adapters.targets import make_http_client
-    from groundwatch.core.open_domain import closed_domain, open_domain_groups
     from groundwatch.core.tagging import Window
-    from groundwatch.report.build import build_report, report_from_tagger
-    from groundwatch.report.model import OpenDomainFilter
+    from groundwatch.report.build import report_from_tagger
     from groundwatch.report.text import render_text
     from groundwatch.runtime.embedded import EmbeddedPipeline, run_continuously
     from groundwatch.stages.runner.factory import make_runner
 
     groups = list(read_jsonl(dataset))
+    quality = _data_quality(corpus, mrc) if corpus is not None else None
     http = make_http_client(max_connections=512)
     runner = make_runner(http, targets_file=targets_file)
     typer.echo(
@@ -57,6 +61,8 @@ async def _run(
         on_stop=[http.aclose],
         series=series,
         window=Window(runs=window_runs or None),
+        data_quality=quality,
+        open_domain_baseline=baseline,
     )
     await pipeline.start()
     try:
@@ -81,30 +87,39 @@ async def _run(
                 on_cycle=lambda r: typer.echo(f"cycle: {r.published} probes in {r.elapsed_s:.1f}s"),
                 read_token=read_token,
             )
+        await pipeline.analytics.check_all_gaps()
+        results = quality.results() if quality is not None else None
         tagger = pipeline.analytics.tagger
-        if baseline is None:
-            tagger.refresh_causes()
-            report = report_from_tagger(tagger, compare=compare)
-        else:
-            observations = list(tagger.observations())
-            flagged = open_domain_groups(observations, baseline)
-            report = build_report(
-                closed_domain(observations, baseline, flagged), compare=compare
-            ).model_copy(
-                update={
-                    "open_domain": OpenDomainFilter(
-                        baseline=baseline, groups=len(flagged), group_ids=sorted(flagged)
-                    )
-                }
-            )
+        tagger.refresh_causes()
+        # with a baseline the tagger reports the closed domain, as /metrics does live
+        report = report_from_tagger(tagger, compare=compare, data_quality=results)
+        if baseline is not None:
             typer.echo(
-                f"open-domain filter: {len(flagged)} groups answered by {baseline} "
-                "without retrieval are left out of the report"
+                f"open-domain filter: {len(tagger.open_domain_groups())} groups answered by"
+                f" {baseline} without retrieval are left out of the report and the metrics"
             )
     finally:
         await pipeline.stop()
     typer.echo(render_text(report))
     return report
+
+
+def _data_quality(corpus: Path, mrc: bool) -> DataQualityChecker:
+    """The gap groups' data-quality check over ``corpus``; with ``mrc``, the LLM configured by
+    ``GW_LLM_*`` reads the best documents for what BM25 does not find."""
+    from groundwatch.adapters.corpus_files import load_corpus
+    from groundwatch.stages.analytics.data_quality import DataQualityChecker
+
+    documents = load_corpus(corpus, "--corpus")
+    if not mrc:
+        return DataQualityChecker(documents)
+    from groundwatch.adapters.llm.client import LlmClient, LlmSettings
+    from groundwatch.adapters.llm.reader import LlmReader
+    from groundwatch.runtime.settings import load_settings
+
+    return DataQualityChecker(
+        documents, reader=LlmReader(LlmClient(load_settings(LlmSettings))).read
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -170,6 +185,19 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = None,
+        corpus: Annotated[
+            Path | None,
+            typer.Option(
+                help="Corpus your RAG answers from (JSON {doc_id: text} or a directory): label"
+                " each gap group knowledge_gap / retrieval_or_reader (GRAMMAR Appendix I).",
+            ),
+        ] = None,
+        mrc: Annotated[
+            bool,
+            typer.Option(
+                "--mrc", help="With --corpus: an LLM (GW_LLM_*) reads what BM25 does not find."
+            ),
+        ] = False,
     ) -> None:
         """Probe targets with a dataset on the embedded bus: once (CI) or continuously."""
         if database_url is not None:
@@ -199,6 +227,8 @@ def register(app: typer.Typer) -> None:
                     series,
                     window_runs,
                     read_token,
+                    corpus,
+                    mrc,
                 )
             )
         except KeyboardInterrupt:

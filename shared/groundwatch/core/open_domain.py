@@ -3,7 +3,9 @@
 An LLM asked without retrieval (the LLM-only baseline) sometimes knows the answer from its
 pre-training. Such a semantic group says nothing about the knowledge base: a RAG system may answer
 it from the model's memory even when the documents lack the fact. Groups the baseline answers
-correctly are flagged open-domain and can be left out of gap statistics.
+correctly are flagged open-domain and can be left out of gap statistics. The live tagger keeps the
+same flags incrementally (``Tagger(open_domain_baseline=…)``); these functions are the batch form,
+and the report filters a tagger's observations with :func:`closed_domain`.
 """
 
 from __future__ import annotations

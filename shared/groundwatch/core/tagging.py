@@ -28,11 +28,22 @@ whose forms all erred is unknown, never a gap. A status change between cycles is
 **transition** (robust → gap is a regression, gap → robust a recovery), kept in order for the
 store, the metrics and the report.
 
-Failure attribution (gap / retrieval / LM / target error) needs context comparison across a
-group's forms and cohorts, so it is recomputed lazily for groups touched since the last refresh. A
-group that is a gap in one cohort while another cohort answered it is a *cohort gap* — the fact is
-there, the form cannot reach it — and its failures go to retrieval or the LM, not to the knowledge
-base (:func:`attribution_status`).
+Failure attribution (gap / retrieval / LM / inconclusive / target error) needs context comparison
+across a group's forms and cohorts, so it is recomputed lazily for groups touched since the last
+refresh. A group that is a gap in one cohort while another cohort answered it is a *cohort gap* —
+the fact is there, the form cannot reach it — and its failures go to retrieval or the LM, not to
+the knowledge base (:func:`attribution_status`). A wrong example whose retrieval cannot be judged
+(no ids, no contexts, ids that neither contain nor avoid a correctly answered form's) is
+*inconclusive*: the papers warn that a missing match "does not conclusively indicate retrieval
+failure" (GRAMMAR 000 §3.6), so it is never blamed on retrieval by default
+(:func:`judge_retrieval`).
+
+With an **open-domain baseline** (an LLM-only target, GRAMMAR 002 §5.2 / Table 4) the tagger flags
+every semantic group the baseline answers correctly — its answer may come from the model's own
+memory, so the group says nothing about the knowledge base — and the closed-domain reads
+(``closed_domain=True``: what ``/metrics`` and the alerts use) leave those groups and the baseline
+itself out, as the batch report does. The flags follow the baseline's window: a group it stops
+answering is closed-domain again.
 """
 
 from __future__ import annotations
@@ -65,7 +76,10 @@ class Observation:
     batch result, where everything is one cycle). ``truth_version`` is the SQL answer's version,
     so a verdict that changes with the truth is not flakiness. ``retrieval_ok`` is a retrieval
     judgement given from outside (an imported GRAMMAR result); when it is ``None`` the retrieval
-    is judged from ``relevant_doc_ids`` or by context comparison (:func:`retrieval_sufficient`).
+    is judged from ``relevant_doc_ids``, by context comparison or from the retrieved text
+    (:func:`judge_retrieval`). ``context_has_answer`` is the judge stage's bounded summary of the
+    retrieved texts — True: the gold answer is stated in them; False: there were contexts and it
+    is not; None: no contexts (or not computed) — so the texts themselves never travel further.
     ``at`` is the judgement time in epoch seconds; ``latency_s`` is probe → judgement latency.
     """
 
@@ -89,6 +103,7 @@ class Observation:
     cycle: int = 0
     truth_version: int = 1
     error_kind: str | None = None
+    context_has_answer: bool | None = None
 
     @property
     def key(self) -> GroupKey:
@@ -118,11 +133,23 @@ class Cause(StrEnum):
     GAP = "gap"
     RETRIEVAL = "retrieval"
     LM = "lm"
+    INCONCLUSIVE = "inconclusive"
     FLAKY = "flaky"
     TARGET_ERROR = "target_error"
     STALE = "stale"
     UNDECIDED = "undecided"
     PENDING = "pending"
+
+
+class RetrievalEvidence(StrEnum):
+    """What a retrieval judgement stands on (:func:`judge_retrieval`), strongest first."""
+
+    GIVEN = "given"  # judged outside (an imported GRAMMAR result's retrieval_judgement)
+    GROUND_TRUTH = "ground_truth"  # relevant document ids ⊆ retrieved ids
+    NOTHING_RETRIEVED = "nothing_retrieved"  # a target that reports ids returned none here
+    CONTEXT_COMPARISON = "context_comparison"  # retrieved ids against correctly answered forms
+    CONTEXT_TEXT = "context_text"  # the gold answer stated (or not) in the retrieved texts
+    NONE = "none"  # no evidence: inconclusive
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +279,7 @@ class _Tally:
     causes: dict[Cause, int] = field(default_factory=dict)
     last_closed: int | None = None
     evicted_before: int | None = None
+    answers_open_domain: bool = False  # a baseline tally with a correct latest verdict
 
 
 def status_of(correct: int, incorrect: int, forms_judged: int, group_forms: int) -> GroupStatus:
@@ -279,28 +307,61 @@ def flaky_forms(history: dict[str, list[tuple[int, bool, int]]]) -> frozenset[st
     return frozenset(out)
 
 
-def retrieval_sufficient(obs: Observation, correct_contexts: set[frozenset[str]]) -> bool | None:
-    """Whether the retrieval gave ``obs`` sufficient context; ``None`` when it cannot be judged.
+def judge_retrieval(
+    obs: Observation, correct_contexts: set[frozenset[str]], *, reports_ids: bool = False
+) -> tuple[bool | None, RetrievalEvidence]:
+    """Whether the retrieval gave ``obs`` sufficient context, and what that stands on; ``None``
+    (inconclusive) when nothing says.
 
-    In order: the judgement given with the observation (imported GRAMMAR results); ground-truth
-    document ids — sufficient when every relevant document was retrieved (relevant ⊆ retrieved:
-    the paper's question is whether the context is *sufficient*, and a top-k retriever always
-    brings extra documents, so set equality as in the authors' tool would blame retrieval for
-    every k > |relevant|, while mere overlap would call half of a two-document answer sufficient);
-    otherwise context comparison (§4.3): a correct example had sufficient context, and a wrong one
-    had it when its retrieved ids equal (as a set) those of a correctly answered form of the same
-    semantic group. An empty retrieved set never matches — no ids, no evidence. Errors and
-    undecided verdicts have no retrieval judgement.
+    In order of strength:
+
+    1. the judgement given with the observation (imported GRAMMAR results);
+    2. ground-truth document ids, when the target reported retrieved ids: sufficient when every
+       relevant document was retrieved (relevant ⊆ retrieved — a top-k retriever always brings
+       extra documents, so set equality as in the authors' tool would blame retrieval for every
+       k > |relevant|, while mere overlap would call half of a two-document answer sufficient);
+    3. an empty retrieval from a target that reports ids for other queries (``reports_ids``):
+       nothing was retrieved, so nothing sufficed;
+    4. context comparison (§4.3) on ids: sufficient when the retrieved ids contain (⊇) those of a
+       correctly answered form of the same semantic group — that form got its answer from those
+       documents, and more documents do not take them away (a correct form matches itself);
+    5. the retrieved text (the judge's ``context_has_answer``): the gold answer stated in the
+       contexts → sufficient; contexts without it → insufficient;
+    6. context comparison, negative: the retrieved ids share no document with any correctly
+       answered form's → insufficient (none of the documents that answered the group came back);
+    7. otherwise inconclusive: no ids and no contexts (every ``openai_chat`` target, an
+       ``http_json`` target without id or context paths), or ids that overlap a correct form's
+       without containing them. The paper itself warns that a missing match "does not
+       conclusively indicate retrieval failures" (000 §3.6), so no evidence is never a verdict.
+
+    A target error has no retrieval judgement. An undecided verdict keeps whatever evidence the
+    retrieval has (its correctness is not evidence either way).
     """
-    if obs.verdict is Verdict.ERROR or obs.verdict is Verdict.UNDECIDED:
-        return None
+    if obs.verdict is Verdict.ERROR:
+        return None, RetrievalEvidence.NONE
     if obs.retrieval_ok is not None:
-        return obs.retrieval_ok
-    if obs.relevant_doc_ids:
-        return set(obs.relevant_doc_ids) <= set(obs.retrieved_ids)
-    if obs.verdict is Verdict.CORRECT:
-        return True
-    return bool(obs.retrieved_ids) and frozenset(obs.retrieved_ids) in correct_contexts
+        return obs.retrieval_ok, RetrievalEvidence.GIVEN
+    retrieved = obs.retrieved_ids
+    if retrieved and obs.relevant_doc_ids:
+        return set(obs.relevant_doc_ids) <= set(retrieved), RetrievalEvidence.GROUND_TRUTH
+    if not retrieved and reports_ids:
+        return False, RetrievalEvidence.NOTHING_RETRIEVED
+    if retrieved and correct_contexts:
+        got = frozenset(retrieved)
+        if any(c <= got for c in correct_contexts):
+            return True, RetrievalEvidence.CONTEXT_COMPARISON
+    if obs.context_has_answer is not None:
+        return obs.context_has_answer, RetrievalEvidence.CONTEXT_TEXT
+    if retrieved and correct_contexts and all(got.isdisjoint(c) for c in correct_contexts):
+        return False, RetrievalEvidence.CONTEXT_COMPARISON
+    return None, RetrievalEvidence.NONE
+
+
+def retrieval_sufficient(
+    obs: Observation, correct_contexts: set[frozenset[str]], *, reports_ids: bool = False
+) -> bool | None:
+    """:func:`judge_retrieval` without its evidence: True, False, or None (inconclusive)."""
+    return judge_retrieval(obs, correct_contexts, reports_ids=reports_ids)[0]
 
 
 def cause_of(obs: Observation, status: GroupStatus, retrieval_ok: bool | None) -> Cause | None:
@@ -310,8 +371,9 @@ def cause_of(obs: Observation, status: GroupStatus, retrieval_ok: bool | None) -
     (the source database changed, the RAG's knowledge did not) → stale; a wrong example in a gap
     group → gap (the knowledge base lacks the fact); in a flaky group → flaky; in a pending group
     → pending (it may yet turn out to be a gap); otherwise insufficient retrieval → retrieval,
-    sufficient → LM. Callers pass the status from :func:`attribution_status`, so a group that is
-    a gap in one cohort only is not blamed on the knowledge base.
+    sufficient → LM, not judgeable (``None``) → inconclusive. Callers pass the status from
+    :func:`attribution_status`, so a group that is a gap in one cohort only is not blamed on the
+    knowledge base.
     """
     v = obs.verdict
     if v is Verdict.CORRECT:
@@ -328,7 +390,9 @@ def cause_of(obs: Observation, status: GroupStatus, retrieval_ok: bool | None) -
         return Cause.FLAKY
     if status is GroupStatus.PENDING or status is GroupStatus.UNKNOWN:
         return Cause.PENDING
-    return Cause.RETRIEVAL if not retrieval_ok else Cause.LM
+    if retrieval_ok is None:
+        return Cause.INCONCLUSIVE
+    return Cause.LM if retrieval_ok else Cause.RETRIEVAL
 
 
 def attribution_status(status: GroupStatus, answered_in_another_cohort: bool) -> GroupStatus:
@@ -360,8 +424,17 @@ class Tagger:
     plus a short verdict history per form, never to the length of the series.
     """
 
-    def __init__(self, window: Window | None = None) -> None:
+    def __init__(
+        self, window: Window | None = None, *, open_domain_baseline: str | None = None
+    ) -> None:
+        """``open_domain_baseline`` names the LLM-only target whose correctly answered groups
+        are open-domain (left out of the closed-domain reads)."""
         self._w = window.runs if window is not None else None
+        self.open_domain_baseline = open_domain_baseline
+        # group id → baseline tallies (cohorts) with a correct latest verdict
+        self._open_domain: dict[str, int] = {}
+        self._mutations = 0
+        self._closed_cache: tuple[int, _ClosedDomain] | None = None
         self._tallies: dict[GroupKey, _Tally] = {}
         self._live: dict[str, Observation] = {}
         self._status_counts: dict[tuple[str, str, GroupStatus], int] = {}
@@ -375,6 +448,9 @@ class Tagger:
         self._pending_transitions: list[Transition] = []
         self._recent: deque[Transition] = deque(maxlen=RECENT_TRANSITIONS)
         self._transition_counts: dict[tuple[str, str, GroupStatus, GroupStatus], int] = {}
+        # targets that reported retrieved ids at least once: an empty list from them means
+        # "nothing retrieved", from any other target "not reported"
+        self._id_targets: set[str] = set()
 
     @property
     def window(self) -> Window:
@@ -398,6 +474,8 @@ class Tagger:
                 return False  # older than every cycle the window keeps
         self._live[pid] = obs
         self._count_verdict(obs, 1)
+        if obs.retrieved_ids and obs.target not in self._id_targets:
+            self._id_targets.add(obs.target)
         t.group_forms = obs.group_forms if obs.cycle >= max(t.cycles, default=0) else t.group_forms
         cycle = t.cycles.get(obs.cycle)
         if cycle is None:
@@ -509,6 +587,16 @@ class Tagger:
             self._update_knowledge_gap(key[0], key[2])
         t.last_closed = last_closed
         self._dirty.add(key)
+        self._mutations += 1
+        if key[0] == self.open_domain_baseline:
+            answers = t.correct > 0
+            if answers is not t.answers_open_domain:
+                t.answers_open_domain = answers
+                flagged = self._open_domain.get(key[2], 0) + (1 if answers else -1)
+                if flagged:
+                    self._open_domain[key[2]] = flagged
+                else:
+                    self._open_domain.pop(key[2], None)
 
     def _remember(self, t: _Tally, obs: Observation) -> None:
         """The form's decided verdict of this cycle in its (bounded) history."""
@@ -642,9 +730,57 @@ class Tagger:
             ):
                 yield _snapshot(key, t)
 
-    def status_counts(self) -> dict[tuple[str, str, GroupStatus], int]:
-        """Groups per (target, cohort, status); maintained incrementally, so this is a copy only."""
+    def status_counts(
+        self, *, closed_domain: bool = False
+    ) -> dict[tuple[str, str, GroupStatus], int]:
+        """Groups per (target, cohort, status); maintained incrementally, so this is a copy only.
+        ``closed_domain``: without the open-domain groups and the baseline (see the module)."""
+        if closed_domain and self.open_domain_baseline is not None:
+            cd = self._closed()
+            return {
+                k: n - cd.status.get(k, 0)
+                for k, n in self._status_counts.items()
+                if k[0] != self.open_domain_baseline and n - cd.status.get(k, 0)
+            }
         return {k: n for k, n in self._status_counts.items() if n}
+
+    def open_domain_groups(self) -> set[str]:
+        """Semantic groups the open-domain baseline answers correctly (in its window)."""
+        return set(self._open_domain)
+
+    def _closed(self) -> _ClosedDomain:
+        """What the open-domain groups contribute to the other targets' running counts, to be
+        subtracted: O(open-domain groups × cohorts), recomputed only after the tagger changed."""
+        cached = self._closed_cache
+        if cached is not None and cached[0] == self._mutations:
+            return cached[1]
+        cd = _ClosedDomain()
+        baseline = self.open_domain_baseline
+        targets = {t for t, _ in self._sums if t != baseline}
+        for gid in self._open_domain:
+            for target in targets:
+                for cohort in self._cohorts_of.get((target, gid), ()):
+                    t = self._tallies[(target, cohort, gid)]
+                    ck = (target, cohort)
+                    s = cd.sums.setdefault(ck, _CohortSums())
+                    decided = t.status in DECIDED_STATUSES
+                    s.probed += len(t.latest)
+                    s.decided += t.correct + t.incorrect
+                    s.error += t.error
+                    s.undecided += t.undecided
+                    s.flaky_forms += len(t.flaky)
+                    if decided:
+                        s.correct += t.correct
+                        s.incorrect += t.incorrect
+                    if t.status is GroupStatus.GAP:
+                        s.gap_examples += t.correct + t.incorrect
+                    sk = (target, cohort, t.status)
+                    cd.status[sk] = cd.status.get(sk, 0) + 1
+                    for cause, n in t.causes.items():
+                        cause_key = (target, cohort, cause)
+                        cd.causes[cause_key] = cd.causes.get(cause_key, 0) + n
+        self._closed_cache = (self._mutations, cd)
+        return cd
 
     def transition_counts(self) -> dict[tuple[str, str, GroupStatus, GroupStatus], int]:
         """Transitions seen by this tagger per (target, cohort, from, to)."""
@@ -654,17 +790,29 @@ class Tagger:
         """The latest transitions, newest first."""
         return list(reversed(self._recent))[:limit]
 
-    def cohort_numbers(self) -> dict[tuple[str, str], dict[str, float | int | None]]:
+    def cohort_numbers(
+        self, *, closed_domain: bool = False
+    ) -> dict[tuple[str, str], dict[str, float | int | None]]:
         """GRAMMAR's numbers per (target, cohort) from running sums — O(cohorts), for /metrics.
 
         Acc_db, R, λ and accuracy are over the same set: decided groups (gap, robust,
         non-robust, flaky); pending and unknown groups are left out of all of them and counted
         apart. ``coverage`` = decided forms / forms with a verdict, over every group. ``None``
         when a denominator is 0. The same definitions as the report's per-cohort numbers.
+        ``closed_domain``: the open-domain groups and the baseline left out (§5.2).
         """
         out: dict[tuple[str, str], dict[str, float | int | None]] = {}
         status = self._status_counts
-        for (target, cohort), s in self._sums.items():
+        sums = self._sums
+        if closed_domain and self.open_domain_baseline is not None:
+            status = self.status_counts(closed_domain=True)
+            cd = self._closed()
+            sums = {
+                ck: _minus(s, cd.sums.get(ck))
+                for ck, s in self._sums.items()
+                if ck[0] != self.open_domain_baseline
+            }
+        for (target, cohort), s in sums.items():
             by = {st: status.get((target, cohort, st), 0) for st in GroupStatus}
             gaps = by[GroupStatus.GAP]
             groups = sum(by[st] for st in DECIDED_STATUSES)
@@ -706,7 +854,9 @@ class Tagger:
         O(targets × scenarios) counters — what /metrics reads."""
         return {k: dict(c) for k, c in self._scenario_counts.items() if any(c.values())}
 
-    def cause_counts(self, *, refresh: bool = True) -> dict[tuple[str, str, Cause], int]:
+    def cause_counts(
+        self, *, refresh: bool = True, closed_domain: bool = False
+    ) -> dict[tuple[str, str, Cause], int]:
         """Failure attribution per (target, cohort, cause), over each form's latest verdict.
 
         Context comparison looks across a group's forms and cohorts, so attribution is
@@ -716,6 +866,13 @@ class Tagger:
         """
         if refresh:
             self.refresh_causes()
+        if closed_domain and self.open_domain_baseline is not None:
+            sub = self._closed().causes
+            return {
+                k: n - sub.get(k, 0)
+                for k, n in self._cause_counts.items()
+                if k[0] != self.open_domain_baseline and n - sub.get(k, 0)
+            }
         return {k: n for k, n in self._cause_counts.items() if n}
 
     def refresh_causes(self, max_groups: int | None = None) -> int:
@@ -757,26 +914,43 @@ class Tagger:
         t = self._tallies.get((target, cohort, group_id))
         return frozenset() if t is None else t.flaky
 
-    def knowledge_gaps(self, target: str) -> set[str]:
+    def knowledge_gaps(self, target: str, *, closed_domain: bool = False) -> set[str]:
         """Semantic groups of ``target`` the knowledge base lacks: a gap in every cohort with a
-        decided status, at least one (maintained as statuses change)."""
-        return set(self._knowledge_gaps.get(target, ()))
+        decided status, at least one (maintained as statuses change). ``closed_domain``: without
+        the open-domain groups (and nothing for the baseline itself)."""
+        gaps = set(self._knowledge_gaps.get(target, ()))
+        if closed_domain and self.open_domain_baseline is not None:
+            if target == self.open_domain_baseline:
+                return set()
+            gaps -= self._open_domain.keys()
+        return gaps
 
-    def knowledge_gap_counts(self) -> dict[str, int]:
+    def knowledge_gap_counts(self, *, closed_domain: bool = False) -> dict[str, int]:
         """Knowledge-gap groups per target (what the gap alert watches)."""
+        if closed_domain and self.open_domain_baseline is not None:
+            out = {t: len(self.knowledge_gaps(t, closed_domain=True)) for t in self._knowledge_gaps}
+            return {t: n for t, n in out.items() if n}
         return {t: len(g) for t, g in self._knowledge_gaps.items() if g}
 
     def answered_anywhere(self, target: str, group_id: str) -> bool:
         """Whether any cohort of the semantic group has a correct (latest) verdict."""
         return any(t.correct for t in self._group_tallies((target, group_id)))
 
-    def retrieval_judgements(self, target: str, group_id: str) -> dict[str, bool | None]:
-        """probe_id → retrieval sufficiency for every counted observation of a semantic group
-        (all cohorts of ``target``), by :func:`retrieval_sufficient`."""
+    def reports_ids(self, target: str) -> bool:
+        """Whether ``target`` ever reported retrieved ids (then an empty list is an empty
+        retrieval, not a missing one)."""
+        return target in self._id_targets
+
+    def retrieval_judgements(
+        self, target: str, group_id: str
+    ) -> dict[str, tuple[bool | None, RetrievalEvidence]]:
+        """probe_id → (retrieval sufficiency, its evidence) for every counted observation of a
+        semantic group (all cohorts of ``target``), by :func:`judge_retrieval`."""
         tallies = self._group_tallies((target, group_id))
         contexts = _correct_contexts(tallies)
+        ids = target in self._id_targets
         return {
-            o.probe_id: retrieval_sufficient(o, contexts)
+            o.probe_id: judge_retrieval(o, contexts, reports_ids=ids)
             for t in tallies
             for o in t.latest.values()
         }
@@ -811,6 +985,7 @@ class Tagger:
         contexts: set[frozenset[str]] | None = None
         counts = self._cause_counts
         answered = any(t.correct for _, t in tallies)
+        ids = target in self._id_targets
         for cohort, t in tallies:
             status = attribution_status(t.status, answered)
             fresh: dict[Cause, int] = {}
@@ -819,7 +994,7 @@ class Tagger:
                 if contexts is None:
                     contexts = _correct_contexts(tt for _, tt in tallies)
                 for o in t.latest.values():
-                    cause = cause_of(o, status, retrieval_sufficient(o, contexts))
+                    cause = cause_of(o, status, retrieval_sufficient(o, contexts, reports_ids=ids))
                     if cause is not None:
                         fresh[cause] = fresh.get(cause, 0) + 1
             else:
@@ -836,6 +1011,31 @@ class Tagger:
                 ck = (target, cohort, cause)
                 counts[ck] = counts.get(ck, 0) + n
             t.causes = fresh
+            self._mutations += 1
+
+
+@dataclass(slots=True)
+class _ClosedDomain:
+    """The open-domain groups' share of the running counts (per target and cohort)."""
+
+    sums: dict[tuple[str, str], _CohortSums] = field(default_factory=dict)
+    status: dict[tuple[str, str, GroupStatus], int] = field(default_factory=dict)
+    causes: dict[tuple[str, str, Cause], int] = field(default_factory=dict)
+
+
+def _minus(a: _CohortSums, b: _CohortSums | None) -> _CohortSums:
+    if b is None:
+        return a
+    return _CohortSums(
+        correct=a.correct - b.correct,
+        incorrect=a.incorrect - b.incorrect,
+        gap_examples=a.gap_examples - b.gap_examples,
+        probed=a.probed - b.probed,
+        decided=a.decided - b.decided,
+        error=a.error - b.error,
+        undecided=a.undecided - b.undecided,
+        flaky_forms=a.flaky_forms - b.flaky_forms,
+    )
 
 
 def _correct_contexts(tallies: Iterable[_Tally]) -> set[frozenset[str]]:

@@ -1,36 +1,7 @@
-"""Load a document corpus: a JSON object ``{doc_id: text}`` or a directory of text files."""
+"""The reference RAG's corpus (``GW_RAG_CORPUS``): the shared corpus reader of the adapters."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from groundwatch.adapters.corpus_files import load_corpus
 
-from groundwatch.errors import ConfigError
-
-_TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
-
-
-def load_corpus(path: Path) -> dict[str, str]:
-    """Read the corpus at ``path``; a malformed corpus is a :class:`ConfigError` naming the file."""
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in _TEXT_SUFFIXES)
-        corpus: dict[str, str] = {}
-        for p in files:
-            doc_id = p.relative_to(path).with_suffix("").as_posix()
-            corpus[doc_id] = p.read_text(encoding="utf-8")
-        if not corpus:
-            raise ConfigError(f"GW_RAG_CORPUS: no .txt/.md documents under {path}")
-        return corpus
-    if not path.is_file():
-        raise ConfigError(f"GW_RAG_CORPUS: {path} does not exist")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"GW_RAG_CORPUS: {path} is not valid JSON: {exc}") from None
-    if not isinstance(data, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in data.items()
-    ):
-        raise ConfigError(f"GW_RAG_CORPUS: {path} must be a JSON object {{doc_id: text}}")
-    if not data:
-        raise ConfigError(f"GW_RAG_CORPUS: {path} holds no documents")
-    return data
+__all__ = ["load_corpus"]

@@ -1,8 +1,10 @@
 """Fault switches: break the reference RAG on purpose, so the evaluation has something to find.
 
 Dropping documents makes knowledge gaps (every form of a group fails), a small top-k starves the
-reader, added latency and an error rate exercise the runner's timeouts, retries and circuit
-breaker. An injected error must end up as ``status=error`` and never as a wrong answer.
+reader, unread documents break the reader (retrieved, returned as context, never read — a gap whose
+fact the corpus does hold), added latency and an error rate exercise the runner's timeouts,
+retries and circuit breaker. An injected error must end up as ``status=error`` and never as a
+wrong answer.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ class FaultSwitches(BaseModel):
     )
     drop_fraction: float = Field(
         0.0, ge=0.0, le=1.0, description="Share of documents dropped, chosen stably by id hash."
+    )
+    unread_doc_ids: frozenset[str] = Field(
+        default_factory=frozenset,
+        description="Documents the reader skips: still retrieved and returned as contexts, never"
+        " read (a broken reader).",
     )
     added_latency_s: float = Field(0.0, ge=0.0, le=600.0, description="Sleep before answering.")
     error_rate: float = Field(0.0, ge=0.0, le=1.0, description="Share of queries failing (500).")

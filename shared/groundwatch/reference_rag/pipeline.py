@@ -59,5 +59,7 @@ class RagPipeline:
         if faults.fails(self._rng):
             raise InjectedFault(f"injected error (error_rate={faults.error_rate})")
         docs = self.retriever.retrieve(query, faults.top_k, exclude=self._dropped)
-        text = await self.reader.read(query, docs)
+        unread = faults.unread_doc_ids
+        read = [d for d in docs if d.doc_id not in unread] if unread else docs
+        text = await self.reader.read(query, read)
         return RagAnswer(text, [d.doc_id for d in docs], [d.text for d in docs])

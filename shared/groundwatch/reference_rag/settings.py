@@ -36,6 +36,11 @@ class ReferenceRagSettings(CommonSettings):
         default_factory=list, description="Documents never retrieved (comma-separated or JSON)."
     )
     rag_drop_fraction: float = Field(0.0, ge=0.0, le=1.0)
+    rag_unread_doc_ids: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Documents retrieved but never read: a broken reader (comma-separated or"
+        " JSON).",
+    )
     rag_added_latency_s: float = Field(0.0, ge=0.0, le=600.0)
     rag_error_rate: float = Field(0.0, ge=0.0, le=1.0)
     rag_seed: int = 0
@@ -43,7 +48,7 @@ class ReferenceRagSettings(CommonSettings):
         None, description="Bearer token for PUT /faults; unset keeps that endpoint closed."
     )
 
-    @field_validator("rag_drop_doc_ids", mode="before")
+    @field_validator("rag_drop_doc_ids", "rag_unread_doc_ids", mode="before")
     @classmethod
     def _split_ids(cls, v: object) -> object:
         if isinstance(v, str):
@@ -68,6 +73,7 @@ class ReferenceRagSettings(CommonSettings):
             top_k=self.rag_top_k,
             drop_doc_ids=frozenset(self.rag_drop_doc_ids),
             drop_fraction=self.rag_drop_fraction,
+            unread_doc_ids=frozenset(self.rag_unread_doc_ids),
             added_latency_s=self.rag_added_latency_s,
             error_rate=self.rag_error_rate,
             seed=self.rag_seed,

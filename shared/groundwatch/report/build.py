@@ -11,8 +11,11 @@ and undecided verdicts are counted apart and never enter a denominator, so an ou
 wrong answer. *groups* are tagged groups (gap + robust + non-robust); pending groups are counted
 apart and excluded from Acc_db. Acc_db = 1 − gap groups / groups (eq. 1); R = correct /
 (examples − examples in gap groups) (eq. 2); λ = examples in gap groups / examples, so that
-accuracy = R × (1 − λ) (eq. 3). The retrieval numbers use the same formulas over the per-example
-retrieval judgements of :func:`groundwatch.core.tagging.retrieval_sufficient`.
+accuracy = R × (1 − λ) (eq. 3); each has its denominator beside it (``examples``, ``groups``,
+``refined_n``). Retrieval accuracy = sufficient / examples whose retrieval could be judged
+(:func:`groundwatch.core.tagging.judge_retrieval`), over every group, with its ``retrieval_judged``
+and ``retrieval_coverage``: an inconclusive example (no ids, no contexts) enters no denominator, so
+a target that returns no retrieval evidence gets no retrieval accuracy at all, never 1.0 or 0.0.
 
 The GRAMMAR numbers are computed over GRAMMAR's own (``factual``) probes only. RAGProbe scenario
 probes (S1…S6) are single questions, not semantic groups asked in several forms, and would bend
@@ -28,7 +31,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 
+from groundwatch.core.balance import GroupSample, balance
+from groundwatch.core.data_quality import QualityLabel, QualityResults
 from groundwatch.core.model import Verdict
+from groundwatch.core.open_domain import closed_domain
 from groundwatch.core.stats import (
     evaluator_reliability,
     mcnemar_exact,
@@ -45,6 +51,7 @@ from groundwatch.core.tagging import (
     GroupStatus,
     GroupTally,
     Observation,
+    RetrievalEvidence,
     Tagger,
     Transition,
     Window,
@@ -53,15 +60,20 @@ from groundwatch.core.tagging import (
 )
 from groundwatch.report.columns import fmt
 from groundwatch.report.model import (
+    Balanced,
+    BalancedCohort,
     CohortNumbers,
     ComparisonCohort,
     CorrelationResult,
+    DataQuality,
+    DataQualityEntry,
     EffectSize,
     EvaluatorReliability,
     FormsRange,
     HumanAgreement,
     Hypothesis,
     McNemarResult,
+    OpenDomainFilter,
     PairedTestResult,
     Report,
     ScenarioNumbers,
@@ -88,6 +100,8 @@ def build_report(
     alpha: float = 0.05,
     lambda_tolerance: float = 0.05,
     window: Window | None = None,
+    balance_seed: int = 0,
+    data_quality: QualityResults | None = None,
 ) -> Report:
     """The report over a batch of observations (duplicates by ``probe_id`` count once).
 
@@ -98,7 +112,8 @@ def build_report(
     cycle pooled). ``evaluators`` maps an evaluator name to its verdicts by probe_id
     (reliability, judge verdicts as truth); ``human_ratings`` maps probe_id to a 1–5 rating,
     correlated with the judge verdict, the retrieval judgement and every metric of
-    ``metric_scores`` (name → probe_id → score).
+    ``metric_scores`` (name → probe_id → score). ``balance_seed`` seeds the λ-balancing draw;
+    ``data_quality`` holds the gap groups' labels (:mod:`groundwatch.core.data_quality`).
     """
     tagger = Tagger(window)
     tagger.apply_many(observations)
@@ -112,6 +127,8 @@ def build_report(
         metric_scores=metric_scores,
         alpha=alpha,
         lambda_tolerance=lambda_tolerance,
+        balance_seed=balance_seed,
+        data_quality=data_quality,
     )
 
 
@@ -126,9 +143,49 @@ def report_from_tagger(
     metric_scores: Mapping[str, Mapping[str, float]] | None = None,
     alpha: float = 0.05,
     lambda_tolerance: float = 0.05,
+    balance_seed: int = 0,
+    data_quality: QualityResults | None = None,
 ) -> Report:
-    """The same report from a live tagger's window (what ``/report`` serves)."""
+    """The same report from a live tagger's window (what ``/report`` serves).
+
+    A tagger with an open-domain baseline (GRAMMAR §5.2) reports the closed domain: the groups
+    the baseline answers correctly and the baseline itself are left out of every number, as
+    ``groundwatch run --open-domain-baseline`` does, and the ``open_domain`` section says which.
+    """
+    baseline = tagger.open_domain_baseline
+    if baseline is not None:
+        flagged = tagger.open_domain_groups()
+        closed = Tagger(tagger.window)
+        closed.apply_many(closed_domain(tagger.observations(), baseline, flagged))
+        closed.drain_transitions()
+        inner = report_from_tagger(
+            closed,
+            cohorts=cohorts,
+            compare=compare,
+            compare_targets=compare_targets,
+            evaluators=evaluators,
+            human_ratings=human_ratings,
+            metric_scores=metric_scores,
+            alpha=alpha,
+            lambda_tolerance=lambda_tolerance,
+            balance_seed=balance_seed,
+            data_quality=data_quality,
+        )
+        kept = [
+            transition_entry(tr)
+            for tr in tagger.recent_transitions(50)
+            if tr.target != baseline and tr.group_id not in flagged
+        ]
+        return inner.model_copy(
+            update={
+                "open_domain": OpenDomainFilter(
+                    baseline=baseline, groups=len(flagged), group_ids=sorted(flagged)
+                ),
+                "transitions": kept,
+            }
+        )
     view = _View(tagger)
+    view.quality = data_quality
     targets = view.targets
     out_targets: dict[str, TargetReport] = {}
     for target in targets:
@@ -141,6 +198,7 @@ def report_from_tagger(
         out_targets[target] = TargetReport(
             cohorts=per_cohort,
             hypothesis=_hypothesis(view, target, pair, alpha, lambda_tolerance),
+            balanced=_balanced(view, target, pair, balance_seed),
         )
     tpair = compare_targets
     if tpair is None and len(targets) == 2:
@@ -162,6 +220,43 @@ def report_from_tagger(
         series=sorted({o.series for o in view.obs.values() if o.series}),
         latest_cycle=max((o.cycle for o in view.obs.values()), default=None),
         transitions=[transition_entry(tr) for tr in tagger.recent_transitions(50)],
+        data_quality=_data_quality(view, data_quality) if data_quality is not None else None,
+    )
+
+
+def _data_quality(view: _View, results: QualityResults) -> DataQuality:
+    """Every gap group of the report with its label (unchecked when no label is known)."""
+    gap_in: dict[str, list[str]] = {}
+    for (target, cohort), tallies in view.groups.items():
+        for gid, t in tallies.items():
+            if t.status is GroupStatus.GAP:
+                gap_in.setdefault(gid, []).append(f"{target}/{cohort}")
+    entries: list[DataQualityEntry] = []
+    labels = dict.fromkeys((q.value for q in QualityLabel), 0)
+    for gid in sorted(gap_in):
+        check = results.checks.get(gid)
+        if check is None:
+            entry = DataQualityEntry(
+                group_id=gid,
+                label=QualityLabel.UNCHECKED.value,
+                method="none",
+                reason="not checked (no corpus, or the group's question is not known)",
+                gap_in=gap_in[gid],
+            )
+        else:
+            entry = DataQualityEntry(
+                group_id=gid,
+                label=check.label.value,
+                method=check.method,
+                reason=check.reason,
+                doc_id=check.doc_id,
+                excerpt=check.excerpt,
+                gap_in=gap_in[gid],
+            )
+        labels[entry.label] += 1
+        entries.append(entry)
+    return DataQuality(
+        corpus_documents=results.corpus_documents, mrc=results.mrc, labels=labels, groups=entries
     )
 
 
@@ -220,7 +315,10 @@ class _View:
         for t in tagger.tallies():
             if t.scenario == FACTUAL:
                 self.groups.setdefault((t.target, t.cohort), {})[t.group_id] = t
-        self._retrieval: dict[tuple[str, str], dict[str, bool | None]] = {}
+        self._retrieval: dict[
+            tuple[str, str], dict[str, tuple[bool | None, RetrievalEvidence]]
+        ] = {}
+        self.quality: QualityResults | None = None
         self.answered: set[tuple[str, str]] = {
             (t.target, t.group_id) for t in tagger.tallies() if t.correct and t.scenario == FACTUAL
         }
@@ -228,7 +326,9 @@ class _View:
     def tallies(self, target: str, cohort: str) -> dict[str, GroupTally]:
         return self.groups.get((target, cohort), {})
 
-    def retrieval(self, target: str, group_id: str) -> dict[str, bool | None]:
+    def retrieval(
+        self, target: str, group_id: str
+    ) -> dict[str, tuple[bool | None, RetrievalEvidence]]:
         key = (target, group_id)
         r = self._retrieval.get(key)
         if r is None:
@@ -236,23 +336,22 @@ class _View:
         return r
 
 
-def _retrieval_method(o: Observation) -> str:
-    if o.retrieval_ok is not None:
-        return "given"
-    if o.relevant_doc_ids:
-        return "ground_truth"
-    return "context_comparison"
+_NO_EVIDENCE: tuple[bool | None, RetrievalEvidence] = (None, RetrievalEvidence.NONE)
 
 
 def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
-    """One cohort's numbers. Acc, Acc_db, R, λ and the retrieval numbers are over the same set:
-    the decided groups (gap, robust, non-robust, flaky); pending and unknown groups are counted
-    apart and enter none of them. Errors, undecided verdicts and coverage are over every group."""
+    """One cohort's numbers. Acc, Acc_db, R and λ are over the same set: the decided groups
+    (gap, robust, non-robust, flaky); pending and unknown groups are counted apart and enter none
+    of them. Errors, undecided verdicts and coverage are over every group. Retrieval accuracy is
+    over every example whose retrieval could be judged (any group, any verdict but a target
+    error: the retrieval judgement does not need the answer's); refined retrieval accuracy over
+    those of decided non-gap groups."""
     tallies = view.tallies(target, cohort)
     status_n = dict.fromkeys(GroupStatus, 0)
     correct = incorrect = errors = undecided = gap_examples = cohort_gaps = 0
     probed = partial = flaky_forms = 0
-    retrieval_ok = retrieval_ok_outside_gap = 0
+    retrieval_ok = retrieval_judged = inconclusive = 0
+    refined_ret_ok = refined_ret_n = 0
     causes = dict.fromkeys(Cause, 0)
     methods: dict[str, int] = {}
     error_kinds: dict[str, int] = {}
@@ -278,14 +377,16 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
         for o in view.tagger.group_observations(target, cohort, gid):
             if o.error_kind:
                 error_kinds[o.error_kind] = error_kinds.get(o.error_kind, 0) + 1
-            ok = rj.get(o.probe_id)
-            if counted and ok is not None:
-                m = _retrieval_method(o)
-                methods[m] = methods.get(m, 0) + 1
-            if counted and ok:
-                retrieval_ok += 1
-                if not gap:
-                    retrieval_ok_outside_gap += 1
+            ok, evidence = rj.get(o.probe_id, _NO_EVIDENCE)
+            if ok is not None:
+                methods[evidence.value] = methods.get(evidence.value, 0) + 1
+                retrieval_judged += 1
+                retrieval_ok += ok
+                if counted and not gap:
+                    refined_ret_n += 1
+                    refined_ret_ok += ok
+            elif o.verdict is not Verdict.ERROR:
+                inconclusive += 1
             cause = cause_of(o, attr_status, ok)
             if cause is not None:
                 causes[cause] += 1
@@ -303,6 +404,13 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
         for k, n in moves.items()
         if k.endswith("->gap") and k.split("->")[0] in ("robust", "non_robust", "flaky")
     )
+    gap_quality: dict[str, int] = {}
+    if view.quality is not None:
+        gap_quality = dict.fromkeys((q.value for q in QualityLabel), 0)
+        for gid, t in tallies.items():
+            if t.status is GroupStatus.GAP:
+                check = view.quality.checks.get(gid)
+                gap_quality[check.label.value if check else QualityLabel.UNCHECKED.value] += 1
     return CohortNumbers(
         examples=examples,
         correct=correct,
@@ -326,11 +434,17 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
         accuracy=proportion(correct, examples),
         accuracy_ci=wilson_ci(correct, examples),
         acc_db=(1 - status_n[GroupStatus.GAP] / groups) if groups else None,
+        refined_n=refined_n,
         refined_accuracy=proportion(correct, refined_n),
         refined_accuracy_ci=wilson_ci(correct, refined_n),
         lambda_=proportion(gap_examples, examples),
-        retrieval_accuracy=proportion(retrieval_ok, examples),
-        refined_retrieval_accuracy=proportion(retrieval_ok_outside_gap, refined_n),
+        retrieval_accuracy=proportion(retrieval_ok, retrieval_judged),
+        retrieval_accuracy_ci=wilson_ci(retrieval_ok, retrieval_judged),
+        retrieval_judged=retrieval_judged,
+        retrieval_inconclusive=inconclusive,
+        retrieval_coverage=proportion(retrieval_judged, retrieval_judged + inconclusive),
+        refined_retrieval_accuracy=proportion(refined_ret_ok, refined_ret_n),
+        refined_retrieval_n=refined_ret_n,
         retrieval_judged_by=methods,
         attribution={c.value: n for c, n in causes.items()},
         error_kinds=error_kinds,
@@ -338,6 +452,68 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
         regressions=regressions,
         recoveries=moves.get("gap->robust", 0),
         forms_per_group=FormsRange(min=min(forms), max=max(forms)) if forms else None,
+        gap_quality=gap_quality,
+    )
+
+
+def _balanced(view: _View, target: str, pair: tuple[str, str] | None, seed: int) -> Balanced:
+    """GRAMMAR's "balance gap examples" for the compared cohorts (:mod:`groundwatch.core.balance`):
+    each form's latest decided verdict and its retrieval judgement, per shared group."""
+    if pair is None:
+        return Balanced(available=False, reason="needs two cohorts")
+    samples: dict[str, dict[str, GroupSample]] = {}
+    for cohort in pair:
+        tallies = view.tallies(target, cohort)
+        if not tallies:
+            return Balanced(available=False, reason=f"cohort {cohort!r} has no observations")
+        by_group: dict[str, GroupSample] = {}
+        for gid, t in tallies.items():
+            judged = view.retrieval(target, gid)
+            verdicts: list[bool] = []
+            retrieval: list[bool] = []
+            for o in view.tagger.group_observations(target, cohort, gid):
+                if o.verdict is Verdict.CORRECT or o.verdict is Verdict.INCORRECT:
+                    verdicts.append(o.verdict is Verdict.CORRECT)
+                ok = judged.get(o.probe_id, _NO_EVIDENCE)[0]
+                if ok is not None:
+                    retrieval.append(ok)
+            by_group[gid] = GroupSample(
+                verdicts=tuple(verdicts),
+                retrieval=tuple(retrieval),
+                decided=t.status in DECIDED_STATUSES,
+                gap=t.status is GroupStatus.GAP,
+            )
+        samples[cohort] = by_group
+    b = balance(samples, seed=seed)
+    if not b.groups and not b.retrieval_groups:
+        return Balanced(
+            available=False,
+            reason="no shared group with a decided verdict or a retrieval judgement in both",
+            cohorts=list(pair),
+            seed=seed,
+        )
+    return Balanced(
+        available=True,
+        cohorts=list(pair),
+        seed=b.seed,
+        forms_per_group=b.forms_per_group,
+        groups=b.groups,
+        mutual_gap_groups=b.mutual_gap_groups,
+        retrieval_groups=b.retrieval_groups,
+        sides={
+            c: BalancedCohort(
+                examples=sd.examples,
+                correct=sd.correct,
+                accuracy=sd.accuracy,
+                gap_examples=sd.gap_examples,
+                lambda_=sd.lambda_,
+                refined_n=sd.refined_n,
+                refined_accuracy=sd.refined_accuracy,
+                retrieval_judged=sd.retrieval_judged,
+                retrieval_accuracy=sd.retrieval_accuracy,
+            )
+            for c, sd in b.sides.items()
+        },
     )
 
 
@@ -400,7 +576,8 @@ def _hypothesis(
     if not balanced:
         warnings.append(
             f"λ differs between cohorts ({fmt(la)} vs {fmt(lb)}): plain accuracy mixes knowledge"
-            " gaps with robustness, compare R or accuracy without mutual gap groups"
+            " gaps with robustness, compare R, accuracy without mutual gap groups, or the"
+            " balanced accuracy (equal forms per group, equal λ)"
         )
     if full_a.forms_per_group != full_b.forms_per_group:
         warnings.append(
@@ -621,7 +798,7 @@ def _human_agreement(
         if o is None or not _decided(o):
             continue
         metrics["judge_verdict"][pid] = 1.0 if o.verdict is Verdict.CORRECT else 0.0
-        ok = view.retrieval(o.target, o.group_id).get(pid)
+        ok = view.retrieval(o.target, o.group_id).get(pid, _NO_EVIDENCE)[0]
         if ok is not None:
             metrics["retrieval_sufficient"][pid] = 1.0 if ok else 0.0
     for name, scores in metric_scores.items():

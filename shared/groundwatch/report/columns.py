@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from groundwatch.report.model import CohortNumbers, ScenarioNumbers
+from groundwatch.report.model import CohortNumbers, ScenarioNumbers, TargetReport
 
 T = TypeVar("T")
 
@@ -88,7 +88,8 @@ COHORT_COLUMNS: tuple[Column[CohortNumbers], ...] = (
         "RetAcc",
         "retrieval acc",
         lambda c: c.retrieval_accuracy,
-        "examples with sufficient retrieved context / examples",
+        "examples with sufficient retrieved context / examples whose retrieval could be judged"
+        " (– when the target gives no retrieval evidence)",
     ),
     Column(
         "refined_retrieval_accuracy",
@@ -104,6 +105,47 @@ COHORT_COLUMNS: tuple[Column[CohortNumbers], ...] = (
         "cohort gaps",
         lambda c: c.cohort_gap_groups,
         "gap here while another cohort answered the semantic group",
+    ),
+)
+
+#: The denominator (n) of every rate of :data:`COHORT_COLUMNS`, and the retrieval coverage.
+DENOMINATOR_COLUMNS: tuple[Column[CohortNumbers], ...] = (
+    Column("examples", "Acc,λ: n", "Acc, λ: n", lambda c: c.examples, "decided examples"),
+    Column("groups", "Acc_db: n", "Acc_db: n", lambda c: c.groups, "decided groups"),
+    Column(
+        "refined_n",
+        "R: n",
+        "R: n",
+        lambda c: c.refined_n,
+        "examples − examples in gap groups",
+    ),
+    Column(
+        "retrieval_judged",
+        "RetAcc: n",
+        "retrieval acc: n",
+        lambda c: c.retrieval_judged,
+        "examples whose retrieval was judged (any group)",
+    ),
+    Column(
+        "retrieval_inconclusive",
+        "inconcl.",
+        "retrieval inconclusive",
+        lambda c: c.retrieval_inconclusive,
+        "answered examples without retrieval evidence (no ids, no contexts)",
+    ),
+    Column(
+        "retrieval_coverage",
+        "RetCov",
+        "retrieval coverage",
+        lambda c: c.retrieval_coverage,
+        "judged / (judged + inconclusive)",
+    ),
+    Column(
+        "refined_retrieval_n",
+        "RetR: n",
+        "retrieval R: n",
+        lambda c: c.refined_retrieval_n,
+        "retrieval-judged examples of decided groups outside gap groups",
     ),
 )
 
@@ -132,9 +174,50 @@ CAUSE_COLOURS: tuple[tuple[str, str], ...] = (
     ("gap", "#c0392b"),
     ("retrieval", "#8e44ad"),
     ("lm", "#2980b9"),
+    ("inconclusive", "#a6acaf"),
     ("flaky", "#f1c40f"),
     ("target_error", "#7f8c8d"),
     ("stale", "#d35400"),
     ("undecided", "#bdc3c7"),
     ("pending", "#d5dbdb"),
 )
+
+
+def cell(value: float | None, n: int) -> str:
+    """A rate with its denominator: ``0.287 (n=314)``; ``– (n=0)`` when undefined."""
+    return f"{fmt(value)} (n={n})"
+
+
+def table3_rows(tr: TargetReport) -> list[list[str]]:
+    """GRAMMAR 002 Table 3's rows for the compared cohorts: how errors of the retrieval database
+    are isolated (nothing, remove gap groups, balance gap examples) × how LLM errors are (nothing:
+    answer accuracy; context comparison: retrieval accuracy)."""
+    b = tr.balanced
+    if b is None or len(b.cohorts) != 2 or any(c not in tr.cohorts for c in b.cohorts):
+        return []
+    cs = [tr.cohorts[c] for c in b.cohorts]
+    sides = [b.sides.get(c) for c in b.cohorts]
+    return [
+        ["no action", "no action", *(cell(c.accuracy, c.examples) for c in cs)],
+        [
+            "no action",
+            "context comparison",
+            *(cell(c.retrieval_accuracy, c.retrieval_judged) for c in cs),
+        ],
+        ["remove gap groups", "no action", *(cell(c.refined_accuracy, c.refined_n) for c in cs)],
+        [
+            "remove gap groups",
+            "context comparison",
+            *(cell(c.refined_retrieval_accuracy, c.refined_retrieval_n) for c in cs),
+        ],
+        [
+            "balance gap examples",
+            "no action",
+            *(cell(s.accuracy, s.examples) if s else "–" for s in sides),
+        ],
+        [
+            "balance gap examples",
+            "context comparison",
+            *(cell(s.retrieval_accuracy, s.retrieval_judged) if s else "–" for s in sides),
+        ],
+    ]

@@ -15,12 +15,14 @@ from typing import Any
 from groundwatch.report.columns import (
     CAUSE_COLOURS,
     COHORT_COLUMNS,
+    DENOMINATOR_COLUMNS,
     SCENARIO_COLUMNS,
     STATUS_SEGMENTS,
     fmt,
     interval,
+    table3_rows,
 )
-from groundwatch.report.model import CohortNumbers, Hypothesis, Report
+from groundwatch.report.model import CohortNumbers, Hypothesis, Report, TargetReport
 
 Ci = tuple[float, float] | None
 #: (label, colour, value, interval) of each bar of the accuracy plot.
@@ -327,6 +329,72 @@ def _hypothesis_html(target: str, h: Hypothesis) -> str:
     return "".join(parts)
 
 
+def _table3_html(target: str, tr: TargetReport) -> str:
+    """GRAMMAR 002 Table 3 for one target: each strategy's number with its n, and how the
+    balanced numbers were drawn."""
+    rows = table3_rows(tr)
+    b = tr.balanced
+    if not rows or b is None:
+        return ""
+    a, c = b.cohorts
+    note = (
+        f"balanced: {b.forms_per_group} forms per shared group, {b.groups} decided groups"
+        f" ({b.mutual_gap_groups} mutual gap groups), {b.retrieval_groups} groups with retrieval"
+        f" judgements, seed {b.seed}; λ "
+        + " / ".join(f"{x} {_fmt(side.lambda_)}" for x, side in b.sides.items())
+        if b.available
+        else f"balanced: {b.reason}"
+    )
+    return (
+        f"<h3>{escape(target)}</h3>"
+        + _table(["retrieval database", "LLM", a, c], rows)
+        + f"<p class='muted'>{escape(note)}</p>"
+    )
+
+
+def _data_quality_html(report: Report) -> str:
+    """GRAMMAR 002 Appendix I: each cohort's gap groups by label, and every checked group."""
+    dq = report.data_quality
+    assert dq is not None
+    many = len(report.targets) > 1
+    labels = list(dq.labels)
+    how = "BM25 over its sentences" + (", then an LLM reading the best documents" if dq.mrc else "")
+    return "".join(
+        [
+            "<h2>Data quality of gap groups</h2>",
+            f"<p class='muted'>Can the corpus ({dq.corpus_documents} documents; {escape(how)})"
+            " answer the gap groups at all? knowledge_gap: it does not state the answer (add the"
+            " document); retrieval_or_reader: it does (the system under test failed to use it);"
+            " unchecked: nothing to check against.</p>",
+            _table(
+                ["target · cohort", "", "gap groups", *labels],
+                [
+                    [
+                        _label(t, c, many),
+                        "",
+                        n.gap_groups,
+                        *(n.gap_quality.get(k, 0) for k in labels),
+                    ]
+                    for t, c, n in _rows(report)
+                ],
+            ),
+            _table(
+                ["group", "label", "method", "gap in", "evidence"],
+                [
+                    [
+                        g.group_id,
+                        g.label,
+                        g.method,
+                        ", ".join(g.gap_in),
+                        f"{g.doc_id}: {g.excerpt}" if g.excerpt else g.reason,
+                    ]
+                    for g in dq.groups[:200]
+                ],
+            ),
+        ]
+    )
+
+
 def render_html(report: Report) -> str:
     """The report as a standalone HTML document (no network, no JavaScript)."""
     many = len(report.targets) > 1
@@ -348,6 +416,14 @@ def render_html(report: Report) -> str:
             cohort_rows,
             helps=["", "", *(col.help for col in COHORT_COLUMNS)],
         ),
+        _table(
+            ["target · cohort", "", *(col.title for col in DENOMINATOR_COLUMNS)],
+            [
+                [_label(t, c, many), "", *(col.get(n) for col in DENOMINATOR_COLUMNS)]
+                for t, c, n in _rows(report)
+            ],
+            helps=["", "", *(col.help for col in DENOMINATOR_COLUMNS)],
+        ),
         "<p class='muted'>Acc_db = 1 − gap groups / groups; R = correct / (examples − examples in"
         " gap groups); λ = examples in gap groups / examples; Acc = R × (1 − λ). Errors (the target"
         " did not answer) are outside every denominator. A cohort gap is a gap group whose semantic"
@@ -358,11 +434,26 @@ def render_html(report: Report) -> str:
         _attribution_plot(report),
         "<p class='muted'>gap: wrong in a gap group (the knowledge base lacks the fact);"
         " retrieval: wrong with insufficient retrieved context; lm: wrong although the context"
-        " sufficed (ground truth or context comparison); target_error: no answer.</p>",
+        " sufficed (ground truth, context comparison or the gold stated in the retrieved text);"
+        " inconclusive: wrong with no retrieval evidence to tell (no ids, no contexts);"
+        " target_error: no answer.</p>",
         "<h2>Cohort hypothesis test</h2>",
     ]
     for target, tr in report.targets.items():
         parts.append(_hypothesis_html(target, tr.hypothesis))
+    table3 = [_table3_html(target, tr) for target, tr in report.targets.items()]
+    if any(table3):
+        parts.append("<h2>GRAMMAR Table 3 view: isolating errors</h2>")
+        parts.append(
+            "<p class='muted'>Rows: how errors of the retrieval database are kept out (nothing;"
+            " remove gap groups = R; balance gap examples = every shared group resampled to the"
+            " same number of forms, so λ is equal). Columns: how LLM errors are kept out"
+            " (nothing = answer accuracy; context comparison = retrieval accuracy). Each number"
+            " with its n.</p>"
+        )
+        parts.extend(t for t in table3 if t)
+    if report.data_quality is not None:
+        parts.append(_data_quality_html(report))
     tc = report.target_comparison
     if tc is not None and tc.available and tc.baseline and tc.candidate:
         base, cand = tc.baseline, tc.candidate

@@ -39,6 +39,10 @@ class CohortNumbers(_Model):
     cycle complete yet) and unknown groups (no decided verdict: the target erred, the judge
     abstained) enter no rate; errors and undecided verdicts never count as wrong. ``coverage`` =
     decided forms / probed forms over every group: the share of the evidence the rates stand on.
+    Each rate's denominator is a field beside it: Acc and λ over ``examples``, Acc_db over
+    ``groups``, R over ``refined_n``, retrieval accuracy over ``retrieval_judged`` (examples whose
+    retrieval could be judged, in any group; ``retrieval_coverage`` = judged / judged +
+    inconclusive), refined retrieval accuracy over ``refined_retrieval_n``.
     """
 
     examples: int
@@ -71,6 +75,7 @@ class CohortNumbers(_Model):
     accuracy: float | None
     accuracy_ci: Interval
     acc_db: float | None = Field(description="1 − gap groups / groups (GRAMMAR eq. 1).")
+    refined_n: int = Field(0, description="R's denominator: examples − examples in gap groups.")
     refined_accuracy: float | None = Field(
         description="R = correct / (examples − examples in gap groups) (eq. 2)."
     )
@@ -78,9 +83,28 @@ class CohortNumbers(_Model):
     lambda_: float | None = Field(
         alias="lambda", description="λ = examples in gap groups / examples (eq. 3)."
     )
-    retrieval_accuracy: float | None
+    retrieval_accuracy: float | None = Field(
+        description="Sufficient retrieval / retrieval_judged; None when nothing could be judged."
+    )
+    retrieval_accuracy_ci: Interval = None
+    retrieval_judged: int = Field(
+        0, description="Examples whose retrieval was judged (any group, every verdict but error)."
+    )
+    retrieval_inconclusive: int = Field(
+        0, description="Answered examples with no retrieval evidence (no ids, no contexts)."
+    )
+    retrieval_coverage: float | None = Field(
+        None, description="retrieval_judged / (retrieval_judged + retrieval_inconclusive)."
+    )
     refined_retrieval_accuracy: float | None
-    retrieval_judged_by: dict[str, int] = Field(default_factory=dict)
+    refined_retrieval_n: int = Field(
+        0, description="Retrieval-judged examples of decided groups outside gap groups."
+    )
+    retrieval_judged_by: dict[str, int] = Field(
+        default_factory=dict,
+        description="Retrieval judgements by evidence: given, ground_truth, nothing_retrieved,"
+        " context_comparison, context_text.",
+    )
     attribution: dict[str, int] = Field(default_factory=dict)
     error_kinds: dict[str, int] = Field(
         default_factory=dict, description="Target errors by kind (http_5xx, timeout, …)."
@@ -91,6 +115,12 @@ class CohortNumbers(_Model):
     regressions: int = Field(0, description="Transitions to gap from a status with answers.")
     recoveries: int = Field(0, description="Transitions gap → robust.")
     forms_per_group: FormsRange | None = None
+    gap_quality: dict[str, int] = Field(
+        default_factory=dict,
+        description="This cohort's gap groups by the data-quality check: knowledge_gap (the"
+        " corpus lacks the fact), retrieval_or_reader (the corpus has it), unchecked; empty when"
+        " no check ran.",
+    )
 
 
 class SideNumbers(_Model):
@@ -184,9 +214,43 @@ class Hypothesis(_Model):
     conclusion: str | None = None
 
 
+class BalancedCohort(_Model):
+    """One cohort after balancing: every shared group weighs the same number of forms. No
+    intervals: draws with replacement repeat forms, so an interval over the resampled n would be
+    narrower than the data warrant; the unbalanced numbers carry theirs."""
+
+    examples: int = Field(description="Resampled decided examples (Acc's and λ's n).")
+    correct: int
+    accuracy: float | None
+    gap_examples: int = Field(description="Resampled examples in mutual gap groups.")
+    lambda_: float | None = Field(alias="lambda")
+    refined_n: int
+    refined_accuracy: float | None
+    retrieval_judged: int = Field(description="Resampled retrieval judgements (RetAcc's n).")
+    retrieval_accuracy: float | None
+
+
+class Balanced(_Model):
+    """GRAMMAR's "balance gap examples" (002 Table 3): the compared cohorts resampled to the same
+    number of forms in every shared semantic group, so λ over the mutual gap groups is equal."""
+
+    available: bool
+    reason: str | None = None
+    cohorts: list[str] = Field(default_factory=list)
+    seed: int = Field(0, description="Seed of the resampling (the numbers are reproducible).")
+    forms_per_group: int = Field(0, description="Forms every shared group contributes (k).")
+    groups: int = Field(0, description="Shared groups decided in every cohort (answer numbers).")
+    mutual_gap_groups: int = 0
+    retrieval_groups: int = Field(
+        0, description="Shared groups with a retrieval judgement in every cohort."
+    )
+    sides: dict[str, BalancedCohort] = Field(default_factory=dict)
+
+
 class TargetReport(_Model):
     cohorts: dict[str, CohortNumbers]
     hypothesis: Hypothesis
+    balanced: Balanced | None = None
 
 
 class ComparisonCohort(_Model):
@@ -281,6 +345,29 @@ class TransitionEntry(_Model):
     at: str | None = None
 
 
+class DataQualityEntry(_Model):
+    """One gap group's data-quality label and its evidence."""
+
+    group_id: str
+    label: str = Field(description="knowledge_gap | retrieval_or_reader | unchecked")
+    method: str = Field(description="bm25 | bm25+mrc | none")
+    reason: str
+    doc_id: str | None = Field(None, description="Where the corpus states the answer.")
+    excerpt: str | None = Field(None, description="The sentence that states it (bounded).")
+    gap_in: list[str] = Field(
+        default_factory=list, description="target/cohort pairs where the group is a gap."
+    )
+
+
+class DataQuality(_Model):
+    """GRAMMAR 002 Appendix I for the gap groups: can the corpus answer them at all?"""
+
+    corpus_documents: int
+    mrc: bool = Field(description="Whether an LLM read the documents for what BM25 did not find.")
+    labels: dict[str, int] = Field(description="Distinct gap groups by label.")
+    groups: list[DataQualityEntry] = Field(default_factory=list)
+
+
 class OpenDomainFilter(_Model):
     """GRAMMAR §5.2: groups an LLM-only baseline answers correctly, left out of the report."""
 
@@ -302,6 +389,7 @@ class Report(_Model):
     human_agreement: HumanAgreement | None = None
     scenarios: dict[str, dict[str, ScenarioNumbers]] = Field(default_factory=dict)
     open_domain: OpenDomainFilter | None = None
+    data_quality: DataQuality | None = None
     window_runs: int | None = Field(
         None, description="Each group's status is over its last N cycles (None: every cycle)."
     )

@@ -5,8 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from groundwatch.core.tagging import Cause
-from groundwatch.report.columns import COHORT_COLUMNS, SCENARIO_COLUMNS, fmt, interval
-from groundwatch.report.model import Report
+from groundwatch.report.columns import (
+    COHORT_COLUMNS,
+    DENOMINATOR_COLUMNS,
+    SCENARIO_COLUMNS,
+    fmt,
+    interval,
+    table3_rows,
+)
+from groundwatch.report.model import Report, TargetReport
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -45,6 +52,26 @@ def render_text(report: Report) -> str:
         f"GRAMMAR group report ({where}{window}; rates over decided groups, each form once)\n"
         + table(["target", "cohort", *(col.text for col in COHORT_COLUMNS)], rows)
     )
+    nrows = [
+        [target, cohort, *(fmt(col.get(c), col.digits) for col in DENOMINATOR_COLUMNS)]
+        for target, tr in report.targets.items()
+        for cohort, c in tr.cohorts.items()
+    ]
+    parts.append(
+        "Denominators (the n of each rate above)\n"
+        + table(["target", "cohort", *(col.text for col in DENOMINATOR_COLUMNS)], nrows)
+    )
+    unjudged = [
+        f"{target}/{cohort}"
+        for target, tr in report.targets.items()
+        for cohort, c in tr.cohorts.items()
+        if c.examples == 0 and c.probed > c.errors
+    ]
+    if unjudged:
+        parts.append(
+            f"Answer accuracy unavailable for {', '.join(unjudged)}: no answer has a decided"
+            " verdict (not judged, or the judge abstained) — unavailable, not 0"
+        )
     arows = [
         [target, cohort, *(str(c.attribution.get(k.value, 0)) for k in Cause)]
         for target, tr in report.targets.items()
@@ -80,6 +107,12 @@ def render_text(report: Report) -> str:
         lines.append(f"  → {h.conclusion}")
         lines.extend(f"  ! {w}" for w in h.warnings)
         parts.append("\n".join(lines))
+    for target, tr in report.targets.items():
+        view = table3(target, tr)
+        if view:
+            parts.append(view)
+    if report.data_quality is not None:
+        parts.append(data_quality_text(report))
     tc = report.target_comparison
     if tc is not None and tc.available:
         for cohort, cc in tc.cohorts.items():
@@ -140,6 +173,58 @@ def render_text(report: Report) -> str:
             " are left out of the numbers above"
         )
     return "\n\n".join(parts) + "\n"
+
+
+def table3(target: str, tr: TargetReport) -> str:
+    """The Table 3 view of one target as text ('' when there is no cohort pair)."""
+    rows = table3_rows(tr)
+    b = tr.balanced
+    if not rows or b is None:
+        return ""
+    a, c = b.cohorts
+    lines = [
+        f"GRAMMAR Table 3 view ({target}): errors isolated from the retrieval database × from the"
+        " LLM (context comparison = retrieval accuracy)",
+        table(["retrieval database", "LLM", a, c], rows),
+    ]
+    if b.available:
+        lam = {x: fmt(side.lambda_) for x, side in b.sides.items()}
+        lines.append(
+            f"  balanced: {b.forms_per_group} forms per shared group, {b.groups} decided groups"
+            f" ({b.mutual_gap_groups} mutual gap groups, λ {lam.get(a, '–')} / {lam.get(c, '–')}),"
+            f" {b.retrieval_groups} groups with retrieval judgements; seed {b.seed}"
+        )
+    else:
+        lines.append(f"  balanced: {b.reason}")
+    return "\n".join(lines)
+
+
+def data_quality_text(report: Report) -> str:
+    """The gap groups' data-quality labels per cohort, and the groups the corpus does answer."""
+    dq = report.data_quality
+    assert dq is not None
+    labels = list(dq.labels)
+    rows = [
+        [target, cohort, str(c.gap_groups), *(str(c.gap_quality.get(k, 0)) for k in labels)]
+        for target, tr in report.targets.items()
+        for cohort, c in tr.cohorts.items()
+    ]
+    how = "BM25 over its sentences" + (", then an LLM reading the best documents" if dq.mrc else "")
+    lines = [
+        f"Data quality of gap groups (GRAMMAR Appendix I: can the corpus answer them? corpus of"
+        f" {dq.corpus_documents} documents, {how})",
+        table(["target", "cohort", "gap", *labels], rows),
+    ]
+    answered = [g for g in dq.groups if g.label == "retrieval_or_reader"]
+    if answered:
+        lines.append(
+            f"  {len(answered)} gap group(s) the corpus does answer (the system under test failed"
+            " to retrieve or read it):"
+        )
+        for g in answered[:10]:
+            where = f"{g.doc_id}: {g.excerpt!r}" if g.excerpt else (g.doc_id or g.reason)
+            lines.append(f"    {g.group_id[:16]}  gap in {', '.join(g.gap_in)}  ← {where[:160]}")
+    return "\n".join(lines)
 
 
 def _bracket(ci: tuple[float, float] | None) -> str:

@@ -15,26 +15,38 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from groundwatch.core.data_quality import QualityLabel, QualityResults
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import GroupStatus, Observation, Tagger, Transition
 
 
 class TallyCollector(Collector):
-    def __init__(self, tagger: Callable[[], Tagger]) -> None:
+    def __init__(
+        self,
+        tagger: Callable[[], Tagger],
+        quality: Callable[[], QualityResults | None] | None = None,
+    ) -> None:
         self._tagger = tagger
+        self._quality = quality
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         tagger = self._tagger()
+        # With an open-domain baseline (GRAMMAR §5.2) every GRAMMAR number is the closed
+        # domain's: the groups the LLM-only baseline answers and the baseline itself are left
+        # out, so the alerts on these series never fire on what the model knew by itself.
+        baseline = tagger.open_domain_baseline
+        closed = baseline is not None
+        targets = [t for t in tagger.targets() if t != baseline]
         groups = GaugeMetricFamily(
             "groundwatch_groups",
             "Semantic groups by status in the window.",
             labels=["target", "cohort", "status"],
         )
-        counts = tagger.status_counts()
+        counts = tagger.status_counts(closed_domain=closed)
         # GRAMMAR's numbers are over the factual probes; RAGProbe scenario probes (whose cohort is
         # their scenario id) are exported as scenario failure ratios below instead.
         scenarios = {s for _t, s in tagger.scenario_counts()}
-        for target in tagger.targets():
+        for target in targets:
             for cohort in tagger.cohorts(target):
                 if cohort in scenarios:
                     continue
@@ -55,7 +67,8 @@ class TallyCollector(Collector):
         families = {
             k: GaugeMetricFamily(n, h, labels=["target", "cohort"]) for k, (n, h) in names.items()
         }
-        for (target, cohort), num in tagger.cohort_numbers().items():
+        numbers = tagger.cohort_numbers(closed_domain=closed)
+        for (target, cohort), num in numbers.items():
             if cohort in scenarios:
                 continue
             for key, fam in families.items():
@@ -72,7 +85,7 @@ class TallyCollector(Collector):
             "Text forms whose verdict reversed at the next cycle with an unchanged SQL truth.",
             labels=["target", "cohort"],
         )
-        for (target, cohort), num in tagger.cohort_numbers().items():
+        for (target, cohort), num in numbers.items():
             if cohort in scenarios:
                 continue
             if num["coverage"] is not None:
@@ -86,16 +99,42 @@ class TallyCollector(Collector):
             "Semantic groups that are a gap in every cohort with a verdict: the fact is missing.",
             labels=["target"],
         )
-        gap_counts = tagger.knowledge_gap_counts()
-        for target in tagger.targets():
+        gap_counts = tagger.knowledge_gap_counts(closed_domain=closed)
+        for target in targets:
             knowledge.add_metric([target], gap_counts.get(target, 0))
         yield knowledge
+        if baseline is not None:
+            od = GaugeMetricFamily(
+                "groundwatch_open_domain_groups",
+                "Semantic groups the LLM-only baseline answers correctly (GRAMMAR §5.2): left out"
+                " of every other groundwatch_* GRAMMAR series.",
+                labels=["baseline"],
+            )
+            od.add_metric([baseline], len(tagger.open_domain_groups()))
+            yield od
+        results = self._quality() if self._quality is not None else None
+        if results is not None:
+            by_label = GaugeMetricFamily(
+                "groundwatch_knowledge_gap_groups_by_quality",
+                "Knowledge-gap groups by the data-quality check: knowledge_gap (the corpus lacks"
+                " the fact), retrieval_or_reader (the corpus has it), unchecked.",
+                labels=["target", "label"],
+            )
+            for target in targets:
+                per_label = dict.fromkeys(QualityLabel, 0)
+                for gid in tagger.knowledge_gaps(target, closed_domain=closed):
+                    check = results.checks.get(gid)
+                    per_label[check.label if check is not None else QualityLabel.UNCHECKED] += 1
+                for label, count in per_label.items():
+                    by_label.add_metric([target, label.value], count)
+            yield by_label
         causes = GaugeMetricFamily(
             "groundwatch_failures",
             "Failed examples in the window by cause (gap, retrieval, lm, target_error).",
             labels=["target", "cohort", "cause"],
         )
-        for (target, cohort, cause), n in sorted(tagger.cause_counts(refresh=False).items()):
+        causes_now = tagger.cause_counts(refresh=False, closed_domain=closed)
+        for (target, cohort, cause), n in sorted(causes_now.items()):
             if cohort not in scenarios:
                 causes.add_metric([target, cohort, cause.value], n)
         yield causes
@@ -126,7 +165,12 @@ def _scenario_families(tagger: Tagger) -> Iterator[GaugeMetricFamily]:
 
 
 class AnalyticsMetrics:
-    def __init__(self, registry: CollectorRegistry, tagger: Callable[[], Tagger]) -> None:
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        tagger: Callable[[], Tagger],
+        quality: Callable[[], QualityResults | None] | None = None,
+    ) -> None:
         self.judgements = Counter(
             "groundwatch_judgements",
             "Judgements tallied, by verdict.",
@@ -146,7 +190,7 @@ class AnalyticsMetrics:
             ["target", "cohort", "from_status", "to_status"],
             registry=registry,
         )
-        registry.register(TallyCollector(tagger))
+        registry.register(TallyCollector(tagger, quality))
 
     def observe(
         self, applied: list[Observation], transitions: list[Transition], tallied_at: float

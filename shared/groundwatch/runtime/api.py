@@ -134,6 +134,11 @@ def add_routes(
             for r in rows
         ]
 
+    def build() -> Report:
+        w = worker()
+        quality = w.quality.results() if w.quality is not None else None
+        return report_from_tagger(w.tagger, data_quality=quality)
+
     @app.get(
         "/report",
         tags=["report"],
@@ -143,9 +148,9 @@ def add_routes(
     )
     async def report() -> Report:
         """The GRAMMAR report over the current window (JSON)."""
-        return await asyncio.to_thread(report_from_tagger, tagger())
+        return await asyncio.to_thread(build)
 
     @app.get("/report.html", tags=["report"], response_class=HTMLResponse, dependencies=guard)
     async def report_html() -> str:
         """The same report as a self-contained HTML page with plots."""
-        return render_html(await asyncio.to_thread(report_from_tagger, tagger()))
+        return render_html(await asyncio.to_thread(build))

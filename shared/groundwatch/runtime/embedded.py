@@ -22,10 +22,12 @@ from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.adapters.db.runs import next_cycle, record_cycle
 from groundwatch.contracts import Topics
+from groundwatch.core.data_quality import spec_of
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Tagger, Window
 from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
 from groundwatch.runtime.consume import ConsumeLoop, consume
+from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.stage import AnalyticsStage
 from groundwatch.stages.generator.stage import GeneratorStage, RunSummary
 from groundwatch.stages.judge.stage import JudgeStage
@@ -65,11 +67,16 @@ class EmbeddedPipeline:
         on_stop: Sequence[Callable[[], Awaitable[None]]] = (),
         registry: CollectorRegistry | None = None,
         series: str | None = None,
+        data_quality: DataQualityChecker | None = None,
+        open_domain_baseline: str | None = None,
     ) -> None:
         """``window``: each group's status over its last N cycles (default 1, the live view);
         ``series`` names the monitoring series (default: the dataset's name). With a database
         that already holds cycles of the series, the next cycle continues it: state, cycle
-        numbers and transitions carry on across invocations."""
+        numbers and transitions carry on across invocations. ``data_quality`` labels gap groups
+        from the corpus as they appear (with the groups' own specs); ``open_domain_baseline``
+        names the LLM-only target whose correctly answered groups the metrics and the report
+        leave out (GRAMMAR §5.2)."""
         self._on_stop = list(on_stop)
         self.bus = MemoryBus(partitions=partitions)
         self.topics = Topics("gw.")
@@ -109,9 +116,18 @@ class EmbeddedPipeline:
         )
         window = window if window is not None else Window(runs=1)
         self.registry = registry or CollectorRegistry()
-        metrics = AnalyticsMetrics(self.registry, lambda: self.analytics.tagger)
+        metrics = AnalyticsMetrics(
+            self.registry,
+            lambda: self.analytics.tagger,
+            (lambda: data_quality.results()) if data_quality is not None else None,
+        )
         self.analytics = AnalyticsStage(
-            AnalyticsStore(self.engine), window=window, on_applied=metrics.observe
+            AnalyticsStore(self.engine),
+            window=window,
+            on_applied=metrics.observe,
+            quality=data_quality,
+            specs={g.group_id: spec_of(g) for g in groups} if data_quality is not None else None,
+            open_domain_baseline=open_domain_baseline,
         )
         self.runner_loop = consume(RunnerStage(runner), self.bus, self.topics)
         self.judge_loop = consume(JudgeStage(self.judge.judge), self.bus, self.topics)

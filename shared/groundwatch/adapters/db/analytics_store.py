@@ -83,6 +83,7 @@ class AnalyticsStore:
                 "expected": j.expected.model_dump(mode="json"),
                 "retrieved_ids": j.retrieved_ids,
                 "relevant_doc_ids": j.relevant_doc_ids,
+                "context_has_answer": j.context_has_answer,
                 "error_kind": j.error_kind,
                 "group_forms": j.group_forms,
                 "series": j.series,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -120,6 +120,8 @@ class JudgementRow(Base):
     expected: Mapped[dict[str, Any]] = mapped_column(JSON)
     retrieved_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
     relevant_doc_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    #: The judge's summary of the retrieved texts (gold stated / absent / cannot tell).
+    context_has_answer: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
     error_kind: Mapped[str | None] = mapped_column(String(64), nullable=True)
     group_forms: Mapped[int] = mapped_column(Integer, default=1)
     series: Mapped[str] = mapped_column(String(128), default="")

@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from sqlalchemy.orm import Session
 
 from groundwatch.adapters.db.models import JudgementRow
-from groundwatch.core.model import Verdict
+from groundwatch.core.data_quality import GroupSpec
+from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.tagging import STALE_REASON, Observation
 
 
@@ -46,6 +47,7 @@ def observation_from_row(row: JudgementRow) -> Observation:
         cycle=row.cycle,
         truth_version=row.truth_version,
         error_kind=row.error_kind,
+        context_has_answer=row.context_has_answer,
     )
 
 
@@ -72,3 +74,21 @@ def observations_for_series(session: Session, series: str) -> list[Observation]:
         .order_by(JudgementRow.cycle, JudgementRow.tallied_at, JudgementRow.probe_id)
     )
     return [observation_from_row(r) for r in session.scalars(stmt)]
+
+
+def specs_for_runs(session: Session, run_ids: Sequence[str]) -> dict[str, GroupSpec]:
+    """The data-quality specs of the stored runs' factual groups: every asked question and the
+    group's latest expected answer (entities: the questions' quoted names)."""
+    from sqlalchemy import select
+
+    stmt = (
+        select(JudgementRow.group_id, JudgementRow.query, JudgementRow.expected)
+        .where(JudgementRow.run_id.in_(list(run_ids)), JudgementRow.scenario == "factual")
+        .order_by(JudgementRow.tallied_at)
+    )
+    questions: dict[str, dict[str, None]] = {}
+    expected: dict[str, Expected] = {}
+    for gid, query, exp in session.execute(stmt):
+        questions.setdefault(gid, {})[query] = None
+        expected[gid] = Expected.model_validate(exp).model_copy(update={"version": 1})
+    return {g: GroupSpec(g, tuple(qs), expected[g]) for g, qs in questions.items()}

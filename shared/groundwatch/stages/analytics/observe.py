@@ -34,4 +34,5 @@ def observation_from_judgement(j: Judgement) -> Observation:
         cycle=j.cycle,
         truth_version=j.expected.version,
         error_kind=j.error_kind,
+        context_has_answer=j.context_has_answer,
     )

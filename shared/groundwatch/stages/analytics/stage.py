@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from sqlalchemy.exc import (
     DataError,
@@ -18,8 +18,18 @@ from sqlalchemy.exc import (
 from groundwatch.adapters.bus.base import Consumer
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.contracts import Judgement, Topic, Topics, _Contract
-from groundwatch.core.tagging import Observation, Tagger, Transition, Window
+from groundwatch.core.data_quality import GroupSpec
+from groundwatch.core.model import Expected
+from groundwatch.core.tagging import (
+    FACTUAL,
+    GroupStatus,
+    Observation,
+    Tagger,
+    Transition,
+    Window,
+)
 from groundwatch.errors import RetryLater, Unstorable
+from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.observe import observation_from_judgement
 
 log = logging.getLogger(__name__)
@@ -37,6 +47,8 @@ class AnalyticsStage:
     service = "analytics"
     group = "analytics"
     max_records = 2000
+    #: New gap groups given a data-quality label per batch (the rest wait for the next batch).
+    quality_per_batch = 200
 
     def __init__(
         self,
@@ -44,11 +56,22 @@ class AnalyticsStage:
         *,
         window: Window | None = None,
         on_applied: AppliedHook | None = None,
+        quality: DataQualityChecker | None = None,
+        specs: Mapping[str, GroupSpec] | None = None,
+        open_domain_baseline: str | None = None,
     ) -> None:
+        """``quality`` labels each new gap group from the corpus (GRAMMAR Appendix I);
+        ``specs`` are the groups' specs when the caller has them (the SQL's bound values make
+        better entities), else they are read from the stored judgements;
+        ``open_domain_baseline`` names the LLM-only target whose correctly answered groups the
+        metrics and the report leave out (GRAMMAR §5.2)."""
         self.store = store
         self.window = window
         self.on_applied = on_applied
-        self.tagger = Tagger(window)
+        self.quality = quality
+        self.specs = specs or {}
+        self.open_domain_baseline = open_domain_baseline
+        self.tagger = Tagger(window, open_domain_baseline=open_domain_baseline)
         self._stale = True
         # Partition ownership: several analytics instances split the judgements topic (key =
         # group_id); each keeps and exports only the groups of its own partitions, so Prometheus
@@ -89,7 +112,7 @@ class AnalyticsStage:
     def reload(self) -> int:
         """Rebuild the tagger from the store, owned groups only: on start-up, after a rebalance,
         after a failed write."""
-        tagger = Tagger(self.window)
+        tagger = Tagger(self.window, open_domain_baseline=self.open_domain_baseline)
         n = tagger.apply_many(o for o in self.store.load_observations() if self.owns(o.group_id))
         tagger.drain_transitions()  # replayed, not new: they are in the store already
         self.tagger = tagger
@@ -131,7 +154,67 @@ class AnalyticsStage:
         if self.on_applied is not None:
             self.on_applied(applied, transitions, time.time())
         tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
+        if self.quality is not None and self.quality.configured:
+            await self.check_quality({(o.target, o.cohort, o.group_id) for o in applied})
         return []
+
+    async def check_quality(self, keys: set[tuple[str, str, str]]) -> int:
+        """Label the gap groups among ``keys`` not labelled yet (at most ``quality_per_batch``);
+        returns how many were checked. A failure here never fails the batch: the labels are a
+        diagnosis, the tallies are stored already."""
+        quality = self.quality
+        if quality is None:
+            return 0
+        todo = sorted(
+            {
+                gid
+                for target, cohort, gid in keys
+                if (t := self.tagger.tally(target, cohort, gid)) is not None
+                and t.status is GroupStatus.GAP
+                and t.scenario == FACTUAL  # a RAGProbe scenario item is no fact of the corpus
+                and quality.known(gid, self._version(gid)) is None
+            }
+        )[: self.quality_per_batch]
+        if not todo:
+            return 0
+        try:
+            specs = [s for s in await asyncio.to_thread(self._specs, todo) if s is not None]
+            await quality.check_many(specs)
+        except Exception as exc:  # a diagnosis must not stop the tallies
+            log.warning("data-quality check of %d gap groups failed: %s", len(todo), exc)
+            return 0
+        return len(specs)
+
+    async def check_all_gaps(self) -> int:
+        """Label every current gap group not labelled yet (a batch run's final sweep)."""
+        keys = {
+            (t.target, t.cohort, t.group_id) for t in self.tagger.tallies(status=GroupStatus.GAP)
+        }
+        total = 0
+        while n := await self.check_quality(keys):
+            total += n
+        return total
+
+    def _version(self, group_id: str) -> int:
+        spec = self.specs.get(group_id)
+        return spec.expected.version if spec is not None else 1
+
+    def _specs(self, group_ids: Sequence[str]) -> list[GroupSpec | None]:
+        return [self.specs.get(g) or self._stored_spec(g) for g in group_ids]
+
+    def _stored_spec(self, group_id: str) -> GroupSpec | None:
+        """A group's spec from its stored judgements: every asked question and the expected
+        answer (entities: the questions' quoted names)."""
+        rows = self.store.group_judgements(group_id)
+        if not rows:
+            return None
+        expected = Expected.model_validate(rows[-1].expected)
+        return GroupSpec(
+            group_id=group_id,
+            questions=tuple(dict.fromkeys(r.query for r in rows)),
+            expected=expected.model_copy(update={"version": 1}),
+            relevant_doc_ids=tuple(str(d) for d in rows[-1].relevant_doc_ids or ()),
+        )
 
 
 def _refused_data(exc: SQLAlchemyError) -> bool:

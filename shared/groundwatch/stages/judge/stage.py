@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from groundwatch.contracts import Judgement, RagResponse, TargetStatus, Topic, Topics
 from groundwatch.core.judging import Decision
+from groundwatch.core.judging.context import gold_in_contexts
 from groundwatch.core.model import Expected, Verdict
 
 #: The judging function the worker calls: the tiered judge of ``groundwatch.stages.judge.tiered``.
@@ -56,9 +57,12 @@ class JudgeStage:
 
     async def _one(self, response: RagResponse) -> Judgement:
         started = time.perf_counter()
+        in_contexts: bool | None = None
         if response.status is TargetStatus.ERROR:
             decision = Decision(Verdict.ERROR, "target", response.error_kind or "target_error", {})
         else:
+            # the contexts end here: what attribution needs of them is this one flag
+            in_contexts = gold_in_contexts(response.expected, response.contexts, response.query)
             decision = await self.judge(response.query, response.expected, response.answer)
             if response.answer_truncated and decision.verdict is Verdict.INCORRECT:
                 # The gold may sit in the part that was cut off: an oversize answer is not
@@ -77,5 +81,6 @@ class JudgeStage:
             reason=decision.reason[:2000],
             scores=decision.scores,
             prompt_version=getattr(decision, "prompt_version", None),
+            context_has_answer=in_contexts,
             judge_latency_s=time.perf_counter() - started,
         )
