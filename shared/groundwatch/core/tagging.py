@@ -38,9 +38,10 @@ base (:func:`attribution_status`).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 
 from groundwatch.core.model import Verdict
 
@@ -52,6 +53,8 @@ FACTUAL = "factual"
 FLAKY_HISTORY = 6
 #: Transitions kept in memory for the report and the API (the store keeps them all).
 RECENT_TRANSITIONS = 1000
+
+_NO_SCORES: Mapping[str, float] = MappingProxyType({})
 
 GroupKey = tuple[str, str, str]
 """(target, cohort, group_id)."""
@@ -89,6 +92,9 @@ class Observation:
     cycle: int = 0
     truth_version: int = 1
     error_kind: str | None = None
+    #: The judgement's quality scores (answer metrics, self-audit, reference-free calls, RAGProbe
+    #: metric outcomes: :mod:`groundwatch.core.judge_quality`), which the tagger only carries.
+    scores: Mapping[str, float] = field(default_factory=lambda: _NO_SCORES)
 
     @property
     def key(self) -> GroupKey:

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from sqlalchemy.orm import Session
 
 from groundwatch.adapters.db.models import JudgementRow
+from groundwatch.core.judge_quality import pack_scores
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import STALE_REASON, Observation
 
@@ -46,6 +47,7 @@ def observation_from_row(row: JudgementRow) -> Observation:
         cycle=row.cycle,
         truth_version=row.truth_version,
         error_kind=row.error_kind,
+        scores=pack_scores(row.scores),
     )
 
 
