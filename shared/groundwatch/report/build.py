@@ -71,6 +71,7 @@ from groundwatch.report.model import (
     TransitionEntry,
     ZTestResult,
 )
+from groundwatch.report.quality import judge_quality
 
 MAX_LISTED = 50
 """Group ids listed per category in comparisons (counts are always complete)."""
@@ -162,6 +163,7 @@ def report_from_tagger(
         series=sorted({o.series for o in view.obs.values() if o.series}),
         latest_cycle=max((o.cycle for o in view.obs.values()), default=None),
         transitions=[transition_entry(tr) for tr in tagger.recent_transitions(50)],
+        judge_quality=judge_quality(tagger.observations()),
     )
 
 
