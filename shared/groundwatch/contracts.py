@@ -30,6 +30,8 @@ SCHEMA_VERSION: Literal[2] = 2
 #: Text fields are capped so that one oversize reply cannot blow up a partition or the store.
 MAX_TEXT = 20_000
 MAX_CONTEXTS = 50
+#: SelfCheck samples a runner may ship with one response (GRAMMAR §3 uses four).
+MAX_SAMPLES = 8
 
 Text = Annotated[str, Field(max_length=MAX_TEXT)]
 
@@ -117,6 +119,11 @@ class RagResponse(_ProbeKeyed):
     answer_truncated: bool = False
     retrieved_ids: list[str] = Field(default_factory=list)
     contexts: list[Text] = Field(default_factory=list, max_length=MAX_CONTEXTS)
+    samples: list[Text] = Field(
+        default_factory=list,
+        max_length=MAX_SAMPLES,
+        description="More answers of the target to the same query, for SelfCheck (optional).",
+    )
     latency_s: float = 0.0
     responded_at: datetime = Field(default_factory=utcnow)
 

@@ -77,6 +77,7 @@ async def _demo(
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.text import render_text
     from groundwatch.runtime.embedded import EmbeddedPipeline, reference_runner, run_continuously
+    from groundwatch.runtime.judging import load_judge, load_selfcheck_sampling
 
     say = (lambda *_: None) if quiet else typer.echo
     started = time.perf_counter()
@@ -102,8 +103,12 @@ async def _demo(
         kept = {s: n["kept"] for s, n in scenario_run.summary().items()}
         say(f"RAGProbe scenario probes (SQL truth): {kept}")
     settings = ReferenceRagSettings(rag_retriever=retriever)
-    runner, close = reference_runner(create_app(settings, domain.documents))
-    pipeline = EmbeddedPipeline(probes_of, runner, on_stop=[close])
+    judge = load_judge(metrics_k=settings.rag_top_k)  # K of the IR metrics: what it retrieves
+    say(judge.describe)
+    runner, close = reference_runner(
+        create_app(settings, domain.documents), selfcheck=load_selfcheck_sampling()
+    )
+    pipeline = EmbeddedPipeline(probes_of, runner, judge=judge, on_stop=[close])
     await pipeline.start()
     try:
         if serve is not None:

@@ -40,17 +40,21 @@ async def _run(
     from groundwatch.report.model import OpenDomainFilter
     from groundwatch.report.text import render_text
     from groundwatch.runtime.embedded import EmbeddedPipeline, run_continuously
+    from groundwatch.runtime.judging import load_judge, load_selfcheck_sampling
     from groundwatch.stages.runner.factory import make_runner
 
     groups = list(read_jsonl(dataset))
+    judge = load_judge(database_url)
     http = make_http_client(max_connections=512)
-    runner = make_runner(http, targets_file=targets_file)
+    runner = make_runner(http, targets_file=targets_file, selfcheck=load_selfcheck_sampling())
     typer.echo(
         f"{len(groups)} semantic groups from {dataset}; targets: {', '.join(runner.targets)}"
     )
+    typer.echo(judge.describe)
     pipeline = EmbeddedPipeline(
         groups,
         runner,
+        judge=judge,
         database_url=database_url,
         sample=sample,
         on_stop=[http.aclose],
