@@ -201,9 +201,10 @@ async def test_every_answer_is_scored_and_ir_metrics_need_a_ranking() -> None:
     assert "token_f1" in ranked.scores  # the rules' own detail is kept beside
     assert "metric.rr" not in unranked.scores and "metric.bleu" in unranked.scores
     assert not any(k.startswith("metric.") for k in failed.scores)
-    assert judge.scorer is not None and judge.scorer.hits == 0
+    # the same answer twice: the second one's text metrics come from the cache
+    assert judge.scorer is not None and (judge.scorer.hits, judge.scorer.misses) == (1, 2)
     (again,) = await stage.handle([response(retrieved=["d9", "d2", "d3"], relevant=["d2"])])
-    assert judge.scorer.hits == 1 and again.scores == ranked.scores
+    assert judge.scorer.hits == 3 and again.scores == ranked.scores  # text and IR: both cached
     off = TieredJudge(JudgeSettings(answer_metrics=False)).stage()
     (plain,) = await off.handle([response()])
     assert not any(k.startswith("metric.") for k in plain.scores)

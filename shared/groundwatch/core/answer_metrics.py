@@ -19,7 +19,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from groundwatch.core.metrics import Normalization, exact_match, token_prf
+from groundwatch.core.judging.normalize import tokens
+from groundwatch.core.metrics import Normalization, exact_match, token_prf, token_prf_of
 from groundwatch.core.metrics_fast import ir_scores, rouge_l_f1, sentence_bleu
 
 #: The K of the IR metrics unless the caller knows the target's own top-k.
@@ -95,8 +96,14 @@ def answer_metrics(
     em = f1 = rouge = bleu_score = None
     reference = gold_text(gold_values)
     if reference:
-        em = exact_match(answer, reference, normalization=normalization)
-        f1 = token_prf(answer, reference, normalization=normalization).f1
+        if normalization == "groundwatch":
+            # normalize() is " ".join(tokens()): one tokenization each serves EM and F1
+            pred_tokens, ref_tokens = tokens(answer), tokens(reference)
+            em = float(pred_tokens == ref_tokens)
+            f1 = token_prf_of(pred_tokens, ref_tokens).f1
+        else:
+            em = exact_match(answer, reference, normalization=normalization)
+            f1 = token_prf(answer, reference, normalization=normalization).f1
         rouge = rouge_l_f1(answer, reference)
         bleu_score = sentence_bleu(answer, reference)
     if retrieved_ids is not None and relevant_ids:

@@ -81,21 +81,28 @@ def sentence_bleu(prediction: str, reference: str) -> float:
     """sacrebleu's ``sentence_bleu(prediction, [reference])`` (13a, exp smoothing, effective
     order) scaled to [0, 1], as :func:`.metrics.bleu` returns it.
 
-    Only the orders the reference has are counted in the prediction (a longer n-gram cannot
-    match); the prediction's totals per order are its length minus n plus one, as sacrebleu
-    counts them."""
+    Only n-grams of the prediction that start with a reference token can match, so only those
+    are counted (the reference is a short gold answer, the prediction often a sentence); the
+    prediction's totals per order are its length minus n plus one, as sacrebleu counts them."""
     tokenize = _tokenizer_13a()
     hyp = tokenize(prediction.rstrip()).split()
     ref = tokenize(reference.rstrip()).split()
     hyp_len, ref_len = len(hyp), len(ref)
     orders = min(4, ref_len, hyp_len)
     ref_grams = _ngrams(ref, orders)
+    vocabulary = set(ref)
+    matched: Counter[tuple[str, ...]] = Counter()
+    for i, token in enumerate(hyp):
+        if token in vocabulary:
+            for n in range(1, min(orders, hyp_len - i) + 1):
+                gram = tuple(hyp[i : i + n])
+                if gram not in ref_grams:
+                    break  # a longer n-gram from here contains this one: cannot match either
+                matched[gram] += 1
     correct = [0, 0, 0, 0]
     total = [max(0, hyp_len - n) for n in range(4)]
-    for gram, count in _ngrams(hyp, orders).items():
-        match = ref_grams.get(gram)
-        if match:
-            correct[len(gram) - 1] += min(count, match)
+    for gram, count in matched.items():
+        correct[len(gram) - 1] += min(count, ref_grams[gram])
     bp = 1.0
     if hyp_len < ref_len:
         bp = math.exp(1 - ref_len / hyp_len) if hyp_len > 0 else 0.0

@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from groundwatch.contracts import Judgement, RagResponse, TargetStatus, Topic, Topics
 from groundwatch.core.answer_metrics import DEFAULT_K, answer_metrics
@@ -25,10 +26,11 @@ Annotator = Callable[[RagResponse, Decision], Awaitable[dict[str, float]]]
 class AnswerScorer:
     """Oro et al.'s per-answer metrics of every response, memoised.
 
-    The metrics are pure functions of (answer, gold, ranking, relevant documents), and a RAG
-    endpoint probed every cycle gives the same answer to the same form again and again (and one
-    extractive sentence to several forms), so a bounded LRU makes all but the first sighting a
-    dictionary lookup: the judge's hot path stays the rules'.
+    The metrics are pure functions of (answer, gold) and of (ranking, relevant documents), and a
+    RAG endpoint probed every cycle gives the same answer to the same form again and again (and
+    one extractive sentence to several forms), so two bounded LRUs — text metrics by (answer,
+    gold), IR metrics by (ranking, relevant) — make all but the first sighting a dictionary
+    lookup: the judge's hot path stays the rules'.
 
     A target that reports no retrieved ids (an empty list) gets no IR metrics: the contract
     cannot tell "retrieved nothing" from "does not say", and a 0 for every probe of a target
@@ -38,33 +40,58 @@ class AnswerScorer:
     def __init__(self, k: int = DEFAULT_K, *, max_entries: int = 50_000) -> None:
         self.k = k
         self.max_entries = max_entries
-        self._cache: OrderedDict[tuple[object, ...], dict[str, float]] = OrderedDict()
+        self._text: OrderedDict[tuple[str, tuple[str, ...]], dict[str, float]] = OrderedDict()
+        self._ir: OrderedDict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, float]] = (
+            OrderedDict()
+        )
         self.hits = 0
         self.misses = 0
 
     def scores(self, response: RagResponse) -> dict[str, float]:
+        """The response's ``metric.*`` scores (empty without an answer)."""
+        out: dict[str, float] = {}
+        self.add_to(out, response)
+        return out
+
+    def add_to(self, out: dict[str, float], response: RagResponse) -> None:
+        """Add the response's ``metric.*`` scores to ``out``."""
         answer = response.answer
         if response.status is not TargetStatus.OK or answer is None:
-            return {}
+            return
         expected = response.expected
         gold: tuple[str, ...] = tuple(expected.values) if expected.answerable else ()
-        retrieved = tuple(response.retrieved_ids) if response.retrieved_ids else None
-        relevant = tuple(response.relevant_doc_ids)
-        key = (answer, gold, retrieved, relevant)
-        cache = self._cache
+        text = self._lookup(self._text, (answer, gold))
+        if text is None:
+            text = metric_scores(answer_metrics(answer, gold, k=self.k))
+            self._store(self._text, (answer, gold), text)
+        out.update(text)
+        if not response.retrieved_ids or not response.relevant_doc_ids:
+            return
+        key = (tuple(response.retrieved_ids), tuple(response.relevant_doc_ids))
+        ir = self._lookup(self._ir, key)
+        if ir is None:
+            scored = answer_metrics("", (), retrieved_ids=key[0], relevant_ids=key[1], k=self.k)
+            ir = metric_scores(scored)
+            self._store(self._ir, key, ir)
+        out.update(ir)
+
+    def _lookup(
+        self, cache: OrderedDict[Any, dict[str, float]], key: Any
+    ) -> dict[str, float] | None:
         hit = cache.get(key)
-        if hit is not None:
-            self.hits += 1
-            cache.move_to_end(key)
-            return hit
-        self.misses += 1
-        scored = metric_scores(
-            answer_metrics(answer, gold, retrieved_ids=retrieved, relevant_ids=relevant, k=self.k)
-        )
-        cache[key] = scored
+        if hit is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        cache.move_to_end(key)
+        return hit
+
+    def _store(
+        self, cache: OrderedDict[Any, dict[str, float]], key: Any, value: dict[str, float]
+    ) -> None:
+        cache[key] = value
         if len(cache) > self.max_entries:
             cache.popitem(last=False)
-        return scored
 
 
 class JudgeStage:
@@ -149,7 +176,7 @@ class JudgeStage:
         if self.scorer is not None or self.annotate is not None:
             scores = dict(scores)
             if self.scorer is not None:
-                scores.update(self.scorer.scores(response))
+                self.scorer.add_to(scores, response)
             if self.annotate is not None and response.status is TargetStatus.OK:
                 scores.update(await self.annotate(response, decision))
         return Judgement.for_response(
