@@ -165,7 +165,11 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
     ) -> None:
-        """Probe targets with a dataset on the embedded bus: once (CI) or continuously."""
+        """Probe targets with a dataset on the embedded bus: once (CI) or continuously.
+
+        Judged by the rules, and by the LLM tier when GW_JUDGE_LLM_ENABLED and GW_LLM_* are set
+        (GW_REFERENCE_FREE adds RAGAS-Fact/SelfCheck); the first lines say which judge runs.
+        """
         pair = None
         if compare:
             a, _, b = compare.partition(",")
