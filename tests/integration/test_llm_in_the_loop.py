@@ -34,6 +34,10 @@ from tests.fakes import FakeOpenAIServer, fake_openai, fake_openai_server  # noq
 pytestmark = pytest.mark.integration
 
 
+#: The stand-in LLM's idea of a direct answer.
+STRICT_WORDS = 11
+
+
 def _field(prompt: str, name: str) -> str:
     m = re.search(rf"##{name}##: (.*?)(?:\n##|$)", prompt, re.S)
     return m.group(1).strip() if m else ""
@@ -41,12 +45,14 @@ def _field(prompt: str, name: str) -> str:
 
 def judge_model(body: dict[str, Any]) -> str:
     """A deterministic stand-in for the judge's LLM, answering each of groundwatch's prompts:
-    the GRAMMAR prompt by containment of the true answer (so it disagrees with the rules now and
-    then), RAGAS statement extraction and NLI, SelfCheck-QA, RAGProbe's Pass/Fail."""
+    the GRAMMAR prompt as a strict grader (the true answer must be there, in an answer of at most
+    :data:`STRICT_WORDS` words: it disagrees with the rules about long sentences that merely
+    contain the value), RAGAS statement extraction and NLI, SelfCheck-QA, RAGProbe's Pass/Fail."""
     prompt = str(body["messages"][-1]["content"])
     if prompt.startswith("Evaluate the accuracy"):
         gold, given = _field(prompt, "True Answer"), _field(prompt, "Given Response")
-        return "Correct" if normalize(gold) and normalize(gold) in normalize(given) else "Incorrect"
+        found = bool(normalize(gold)) and normalize(gold) in normalize(given)
+        return "Correct" if found and len(given.split()) <= STRICT_WORDS else "Incorrect"
     if prompt.startswith("Break the answer"):
         answer = prompt.split("answer:", 1)[1].split("statements:", 1)[0].strip()
         return "" if "know" in answer.lower() else answer
@@ -142,6 +148,11 @@ async def test_embedded_pipeline_judges_with_the_llm_audits_and_measures_evaluat
     for numbers in audit.values():
         assert numbers.agreement is not None and numbers.agreement_ci is not None
         assert numbers.agreement_ci[0] <= numbers.agreement <= numbers.agreement_ci[1]
+    # the strict stand-in rejects long sentences the containment rule accepts: the audit sees it
+    contains = audit["contains"]
+    assert contains.disagree == contains.rules_correct_llm_incorrect > 0
+    assert contains.agreement is not None and contains.agreement < 1.0
+    assert judge.counters.audit[("contains", "false")] == contains.disagree
 
     # 3. answer metrics per target x cohort from the reference RAG's answers and retrieved ids
     for cohort in ("short", "long"):
