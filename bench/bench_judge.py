@@ -10,7 +10,11 @@ Measures, single-threaded:
   undecided judgement is a call in every cycle; with the verdict cache only distinct
   (query, gold, response) keys are paid for, once, over ``--cycles`` probing cycles (the reference
   RAG answers deterministically, as a production RAG at temperature 0 mostly does);
-* ``aurp`` — coverage and agreement of the rules against the authors' GPT judgements.
+* ``aurp`` — coverage and agreement of the rules against the authors' GPT judgements;
+* ``stage`` — the judge stage itself (``JudgeStage.handle``, rules only) over the demo's
+  responses with their retrieved ids, in CPU time: with the per-answer metrics (cold: a fresh
+  metrics cache, every distinct answer scored once; warm: the next cycle's repeats) and without
+  them (``GW_JUDGE_ANSWER_METRICS=false``), so the metrics' cost on the hot path is measured.
 
 Usage: ``python bench/bench_judge.py [--repeat 5] [--cycles 3] [--out FILE]``; JSON on stdout.
 """
@@ -64,12 +68,87 @@ def demo_items() -> list[Item]:
     return asyncio.run(answer_all())
 
 
+def demo_responses() -> list[Any]:
+    """The demo's probes answered by the reference RAG (BM25), as the judge receives them."""
+    import uuid
+
+    from groundwatch.contracts import Probe, RagResponse, TargetStatus
+    from groundwatch.core.retrieval import sparse_retriever
+    from groundwatch.demo import demo_dataset
+    from groundwatch.reference_rag import ExtractiveReader, RagPipeline
+
+    domain, groups = demo_dataset()
+    docs = domain.documents
+    rag = RagPipeline(docs, sparse_retriever("bm25", docs), ExtractiveReader(docs))
+
+    async def answer_all() -> list[Any]:
+        out = []
+        for g in groups:
+            for f in g.forms:
+                a = await rag.answer(f.text)
+                probe = Probe(
+                    probe_id=uuid.uuid4(),
+                    run_id="bench",
+                    dataset_id=g.dataset_id,
+                    group_id=g.group_id,
+                    form_id=f.form_id,
+                    cohort=f.cohort,
+                    target="reference",
+                    query=f.text,
+                    expected=g.answer,
+                    relevant_doc_ids=g.relevant_doc_ids,
+                )
+                out.append(
+                    RagResponse.for_probe(
+                        probe,
+                        status=TargetStatus.OK,
+                        answer=a.answer,
+                        retrieved_ids=list(a.retrieved_ids),
+                    )
+                )
+        return out
+
+    return asyncio.run(answer_all())
+
+
+def stage_throughput(responses: list[Any], repeat: int) -> dict[str, int]:
+    """Judgements/s of the judge stage (CPU time, best of ``repeat``), rules only."""
+    from groundwatch.stages.judge.tiered import JudgeSettings, TieredJudge
+
+    batches = [responses[i : i + 500] for i in range(0, len(responses), 500)]
+
+    async def judge_all(stage: Any) -> None:
+        for batch in batches:
+            await stage.handle(batch)
+
+    def timed(stage: Any) -> float:
+        t0 = time.process_time()
+        asyncio.run(judge_all(stage))
+        return time.process_time() - t0
+
+    timed(TieredJudge(JudgeSettings(answer_metrics=False)).stage())  # warm the gold caches
+    best = {"without_metrics": float("inf"), "metrics_cold": float("inf"), "metrics_warm": 1e9}
+    for _ in range(repeat):
+        best["without_metrics"] = min(
+            best["without_metrics"], timed(TieredJudge(JudgeSettings(answer_metrics=False)).stage())
+        )
+        stage = TieredJudge(JudgeSettings()).stage()
+        best["metrics_cold"] = min(best["metrics_cold"], timed(stage))
+        best["metrics_warm"] = min(best["metrics_warm"], timed(stage))
+    return {f"{k}_per_s": round(len(responses) / v) for k, v in best.items()}
+
+
 def aurp_items() -> list[tuple[Item, Verdict]]:
     from groundwatch.cli.judge_agreement import load_results
+    from groundwatch.errors import GroundwatchError
 
     out = []
     for path in sorted((SHARED / "data" / "grammar-aurp").glob("eval_results_*.json")):
-        for r in load_results(path):
+        try:
+            results = load_results(path)
+        except GroundwatchError:
+            continue  # a result file without the authors' judgements has nothing to agree with
+        for r in results:
             if r.response is not None:
                 out.append(((r.query, r.expected, r.response), r.judgement))
     return out
@@ -136,6 +215,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "coverage": round(len(decided) / len(aurp), 4),
             "agreement": round(sum(d.verdict is t for d, t in decided) / len(decided), 4),
         }
+    result["stage"] = stage_throughput(demo_responses(), args.repeat)
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:

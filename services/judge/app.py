@@ -1,12 +1,15 @@
-"""The judge service: a FastAPI shell around :class:`JudgeStage`."""
+"""The judge service: a FastAPI shell around the judge stage (rules, the LLM tier when
+configured, answer metrics, the self-audit and the reference-free evaluators)."""
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import FastAPI
 
-from groundwatch.adapters.llm.client import LlmSettings
 from groundwatch.runtime.consume import consume
 from groundwatch.runtime.faults import kill_before_commit
+from groundwatch.runtime.judging import load_judge
 from groundwatch.runtime.service import (
     ServiceParts,
     build_app,
@@ -14,26 +17,21 @@ from groundwatch.runtime.service import (
     settings_or_exit,
     wiring,
 )
-from groundwatch.runtime.settings import load_settings
-from groundwatch.stages.judge.stage import JudgeStage
-from groundwatch.stages.judge.tiered import JudgeSettings, build_judge
 from services.judge.metrics import JudgeMetrics
 from services.judge.settings import JudgeServiceSettings
+
+log = logging.getLogger(__name__)
 
 
 def create_app(settings: JudgeServiceSettings) -> FastAPI:
     async def bootstrap() -> ServiceParts:
         w = wiring(settings, "judge")
         registry, bus, topics, client_id = w.registry, w.bus, w.topics, w.client_id
-        judge_settings = load_settings(JudgeSettings)
-        judge = build_judge(
-            judge_settings,
-            llm_settings=load_settings(LlmSettings) if judge_settings.uses_llm else None,
-            database_url=settings.database_url,
-        )
+        judge = load_judge(settings.database_url)
+        log.info("%s", judge.describe)
         metrics = JudgeMetrics(registry, judge)
         loop = consume(
-            JudgeStage(metrics.instrument(judge.judge)),
+            judge.stage(wrap=metrics.instrument, wrap_scenario=metrics.instrument),
             bus,
             topics,
             group=settings.judge_group,

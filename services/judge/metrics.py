@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from typing import ClassVar
+from collections.abc import Awaitable, Callable, Iterator
+from typing import ClassVar, ParamSpec
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
 from groundwatch.core.judging import Decision
-from groundwatch.core.model import Expected
-from groundwatch.stages.judge.stage import JudgeFn
+from groundwatch.runtime.judging import register_judge_metrics
 from groundwatch.stages.judge.tiered import TieredJudge
+
+P = ParamSpec("P")
 
 
 class _LlmCollector(Collector):
@@ -62,11 +63,14 @@ class JudgeMetrics:
             registry=registry,
         )
         registry.register(_LlmCollector(judge))
+        register_judge_metrics(registry, judge)
 
-    def instrument(self, fn: JudgeFn) -> JudgeFn:
-        async def judged(query: str, expected: Expected, response: str | None) -> Decision:
+    def instrument(self, fn: Callable[P, Awaitable[Decision]]) -> Callable[P, Awaitable[Decision]]:
+        """``fn`` (the factual or the scenario judge) with its verdicts and latency counted."""
+
+        async def judged(*args: P.args, **kwargs: P.kwargs) -> Decision:
             start = time.perf_counter()
-            decision = await fn(query, expected, response)
+            decision = await fn(*args, **kwargs)
             self.latency.observe(time.perf_counter() - start)
             self.verdicts.labels(decision.verdict.value, decision.tier).inc()
             return decision

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from groundwatch.adapters.targets import make_http_client
 from groundwatch.runtime.consume import consume
 from groundwatch.runtime.faults import kill_before_commit
+from groundwatch.runtime.judging import load_selfcheck_sampling
 from groundwatch.runtime.service import (
     ServiceParts,
     build_app,
@@ -36,6 +37,7 @@ def create_app(settings: RunnerSettings) -> FastAPI:
             reference_url=settings.runner_reference_url,
             reference_concurrency=settings.runner_reference_concurrency,
             on_response=RunnerMetrics(registry).on_response,
+            selfcheck=load_selfcheck_sampling(),
         )
         loop = consume(
             RunnerStage(runner, batch=settings.runner_batch),

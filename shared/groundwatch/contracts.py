@@ -47,6 +47,8 @@ MAX_VALUES = 64
 MAX_SCORES = 64
 #: Forms of one group; far above any dataset, far below the 32-bit integer column.
 MAX_GROUP_FORMS = 100_000
+#: SelfCheck samples a runner may ship with one response (GRAMMAR §3 uses four).
+MAX_SAMPLES = 8
 
 # ---------------------------------------------------------------------------- storable strings
 # Every bound below is the column it is stored in (adapters/db/models.py) or below it: whatever a
@@ -260,6 +262,11 @@ class RagResponse(_ProbeKeyed):
     )
     retrieved_ids: list[DocId] = Field(default_factory=list, max_length=MAX_DOC_IDS)
     contexts: list[Text] = Field(default_factory=list, max_length=MAX_CONTEXTS)
+    samples: list[Text] = Field(
+        default_factory=list,
+        max_length=MAX_SAMPLES,
+        description="More answers of the target to the same query, for SelfCheck (optional).",
+    )
     latency_s: FiniteFloat = 0.0
     responded_at: Timestamp = Field(default_factory=utcnow)
 

@@ -245,3 +245,55 @@ async def test_two_instances_split_the_groups_and_sum_to_the_whole(tmp_path: Pat
     a_loop.stop()
     await tasks[0]
     engine.dispose()
+
+
+async def test_judge_scores_are_stored_and_rebuild_the_quality_section(db_url: str) -> None:
+    """Answer metrics, audit and evaluator calls travel in ``Judgement.scores``; a restarted
+    analytics rebuilds the same judge-quality numbers from the stored judgements."""
+    from groundwatch.report.build import report_from_tagger
+
+    engine = make_engine(db_url)
+    create_schema(engine)
+    scored = [
+        j.model_copy(
+            update={
+                "scores": {
+                    "token_f1": 0.3,  # the rules' detail: stored, not carried by the tagger
+                    "metric.k": 5.0,
+                    "metric.exact_match": 1.0 if j.verdict is Verdict.CORRECT else 0.0,
+                    "metric.recall@5": 1.0,
+                    "audit.exact": 1.0 if i % 4 else 0.0,
+                    "rf.selfcheck": 1.0,
+                }
+            }
+        )
+        for i, j in enumerate(judgements(groups=6))
+    ]
+    first = AnalyticsStage(AnalyticsStore(engine))
+    await first.handle(scored)
+    live = report_from_tagger(first.tagger).judge_quality
+    restarted = AnalyticsStage(AnalyticsStore(engine))
+    await asyncio.to_thread(restarted.reload)
+    rebuilt = report_from_tagger(restarted.tagger).judge_quality
+    assert live is not None and rebuilt is not None
+    # the same numbers; a mean summed in another order may differ in its last bits
+    assert _rounded(rebuilt.model_dump()) == _rounded(live.model_dump())
+    short = live.answer_metrics["t"]["short"]["factual"]
+    assert short.answers == 18 and short.metrics["recall@5"].mean == 1.0
+    assert live.audit["t"]["exact"].audited == len(scored)
+    selfcheck = live.reference_free["t"]["selfcheck"]
+    assert selfcheck.unmatched == sum(1 for j in scored if j.verdict is Verdict.ERROR)
+    with engine.connect() as conn:
+        stored = conn.execute(select(JudgementRow.scores)).scalars().first()
+    assert stored is not None and stored["token_f1"] == 0.3
+    engine.dispose()
+
+
+def _rounded(x: object) -> object:
+    if isinstance(x, float):
+        return round(x, 12)
+    if isinstance(x, dict):
+        return {k: _rounded(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_rounded(v) for v in x]
+    return x

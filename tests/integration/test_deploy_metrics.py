@@ -34,6 +34,7 @@ KINDS = {
     "CounterMetricFamily": "counter_family",
     "GaugeMetricFamily": "gauge",
     "HistogramMetricFamily": "histogram_family",
+    "GaugeHistogramMetricFamily": "gauge_histogram_family",
     "SummaryMetricFamily": "summary_family",
     "InfoMetricFamily": "info",
 }
@@ -51,6 +52,7 @@ def sample_names(name: str, kind: str) -> set[str]:
         "gauge": {base},
         "histogram": {f"{base}_bucket", f"{base}_sum", f"{base}_count", f"{base}_created"},
         "histogram_family": {f"{base}_bucket", f"{base}_sum", f"{base}_count"},
+        "gauge_histogram_family": {f"{base}_bucket", f"{base}_gsum", f"{base}_gcount"},
         "summary": {base, f"{base}_sum", f"{base}_count", f"{base}_created"},
         "summary_family": {base, f"{base}_sum", f"{base}_count"},
         "info": {f"{base}_info"},

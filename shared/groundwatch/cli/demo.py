@@ -5,9 +5,11 @@ facts deliberately left out), generates semantic groups in short and long cohort
 reference RAG in-process (keyword-overlap retriever, extractive reader), probes it through the
 production runner, judges, tallies, and prints the group report with how well the injected
 knowledge gaps were found. RAGProbe scenario probes (S1–S6 with SQL truth, ``--scenarios``) run
-in the same stream; the report shows their failure rates per scenario, while the GRAMMAR numbers
-and the gap detection are computed over the factual groups only. ``--continuous`` keeps probing
-and serves ``/metrics``.
+in the same stream; the report shows their failure rates per scenario and metric, while the
+GRAMMAR numbers and the gap detection are computed over the factual groups only; Oro et al.'s
+answer and IR metrics come from the reference RAG's answers and retrieved ids. The judge is
+configured by the environment as the judge service is (rules only without an LLM).
+``--continuous`` keeps probing and serves ``/metrics``.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ async def _demo(
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.text import render_text
     from groundwatch.runtime.embedded import EmbeddedPipeline, reference_runner, run_continuously
+    from groundwatch.runtime.judging import load_judge, load_selfcheck_sampling
 
     say = (lambda *_: None) if quiet else typer.echo
     started = time.perf_counter()
@@ -107,10 +110,16 @@ async def _demo(
         kept = {s: n["kept"] for s, n in scenario_run.summary().items()}
         say(f"RAGProbe scenario probes (SQL truth): {kept}")
     settings = ReferenceRagSettings(rag_retriever=retriever)
-    runner, close = reference_runner(create_app(settings, domain.documents))
+    judge = load_judge(metrics_k=settings.rag_top_k)  # K of the IR metrics: what it retrieves
+    say(judge.describe)
+    runner, close = reference_runner(
+        create_app(settings, domain.documents), selfcheck=load_selfcheck_sampling()
+    )
     # the data-quality check reads the corpus the reference RAG answers from
     quality = DataQualityChecker(domain.documents)
-    pipeline = EmbeddedPipeline(probes_of, runner, on_stop=[close], data_quality=quality)
+    pipeline = EmbeddedPipeline(
+        probes_of, runner, judge=judge, on_stop=[close], data_quality=quality
+    )
     await pipeline.start()
     try:
         if serve is not None:
@@ -200,7 +209,11 @@ def register(app: typer.Typer) -> None:
             str, typer.Option(help="RAGProbe scenario probes to add: S1,S2,…, all or none.")
         ] = "all",
     ) -> None:
-        """Run the whole pipeline on the embedded bus and print the group report."""
+        """Run the whole pipeline on the embedded bus and print the group report.
+
+        The judge is configured as everywhere (GW_JUDGE_*, GW_LLM_*, GW_REFERENCE_FREE): rules
+        only unless an LLM is set; the report adds answer metrics per cohort and scenario.
+        """
         chosen = tuple(c.strip() for c in cohorts.split(",") if c.strip())
         serve = (interval, host, port) if continuous else None
         try:

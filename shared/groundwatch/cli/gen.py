@@ -100,6 +100,7 @@ class GenOptions:
     list_answers: bool = False
     templates: Path | None = None
     as_json: bool = False
+    doc_ids: Path | None = None
 
     def rules(self, demo: bool) -> RuleConfig:
         from groundwatch.demo.domain import DEMO_RULES
@@ -211,6 +212,16 @@ def register(app: typer.Typer) -> None:
         quality: Annotated[
             Path | None, typer.Option(help="With --scenarios: write the quality report here.")
         ] = None,
+        doc_ids: Annotated[
+            Path | None,
+            typer.Option(
+                "--doc-ids",
+                exists=True,
+                help="With --db: YAML/JSON map of table to document id ('project-{key}', {key} ="
+                " the row's primary key) or to {row key: document id}; each group's relevant"
+                " documents are those of the rows its answer reads (for the IR metrics).",
+            ),
+        ] = None,
     ) -> None:
         """Generate balanced semantic groups (GRAMMAR-Gen) and write them as JSONL."""
         if ctx.invoked_subcommand is not None:
@@ -239,6 +250,10 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("--out is required (or use --dry-run)")
         if templates is not None and (llm or grammar is not None):
             raise typer.BadParameter("--templates goes with --db or --demo, without --llm")
+        if doc_ids is not None and db is None:
+            raise typer.BadParameter(
+                "--doc-ids goes with --db (the demo knows its documents)", param_hint="--doc-ids"
+            )
         cohort_list = [c.strip() for c in cohorts.split(",") if c.strip()]
         vs = _verbalizers(verbalizers)
         unknown = [c for c in cohort_list if c not in vs]
@@ -259,6 +274,7 @@ def register(app: typer.Typer) -> None:
             list_answers=allow_list_answers,
             templates=templates,
             as_json=as_json,
+            doc_ids=doc_ids,
         )
         # --demo builds its database in a temporary directory that lives as long as the command
         with tempfile.TemporaryDirectory(prefix="groundwatch-demo-") as workdir:
@@ -405,6 +421,18 @@ def _gen_db(
     if result is None:
         return
     groups = domain.annotate(result.groups) if domain is not None else result.groups
+    if opts.doc_ids is not None and url is not None:
+        from groundwatch.adapters.sources.doc_ids import annotate_doc_ids, read_doc_id_map
+
+        try:
+            groups = annotate_doc_ids(url, groups, read_doc_id_map(opts.doc_ids))
+        except GroundwatchError as e:
+            console.print(f"[red]error:[/red] {e}")
+            raise typer.Exit(2) from e
+        with_docs = sum(1 for g in groups if g.relevant_doc_ids)
+        console.print(
+            f"relevant documents from {opts.doc_ids}: {with_docs} of {len(groups)} groups"
+        )
     if out is not None:
         from groundwatch.adapters.db.datasets import write_jsonl
 

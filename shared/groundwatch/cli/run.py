@@ -44,18 +44,22 @@ async def _run(
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.text import render_text
     from groundwatch.runtime.embedded import EmbeddedPipeline, run_continuously
+    from groundwatch.runtime.judging import load_judge, load_selfcheck_sampling
     from groundwatch.stages.runner.factory import make_runner
 
     groups = list(read_jsonl(dataset))
     quality = _data_quality(corpus, mrc) if corpus is not None else None
+    judge = load_judge(database_url)
     http = make_http_client(max_connections=512)
-    runner = make_runner(http, targets_file=targets_file)
+    runner = make_runner(http, targets_file=targets_file, selfcheck=load_selfcheck_sampling())
     typer.echo(
         f"{len(groups)} semantic groups from {dataset}; targets: {', '.join(runner.targets)}"
     )
+    typer.echo(judge.describe)
     pipeline = EmbeddedPipeline(
         groups,
         runner,
+        judge=judge,
         database_url=database_url,
         sample=sample,
         on_stop=[http.aclose],
@@ -199,7 +203,11 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
     ) -> None:
-        """Probe targets with a dataset on the embedded bus: once (CI) or continuously."""
+        """Probe targets with a dataset on the embedded bus: once (CI) or continuously.
+
+        Judged by the rules, and by the LLM tier when GW_JUDGE_LLM_ENABLED and GW_LLM_* are set
+        (GW_REFERENCE_FREE adds RAGAS-Fact/SelfCheck); the first lines say which judge runs.
+        """
         if database_url is not None:
             from groundwatch.adapters.db.engine import check_database_url
 

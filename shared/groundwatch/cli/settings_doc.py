@@ -20,6 +20,7 @@ SOURCES: tuple[tuple[str, str], ...] = (
     ("rag-runner", "services.rag_runner.settings:RunnerSettings"),
     ("judge", "services.judge.settings:JudgeServiceSettings"),
     ("judge", "groundwatch.stages.judge.tiered:JudgeSettings"),
+    ("judge, rag-runner", "groundwatch.stages.judge.reference_free:ReferenceFreeSettings"),
     ("judge, LLM features", "groundwatch.adapters.llm.client:LlmSettings"),
     ("analytics", "services.analytics.settings:AnalyticsSettings"),
     ("reference-rag", "groundwatch.reference_rag.settings:ReferenceRagSettings"),

@@ -3,7 +3,8 @@
 The judge's verdict says whether an answer is right; these numbers say how close it came (EM,
 token F1, ROUGE-L, BLEU against the gold answer) and how well the retriever served it (Recall@K,
 Precision@K, AP@K, RR, nDCG@K), so that a report or a dashboard can show them next to accuracy
-for each target × cohort × scenario. :func:`answer_metrics` scores one answer;
+for each target × cohort × scenario. :func:`answer_metrics` scores one answer (with the exact,
+fast implementations of :mod:`.metrics_fast`: the judge scores every response);
 :class:`MetricMeans` keeps one running mean per group and metric, never the answers themselves,
 and merges with another (one per worker or partition) exactly.
 
@@ -15,17 +16,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from groundwatch.core.metrics import (
-    Normalization,
-    bleu,
-    exact_match,
-    ir_metrics,
-    rouge_l,
-    token_prf,
-)
+from groundwatch.core.judging.normalize import tokens
+from groundwatch.core.metrics import Normalization, exact_match, token_prf, token_prf_of
+from groundwatch.core.metrics_fast import ir_scores, rouge_l_f1, sentence_bleu
 
 #: The K of the IR metrics unless the caller knows the target's own top-k.
 DEFAULT_K = 5
@@ -97,27 +93,23 @@ def answer_metrics(
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    result = AnswerMetrics(k=k)
+    em = f1 = rouge = bleu_score = None
     reference = gold_text(gold_values)
     if reference:
-        result = replace(
-            result,
-            exact_match=exact_match(answer, reference, normalization=normalization),
-            token_f1=token_prf(answer, reference, normalization=normalization).f1,
-            rouge_l=rouge_l(answer, reference).f1,
-            bleu=bleu(answer, [reference]),
-        )
+        if normalization == "groundwatch":
+            # normalize() is " ".join(tokens()): one tokenization each serves EM and F1
+            pred_tokens, ref_tokens = tokens(answer), tokens(reference)
+            em = float(pred_tokens == ref_tokens)
+            f1 = token_prf_of(pred_tokens, ref_tokens).f1
+        else:
+            em = exact_match(answer, reference, normalization=normalization)
+            f1 = token_prf(answer, reference, normalization=normalization).f1
+        rouge = rouge_l_f1(answer, reference)
+        bleu_score = sentence_bleu(answer, reference)
     if retrieved_ids is not None and relevant_ids:
-        m = ir_metrics(retrieved_ids, relevant_ids, k)
-        result = replace(
-            result,
-            recall_at_k=m[f"recall@{k}"],
-            precision_at_k=m[f"precision@{k}"],
-            ap_at_k=m[f"ap@{k}"],
-            reciprocal_rank=m["rr"],
-            ndcg_at_k=m[f"ndcg@{k}"],
-        )
-    return result
+        recall, precision, ap, rr, ndcg = ir_scores(retrieved_ids, relevant_ids, k)
+        return AnswerMetrics(k, em, f1, rouge, bleu_score, recall, precision, ap, rr, ndcg)
+    return AnswerMetrics(k, em, f1, rouge, bleu_score)
 
 
 @dataclass(slots=True)

@@ -94,9 +94,13 @@ def token_prf(
     As in the SQuAD v2.0 script, two empty answers agree (1.0) and one empty answer shares
     nothing (0.0).
     """
-    pred, ref = _tokens(prediction, normalization), _tokens(reference, normalization)
+    return token_prf_of(_tokens(prediction, normalization), _tokens(reference, normalization))
+
+
+def token_prf_of(pred: Sequence[str], ref: Sequence[str]) -> PRF:
+    """:func:`token_prf` of two already normalised token lists."""
     if not pred or not ref:
-        same = float(pred == ref)
+        same = float(list(pred) == list(ref))
         return PRF(same, same, same)
     common = sum((Counter(pred) & Counter(ref)).values())
     if common == 0:

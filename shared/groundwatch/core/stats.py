@@ -295,6 +295,21 @@ def evaluator_reliability(
             fn += 1
         else:
             tn += 1
+    return reliability_from_counts(tp, fp, fn, tn, abstained, confidence, interval=interval)
+
+
+def reliability_from_counts(
+    tp: int,
+    fp: int,
+    fn: int,
+    tn: int,
+    abstained: int = 0,
+    confidence: float = 0.95,
+    *,
+    interval: IntervalMethod = "wilson",
+) -> Reliability:
+    """:func:`evaluator_reliability` from its confusion counts (positive = judged right), for
+    a live panel that keeps counts instead of every verdict."""
     n = tp + fp + fn + tn
 
     def ratio(k: int, m: int) -> tuple[float | None, tuple[float, float] | None]:

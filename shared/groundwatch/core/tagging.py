@@ -49,9 +49,10 @@ answering is closed-domain again.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 
 from groundwatch.core.model import Verdict
 
@@ -63,6 +64,8 @@ FACTUAL = "factual"
 FLAKY_HISTORY = 6
 #: Transitions kept in memory for the report and the API (the store keeps them all).
 RECENT_TRANSITIONS = 1000
+
+_NO_SCORES: Mapping[str, float] = MappingProxyType({})
 
 GroupKey = tuple[str, str, str]
 """(target, cohort, group_id)."""
@@ -104,6 +107,9 @@ class Observation:
     truth_version: int = 1
     error_kind: str | None = None
     context_has_answer: bool | None = None
+    #: The judgement's quality scores (answer metrics, self-audit, reference-free calls, RAGProbe
+    #: metric outcomes: :mod:`groundwatch.core.judge_quality`), which the tagger only carries.
+    scores: Mapping[str, float] = field(default_factory=lambda: _NO_SCORES)
 
     @property
     def key(self) -> GroupKey:

@@ -6,7 +6,7 @@ how many digits a float gets; a new number is added here and appears everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -221,3 +221,40 @@ def table3_rows(tr: TargetReport) -> list[list[str]]:
             *(cell(s.retrieval_accuracy, s.retrieval_judged) if s else "–" for s in sides),
         ],
     ]
+
+
+#: Per-answer metrics (``JudgeQualityReport.answer_metrics``) in reading order, with their short
+#: headers; ``{k}`` stands for the IR cut-off. Metrics not listed follow in name order.
+ANSWER_METRIC_HEADERS: tuple[tuple[str, str], ...] = (
+    ("exact_match", "EM"),
+    ("token_f1", "F1"),
+    ("rouge_l", "ROUGE-L"),
+    ("bleu", "BLEU"),
+    ("recall@{k}", "R@{k}"),
+    ("precision@{k}", "P@{k}"),
+    ("ap@{k}", "AP@{k}"),
+    ("rr", "RR"),
+    ("ndcg@{k}", "nDCG@{k}"),
+    ("ragas_faithfulness", "faithful"),
+    ("selfcheck_agreement", "SC agree"),
+)
+
+
+def answer_metric_columns(names: Iterable[str]) -> list[tuple[str, str]]:
+    """(metric name, header) for the metrics in ``names``, in :data:`ANSWER_METRIC_HEADERS`
+    order (any K)."""
+    present = set(names)
+    out: list[tuple[str, str]] = []
+    for pattern, header in ANSWER_METRIC_HEADERS:
+        if "{k}" not in pattern:
+            if pattern in present:
+                out.append((pattern, header))
+            continue
+        head, tail = pattern.split("{k}")
+        for name in sorted(present):
+            k = name[len(head) : len(name) - len(tail)] if tail else name[len(head) :]
+            if name.startswith(head) and name.endswith(tail) and k.isdigit():
+                out.append((name, header.replace("{k}", k)))
+    listed = {n for n, _ in out}
+    out.extend((n, n) for n in sorted(present - listed))
+    return out

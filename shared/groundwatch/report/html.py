@@ -18,11 +18,18 @@ from groundwatch.report.columns import (
     DENOMINATOR_COLUMNS,
     SCENARIO_COLUMNS,
     STATUS_SEGMENTS,
+    answer_metric_columns,
     fmt,
     interval,
     table3_rows,
 )
-from groundwatch.report.model import CohortNumbers, Hypothesis, Report, TargetReport
+from groundwatch.report.model import (
+    CohortNumbers,
+    Hypothesis,
+    JudgeQualityReport,
+    Report,
+    TargetReport,
+)
 
 Ci = tuple[float, float] | None
 #: (label, colour, value, interval) of each bar of the accuracy plot.
@@ -559,5 +566,189 @@ def render_html(report: Report) -> str:
                 ],
             )
         )
+    if report.judge_quality is not None:
+        parts.extend(_quality_html(report.judge_quality))
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _means_plot(
+    rows: Sequence[tuple[str, dict[str, float | None]]], cols: Sequence[tuple[str, str]]
+) -> str:
+    """One small bar per metric and group (all metrics are in [0, 1])."""
+    label_w, bar_w, row_h = 170, 60, 22
+    width = label_w + (bar_w + 14) * len(cols) + 10
+    height = 44 + row_h * len(rows) + 8
+    body = [_text(2, 14, "Answer metrics: mean per answer", weight="bold")]
+    for j, (_, header) in enumerate(cols):
+        body.append(_text(label_w + j * (bar_w + 14), 34, header, size=11, weight="bold"))
+    for i, (label, values) in enumerate(rows):
+        y = 40 + i * row_h
+        body.append(_text(label_w - 8, y + 13, label, anchor="end", size=11))
+        for j, (name, header) in enumerate(cols):
+            x = label_w + j * (bar_w + 14)
+            body.append(f'<rect x="{x}" y="{y + 3}" width="{bar_w}" height="12" fill="#eef2f3"/>')
+            v = values.get(name)
+            if v is None:
+                continue
+            body.append(
+                f'<rect x="{x}" y="{y + 3}" width="{bar_w * v:.1f}" height="12" fill="#2e86c1">'
+                f"<title>{escape(f'{label} {header} = {v:.3f}')}</title></rect>"
+            )
+    return _svg(width, height, body, "Answer metrics")
+
+
+def _quality_html(q: JudgeQualityReport) -> list[str]:
+    parts: list[str] = []
+    groups = [
+        (target, cohort, scenario, g)
+        for target, by_cohort in q.answer_metrics.items()
+        for cohort, by_scenario in by_cohort.items()
+        for scenario, g in by_scenario.items()
+    ]
+    if groups:
+        cols = answer_metric_columns({m for *_, g in groups for m in g.metrics})
+        parts.append("<h2>Answer metrics (Oro et al.), per target × cohort × scenario</h2>")
+        parts.append(
+            _means_plot(
+                [
+                    (
+                        f"{t} · {c}" if s == c else f"{t} · {c} · {s}",
+                        {m: g.metrics[m].mean for m, _ in cols if m in g.metrics},
+                    )
+                    for t, c, s, g in groups
+                ],
+                cols,
+            )
+        )
+        parts.append(
+            _table(
+                ["target · cohort", "scenario", "answers", *(h for _, h in cols)],
+                [
+                    [f"{t} · {c}", s, g.answers]
+                    + [g.metrics[m].mean if m in g.metrics else None for m, _ in cols]
+                    for t, c, s, g in groups
+                ],
+            )
+        )
+        parts.append(
+            "<p class='muted'>EM, token F1, ROUGE-L and BLEU against the SQL gold answer; Recall,"
+            " Precision, AP and nDCG at K and RR from the target's retrieved ids and the"
+            " dataset's relevant documents (– where the target reports no ranking or the probe"
+            " has no relevant document).</p>"
+        )
+    if q.audit:
+        parts.append("<h2>Self-audit: the rules against the LLM tier</h2>")
+        parts.append(
+            _table(
+                [
+                    "target",
+                    "rules tier",
+                    "audited",
+                    "agree",
+                    "disagree",
+                    "unknown",
+                    "agreement",
+                    "95% CI",
+                    "rules ✓ / LLM ✗",
+                    "rules ✗ / LLM ✓",
+                ],
+                [
+                    [
+                        t,
+                        tier,
+                        a.audited,
+                        a.agree,
+                        a.disagree,
+                        a.unknown,
+                        a.agreement,
+                        _ci(a.agreement_ci),
+                        a.rules_correct_llm_incorrect,
+                        a.rules_incorrect_llm_correct,
+                    ]
+                    for t, by in q.audit.items()
+                    for tier, a in by.items()
+                ],
+            )
+        )
+        parts.append(
+            "<p class='muted'>A share of the answers the rules decided is judged by the LLM tier"
+            " too; falling agreement means the rules drift on this endpoint's phrasing.</p>"
+        )
+    if q.reference_free:
+        parts.append(
+            "<h2>Reference-free evaluators against the SQL truth (GRAMMAR Table 1, live)</h2>"
+        )
+        parts.append(
+            _table(
+                [
+                    "target",
+                    "evaluator",
+                    "n",
+                    "abstained",
+                    "precision",
+                    "95% CI",
+                    "recall",
+                    "95% CI",
+                    "wrong-call precision",
+                    "95% CI",
+                    "wrong-call recall",
+                    "95% CI",
+                ],
+                [
+                    [
+                        t,
+                        name,
+                        r.n,
+                        r.abstained,
+                        r.precision,
+                        _ci(r.precision_ci),
+                        r.recall,
+                        _ci(r.recall_ci),
+                        r.error_precision,
+                        _ci(r.error_precision_ci),
+                        r.error_recall,
+                        _ci(r.error_recall_ci),
+                    ]
+                    for t, by in q.reference_free.items()
+                    for name, r in by.items()
+                ],
+            )
+        )
+        parts.append(
+            "<p class='muted'>Positive class: the answer is right. Low precision = optimistic"
+            " (wrong answers called right), low wrong-call recall = wrong answers it misses.</p>"
+        )
+    if q.ragprobe_metrics:
+        parts.append(
+            "<h2>RAGProbe per scenario and metric (failure rate = failed / all probes)</h2>"
+        )
+        rows: list[list[Any]] = []
+        for t, by in q.ragprobe_metrics.items():
+            for scenario, sm in by.items():
+                rows.append(
+                    [f"{t} · {scenario}", "(probe)", sm.probes, sm.passed, sm.failed,
+                     sm.undecided, sm.errors, sm.failure_rate, _ci(sm.failure_rate_ci)]
+                )  # fmt: skip
+                rows.extend(
+                    [f"{t} · {scenario}", metric, sm.probes, m.passed, m.failed, m.open, None,
+                     m.failure_rate, _ci(m.failure_rate_ci)]
+                    for metric, m in sm.metrics.items()
+                )  # fmt: skip
+        parts.append(
+            _table(
+                [
+                    "target · scenario",
+                    "metric",
+                    "probes",
+                    "passed",
+                    "failed",
+                    "undecided / open",
+                    "errors",
+                    "failure rate",
+                    "95% CI",
+                ],
+                rows,
+            )
+        )
+    return parts

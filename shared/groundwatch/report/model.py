@@ -376,6 +376,79 @@ class OpenDomainFilter(_Model):
     group_ids: list[str]
 
 
+class MetricMean(_Model):
+    """One per-answer metric's mean over a group of answers (``None``: defined for none)."""
+
+    mean: float | None
+    std_error: float | None
+    count: int = Field(description="Answers the metric is defined for.")
+    undefined: int = Field(
+        0, description="Answers it is undefined for (no gold text, no ranking, nothing relevant)."
+    )
+
+
+class AnswerMetricsGroup(_Model):
+    """Oro et al.'s metrics of one target × cohort × scenario: means over its scored answers."""
+
+    answers: int
+    metrics: dict[str, MetricMean]
+
+
+class AuditNumbers(_Model):
+    """The self-audit of one rules tier: rule-decided answers the LLM tier judged as well."""
+
+    audited: int
+    agree: int
+    disagree: int
+    unknown: int = Field(0, description="The LLM could not tell (judge error, unreadable).")
+    agreement: float | None = Field(description="agree / (agree + disagree).")
+    agreement_ci: Interval
+    rules_correct_llm_incorrect: int = 0
+    rules_incorrect_llm_correct: int = 0
+
+
+class RagProbeMetricNumbers(_Model):
+    """One RAGProbe metric over a scenario's probes; failure rate = failed / all probes."""
+
+    passed: int
+    failed: int
+    open: int = Field(description="Neither the rules nor an LLM decided it.")
+    failure_rate: float | None
+    failure_rate_ci: Interval
+
+
+class RagProbeScenarioMetrics(_Model):
+    """A scenario's probes as RAGProbe counts them: failure rate = failed / all probes (the
+    paper divides by all questions), errors and undecided probes in their own columns."""
+
+    probes: int
+    failed: int
+    passed: int
+    undecided: int
+    errors: int
+    failure_rate: float | None
+    failure_rate_ci: Interval
+    metrics: dict[str, RagProbeMetricNumbers] = Field(default_factory=dict)
+
+
+class JudgeQualityReport(_Model):
+    """What the judge measured beside its verdicts, over the judgements in the window.
+
+    ``answer_metrics``: target → cohort → scenario → metric means; ``audit``: target → rules tier
+    → agreement with the LLM tier; ``reference_free``: target → evaluator → its reliability
+    against the SQL-grounded verdicts (GRAMMAR §3, Table 1); ``ragprobe_metrics``: target →
+    scenario → per-metric failures.
+    """
+
+    judgements: int
+    answer_metrics: dict[str, dict[str, dict[str, AnswerMetricsGroup]]] = Field(
+        default_factory=dict
+    )
+    audit: dict[str, dict[str, AuditNumbers]] = Field(default_factory=dict)
+    reference_free: dict[str, dict[str, EvaluatorReliability]] = Field(default_factory=dict)
+    ragprobe_metrics: dict[str, dict[str, RagProbeScenarioMetrics]] = Field(default_factory=dict)
+
+
 class Report(_Model):
     """The whole group report. ``target`` is the first target (most reports have one)."""
 
@@ -397,6 +470,13 @@ class Report(_Model):
     latest_cycle: int | None = None
     transitions: list[TransitionEntry] = Field(
         default_factory=list, description="The latest status changes, newest first."
+    )
+    judge_quality: JudgeQualityReport | None = Field(
+        None,
+        description=(
+            "Answer metrics, self-audit, reference-free reliability and RAGProbe metric failures"
+            " (None when the judgements carry no scores, e.g. an imported result)."
+        ),
     )
 
     @computed_field  # type: ignore[prop-decorator]

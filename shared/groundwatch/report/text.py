@@ -9,22 +9,23 @@ from groundwatch.report.columns import (
     COHORT_COLUMNS,
     DENOMINATOR_COLUMNS,
     SCENARIO_COLUMNS,
+    answer_metric_columns,
     fmt,
     interval,
     table3_rows,
 )
-from groundwatch.report.model import Report, TargetReport
+from groundwatch.report.model import JudgeQualityReport, Report, TargetReport
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned first two columns (names), right-aligned numbers."""
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], names: int = 2) -> str:
+    """Left-aligned first ``names`` columns (names), right-aligned numbers."""
     widths = [
         max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
     ]
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(
-            c.ljust(w) if i < 2 else c.rjust(w)
+            c.ljust(w) if i < names else c.rjust(w)
             for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         )
 
@@ -156,6 +157,8 @@ def render_text(report: Report) -> str:
             "RAGProbe scenarios (failure rate = incorrect / decided)\n"
             + table(["target", "scenario", *(col.text for col in SCENARIO_COLUMNS)], srows)
         )
+    if report.judge_quality is not None:
+        parts.extend(quality_text(report.judge_quality))
     if report.transitions:
         trows = [
             [tr.target, tr.cohort, tr.group_id[:16], tr.from_status, tr.to_status, tr.kind,
@@ -225,6 +228,121 @@ def data_quality_text(report: Report) -> str:
             where = f"{g.doc_id}: {g.excerpt!r}" if g.excerpt else (g.doc_id or g.reason)
             lines.append(f"    {g.group_id[:16]}  gap in {', '.join(g.gap_in)}  ← {where[:160]}")
     return "\n".join(lines)
+
+
+def quality_text(q: JudgeQualityReport) -> list[str]:
+    """The judge-quality tables: answer metrics, self-audit, reference-free reliability, RAGProbe
+    metric failures (each only when it has data)."""
+    parts: list[str] = []
+    groups = [
+        (target, cohort, scenario, g)
+        for target, by_cohort in q.answer_metrics.items()
+        for cohort, by_scenario in by_cohort.items()
+        for scenario, g in by_scenario.items()
+    ]
+    if groups:
+        cols = answer_metric_columns({m for *_, g in groups for m in g.metrics})
+        mrows = [
+            [target, cohort, scenario, str(g.answers)]
+            + [fmt(g.metrics[m].mean) if m in g.metrics else "–" for m, _ in cols]
+            for target, cohort, scenario, g in groups
+        ]
+        parts.append(
+            "Answer metrics (mean per answer against the SQL gold; IR metrics where the target"
+            " reports retrieved ids and the dataset knows the relevant documents)\n"
+            + table(
+                ["target", "cohort", "scenario", "answers", *(h for _, h in cols)], mrows, names=3
+            )
+        )
+    if q.audit:
+        arows = [
+            [target, tier, str(a.audited), str(a.agree), str(a.disagree), str(a.unknown),
+             fmt(a.agreement), _bracket(a.agreement_ci), str(a.rules_correct_llm_incorrect),
+             str(a.rules_incorrect_llm_correct)]
+            for target, by in q.audit.items()
+            for tier, a in by.items()
+        ]  # fmt: skip
+        parts.append(
+            "Self-audit: rule-decided answers also judged by the LLM tier\n"
+            + table(
+                [
+                    "target",
+                    "rules tier",
+                    "audited",
+                    "agree",
+                    "disagree",
+                    "unknown",
+                    "agreement",
+                    "95% CI",
+                    "rules✓ llm✗",
+                    "rules✗ llm✓",
+                ],
+                arows,
+            )
+        )
+    if q.reference_free:
+        rrows = [
+            [target, name, str(r.n), str(r.abstained), fmt(r.precision), _bracket(r.precision_ci),
+             fmt(r.recall), _bracket(r.recall_ci), fmt(r.error_precision),
+             _bracket(r.error_precision_ci), fmt(r.error_recall), _bracket(r.error_recall_ci)]
+            for target, by in q.reference_free.items()
+            for name, r in by.items()
+        ]  # fmt: skip
+        parts.append(
+            "Reference-free evaluators against the SQL truth (GRAMMAR Table 1, live; 'right'"
+            " calls: precision/recall, 'wrong' calls: precision/recall)\n"
+            + table(
+                [
+                    "target",
+                    "evaluator",
+                    "n",
+                    "abstained",
+                    "prec",
+                    "95% CI",
+                    "recall",
+                    "95% CI",
+                    "wrong prec",
+                    "95% CI",
+                    "wrong recall",
+                    "95% CI",
+                ],
+                rrows,
+            )
+        )
+    if q.ragprobe_metrics:
+        prows: list[list[str]] = []
+        for target, by in q.ragprobe_metrics.items():
+            for scenario, sm in by.items():
+                prows.append(
+                    [target, scenario, "(probe)", str(sm.probes), str(sm.passed), str(sm.failed),
+                     str(sm.undecided), str(sm.errors), fmt(sm.failure_rate),
+                     _bracket(sm.failure_rate_ci)]
+                )  # fmt: skip
+                for metric, m in sm.metrics.items():
+                    prows.append(
+                        [target, scenario, metric, str(sm.probes), str(m.passed), str(m.failed),
+                         str(m.open), "", fmt(m.failure_rate), _bracket(m.failure_rate_ci)]
+                    )  # fmt: skip
+        parts.append(
+            "RAGProbe per scenario and metric (failure rate = failed / all probes; errors and"
+            " undecided or open in their own columns)\n"
+            + table(
+                [
+                    "target",
+                    "scenario",
+                    "metric",
+                    "probes",
+                    "passed",
+                    "failed",
+                    "undecided/open",
+                    "errors",
+                    "failure",
+                    "95% CI",
+                ],
+                prows,
+            )
+        )
+    return parts
 
 
 def _bracket(ci: tuple[float, float] | None) -> str:

@@ -9,15 +9,19 @@ database query; failure attribution is refreshed by the consumer after each batc
 from __future__ import annotations
 
 import collections
+import time
 from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from groundwatch.core.data_quality import QualityLabel, QualityResults
+from groundwatch.core.judge_quality import BUCKETS, JudgeQuality
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import GroupStatus, Observation, Tagger, Transition
+from groundwatch.report.model import JudgeQualityReport
+from groundwatch.report.quality import quality_report
 
 
 class TallyCollector(Collector):
@@ -164,6 +168,180 @@ def _scenario_families(tagger: Tagger) -> Iterator[GaugeMetricFamily]:
     yield judged
 
 
+class QualityCollector(Collector):
+    """What the judge measured beside its verdicts, over the judgements in the window: answer
+    metrics (mean and a gauge histogram per target × cohort × scenario × metric), the self-audit
+    agreement per rules tier, the reference-free evaluators' reliability against the SQL truth
+    (GRAMMAR Table 1) and RAGProbe's failures per scenario and metric — each rate with its 95 %
+    Wilson bounds. Bounded labels: targets, cohorts, scenarios, metric, tier and evaluator names.
+
+    Rebuilt from the tagger's window only when a batch was applied since the last build, and at
+    most every ``refresh_s`` seconds: a scrape in between reads the last build (O(series))."""
+
+    def __init__(self, tagger: Callable[[], Tagger], *, refresh_s: float = 10.0) -> None:
+        self._tagger = tagger
+        self.refresh_s = refresh_s
+        self.dirty = True
+        self._built: tuple[int, float, JudgeQualityReport | None, JudgeQuality] | None = None
+
+    def quality(self) -> tuple[JudgeQualityReport | None, JudgeQuality]:
+        tagger = self._tagger()
+        now = time.monotonic()
+        built = self._built
+        stale = built is None or built[0] != id(tagger)
+        if not stale and self.dirty and built is not None:
+            stale = now - built[1] >= self.refresh_s
+        if stale or built is None:
+            self.dirty = False
+            q = JudgeQuality.of(tagger.observations())
+            built = self._built = (id(tagger), now, quality_report(q), q)
+        return built[2], built[3]
+
+    def collect(self) -> Iterator[Metric]:
+        report, q = self.quality()
+        mean = GaugeMetricFamily(
+            "groundwatch_answer_metric_mean",
+            "Mean of a per-answer metric (EM, F1, ROUGE-L, BLEU, Recall/Precision/AP/nDCG@K,"
+            " RR) over the scored answers in the window.",
+            labels=["target", "cohort", "scenario", "metric"],
+        )
+        for row in q.means.rows():
+            if row["mean"] is not None:
+                labels = [row["target"], row["cohort"], row["scenario"], row["metric"]]
+                mean.add_metric(labels, float(row["mean"]))
+        yield mean
+        hist = GaugeHistogramMetricFamily(
+            "groundwatch_answer_metric",
+            "Distribution of a per-answer metric over the scored answers in the window.",
+            labels=["target", "cohort", "scenario", "metric"],
+        )
+        for (target, cohort, scenario, metric), counts in sorted(q.histograms.items()):
+            stat = q.means.get((target, cohort, scenario), metric)
+            cumulative, buckets = 0, []
+            for le, n in zip(BUCKETS, counts, strict=True):
+                cumulative += n
+                buckets.append((_le(le), float(cumulative)))
+            buckets.append(("+Inf", float(cumulative)))
+            total = stat.mean * stat.count if stat is not None else 0.0
+            hist.add_metric([target, cohort, scenario, metric], buckets, total)
+        yield hist
+        yield from _audit_families(report)
+        yield from _evaluator_families(report)
+        yield from _ragprobe_families(report)
+
+
+def _le(bound: float) -> str:
+    return f"{bound:g}" if bound != 1.0 else "1.0"
+
+
+def _bounds(fam: GaugeMetricFamily, labels: list[str], ci: tuple[float, float] | None) -> None:
+    if ci is not None:
+        fam.add_metric([*labels, "low"], ci[0])
+        fam.add_metric([*labels, "high"], ci[1])
+
+
+def _audit_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetricFamily]:
+    agreement = GaugeMetricFamily(
+        "groundwatch_judge_audit_agreement",
+        "Self-audit: share of audited rule-decided answers the LLM tier agreed with (window).",
+        labels=["target", "tier"],
+    )
+    ci = GaugeMetricFamily(
+        "groundwatch_judge_audit_agreement_ci",
+        "95 % Wilson bounds of groundwatch_judge_audit_agreement.",
+        labels=["target", "tier", "bound"],
+    )
+    audited = GaugeMetricFamily(
+        "groundwatch_judge_audited",
+        "Audited rule-decided answers in the window, by what the LLM tier said.",
+        labels=["target", "tier", "agree"],
+    )
+    for target, by in (report.audit if report else {}).items():
+        for tier, a in by.items():
+            if a.agreement is not None:
+                agreement.add_metric([target, tier], a.agreement)
+            _bounds(ci, [target, tier], a.agreement_ci)
+            for label, n in (("true", a.agree), ("false", a.disagree), ("unknown", a.unknown)):
+                audited.add_metric([target, tier, label], n)
+    yield agreement
+    yield ci
+    yield audited
+
+
+_MEASURES = ("precision", "recall", "error_precision", "error_recall", "agreement")
+
+
+def _evaluator_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetricFamily]:
+    value = GaugeMetricFamily(
+        "groundwatch_evaluator_reliability",
+        "Reference-free evaluator against the SQL-grounded verdicts (GRAMMAR Table 1, window):"
+        " precision/recall of its 'right' calls, error_precision/error_recall of its 'wrong'"
+        " calls, agreement.",
+        labels=["target", "evaluator", "measure"],
+    )
+    ci = GaugeMetricFamily(
+        "groundwatch_evaluator_reliability_ci",
+        "95 % Wilson bounds of groundwatch_evaluator_reliability.",
+        labels=["target", "evaluator", "measure", "bound"],
+    )
+    calls = GaugeMetricFamily(
+        "groundwatch_evaluator_calls",
+        "Reference-free evaluator calls in the window by what it said and the grounded truth.",
+        labels=["target", "evaluator", "says", "truth"],
+    )
+    for target, by in (report.reference_free if report else {}).items():
+        for name, r in by.items():
+            for measure in _MEASURES:
+                v = getattr(r, measure)
+                if v is not None:
+                    value.add_metric([target, name, measure], v)
+                _bounds(ci, [target, name, measure], getattr(r, f"{measure}_ci"))
+            for says, truth, n in (
+                ("right", "right", r.true_positive),
+                ("right", "wrong", r.false_positive),
+                ("wrong", "right", r.false_negative),
+                ("wrong", "wrong", r.true_negative),
+                ("abstained", "any", r.abstained),
+                ("any", "unknown", r.unmatched),
+            ):
+                calls.add_metric([target, name, says, truth], n)
+    yield value
+    yield ci
+    yield calls
+
+
+def _ragprobe_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetricFamily]:
+    ratio = GaugeMetricFamily(
+        "groundwatch_ragprobe_metric_failure_ratio",
+        "RAGProbe scenario probes failing a metric / all the scenario's probes (window;"
+        " metric 'probe': failing any metric).",
+        labels=["target", "scenario", "metric"],
+    )
+    outcomes = GaugeMetricFamily(
+        "groundwatch_ragprobe_metric_outcomes",
+        "RAGProbe metric outcomes in the window (open: neither the rules nor an LLM decided).",
+        labels=["target", "scenario", "metric", "outcome"],
+    )
+    for target, by in (report.ragprobe_metrics if report else {}).items():
+        for scenario, sm in by.items():
+            if sm.failure_rate is not None:
+                ratio.add_metric([target, scenario, "probe"], sm.failure_rate)
+            for outcome, n in (
+                ("passed", sm.passed),
+                ("failed", sm.failed),
+                ("undecided", sm.undecided),
+                ("error", sm.errors),
+            ):
+                outcomes.add_metric([target, scenario, "probe", outcome], n)
+            for metric, m in sm.metrics.items():
+                if m.failure_rate is not None:
+                    ratio.add_metric([target, scenario, metric], m.failure_rate)
+                for outcome, n in (("passed", m.passed), ("failed", m.failed), ("open", m.open)):
+                    outcomes.add_metric([target, scenario, metric, outcome], n)
+    yield ratio
+    yield outcomes
+
+
 class AnalyticsMetrics:
     def __init__(
         self,
@@ -191,10 +369,13 @@ class AnalyticsMetrics:
             registry=registry,
         )
         registry.register(TallyCollector(tagger, quality))
+        self.judge_quality = QualityCollector(tagger)
+        registry.register(self.judge_quality)
 
     def observe(
         self, applied: list[Observation], transitions: list[Transition], tallied_at: float
     ) -> None:
+        self.judge_quality.dirty = True
         for tr in transitions:
             self.transitions.labels(
                 tr.target, tr.cohort, tr.from_status.value, tr.to_status.value

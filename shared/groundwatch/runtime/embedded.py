@@ -27,12 +27,12 @@ from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Tagger, Window
 from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
 from groundwatch.runtime.consume import ConsumeLoop, consume
+from groundwatch.runtime.judging import register_judge_metrics
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.stage import AnalyticsStage
 from groundwatch.stages.generator.stage import GeneratorStage, RunSummary
-from groundwatch.stages.judge.stage import JudgeStage
 from groundwatch.stages.judge.tiered import TieredJudge
-from groundwatch.stages.runner.lanes import Runner
+from groundwatch.stages.runner.lanes import Runner, SelfCheckSampling
 from groundwatch.stages.runner.stage import RunnerStage
 
 
@@ -130,7 +130,8 @@ class EmbeddedPipeline:
             open_domain_baseline=open_domain_baseline,
         )
         self.runner_loop = consume(RunnerStage(runner), self.bus, self.topics)
-        self.judge_loop = consume(JudgeStage(self.judge.judge), self.bus, self.topics)
+        register_judge_metrics(self.registry, self.judge)
+        self.judge_loop = consume(self.judge.stage(), self.bus, self.topics)
         self.analytics_loop = consume(self.analytics, self.bus, self.topics)
         self.loops: list[ConsumeLoop[Any]] = [
             self.runner_loop,
@@ -204,11 +205,15 @@ async def run_embedded(
 
 
 def reference_runner(
-    app: Any, *, name: str = "reference", concurrency: int = 64
+    app: Any,
+    *,
+    name: str = "reference",
+    concurrency: int = 64,
+    selfcheck: SelfCheckSampling | None = None,
 ) -> tuple[Runner, Callable[[], Awaitable[None]]]:
     """A runner whose one HTTP target is an in-process ASGI app (the reference RAG), and the
     closer of its HTTP client. The request still goes through HttpJsonTarget and the runner's
-    limits, exactly as against a remote endpoint."""
+    limits, exactly as against a remote endpoint (SelfCheck samples included)."""
     import httpx
 
     from groundwatch.adapters.targets import HttpJsonTarget, TargetLimits
@@ -217,7 +222,11 @@ def reference_runner(
         transport=httpx.ASGITransport(app=app), base_url="http://reference-rag"
     )
     target = HttpJsonTarget(client, "http://reference-rag/query")
-    runner = Runner({name: target}, {name: TargetLimits(concurrency=concurrency, timeout_s=30.0)})
+    runner = Runner(
+        {name: target},
+        {name: TargetLimits(concurrency=concurrency, timeout_s=30.0)},
+        selfcheck=selfcheck,
+    )
     return runner, client.aclose
 
 

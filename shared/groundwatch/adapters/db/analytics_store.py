@@ -89,6 +89,7 @@ class AnalyticsStore:
                 "series": j.series,
                 "cycle": j.cycle,
                 "truth_version": j.expected.version,
+                "scores": j.scores,
                 "probe_created_at": j.probe_created_at,
                 "judged_at": j.judged_at,
                 "tallied_at": now,

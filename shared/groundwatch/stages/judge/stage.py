@@ -4,27 +4,124 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from groundwatch.contracts import Judgement, RagResponse, TargetStatus, Topic, Topics
+from groundwatch.core.answer_metrics import DEFAULT_K, answer_metrics
+from groundwatch.core.judge_quality import metric_scores
 from groundwatch.core.judging import Decision
 from groundwatch.core.judging.context import gold_in_contexts
 from groundwatch.core.model import Expected, Verdict
+from groundwatch.core.tagging import FACTUAL
 
 #: The judging function the worker calls: the tiered judge of ``groundwatch.stages.judge.tiered``.
 JudgeFn = Callable[[str, Expected, str | None], Awaitable[Decision]]
+#: How a RAGProbe scenario probe is judged: (scenario, query, expected, response) → decision.
+ScenarioJudgeFn = Callable[[str, str, Expected, str | None], Awaitable[Decision]]
+#: Extra scores of a judged response beside its verdict (the reference-free evaluators).
+Annotator = Callable[[RagResponse, Decision], Awaitable[dict[str, float]]]
+
+
+class AnswerScorer:
+    """Oro et al.'s per-answer metrics of every response, memoised.
+
+    The metrics are pure functions of (answer, gold) and of (ranking, relevant documents), and a
+    RAG endpoint probed every cycle gives the same answer to the same form again and again (and
+    one extractive sentence to several forms), so two bounded LRUs — text metrics by (answer,
+    gold), IR metrics by (ranking, relevant) — make all but the first sighting a dictionary
+    lookup: the judge's hot path stays the rules'.
+
+    A target that reports no retrieved ids (an empty list) gets no IR metrics: the contract
+    cannot tell "retrieved nothing" from "does not say", and a 0 for every probe of a target
+    that simply does not report its ranking would be a made-up number.
+    """
+
+    def __init__(self, k: int = DEFAULT_K, *, max_entries: int = 50_000) -> None:
+        self.k = k
+        self.max_entries = max_entries
+        self._text: OrderedDict[tuple[str, tuple[str, ...]], dict[str, float]] = OrderedDict()
+        self._ir: OrderedDict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, float]] = (
+            OrderedDict()
+        )
+        self.hits = 0
+        self.misses = 0
+
+    def scores(self, response: RagResponse) -> dict[str, float]:
+        """The response's ``metric.*`` scores (empty without an answer)."""
+        out: dict[str, float] = {}
+        self.add_to(out, response)
+        return out
+
+    def add_to(self, out: dict[str, float], response: RagResponse) -> None:
+        """Add the response's ``metric.*`` scores to ``out``."""
+        answer = response.answer
+        if response.status is not TargetStatus.OK or answer is None:
+            return
+        expected = response.expected
+        gold: tuple[str, ...] = tuple(expected.values) if expected.answerable else ()
+        text = self._lookup(self._text, (answer, gold))
+        if text is None:
+            text = metric_scores(answer_metrics(answer, gold, k=self.k))
+            self._store(self._text, (answer, gold), text)
+        out.update(text)
+        if not response.retrieved_ids or not response.relevant_doc_ids:
+            return
+        key = (tuple(response.retrieved_ids), tuple(response.relevant_doc_ids))
+        ir = self._lookup(self._ir, key)
+        if ir is None:
+            scored = answer_metrics("", (), retrieved_ids=key[0], relevant_ids=key[1], k=self.k)
+            ir = metric_scores(scored)
+            self._store(self._ir, key, ir)
+        out.update(ir)
+
+    def _lookup(
+        self, cache: OrderedDict[Any, dict[str, float]], key: Any
+    ) -> dict[str, float] | None:
+        hit = cache.get(key)
+        if hit is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        cache.move_to_end(key)
+        return hit
+
+    def _store(
+        self, cache: OrderedDict[Any, dict[str, float]], key: Any, value: dict[str, float]
+    ) -> None:
+        cache[key] = value
+        if len(cache) > self.max_entries:
+            cache.popitem(last=False)
 
 
 class JudgeStage:
-    """Consume → judge → produce. A target error becomes verdict ``error``, never ``incorrect``."""
+    """Consume → judge → produce. A target error becomes verdict ``error``, never ``incorrect``.
+
+    GRAMMAR's factual probes go to ``judge`` (rules, then the LLM tier); RAGProbe scenario probes
+    to ``scenario_judge`` when given (their scenario's metrics, each decided on its own). Every
+    answered response is scored by ``scorer`` (``None``: no answer metrics), and ``annotate``
+    adds the reference-free evaluators' calls; all of it travels in ``Judgement.scores``.
+    """
 
     service = "judge"
     group = "judge"
     max_records = 500
 
-    def __init__(self, judge: JudgeFn, *, concurrency: int = 64) -> None:
+    def __init__(
+        self,
+        judge: JudgeFn,
+        *,
+        concurrency: int = 64,
+        scenario_judge: ScenarioJudgeFn | None = None,
+        scorer: AnswerScorer | None = None,
+        annotate: Annotator | None = None,
+    ) -> None:
         self.judge = judge
         self.concurrency = max(1, concurrency)
+        self.scenario_judge = scenario_judge
+        self.scorer = scorer
+        self.annotate = annotate
 
     def source(self, topics: Topics) -> Topic[RagResponse]:
         return topics.responses
@@ -63,7 +160,12 @@ class JudgeStage:
         else:
             # the contexts end here: what attribution needs of them is this one flag
             in_contexts = gold_in_contexts(response.expected, response.contexts, response.query)
-            decision = await self.judge(response.query, response.expected, response.answer)
+            if response.scenario != FACTUAL and self.scenario_judge is not None:
+                decision = await self.scenario_judge(
+                    response.scenario, response.query, response.expected, response.answer
+                )
+            else:
+                decision = await self.judge(response.query, response.expected, response.answer)
             if response.answer_truncated and decision.verdict is Verdict.INCORRECT:
                 # The gold may sit in the part that was cut off: an oversize answer is not
                 # evidence of a wrong one, so it stays undecided instead of counting as a miss.
@@ -74,12 +176,19 @@ class JudgeStage:
                     decision.scores,
                     decision.prompt_version,
                 )
+        scores = decision.scores
+        if self.scorer is not None or self.annotate is not None:
+            scores = dict(scores)
+            if self.scorer is not None:
+                self.scorer.add_to(scores, response)
+            if self.annotate is not None and response.status is TargetStatus.OK:
+                scores.update(await self.annotate(response, decision))
         return Judgement.for_response(
             response,
             verdict=decision.verdict,
             tier=decision.tier,
             reason=decision.reason[:2000],
-            scores=decision.scores,
+            scores=scores,
             prompt_version=getattr(decision, "prompt_version", None),
             context_has_answer=in_contexts,
             judge_latency_s=time.perf_counter() - started,

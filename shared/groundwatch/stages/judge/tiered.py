@@ -10,7 +10,7 @@ it. Tiers are configured per deployment with ``GW_JUDGE_TIERS`` (a comma list of
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -25,6 +25,9 @@ from groundwatch.adapters.llm.llm_judge import (
     estimate_tokens,
     render_prompt,
 )
+from groundwatch.adapters.llm.ragprobe import RagProbeJudge
+from groundwatch.core.answer_metrics import DEFAULT_K
+from groundwatch.core.judge_quality import AUDIT, RAGPROBE, in_share, outcome_code
 from groundwatch.core.judging import (
     DEFAULT_TIERS,
     JUDGE_ERROR,
@@ -33,9 +36,20 @@ from groundwatch.core.judging import (
     validate_tiers,
 )
 from groundwatch.core.model import Expected, Verdict
+from groundwatch.core.ragprobe_metrics import (
+    MetricResult,
+    RagProbeMetric,
+    deterministic_metrics,
+    probe_verdict,
+)
 from groundwatch.errors import ConfigError
+from groundwatch.stages.judge.reference_free import ReferenceFreeJudge, ReferenceFreeSettings
+from groundwatch.stages.judge.stage import AnswerScorer, JudgeFn, JudgeStage, ScenarioJudgeFn
 
 LLM_TIER = "llm"
+#: Tiers of a RAGProbe scenario probe: its metrics decided by the rules only, or with the LLM.
+RAGPROBE_TIER = "ragprobe"
+RAGPROBE_LLM_TIER = "ragprobe_llm"
 #: What one verdict costs in completion tokens ("Correct" / "Incorrect" and an end token or two).
 VERDICT_TOKENS = 3
 
@@ -57,6 +71,25 @@ class JudgeSettings(BaseSettings):
     )
     llm_enabled: bool = Field(False, description="Ask the LLM about what stays undecided.")
     llm_cache: bool = Field(True, description="Cache LLM verdicts in the database.")
+    audit_share: float = Field(
+        0.02,
+        ge=0.0,
+        le=1.0,
+        description=(
+            "Share of rule-decided answers also asked of the LLM tier (self-audit of the rules;"
+            " needs the LLM tier)."
+        ),
+    )
+    answer_metrics: bool = Field(
+        True,
+        description=(
+            "Score every answer: EM, token F1, ROUGE-L, BLEU against the SQL gold; Recall,"
+            " Precision, AP, RR, nDCG at K when the target reports retrieved ids."
+        ),
+    )
+    metrics_k: int = Field(
+        DEFAULT_K, ge=1, le=1000, description="K of Recall, Precision, AP and nDCG@K."
+    )
 
     @field_validator("tiers", mode="before")
     @classmethod
@@ -84,12 +117,15 @@ class JudgeSettings(BaseSettings):
 
 @dataclass
 class JudgeCounters:
-    """Judgements by tier and verdict, for the service's metrics."""
+    """Judgements by tier and verdict, and the self-audit by rules tier and agreement, for the
+    service's metrics."""
 
     judgements: int = 0
     by_tier: Counter[str] = field(default_factory=Counter)
     by_verdict: Counter[str] = field(default_factory=Counter)
     judge_errors: int = 0
+    #: (rules tier, "true" | "false" | "unknown") → audited answers
+    audit: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def record(self, d: Decision) -> None:
         self.judgements += 1
@@ -144,33 +180,153 @@ def estimate_llm_spend(
 
 
 class TieredJudge:
-    """Deterministic tiers, then (optionally) the cached LLM tier. Safe to share across tasks."""
+    """Deterministic tiers, then (optionally) the cached LLM tier. Safe to share across tasks.
 
-    def __init__(self, settings: JudgeSettings | None = None, llm: LlmJudge | None = None) -> None:
+    With the LLM tier on, ``audit_share`` of the answers the rules decided are asked of the LLM
+    as well (the self-audit): the rules' verdict stands, and whether the LLM agreed travels with
+    the judgement (``audit.<tier>`` in its scores) so that the report and ``/metrics`` show when
+    the rules drift on an endpoint's phrasing. Which answers are audited is a hash of (query,
+    gold, response): reproducible, and a repeated answer is a cache hit, not a new call.
+    """
+
+    def __init__(
+        self,
+        settings: JudgeSettings | None = None,
+        llm: LlmJudge | None = None,
+        *,
+        reference_free: ReferenceFreeJudge | None = None,
+    ) -> None:
         # model_construct: the defaults without reading GW_JUDGE_* (only entry points read the
         # environment; a service passes the settings it loaded)
         self.settings = settings or JudgeSettings.model_construct()
         self.llm = llm if self.settings.uses_llm else None
         self._tiers = self.settings.deterministic_tiers
+        self._audit_share = self.settings.audit_share
         self.counters = JudgeCounters()
+        self._ragprobe = (
+            RagProbeJudge(self.llm.client, self.llm.cache) if self.llm is not None else None
+        )
+        self.reference_free = reference_free
+        self.scorer = (
+            AnswerScorer(self.settings.metrics_k) if self.settings.answer_metrics else None
+        )
+
+    def stage(
+        self,
+        *,
+        concurrency: int = 64,
+        wrap: Callable[[JudgeFn], JudgeFn] | None = None,
+        wrap_scenario: Callable[[ScenarioJudgeFn], ScenarioJudgeFn] | None = None,
+    ) -> JudgeStage:
+        """The judge stage over this judge: factual probes to :meth:`judge`, scenario probes to
+        :meth:`judge_scenario`, answer metrics and reference-free evaluators on each response.
+        ``wrap``/``wrap_scenario`` instrument the two (the judge service's metrics)."""
+        judge: JudgeFn = self.judge
+        scenario: ScenarioJudgeFn = self.judge_scenario
+        return JudgeStage(
+            wrap(judge) if wrap else judge,
+            concurrency=concurrency,
+            scenario_judge=wrap_scenario(scenario) if wrap_scenario else scenario,
+            scorer=self.scorer,
+            annotate=self.reference_free,
+        )
+
+    @property
+    def describe(self) -> str:
+        """One line for a person starting a run: what decides a verdict."""
+        if self.llm is None:
+            rf = ""
+            if self.reference_free is not None:
+                rf = f"; reference-free: {', '.join(self.reference_free.settings.reference_free)}"
+            return (
+                "judge: rules only (no LLM tier configured); what they leave undecided is shown"
+                f" as undecided and in the coverage{rf}"
+            )
+        audit = f", {self._audit_share:.0%} of rule-decided answers audited by it"
+        extra = ""
+        if self.reference_free is not None:
+            rfs = self.reference_free.settings
+            extra = (
+                f"; reference-free: {', '.join(rfs.reference_free)} on"
+                f" {rfs.reference_free_share:.0%} of factual probes"
+            )
+        return f"judge: rules, then the LLM tier ({self.llm.client.model}){audit}{extra}"
 
     async def judge(self, query: str, expected: Expected, response: str | None) -> Decision:
         decision = judge_deterministic(query, expected, response, tiers=self._tiers)
-        if decision.verdict is Verdict.UNDECIDED and self.llm is not None and response:
-            llm_decision = await self.llm.judge(query, gold_text(expected), response)
-            if llm_decision.verdict is Verdict.UNDECIDED:
-                # keep what the rules saw next to why the LLM could not help
-                llm_decision.scores.update(decision.scores)
-                decision = Decision(
-                    llm_decision.verdict,
-                    llm_decision.tier,
-                    f"{llm_decision.reason}; rules: {decision.reason}",
-                    llm_decision.scores,
-                    llm_decision.prompt_version,
-                )
-            else:
-                llm_decision.scores.update(decision.scores)
-                decision = llm_decision
+        if self.llm is not None and response:
+            if decision.verdict is Verdict.UNDECIDED:
+                decision = await self._llm_decides(query, expected, response, decision)
+            elif self._audit_share > 0 and self._audited(query, expected, response):
+                decision = await self._audit(query, expected, response, decision)
+        self.counters.record(decision)
+        return decision
+
+    async def _llm_decides(
+        self, query: str, expected: Expected, response: str, rules: Decision
+    ) -> Decision:
+        assert self.llm is not None
+        llm_decision = await self.llm.judge(query, gold_text(expected), response)
+        # keep what the rules saw next to what the LLM said
+        scores = {**llm_decision.scores, **rules.scores}
+        return Decision(
+            llm_decision.verdict,
+            llm_decision.tier,
+            f"{llm_decision.reason}; rules: {rules.reason}",
+            scores,
+            llm_decision.prompt_version,
+        )
+
+    def _audited(self, query: str, expected: Expected, response: str) -> bool:
+        assert self.llm is not None
+        return in_share(self.llm.key(query, gold_text(expected), response), self._audit_share)
+
+    async def _audit(
+        self, query: str, expected: Expected, response: str, rules: Decision
+    ) -> Decision:
+        assert self.llm is not None
+        second = await self.llm.judge(query, gold_text(expected), response)
+        agree: bool | None = None
+        if second.verdict is Verdict.CORRECT or second.verdict is Verdict.INCORRECT:
+            agree = second.verdict is rules.verdict
+        label = "unknown" if agree is None else str(agree).lower()
+        self.counters.audit[(rules.tier, label)] += 1
+        said = {
+            None: f"could not tell ({second.code})",
+            True: "agrees",
+            False: f"disagrees ({second.verdict.value})",
+        }[agree]
+        return Decision(
+            rules.verdict,
+            rules.tier,
+            f"{rules.reason}; audit: the LLM {said}",
+            {**rules.scores, AUDIT + rules.tier: outcome_code(agree)},
+            rules.prompt_version,
+        )
+
+    async def judge_scenario(
+        self, scenario: str, query: str, expected: Expected, response: str | None
+    ) -> Decision:
+        """A RAGProbe scenario probe on its scenario's metrics (RAGProbe §3.1): the rules decide
+        what they can, the LLM (when configured) what they leave open; the probe fails if any
+        metric fails, passes if all pass, and is undecided otherwise. Each metric's outcome
+        travels as ``ragprobe.<metric>`` (1 pass, 0 fail, -1 open)."""
+        asked = False
+        if self._ragprobe is not None:
+            evaluation = await self._ragprobe.evaluate(scenario, query, expected, response)
+            results = evaluation.metrics
+            asked = evaluation.llm_calls + evaluation.cache_hits + len(evaluation.judge_errors) > 0
+            verdict = evaluation.verdict
+        else:
+            results = deterministic_metrics(scenario, query, expected, response)
+            verdict = probe_verdict({m: r.passed for m, r in results.items()})
+        decision = Decision(
+            verdict,
+            RAGPROBE_LLM_TIER if asked else RAGPROBE_TIER,
+            _ragprobe_reason(verdict, results),
+            {RAGPROBE + m.value: outcome_code(r.passed) for m, r in results.items()},
+            self._ragprobe.prompt_version if asked and self._ragprobe is not None else None,
+        )
         self.counters.record(decision)
         return decision
 
@@ -189,13 +345,14 @@ class TieredJudge:
         )
 
     def snapshot(self) -> dict[str, float]:
-        """Flat counters (judge, LLM tier, LLM client) for metrics and logs."""
+        """Flat counters (judge, self-audit, LLM tier, LLM client) for metrics and logs."""
         out: dict[str, float] = {
             "judgements": self.counters.judgements,
             "judge_errors": self.counters.judge_errors,
         }
         out.update({f"tier_{k}": v for k, v in self.counters.by_tier.items()})
         out.update({f"verdict_{k}": v for k, v in self.counters.by_verdict.items()})
+        out.update({f"audit_{t}_{a}": n for (t, a), n in self.counters.audit.items()})
         if self.llm is not None:
             out.update({f"llm_{k}": v for k, v in self.llm.counters.snapshot().items()})
             client_counters = getattr(self.llm.client, "counters", None)
@@ -204,10 +361,22 @@ class TieredJudge:
         return out
 
     async def aclose(self) -> None:
-        if self.llm is not None:
-            close = getattr(self.llm.client, "aclose", None)
+        clients = [c.client for c in (self.llm, self.reference_free) if c is not None]
+        for client in {id(c): c for c in clients}.values():
+            close = getattr(client, "aclose", None)
             if close is not None:
                 await close()
+
+
+def _ragprobe_reason(verdict: Verdict, results: dict[RagProbeMetric, MetricResult]) -> str:
+    failed = [m.value for m, r in results.items() if r.passed is False]
+    open_ = [m.value for m, r in results.items() if r.passed is None]
+    if failed:
+        first = next(r for r in results.values() if r.passed is False)
+        return f"ragprobe_failed: {', '.join(failed)} ({first.reason[:200]})"
+    if open_:
+        return f"ragprobe_open: {', '.join(open_)} (no reader decided)"
+    return f"ragprobe_passed: {', '.join(m.value for m in results)}"
 
 
 def build_judge(
@@ -215,17 +384,33 @@ def build_judge(
     *,
     llm_settings: LlmSettings | None = None,
     database_url: str | None = None,
+    reference_free: ReferenceFreeSettings | None = None,
 ) -> TieredJudge:
     """The judge a service runs, from settings its entry point loaded (``GW_JUDGE_*``,
-    ``GW_LLM_*``).
+    ``GW_LLM_*``, ``GW_REFERENCE_FREE*``).
 
     The LLM client and the database engine for the verdict cache are made only when the LLM
-    tier is enabled, so a rules-only judge needs neither network nor database.
+    tier or a reference-free evaluator needs them, so a rules-only judge needs neither network
+    nor database.
     """
-    if not settings.uses_llm:
+    wants_rf = reference_free is not None and bool(reference_free.reference_free)
+    if not settings.uses_llm and not wants_rf:
         return TieredJudge(settings)
     if llm_settings is None:
-        raise ConfigError("GW_JUDGE_LLM_ENABLED: the LLM tier is on but no LLM settings were given")
+        what = (
+            "GW_JUDGE_LLM_ENABLED: the LLM tier is on"
+            if settings.uses_llm
+            else "GW_REFERENCE_FREE: reference-free evaluators are on"
+        )
+        raise ConfigError(f"{what} but no LLM settings (GW_LLM_*) were given")
+    client = LlmClient(llm_settings)
+    rf_judge = (
+        ReferenceFreeJudge(reference_free, client)
+        if wants_rf and reference_free is not None
+        else None
+    )
+    if not settings.uses_llm:
+        return TieredJudge(settings, reference_free=rf_judge)
     cache: VerdictCache | None = None
     if settings.llm_cache and database_url:
         from groundwatch.adapters.db.engine import make_engine
@@ -236,4 +421,4 @@ def build_judge(
         from groundwatch.adapters.llm.cache import MemoryVerdictCache
 
         cache = MemoryVerdictCache()
-    return TieredJudge(settings, LlmJudge(LlmClient(llm_settings), cache))
+    return TieredJudge(settings, LlmJudge(client, cache), reference_free=rf_judge)

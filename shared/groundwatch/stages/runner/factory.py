@@ -8,7 +8,7 @@ import httpx
 
 from groundwatch.adapters.targets import Target, TargetLimits
 from groundwatch.adapters.targets.config import HttpJsonConfig, build_targets, load_targets
-from groundwatch.stages.runner.lanes import ResponseHook, Runner
+from groundwatch.stages.runner.lanes import ResponseHook, Runner, SelfCheckSampling
 
 
 def make_runner(
@@ -18,6 +18,7 @@ def make_runner(
     reference_url: str | None = None,
     reference_concurrency: int = 32,
     on_response: ResponseHook | None = None,
+    selfcheck: SelfCheckSampling | None = None,
 ) -> Runner:
     """Targets from the targets file plus the reference RAG at ``reference_url`` (unless the file
     already names a target ``reference``), each behind its own limits."""
@@ -33,4 +34,4 @@ def make_runner(
         )
     targets: dict[str, Target]
     targets, limits = build_targets(configs, http_client=http_client)
-    return Runner(targets, limits, on_response=on_response)
+    return Runner(targets, limits, on_response=on_response, selfcheck=selfcheck)

@@ -32,11 +32,32 @@ from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
 from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.throttle import Clock, TokenBucket
 from groundwatch.contracts import Probe, RagResponse, TargetStatus
+from groundwatch.core.judge_quality import in_share
 
 log = logging.getLogger(__name__)
 
 #: Called once per finished probe with the response and the number of attempts it took.
 ResponseHook = Callable[[RagResponse, int], None]
+
+
+@dataclass(frozen=True)
+class SelfCheckSampling:
+    """Ask the target ``samples`` more times for ``share`` of the probes it answered, and ship
+    the extra answers with the response, for the judge's SelfCheck evaluator (GRAMMAR §3).
+
+    The sampling lives here because only the runner holds the target's client and its limits:
+    every extra request goes through the same token bucket, breaker and timeout as a probe, one
+    after another in the probe's own worker (never more in flight than ``concurrency``), and
+    the first failure ends the sampling of that probe — the samples are a nice-to-have, the
+    target's health is not. Probes are picked by a hash of their id with the same share the
+    judge uses, so the judge's evaluators see the same probes.
+    """
+
+    share: float
+    samples: int = 4
+
+    def picks(self, probe: Probe) -> bool:
+        return in_share(str(probe.probe_id), self.share)
 
 
 @dataclass(frozen=True)
@@ -70,9 +91,17 @@ class _Lane:
     """One target's queue, workers and guards."""
 
     def __init__(
-        self, name: str, target: Target, limits: TargetLimits, clock: Clock, hook: ResponseHook
+        self,
+        name: str,
+        target: Target,
+        limits: TargetLimits,
+        clock: Clock,
+        hook: ResponseHook,
+        selfcheck: SelfCheckSampling | None = None,
     ) -> None:
         self.name = name
+        self.selfcheck = selfcheck
+        self.samples_asked = 0
         self.target = target
         self.limits = limits
         self._clock = clock
@@ -167,9 +196,25 @@ class _Lane:
             log.debug("target %s probe %s: %s", self.name, probe.probe_id, exc)
             response = _error(probe, exc.kind, timing.latency_s)
         else:
-            response = _ok(probe, reply, timing.latency_s)
+            samples: list[str] = []
+            if self.selfcheck is not None and self.selfcheck.picks(probe):
+                samples = await self._samples(probe, self.selfcheck.samples)
+            response = _ok(probe, reply, timing.latency_s, samples)
         self._hook(response, timing.attempts)
         return response
+
+    async def _samples(self, probe: Probe, n: int) -> list[str]:
+        """Up to ``n`` more answers to the probe's query, each one attempt under the lane's
+        limits; the first failure stops (a struggling target is not pressed for extras)."""
+        out: list[str] = []
+        for _ in range(n):
+            self.samples_asked += 1
+            try:
+                reply = await self._attempt(probe.query, _Timing())
+            except TargetError:
+                break
+            out.append(reply.bounded().answer)
+        return out
 
     async def _ask(self, query: str, timing: _Timing) -> TargetReply:
         """The first attempt directly (the common, healthy case costs no retry machinery);
@@ -227,7 +272,9 @@ class _Lane:
         return reply
 
 
-def _ok(probe: Probe, reply: TargetReply, latency: float) -> RagResponse:
+def _ok(
+    probe: Probe, reply: TargetReply, latency: float, samples: Sequence[str] = ()
+) -> RagResponse:
     reply = reply.bounded()
     try:
         return RagResponse.for_probe(
@@ -236,6 +283,7 @@ def _ok(probe: Probe, reply: TargetReply, latency: float) -> RagResponse:
             answer=reply.answer,
             retrieved_ids=reply.retrieved_ids,
             contexts=reply.contexts,
+            samples=list(samples),
             latency_s=latency,
             answer_truncated=reply.truncated,
         )
@@ -268,7 +316,9 @@ class Runner:
         default_limits: TargetLimits | None = None,
         clock: Clock = time.monotonic,
         on_response: ResponseHook | None = None,
+        selfcheck: SelfCheckSampling | None = None,
     ) -> None:
+        """``selfcheck``: ask every target for SelfCheck samples on a share of its probes."""
         limits = dict(limits or {})
         unknown = set(limits) - set(targets)
         if unknown:
@@ -276,7 +326,7 @@ class Runner:
         default = default_limits or TargetLimits()
         hook = on_response or _ignore
         self._lanes = {
-            name: _Lane(name, target, limits.get(name, default), clock, hook)
+            name: _Lane(name, target, limits.get(name, default), clock, hook, selfcheck)
             for name, target in targets.items()
         }
 
