@@ -21,6 +21,14 @@ import orjson
 import typer
 from pydantic import BaseModel
 
+from groundwatch.cli.common import (
+    DatabaseUrlOpt,
+    interactive,
+    open_store,
+    progress_bar,
+    shown_url,
+    store_url,
+)
 from groundwatch.report.model import Report
 
 
@@ -70,6 +78,7 @@ async def _demo(
     quiet: bool,
     serve: tuple[float, str, int] | None = None,
     scenarios: str = "all",
+    store: str | None = None,
 ) -> DemoOutcome:
     from groundwatch.demo import demo_dataset
     from groundwatch.reference_rag.app import create_app
@@ -103,7 +112,7 @@ async def _demo(
         say(f"RAGProbe scenario probes (SQL truth): {kept}")
     settings = ReferenceRagSettings(rag_retriever=retriever)
     runner, close = reference_runner(create_app(settings, domain.documents))
-    pipeline = EmbeddedPipeline(probes_of, runner, on_stop=[close])
+    pipeline = EmbeddedPipeline(probes_of, runner, on_stop=[close], database_url=store)
     await pipeline.start()
     try:
         if serve is not None:
@@ -119,15 +128,16 @@ async def _demo(
                 port=port,
                 on_cycle=lambda r: say(f"cycle: {r.published} probes in {r.elapsed_s:.1f}s"),
             )
-        result = await pipeline.run(runs)
+        with progress_bar("probing", enabled=interactive(quiet)) as update:
+            result = await pipeline.run(runs, on_progress=update)
+        compare = (cohorts[0], cohorts[1]) if len(cohorts) >= 2 else None
+        report = report_from_tagger(result.tagger, compare=compare, evidence=pipeline.evidence)
     finally:
         await pipeline.stop()
     say(
         f"probed the reference RAG ({retriever} retriever, extractive reader): "
         f"{result.published} probes in {result.elapsed_s:.1f}s, {result.dead_letters} dead letters"
     )
-    compare = (cohorts[0], cohorts[1]) if len(cohorts) >= 2 else None
-    report = report_from_tagger(result.tagger, compare=compare)
     say("")
     say(render_text(report))
     injected = domain.injected_gap_group_ids(groups)
@@ -139,6 +149,12 @@ async def _demo(
         f"\ninjected knowledge gaps: {len(injected)} groups; detected gap groups: {len(detected)}; "
         f"recall {gaps.gap_recall:.3f}, precision {gaps.gap_precision:.3f}"
     )
+    if store is not None:
+        say(
+            f"stored in {shown_url(store)} (series {pipeline.generator.series}, run"
+            f" {', '.join(result.run_ids)}): `groundwatch groups --status gap` lists the gap"
+            " groups, `groundwatch show GROUP_ID` one of them"
+        )
     say(f"done in {time.perf_counter() - started:.1f}s")
     return DemoOutcome(
         report=report, gaps=gaps, probes=result.published, elapsed_s=result.elapsed_s
@@ -175,14 +191,32 @@ def register(app: typer.Typer) -> None:
         scenarios: Annotated[
             str, typer.Option(help="RAGProbe scenario probes to add: S1,S2,…, all or none.")
         ] = "all",
+        html_out: Annotated[
+            Path | None, typer.Option("--html", help="Write the HTML report here.")
+        ] = None,
+        database_url: DatabaseUrlOpt = None,
     ) -> None:
-        """Run the whole pipeline on the embedded bus and print the group report."""
+        """Run the whole pipeline on the embedded bus and print the group report.
+
+        Judgements go to the store (--database-url, else GW_DATABASE_URL, else groundwatch.db
+        here), where `groundwatch groups`, `show`, `runs` and `report` read them."""
         chosen = tuple(c.strip() for c in cohorts.split(",") if c.strip())
         serve = (interval, host, port) if continuous else None
+        url, _ = store_url(database_url)
+        open_store(database_url, create=True).dispose()  # a bad URL stops here, exit 2
         try:
-            out = asyncio.run(_demo(forms, chosen, runs, retriever, quiet, serve, scenarios))
+            out = asyncio.run(
+                _demo(forms, chosen, runs, retriever, quiet, serve, scenarios, store=url)
+            )
         except KeyboardInterrupt:
             raise typer.Exit(0) from None
+        if html_out is not None:
+            from groundwatch.report.html import render_html
+
+            html_out.parent.mkdir(parents=True, exist_ok=True)
+            html_out.write_text(render_html(out.report), encoding="utf-8")
+            if not quiet:
+                typer.echo(f"wrote {html_out}")
         if json_out is not None:
             json_out.write_bytes(
                 orjson.dumps(out.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)

@@ -52,6 +52,7 @@ from groundwatch.core.tagging import (
     cause_of,
 )
 from groundwatch.report.columns import fmt
+from groundwatch.report.groups import FAILING, Evidence, group_results, target_health
 from groundwatch.report.model import (
     CohortNumbers,
     ComparisonCohort,
@@ -88,6 +89,8 @@ def build_report(
     alpha: float = 0.05,
     lambda_tolerance: float = 0.05,
     window: Window | None = None,
+    evidence: Evidence | None = None,
+    failing_limit: int | None = None,
 ) -> Report:
     """The report over a batch of observations (duplicates by ``probe_id`` count once).
 
@@ -112,7 +115,13 @@ def build_report(
         metric_scores=metric_scores,
         alpha=alpha,
         lambda_tolerance=lambda_tolerance,
+        evidence=evidence,
+        failing_limit=failing_limit,
     )
+
+
+#: Failing groups a report lists in full by default (counts are always complete).
+MAX_FAILING = 2000
 
 
 def report_from_tagger(
@@ -126,8 +135,13 @@ def report_from_tagger(
     metric_scores: Mapping[str, Mapping[str, float]] | None = None,
     alpha: float = 0.05,
     lambda_tolerance: float = 0.05,
+    evidence: Evidence | None = None,
+    failing_limit: int | None = None,
 ) -> Report:
-    """The same report from a live tagger's window (what ``/report`` serves)."""
+    """The same report from a live tagger's window (what ``/report`` serves).
+
+    ``evidence`` (the store) fills the failing groups' questions, answers and SQL; at most
+    ``failing_limit`` (default :data:`MAX_FAILING`) are listed in full."""
     view = _View(tagger)
     targets = view.targets
     out_targets: dict[str, TargetReport] = {}
@@ -142,6 +156,12 @@ def report_from_tagger(
             cohorts=per_cohort,
             hypothesis=_hypothesis(view, target, pair, alpha, lambda_tolerance),
         )
+    failing_total, failing = group_results(
+        tagger,
+        status=FAILING,
+        evidence=evidence,
+        limit=MAX_FAILING if failing_limit is None else failing_limit,
+    )
     tpair = compare_targets
     if tpair is None and len(targets) == 2:
         tpair = (targets[0], targets[1])
@@ -162,6 +182,9 @@ def report_from_tagger(
         series=sorted({o.series for o in view.obs.values() if o.series}),
         latest_cycle=max((o.cycle for o in view.obs.values()), default=None),
         transitions=[transition_entry(tr) for tr in tagger.recent_transitions(50)],
+        failing_groups=failing,
+        failing_groups_total=failing_total,
+        target_health=target_health(tagger, evidence),
     )
 
 
