@@ -113,6 +113,11 @@ class RagResponse(_ProbeKeyed):
     error_kind: str | None = Field(
         None, description="timeout, http_5xx, bad_payload, circuit_open…"
     )
+    error_detail: Annotated[str, Field(max_length=2000)] | None = Field(
+        None,
+        description="The target error's message (which key was missing, which status, what"
+        " opened the circuit), so a failing target says why.",
+    )
     answer: Text | None = None
     answer_truncated: bool = False
     retrieved_ids: list[str] = Field(default_factory=list)

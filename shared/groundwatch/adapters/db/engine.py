@@ -24,14 +24,20 @@ def database_url_problem(url: str) -> str | None:
     except ArgumentError:
         return "not a database URL (expected e.g. sqlite:///file.db or postgresql+psycopg://…)"
     try:
-        parsed.get_dialect()
+        dialect = parsed.get_dialect()
+        dialect.import_dbapi()  # `mysql://` means MySQLdb: say it is missing before connecting
     except NoSuchModuleError:
         return (
             f"unknown database backend or driver {parsed.drivername!r} "
             "(sqlite, postgresql+psycopg, mysql+pymysql, …)"
         )
     except ImportError as exc:
-        return f"the driver of {parsed.drivername!r} is not installed ({exc.name or exc})"
+        hint = (
+            " (pip install 'groundwatch[mysql]', then mysql+pymysql://…)"
+            if (parsed.get_backend_name() in ("mysql", "mariadb"))
+            else ""
+        )
+        return f"the driver of {parsed.drivername!r} is not installed ({exc.name or exc}){hint}"
     return None
 
 

@@ -57,7 +57,11 @@ class JudgeStage:
     async def _one(self, response: RagResponse) -> Judgement:
         started = time.perf_counter()
         if response.status is TargetStatus.ERROR:
-            decision = Decision(Verdict.ERROR, "target", response.error_kind or "target_error", {})
+            kind = response.error_kind or "target_error"
+            detail = response.error_detail or ""
+            # the reason names the kind and why (the store and `groundwatch show` keep it)
+            reason = detail if detail.startswith(kind) else f"{kind}: {detail}" if detail else kind
+            decision = Decision(Verdict.ERROR, "target", reason, {})
         else:
             decision = await self.judge(response.query, response.expected, response.answer)
             if response.answer_truncated and decision.verdict is Verdict.INCORRECT:
