@@ -137,8 +137,7 @@ async def _run(
             typer.echo(
                 f"series {pipeline.generator.series!r}, {cycles} (run {', '.join(result.run_ids)}):"
                 f" {result.published} probes in {result.elapsed_s:.1f}s;"
-                f" stored in {shown_url(opts.database_url)}",
-                err=True,
+                f" stored in {shown_url(opts.database_url)}"
             )
         else:
             say(
@@ -259,6 +258,9 @@ def register(app: typer.Typer) -> None:
         rules = parse_rules(fail_under, maximum)
         if (rules or junit) and not once:
             raise typer.BadParameter("thresholds and --junit go with --once")
+        from groundwatch.adapters.targets.config import load_targets
+
+        load_targets(targets)  # a bad targets file stops here, naming the field (exit 2)
         url, _ = store_url(database_url)
         open_store(database_url, create=True).dispose()  # a bad URL stops here, exit 2
         groups = load_dataset(dataset)
