@@ -103,7 +103,7 @@ def test_mysql_source_session_cannot_write(source: tuple[str, str]) -> None:
     url, _ = source
     engine = readonly_engine(url)
     try:
-        with pytest.raises(Exception, match="READ ONLY|read-only|read only"), engine.begin() as c:
+        with pytest.raises(Exception, match=r"READ ONLY|read-only|read only"), engine.begin() as c:
             c.execute(text("CREATE TABLE gw_should_not_exist (x INT)"))
     finally:
         engine.dispose()
