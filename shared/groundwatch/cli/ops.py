@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import typer
 
-from groundwatch.adapters.bus import make_bus
-from groundwatch.contracts import Topics
-from groundwatch.errors import ConfigError
-from groundwatch.runtime.settings import CommonSettings, load_settings
+if TYPE_CHECKING:
+    from groundwatch.runtime.settings import CommonSettings
 
 
 def _settings() -> CommonSettings:
+    from groundwatch.errors import ConfigError
+    from groundwatch.runtime.settings import CommonSettings, load_settings
+
     try:
         return load_settings(CommonSettings)
     except ConfigError as exc:
@@ -40,6 +42,9 @@ def register(app: typer.Typer) -> None:
         partitions: int = typer.Option(None, help="Partitions per topic (default: GW_PARTITIONS)."),
     ) -> None:
         """Create the four topics (probes, responses, judgements, dead-letter) if missing."""
+        from groundwatch.adapters.bus import make_bus
+        from groundwatch.contracts import Topics
+
         s = _settings()
         topics = Topics(s.topic_prefix if prefix is None else prefix)
         bus = make_bus(
