@@ -171,7 +171,7 @@ def group_results(
     page = rows[offset : None if limit is None else offset + limit]
     built = [_build(tagger, key, st, by_cohort, cohort) for key, st, by_cohort in page]
     if evidence is not None:
-        built = _with_evidence(built, evidence)
+        built = fill_evidence(built, evidence)
     return len(rows), built
 
 
@@ -263,8 +263,9 @@ def _history(
     return out
 
 
-def _with_evidence(rows: list[GroupResult], evidence: Evidence) -> list[GroupResult]:
-    """The rows with questions, answers, reasons, gold answers and SQL filled in."""
+def fill_evidence(rows: list[GroupResult], evidence: Evidence) -> list[GroupResult]:
+    """The rows with questions, answers, reasons, gold answers and SQL filled in (I/O only: a
+    live service calls this off its event loop, after selecting the rows on it)."""
     details = evidence.forms([f.probe_id for r in rows for f in r.forms])
     sources = evidence.sources(sorted({(r.dataset_id, r.group_id) for r in rows}))
     out = []

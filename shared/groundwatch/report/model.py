@@ -15,6 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 SCHEMA = "groundwatch.report/2"
 
+#: The columns of :meth:`Report.to_pandas`, in order.
+FORM_COLUMNS = (
+    "target", "group_id", "group_status", "knowledge_gap", "cohort", "cohort_status", "sql",
+    "gold", "form_id", "question", "answer", "verdict", "tier", "reason", "cause", "error_kind",
+    "flaky", "cycle", "run_id", "probe_id",
+)  # fmt: skip
+
 Interval = tuple[float, float] | None
 """A 95 % interval (Wilson for proportions) or ``None`` when the denominator is 0."""
 
@@ -417,6 +424,11 @@ class Report(_Model):
     target_health: dict[str, TargetHealth] = Field(
         default_factory=dict, description="Per target: answered probes and errors by kind."
     )
+    groups: list[GroupResult] = Field(
+        default_factory=list,
+        description="Every group's results, robust ones too, when asked for"
+        " (groundwatch.evaluate); empty otherwise.",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -435,3 +447,41 @@ class Report(_Model):
     def to_json(self) -> dict[str, Any]:
         """The JSON document (aliases as field names: ``schema``, ``lambda``)."""
         return self.model_dump(mode="json", by_alias=True)
+
+    def to_pandas(self) -> Any:
+        """One row per asked text form — of every group (``groups``) or, when the report lists
+        only the failing ones, of those — with its group's status, SQL and gold answer: the
+        per-sample table a notebook filters and plots. Needs pandas (``groundwatch[pandas]``)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(
+                "Report.to_pandas needs pandas: pip install 'groundwatch[pandas]'"
+            ) from None
+        rows = [
+            {
+                "target": g.target,
+                "group_id": g.group_id,
+                "group_status": g.status,
+                "knowledge_gap": g.knowledge_gap,
+                "cohort": f.cohort,
+                "cohort_status": g.cohort_status.get(f.cohort),
+                "sql": g.sql,
+                "gold": g.gold_text,
+                "form_id": f.form_id,
+                "question": f.question,
+                "answer": f.answer,
+                "verdict": f.verdict,
+                "tier": f.tier,
+                "reason": f.reason,
+                "cause": f.cause,
+                "error_kind": f.error_kind,
+                "flaky": f.flaky,
+                "cycle": f.cycle,
+                "run_id": f.run_id,
+                "probe_id": f.probe_id,
+            }
+            for g in (self.groups or self.failing_groups)
+            for f in g.forms
+        ]
+        return pd.DataFrame(rows, columns=FORM_COLUMNS)

@@ -13,11 +13,32 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Query
 from fastapi.responses import HTMLResponse
 
+from groundwatch.adapters.db.evidence import StoreEvidence
 from groundwatch.core.tagging import GroupStatus, Tagger, Transition
 from groundwatch.report.build import report_from_tagger
+from groundwatch.report.groups import FAILING, fill_evidence, group_results
 from groundwatch.report.html import render_html
-from groundwatch.report.model import Report, TransitionEntry
+from groundwatch.report.model import GroupPage, Report, TransitionEntry
 from groundwatch.stages.analytics.stage import AnalyticsStage
+
+
+def _statuses(spec: str | None) -> list[GroupStatus] | None:
+    """``gap,non_robust`` or ``failing`` → statuses; ValueError naming an unknown one."""
+    if not spec:
+        return None
+    out: list[GroupStatus] = []
+    for part in (p.strip().lower() for p in spec.split(",")):
+        if part == "failing":
+            out += sorted(FAILING)
+        elif part:
+            try:
+                out.append(GroupStatus(part))
+            except ValueError:
+                known = ", ".join(s.value for s in GroupStatus)
+                raise ValueError(f"unknown status {part!r}; one of {known} or failing") from None
+    return out
+
+
 
 
 def add_routes(app: FastAPI, worker: Callable[[], AnalyticsStage]) -> None:
@@ -26,40 +47,62 @@ def add_routes(app: FastAPI, worker: Callable[[], AnalyticsStage]) -> None:
     def tagger() -> Tagger:
         return worker().tagger
 
-    @app.get("/groups", tags=["groups"])
+    def _report() -> Report:
+        return report_from_tagger(tagger(), evidence=StoreEvidence(worker().store.engine))
+
+    @app.get("/groups", tags=["groups"], response_model=GroupPage)
     async def groups(
         target: str | None = None,
         cohort: str | None = None,
-        status: GroupStatus | None = None,
-        limit: int = Query(1000, ge=1, le=100_000),
-    ) -> dict[str, Any]:
-        """Semantic groups with their live status, filtered by target, cohort and status."""
-        rows = []
-        for t in tagger().tallies(target, cohort, status):
-            rows.append(
-                {
-                    "group_id": t.group_id,
-                    "target": t.target,
-                    "cohort": t.cohort,
-                    "status": t.status.value,
-                    "correct": t.correct,
-                    "incorrect": t.incorrect,
-                    "error": t.error,
-                    "undecided": t.undecided,
-                    "forms": t.group_forms,
-                    "forms_judged": t.forms_judged,
-                }
-            )
-            if len(rows) >= limit:
-                break
-        return {"count": len(rows), "groups": rows}
+        status: str | None = Query(
+            None,
+            description="gap, non_robust, flaky, unknown, pending, robust or failing;"
+            " comma-separated. Without cohort, a group's status over every cohort.",
+        ),
+        scenario: str = Query("factual", description="factual, S1…S6 or all."),
+        offset: int = Query(0, ge=0),
+        limit: int = Query(100, ge=1, le=10_000),
+    ) -> GroupPage:
+        """Semantic groups worst first, each with its SQL, gold answer, and every form's
+        question, answer, verdict and cause (the same rows as `groundwatch groups`)."""
+        try:
+            wanted = _statuses(status)
+        except ValueError as exc:
+            raise HTTPException(422, str(exc)) from None
+        # the selection reads the live tagger, so it runs on the loop that feeds it; the texts
+        # are read from the store in a thread
+        total, rows = group_results(
+            tagger(),
+            target=target,
+            cohort=cohort,
+            status=wanted,
+            scenario=None if scenario == "all" else scenario,
+            offset=offset,
+            limit=limit,
+        )
+        evidence = StoreEvidence(worker().store.engine)
+        rows = await asyncio.to_thread(fill_evidence, rows, evidence)
+        cycles = [g.cycle for g in rows]
+        return GroupPage(
+            total=total,
+            offset=offset,
+            limit=limit,
+            count=len(rows),
+            latest_cycle=max(cycles) if cycles else None,
+            groups=rows,
+        )
 
     @app.get("/groups/{group_id}", tags=["groups"])
     async def group(group_id: str, target: str | None = None) -> dict[str, Any]:
-        """One semantic group: answer and every form with response, retrieved ids, verdict."""
+        """One semantic group: its live status per target (``groups``: SQL, gold answer and
+        each form's latest question, answer, verdict and cause in the window) and every stored
+        judgement of it (``forms``)."""
         w = worker()  # the same state under the service and the embedded pipeline
+        _, live = group_results(tagger(), target=target, scenario=None, group_id=group_id)
+        live = [g for g in live if g.group_id == group_id]
+        live = await asyncio.to_thread(fill_evidence, live, StoreEvidence(w.store.engine))
         rows = await asyncio.to_thread(w.store.group_judgements, group_id, target)
-        if not rows:
+        if not rows and not live:
             raise HTTPException(404, f"no judgements for group {group_id}")
         t = tagger()
         statuses = {
@@ -67,12 +110,14 @@ def add_routes(app: FastAPI, worker: Callable[[], AnalyticsStage]) -> None:
         }
         return {
             "group_id": group_id,
-            "expected": rows[-1].expected,
+            "expected": rows[-1].expected if rows else None,
             "status": statuses,
+            "groups": [g.model_dump(mode="json") for g in live],
             "forms": [
                 {
                     "probe_id": r.probe_id,
                     "run_id": r.run_id,
+                    "cycle": r.cycle,
                     "target": r.target,
                     "cohort": r.cohort,
                     "form_id": r.form_id,
@@ -126,9 +171,9 @@ def add_routes(app: FastAPI, worker: Callable[[], AnalyticsStage]) -> None:
     @app.get("/report", tags=["report"], response_model=Report, response_model_by_alias=True)
     async def report() -> Report:
         """The GRAMMAR report over the current window (JSON)."""
-        return await asyncio.to_thread(report_from_tagger, tagger())
+        return await asyncio.to_thread(_report)
 
     @app.get("/report.html", tags=["report"], response_class=HTMLResponse)
     async def report_html() -> str:
         """The same report as a self-contained HTML page with plots."""
-        return render_html(await asyncio.to_thread(report_from_tagger, tagger()))
+        return render_html(await asyncio.to_thread(_report))
