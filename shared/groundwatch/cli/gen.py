@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import orjson
 import typer
 
-from groundwatch.cli.common import EXIT_USAGE, fail, interactive, make_progress
+from groundwatch.cli.common import EXIT_USAGE, fail, interactive, make_progress, progress_bar
 from groundwatch.errors import ConfigError, GroundwatchError
 
 if TYPE_CHECKING:
@@ -284,7 +284,7 @@ def register(app: typer.Typer) -> None:
         if unknown:
             raise typer.BadParameter(f"unknown cohorts {unknown}; known: {sorted(vs)}")
         if grammar is not None:
-            _gen_grammar(grammar, cohort_list, out, dataset_id, dry_run, as_json)
+            _gen_grammar(grammar, cohort_list, out, dataset_id, dry_run, as_json, quiet)
             return
         opts = GenOptions(
             llm=llm,
@@ -647,11 +647,14 @@ def _gen_grammar(
     dataset_id: str,
     dry_run: bool,
     as_json: bool = False,
+    quiet: bool = False,
 ) -> None:
     from groundwatch.adapters.db.datasets import read_grammar_dir, write_jsonl
 
     try:
-        imported = read_grammar_dir(directory, cohorts, dataset_id=dataset_id)
+        with progress_bar("importing", enabled=interactive(quiet), total=len(cohorts)) as update:
+            imported = read_grammar_dir(directory, cohorts, dataset_id=dataset_id, on_step=update)
+            update(len(cohorts), len(cohorts))
     except GroundwatchError as e:
         console.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e
