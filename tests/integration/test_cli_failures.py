@@ -296,3 +296,24 @@ def test_unverifiable_backend_needs_the_flag() -> None:
         readonly_engine("mssql+pymssql://u@127.0.0.1/db")
     with pytest.raises(ImportError):  # accepted: only the missing driver stops it now
         readonly_engine("mssql+pymssql://u@127.0.0.1/db", allow_unverified=True)
+
+
+def test_a_shared_store_reports_only_this_runs_series_and_targets(
+    dataset: Path, tmp_path: Path
+) -> None:
+    """Two users' runs in the default store: each report, and its gate, judges its own groups."""
+    with serve(answers_of(dataset, knows_half)) as url:
+        first = targets_file(tmp_path / "a.yaml", url)
+        proc = gw("run", "--dataset", str(dataset), "--targets", str(first), "--once",
+                  "--quiet", "--series", "one", cwd=tmp_path)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        second = tmp_path / "b.yaml"
+        second.write_text(first.read_text().replace("name: mine", "name: other"))
+        out = tmp_path / "r.json"
+        proc = gw("run", "--dataset", str(dataset), "--targets", str(second), "--once",
+                  "--quiet", "--series", "two", "--json", str(out), cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / "groundwatch.db").exists()  # the default store, in the working directory
+    assert list(orjson.loads(out.read_bytes())["targets"]) == ["other"]
+    runs = gw("runs", cwd=tmp_path)
+    assert runs.returncode == 0 and " one " in runs.stdout and " two " in runs.stdout

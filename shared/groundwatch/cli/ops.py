@@ -28,9 +28,18 @@ def register(app: typer.Typer) -> None:
         url: str = typer.Option(None, "--url", help="SQLAlchemy URL (default: GW_DATABASE_URL)."),
     ) -> None:
         """Migrate the database to the newest schema (Alembic)."""
-        from groundwatch.adapters.db import create_schema, make_engine
+        from groundwatch.adapters.db import create_schema
+        from groundwatch.adapters.db.engine import open_engine
+        from groundwatch.errors import ConfigError
 
-        engine = make_engine(url or _settings().database_url)
+        try:
+            if url:
+                engine = open_engine(url, "--url")
+            else:
+                engine = open_engine(_settings().database_url, "GW_DATABASE_URL")
+        except ConfigError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
         create_schema(engine)
         typer.echo(f"database at {engine.url.render_as_string(hide_password=True)} is at head")
         engine.dispose()

@@ -43,6 +43,7 @@ from groundwatch.cli.outputs import (
 
 if TYPE_CHECKING:
     from groundwatch.core.model import SemanticGroup
+    from groundwatch.core.tagging import Tagger
     from groundwatch.report.model import GroupResult, Report
 
 
@@ -156,6 +157,7 @@ async def _run(
                 ),
             )
         tagger = pipeline.analytics.tagger
+        _only_this_series(tagger, pipeline.generator.series, runner.targets)
         evidence = pipeline.evidence
         if opts.baseline is None:
             tagger.refresh_causes()
@@ -183,6 +185,17 @@ async def _run(
     finally:
         await pipeline.stop()
     return report, all_groups
+
+
+def _only_this_series(tagger: Tagger, series: str, targets: list[str]) -> None:
+    """Leave out of the report what the store held from other series or targets: the tagger
+    reloads the whole store, and a shared store (the default file) must not make this run's
+    report — and its CI gate — judge someone else's groups. The series' own earlier cycles stay
+    (status windows, transitions, flakiness)."""
+    every = {(t.target, t.group_id): t for t in tagger.tallies()}
+    keep = {k for k, t in every.items() if t.series == series and t.target in targets}
+    for target, group_id in set(every) - keep:
+        tagger.discard_group(target, group_id)
 
 
 def register(app: typer.Typer) -> None:
