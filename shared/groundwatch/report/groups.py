@@ -169,7 +169,8 @@ def group_results(
         tagger, target=target, cohort=cohort, status=status, scenario=scenario, group_id=group_id
     )
     page = rows[offset : None if limit is None else offset + limit]
-    built = [_build(tagger, key, st, by_cohort, cohort) for key, st, by_cohort in page]
+    gaps = {t: tagger.knowledge_gaps(t) for t in {key[0] for key, _, _ in page}}
+    built = [_build(tagger, key, st, by_cohort, cohort, gaps) for key, st, by_cohort in page]
     if evidence is not None:
         built = fill_evidence(built, evidence)
     return len(rows), built
@@ -181,6 +182,7 @@ def _build(
     status: GroupStatus,
     by_cohort: Mapping[str, GroupTally],
     cohort: str | None,
+    gaps: Mapping[str, set[str]],
 ) -> GroupResult:
     target, gid = key
     answered = tagger.answered_anywhere(target, gid)
@@ -219,7 +221,7 @@ def _build(
         cohort=cohort,
         status=status.value,
         cohort_status={c: by_cohort[c].status.value for c in sorted(by_cohort)},
-        knowledge_gap=gid in tagger.knowledge_gaps(target),
+        knowledge_gap=gid in gaps.get(target, ()),
         dataset_id=first.dataset_id,
         series=first.series,
         cycle=max(t.cycle for t in tallies),

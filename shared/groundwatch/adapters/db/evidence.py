@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from sqlalchemy import Engine, select, tuple_
+from sqlalchemy import Engine, insert, select, tuple_
 from sqlalchemy.orm import Session
 
 from groundwatch.adapters.db.models import Dataset, FormRow, GroupRow, JudgementRow
@@ -82,32 +82,39 @@ def ensure_dataset_stored(engine: Engine, groups: Iterable[SemanticGroup]) -> in
                         )
                     )
                 )
-            for g in items:
-                if g.group_id in have:
-                    continue
-                have.add(g.group_id)
-                s.add(
-                    GroupRow(
-                        dataset_id=did,
-                        group_id=g.group_id,
-                        sql=g.sql,
-                        params=g.params,
-                        answer=g.answer.model_dump(mode="json"),
-                        answer_version=g.answer.version,
-                        relevant_doc_ids=list(g.relevant_doc_ids),
-                        scenario=g.scenario,
-                        template_id=g.template_id,
-                    )
+            new = [g for g in {g.group_id: g for g in items}.values() if g.group_id not in have]
+            # executemany of plain rows: a large dataset is stored in seconds, not minutes
+            for i in range(0, len(new), _CHUNK):
+                chunk = new[i : i + _CHUNK]
+                s.execute(
+                    insert(GroupRow),
+                    [
+                        {
+                            "dataset_id": did,
+                            "group_id": g.group_id,
+                            "sql": g.sql,
+                            "params": g.params,
+                            "answer": g.answer.model_dump(mode="json"),
+                            "answer_version": g.answer.version,
+                            "relevant_doc_ids": list(g.relevant_doc_ids),
+                            "scenario": g.scenario,
+                            "template_id": g.template_id,
+                        }
+                        for g in chunk
+                    ],
                 )
-                s.add_all(
-                    FormRow(
-                        dataset_id=did,
-                        group_id=g.group_id,
-                        form_id=f.form_id,
-                        cohort=f.cohort,
-                        text=f.text,
-                    )
+                forms = [
+                    {
+                        "dataset_id": did,
+                        "group_id": g.group_id,
+                        "form_id": f.form_id,
+                        "cohort": f.cohort,
+                        "text": f.text,
+                    }
+                    for g in chunk
                     for f in {f.form_id: f for f in g.forms}.values()
-                )
-                added += 1
+                ]
+                if forms:
+                    s.execute(insert(FormRow), forms)
+            added += len(new)
     return added
