@@ -72,3 +72,17 @@ def test_demo_finds_the_injected_gaps_and_the_fragile_cohort(tmp_path: Path) -> 
         cwd=tmp_path,
     )
     assert shown.returncode == 0 and page["groups"][0]["sql"] in shown.stdout
+
+
+def test_demo_gate_exits_1_below_a_threshold_and_0_above(tmp_path: Path) -> None:
+    cli = str(Path(sys.executable).with_name("groundwatch"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GW_")}
+    base = [cli, "demo", "--quiet", "--scenarios", "none", "--database-url", "sqlite:///d.db"]
+    broken = subprocess.run([*base, "--fail-under", "acc_db=0.99", "--junit", "j.xml"],
+                            capture_output=True, text=True, timeout=280, env=env, cwd=tmp_path)  # fmt: skip
+    assert broken.returncode == 1, broken.stderr[-3000:]
+    assert "threshold broken: reference/short: acc_db" in broken.stderr
+    assert (tmp_path / "j.xml").read_text().count("<testcase") > 300
+    met = subprocess.run([*base, "--fail-under", "acc_db=0.5", "--max", "target_error_share=0"],
+                         capture_output=True, text=True, timeout=280, env=env, cwd=tmp_path)  # fmt: skip
+    assert met.returncode == 0, met.stderr[-3000:]

@@ -19,7 +19,7 @@ from typing import Annotated
 
 import orjson
 import typer
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from groundwatch.cli.common import (
     DatabaseUrlOpt,
@@ -29,7 +29,8 @@ from groundwatch.cli.common import (
     shown_url,
     store_url,
 )
-from groundwatch.report.model import Report
+from groundwatch.cli.outputs import FailUnderOpt, JunitOpt, MaxOpt, finish, parse_rules
+from groundwatch.report.model import GroupResult, Report
 
 
 class GapDetection(BaseModel):
@@ -48,6 +49,9 @@ class DemoOutcome(BaseModel):
     gaps: GapDetection
     probes: int
     elapsed_s: float
+    groups: list[GroupResult] = Field(
+        default_factory=list, exclude=True, description="Every group's rows (for --junit)."
+    )
 
     def to_json(self) -> dict[str, object]:
         """One flat JSON document: the report's keys and the check's."""
@@ -79,6 +83,7 @@ async def _demo(
     serve: tuple[float, str, int] | None = None,
     scenarios: str = "all",
     store: str | None = None,
+    with_groups: bool = False,
 ) -> DemoOutcome:
     from groundwatch.demo import demo_dataset
     from groundwatch.reference_rag.app import create_app
@@ -132,6 +137,11 @@ async def _demo(
             result = await pipeline.run(runs, on_progress=update)
         compare = (cohorts[0], cohorts[1]) if len(cohorts) >= 2 else None
         report = report_from_tagger(result.tagger, compare=compare, evidence=pipeline.evidence)
+        every: list[GroupResult] = []
+        if with_groups:
+            from groundwatch.report.groups import group_results
+
+            _, every = group_results(result.tagger, evidence=pipeline.evidence)
     finally:
         await pipeline.stop()
     say(
@@ -157,7 +167,11 @@ async def _demo(
         )
     say(f"done in {time.perf_counter() - started:.1f}s")
     return DemoOutcome(
-        report=report, gaps=gaps, probes=result.published, elapsed_s=result.elapsed_s
+        report=report,
+        gaps=gaps,
+        probes=result.published,
+        elapsed_s=result.elapsed_s,
+        groups=every,
     )
 
 
@@ -195,6 +209,9 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--html", help="Write the HTML report here.")
         ] = None,
         database_url: DatabaseUrlOpt = None,
+        fail_under: FailUnderOpt = None,
+        maximum: MaxOpt = None,
+        junit: JunitOpt = None,
     ) -> None:
         """Run the whole pipeline on the embedded bus and print the group report.
 
@@ -202,11 +219,22 @@ def register(app: typer.Typer) -> None:
         here), where `groundwatch groups`, `show`, `runs` and `report` read them."""
         chosen = tuple(c.strip() for c in cohorts.split(",") if c.strip())
         serve = (interval, host, port) if continuous else None
+        rules = parse_rules(fail_under, maximum)
         url, _ = store_url(database_url)
         open_store(database_url, create=True).dispose()  # a bad URL stops here, exit 2
         try:
             out = asyncio.run(
-                _demo(forms, chosen, runs, retriever, quiet, serve, scenarios, store=url)
+                _demo(
+                    forms,
+                    chosen,
+                    runs,
+                    retriever,
+                    quiet,
+                    serve,
+                    scenarios,
+                    store=url,
+                    with_groups=junit is not None,
+                )
             )
         except KeyboardInterrupt:
             raise typer.Exit(0) from None
@@ -223,3 +251,15 @@ def register(app: typer.Typer) -> None:
             )
             if not quiet:
                 typer.echo(f"wrote {json_out}")
+        if rules or junit is not None:
+            # the same CI gate as `run --once`: thresholds on any report figure, JUnit per group
+            raise typer.Exit(
+                finish(
+                    out.report,
+                    rules=rules,
+                    groups=out.groups,
+                    junit_out=junit,
+                    quiet=True,
+                    text=False,
+                )
+            )
