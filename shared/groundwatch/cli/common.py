@@ -66,6 +66,8 @@ def open_store(option: str | None, *, create: bool = False) -> Engine:
     from groundwatch.errors import ConfigError
 
     url, name = store_url(option)
+    if not create:
+        _no_new_sqlite_file(url, name, default=not option and name == "--database-url")
     try:
         engine = open_engine(url, name)
     except ConfigError as exc:
@@ -90,6 +92,31 @@ def open_store(option: str | None, *, create: bool = False) -> Engine:
             EXIT_USAGE,
         )
     return engine
+
+
+def _no_new_sqlite_file(url: str, name: str, *, default: bool) -> None:
+    """Reading a SQLite store that is not there must not create an empty one as a side effect
+    (SQLite makes the file on connect): say where the store was looked for instead."""
+    from pathlib import Path
+
+    from groundwatch.adapters.db.engine import database_url_problem
+
+    if database_url_problem(url) is not None:
+        return  # open_engine names the problem
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    db = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or db in ("", ":memory:") or db.startswith("file:"):
+        return
+    if not Path(db).exists():
+        where = "the default store" if default else name
+        fail(
+            f"{where}: cannot connect (no such database file {Path(db).resolve()}); run"
+            " `groundwatch run --once` or `groundwatch demo` first, or point --database-url"
+            " at their store",
+            EXIT_USAGE,
+        )
 
 
 def _shown(url: str) -> str:
