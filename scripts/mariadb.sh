@@ -55,11 +55,14 @@ start() {
   mariadb-install-db --no-defaults "$(as_owner)" --datadir="$DATA" --auth-root-authentication-method=socket \
     --skip-test-db >"$HOME_DIR/install.log" 2>&1 || { cat "$HOME_DIR/install.log" >&2; die "mariadb-install-db failed"; }
   touch "$MARKER"
-  # 9>&-: the server must not inherit our flock. Durability is not wanted for throw-away data.
-  (cd / && nohup "$(server_bin)" --no-defaults "$(as_owner)" --datadir="$DATA" --socket="$SOCK" \
+  # 9>&- on the whole subshell, which then execs the server: nothing left running may hold our
+  # flock (a lingering subshell would make every later start/stop wait for it). Durability is
+  # not wanted for throw-away data.
+  local bin; bin=$(server_bin)
+  (cd / && exec nohup "$bin" --no-defaults "$(as_owner)" --datadir="$DATA" --socket="$SOCK" \
     --port="$PORT" --bind-address=127.0.0.1 --pid-file="$PIDFILE" --log-error="$LOG" \
     --skip-name-resolve --innodb-flush-log-at-trx-commit=0 --innodb-buffer-pool-size=64M \
-    --max-connections=200 >/dev/null 2>&1 9>&- &)
+    --max-connections=200 >/dev/null 2>&1) 9>&- &
   for _ in $(seq 1 120); do serving && break; sleep 0.5; done
   serving || { tail -n 40 "$LOG" >&2 || true; die "mariadbd did not start; log: $LOG"; }
   ensure_db
