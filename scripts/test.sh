@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make test`: start Kafka and PostgreSQL unless they already run, run every test tier, and stop
-# only what this script started (a broker from `make up` survives a test run).
+# `make test`: start Kafka, PostgreSQL and MariaDB unless they already run, install Chromium for
+# the browser test when missing, run every test tier, and stop only what this script started (a
+# broker from `make up` survives a test run).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -26,6 +27,28 @@ elif bash scripts/postgres.sh start; then
 else
   echo "test.sh: PostgreSQL did not start; PostgreSQL tests will fail under CI=true" >&2
 fi
+if bash scripts/mariadb.sh status >/dev/null 2>&1; then
+  echo "test.sh: reusing MariaDB"
+elif bash scripts/mariadb.sh start; then
+  started+=(mariadb)
+else
+  echo "test.sh: MariaDB did not start; MySQL tests will fail under CI=true" >&2
+fi
+# The HTML report is tested in a real browser: Debian's headless Chromium and its driver.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  if ((EUID == 0)) && command -v apt-get >/dev/null; then
+    echo "test.sh: installing chromium and chromium-driver from Debian packages ..."
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+      && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null \
+      || echo "test.sh: chromium did not install; the browser test will fail under CI=true" >&2
+  else
+    echo "test.sh: no chromium/chromedriver and no root to install them" >&2
+  fi
+fi
+export GW_TEST_CHROMIUM=${GW_TEST_CHROMIUM:-$(command -v chromium || true)}
+export GW_TEST_CHROMEDRIVER=${GW_TEST_CHROMEDRIVER:-$(command -v chromedriver || true)}
+export GW_TEST_MYSQL_URL=${GW_TEST_MYSQL_URL:-$(bash scripts/mariadb.sh url 2>/dev/null || true)}
+export GW_TEST_MYSQL_READER_URL=${GW_TEST_MYSQL_READER_URL:-$(bash scripts/mariadb.sh reader-url 2>/dev/null || true)}
 export GW_TEST_KAFKA_BOOTSTRAP=${GW_TEST_KAFKA_BOOTSTRAP:-127.0.0.1:$GW_KAFKA_PORT}
 export GW_TEST_KAFKA_LOG=${GW_TEST_KAFKA_LOG:-$(bash scripts/kafka.sh logs 2>/dev/null || true)}
 export GW_TEST_DATABASE_URL=${GW_TEST_DATABASE_URL:-$(bash scripts/postgres.sh url 2>/dev/null || true)}

@@ -118,3 +118,26 @@ async def memory_bus() -> AsyncIterator[object]:
     await bus.start()
     yield bus
     await bus.stop()
+
+
+@pytest.fixture(scope="session")
+def mysql_urls() -> tuple[str, str]:
+    """(writer URL, read-only user's URL) of the throw-away MariaDB (scripts/mariadb.sh)."""
+    url = os.environ.get("GW_TEST_MYSQL_URL", "")
+    reader = os.environ.get("GW_TEST_MYSQL_READER_URL", "")
+    if not url or not reader:
+        need("GW_TEST_MYSQL_URL / GW_TEST_MYSQL_READER_URL are not set (run through `make test`)")
+    try:
+        import pymysql  # noqa: F401
+    except ImportError:
+        need("PyMySQL is not installed (pip install -e '.[test]' or 'groundwatch[mysql]')")
+    from sqlalchemy import create_engine, text
+
+    try:
+        engine = create_engine(url)
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+        engine.dispose()
+    except Exception as exc:
+        need(f"MariaDB at {url} unreachable: {exc}")
+    return url, reader

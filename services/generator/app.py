@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db.evidence import ensure_dataset_stored
 from groundwatch.adapters.db.models import AnswerVersionRow
 from groundwatch.adapters.db.runs import next_cycle, record_cycle
 from groundwatch.contracts import Probe
@@ -114,6 +115,8 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
         groups, source_url = await asyncio.to_thread(load_groups, settings)
         engine = make_engine(settings.database_url)
         await asyncio.to_thread(create_schema, engine)
+        # the SQL truth beside the judgements: analytics' /groups and `groundwatch show` read it
+        await asyncio.to_thread(ensure_dataset_stored, engine, groups)
         changes = Counter(
             "groundwatch_answer_changes",
             "Groups whose SQL answer changed (new answer version).",

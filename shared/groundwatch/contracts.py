@@ -253,6 +253,11 @@ class RagResponse(_ProbeKeyed):
     error_kind: ErrorKind | None = Field(
         None, description="timeout, http_5xx, bad_payload, circuit_open…"
     )
+    error_detail: Annotated[str, Field(max_length=2000)] | None = Field(
+        None,
+        description="The target error's message (which key was missing, which status, what"
+        " opened the circuit), so a failing target says why.",
+    )
     answer: Text | None = None
     answer_truncated: bool = False
     answer_sanitized: bool = Field(

@@ -48,4 +48,44 @@ def test_demo_finds_the_injected_gaps_and_the_fragile_cohort(tmp_path: Path) -> 
     failures = {k: long_causes[k] for k in ("gap", "retrieval", "lm", "flaky", "stale")}
     assert long_causes["retrieval"] == max(failures.values()), long_causes
     assert report["scenarios"], "the demo report has no per-scenario failure rates"
-    assert not list(tmp_path.glob("*.db")), "the demo left a database in the working directory"
+    # The demo says where it stored its judgements, and `groups` names the facts it found
+    # missing: every injected gap, each with its questions, SQL, gold and the endpoint's answers.
+    assert "stored in sqlite:///groundwatch.db" in proc.stdout
+    listed = subprocess.run(
+        [str(Path(sys.executable).with_name("groundwatch")), "groups", "--status", "gap", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    page = orjson.loads(listed.stdout)
+    assert {g["group_id"] for g in page["groups"]} == set(report["injected_gaps"])
+    for g in page["groups"]:
+        assert g["sql"] and g["gold"] and g["knowledge_gap"]
+        assert g["forms"] and all(f["question"] for f in g["forms"])
+        assert any(f["answer"] for f in g["forms"])
+    shown = subprocess.run(
+        [str(Path(sys.executable).with_name("groundwatch")), "show", page["groups"][0]["group_id"]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert shown.returncode == 0 and page["groups"][0]["sql"] in shown.stdout
+
+
+def test_demo_gate_exits_1_below_a_threshold_and_0_above(tmp_path: Path) -> None:
+    cli = str(Path(sys.executable).with_name("groundwatch"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GW_")}
+    base = [cli, "demo", "--quiet", "--scenarios", "none", "--database-url", "sqlite:///d.db"]
+    broken = subprocess.run([*base, "--fail-under", "acc_db=0.99", "--junit", "j.xml"],
+                            capture_output=True, text=True, timeout=280, env=env, cwd=tmp_path)  # fmt: skip
+    assert broken.returncode == 1, broken.stderr[-3000:]
+    assert "threshold broken: reference/short: acc_db" in broken.stderr
+    assert (tmp_path / "j.xml").read_text().count("<testcase") > 300
+    met = subprocess.run([*base, "--fail-under", "acc_db=0.5", "--max", "target_error_share=0"],
+                         capture_output=True, text=True, timeout=280, env=env, cwd=tmp_path)  # fmt: skip
+    assert met.returncode == 0, met.stderr[-3000:]

@@ -110,16 +110,27 @@ def test_every_probe_judged_once_and_tallies_match(
         > 0
     )
 
-    # /groups and /groups/{id} agree with the core for one gap or non-robust group, if any.
-    rows = analytics.get("/groups?status=gap&limit=5").json()["groups"]
-    for row in rows:
-        assert tagger.status(row["target"], row["cohort"], row["group_id"]) is GroupStatus.GAP
+    # /groups and /groups/{id} agree with the core: every gap group of a cohort is listed with
+    # its SQL (stored by the generator), gold answer and each form's question and answer.
+    page = analytics.get("/groups?status=gap&cohort=short&limit=1000").json()
+    expected_gaps = {
+        t.group_id
+        for t in tagger.tallies(cohort="short", status=GroupStatus.GAP)
+        if t.scenario == "factual"
+    }
+    assert page["total"] == len(expected_gaps) > 0
+    assert {r["group_id"] for r in page["groups"]} == expected_gaps
+    for row in page["groups"][:5]:
+        assert row["status"] == "gap" and row["sql"] and row["gold"]
+        assert all(f["question"] and f["verdict"] != "correct" for f in row["forms"])
         detail = analytics.get(f"/groups/{row['group_id']}").json()
-        assert {f["verdict"] for f in detail["forms"] if f["cohort"] == row["cohort"]} <= {
+        assert {f["verdict"] for f in detail["forms"] if f["cohort"] == "short"} <= {
             "incorrect",
             "error",
             "undecided",
         }
+        (live,) = [g for g in detail["groups"] if g["target"] == row["target"]]
+        assert live["cohort_status"]["short"] == "gap" and live["sql"] == row["sql"]
     for p in pipeline.values():
         assert p.get("/healthz").status_code == 200
         assert "groundwatch_" in p.get("/metrics").text or p.name == "reference-rag"

@@ -371,4 +371,4 @@ def test_cli_report_from_stored_run(tmp_path: Path) -> None:
     assert (c["examples"], c["errors"], c["gap_groups"], c["robust_groups"]) == (8, 1, 1, 1)
     assert c["non_robust_groups"] == 1 and c["attribution"]["lm"] == 1
     res = CliRunner().invoke(app(), ["report", "--run", "nope", "--database-url", url])
-    assert res.exit_code == 1 and "no judgements" in res.output
+    assert res.exit_code == 2 and "no judgements" in res.output  # input error (exit codes)

@@ -143,7 +143,9 @@ def test_bad_database_url_exits_2_with_one_line_naming_the_variable(script: str,
 def test_bad_database_url_option_of_the_cli_exits_2_with_one_line(tmp_path: Path) -> None:
     dataset, targets = tmp_path / "d.jsonl", tmp_path / "t.yaml"
     dataset.write_text("")
-    targets.write_text("targets: []\n")
+    targets.write_text(
+        "targets:\n  - name: t\n    type: http_json\n    url: http://127.0.0.1:9/query\n"
+    )
     exe = Path(sys.executable).with_name("groundwatch")
     args = ["run", "--once", "--dataset", str(dataset), "--targets", str(targets)]
     proc = subprocess.run(

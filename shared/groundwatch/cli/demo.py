@@ -17,14 +17,25 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from groundwatch.report.model import Report
-from groundwatch.stages.analytics.data_quality import DataQualityChecker
+from groundwatch.cli.common import (
+    DatabaseUrlOpt,
+    interactive,
+    open_store,
+    progress_bar,
+    shown_url,
+    store_url,
+)
+from groundwatch.cli.outputs import FailUnderOpt, JunitOpt, MaxOpt, finish, parse_rules
+from groundwatch.report.model import GroupResult, Report
+
+if TYPE_CHECKING:
+    from groundwatch.stages.analytics.data_quality import DataQualityChecker
 
 
 class GapDetection(BaseModel):
@@ -47,6 +58,9 @@ class DemoOutcome(BaseModel):
     gaps: GapDetection
     probes: int
     elapsed_s: float
+    groups: list[GroupResult] = Field(
+        default_factory=list, exclude=True, description="Every group's rows (for --junit)."
+    )
 
     def to_json(self) -> dict[str, object]:
         """One flat JSON document: the report's keys and the check's."""
@@ -77,6 +91,8 @@ async def _demo(
     quiet: bool,
     serve: tuple[float, str, int] | None = None,
     scenarios: str = "all",
+    store: str | None = None,
+    with_groups: bool = False,
 ) -> DemoOutcome:
     from groundwatch.demo import demo_dataset
     from groundwatch.reference_rag.app import create_app
@@ -85,6 +101,7 @@ async def _demo(
     from groundwatch.report.text import render_text
     from groundwatch.runtime.embedded import EmbeddedPipeline, reference_runner, run_continuously
     from groundwatch.runtime.judging import load_judge, load_selfcheck_sampling
+    from groundwatch.stages.analytics.data_quality import DataQualityChecker
 
     say = (lambda *_: None) if quiet else typer.echo
     started = time.perf_counter()
@@ -118,7 +135,7 @@ async def _demo(
     # the data-quality check reads the corpus the reference RAG answers from
     quality = DataQualityChecker(domain.documents)
     pipeline = EmbeddedPipeline(
-        probes_of, runner, judge=judge, on_stop=[close], data_quality=quality
+        probes_of, runner, judge=judge, on_stop=[close], database_url=store, data_quality=quality
     )
     await pipeline.start()
     try:
@@ -135,16 +152,27 @@ async def _demo(
                 port=port,
                 on_cycle=lambda r: say(f"cycle: {r.published} probes in {r.elapsed_s:.1f}s"),
             )
-        result = await pipeline.run(runs)
+        with progress_bar("probing", enabled=interactive(quiet)) as update:
+            result = await pipeline.run(runs, on_progress=update)
         await pipeline.analytics.check_all_gaps()
+        compare = (cohorts[0], cohorts[1]) if len(cohorts) >= 2 else None
+        report = report_from_tagger(
+            result.tagger,
+            compare=compare,
+            evidence=pipeline.evidence,
+            data_quality=quality.results(),
+        )
+        every: list[GroupResult] = []
+        if with_groups:
+            from groundwatch.report.groups import group_results
+
+            _, every = group_results(result.tagger, evidence=pipeline.evidence)
     finally:
         await pipeline.stop()
     say(
         f"probed the reference RAG ({retriever} retriever, extractive reader): "
         f"{result.published} probes in {result.elapsed_s:.1f}s, {result.dead_letters} dead letters"
     )
-    compare = (cohorts[0], cohorts[1]) if len(cohorts) >= 2 else None
-    report = report_from_tagger(result.tagger, compare=compare, data_quality=quality.results())
     say("")
     say(render_text(report))
     injected = domain.injected_gap_group_ids(groups)
@@ -162,9 +190,19 @@ async def _demo(
         f"recall {gaps.gap_recall:.3f}, precision {gaps.gap_precision:.3f}"
     )
     say(f"data-quality labels of the injected gaps: {gaps.injected_gap_quality}")
+    if store is not None:
+        say(
+            f"stored in {shown_url(store)} (series {pipeline.generator.series}, run"
+            f" {', '.join(result.run_ids)}): `groundwatch groups --status gap` lists the gap"
+            " groups, `groundwatch show GROUP_ID` one of them"
+        )
     say(f"done in {time.perf_counter() - started:.1f}s")
     return DemoOutcome(
-        report=report, gaps=gaps, probes=result.published, elapsed_s=result.elapsed_s
+        report=report,
+        gaps=gaps,
+        probes=result.published,
+        elapsed_s=result.elapsed_s,
+        groups=every,
     )
 
 
@@ -208,21 +246,63 @@ def register(app: typer.Typer) -> None:
         scenarios: Annotated[
             str, typer.Option(help="RAGProbe scenario probes to add: S1,S2,…, all or none.")
         ] = "all",
+        html_out: Annotated[
+            Path | None, typer.Option("--html", help="Write the HTML report here.")
+        ] = None,
+        database_url: DatabaseUrlOpt = None,
+        fail_under: FailUnderOpt = None,
+        maximum: MaxOpt = None,
+        junit: JunitOpt = None,
     ) -> None:
         """Run the whole pipeline on the embedded bus and print the group report.
 
         The judge is configured as everywhere (GW_JUDGE_*, GW_LLM_*, GW_REFERENCE_FREE): rules
         only unless an LLM is set; the report adds answer metrics per cohort and scenario.
-        """
+        Judgements go to the store (--database-url, else GW_DATABASE_URL, else groundwatch.db
+        here), where `groundwatch groups`, `show`, `runs` and `report` read them."""
         chosen = tuple(c.strip() for c in cohorts.split(",") if c.strip())
         serve = (interval, host, port) if continuous else None
+        rules = parse_rules(fail_under, maximum)
+        url, _ = store_url(database_url)
+        open_store(database_url, create=True).dispose()  # a bad URL stops here, exit 2
         try:
-            out = asyncio.run(_demo(forms, chosen, runs, retriever, quiet, serve, scenarios))
+            out = asyncio.run(
+                _demo(
+                    forms,
+                    chosen,
+                    runs,
+                    retriever,
+                    quiet,
+                    serve,
+                    scenarios,
+                    store=url,
+                    with_groups=junit is not None,
+                )
+            )
         except KeyboardInterrupt:
             raise typer.Exit(0) from None
+        if html_out is not None:
+            from groundwatch.report.html import render_html
+
+            html_out.parent.mkdir(parents=True, exist_ok=True)
+            html_out.write_text(render_html(out.report), encoding="utf-8")
+            if not quiet:
+                typer.echo(f"wrote {html_out}")
         if json_out is not None:
             json_out.write_bytes(
                 orjson.dumps(out.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
             )
             if not quiet:
                 typer.echo(f"wrote {json_out}")
+        if rules or junit is not None:
+            # the same CI gate as `run --once`: thresholds on any report figure, JUnit per group
+            raise typer.Exit(
+                finish(
+                    out.report,
+                    rules=rules,
+                    groups=out.groups,
+                    junit_out=junit,
+                    quiet=True,
+                    text=False,
+                )
+            )

@@ -21,33 +21,49 @@ import asyncio
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
-import yaml
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from groundwatch.core.generation.pipeline import GenerationResult, StageSummary
-from groundwatch.core.generation.rules import RuleConfig
-from groundwatch.core.generation.schema import SchemaInfo
-from groundwatch.core.generation.steering import Steering, split_patterns
-from groundwatch.core.generation.template_file import TemplateSet
-from groundwatch.core.generation.templates import SqlTemplate
-from groundwatch.core.generation.verbalizers import (
-    Verbalizer,
-    default_verbalizers,
-    verbalizers_from_config,
-)
+from groundwatch.cli.common import EXIT_USAGE, fail, interactive, make_progress, progress_bar
 from groundwatch.errors import ConfigError, GroundwatchError
 
-console = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from groundwatch.core.generation.pipeline import GenerationResult, StageSummary
+    from groundwatch.core.generation.rules import RuleConfig
+    from groundwatch.core.generation.schema import SchemaInfo
+    from groundwatch.core.generation.steering import Steering
+    from groundwatch.core.generation.template_file import TemplateSet
+    from groundwatch.core.generation.templates import SqlTemplate
+    from groundwatch.core.generation.verbalizers import Verbalizer
+
+
+class _Console:
+    """rich's console on stderr, made on first use (rich costs a tenth of a second to import,
+    and ``--help`` should not pay it)."""
+
+    _real: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if _Console._real is None:
+            from rich.console import Console
+
+            _Console._real = Console(stderr=True)
+        return getattr(_Console._real, name)
+
+
+console: Any = _Console()
 
 
 def summary_table(summary: StageSummary, k: int) -> Table:
     """The stage summary as the paper's Table 2 row plus the rejection counts."""
+    from rich.table import Table
+
     t = Table(title="GRAMMAR-Gen stage summary", show_header=True)
     t.add_column("stage")
     t.add_column("count", justify="right")
@@ -69,6 +85,13 @@ def summary_table(summary: StageSummary, k: int) -> Table:
 
 
 def _verbalizers(path: Path | None) -> dict[str, Verbalizer]:
+    import yaml
+
+    from groundwatch.core.generation.verbalizers import (
+        default_verbalizers,
+        verbalizers_from_config,
+    )
+
     if path is None:
         return default_verbalizers()
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -93,16 +116,19 @@ class GenOptions:
     k: int = 3
     cohorts: list[str] = field(default_factory=lambda: ["short", "long"])
     dataset_id: str = "default"
-    verbalizers: dict[str, Verbalizer] = field(default_factory=default_verbalizers)
+    verbalizers: dict[str, Verbalizer] = field(default_factory=dict)
     dry_run: bool = False
-    steering: Steering = field(default_factory=Steering)
+    steering: Steering | None = None
     key_ratio: float | None = None
     list_answers: bool = False
     templates: Path | None = None
     as_json: bool = False
     doc_ids: Path | None = None
+    allow_unverified: bool = False
+    quiet: bool = False
 
     def rules(self, demo: bool) -> RuleConfig:
+        from groundwatch.core.generation.rules import RuleConfig
         from groundwatch.demo.domain import DEMO_RULES
 
         base = DEMO_RULES if demo else RuleConfig()
@@ -121,6 +147,8 @@ def _steering(
     exclude_columns: list[str] | None,
     pii: bool,
 ) -> Steering:
+    from groundwatch.core.generation.steering import Steering, split_patterns
+
     return Steering(
         include_tables=split_patterns(include_tables),
         exclude_tables=split_patterns(exclude_tables),
@@ -193,6 +221,17 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[
             bool, typer.Option("--json", help="Print the stage summary as JSON on stdout.")
         ] = False,
+        allow_unverified_readonly: Annotated[
+            bool,
+            typer.Option(
+                help="Accept a --db backend whose read-only mode groundwatch cannot enforce"
+                " (other than sqlite, postgresql, mysql/mariadb). Connect as a database user"
+                " that can only read: nothing else then keeps generation from writing."
+            ),
+        ] = False,
+        quiet: Annotated[
+            bool, typer.Option("--quiet", "-q", help="No progress bar (also off on CI or a pipe).")
+        ] = False,
         seed: Annotated[int, typer.Option(help="Demo domain seed.")] = 7,
         docs_out: Annotated[
             Path | None, typer.Option(help="With --demo: write the corpus JSON here.")
@@ -260,7 +299,7 @@ def register(app: typer.Typer) -> None:
         if unknown:
             raise typer.BadParameter(f"unknown cohorts {unknown}; known: {sorted(vs)}")
         if grammar is not None:
-            _gen_grammar(grammar, cohort_list, out, dataset_id, dry_run, as_json)
+            _gen_grammar(grammar, cohort_list, out, dataset_id, dry_run, as_json, quiet)
             return
         opts = GenOptions(
             llm=llm,
@@ -275,7 +314,21 @@ def register(app: typer.Typer) -> None:
             templates=templates,
             as_json=as_json,
             doc_ids=doc_ids,
+            allow_unverified=allow_unverified_readonly,
+            quiet=quiet,
         )
+        if db is not None:
+            from groundwatch.adapters.db.engine import check_database_url
+
+            try:
+                check_database_url(db, "--db")
+            except ConfigError as exc:
+                fail(str(exc), EXIT_USAGE)
+            if allow_unverified_readonly:
+                console.print(
+                    "warning: --allow-unverified-readonly: groundwatch does not check that this"
+                    " connection cannot write; the database user must be read-only"
+                )
         # --demo builds its database in a temporary directory that lives as long as the command
         with tempfile.TemporaryDirectory(prefix="groundwatch-demo-") as workdir:
             _gen_db(db, demo, seed, workdir, docs_out, opts, out=out)
@@ -349,7 +402,7 @@ def _introspect(url: str, opts: GenOptions, demo: bool) -> SchemaInfo:
     from groundwatch.adapters.sources.connect import readonly_engine
     from groundwatch.adapters.sources.introspect import introspect
 
-    engine = readonly_engine(url)
+    engine = readonly_engine(url, allow_unverified=opts.allow_unverified)
     try:
         with engine.connect() as conn, conn.begin():
             return introspect(conn, steering=opts.steering, key_ratio=opts.rules(demo).key_ratio)
@@ -416,11 +469,18 @@ def _gen_db(
         assert url is not None
         result = _run(url, opts, demo=demo)
     except GroundwatchError as e:
-        console.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from e
+        fail(f"--db: {e}" if db is not None and isinstance(e, ConfigError) else str(e), EXIT_USAGE)
+    except Exception as e:
+        _source_error(e)
     if result is None:
         return
     groups = domain.annotate(result.groups) if domain is not None else result.groups
+    if not groups:
+        from groundwatch.core.generation.pipeline import why_empty
+
+        console.print(summary_table(result.summary, opts.k))
+        _print_examples(result.summary)
+        fail(f"no semantic group generated: {why_empty(result.summary)}", EXIT_USAGE)
     if opts.doc_ids is not None and url is not None:
         from groundwatch.adapters.sources.doc_ids import annotate_doc_ids, read_doc_id_map
 
@@ -448,6 +508,24 @@ def _gen_db(
     _print_examples(result.summary)
     if opts.as_json:
         typer.echo(orjson.dumps(result.summary.as_dict(), default=str).decode())
+
+
+def _source_error(exc: Exception) -> None:
+    """A database error while reading the source: one line naming --db (exit 2), or re-raised
+    when it is no database error."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    if not isinstance(exc, SQLAlchemyError):
+        raise exc
+    orig = getattr(exc, "orig", None) or exc
+    lines = [ln.strip() for ln in str(orig).splitlines() if ln.strip()]
+    detail = next(
+        (ln for ln in lines if "refused" in ln or "does not exist" in ln),
+        lines[0] if lines else "",
+    )
+    fail(
+        f"--db: cannot read the source database ({type(orig).__name__}: {detail[:300]})", EXIT_USAGE
+    )
 
 
 def _print_examples(summary: StageSummary) -> None:
@@ -503,8 +581,9 @@ def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
             templates = rule_templates(schema, opts.rules(demo))
             texts = offline_text_templates(templates, opts.verbalizers, opts.cohorts, schema)
         _print_templates(templates, texts)
+        _dry_run_summary(templates, texts, opts)
         return None
-    with _progress() as progress:
+    with _progress(opts.quiet) as progress:
         task = progress.add_task("templates", total=None)
 
         def on_plan(_schema: SchemaInfo, templates: list[SqlTemplate]) -> None:
@@ -525,6 +604,41 @@ def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
             load_templates=load,
             on_template=on_template,
             on_plan=on_plan,
+            allow_unverified=opts.allow_unverified,
+        )
+
+
+def _dry_run_summary(
+    templates: list[SqlTemplate], texts: dict[str, dict[str, list[str]]], opts: GenOptions
+) -> None:
+    """What a dry run found, on stderr; none usable for --forms is an error, not silence."""
+    usable = [
+        t
+        for t in templates
+        if all(len(set(texts.get(t.template_id, {}).get(c, []))) >= opts.k for c in opts.cohorts)
+    ]
+    console.print(
+        f"{len(templates)} SQL templates, {len(usable)} with at least --forms {opts.k} text"
+        f" templates in every cohort ({', '.join(opts.cohorts)}); no answer query was run"
+    )
+    if not templates:
+        fail(
+            "no SQL template could be made: no table has a column that names its rows and"
+            " another column to ask about (or steering excluded them)",
+            EXIT_USAGE,
+        )
+    if not usable:
+        most = max(
+            (
+                min(len(set(texts.get(t.template_id, {}).get(c, []))) for c in opts.cohorts)
+                for t in templates
+            ),
+            default=0,
+        )
+        fail(
+            f"no SQL template has --forms {opts.k} text templates in every cohort (at most"
+            f" {most}); use --forms {max(1, most)} or fewer",
+            EXIT_USAGE,
         )
 
 
@@ -561,11 +675,14 @@ def _gen_grammar(
     dataset_id: str,
     dry_run: bool,
     as_json: bool = False,
+    quiet: bool = False,
 ) -> None:
     from groundwatch.adapters.db.datasets import read_grammar_dir, write_jsonl
 
     try:
-        imported = read_grammar_dir(directory, cohorts, dataset_id=dataset_id)
+        with progress_bar("importing", enabled=interactive(quiet), total=len(cohorts)) as update:
+            imported = read_grammar_dir(directory, cohorts, dataset_id=dataset_id, on_step=update)
+            update(len(cohorts), len(cohorts))
     except GroundwatchError as e:
         console.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e
@@ -594,11 +711,8 @@ def _gen_grammar(
         typer.echo(orjson.dumps(report).decode())
 
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-    )
+def _progress(quiet: bool) -> Progress:
+    """The templates' progress with an ETA on a terminal; disabled under --quiet, CI or a pipe."""
+    progress = make_progress()
+    progress.disable = not interactive(quiet)
+    return progress

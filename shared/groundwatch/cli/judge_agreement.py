@@ -20,14 +20,16 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from groundwatch.core.judging import Decision, judge_deterministic, validate_tiers
 from groundwatch.core.model import Expected, Verdict
+
+if TYPE_CHECKING:
+    from groundwatch.core.judging import Decision
 from groundwatch.errors import GroundwatchError
 
 
@@ -191,6 +193,8 @@ _OURS = (Verdict.CORRECT.value, Verdict.INCORRECT.value, Verdict.UNDECIDED.value
 def measure_agreement(
     items: Iterable[ResultItem], tiers: Sequence[str] | None = None
 ) -> AgreementReport:
+    from groundwatch.core.judging import judge_deterministic
+
     report = AgreementReport()
     for item in items:
         if item.response is None:
@@ -284,6 +288,8 @@ def register(app: typer.Typer) -> None:
         """Coverage, agreement and precision per verdict of the rules-only judge, per file."""
         console = Console()
         try:
+            from groundwatch.core.judging import validate_tiers
+
             tier_list = validate_tiers([t.strip() for t in tiers.split(",")]) if tiers else None
             items = [item for f in files for item in load_results(f)]
         except (GroundwatchError, ValueError) as exc:

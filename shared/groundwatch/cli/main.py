@@ -1,24 +1,48 @@
-"""The ``groundwatch`` command line: one typer app, one module per subcommand group."""
+"""The ``groundwatch`` command line: one typer app, one module per subcommand group.
+
+Exit codes: 0 ok; 1 a ``--fail-under``/``--max`` threshold was broken; 2 a usage, configuration or
+input error (bad option, bad URL, unreachable database, nothing to generate or probe); 3 a runtime
+error (every probe of a target failed, an unexpected failure). Every error is one line on stderr,
+never a traceback (``GW_DEBUG=1`` shows it).
+
+Command modules import their heavy dependencies (SQLAlchemy, scipy, the HTTP and LLM clients)
+inside the commands, so ``--help`` and light commands start in well under a second.
+"""
 
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 
 import typer
 
 from groundwatch import __version__
-from groundwatch.errors import GroundwatchError
 
 app = typer.Typer(
     name="groundwatch",
-    help="Grounded, continuous evaluation of production RAG systems.",
+    help="Grounded, continuous evaluation of production RAG systems.\n\n"
+    "Exit codes: 0 ok, 1 a --fail-under/--max threshold broken, 2 usage or configuration error,"
+    " 3 runtime error.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
 
 #: Subcommand modules; each exposes ``register(app)``.
-MODULES = ("gen", "judge_agreement", "report", "demo", "run", "ops", "settings_doc")
+MODULES = (
+    "gen",
+    "judge_agreement",
+    "report",
+    "demo",
+    "run",
+    "groups",
+    "ops",
+    "settings_doc",
+)
+
+#: Commands whose ``--json`` may be given without a file (standard output).
+_JSON_TO_STDOUT = ("groups", "show", "runs")
 
 
 def _register() -> None:
@@ -36,11 +60,40 @@ def version() -> None:
 _register()
 
 
+def _json_without_file(argv: list[str]) -> list[str]:
+    """``groups --json`` means ``groups --json -`` (JSON on standard output)."""
+    if not argv or argv[0] not in _JSON_TO_STDOUT:
+        return argv
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        last = i + 1 == len(argv)
+        if arg == "--json" and (last or (argv[i + 1].startswith("-") and argv[i + 1] != "-")):
+            out.append("-")
+    return out
+
+
 def main() -> None:
-    """Console entry ``groundwatch``: a GroundwatchError (bad config, unsafe SQL, bad input file)
-    ends the command with its message and exit code 2, not a traceback."""
+    """Console entry ``groundwatch``: errors end the command with one line and the documented
+    exit code (see the module docstring), never with a traceback."""
+    from groundwatch.errors import ConfigError, GroundwatchError, UnsafeSQL
+
+    argv = _json_without_file(sys.argv[1:])
     try:
-        app()
+        app(args=argv, prog_name="groundwatch")
     except GroundwatchError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise SystemExit(2) from None
+        usage = isinstance(exc, ConfigError | UnsafeSQL) or type(exc).__name__.endswith(
+            "FormatError"
+        )
+        raise SystemExit(2 if usage else 3) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    except Exception as exc:
+        if os.environ.get("GW_DEBUG"):
+            raise
+        text = " ".join(str(exc).split())[:500]
+        typer.echo(
+            f"error: {type(exc).__name__}: {text} (GW_DEBUG=1 shows the traceback)", err=True
+        )
+        raise SystemExit(3) from None

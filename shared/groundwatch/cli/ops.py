@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import typer
 
-from groundwatch.adapters.bus import make_bus
-from groundwatch.contracts import Topics
-from groundwatch.errors import ConfigError
-from groundwatch.runtime.settings import CommonSettings, load_settings
+if TYPE_CHECKING:
+    from groundwatch.runtime.settings import CommonSettings
 
 
 def _settings() -> CommonSettings:
+    from groundwatch.errors import ConfigError
+    from groundwatch.runtime.settings import CommonSettings, load_settings
+
     try:
         return load_settings(CommonSettings)
     except ConfigError as exc:
@@ -26,10 +28,18 @@ def register(app: typer.Typer) -> None:
         url: str = typer.Option(None, "--url", help="SQLAlchemy URL (default: GW_DATABASE_URL)."),
     ) -> None:
         """Migrate the database to the newest schema (Alembic)."""
-        from groundwatch.adapters.db import create_schema, make_engine
-        from groundwatch.adapters.db.engine import check_database_url
+        from groundwatch.adapters.db import create_schema
+        from groundwatch.adapters.db.engine import open_engine
+        from groundwatch.errors import ConfigError
 
-        engine = make_engine(check_database_url(url, "--url") if url else _settings().database_url)
+        try:
+            if url:
+                engine = open_engine(url, "--url")
+            else:
+                engine = open_engine(_settings().database_url, "GW_DATABASE_URL")
+        except ConfigError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
         create_schema(engine)
         typer.echo(f"database at {engine.url.render_as_string(hide_password=True)} is at head")
         engine.dispose()
@@ -41,6 +51,9 @@ def register(app: typer.Typer) -> None:
         partitions: int = typer.Option(None, help="Partitions per topic (default: GW_PARTITIONS)."),
     ) -> None:
         """Create the four topics (probes, responses, judgements, dead-letter) if missing."""
+        from groundwatch.adapters.bus import make_bus
+        from groundwatch.contracts import Topics
+
         s = _settings()
         topics = Topics(s.topic_prefix if prefix is None else prefix)
         bus = make_bus(

@@ -1,33 +1,36 @@
-"""``groundwatch report``: the GRAMMAR group report from a stored run or from GRAMMAR result files.
+"""``groundwatch report``: the GRAMMAR group report from the store or from GRAMMAR result files.
 
-The report itself is the pure core's (:mod:`groundwatch.report.build`); this module only gathers
-observations — from the database (``--run``, through SQLAlchemy) or from the authors' result files
-(``--grammar-results``) — and writes JSON, HTML and the text table.
+The report itself is :mod:`groundwatch.report.build`'s; this module only gathers observations —
+from the store (the latest cycle of a monitoring series by default, ``--run`` for given runs)
+or from the authors' result files (``--grammar-results``) — and hands the report to the same
+writer and CI gate as ``run`` (:mod:`groundwatch.cli.outputs`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import orjson
 import typer
 
-from groundwatch.adapters.db.observations import observations_for_runs
-from groundwatch.adapters.grammar_files import (
-    ImportFormatError,
-    load_evaluator_verdicts,
-    load_grammar_results,
-    load_grammar_specs,
-    load_likert_ratings,
+from groundwatch.cli.common import EXIT_USAGE, DatabaseUrlOpt, fail, open_store
+from groundwatch.cli.outputs import (
+    FailUnderOpt,
+    HtmlOpt,
+    JsonFileOpt,
+    JunitOpt,
+    MaxOpt,
+    finish,
+    parse_rules,
 )
-from groundwatch.core.data_quality import GroupSpec, QualityResults
-from groundwatch.core.tagging import GroupStatus, Observation, Tagger, Window
-from groundwatch.errors import ConfigError
-from groundwatch.report.build import report_from_tagger
-from groundwatch.report.model import Report
-from groundwatch.report.text import render_text
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from groundwatch.core.data_quality import GroupSpec, QualityResults
+    from groundwatch.core.tagging import Observation, Tagger
+    from groundwatch.report.model import Report
 
 
 def _split(spec: str, what: str) -> tuple[str, str]:
@@ -47,6 +50,8 @@ def _pair(spec: str | None, what: str) -> tuple[str, str] | None:
 
 
 def _grammar_observations(specs: Sequence[str], target: str) -> list[Observation]:
+    from groundwatch.adapters.grammar_files import load_grammar_results
+
     out: list[Observation] = []
     for spec in specs:
         label, file = _split(spec, "[TARGET/]COHORT=FILE")
@@ -63,6 +68,7 @@ def data_quality(
     import asyncio
 
     from groundwatch.adapters.corpus_files import load_corpus
+    from groundwatch.core.tagging import GroupStatus
     from groundwatch.stages.analytics.data_quality import DataQualityChecker
 
     reader = None
@@ -98,12 +104,11 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Option("--run", "-r", help="Run id whose stored judgements to report."),
         ] = None,
-        json_out: Annotated[
-            Path | None, typer.Option("--json", help="Write the report JSON here.")
-        ] = None,
-        html_out: Annotated[
-            Path | None, typer.Option("--html", help="Write the HTML report here.")
-        ] = None,
+        json_out: JsonFileOpt = None,
+        html_out: HtmlOpt = None,
+        junit: JunitOpt = None,
+        fail_under: FailUnderOpt = None,
+        maximum: MaxOpt = None,
         target: Annotated[
             str, typer.Option(help="Target name for imported result files.")
         ] = "grammar",
@@ -124,10 +129,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(help="NAME=CSV of a reference-free evaluator's verdicts."),
         ] = None,
         alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="Significance level.")] = 0.05,
-        database_url: Annotated[
-            str | None,
-            typer.Option("--database-url", help="SQLAlchemy URL (default: GW_DATABASE_URL)."),
-        ] = None,
+        database_url: DatabaseUrlOpt = None,
         quiet: Annotated[
             bool, typer.Option("--quiet", "-q", help="Do not print the text report.")
         ] = False,
@@ -166,139 +168,131 @@ def register(app: typer.Typer) -> None:
         With neither --grammar-results nor --run, it reports the store's latest cycle of a
         monitoring series (statuses, coverage, transitions, flakiness), from --database-url.
         """
+        from groundwatch.adapters.grammar_files import (
+            ImportFormatError,
+            load_evaluator_verdicts,
+            load_grammar_specs,
+            load_likert_ratings,
+        )
+        from groundwatch.core.tagging import Tagger, Window
+        from groundwatch.errors import ConfigError
+        from groundwatch.report.build import report_from_tagger
+
         grammar_results = grammar_results or []
         run = run or []
         evaluator = evaluator or []
-        if database_url is not None:
-            from groundwatch.adapters.db.engine import check_database_url
-
-            check_database_url(database_url, "--database-url")  # exit 2 with one line
+        rules = parse_rules(fail_under, maximum)
         window: Window | None = None
         specs: dict[str, GroupSpec] = {}
+        engine = None
+        if run or not grammar_results:
+            engine = open_store(database_url)
         try:
             observations = _grammar_observations(grammar_results, target)
             if corpus is not None and grammar_results:
                 specs.update(
                     load_grammar_specs(_split(g, "COHORT=FILE")[1] for g in grammar_results)
                 )
-            if run:
-                observations += _load_runs(run, database_url)
+            if run and engine is not None:
+                observations += _load_runs(engine, run)
                 if corpus is not None:
-                    specs.update(_load_specs(run, database_url))
-            if not grammar_results and not run:
-                observations = _load_series(series, database_url)
+                    specs.update(_load_specs(engine, run))
+            if not grammar_results and not run and engine is not None:
+                observations = _load_series(engine, series)
                 window = Window(runs=window_runs or None)
                 if corpus is not None:
                     runs = sorted({o.run_id for o in observations})
-                    specs.update(_load_specs(runs, database_url))
+                    specs.update(_load_specs(engine, runs))
             evaluators = {
                 name: load_evaluator_verdicts(file)
                 for name, file in (_split(s, "NAME=FILE") for s in evaluator)
             }
             human, metrics = load_likert_ratings(ratings) if ratings else ({}, {})
-        except (ImportFormatError, OSError) as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from None
-        if not observations:
-            typer.echo("error: no judgements found", err=True)
-            raise typer.Exit(1)
-        tagger = Tagger(window)
-        tagger.apply_many(observations)
-        quality = None
-        if corpus is not None:
-            try:
-                quality = data_quality(tagger, specs, corpus, mrc)
-            except ConfigError as exc:
-                typer.echo(f"error: {exc}", err=True)
-                raise typer.Exit(2) from None
-        result = report_from_tagger(
-            tagger,
-            compare=_pair(compare, "cohorts"),
-            compare_targets=_pair(compare_targets, "targets"),
-            evaluators=evaluators or None,
-            human_ratings=human or None,
-            metric_scores=metrics or None,
-            alpha=alpha,
-            balance_seed=balance_seed,
-            data_quality=quality,
+            if not observations:
+                fail("no judgements found" + (f" for run {', '.join(run)}" if run else ""),
+                     EXIT_USAGE)  # fmt: skip
+            evidence = None
+            if engine is not None:
+                from groundwatch.adapters.db.evidence import StoreEvidence
+
+                evidence = StoreEvidence(engine)
+            tagger = Tagger(window)
+            tagger.apply_many(observations)
+            quality = data_quality(tagger, specs, corpus, mrc) if corpus is not None else None
+            result = report_from_tagger(
+                tagger,
+                compare=_pair(compare, "cohorts"),
+                compare_targets=_pair(compare_targets, "targets"),
+                evaluators=evaluators or None,
+                human_ratings=human or None,
+                metric_scores=metrics or None,
+                alpha=alpha,
+                balance_seed=balance_seed,
+                data_quality=quality,
+                evidence=evidence,
+            )
+            groups = None
+            if junit is not None:
+                from groundwatch.report.groups import group_results
+
+                _, groups = group_results(tagger, evidence=evidence)
+        except (ImportFormatError, OSError, ConfigError) as exc:
+            fail(str(exc), EXIT_USAGE)
+        finally:
+            if engine is not None:
+                engine.dispose()
+        code = finish(
+            result,
+            rules=rules,
+            groups=groups,
+            json_out=json_out,
+            html_out=html_out,
+            junit_out=junit,
+            quiet=quiet,
+            fail_on_dead_target=False,
         )
-        if json_out is not None:
-            _write(json_out, report_json(result))
-        if html_out is not None:
-            from groundwatch.report.html import render_html
-
-            _write(html_out, render_html(result).encode())
-        if not quiet:
-            typer.echo(render_text(result), nl=False)
+        raise typer.Exit(code)
 
 
-def _load_runs(run_ids: Sequence[str], url: str | None) -> list[Observation]:
-    from groundwatch.adapters.db import make_engine, make_sessionmaker
-    from groundwatch.errors import ConfigError
-    from groundwatch.runtime.settings import CommonSettings, load_settings
+def _load_runs(engine: Engine, run_ids: Sequence[str]) -> list[Observation]:
+    from sqlalchemy.orm import Session
 
-    if url is None:
-        try:
-            url = load_settings(CommonSettings).database_url
-        except ConfigError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from None
-    engine = make_engine(url)
-    try:
-        with make_sessionmaker(engine)() as session:
-            return observations_for_runs(session, run_ids)
-    finally:
-        engine.dispose()
+    from groundwatch.adapters.db.observations import observations_for_runs
+
+    with Session(engine) as session:
+        return observations_for_runs(session, run_ids)
 
 
-def _load_specs(run_ids: Sequence[str], url: str | None) -> dict[str, GroupSpec]:
-    from groundwatch.adapters.db import make_engine, make_sessionmaker
+def _load_specs(engine: Engine, run_ids: Sequence[str]) -> dict[str, GroupSpec]:
+    from sqlalchemy.orm import Session
+
     from groundwatch.adapters.db.observations import specs_for_runs
 
-    engine = make_engine(url or _database_url())
-    try:
-        with make_sessionmaker(engine)() as session:
-            return specs_for_runs(session, run_ids)
-    finally:
-        engine.dispose()
+    with Session(engine) as session:
+        return specs_for_runs(session, run_ids)
 
 
-def _load_series(series: str | None, url: str | None) -> list[Observation]:
+def _load_series(engine: Engine, series: str | None) -> list[Observation]:
     """The stored judgements of ``series`` (default: the latest probed), in cycle order."""
-    from groundwatch.adapters.db import make_engine, make_sessionmaker
+    from sqlalchemy.orm import Session
+
     from groundwatch.adapters.db.observations import observations_for_series
     from groundwatch.adapters.db.runs import latest_cycle
 
-    url = url or _database_url()
-    engine = make_engine(url)
-    try:
-        if series is None:
-            latest = latest_cycle(engine)
-            if latest is None:
-                typer.echo(
-                    f"error: no monitoring cycles stored in {url}; run `groundwatch run --once"
-                    " --database-url URL` first, or give --run/--grammar-results",
-                    err=True,
-                )
-                raise typer.Exit(1)
-            series = latest[0]
-        with make_sessionmaker(engine)() as session:
-            return observations_for_series(session, series)
-    finally:
-        engine.dispose()
-
-
-def _database_url() -> str:
-    from groundwatch.errors import ConfigError
-    from groundwatch.runtime.settings import CommonSettings, load_settings
-
-    try:
-        return load_settings(CommonSettings).database_url
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    latest = latest_cycle(engine, series)
+    if latest is None:
+        what = f"series {series!r}" if series else "monitoring cycles"
+        fail(
+            f"no {what} in the store; run `groundwatch run --once` first, or give"
+            " --run/--grammar-results",
+            EXIT_USAGE,
+        )
+    with Session(engine) as session:
+        return observations_for_series(session, latest[0])
 
 
 def report_json(result: Report) -> bytes:
     """The report as the CLI writes it (indented JSON)."""
+    import orjson
+
     return orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2)

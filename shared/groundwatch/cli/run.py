@@ -1,111 +1,191 @@
 """``groundwatch run``: probe your own targets with your own dataset, in one process.
 
 For batch use and CI (``--once``: N cycles, print the report, exit) and for a single-machine
-continuous monitor (cycles every ``--interval`` seconds, ``/metrics`` and ``/report`` served).
-The same workers as the Kafka services run on the embedded bus; to scale out, run the services.
+continuous monitor (cycles every ``--interval`` seconds, ``/metrics``, ``/groups`` and
+``/report`` served). The same workers as the Kafka services run on the embedded bus; to scale
+out, run the services.
+
+Judgements, the runs and the dataset's groups (SQL, parameters, answers) go to the store
+(``--database-url``, else ``GW_DATABASE_URL``, else ``sqlite:///groundwatch.db``), where
+``groundwatch groups``, ``show``, ``runs`` and ``report`` read them afterwards. With ``--once``
+the exit code is the CI gate's (:mod:`groundwatch.cli.outputs`).
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import orjson
 import typer
 
-from groundwatch.report.model import Report
+from groundwatch.cli.common import (
+    EXIT_USAGE,
+    DatabaseUrlOpt,
+    QuietOpt,
+    fail,
+    interactive,
+    open_store,
+    progress_bar,
+    shown_url,
+    store_url,
+)
+from groundwatch.cli.outputs import (
+    FailUnderOpt,
+    HtmlOpt,
+    JsonFileOpt,
+    JunitOpt,
+    MaxOpt,
+    finish,
+    parse_rules,
+)
 
 if TYPE_CHECKING:
+    from groundwatch.core.model import SemanticGroup
+    from groundwatch.core.tagging import Tagger
+    from groundwatch.report.model import GroupResult, Report
     from groundwatch.stages.analytics.data_quality import DataQualityChecker
 
 
-async def _run(
-    dataset: Path,
-    targets_file: Path,
-    once: bool,
-    runs: int,
-    sample: int,
-    interval: float,
-    host: str,
-    port: int,
-    database_url: str | None,
-    compare: tuple[str, str] | None,
-    baseline: str | None = None,
-    series: str | None = None,
-    window_runs: int = 1,
-    read_token: str | None = None,
-    corpus: Path | None = None,
-    mrc: bool = False,
-) -> Report:
+@dataclass
+class RunOptions:
+    """Everything ``run`` was asked for, past the dataset and the targets file."""
+
+    once: bool = True
+    runs: int = 1
+    sample: int = 0
+    interval: float = 60.0
+    host: str = "127.0.0.1"
+    port: int = 8004
+    database_url: str = ""
+    compare: tuple[str, str] | None = None
+    baseline: str | None = None
+    series: str | None = None
+    window_runs: int = 1
+    quiet: bool = False
+    junit: bool = False
+    timeout_s: float = 3600.0
+    notes: list[str] = field(default_factory=list)
+    read_token: str | None = None
+    corpus: Path | None = None
+    mrc: bool = False
+
+
+def load_dataset(path: Path) -> list[SemanticGroup]:
+    """The dataset's groups, or a usage error (exit 2) saying what is wrong with the file."""
     from groundwatch.adapters.db.datasets import read_jsonl
+
+    try:
+        groups = read_jsonl(path)
+    except (OSError, ValueError) as exc:
+        fail(f"--dataset {path}: {' '.join(str(exc).split())[:300]}", EXIT_USAGE)
+    if not groups:
+        fail(
+            f"--dataset {path}: no semantic groups in the file (is it the output of"
+            " `groundwatch gen`?)",
+            EXIT_USAGE,
+        )
+    return groups
+
+
+async def _run(
+    groups: list[SemanticGroup], targets_file: Path, opts: RunOptions
+) -> tuple[Report, list[GroupResult] | None]:
     from groundwatch.adapters.targets import make_http_client
     from groundwatch.core.tagging import Window
     from groundwatch.report.build import report_from_tagger
-    from groundwatch.report.text import render_text
+    from groundwatch.report.groups import group_results
     from groundwatch.runtime.embedded import EmbeddedPipeline, run_continuously
     from groundwatch.runtime.judging import load_judge, load_selfcheck_sampling
     from groundwatch.stages.runner.factory import make_runner
 
-    groups = list(read_jsonl(dataset))
-    quality = _data_quality(corpus, mrc) if corpus is not None else None
-    judge = load_judge(database_url)
+    quality = _data_quality(opts.corpus, opts.mrc) if opts.corpus is not None else None
+    judge = load_judge(opts.database_url)
     http = make_http_client(max_connections=512)
-    runner = make_runner(http, targets_file=targets_file, selfcheck=load_selfcheck_sampling())
-    typer.echo(
-        f"{len(groups)} semantic groups from {dataset}; targets: {', '.join(runner.targets)}"
-    )
-    typer.echo(judge.describe)
+    try:
+        runner = make_runner(http, targets_file=targets_file, selfcheck=load_selfcheck_sampling())
+    except BaseException:
+        await http.aclose()
+        raise
+    if opts.baseline is not None and opts.baseline not in runner.targets:
+        await runner.aclose()
+        await http.aclose()
+        fail(
+            f"--open-domain-baseline {opts.baseline!r} is not a target of {targets_file}"
+            f" ({', '.join(runner.targets)})",
+            EXIT_USAGE,
+        )
+
+    def say(message: str) -> None:
+        if not opts.quiet:
+            typer.echo(message, err=True)
+
+    say(f"{len(groups)} semantic groups; targets: {', '.join(runner.targets)}")
+    say(judge.describe)
     pipeline = EmbeddedPipeline(
         groups,
         runner,
         judge=judge,
-        database_url=database_url,
-        sample=sample,
-        on_stop=[http.aclose],
-        series=series,
-        window=Window(runs=window_runs or None),
         data_quality=quality,
-        open_domain_baseline=baseline,
+        open_domain_baseline=opts.baseline,
+        database_url=opts.database_url,
+        sample=opts.sample,
+        on_stop=[http.aclose],
+        series=opts.series,
+        window=Window(runs=opts.window_runs or None),
     )
     await pipeline.start()
+    all_groups: list[GroupResult] | None = None
     try:
-        if once:
+        if opts.once:
             first = pipeline.generator.next_cycle
-            result = await pipeline.run(runs)
+            with progress_bar("probing", enabled=interactive(opts.quiet)) as update:
+                result = await pipeline.run(opts.runs, on_progress=update, timeout_s=opts.timeout_s)
             last = pipeline.generator.next_cycle - 1
             cycles = f"cycle {last}" if first == last else f"cycles {first}–{last}"
             typer.echo(
                 f"series {pipeline.generator.series!r}, {cycles} (run {', '.join(result.run_ids)}):"
-                f" {result.published} probes in {result.elapsed_s:.1f}s"
+                f" {result.published} probes in {result.elapsed_s:.1f}s;"
+                f" stored in {shown_url(opts.database_url)}"
             )
         else:
-            typer.echo(
-                f"probing every {interval:g}s; http://{host}:{port}/metrics (Ctrl-C to stop)"
+            say(
+                f"probing every {opts.interval:g}s; http://{opts.host}:{opts.port}/metrics,"
+                f" /groups, /report.html (Ctrl-C to stop); stored in"
+                f" {shown_url(opts.database_url)}"
             )
             await run_continuously(
                 pipeline,
-                interval_s=interval,
-                host=host,
-                port=port,
-                on_cycle=lambda r: typer.echo(f"cycle: {r.published} probes in {r.elapsed_s:.1f}s"),
-                read_token=read_token,
+                interval_s=opts.interval,
+                host=opts.host,
+                port=opts.port,
+                on_cycle=lambda r: say(
+                    f"cycle (run {', '.join(r.run_ids)}): {r.published} probes in"
+                    f" {r.elapsed_s:.1f}s"
+                ),
+                read_token=opts.read_token,
             )
         await pipeline.analytics.check_all_gaps()
         results = quality.results() if quality is not None else None
         tagger = pipeline.analytics.tagger
+        _only_this_series(tagger, pipeline.generator.series, runner.targets)
+        evidence = pipeline.evidence
         tagger.refresh_causes()
         # with a baseline the tagger reports the closed domain, as /metrics does live
-        report = report_from_tagger(tagger, compare=compare, data_quality=results)
-        if baseline is not None:
-            typer.echo(
+        report = report_from_tagger(
+            tagger, compare=opts.compare, evidence=evidence, data_quality=results
+        )
+        if opts.junit:
+            _, all_groups = group_results(tagger, evidence=evidence)
+        if opts.baseline is not None:
+            say(
                 f"open-domain filter: {len(tagger.open_domain_groups())} groups answered by"
-                f" {baseline} without retrieval are left out of the report and the metrics"
+                f" {opts.baseline} without retrieval are left out of the report and the metrics"
             )
     finally:
         await pipeline.stop()
-    typer.echo(render_text(report))
-    return report
+    return report, all_groups
 
 
 def _data_quality(corpus: Path, mrc: bool) -> DataQualityChecker:
@@ -126,6 +206,17 @@ def _data_quality(corpus: Path, mrc: bool) -> DataQualityChecker:
     )
 
 
+def _only_this_series(tagger: Tagger, series: str, targets: list[str]) -> None:
+    """Leave out of the report what the store held from other series or targets: the tagger
+    reloads the whole store, and a shared store (the default file) must not make this run's
+    report — and its CI gate — judge someone else's groups. The series' own earlier cycles stay
+    (status windows, transitions, flakiness)."""
+    every = {(t.target, t.group_id): t for t in tagger.tallies()}
+    keep = {k for k, t in every.items() if t.series == series and t.target in targets}
+    for target, group_id in set(every) - keep:
+        tagger.discard_group(target, group_id)
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def run(
@@ -139,27 +230,26 @@ def register(app: typer.Typer) -> None:
             ),
         ],
         once: Annotated[
-            bool, typer.Option("--once", help="Run --runs cycles, report, exit.")
+            bool, typer.Option("--once", help="Run --runs cycles, report, exit (CI).")
         ] = False,
-        runs: Annotated[int, typer.Option(help="Cycles with --once.")] = 1,
-        sample: Annotated[int, typer.Option(help="Groups per cycle (0 = all).")] = 0,
+        runs: Annotated[int, typer.Option(min=1, help="Cycles with --once.")] = 1,
+        sample: Annotated[int, typer.Option(min=0, help="Groups per cycle (0 = all).")] = 0,
         interval: Annotated[
             float, typer.Option(help="Seconds between cycles (continuous).")
         ] = 60.0,
         host: Annotated[str, typer.Option(help="Bind address (continuous).")] = "127.0.0.1",
         port: Annotated[
-            int, typer.Option(help="Port of /metrics and /report (continuous).")
+            int, typer.Option(help="Port of /metrics, /groups and /report (continuous).")
         ] = 8004,
-        database_url: Annotated[
-            str | None,
-            typer.Option(help="Keep the judgements in this database (default: a temp SQLite)."),
-        ] = None,
+        database_url: DatabaseUrlOpt = None,
         compare: Annotated[
             str | None, typer.Option(help="Two cohorts to test, e.g. short,long.")
         ] = None,
-        json_out: Annotated[
-            Path | None, typer.Option("--json", help="Write the report as JSON.")
-        ] = None,
+        json_out: JsonFileOpt = None,
+        html_out: HtmlOpt = None,
+        junit: JunitOpt = None,
+        fail_under: FailUnderOpt = None,
+        maximum: MaxOpt = None,
         series: Annotated[
             str | None,
             typer.Option(
@@ -181,6 +271,10 @@ def register(app: typer.Typer) -> None:
                 "groups are flagged open-domain and left out of the report (GRAMMAR §5.2)."
             ),
         ] = None,
+        timeout: Annotated[
+            float, typer.Option(min=1.0, help="Give up on a cycle after this many seconds.")
+        ] = 3600.0,
+        quiet: QuietOpt = False,
         read_token: Annotated[
             str | None,
             typer.Option(
@@ -207,41 +301,57 @@ def register(app: typer.Typer) -> None:
 
         Judged by the rules, and by the LLM tier when GW_JUDGE_LLM_ENABLED and GW_LLM_* are set
         (GW_REFERENCE_FREE adds RAGAS-Fact/SelfCheck); the first lines say which judge runs.
-        """
-        if database_url is not None:
-            from groundwatch.adapters.db.engine import check_database_url
 
-            check_database_url(database_url, "--database-url")  # exit 2 with one line
+        Exit codes with --once: 0 ok; 1 a --fail-under/--max threshold broken; 2 usage or
+        configuration error; 3 a target answered no probe at all (the first error is printed).
+        """
         pair = None
         if compare:
             a, _, b = compare.partition(",")
             if not a or not b:
                 raise typer.BadParameter("expected two cohorts as A,B", param_hint="--compare")
             pair = (a.strip(), b.strip())
+        rules = parse_rules(fail_under, maximum)
+        if (rules or junit) and not once:
+            raise typer.BadParameter("thresholds and --junit go with --once")
+        from groundwatch.adapters.targets.config import load_targets
+
+        load_targets(targets)  # a bad targets file stops here, naming the field (exit 2)
+        url, _ = store_url(database_url)
+        open_store(database_url, create=True).dispose()  # a bad URL stops here, exit 2
+        groups = load_dataset(dataset)
+        opts = RunOptions(
+            once=once,
+            runs=runs,
+            sample=sample,
+            interval=interval,
+            host=host,
+            port=port,
+            database_url=url,
+            compare=pair,
+            baseline=open_domain_baseline,
+            series=series,
+            window_runs=window_runs,
+            quiet=quiet,
+            junit=junit is not None,
+            timeout_s=timeout,
+            read_token=read_token,
+            corpus=corpus,
+            mrc=mrc,
+        )
         try:
-            report = asyncio.run(
-                _run(
-                    dataset,
-                    targets,
-                    once,
-                    runs,
-                    sample,
-                    interval,
-                    host,
-                    port,
-                    database_url,
-                    pair,
-                    open_domain_baseline,
-                    series,
-                    window_runs,
-                    read_token,
-                    corpus,
-                    mrc,
-                )
-            )
+            report, all_groups = asyncio.run(_run(groups, targets, opts))
         except KeyboardInterrupt:
             raise typer.Exit(0) from None
-        if json_out is not None:
-            json_out.write_bytes(
-                orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
-            )
+        except TimeoutError as exc:
+            fail(f"{exc} (--timeout {timeout:g}s)")
+        code = finish(
+            report,
+            rules=rules,
+            groups=all_groups,
+            json_out=json_out,
+            html_out=html_out,
+            junit_out=junit,
+            quiet=quiet,
+        )
+        raise typer.Exit(code)

@@ -59,6 +59,7 @@ from groundwatch.core.tagging import (
     cause_of,
 )
 from groundwatch.report.columns import fmt
+from groundwatch.report.groups import FAILING, Evidence, group_results, target_health
 from groundwatch.report.model import (
     Balanced,
     BalancedCohort,
@@ -103,6 +104,8 @@ def build_report(
     window: Window | None = None,
     balance_seed: int = 0,
     data_quality: QualityResults | None = None,
+    evidence: Evidence | None = None,
+    failing_limit: int | None = None,
 ) -> Report:
     """The report over a batch of observations (duplicates by ``probe_id`` count once).
 
@@ -130,7 +133,13 @@ def build_report(
         lambda_tolerance=lambda_tolerance,
         balance_seed=balance_seed,
         data_quality=data_quality,
+        evidence=evidence,
+        failing_limit=failing_limit,
     )
+
+
+#: Failing groups a report lists in full by default (counts are always complete).
+MAX_FAILING = 2000
 
 
 def report_from_tagger(
@@ -146,12 +155,16 @@ def report_from_tagger(
     lambda_tolerance: float = 0.05,
     balance_seed: int = 0,
     data_quality: QualityResults | None = None,
+    evidence: Evidence | None = None,
+    failing_limit: int | None = None,
 ) -> Report:
     """The same report from a live tagger's window (what ``/report`` serves).
 
     A tagger with an open-domain baseline (GRAMMAR §5.2) reports the closed domain: the groups
     the baseline answers correctly and the baseline itself are left out of every number, as
     ``groundwatch run --open-domain-baseline`` does, and the ``open_domain`` section says which.
+    ``evidence`` (the store) fills the failing groups' questions, answers and SQL; at most
+    ``failing_limit`` (default :data:`MAX_FAILING`) are listed in full.
     """
     baseline = tagger.open_domain_baseline
     if baseline is not None:
@@ -171,6 +184,8 @@ def report_from_tagger(
             lambda_tolerance=lambda_tolerance,
             balance_seed=balance_seed,
             data_quality=data_quality,
+            evidence=evidence,
+            failing_limit=failing_limit,
         )
         kept = [
             transition_entry(tr)
@@ -201,6 +216,12 @@ def report_from_tagger(
             hypothesis=_hypothesis(view, target, pair, alpha, lambda_tolerance),
             balanced=_balanced(view, target, pair, balance_seed),
         )
+    failing_total, failing = group_results(
+        tagger,
+        status=FAILING,
+        evidence=evidence,
+        limit=MAX_FAILING if failing_limit is None else failing_limit,
+    )
     tpair = compare_targets
     if tpair is None and len(targets) == 2:
         tpair = (targets[0], targets[1])
@@ -223,6 +244,9 @@ def report_from_tagger(
         transitions=[transition_entry(tr) for tr in tagger.recent_transitions(50)],
         data_quality=_data_quality(view, data_quality) if data_quality is not None else None,
         judge_quality=judge_quality(tagger.observations()),
+        failing_groups=failing,
+        failing_groups_total=failing_total,
+        target_health=target_health(tagger, evidence),
     )
 
 

@@ -1,9 +1,12 @@
 """The group report as one self-contained HTML page with inline SVG plots.
 
-No script, no stylesheet or font from a network: the page is mailed, archived and opened on an
+No script, stylesheet or font from a network: the page is mailed, archived and opened on an
 air-gapped laptop, so everything it shows is in the file. Plots: group status per cohort, accuracy
 against R (with Acc_db and the retrieval numbers), the cohort comparison with 95 % intervals, and
-failure attribution; tables carry the exact numbers behind each plot.
+failure attribution; tables carry the exact numbers behind each plot. The failing-facts table
+(every failing semantic group with its SQL, gold answer and each form's question, answer and
+verdict) is sorted, filtered and expanded by a small inline script; without scripts every row
+and its forms are simply shown.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from groundwatch.report.columns import (
 )
 from groundwatch.report.model import (
     CohortNumbers,
+    GroupResult,
     Hypothesis,
     JudgeQualityReport,
     Report,
@@ -52,6 +56,79 @@ th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}
 th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
 th{background:#f4f6f7}.warn{color:#a04000}.ok{color:#1e8449}.bad{color:#a93226}
 svg{display:block;margin:.5rem 0}svg text{font-family:inherit}.muted{color:#777;font-size:.85rem}
+table.ff td,table.ff th{text-align:left;vertical-align:top}table.ff th{cursor:pointer}
+table.ff th[aria-sort=ascending]::after{content:" ▲"}
+table.ff th[aria-sort=descending]::after{content:" ▼"}
+tr.ff-detail>td{background:#fbfcfc}tr.ff-detail.collapsed{display:none}
+table.ff table td,table.ff table th{font-size:.8rem;cursor:auto}
+.st-gap{color:#a93226;font-weight:bold}.st-non_robust{color:#b9770e}.st-flaky{color:#9a7d0a}
+.st-unknown{color:#566573}.ff-controls{margin:.5rem 0}.ff-controls input{width:20rem}
+button.ff-toggle{border:0;background:none;cursor:pointer;font-size:.9rem;padding:0 .3rem}
+code{font-size:.85rem;background:#f4f6f7;padding:0 .2rem}
+"""
+
+#: Answer and question characters shown per form (the JSON report keeps them whole).
+_HTML_TEXT = 600
+
+_FF_SCRIPT = """
+(function () {
+  var table = document.getElementById("failing-facts");
+  if (!table) { return; }
+  var body = table.tBodies[0];
+  var pairs = [];
+  var rows = body.querySelectorAll("tr.ff-row");
+  for (var i = 0; i < rows.length; i++) {
+    var detail = rows[i].nextElementSibling;
+    pairs.push({row: rows[i], detail: detail});
+    detail.classList.add("collapsed");
+  }
+  var filter = document.getElementById("ff-filter");
+  var status = document.getElementById("ff-status");
+  var count = document.getElementById("ff-count");
+  function apply() {
+    var q = filter.value.trim().toLowerCase();
+    var st = status.value;
+    var shown = 0;
+    pairs.forEach(function (p) {
+      var text = (p.row.textContent + " " + p.detail.textContent).toLowerCase();
+      var ok = (!st || p.row.getAttribute("data-status") === st) && (!q || text.indexOf(q) >= 0);
+      p.row.hidden = !ok;
+      p.detail.hidden = !ok;
+      if (ok) { shown++; }
+    });
+    count.textContent = shown + " of " + pairs.length + " groups";
+  }
+  filter.addEventListener("input", apply);
+  status.addEventListener("change", apply);
+  body.addEventListener("click", function (ev) {
+    var button = ev.target.closest("button.ff-toggle");
+    if (!button) { return; }
+    var detail = button.closest("tr").nextElementSibling;
+    var open = detail.classList.toggle("collapsed") === false;
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+    button.textContent = open ? "▾" : "▸";
+  });
+  var heads = table.tHead.rows[0].cells;
+  for (var c = 0; c < heads.length; c++) {
+    heads[c].addEventListener("click", (function (col) {
+      return function () {
+        var th = heads[col];
+        var asc = th.getAttribute("aria-sort") !== "ascending";
+        for (var k = 0; k < heads.length; k++) { heads[k].removeAttribute("aria-sort"); }
+        th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+        var numeric = th.getAttribute("data-type") === "number";
+        pairs.sort(function (a, b) {
+          var x = a.row.cells[col].getAttribute("data-v");
+          var y = b.row.cells[col].getAttribute("data-v");
+          var d = numeric ? (parseFloat(x) - parseFloat(y)) : x.localeCompare(y);
+          return asc ? d : -d;
+        });
+        pairs.forEach(function (p) { body.appendChild(p.row); body.appendChild(p.detail); });
+      };
+    })(c));
+  }
+  apply();
+})();
 """
 
 
@@ -403,7 +480,7 @@ def _data_quality_html(report: Report) -> str:
 
 
 def render_html(report: Report) -> str:
-    """The report as a standalone HTML document (no network, no JavaScript)."""
+    """The report as a standalone HTML document (no network; one inline script)."""
     many = len(report.targets) > 1
     cohort_rows = [
         [_label(t, c, many), "", *(col.get(n) for col in COHORT_COLUMNS)]
@@ -437,6 +514,8 @@ def render_html(report: Report) -> str:
         " group another cohort answered: the fact is known, the form fails to reach it.</p>",
         _status_plot(report),
         _metric_plot(report),
+        _health_html(report),
+        _failing_html(report),
         "<h2>Failure attribution</h2>",
         _attribution_plot(report),
         "<p class='muted'>gap: wrong in a gap group (the knowledge base lacks the fact);"
@@ -568,6 +647,8 @@ def render_html(report: Report) -> str:
         )
     if report.judge_quality is not None:
         parts.extend(_quality_html(report.judge_quality))
+    if report.failing_groups:
+        parts.append(f"<script>{_FF_SCRIPT}</script>")
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -752,3 +833,138 @@ def _quality_html(q: JudgeQualityReport) -> list[str]:
             )
         )
     return parts
+
+
+def _health_html(report: Report) -> str:
+    """Targets that failed on some probe: counts by kind and the first error's message."""
+    failing = {t: h for t, h in report.target_health.items() if h.errors}
+    if not failing:
+        return ""
+    rows = [
+        [
+            t,
+            "all failed" if h.all_failed else "",
+            h.probes,
+            h.answered,
+            h.errors,
+            ", ".join(f"{k} {n}" for k, n in h.error_kinds.items()),
+            h.first_error or "–",
+        ]
+        for t, h in failing.items()
+    ]
+    cls = "bad" if any(h.all_failed for h in failing.values()) else "warn"
+    return (
+        f"<h2 class='{cls}'>Target errors</h2>"
+        + _table(
+            ["target", "", "probes", "answered", "errors", "by kind", "first error"],
+            rows,
+        )
+        + "<p class='muted'>An error is never a wrong answer: its groups are unknown, not gaps."
+        " circuit_open names the error that opened the circuit.</p>"
+    )
+
+
+def _cut(text: str | None) -> str:
+    if text is None:
+        return "–"
+    return text if len(text) <= _HTML_TEXT else text[: _HTML_TEXT - 1] + "…"
+
+
+def _cell(value: object, sort_value: object = None, cls: str = "") -> str:
+    shown = escape(_fmt(value))
+    key = escape(str(sort_value if sort_value is not None else _fmt(value)), quote=True)
+    klass = f" class='{cls}'" if cls else ""
+    return f"<td data-v='{key}'{klass}>{shown}</td>"
+
+
+def _forms_table(g: GroupResult) -> str:
+    rows = "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{escape(v)}</td>"
+            for v in (
+                f.cohort,
+                f.verdict + (" (flaky)" if f.flaky else ""),
+                f.cause or "",
+                f.tier or "",
+                _cut(f.question),
+                _cut(f.answer) if f.answer is not None else f"({f.error_kind or 'no answer'})",
+                _cut(f.reason),
+            )
+        )
+        + "</tr>"
+        for f in g.forms
+    )
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("cohort", "verdict", "cause", "tier", "question", "answer", "reason")
+    )
+    sql = escape(g.sql or "– (dataset not stored)")
+    params = ", ".join(f"{k} = {v!r}" for k, v in g.params.items())
+    hist = ", ".join(f"{h.cohort}@{h.cycle}: {h.status}" for h in g.history)
+    return (
+        f"<div><strong>SQL</strong> <code>{sql}</code>"
+        + (f" <span class='muted'>{escape(params)}</span>" if params else "")
+        + f"<br><strong>gold</strong> {escape(g.gold_text or '–')}"
+        + f" · <span class='muted'>history {escape(hist or '–')}</span></div>"
+        + f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _failing_html(report: Report) -> str:
+    """Every failing semantic group: sortable, filterable, each expandable to its forms."""
+    if not report.failing_groups:
+        return "<h2>Failing facts</h2><p class='ok'>No failing semantic group.</p>"
+    from groundwatch.core.tagging import GroupStatus
+    from groundwatch.report.groups import SEVERITY
+
+    statuses = sorted(
+        {g.status for g in report.failing_groups}, key=lambda s: SEVERITY[GroupStatus(s)]
+    )
+    options = "".join(f"<option value='{escape(s)}'>{escape(s)}</option>" for s in statuses)
+    heads = [
+        ("target", "text"),
+        ("group", "text"),
+        ("status", "number"),
+        ("by cohort", "text"),
+        ("gold", "text"),
+        ("question", "text"),
+        ("wrong", "number"),
+        ("right", "number"),
+        ("errors", "number"),
+    ]
+    thead = "".join(f"<th data-type='{t}'>{escape(h)}</th>" for h, t in heads)
+    body = []
+    for g in report.failing_groups:
+        question = next(iter(sorted((f.question for f in g.forms if f.question), key=len)), None)
+        body.append(
+            f"<tr class='ff-row' data-status='{escape(g.status)}'>"
+            + _cell(g.target)
+            + f"<td data-v='{escape(g.group_id)}'><button class='ff-toggle' type='button'"
+            f" aria-expanded='false' aria-label='forms of {escape(g.group_id)}'>▸</button>"
+            f"<code>{escape(g.group_id)}</code></td>"
+            + _cell(g.status, SEVERITY[GroupStatus(g.status)], f"st-{g.status}")
+            + _cell(" ".join(f"{c}: {s}" for c, s in g.cohort_status.items()))
+            + _cell(g.gold_text)
+            + _cell(_cut(question))
+            + _cell(g.incorrect)
+            + _cell(g.correct)
+            + _cell(g.errors)
+            + "</tr>"
+            + f"<tr class='ff-detail'><td colspan='{len(heads)}'>{_forms_table(g)}</td></tr>"
+        )
+    more = report.failing_groups_total - len(report.failing_groups)
+    note = f" ({more} more not listed: see `groundwatch groups`)" if more > 0 else ""
+    return (
+        f"<h2 id='failing-facts-title'>Failing facts</h2><p class='muted'>"
+        f"{report.failing_groups_total} semantic groups are not robust{note}: gap (the fact is"
+        " missing in every cohort), non-robust (some wordings answered, some not), flaky (answers"
+        " flip between cycles), unknown (no decided verdict). Click a column to sort, ▸ to see"
+        " every question asked and the answer given.</p>"
+        "<div class='ff-controls'><input id='ff-filter' type='search'"
+        " placeholder='filter: id, answer, question, SQL…' aria-label='filter'>"
+        f" <select id='ff-status' aria-label='status'><option value=''>every status</option>"
+        f"{options}</select> <span id='ff-count' class='muted'></span></div>"
+        f"<table id='failing-facts' class='ff'><thead><tr>{thead}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )

@@ -15,6 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 SCHEMA = "groundwatch.report/2"
 
+#: The columns of :meth:`Report.to_pandas`, in order.
+FORM_COLUMNS = (
+    "target", "group_id", "group_status", "knowledge_gap", "cohort", "cohort_status", "sql",
+    "gold", "form_id", "question", "answer", "verdict", "tier", "reason", "cause", "error_kind",
+    "flaky", "cycle", "run_id", "probe_id",
+)  # fmt: skip
+
 Interval = tuple[float, float] | None
 """A 95 % interval (Wilson for proportions) or ``None`` when the denominator is 0."""
 
@@ -449,6 +456,102 @@ class JudgeQualityReport(_Model):
     ragprobe_metrics: dict[str, dict[str, RagProbeScenarioMetrics]] = Field(default_factory=dict)
 
 
+class FormResult(_Model):
+    """One text form of a group as it was last asked in the window: the question, what the target
+    answered, the verdict and why (tier, reason), and the failure's cause."""
+
+    probe_id: str
+    form_id: str
+    cohort: str
+    cycle: int = 0
+    run_id: str = ""
+    question: str | None = Field(None, description="The text form asked (None: not stored).")
+    answer: str | None = Field(None, description="The target's answer (None: it gave none).")
+    verdict: str
+    tier: str | None = None
+    reason: str | None = Field(None, description="Why the judge decided so, or the target error.")
+    cause: str | None = Field(
+        None,
+        description="gap, retrieval, lm, flaky, target_error, stale, undecided or pending; "
+        "None for a correct answer.",
+    )
+    error_kind: str | None = Field(None, description="http_5xx, timeout, bad_payload, …")
+    retrieved_ids: list[str] = Field(default_factory=list)
+    flaky: bool = Field(False, description="Its verdict reversed with an unchanged truth.")
+
+
+class StatusPoint(_Model):
+    """A group's GRAMMAR status in one cycle of one cohort (forms of that cycle only)."""
+
+    cohort: str
+    cycle: int
+    status: str
+    correct: int
+    incorrect: int
+    errors: int = 0
+    undecided: int = 0
+
+
+class GroupResult(_Model):
+    """One semantic group for one target: its status, its SQL truth and every form's evidence.
+
+    ``cohort`` is None when the row spans every cohort (``status`` is then the semantic group's
+    status over all of them, ``cohort_status`` each cohort's); with a cohort it is that cohort's
+    row. ``sql``/``params`` come from the stored dataset (None when it was never stored)."""
+
+    target: str
+    group_id: str
+    cohort: str | None = None
+    status: str
+    cohort_status: dict[str, str] = Field(default_factory=dict)
+    knowledge_gap: bool = Field(
+        False, description="Gap in every cohort with a decided status: the fact is missing."
+    )
+    dataset_id: str = ""
+    series: str = ""
+    cycle: int = 0
+    scenario: str = "factual"
+    sql: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    gold: list[str] = Field(default_factory=list, description="The SQL answer's values.")
+    gold_text: str | None = None
+    correct: int = 0
+    incorrect: int = 0
+    errors: int = 0
+    undecided: int = 0
+    forms_expected: int = 0
+    forms_judged: int = 0
+    coverage: float | None = None
+    forms: list[FormResult] = Field(default_factory=list)
+    history: list[StatusPoint] = Field(
+        default_factory=list, description="Status per cohort and cycle over the window."
+    )
+
+
+class GroupPage(_Model):
+    """A page of :class:`GroupResult` (``/groups``, ``groundwatch groups --json``)."""
+
+    total: int
+    offset: int = 0
+    limit: int | None = None
+    count: int
+    series: str | None = None
+    latest_cycle: int | None = None
+    groups: list[GroupResult]
+
+
+class TargetHealth(_Model):
+    """Whether a target answered at all: counts by error kind and the first error's message, so
+    an outage or a broken reply path is named instead of hiding in ``unknown`` groups."""
+
+    probes: int
+    answered: int
+    errors: int
+    error_kinds: dict[str, int] = Field(default_factory=dict)
+    first_error: str | None = Field(None, description="The first target error's message.")
+    all_failed: bool = False
+
+
 class Report(_Model):
     """The whole group report. ``target`` is the first target (most reports have one)."""
 
@@ -478,6 +581,22 @@ class Report(_Model):
             " (None when the judgements carry no scores, e.g. an imported result)."
         ),
     )
+    failing_groups: list[GroupResult] = Field(
+        default_factory=list,
+        description="Every semantic group that is not robust (gap, non-robust, flaky, unknown),"
+        " worst first, with its SQL, gold answer and each form's answer and verdict.",
+    )
+    failing_groups_total: int = Field(
+        0, description="Failing groups in all; failing_groups may hold fewer (capped)."
+    )
+    target_health: dict[str, TargetHealth] = Field(
+        default_factory=dict, description="Per target: answered probes and errors by kind."
+    )
+    groups: list[GroupResult] = Field(
+        default_factory=list,
+        description="Every group's results, robust ones too, when asked for"
+        " (groundwatch.evaluate); empty otherwise.",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -496,3 +615,41 @@ class Report(_Model):
     def to_json(self) -> dict[str, Any]:
         """The JSON document (aliases as field names: ``schema``, ``lambda``)."""
         return self.model_dump(mode="json", by_alias=True)
+
+    def to_pandas(self) -> Any:
+        """One row per asked text form — of every group (``groups``) or, when the report lists
+        only the failing ones, of those — with its group's status, SQL and gold answer: the
+        per-sample table a notebook filters and plots. Needs pandas (``groundwatch[pandas]``)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(
+                "Report.to_pandas needs pandas: pip install 'groundwatch[pandas]'"
+            ) from None
+        rows = [
+            {
+                "target": g.target,
+                "group_id": g.group_id,
+                "group_status": g.status,
+                "knowledge_gap": g.knowledge_gap,
+                "cohort": f.cohort,
+                "cohort_status": g.cohort_status.get(f.cohort),
+                "sql": g.sql,
+                "gold": g.gold_text,
+                "form_id": f.form_id,
+                "question": f.question,
+                "answer": f.answer,
+                "verdict": f.verdict,
+                "tier": f.tier,
+                "reason": f.reason,
+                "cause": f.cause,
+                "error_kind": f.error_kind,
+                "flaky": f.flaky,
+                "cycle": f.cycle,
+                "run_id": f.run_id,
+                "probe_id": f.probe_id,
+            }
+            for g in (self.groups or self.failing_groups)
+            for f in g.forms
+        ]
+        return pd.DataFrame(rows, columns=FORM_COLUMNS)

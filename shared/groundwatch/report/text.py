@@ -14,7 +14,11 @@ from groundwatch.report.columns import (
     interval,
     table3_rows,
 )
-from groundwatch.report.model import JudgeQualityReport, Report, TargetReport
+from groundwatch.report.groups import health_lines
+from groundwatch.report.model import GroupResult, JudgeQualityReport, Report, TargetReport
+
+#: Failing groups the text report shows (the rest: ``groundwatch groups``).
+TEXT_FAILING = 10
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], names: int = 2) -> str:
@@ -169,6 +173,11 @@ def render_text(report: Report) -> str:
             "Latest status transitions (newest first)\n"
             + table(["target", "cohort", "group", "from", "to", "kind", "cycle"], trows)
         )
+    if report.failing_groups_total:
+        parts.append(failing_text(report))
+    health = health_lines(report.target_health)
+    if health:
+        parts.append("Target errors\n" + "\n".join(f"  {line}" for line in health))
     if report.open_domain is not None:
         od = report.open_domain
         parts.append(
@@ -347,3 +356,43 @@ def quality_text(q: JudgeQualityReport) -> list[str]:
 
 def _bracket(ci: tuple[float, float] | None) -> str:
     return "[–]" if not ci else interval(ci)
+
+
+def failing_text(report: Report, limit: int = TEXT_FAILING) -> str:
+    """The worst failing facts, one line each: status, group, gold answer, a question asked."""
+    by_status: dict[str, int] = {}
+    for g in report.failing_groups:
+        by_status[g.status] = by_status.get(g.status, 0) + 1
+    counts = ", ".join(f"{n} {s}" for s, n in by_status.items())
+    shown = report.failing_groups[:limit]
+    rows = [
+        [g.target, g.status, g.group_id, _short(g.gold_text, 24), _short(_question(g), 60)]
+        for g in shown
+    ]
+    more = report.failing_groups_total - len(shown)
+    tail = (
+        f"\n… {more} more: `groundwatch groups --status gap` lists them, "
+        "`groundwatch show GROUP_ID` shows one"
+        if more > 0
+        else "\n`groundwatch show GROUP_ID` shows a group's questions and answers"
+    )
+    return (
+        f"Failing facts ({report.failing_groups_total} semantic groups: {counts})\n"
+        + table(["target", "status", "group", "gold", "question"], rows, names=5)
+        + tail
+    )
+
+
+def _question(g: GroupResult) -> str | None:
+    """The shortest question the target got wrong (else the shortest asked)."""
+    asked = [f.question for f in g.forms if f.question]
+    wrong = [f.question for f in g.forms if f.verdict != "correct" and f.question]
+    pool = wrong or asked
+    return min(pool, key=len) if pool else None
+
+
+def _short(text: str | None, n: int) -> str:
+    if not text:
+        return "–"
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -13,12 +13,35 @@ from typing import Any
 from fastapi import Depends, FastAPI, HTTPException, Query
 from fastapi.responses import HTMLResponse
 
+from groundwatch.adapters.db.evidence import StoreEvidence
 from groundwatch.core.tagging import GroupStatus, Tagger, Transition
 from groundwatch.report.build import report_from_tagger
+from groundwatch.report.groups import FAILING, fill_evidence, group_results
 from groundwatch.report.html import render_html
-from groundwatch.report.model import Report, TransitionEntry
+from groundwatch.report.model import GroupPage, Report, TransitionEntry
 from groundwatch.runtime.auth import require_read_token
 from groundwatch.stages.analytics.stage import AnalyticsStage
+
+_STATUS_WORD = "(gap|robust|non_robust|flaky|unknown|pending|failing)"
+#: What ``/groups?status=`` accepts, declared in the OpenAPI document.
+_STATUS_LIST = f"^{_STATUS_WORD}(,{_STATUS_WORD})*$"
+
+
+def _statuses(spec: str | None) -> list[GroupStatus] | None:
+    """``gap,non_robust`` or ``failing`` → statuses; ValueError naming an unknown one."""
+    if not spec:
+        return None
+    out: list[GroupStatus] = []
+    for part in (p.strip().lower() for p in spec.split(",")):
+        if part == "failing":
+            out += sorted(FAILING)
+        elif part:
+            try:
+                out.append(GroupStatus(part))
+            except ValueError:
+                known = ", ".join(s.value for s in GroupStatus)
+                raise ValueError(f"unknown status {part!r}; one of {known} or failing") from None
+    return out
 
 
 def add_routes(
@@ -32,40 +55,57 @@ def add_routes(
     def tagger() -> Tagger:
         return worker().tagger
 
-    @app.get("/groups", tags=["groups"], dependencies=guard)
+    @app.get("/groups", tags=["groups"], response_model=GroupPage, dependencies=guard)
     async def groups(
         target: str | None = None,
         cohort: str | None = None,
-        status: GroupStatus | None = None,
-        limit: int = Query(1000, ge=1, le=100_000),
-    ) -> dict[str, Any]:
-        """Semantic groups with their live status, filtered by target, cohort and status."""
-        rows = []
-        for t in tagger().tallies(target, cohort, status):
-            rows.append(
-                {
-                    "group_id": t.group_id,
-                    "target": t.target,
-                    "cohort": t.cohort,
-                    "status": t.status.value,
-                    "correct": t.correct,
-                    "incorrect": t.incorrect,
-                    "error": t.error,
-                    "undecided": t.undecided,
-                    "forms": t.group_forms,
-                    "forms_judged": t.forms_judged,
-                }
-            )
-            if len(rows) >= limit:
-                break
-        return {"count": len(rows), "groups": rows}
+        status: str | None = Query(
+            None,
+            description="gap, non_robust, flaky, unknown, pending, robust or failing;"
+            " comma-separated. Without cohort, a group's status over every cohort.",
+            pattern=_STATUS_LIST,
+        ),
+        scenario: str = Query("factual", description="factual, S1…S6 or all."),
+        offset: int = Query(0, ge=0),
+        limit: int = Query(100, ge=1, le=10_000),
+    ) -> GroupPage:
+        """Semantic groups worst first, each with its SQL, gold answer, and every form's
+        question, answer, verdict and cause (the same rows as `groundwatch groups`)."""
+        wanted = _statuses(status)  # the pattern admits only known statuses
+        # the selection reads the live tagger, so it runs on the loop that feeds it; the texts
+        # are read from the store in a thread
+        total, rows = group_results(
+            tagger(),
+            target=target,
+            cohort=cohort,
+            status=wanted,
+            scenario=None if scenario == "all" else scenario,
+            offset=offset,
+            limit=limit,
+        )
+        evidence = StoreEvidence(worker().store.engine)
+        rows = await asyncio.to_thread(fill_evidence, rows, evidence)
+        cycles = [g.cycle for g in rows]
+        return GroupPage(
+            total=total,
+            offset=offset,
+            limit=limit,
+            count=len(rows),
+            latest_cycle=max(cycles) if cycles else None,
+            groups=rows,
+        )
 
     @app.get("/groups/{group_id}", tags=["groups"], dependencies=guard)
     async def group(group_id: str, target: str | None = None) -> dict[str, Any]:
-        """One semantic group: answer and every form with response, retrieved ids, verdict."""
+        """One semantic group: its live status per target (``groups``: SQL, gold answer and
+        each form's latest question, answer, verdict and cause in the window) and every stored
+        judgement of it (``forms``)."""
         w = worker()  # the same state under the service and the embedded pipeline
+        _, live = group_results(tagger(), target=target, scenario=None, group_id=group_id)
+        live = [g for g in live if g.group_id == group_id]
+        live = await asyncio.to_thread(fill_evidence, live, StoreEvidence(w.store.engine))
         rows = await asyncio.to_thread(w.store.group_judgements, group_id, target)
-        if not rows:
+        if not rows and not live:
             raise HTTPException(404, f"no judgements for group {group_id}")
         t = tagger()
         statuses = {
@@ -73,12 +113,14 @@ def add_routes(
         }
         return {
             "group_id": group_id,
-            "expected": rows[-1].expected,
+            "expected": rows[-1].expected if rows else None,
             "status": statuses,
+            "groups": [g.model_dump(mode="json") for g in live],
             "forms": [
                 {
                     "probe_id": r.probe_id,
                     "run_id": r.run_id,
+                    "cycle": r.cycle,
                     "target": r.target,
                     "cohort": r.cohort,
                     "form_id": r.form_id,
@@ -137,7 +179,9 @@ def add_routes(
     def build() -> Report:
         w = worker()
         quality = w.quality.results() if w.quality is not None else None
-        return report_from_tagger(w.tagger, data_quality=quality)
+        return report_from_tagger(
+            w.tagger, data_quality=quality, evidence=StoreEvidence(w.store.engine)
+        )
 
     @app.get(
         "/report",

@@ -20,7 +20,8 @@ from prometheus_client import CollectorRegistry
 from groundwatch.adapters.bus.memory import MemoryBus
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
-from groundwatch.adapters.db.runs import next_cycle, record_cycle
+from groundwatch.adapters.db.evidence import StoreEvidence, ensure_dataset_stored
+from groundwatch.adapters.db.runs import finish_cycle, next_cycle, record_cycle
 from groundwatch.contracts import Topics
 from groundwatch.core.data_quality import spec_of
 from groundwatch.core.model import SemanticGroup
@@ -84,8 +85,12 @@ class EmbeddedPipeline:
         if database_url is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="groundwatch-demo-")
             database_url = f"sqlite:///{Path(self._tmp.name) / 'groundwatch.db'}"
+        self.database_url = database_url
         self.engine = make_engine(database_url)
         create_schema(self.engine)
+        # the SQL truth beside the judgements: `groundwatch groups`/`show` and /groups read it
+        ensure_dataset_stored(self.engine, groups)
+        self.evidence = StoreEvidence(self.engine)
         self.judge = judge or TieredJudge()
         self.runner = runner
         series = series or (groups[0].dataset_id if groups else "default")
@@ -160,10 +165,18 @@ class EmbeddedPipeline:
     def tallied(self) -> int:
         return self.analytics_loop.stats.consumed
 
-    async def wait_tallied(self, count: int, timeout_s: float = 600.0) -> None:
-        """Until analytics has consumed ``count`` judgements (every probe ends as a judgement)."""
+    async def wait_tallied(
+        self,
+        count: int,
+        timeout_s: float = 600.0,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """Until analytics has consumed ``count`` judgements (every probe ends as a judgement);
+        ``on_progress(tallied, count)`` is called as they come (a progress bar)."""
         deadline = time.monotonic() + timeout_s
         while self.tallied() < count:
+            if on_progress is not None:
+                on_progress(self.tallied(), count)
             for t in self._tasks:
                 if t.done():
                     t.result()  # a dead loop raises here instead of hanging the wait
@@ -173,15 +186,32 @@ class EmbeddedPipeline:
                 )
             await asyncio.sleep(0.01)
 
-    async def run(self, runs: int = 1) -> EmbeddedResult:
-        """Publish ``runs`` probing cycles and wait until every probe is tallied."""
+    async def run(
+        self,
+        runs: int = 1,
+        on_progress: Callable[[int, int], None] | None = None,
+        timeout_s: float = 600.0,
+    ) -> EmbeddedResult:
+        """Publish ``runs`` probing cycles and wait until every probe is tallied
+        (``on_progress(done, total)`` over this call's probes)."""
         started = time.perf_counter()
         before = self.generator.state.published
-        run_ids = []
+        base = self.tallied()
+        summaries = []
         for _ in range(runs):
-            summary = await self.generator.run_cycle()
-            run_ids.append(summary.run_id)
-        await self.wait_tallied(self.generator.state.published)
+            summaries.append(await self.generator.run_cycle())
+        run_ids = [s.run_id for s in summaries]
+        total = self.generator.state.published - before
+        progress = (
+            None if on_progress is None else (lambda done, _count: on_progress(done - base, total))
+        )
+        await self.wait_tallied(self.generator.state.published, timeout_s, progress)
+        if on_progress is not None:
+            on_progress(total, total)
+        for summary in summaries:
+            await asyncio.to_thread(
+                finish_cycle, self.engine, summary.run_id, probes=summary.probes
+            )
         elapsed = time.perf_counter() - started
         return EmbeddedResult(
             tagger=self.analytics.tagger,

@@ -9,7 +9,7 @@ state (DESIGN.md: datasets, groups, forms and answer versions belong to the gene
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -181,8 +181,11 @@ def read_grammar_dir(
     cohorts: Sequence[str] = ("short", "long"),
     *,
     dataset_id: str = "grammar",
+    on_step: Callable[[int, int], None] | None = None,
 ) -> GrammarImport:
     """Semantic groups from a GRAMMAR tool output directory, as the authors' repository has it.
+
+    ``on_step(done, total)`` is called after each cohort's file is imported (a progress bar).
 
     Reads ``SQLTemplateGenerator/sql_templates.json`` (and ``sql_templates_with_ids.json``, whose
     extra columns say what the QA rows carry), ``TextTemplateGenerator/<cohort>.json`` (optional:
@@ -210,7 +213,9 @@ def read_grammar_dir(
     out = GrammarImport([], {"several_answers": 0, "unmatched": 0})
     out.files = [str(p) for p in (sql_path, ids_path) if p is not None]
     per_cohort = []
-    for c in cohorts:
+    for step, c in enumerate(cohorts, 1):
+        if on_step is not None:
+            on_step(step - 1, len(cohorts))
         tt_path = _grammar_file(d, "TextTemplateGenerator", f"{c}.json")
         qa_path = _grammar_file(d, "QADataGenerator", f"{c}_with_ids.json", f"{c}.json")
         if qa_path is None:

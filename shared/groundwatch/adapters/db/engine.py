@@ -24,14 +24,20 @@ def database_url_problem(url: str) -> str | None:
     except ArgumentError:
         return "not a database URL (expected e.g. sqlite:///file.db or postgresql+psycopg://…)"
     try:
-        parsed.get_dialect()
+        dialect = parsed.get_dialect()
+        dialect.import_dbapi()  # `mysql://` means MySQLdb: say it is missing before connecting
     except NoSuchModuleError:
         return (
             f"unknown database backend or driver {parsed.drivername!r} "
             "(sqlite, postgresql+psycopg, mysql+pymysql, …)"
         )
     except ImportError as exc:
-        return f"the driver of {parsed.drivername!r} is not installed ({exc.name or exc})"
+        hint = (
+            " (pip install 'groundwatch[mysql]', then mysql+pymysql://…)"
+            if (parsed.get_backend_name() in ("mysql", "mariadb"))
+            else ""
+        )
+        return f"the driver of {parsed.drivername!r} is not installed ({exc.name or exc}){hint}"
     return None
 
 
@@ -86,3 +92,37 @@ def ping(engine: Engine) -> bool:
         return True
     except Exception:
         return False
+
+
+def connect_problem(engine: Engine) -> str | None:
+    """Why the database cannot be reached (refused, unknown host, bad password, missing
+    database, unwritable file…) in one line, or ``None`` when a ``SELECT 1`` goes through."""
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:
+        orig = getattr(exc, "orig", None) or exc
+        lines = [ln.strip() for ln in str(orig).splitlines() if ln.strip()]
+        detail = lines[0] if lines else type(orig).__name__
+        for ln in lines:  # psycopg puts the reason ("Connection refused") on a later line
+            if "refused" in ln or "does not exist" in ln or "authentication" in ln:
+                detail = ln
+                break
+        return f"cannot connect ({type(orig).__name__}: {detail[:300]})"
+    return None
+
+
+def open_engine(url: str, name: str, **kwargs: Any) -> Engine:
+    """An engine for a URL given by the user as ``name`` (an option or variable), checked and
+    connected once: a bad URL or an unreachable database is a :class:`ConfigError` naming
+    ``name`` — one line, never a traceback, and never the URL itself (it may hold a password)."""
+    check_database_url(url, name)
+    try:
+        engine = make_engine(url, **kwargs)
+    except (ArgumentError, ValueError, TypeError) as exc:
+        raise ConfigError(f"{name}: {exc}") from None
+    problem = connect_problem(engine)
+    if problem is not None:
+        engine.dispose()
+        raise ConfigError(f"{name}: {problem}")
+    return engine

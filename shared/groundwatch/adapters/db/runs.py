@@ -6,6 +6,7 @@ consecutive cycles of the same series: the next number is one past the highest s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import Engine, func, select
@@ -55,3 +56,62 @@ def latest_cycle(engine: Engine, series: str | None = None) -> tuple[str, int] |
             q = q.where(RunRow.series == series)
         row = s.execute(q).first()
     return (row[0], row[1]) if row is not None else None
+
+
+def finish_cycle(engine: Engine, run_id: str, *, probes: int, status: str = "finished") -> None:
+    """Mark a cycle done with its probe count (``groundwatch runs`` shows it)."""
+    with Session(engine) as s, s.begin():
+        row = s.get(RunRow, run_id)
+        if row is not None:
+            row.probes = probes
+            row.status = status
+            row.finished_at = datetime.now(UTC)
+
+
+def list_runs(engine: Engine, *, series: str | None = None, limit: int = 50) -> list[RunSummaryRow]:
+    """The latest stored runs, newest first, each with its judgements counted by verdict."""
+    with Session(engine) as s:
+        q = select(RunRow).order_by(RunRow.started_at.desc(), RunRow.cycle.desc()).limit(limit)
+        if series is not None:
+            q = q.where(RunRow.series == series)
+        runs = list(s.scalars(q))
+        counts: dict[str, dict[str, int]] = {}
+        if runs:
+            rows = s.execute(
+                select(JudgementRow.run_id, JudgementRow.verdict, func.count())
+                .where(JudgementRow.run_id.in_([r.run_id for r in runs]))
+                .group_by(JudgementRow.run_id, JudgementRow.verdict)
+            )
+            for run_id, verdict, n in rows:
+                counts.setdefault(run_id, {})[verdict] = n
+    return [
+        RunSummaryRow(
+            run_id=r.run_id,
+            series=r.series,
+            cycle=r.cycle,
+            dataset_id=r.dataset_id,
+            targets=[str(t) for t in r.targets or []],
+            status=r.status,
+            probes=r.probes,
+            started_at=r.started_at,
+            finished_at=r.finished_at,
+            verdicts=counts.get(r.run_id, {}),
+        )
+        for r in runs
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummaryRow:
+    """One stored run as ``groundwatch runs`` lists it."""
+
+    run_id: str
+    series: str
+    cycle: int
+    dataset_id: str
+    targets: list[str]
+    status: str
+    probes: int
+    started_at: datetime
+    finished_at: datetime | None
+    verdicts: dict[str, int]

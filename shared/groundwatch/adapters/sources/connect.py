@@ -90,10 +90,11 @@ def readonly_engine(
         return engine
     if not allow_unverified:
         raise ConfigError(
-            f"no read-only guarantee for backend {backend!r}; use a read-only database user and "
-            "pass allow_unverified=True"
+            f"groundwatch cannot make backend {backend!r} read-only (it can for sqlite,"
+            " postgresql and mysql/mariadb); connect as a database user that can only read and"
+            " pass --allow-unverified-readonly"
         )
-    return create_engine(url)
+    return create_engine(url, pool_pre_ping=True)
 
 
 # ------------------------------------------------------------------------------------- SQLite

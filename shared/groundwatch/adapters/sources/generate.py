@@ -51,6 +51,7 @@ def generate_groups(
     steering: Steering | None = None,
     list_answers: bool = False,
     load_templates: Callable[[SchemaInfo], TemplateSet] | None = None,
+    allow_unverified: bool = False,
 ) -> GenerationResult:
     """Semantic groups with SQL truth from the database at ``engine_url`` (opened read-only).
 
@@ -60,9 +61,11 @@ def generate_groups(
     ``on_plan`` sees the schema and templates before any answer query runs. ``steering`` keeps
     tables and columns out of generation; ``list_answers`` keeps fills with several answers as
     list answers (see :func:`~groundwatch.core.generation.pipeline.iter_groups`).
+    ``allow_unverified`` accepts a backend whose read-only mode cannot be checked
+    (:func:`~groundwatch.adapters.sources.connect.readonly_engine`).
     """
     cfg = rule_config or RuleConfig()
-    engine = readonly_engine(engine_url)
+    engine = readonly_engine(engine_url, allow_unverified=allow_unverified)
     try:
         with engine.connect() as conn, conn.begin():
             schema = introspect(conn, steering=steering, key_ratio=cfg.key_ratio)
@@ -97,6 +100,8 @@ def generate_groups(
                 on_template=on_template,
                 list_answers=list_answers,
             )
+            result.summary.source_tables = len(schema.tables)
+            result.summary.source_rows = sum(t.rows for t in schema.tables)
             if loaded is not None:
                 s = result.summary
                 s.sql_templates_proposed += len(loaded.rejected)

@@ -230,17 +230,20 @@ def build_target(
         headers = {
             k: expand_env(v, env, f"{where}: headers.{k}") for k, v in config.headers.items()
         }
-        return HttpJsonTarget(
-            http_client,
-            expand_env(config.url, env, f"{where}: url"),
-            method=config.method,
-            headers=headers,
-            body_template=config.body,
-            answer_path=config.answer_path,
-            retrieved_ids_path=config.retrieved_ids_path,
-            contexts_path=config.contexts_path,
-            max_response_bytes=config.max_response_bytes,
-        )
+        try:
+            return HttpJsonTarget(
+                http_client,
+                expand_env(config.url, env, f"{where}: url"),
+                method=config.method,
+                headers=headers,
+                body_template=config.body,
+                answer_path=config.answer_path,
+                retrieved_ids_path=config.retrieved_ids_path,
+                contexts_path=config.contexts_path,
+                max_response_bytes=config.max_response_bytes,
+            )
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
     if isinstance(config, OpenAIChatConfig):
         api_key = env.get(config.api_key_env)
         if api_key is None and config.base_url is None:

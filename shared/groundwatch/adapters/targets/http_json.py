@@ -19,7 +19,7 @@ import httpx
 import orjson
 
 from groundwatch.adapters.targets.base import ErrorKind, TargetError, TargetReply, reply_from
-from groundwatch.adapters.targets.paths import PathError, ReplyPath
+from groundwatch.adapters.targets.paths import MissingPath, PathError, ReplyPath
 from groundwatch.errors import ConfigError
 
 PLACEHOLDER = "{query}"
@@ -47,6 +47,25 @@ def _bare(url: httpx.URL) -> str:
 
 
 logging.getLogger("httpx").addFilter(_HideUrlSecrets())
+log = logging.getLogger(__name__)
+_PLACEHOLDER_LIKE = re.compile(r"\{([A-Za-z_]\w*)\}")
+
+
+def _text(template: JsonTemplate) -> str:
+    return template if isinstance(template, str) else orjson.dumps(template).decode()
+
+
+def _near_miss(url: str, body: JsonTemplate | None) -> str:
+    """`` (found {qurey}: did you mean {query}?)`` for a misspelt placeholder, else ''."""
+    import difflib
+
+    found = _PLACEHOLDER_LIKE.findall(url + " " + (_text(body) if body is not None else ""))
+    close = [f for f in found if difflib.get_close_matches(f, ["query"], n=1, cutoff=0.6)]
+    if close:
+        return f" (found {{{close[0]}}}: did you mean {PLACEHOLDER}?)"
+    if found:
+        return f" (found {', '.join('{' + f + '}' for f in found)})"
+    return ""
 
 
 def expand_env(value: str, env: Mapping[str, str], where: str) -> str:
@@ -135,6 +154,14 @@ class HttpJsonTarget:
         self.retrieved_ids_path = ReplyPath(retrieved_ids_path) if retrieved_ids_path else None
         self.contexts_path = ReplyPath(contexts_path) if contexts_path else None
         self.max_response_bytes = max_response_bytes
+        self._warned: set[str] = set()
+        if PLACEHOLDER not in url and (
+            body_template is None or PLACEHOLDER not in _text(body_template)
+        ):
+            raise ConfigError(
+                f"{PLACEHOLDER} appears neither in the url nor in the body, so no question would"
+                f" be sent{_near_miss(url, body_template)}"
+            )
 
     def __repr__(self) -> str:  # never the headers: they hold secrets
         return f"HttpJsonTarget({self.method} {self.url})"
@@ -191,8 +218,22 @@ class HttpJsonTarget:
             raise TargetError(ErrorKind.BAD_PAYLOAD, "reply is not JSON") from None
         try:
             answer = self.answer_path.one(doc)
-            ids = self.retrieved_ids_path.many(doc) if self.retrieved_ids_path else []
-            contexts = self.contexts_path.many(doc) if self.contexts_path else []
+            ids = self._optional(self.retrieved_ids_path, doc)
+            contexts = self._optional(self.contexts_path, doc)
         except PathError as exc:
             raise TargetError(ErrorKind.BAD_PAYLOAD, str(exc)) from None
         return reply_from(answer, ids, contexts)
+
+    def _optional(self, path: ReplyPath | None, doc: Any) -> list[Any]:
+        """Retrieved ids and contexts are optional: a reply without them is an answer without
+        evidence (retrieval is then judged by context comparison), not a failed probe. A value
+        of the wrong type still is a bad payload. The first absence is logged once."""
+        if path is None:
+            return []
+        try:
+            return path.many(doc)
+        except MissingPath as exc:
+            if path.expr not in self._warned:
+                self._warned.add(path.expr)
+                log.warning("%r: %s; treated as empty", self, exc)
+            return []

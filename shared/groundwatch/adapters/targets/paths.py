@@ -17,6 +17,10 @@ class PathError(ValueError):
     """The path does not lead anywhere in this document."""
 
 
+class MissingPath(PathError):
+    """A key or index the path names is absent (as opposed to a value of the wrong type)."""
+
+
 class ReplyPath:
     """A compiled path; :meth:`one` for a single value, :meth:`many` for a list of values."""
 
@@ -59,12 +63,13 @@ class ReplyPath:
                         raise PathError(f"{self.expr}: '*' applied to a {type(node).__name__}")
                 elif isinstance(node, dict):
                     if part not in node:
-                        raise PathError(f"{self.expr}: key {part!r} missing")
+                        keys = ", ".join(map(str, list(node)[:10])) or "none"
+                        raise MissingPath(f"{self.expr}: key {part!r} missing (keys: {keys})")
                     nxt.append(node[part])
                 elif isinstance(node, list) and _is_index(part):
                     idx = int(part)
                     if not -len(node) <= idx < len(node):
-                        raise PathError(f"{self.expr}: index {idx} out of range")
+                        raise MissingPath(f"{self.expr}: index {idx} out of range")
                     nxt.append(node[idx])
                 else:
                     raise PathError(f"{self.expr}: cannot take {part!r} of a {type(node).__name__}")

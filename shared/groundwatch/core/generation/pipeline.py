@@ -73,6 +73,13 @@ class StageSummary:
     list_answers: int = 0
     dropped_examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     rejected_examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    k: int = 0
+    #: Most distinct text templates any SQL template had in its poorest cohort (what --forms
+    #: may be at most for that template to be used).
+    most_text_templates: int = 0
+    #: Tables and rows the source had after steering (None: not read from a database).
+    source_tables: int | None = None
+    source_rows: int | None = None
 
     def drop(self, reason: str, example: Mapping[str, Any], n: int = 1) -> None:
         """Count ``n`` dropped fills for ``reason`` and keep the first few as examples."""
@@ -106,6 +113,46 @@ class StageSummary:
             "dropped_examples": {k: list(v) for k, v in self.dropped_examples.items()},
             "rejected_examples": {k: list(v) for k, v in self.rejected_examples.items()},
         }
+
+
+def why_empty(s: StageSummary) -> str:
+    """Which stage dropped everything, when a generation produced no group: the one line a user
+    needs to fix the input (more rows, a smaller --forms, list answers), never a silent 0."""
+    if s.source_tables == 0:
+        return "the source database has no tables (or steering excluded every one)"
+    if s.source_rows == 0:
+        return f"the source database's {s.source_tables} tables hold no rows"
+    if s.sql_templates_proposed == 0:
+        return (
+            "no SQL template could be made: no table has a column that names its rows (text"
+            " values distinct enough, see --key-ratio) and another column to ask about, or"
+            " steering excluded every table or column"
+        )
+    too_few = s.rejected_templates.get(Rejection.TOO_FEW_TEXT, 0)
+    if too_few == s.sql_templates_proposed:
+        most = s.most_text_templates
+        return (
+            f"every one of the {too_few} SQL templates has fewer text templates per cohort than"
+            f" --forms {s.k} asks for (at most {most}); use --forms {max(1, most)} or fewer"
+        )
+    if s.combinations == 0:
+        return (
+            "the tables hold no rows to fill the SQL templates with: the database is empty, or"
+            " every row lacks the columns asked about"
+        )
+    if s.queries == 0 and s.dropped_fills:
+        reasons = ", ".join(f"{r} {n}" for r, n in s.dropped_fills.most_common(3))
+        hint = (
+            " (a question with several answers is ambiguous; --allow-list-answers keeps such"
+            " fills as list answers)"
+            if any("answer" in r or "ambig" in r for r in s.dropped_fills)
+            else ""
+        )
+        return f"every one of {s.combinations} fills was dropped: {reasons}{hint}"
+    reasons = ", ".join(f"{r} {n}" for r, n in s.rejected_templates.most_common(3))
+    return f"all {s.sql_templates_proposed} SQL templates were rejected or produced no group" + (
+        f" ({reasons})" if reasons else ""
+    )
 
 
 @dataclass(slots=True)
@@ -199,6 +246,7 @@ def iter_groups(
     """
     s = summary if summary is not None else StageSummary()
     s.sql_templates_proposed += len(templates)
+    s.k = k
     for t in templates:
         chosen: dict[str, list[str]] = {}
         per_cohort = text_templates.get(t.template_id, {})
@@ -207,8 +255,20 @@ def iter_groups(
             if picked is None:
                 break
             chosen[c] = picked
+        s.most_text_templates = max(
+            s.most_text_templates,
+            min((len(dict.fromkeys(per_cohort.get(c, ()))) for c in cohorts), default=0),
+        )
         if len(chosen) != len(cohorts):
-            s.reject(Rejection.TOO_FEW_TEXT, {"sql": t.sql})
+            s.reject(
+                Rejection.TOO_FEW_TEXT,
+                {
+                    "sql": t.sql,
+                    "reason": "text templates per cohort: "
+                    + ", ".join(f"{c} {len(dict.fromkeys(per_cohort.get(c, ())))}" for c in cohorts)
+                    + f" (k = {k})",
+                },
+            )
             if on_template:
                 on_template(t, 0)
             continue

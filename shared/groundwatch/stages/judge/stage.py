@@ -156,7 +156,11 @@ class JudgeStage:
         started = time.perf_counter()
         in_contexts: bool | None = None
         if response.status is TargetStatus.ERROR:
-            decision = Decision(Verdict.ERROR, "target", response.error_kind or "target_error", {})
+            kind = response.error_kind or "target_error"
+            detail = response.error_detail or ""
+            # the reason names the kind and why (the store and `groundwatch show` keep it)
+            reason = detail if detail.startswith(kind) else f"{kind}: {detail}" if detail else kind
+            decision = Decision(Verdict.ERROR, "target", reason, {})
         else:
             # the contexts end here: what attribution needs of them is this one flag
             in_contexts = gold_in_contexts(response.expected, response.contexts, response.query)

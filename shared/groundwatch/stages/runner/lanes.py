@@ -116,6 +116,8 @@ class _Lane:
         self.breaker.on_change = self._breaker_changed
         self._rng = random.Random()
         self.in_flight = 0
+        #: The error that last opened the circuit (``circuit_open`` errors carry it).
+        self.opened_by: str | None = None
         self._workers: list[asyncio.Task[None]] = []
 
     def _breaker_changed(self, state: BreakerState) -> None:
@@ -194,7 +196,7 @@ class _Lane:
             reply = await self._ask(probe.query, timing)
         except TargetError as exc:
             log.debug("target %s probe %s: %s", self.name, probe.probe_id, exc)
-            response = _error(probe, exc.kind, timing.latency_s)
+            response = _error(probe, exc.kind, timing.latency_s, str(exc))
         else:
             samples: list[str] = []
             if self.selfcheck is not None and self.selfcheck.picks(probe):
@@ -250,7 +252,10 @@ class _Lane:
             await self.bucket.acquire()
         permit = await self.breaker.acquire()
         if permit is None:
-            raise TargetError(ErrorKind.CIRCUIT_OPEN, f"circuit of {self.name} is open")
+            raise TargetError(
+                ErrorKind.CIRCUIT_OPEN,
+                f"circuit of {self.name} is open (opened by {self.opened_by or 'failures'})",
+            )
         error: TargetError | None = None
         started = self._clock()
         try:
@@ -267,6 +272,8 @@ class _Lane:
             error = TargetError(ErrorKind.EXCEPTION, f"{type(exc).__name__}: {exc}")
         timing.latency_s = self._clock() - started
         self.breaker.record(permit, ok=error is None or not error.transient)
+        if error is not None and self.breaker.state is BreakerState.OPEN:
+            self.opened_by = str(error)  # the cause every circuit_open error then names
         if error is not None:
             raise error
         return reply
@@ -289,12 +296,20 @@ def _ok(
         )
     except ValidationError as exc:
         log.warning("probe %s: reply does not fit the contract: %s", probe.probe_id, exc)
-        return _error(probe, ErrorKind.BAD_PAYLOAD, latency)
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+        where = ".".join(str(p) for p in first["loc"])
+        return _error(
+            probe, ErrorKind.BAD_PAYLOAD, latency, f"reply does not fit: {where}: {first['msg']}"
+        )
 
 
-def _error(probe: Probe, kind: ErrorKind, latency: float) -> RagResponse:
+def _error(probe: Probe, kind: ErrorKind, latency: float, detail: str = "") -> RagResponse:
     return RagResponse.for_probe(
-        probe, status=TargetStatus.ERROR, error_kind=kind.value, latency_s=latency
+        probe,
+        status=TargetStatus.ERROR,
+        error_kind=kind.value,
+        error_detail=detail[:2000] or None,
+        latency_s=latency,
     )
 
 

@@ -1,0 +1,120 @@
+"""The texts behind verdicts, read from the store: judgements by probe id, SQL by group.
+
+The analytics tagger keeps verdicts only; the per-group listings (``groundwatch groups``,
+``/groups``, the report's failing facts) read each form's question, answer, tier and reason from
+the ``judgements`` table and each group's SQL from ``semantic_groups`` (stored with the dataset by
+``groundwatch run``, ``demo`` and the generator service: :func:`ensure_dataset_stored`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from sqlalchemy import Engine, insert, select, tuple_
+from sqlalchemy.orm import Session
+
+from groundwatch.adapters.db.models import Dataset, FormRow, GroupRow, JudgementRow
+from groundwatch.core.model import SemanticGroup
+
+#: Ids per IN list: far below every backend's parameter limit.
+_CHUNK = 500
+
+
+class StoreEvidence:
+    """:class:`groundwatch.report.groups.Evidence` over a database."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def forms(self, probe_ids: Sequence[str]) -> Mapping[str, JudgementRow]:
+        out: dict[str, JudgementRow] = {}
+        ids = list(dict.fromkeys(probe_ids))
+        with Session(self.engine, expire_on_commit=False) as s:
+            for i in range(0, len(ids), _CHUNK):
+                q = select(JudgementRow).where(JudgementRow.probe_id.in_(ids[i : i + _CHUNK]))
+                for row in s.scalars(q):
+                    out[row.probe_id] = row
+            s.expunge_all()
+        return out
+
+    def sources(self, keys: Sequence[tuple[str, str]]) -> Mapping[tuple[str, str], GroupRow]:
+        out: dict[tuple[str, str], GroupRow] = {}
+        keys = list(dict.fromkeys(keys))
+        with Session(self.engine, expire_on_commit=False) as s:
+            for i in range(0, len(keys), _CHUNK):
+                chunk = keys[i : i + _CHUNK]
+                q = select(GroupRow).where(
+                    tuple_(GroupRow.dataset_id, GroupRow.group_id).in_(chunk)
+                )
+                for row in s.scalars(q):
+                    out[(row.dataset_id, row.group_id)] = row
+            s.expunge_all()
+        return out
+
+
+def ensure_dataset_stored(engine: Engine, groups: Iterable[SemanticGroup]) -> int:
+    """Store every group (SQL, parameters, answer) and form not stored yet; returns how many
+    groups were added. Groups already there are left as they are: a group id is a hash of its
+    SQL and parameters, so a stored group's SQL is already right (its answer's versions are the
+    generator's business, and each judgement keeps the answer it was judged against)."""
+    by_dataset: dict[str, list[SemanticGroup]] = {}
+    for g in groups:
+        by_dataset.setdefault(g.dataset_id, []).append(g)
+    added = 0
+    with Session(engine) as s, s.begin():
+        for did, items in by_dataset.items():
+            if s.get(Dataset, did) is None:
+                s.add(
+                    Dataset(
+                        dataset_id=did,
+                        name=did,
+                        cohorts=sorted({c for g in items for c in g.cohorts}),
+                    )
+                )
+                s.flush()
+            have: set[str] = set()
+            ids = [g.group_id for g in items]
+            for i in range(0, len(ids), _CHUNK):
+                have.update(
+                    s.scalars(
+                        select(GroupRow.group_id).where(
+                            GroupRow.dataset_id == did, GroupRow.group_id.in_(ids[i : i + _CHUNK])
+                        )
+                    )
+                )
+            new = [g for g in {g.group_id: g for g in items}.values() if g.group_id not in have]
+            # executemany of plain rows: a large dataset is stored in seconds, not minutes
+            for i in range(0, len(new), _CHUNK):
+                chunk = new[i : i + _CHUNK]
+                s.execute(
+                    insert(GroupRow),
+                    [
+                        {
+                            "dataset_id": did,
+                            "group_id": g.group_id,
+                            "sql": g.sql,
+                            "params": g.params,
+                            "answer": g.answer.model_dump(mode="json"),
+                            "answer_version": g.answer.version,
+                            "relevant_doc_ids": list(g.relevant_doc_ids),
+                            "scenario": g.scenario,
+                            "template_id": g.template_id,
+                        }
+                        for g in chunk
+                    ],
+                )
+                forms = [
+                    {
+                        "dataset_id": did,
+                        "group_id": g.group_id,
+                        "form_id": f.form_id,
+                        "cohort": f.cohort,
+                        "text": f.text,
+                    }
+                    for g in chunk
+                    for f in {f.form_id: f for f in g.forms}.values()
+                ]
+                if forms:
+                    s.execute(insert(FormRow), forms)
+            added += len(new)
+    return added

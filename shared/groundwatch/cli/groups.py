@@ -1,0 +1,339 @@
+"""``groundwatch groups``, ``show`` and ``runs``: which facts fail, and the runs in the store.
+
+They read the store ``run``/``demo`` wrote (``--database-url``, else ``GW_DATABASE_URL``, else
+``sqlite:///groundwatch.db``): the judgements of the latest monitoring series (or ``--series``)
+replayed through the tagger with the same window as the live services, so a group's status here
+is the one ``/groups`` and the report show. Questions, answers and reasons come from the stored
+judgements; SQL and parameters from the dataset stored beside them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from groundwatch.cli.common import (
+    EXIT_USAGE,
+    DatabaseUrlOpt,
+    fail,
+    open_store,
+)
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from groundwatch.core.tagging import GroupStatus, Tagger
+    from groundwatch.report.model import GroupResult
+
+STATUSES = ("gap", "non_robust", "flaky", "unknown", "pending", "robust")
+
+SeriesOpt = Annotated[
+    str | None,
+    typer.Option(help="Monitoring series (default: the most recently probed one)."),
+]
+WindowOpt = Annotated[
+    int,
+    typer.Option(min=0, help="Each group's status over its last N cycles (1: latest; 0: all)."),
+]
+JsonOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--json",
+        help="Write JSON to FILE ('-' or no value: standard output) instead of the table.",
+        show_default=False,
+    ),
+]
+
+
+def load_tagger(engine: Engine, series: str | None, window_runs: int) -> tuple[str, int, Tagger]:
+    """(series, latest cycle, tagger over the series' judgements with the window)."""
+    from sqlalchemy.orm import Session
+
+    from groundwatch.adapters.db.observations import observations_for_series
+    from groundwatch.adapters.db.runs import latest_cycle
+    from groundwatch.core.tagging import Tagger, Window
+
+    latest = latest_cycle(engine, series)
+    if latest is None:
+        what = f"series {series!r}" if series else "monitoring cycles"
+        fail(f"no {what} in the store; run `groundwatch run --once` or `groundwatch demo` first")
+    name, _ = latest
+    with Session(engine) as session:
+        observations = observations_for_series(session, name)
+    tagger = Tagger(Window(runs=window_runs or None))
+    tagger.apply_many(observations)
+    cycle = max((o.cycle for o in observations), default=0)
+    return name, cycle, tagger
+
+
+def _statuses(spec: str | None) -> list[GroupStatus] | None:
+    from groundwatch.core.tagging import GroupStatus
+    from groundwatch.report.groups import FAILING
+
+    if spec is None:
+        return None
+    out: list[GroupStatus] = []
+    for part in (p.strip().lower().replace("-", "_") for p in spec.split(",")):
+        if part == "failing":
+            out += sorted(FAILING, key=str)
+        elif part in STATUSES:
+            out.append(GroupStatus(part))
+        elif part:
+            raise typer.BadParameter(
+                f"unknown status {part!r}; one of {', '.join(STATUSES)} or failing",
+                param_hint="--status",
+            )
+    return out
+
+
+def _write_json(dest: str, payload: Any) -> None:
+    import orjson
+
+    data = orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    if dest == "-":
+        typer.echo(data.decode())
+        return
+    path = Path(dest)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data + b"\n")
+
+
+def render_group(g: GroupResult) -> str:
+    """One group as text: status, SQL truth, then every form with its answer and verdict."""
+    from groundwatch.report.text import table
+
+    head = [
+        f"group {g.group_id} · target {g.target}"
+        + (f" · cohort {g.cohort}" if g.cohort else "")
+        + f" · series {g.series or '–'} cycle {g.cycle}",
+        f"status: {g.status}"
+        + (f"  ({', '.join(f'{c}: {s}' for c, s in g.cohort_status.items())})")
+        + ("  — knowledge gap: the fact is missing" if g.knowledge_gap else ""),
+        f"SQL:    {g.sql or '– (dataset not stored)'}",
+    ]
+    if g.params:
+        head.append("params: " + ", ".join(f"{k}={v!r}" for k, v in g.params.items()))
+    head.append(f"gold:   {g.gold_text if g.gold_text is not None else '–'}")
+    head.append(
+        f"forms:  {g.correct} correct, {g.incorrect} incorrect, {g.errors} errors,"
+        f" {g.undecided} undecided of {g.forms_judged} judged ({g.forms_expected} expected)"
+    )
+    rows = []
+    for f in g.forms:
+        rows.append(
+            [
+                f.cohort,
+                f.verdict + (" (flaky)" if f.flaky else ""),
+                f.cause or "",
+                f.tier or "",
+                _one_line(f.question, 70),
+                _one_line(f.answer if f.answer is not None else f.error_kind, 50),
+                _one_line(f.reason, 40),
+            ]
+        )
+    body = table(
+        ["cohort", "verdict", "cause", "tier", "question", "answer", "reason"], rows, names=7
+    )
+    hist = ", ".join(f"{h.cohort}@{h.cycle}: {h.status}" for h in g.history)
+    return "\n".join([*head, "", body, "", f"history (window): {hist or '–'}"])
+
+
+def _question(g: GroupResult) -> str | None:
+    from groundwatch.report.text import _question as shortest
+
+    return shortest(g)
+
+
+def _one_line(text: str | None, n: int) -> str:
+    if not text:
+        return "–"
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("groups")
+    def groups(
+        status: Annotated[
+            str | None,
+            typer.Option(
+                help="Only these statuses, comma-separated: gap, non_robust, flaky, unknown,"
+                " pending, robust, or failing (all but robust and pending). Without --cohort a"
+                " group's status is over every cohort: gap = missing in all of them."
+            ),
+        ] = None,
+        target: Annotated[str | None, typer.Option(help="Only this target.")] = None,
+        cohort: Annotated[
+            str | None, typer.Option(help="One row per group in this cohort, with its status.")
+        ] = None,
+        scenario: Annotated[
+            str,
+            typer.Option(help="factual (GRAMMAR groups), a RAGProbe scenario (S1…S6) or all."),
+        ] = "factual",
+        limit: Annotated[int | None, typer.Option(min=1, help="At most this many rows.")] = None,
+        offset: Annotated[int, typer.Option(min=0, help="Skip this many rows.")] = 0,
+        json_out: JsonOpt = None,
+        series: SeriesOpt = None,
+        window_runs: WindowOpt = 1,
+        database_url: DatabaseUrlOpt = None,
+    ) -> None:
+        """List semantic groups with their status, worst first (latest cycle of the store)."""
+        from groundwatch.adapters.db.evidence import StoreEvidence
+        from groundwatch.report.groups import group_results
+        from groundwatch.report.model import GroupPage
+        from groundwatch.report.text import table
+
+        wanted = _statuses(status)
+        engine = open_store(database_url)
+        try:
+            name, cycle, tagger = load_tagger(engine, series, window_runs)
+            total, rows = group_results(
+                tagger,
+                target=target,
+                cohort=cohort,
+                status=wanted,
+                scenario=None if scenario.lower() == "all" else scenario,
+                evidence=StoreEvidence(engine),
+                offset=offset,
+                limit=limit,
+            )
+        finally:
+            engine.dispose()
+        if json_out is not None:
+            page = GroupPage(
+                total=total,
+                offset=offset,
+                limit=limit,
+                count=len(rows),
+                series=name,
+                latest_cycle=cycle,
+                groups=rows,
+            )
+            _write_json(json_out, page.model_dump(mode="json"))
+            if json_out != "-":
+                typer.echo(f"wrote {len(rows)} of {total} groups to {json_out}", err=True)
+            return
+        table_rows = [
+            [
+                g.target,
+                g.group_id,
+                g.status,
+                " ".join(f"{c}:{s}" for c, s in g.cohort_status.items()),
+                _one_line(g.gold_text, 24),
+                _one_line(_question(g), 60),
+            ]
+            for g in rows
+        ]
+        typer.echo(
+            f"series {name}, cycle {cycle}: {total} groups"
+            + (f" with status {status}" if status else "")
+            + (f", showing {len(rows)}" if len(rows) != total else "")
+        )
+        if rows:
+            typer.echo(
+                table(
+                    ["target", "group", "status", "by cohort", "gold", "question"],
+                    table_rows,
+                    names=6,
+                )
+            )
+
+    @app.command("show")
+    def show(
+        group_id: Annotated[str, typer.Argument(help="Group id (or a unique prefix of one).")],
+        target: Annotated[str | None, typer.Option(help="Only this target.")] = None,
+        cohort: Annotated[str | None, typer.Option(help="Only this cohort.")] = None,
+        json_out: JsonOpt = None,
+        series: SeriesOpt = None,
+        window_runs: WindowOpt = 1,
+        database_url: DatabaseUrlOpt = None,
+    ) -> None:
+        """One semantic group: SQL, gold answer, each form's question, answer, verdict, cause."""
+        from groundwatch.adapters.db.evidence import StoreEvidence
+        from groundwatch.report.groups import group_results
+
+        engine = open_store(database_url)
+        try:
+            _, _, tagger = load_tagger(engine, series, window_runs)
+            total, rows = group_results(
+                tagger,
+                target=target,
+                cohort=cohort,
+                scenario=None,
+                group_id=group_id,
+                evidence=StoreEvidence(engine),
+            )
+        finally:
+            engine.dispose()
+        ids = sorted({g.group_id for g in rows})
+        if not rows:
+            fail(f"no group {group_id!r} in the store's latest cycle", EXIT_USAGE)
+        if len(ids) > 1:
+            fail(f"{group_id!r} matches {len(ids)} groups ({', '.join(ids[:5])}…)", EXIT_USAGE)
+        if json_out is not None:
+            payload: Any = (
+                rows[0].model_dump(mode="json")
+                if total == 1
+                else [r.model_dump(mode="json") for r in rows]
+            )
+            _write_json(json_out, payload)
+            return
+        typer.echo("\n\n".join(render_group(g) for g in rows))
+
+    @app.command("runs")
+    def runs(
+        series: Annotated[str | None, typer.Option(help="Only this monitoring series.")] = None,
+        limit: Annotated[int, typer.Option(min=1, help="Newest N runs.")] = 20,
+        json_out: JsonOpt = None,
+        database_url: DatabaseUrlOpt = None,
+    ) -> None:
+        """The runs (cycles) stored, newest first, with their judgements by verdict."""
+        from dataclasses import asdict
+
+        from groundwatch.adapters.db.runs import list_runs
+        from groundwatch.report.text import table
+
+        engine = open_store(database_url)
+        try:
+            found = list_runs(engine, series=series, limit=limit)
+        finally:
+            engine.dispose()
+        if json_out is not None:
+            _write_json(
+                json_out,
+                [
+                    asdict(r)
+                    | {
+                        "started_at": r.started_at.isoformat(),
+                        "finished_at": r.finished_at.isoformat() if r.finished_at else None,
+                    }
+                    for r in found
+                ],
+            )
+            return
+        if not found:
+            typer.echo("no runs stored")
+            return
+        rows = [
+            [
+                r.run_id,
+                r.series,
+                str(r.cycle),
+                r.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+                r.status,
+                str(r.probes),
+                " ".join(f"{v}:{n}" for v, n in sorted(r.verdicts.items())),
+                ",".join(r.targets),
+            ]
+            for r in found
+        ]
+        typer.echo(
+            table(
+                ["run", "series", "cycle", "started (UTC)", "status", "probes", "verdicts",
+                 "targets"],
+                rows,
+                names=5,
+            )
+        )  # fmt: skip

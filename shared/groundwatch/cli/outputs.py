@@ -1,0 +1,126 @@
+"""What ``run`` and ``report`` do with a finished report: files, the text, the CI gate.
+
+One place decides the exit code: 3 when a target answered no probe at all (nothing was
+evaluated; the first error and the counts by kind say why), else 1 when a ``--fail-under`` or
+``--max`` threshold is broken (each broken one printed), else 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from groundwatch.cli.common import EXIT_OK, EXIT_RUNTIME, EXIT_THRESHOLD, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from groundwatch.report.gate import Rule
+    from groundwatch.report.model import GroupResult, Report
+
+FailUnderOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-under",
+        help="Exit 1 when FIGURE falls below VALUE for any target × cohort, e.g. acc_db=0.9 or"
+        " long:refined_accuracy=0.95 (repeatable; any report figure or share).",
+        show_default=False,
+    ),
+]
+MaxOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--max",
+        help="Exit 1 when FIGURE exceeds VALUE, e.g. non_robust_share=0.1,"
+        " target_error_share=0.05 (repeatable).",
+        show_default=False,
+    ),
+]
+JunitOpt = Annotated[
+    Path | None,
+    typer.Option(help="Write JUnit XML: one test case per semantic group, plus the thresholds."),
+]
+HtmlOpt = Annotated[Path | None, typer.Option("--html", help="Write the HTML report here.")]
+JsonFileOpt = Annotated[Path | None, typer.Option("--json", help="Write the report as JSON.")]
+
+
+def parse_rules(fail_under: Sequence[str] | None, maximum: Sequence[str] | None) -> list[Rule]:
+    """The thresholds, or a usage error (exit 2) naming the bad one — checked before probing."""
+    from groundwatch.report.gate import parse_rule
+
+    rules = []
+    for specs, kind, opt in ((fail_under, "min", "--fail-under"), (maximum, "max", "--max")):
+        for spec in specs or ():
+            try:
+                rules.append(parse_rule(spec, kind))
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc), param_hint=opt) from None
+    return rules
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def finish(
+    report: Report,
+    *,
+    rules: Sequence[Rule] = (),
+    groups: Sequence[GroupResult] | None = None,
+    json_out: Path | None = None,
+    html_out: Path | None = None,
+    junit_out: Path | None = None,
+    quiet: bool = False,
+    text: bool = True,
+    fail_on_dead_target: bool = True,
+) -> int:
+    """Write the requested files, print the text report, evaluate the gate; the exit code."""
+    import orjson
+
+    from groundwatch.report.gate import evaluate, junit_xml
+    from groundwatch.report.groups import health_lines
+
+    checks = evaluate(report, rules)
+    if json_out is not None:
+        _write(
+            json_out,
+            orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS),
+        )
+    if html_out is not None:
+        from groundwatch.report.html import render_html
+
+        _write(html_out, render_html(report).encode())
+    if junit_out is not None:
+        _write(
+            junit_out,
+            junit_xml(
+                groups if groups is not None else report.failing_groups,
+                checks,
+                report.target_health,
+            ),
+        )
+    if text and not quiet:
+        from groundwatch.report.text import render_text
+
+        typer.echo(render_text(report), nl=False)
+    for path in (json_out, html_out, junit_out):
+        if path is not None:
+            typer.echo(f"wrote {path}", err=True)
+    dead = [t for t, h in report.target_health.items() if h.all_failed]
+    if dead and fail_on_dead_target:
+        for line in health_lines({t: report.target_health[t] for t in dead}):
+            typer.echo(f"error: {line}", err=True)
+        return EXIT_RUNTIME
+    if not report.targets and not report.scenarios:
+        typer.echo("error: nothing was evaluated (no judgements)", err=True)
+        return EXIT_USAGE
+    broken = [c for c in checks if not c.ok]
+    for c in broken:
+        typer.echo(f"threshold broken: {c.line}", err=True)
+    if broken:
+        return EXIT_THRESHOLD
+    if checks and not quiet:
+        typer.echo(f"all {len(checks)} threshold checks passed", err=True)
+    return EXIT_OK

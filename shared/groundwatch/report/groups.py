@@ -1,0 +1,366 @@
+"""Per-group and per-question results: which facts fail, asked how, answered what, and why.
+
+The report's numbers say *how many* groups are gaps; a user acts on *which*. This module turns a
+tagger's window into :class:`~groundwatch.report.model.GroupResult` rows — one per semantic group
+and target (every cohort), or per cohort — with the SQL truth, the gold answer, every form's
+question, answer, verdict, tier, reason and cause, and the status per cycle. The CLI (``groups``,
+``show``), the API (``/groups``) and the report's failing-facts section all read these rows, so
+they never disagree.
+
+The tagger holds verdicts only (no text: the live service keeps millions of forms); the texts come
+from an :class:`Evidence` source — the analytics store, which keeps every judgement with its
+question, answer and reason, and the dataset's groups with their SQL. Without one, rows still
+carry statuses, verdicts and causes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from groundwatch.core.model import Verdict
+from groundwatch.core.tagging import (
+    DECIDED_STATUSES,
+    FACTUAL,
+    GroupStatus,
+    GroupTally,
+    Observation,
+    Tagger,
+    attribution_status,
+    cause_of,
+    status_of,
+)
+from groundwatch.report.model import FormResult, GroupResult, StatusPoint, TargetHealth
+
+#: Worst first: the order of every listing.
+SEVERITY: dict[GroupStatus, int] = {
+    GroupStatus.GAP: 0,
+    GroupStatus.NON_ROBUST: 1,
+    GroupStatus.FLAKY: 2,
+    GroupStatus.UNKNOWN: 3,
+    GroupStatus.PENDING: 4,
+    GroupStatus.ROBUST: 5,
+}
+#: Statuses the failing-facts listings show (robust and pending groups have nothing to fix yet).
+FAILING: frozenset[GroupStatus] = frozenset(
+    {GroupStatus.GAP, GroupStatus.NON_ROBUST, GroupStatus.FLAKY, GroupStatus.UNKNOWN}
+)
+
+
+class FormEvidence(Protocol):
+    """What the store keeps of one judgement (``JudgementRow`` has these attributes)."""
+
+    @property
+    def query(self) -> str: ...
+    @property
+    def answer(self) -> str | None: ...
+    @property
+    def tier(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def expected(self) -> dict[str, Any]: ...
+
+
+class GroupSource(Protocol):
+    """A semantic group's SQL truth as stored with its dataset (``semantic_groups`` rows)."""
+
+    @property
+    def sql(self) -> str: ...
+    @property
+    def params(self) -> dict[str, Any]: ...
+
+
+class Evidence(Protocol):
+    """Where the texts behind verdicts are read from (the analytics store)."""
+
+    def forms(self, probe_ids: Sequence[str]) -> Mapping[str, FormEvidence]: ...
+
+    def sources(self, keys: Sequence[tuple[str, str]]) -> Mapping[tuple[str, str], GroupSource]:
+        """(dataset_id, group_id) → the group's SQL and parameters."""
+        ...
+
+
+def overall_status(statuses: Iterable[GroupStatus]) -> GroupStatus:
+    """A semantic group's status over all its cohorts.
+
+    **gap** when every cohort with a decided status is a gap (the fact is missing: GRAMMAR's
+    knowledge gap, as :meth:`Tagger.knowledge_gaps`); **non-robust** when some cohort is
+    non-robust, or one cohort is a gap while another answered (the fact is there, some wordings
+    miss it); **flaky** when the only wrong answers flip between cycles; **robust** when every
+    decided cohort is robust; **pending**/**unknown** when no cohort is decided yet/at all."""
+    all_ = list(statuses)
+    decided = [s for s in all_ if s in DECIDED_STATUSES]
+    if not decided:
+        return GroupStatus.PENDING if GroupStatus.PENDING in all_ else GroupStatus.UNKNOWN
+    if all(s is GroupStatus.GAP for s in decided):
+        return GroupStatus.GAP
+    if GroupStatus.NON_ROBUST in decided or GroupStatus.GAP in decided:
+        return GroupStatus.NON_ROBUST
+    if GroupStatus.FLAKY in decided:
+        return GroupStatus.FLAKY
+    return GroupStatus.ROBUST
+
+
+_Key = tuple[str, str]  # (target, group_id)
+
+
+def _index(
+    tagger: Tagger, target: str | None, cohort: str | None, scenario: str | None
+) -> dict[_Key, dict[str, GroupTally]]:
+    out: dict[_Key, dict[str, GroupTally]] = {}
+    for t in tagger.tallies(target, cohort):
+        if scenario is not None and t.scenario != scenario:
+            continue
+        out.setdefault((t.target, t.group_id), {})[t.cohort] = t
+    return out
+
+
+def select_groups(
+    tagger: Tagger,
+    *,
+    target: str | None = None,
+    cohort: str | None = None,
+    status: GroupStatus | Iterable[GroupStatus] | None = None,
+    scenario: str | None = FACTUAL,
+    group_id: str | None = None,
+) -> list[tuple[_Key, GroupStatus, dict[str, GroupTally]]]:
+    """The matching groups, worst first: ((target, group_id), status, tallies by cohort).
+
+    ``status`` filters on the row's status: the cohort's with ``cohort``, else the semantic
+    group's over every cohort (:func:`overall_status`). ``scenario`` None keeps RAGProbe scenario
+    probes too (default: GRAMMAR's factual groups only). ``group_id`` may be a unique prefix."""
+    wanted: frozenset[GroupStatus] | None
+    if status is None:
+        wanted = None
+    elif isinstance(status, GroupStatus):
+        wanted = frozenset({status})
+    else:
+        wanted = frozenset(status)
+    rows = []
+    for key, by_cohort in _index(tagger, target, cohort, scenario).items():
+        if group_id is not None and not key[1].startswith(group_id):
+            continue
+        st = (
+            by_cohort[cohort].status
+            if cohort is not None
+            else overall_status(t.status for t in by_cohort.values())
+        )
+        if wanted is None or st in wanted:
+            rows.append((key, st, by_cohort))
+    rows.sort(key=lambda r: (SEVERITY[r[1]], r[0][0], r[0][1]))
+    return rows
+
+
+def group_results(
+    tagger: Tagger,
+    *,
+    target: str | None = None,
+    cohort: str | None = None,
+    status: GroupStatus | Iterable[GroupStatus] | None = None,
+    scenario: str | None = FACTUAL,
+    group_id: str | None = None,
+    evidence: Evidence | None = None,
+    offset: int = 0,
+    limit: int | None = None,
+) -> tuple[int, list[GroupResult]]:
+    """(total matching, the page ``[offset, offset + limit)`` as full rows)."""
+    rows = select_groups(
+        tagger, target=target, cohort=cohort, status=status, scenario=scenario, group_id=group_id
+    )
+    page = rows[offset : None if limit is None else offset + limit]
+    gaps = {t: tagger.knowledge_gaps(t) for t in {key[0] for key, _, _ in page}}
+    built = [_build(tagger, key, st, by_cohort, cohort, gaps) for key, st, by_cohort in page]
+    if evidence is not None:
+        built = fill_evidence(built, evidence)
+    return len(rows), built
+
+
+def _build(
+    tagger: Tagger,
+    key: _Key,
+    status: GroupStatus,
+    by_cohort: Mapping[str, GroupTally],
+    cohort: str | None,
+    gaps: Mapping[str, set[str]],
+) -> GroupResult:
+    target, gid = key
+    answered = tagger.answered_anywhere(target, gid)
+    retrieval = tagger.retrieval_judgements(target, gid)
+    forms: list[FormResult] = []
+    history: list[StatusPoint] = []
+    for c in sorted(by_cohort):
+        t = by_cohort[c]
+        attr = attribution_status(t.status, answered)
+        flaky = tagger.flaky(target, c, gid)
+        for o in sorted(tagger.group_observations(target, c, gid), key=lambda o: o.form_id):
+            ret = retrieval.get(o.probe_id)
+            cause = cause_of(o, attr, ret[0] if ret is not None else None)
+            forms.append(
+                FormResult(
+                    probe_id=o.probe_id,
+                    form_id=o.form_id,
+                    cohort=c,
+                    cycle=o.cycle,
+                    run_id=o.run_id,
+                    verdict=o.verdict.value,
+                    cause=None if cause is None else cause.value,
+                    error_kind=o.error_kind,
+                    retrieved_ids=list(o.retrieved_ids),
+                    flaky=o.form_id in flaky,
+                )
+            )
+        history += _history(c, t.group_forms, tagger.group_history(target, c, gid))
+    tallies = list(by_cohort.values())
+    first = tallies[0]
+    correct = sum(t.correct for t in tallies)
+    incorrect = sum(t.incorrect for t in tallies)
+    judged = sum(t.forms_judged for t in tallies)
+    return GroupResult(
+        target=target,
+        group_id=gid,
+        cohort=cohort,
+        status=status.value,
+        cohort_status={c: by_cohort[c].status.value for c in sorted(by_cohort)},
+        knowledge_gap=gid in gaps.get(target, ()),
+        dataset_id=first.dataset_id,
+        series=first.series,
+        cycle=max(t.cycle for t in tallies),
+        scenario=first.scenario,
+        correct=correct,
+        incorrect=incorrect,
+        errors=sum(t.error for t in tallies),
+        undecided=sum(t.undecided for t in tallies),
+        forms_expected=sum(t.group_forms for t in tallies),
+        forms_judged=judged,
+        coverage=(correct + incorrect) / judged if judged else None,
+        forms=forms,
+        history=history,
+    )
+
+
+def _history(
+    cohort: str, group_forms: int, observations: Sequence[Observation]
+) -> list[StatusPoint]:
+    """GRAMMAR's status of each cycle alone (each form's latest verdict in that cycle)."""
+    by_cycle: dict[int, dict[str, Verdict]] = {}
+    for o in observations:
+        by_cycle.setdefault(o.cycle, {})[o.form_id] = o.verdict
+    out = []
+    for cycle in sorted(by_cycle):
+        verdicts = list(by_cycle[cycle].values())
+        n = {v: verdicts.count(v) for v in Verdict}
+        out.append(
+            StatusPoint(
+                cohort=cohort,
+                cycle=cycle,
+                status=status_of(
+                    n[Verdict.CORRECT], n[Verdict.INCORRECT], len(verdicts), group_forms
+                ).value,
+                correct=n[Verdict.CORRECT],
+                incorrect=n[Verdict.INCORRECT],
+                errors=n[Verdict.ERROR],
+                undecided=n[Verdict.UNDECIDED],
+            )
+        )
+    return out
+
+
+def fill_evidence(rows: list[GroupResult], evidence: Evidence) -> list[GroupResult]:
+    """The rows with questions, answers, reasons, gold answers and SQL filled in (I/O only: a
+    live service calls this off its event loop, after selecting the rows on it)."""
+    details = evidence.forms([f.probe_id for r in rows for f in r.forms])
+    sources = evidence.sources(sorted({(r.dataset_id, r.group_id) for r in rows}))
+    out = []
+    for r in rows:
+        forms = []
+        gold: list[str] = []
+        gold_text: str | None = None
+        for f in r.forms:
+            d = details.get(f.probe_id)
+            if d is None:
+                forms.append(f)
+                continue
+            forms.append(
+                f.model_copy(
+                    update={
+                        "question": d.query,
+                        "answer": d.answer,
+                        "tier": d.tier,
+                        "reason": d.reason or None,
+                    }
+                )
+            )
+            values = [str(v) for v in (d.expected or {}).get("values", [])]
+            if values and not gold:
+                gold = values
+                gold_text = values[0] if len(values) == 1 else "(" + ", ".join(values) + ")"
+        src = sources.get((r.dataset_id, r.group_id))
+        update: dict[str, Any] = {"forms": forms, "gold": gold, "gold_text": gold_text}
+        if src is not None:
+            update |= {"sql": src.sql, "params": dict(src.params or {})}
+        out.append(r.model_copy(update=update))
+    return out
+
+
+def target_health(tagger: Tagger, evidence: Evidence | None = None) -> dict[str, TargetHealth]:
+    """Per target over each form's latest verdict: probes, answered, errors by kind, and the
+    message of the first error (from the evidence: the judge keeps the target's error there)."""
+    counts: dict[str, list[int]] = {}
+    kinds: dict[str, dict[str, int]] = {}
+    first: dict[str, Observation] = {}
+    for o in tagger.counted_observations():
+        c = counts.setdefault(o.target, [0, 0])
+        c[0] += 1
+        if o.verdict is Verdict.ERROR:
+            c[1] += 1
+            kind = o.error_kind or "target_error"
+            k = kinds.setdefault(o.target, {})
+            k[kind] = k.get(kind, 0) + 1
+            f = first.get(o.target)
+            # the cause, not its echo: a circuit that opened only repeats an earlier error
+            if f is None or _earlier(o, f):
+                first[o.target] = o
+    messages: dict[str, str] = {}
+    if evidence is not None and first:
+        found = evidence.forms([o.probe_id for o in first.values()])
+        for t, o in first.items():
+            d = found.get(o.probe_id)
+            if d is not None and d.reason:
+                messages[t] = d.reason
+    out = {}
+    for t in sorted(counts):
+        probes, errors = counts[t]
+        fo = first.get(t)
+        out[t] = TargetHealth(
+            probes=probes,
+            answered=probes - errors,
+            errors=errors,
+            error_kinds=dict(sorted(kinds.get(t, {}).items(), key=lambda kv: -kv[1])),
+            first_error=messages.get(t) or (fo.error_kind if fo is not None else None),
+            all_failed=probes > 0 and errors == probes,
+        )
+    return out
+
+
+def _earlier(o: Observation, than: Observation) -> bool:
+    """Errors other than ``circuit_open`` first, then by time."""
+    a, b = o.error_kind == "circuit_open", than.error_kind == "circuit_open"
+    if a != b:
+        return b
+    return o.at < than.at
+
+
+def health_lines(health: Mapping[str, TargetHealth]) -> list[str]:
+    """One line per target that failed on some probe: what the CLI prints and the HTML shows."""
+    out = []
+    for t, h in health.items():
+        if not h.errors:
+            continue
+        kinds = ", ".join(f"{k} {n}" for k, n in h.error_kinds.items())
+        head = (
+            f"all {h.probes} probes failed" if h.all_failed else f"{h.errors} of {h.probes} failed"
+        )
+        first = f"; first error: {h.first_error}" if h.first_error else ""
+        out.append(f"target {t}: {head} ({kinds}){first}")
+    return out

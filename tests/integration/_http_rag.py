@@ -1,0 +1,64 @@
+"""A scripted RAG endpoint on 127.0.0.1 for CLI tests: answers from a dataset's gold answers
+for the groups it "knows", refuses the rest, and can be told to fail or to omit fields."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+
+def answers_of(dataset: Path, knows: Callable[[str], bool]) -> dict[str, str]:
+    """question text → gold answer, for the groups ``knows(group_id)`` accepts."""
+    out: dict[str, str] = {}
+    for line in dataset.read_text().splitlines():
+        g = json.loads(line)
+        if not knows(g["group_id"]):
+            continue
+        values = g["answer"]["values"]
+        for f in g["forms"]:
+            out[f["text"]] = " and ".join(values)
+    return out
+
+
+@contextmanager
+def serve(
+    answers: dict[str, str], *, status: int = 200, reply: Callable[[str], Any] | None = None
+) -> Iterator[str]:
+    """Serve POST {"query": …} at http://127.0.0.1:PORT/ask until the block ends; yields the URL.
+
+    ``reply(answer)`` shapes the JSON reply (default ``{"answer": answer}``: no retrieved ids,
+    no contexts); ``status`` other than 200 fails every request with it."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if status != 200:
+                self.send_response(status)
+                self.end_headers()
+                return
+            query = json.loads(body or b"{}").get("query", "")
+            answer = answers.get(query, "I don't know.")
+            data = json.dumps(reply(answer) if reply else {"answer": answer}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *_args: Any) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/ask"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,160 @@
+"""Per-group rows, the CI gate's rules and JUnit (issue 16), on hand-built observations."""
+
+from __future__ import annotations
+
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from groundwatch.cli.main import _json_without_file
+from groundwatch.core.model import Verdict
+from groundwatch.core.tagging import GroupStatus, Observation, Tagger, Window
+from groundwatch.report.build import report_from_tagger
+from groundwatch.report.gate import evaluate, figure, figures, junit_xml, parse_rule
+from groundwatch.report.groups import group_results, overall_status
+
+pytestmark = pytest.mark.unit
+
+G, R, N, F, U, P = (
+    GroupStatus.GAP,
+    GroupStatus.ROBUST,
+    GroupStatus.NON_ROBUST,
+    GroupStatus.FLAKY,
+    GroupStatus.UNKNOWN,
+    GroupStatus.PENDING,
+)
+
+
+@pytest.mark.parametrize(
+    ("cohorts", "overall"),
+    [
+        ([G, G], G),
+        ([G, U], G),  # unknown neither confirms nor refutes: still a knowledge gap
+        ([G, R], N),  # the fact is there, one wording misses it
+        ([R, N], N),
+        ([R, F], F),
+        ([R, R], R),
+        ([U, P], P),
+        ([U, U], U),
+    ],
+)
+def test_overall_status(cohorts: list[GroupStatus], overall: GroupStatus) -> None:
+    assert overall_status(cohorts) is overall
+
+
+def obs(gid: str, cohort: str, form: int, verdict: Verdict, **kw: object) -> Observation:
+    return Observation(
+        probe_id=f"{gid}-{cohort}-{form}",
+        target="t",
+        cohort=cohort,
+        group_id=gid,
+        form_id=f"{cohort}{form}",
+        verdict=verdict,
+        group_forms=2,
+        series="s",
+        cycle=1,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def tagger() -> Tagger:
+    """g1 gap everywhere, g2 gap in long only, g3 robust, g4 every form a 503."""
+    t = Tagger(Window(runs=1))
+    c, i, e = Verdict.CORRECT, Verdict.INCORRECT, Verdict.ERROR
+    plan = {"g1": (i, i, i, i), "g2": (c, c, i, i), "g3": (c, c, c, c), "g4": (e, e, e, e)}
+    for gid, verdicts in plan.items():
+        for k, v in enumerate(verdicts):
+            cohort = "short" if k < 2 else "long"
+            extra = {"error_kind": "http_5xx"} if v is e else {}
+            t.apply(obs(gid, cohort, k % 2, v, **extra))
+    return t
+
+
+def test_group_rows_filter_order_and_page() -> None:
+    t = tagger()
+    total, rows = group_results(t)
+    assert total == 4
+    assert [(r.group_id, r.status) for r in rows] == [
+        ("g1", "gap"),
+        ("g2", "non_robust"),
+        ("g4", "unknown"),
+        ("g3", "robust"),
+    ]
+    assert rows[0].knowledge_gap and not rows[1].knowledge_gap
+    assert rows[1].cohort_status == {"long": "gap", "short": "robust"}
+    # a cohort gap is not blamed on the knowledge base
+    causes = {f.cause for f in rows[1].forms if f.verdict == "incorrect"}
+    assert causes <= {"retrieval", "lm", "inconclusive"} and "gap" not in causes
+    assert {f.cause for f in rows[0].forms} == {"gap"}
+    assert [h.status for h in rows[0].history] == ["gap", "gap"]
+    total, long_gaps = group_results(t, cohort="long", status=GroupStatus.GAP)
+    assert (total, [r.group_id for r in long_gaps]) == (2, ["g1", "g2"])
+    assert long_gaps[0].cohort == "long" and {f.cohort for f in long_gaps[0].forms} == {"long"}
+    total, page = group_results(t, offset=1, limit=2)
+    assert total == 4 and [r.group_id for r in page] == ["g2", "g4"]
+    assert group_results(t, group_id="g")[0] == 4 and group_results(t, group_id="g3")[0] == 1
+
+
+def test_report_lists_failing_groups_and_target_health() -> None:
+    report = report_from_tagger(tagger())
+    assert [g.group_id for g in report.failing_groups] == ["g1", "g2", "g4"]
+    assert report.failing_groups_total == 3
+    h = report.target_health["t"]
+    assert (h.probes, h.errors, h.error_kinds, h.all_failed) == (16, 4, {"http_5xx": 4}, False)
+
+
+def test_rules_parse_scope_and_reject_typos() -> None:
+    assert parse_rule("acc_db=0.9", "min").figure == "acc_db"
+    r = parse_rule("prod/long:refined_accuracy=0.95", "min")
+    assert (r.target, r.cohort, r.threshold) == ("prod", "long", 0.95)
+    assert parse_rule("long:lambda=0.2", "max").cohort == "long"
+    for bad in ("acc_dbb=1", "acc_db", "acc_db=high"):
+        with pytest.raises(ValueError):
+            parse_rule(bad, "min")
+    assert {"acc_db", "lambda", "non_robust_share", "target_error_share"} <= set(figures())
+
+
+def test_gate_checks_every_cohort_and_undefined_figures_break() -> None:
+    report = report_from_tagger(tagger())
+    short, long_ = report.cohorts["short"], report.cohorts["long"]
+    assert figure(short, "acc_db") == pytest.approx(2 / 3) and figure(
+        long_, "acc_db"
+    ) == pytest.approx(1 / 3)
+    assert figure(long_, "target_error_share") == pytest.approx(2 / 8)
+    checks = evaluate(
+        report,
+        [
+            parse_rule("acc_db=0.5", "min"),
+            parse_rule("target_error_share=0.3", "max"),
+            parse_rule("nosuch:acc_db=0.1", "min"),
+        ],
+    )
+    broken = {(c.target, c.cohort, c.rule.figure) for c in checks if not c.ok}
+    assert broken == {("t", "long", "acc_db"), ("*", "nosuch", "acc_db")}
+    line = next(c for c in checks if c.cohort == "long" and not c.ok).line
+    assert line == "t/long: acc_db = 0.3333 < 0.5 (--fail-under)"
+
+
+def test_junit_has_one_case_per_group() -> None:
+    t = tagger()
+    report = report_from_tagger(t)
+    _, every = group_results(t)
+    root = ET.fromstring(junit_xml(every, evaluate(report, [parse_rule("acc_db=0.9", "min")]),
+                                   report.target_health))  # fmt: skip
+    suite = root.find("testsuite[@name='groundwatch.t']")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("4", "2", "1")
+    assert "503" not in (suite.findtext("system-out") or "") and "http_5xx 4" in (
+        suite.findtext("system-out") or ""
+    )
+    thresholds = root.find("testsuite[@name='groundwatch.thresholds']")
+    assert thresholds is not None and thresholds.get("failures") == "2"  # 2/3 and 1/3 < 0.9
+
+
+def test_json_flag_without_a_file_means_stdout() -> None:
+    assert _json_without_file(["groups", "--json"]) == ["groups", "--json", "-"]
+    assert _json_without_file(["groups", "--json", "--status", "gap"]) == [
+        "groups", "--json", "-", "--status", "gap"
+    ]  # fmt: skip
+    assert _json_without_file(["groups", "--json", "f.json"]) == ["groups", "--json", "f.json"]
+    assert _json_without_file(["run", "--json"]) == ["run", "--json"]
