@@ -29,7 +29,7 @@ def create_app(settings: RunnerSettings) -> FastAPI:
     async def bootstrap() -> ServiceParts:
         w = wiring(settings, "rag-runner")
         registry, bus, topics, client_id = w.registry, w.bus, w.topics, w.client_id
-        # The shared client: plain httpx pools collapse at high concurrency (httpcore#1035).
+        # The shared client (aiohttp: the least CPU per request, bench/bench_runner.py).
         http = make_http_client(max_connections=512)
         runner = make_runner(
             http,

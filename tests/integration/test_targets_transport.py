@@ -1,4 +1,4 @@
-"""The shared HTTP transports against a real socket server on 127.0.0.1 (no external service)."""
+"""The shared HTTP client (aiohttp) against a real socket server on 127.0.0.1 (no external service)."""
 
 from __future__ import annotations
 
@@ -70,9 +70,8 @@ async def keep_alive(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
         await writer.drain()
 
 
-@pytest.mark.parametrize("lean", [True, False])
-async def test_keep_alive_reuse_and_connection_bound(lean: bool) -> None:
-    async with serving(keep_alive) as server, make_http_client(4, lean=lean) as client:
+async def test_keep_alive_reuse_and_connection_bound() -> None:
+    async with serving(keep_alive) as server, make_http_client(4) as client:
         target = HttpJsonTarget(client, server.url)
         for _ in range(5):
             assert (await target.ask("q")).answer == "Oslo"
@@ -85,7 +84,7 @@ async def test_keep_alive_reuse_and_connection_bound(lean: bool) -> None:
 
 
 @pytest.mark.parametrize("pause", [0.0, 0.02])
-async def test_lean_recovers_when_server_closes_idle_connection(pause: float) -> None:
+async def test_client_recovers_when_server_closes_idle_connection(pause: float) -> None:
     async def one_shot(
         reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server
     ) -> None:
@@ -102,7 +101,7 @@ async def test_lean_recovers_when_server_closes_idle_connection(pause: float) ->
         assert server.connections == 3
 
 
-async def test_lean_reads_chunked_replies_and_honours_connection_close() -> None:
+async def test_client_reads_chunked_replies_and_honours_connection_close() -> None:
     async def chunked(
         reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server
     ) -> None:
@@ -123,7 +122,7 @@ async def test_lean_reads_chunked_replies_and_honours_connection_close() -> None
         assert server.connections == 2
 
 
-async def test_lean_errors_map_to_target_error_kinds() -> None:
+async def test_client_errors_map_to_target_error_kinds() -> None:
     async def cut(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server) -> None:
         await read_request(reader)
         writer.write(ok_response()[:-10])  # fewer bytes than Content-Length, then close
@@ -149,22 +148,25 @@ async def test_lean_errors_map_to_target_error_kinds() -> None:
         assert err.value.kind is ErrorKind.CONNECTION
 
 
-async def test_lean_releases_slots_when_bodies_are_abandoned_or_cancelled() -> None:
+async def test_client_releases_slots_when_requests_are_cancelled_or_too_large() -> None:
     async with serving(keep_alive) as server, make_http_client(2) as client:
+        for _ in range(4):  # a body over the cap: refused, its connection not kept busy
+            with pytest.raises(TargetError) as err:
+                await client.exchange("POST", server.url, {}, b"{}", 10)
+            assert err.value.kind is ErrorKind.BAD_PAYLOAD
         for _ in range(4):
-            async with client.stream("POST", server.url, content=b"{}") as resp:
-                assert resp.status_code == 200  # body never read: connection dropped, slot freed
-        for _ in range(4):
-            task = asyncio.create_task(client.post(server.url, content=b"{}"))
+            task = asyncio.create_task(client.exchange("POST", server.url, {}, b"{}", 1 << 20))
             await asyncio.sleep(0.001)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
-        r = await asyncio.wait_for(client.post(server.url, content=b"{}"), timeout=2)
-        assert r.json()["answer"] == "Oslo"
+        reply = await asyncio.wait_for(
+            client.exchange("POST", server.url, {}, b"{}", 1 << 20), timeout=2
+        )
+        assert reply.status == 200 and b"Oslo" in reply.body
 
 
-async def test_lean_retries_once_when_a_reused_connection_dies_unanswered() -> None:
+async def test_client_retries_once_when_a_reused_connection_dies_unanswered() -> None:
     async def drop_second(
         reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server
     ) -> None:

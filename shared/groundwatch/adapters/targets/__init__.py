@@ -19,18 +19,25 @@ from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
 from groundwatch.adapters.targets.http_json import HttpJsonTarget, expand_env, render_body
 from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.targets.openai_chat import OpenAIChatTarget
-from groundwatch.adapters.targets.transport import PooledTransport, make_http_client
+from groundwatch.adapters.targets.transport import (
+    AiohttpClient,
+    HttpClient,
+    HttpxClient,
+    make_http_client,
+)
 from groundwatch.adapters.throttle import TokenBucket
 
 __all__ = [
     "TRANSIENT",
+    "AiohttpClient",
     "BreakerState",
     "CallableTarget",
     "CircuitBreaker",
     "ErrorKind",
+    "HttpClient",
     "HttpJsonTarget",
+    "HttpxClient",
     "OpenAIChatTarget",
-    "PooledTransport",
     "Target",
     "TargetError",
     "TargetLimits",

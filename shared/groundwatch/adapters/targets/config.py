@@ -50,6 +50,7 @@ from groundwatch.adapters.targets.http_json import (
 from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.targets.openai_chat import BASELINE_SYSTEM_PROMPT, OpenAIChatTarget
 from groundwatch.adapters.targets.paths import ReplyPath
+from groundwatch.adapters.targets.transport import HttpClient
 from groundwatch.errors import ConfigError
 
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
@@ -217,7 +218,7 @@ def import_callable(spec: str) -> TargetCallable:
 def build_target(
     config: TargetConfig,
     *,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: HttpClient | httpx.AsyncClient | None = None,
     llm_factory: LlmFactory | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Target:
@@ -262,7 +263,7 @@ def build_target(
 def build_targets(
     configs: list[TargetConfig],
     *,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: HttpClient | httpx.AsyncClient | None = None,
     llm_factory: LlmFactory | None = None,
     env: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, Target], dict[str, TargetLimits]]:

@@ -1,116 +1,160 @@
-"""The HTTP client targets share: ``httpx.AsyncClient`` over httpcore2's connection pool.
+"""The HTTP clients targets use: one small port, aiohttp in production, httpx where injected.
 
-httpcore 1.0.9 (httpx 0.28's pool) hands a freshly idle HTTP/1.1 connection to *every* queued
-request; all but one wake, fail and re-queue, each time triggering another full pass over the
-pool. With 64 keep-alive connections that churn collapsed throughput here from 640 to ~40
-requests/s (encode/httpcore#1035, still open). httpcore2 (the maintained fork, already installed
-with ``openai``) fixed it (pydantic/httpx2#974, #1075). This transport keeps the ``httpx`` API —
-requests, responses and exceptions are httpx's, so :class:`HttpJsonTarget` and tests with
-``httpx.MockTransport`` or ``httpx.ASGITransport`` are unchanged — and swaps only the pool.
+Probing is many small JSON requests to few origins with bounded concurrency, where the client's
+own CPU per request decides how close to the target's speed the runner gets. Measured against
+the same local server (``bench/bench_runner.py``, 5 ms target, 64 in flight), aiohttp's client
+(C HTTP parser, per-host keep-alive pool) cost about a third of the CPU per request of httpx
+over a hand-written h11 transport, and httpx over httpcore's pool about a tenth; so production
+HTTP targets use :class:`AiohttpClient` (:func:`make_http_client`), and the hand-written
+transport is gone.
+
+:class:`HttpJsonTarget` talks to an :class:`HttpClient`: a single ``exchange`` call that sends
+one request and returns the status, the ``Retry-After`` header and the body read up to a cap.
+An ``httpx.AsyncClient`` is still accepted (wrapped in :class:`HttpxClient`): tests pass one
+with ``httpx.MockTransport``, the in-process HTTP path of the embedded demo one with
+``httpx.ASGITransport``, and a deployment that needs proxies or HTTP/2 can pass its own.
+Failures come out as :class:`TargetError` with their kind, whichever client sent the request.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ssl
-from collections.abc import AsyncIterable, AsyncIterator, Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
 from types import TracebackType
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import httpcore2
-import httpx
+from groundwatch.adapters.targets.base import ErrorKind, TargetError
 
-from groundwatch.adapters.targets.lean import LeanTransport
-
-# Most specific first: the first match wins.
-_EXCEPTIONS: list[tuple[type[Exception], type[httpx.TransportError]]] = [
-    (httpcore2.ConnectTimeout, httpx.ConnectTimeout),
-    (httpcore2.ReadTimeout, httpx.ReadTimeout),
-    (httpcore2.WriteTimeout, httpx.WriteTimeout),
-    (httpcore2.PoolTimeout, httpx.PoolTimeout),
-    (httpcore2.TimeoutException, httpx.TimeoutException),
-    (httpcore2.ConnectError, httpx.ConnectError),
-    (httpcore2.ReadError, httpx.ReadError),
-    (httpcore2.WriteError, httpx.WriteError),
-    (httpcore2.NetworkError, httpx.NetworkError),
-    (httpcore2.RemoteProtocolError, httpx.RemoteProtocolError),
-    (httpcore2.LocalProtocolError, httpx.LocalProtocolError),
-    (httpcore2.ProtocolError, httpx.ProtocolError),
-    (httpcore2.UnsupportedProtocol, httpx.UnsupportedProtocol),
-    (httpcore2.ProxyError, httpx.ProxyError),
-]
+if TYPE_CHECKING:  # both imported where used: neither is needed to start the CLI
+    import aiohttp
+    import httpx
 
 
-@contextlib.contextmanager
-def _mapped() -> Iterator[None]:
-    try:
-        yield
-    except Exception as exc:
-        for source, target in _EXCEPTIONS:
-            if isinstance(exc, source):
-                raise target(str(exc)) from exc
-        raise
+@dataclass(frozen=True, slots=True)
+class HttpReply:
+    """A response as targets need it: status, the server's ``Retry-After``, the whole body."""
+
+    status: int
+    retry_after: str | None
+    body: bytes
 
 
-class _ResponseStream(httpx.AsyncByteStream):
-    def __init__(self, stream: AsyncIterable[bytes]) -> None:
-        self._stream = stream
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        with _mapped():
-            async for part in self._stream:
-                yield part
-
-    async def aclose(self) -> None:
-        closer = getattr(self._stream, "aclose", None)
-        if closer is not None:
-            await closer()
+def too_large(limit: int) -> TargetError:
+    return TargetError(ErrorKind.BAD_PAYLOAD, f"reply larger than {limit} bytes")
 
 
-class PooledTransport(httpx.AsyncBaseTransport):
-    """An ``httpx`` async transport whose connection pool is httpcore2's."""
+@runtime_checkable
+class HttpClient(Protocol):
+    """Sends one request and reads its reply (at most ``max_bytes`` of body)."""
+
+    async def exchange(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        max_bytes: int,
+    ) -> HttpReply: ...
+
+    async def aclose(self) -> None: ...
+
+
+class AiohttpClient:
+    """The production client: an ``aiohttp.ClientSession`` over a keep-alive pool.
+
+    The session is made on first use (aiohttp wants a running event loop), so the client can be
+    built anywhere and the aiohttp import costs nothing to a process that never probes over
+    HTTP. A POST is not retried by aiohttp itself; here a request whose connection the server
+    closed before any reply (a keep-alive connection that timed out on the server's side) is
+    sent once more on a fresh connection, as the server never saw it answered.
+    """
 
     def __init__(
         self,
+        max_connections: int = 100,
         *,
-        limits: httpx.Limits | None = None,
+        timeout: float | None = 60.0,
         ssl_context: ssl.SSLContext | None = None,
-        retries: int = 0,
+        keepalive_expiry: float = 4.0,
     ) -> None:
-        limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=100)
-        self._pool = httpcore2.AsyncConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            retries=retries,
-        )
+        self.max_connections = max_connections
+        self.timeout = timeout
+        self._ssl = ssl_context
+        self._keepalive = keepalive_expiry
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        assert isinstance(request.stream, httpx.AsyncByteStream)
-        req = httpcore2.Request(
-            method=request.method,
-            url=httpcore2.URL(
-                scheme=request.url.raw_scheme,
-                host=request.url.raw_host,
-                port=request.url.port,
-                target=request.url.raw_path,
-            ),
-            headers=request.headers.raw,
-            content=request.stream,
-            extensions=request.extensions,
+    def _open(self) -> aiohttp.ClientSession:
+        import aiohttp
+
+        if self._closed:
+            raise RuntimeError("HTTP client is closed")
+        connector = aiohttp.TCPConnector(
+            limit=self.max_connections,
+            limit_per_host=0,
+            keepalive_timeout=self._keepalive,
+            ssl=self._ssl if self._ssl is not None else True,
         )
-        with _mapped():
-            resp = await self._pool.handle_async_request(req)
-        assert isinstance(resp.stream, AsyncIterable)
-        return httpx.Response(
-            status_code=resp.status,
-            headers=resp.headers,
-            stream=_ResponseStream(resp.stream),
-            extensions=resp.extensions,
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=self.timeout),
+            auto_decompress=True,
+            raise_for_status=False,
         )
+        return self._session
+
+    async def exchange(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        max_bytes: int,
+    ) -> HttpReply:
+        import aiohttp
+
+        session = self._session or self._open()
+        for attempt in (1, 2):
+            try:
+                async with session.request(method, url, headers=headers, data=body) as resp:
+                    size = resp.content_length
+                    if size is not None and size > max_bytes:
+                        raise too_large(max_bytes)
+                    if size is not None:
+                        data = await resp.read()
+                    else:
+                        parts: list[bytes] = []
+                        got = 0
+                        async for chunk in resp.content.iter_any():
+                            got += len(chunk)
+                            if got > max_bytes:
+                                raise too_large(max_bytes)
+                            parts.append(chunk)
+                        data = b"".join(parts)
+                    return HttpReply(resp.status, resp.headers.get("Retry-After"), data)
+            except TimeoutError as exc:  # aiohttp's timeouts are TimeoutErrors too
+                raise TargetError(ErrorKind.TIMEOUT, type(exc).__name__) from None
+            except aiohttp.ServerDisconnectedError as exc:
+                if attempt == 1:
+                    continue  # closed before any reply: once more, on a fresh connection
+                raise TargetError(ErrorKind.CONNECTION, f"{type(exc).__name__}: {exc}") from None
+            except aiohttp.ClientPayloadError as exc:
+                raise TargetError(ErrorKind.CONNECTION, f"{type(exc).__name__}: {exc}") from None
+            except aiohttp.ContentTypeError as exc:  # pragma: no cover - read() never checks
+                raise TargetError(ErrorKind.BAD_PAYLOAD, str(exc)) from None
+            except (aiohttp.ClientError, OSError) as exc:
+                raise TargetError(ErrorKind.CONNECTION, f"{type(exc).__name__}: {exc}") from None
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def aclose(self) -> None:
-        await self._pool.aclose()
+        self._closed = True
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def __aenter__(self) -> AiohttpClient:
+        return self
 
     async def __aexit__(
         self,
@@ -121,26 +165,70 @@ class PooledTransport(httpx.AsyncBaseTransport):
         await self.aclose()
 
 
+class HttpxClient:
+    """An ``httpx.AsyncClient`` behind the same port (its owner closes it)."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+
+    async def exchange(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        max_bytes: int,
+    ) -> HttpReply:
+        import httpx
+
+        try:
+            async with self.client.stream(method, url, headers=headers, content=body) as resp:
+                parts: list[bytes] = []
+                got = 0
+                async for chunk in resp.aiter_bytes():
+                    got += len(chunk)
+                    if got > max_bytes:
+                        raise too_large(max_bytes)
+                    parts.append(chunk)
+                return HttpReply(resp.status_code, resp.headers.get("Retry-After"), b"".join(parts))
+        except httpx.TimeoutException as exc:
+            raise TargetError(ErrorKind.TIMEOUT, type(exc).__name__) from None
+        except httpx.DecodingError as exc:
+            raise TargetError(ErrorKind.BAD_PAYLOAD, f"undecodable body: {exc}") from None
+        except httpx.RequestError as exc:
+            raise TargetError(ErrorKind.CONNECTION, f"{type(exc).__name__}: {exc}") from None
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+def as_http_client(client: HttpClient | httpx.AsyncClient) -> HttpClient:
+    """``client`` as the port: an ``httpx.AsyncClient`` is wrapped, anything else kept."""
+    if isinstance(client, HttpClient):
+        return client
+    return HttpxClient(client)
+
+
 def make_http_client(
     max_connections: int = 100,
     *,
     timeout: float | None = 60.0,
     ssl_context: ssl.SSLContext | None = None,
-    lean: bool = True,
-) -> httpx.AsyncClient:
+) -> AiohttpClient:
     """The shared client for HTTP targets (make it in the lifespan, close it on shutdown).
 
     ``max_connections`` should cover the sum of the HTTP targets' concurrency; the runner's
-    per-attempt timeout is the real deadline, ``timeout`` is only a backstop. ``lean`` picks
-    :class:`~groundwatch.adapters.targets.lean.LeanTransport` (HTTP/1.1, no proxies, least CPU);
-    otherwise     :class:`PooledTransport` (httpcore2's pool).
+    per-attempt timeout is the real deadline, ``timeout`` is only a backstop.
     """
-    transport: httpx.AsyncBaseTransport
-    if lean:
-        transport = LeanTransport(max_connections=max_connections, ssl_context=ssl_context)
-    else:
-        limits = httpx.Limits(
-            max_connections=max_connections, max_keepalive_connections=max_connections
-        )
-        transport = PooledTransport(limits=limits, ssl_context=ssl_context)
-    return httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=False)
+    return AiohttpClient(max_connections, timeout=timeout, ssl_context=ssl_context)
+
+
+__all__ = [
+    "AiohttpClient",
+    "HttpClient",
+    "HttpReply",
+    "HttpxClient",
+    "as_http_client",
+    "make_http_client",
+    "too_large",
+]

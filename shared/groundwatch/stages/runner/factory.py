@@ -6,13 +6,13 @@ from pathlib import Path
 
 import httpx
 
-from groundwatch.adapters.targets import Target, TargetLimits
+from groundwatch.adapters.targets import HttpClient, Target, TargetLimits
 from groundwatch.adapters.targets.config import HttpJsonConfig, build_targets, load_targets
 from groundwatch.stages.runner.lanes import ResponseHook, Runner, SelfCheckSampling
 
 
 def make_runner(
-    http_client: httpx.AsyncClient,
+    http_client: HttpClient | httpx.AsyncClient,
     *,
     targets_file: Path | None = None,
     reference_url: str | None = None,
