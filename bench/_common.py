@@ -58,3 +58,89 @@ def delete_topics(bootstrap: str, prefix: str) -> None:
 
     with contextlib.suppress(Exception):
         asyncio.run(asyncio.wait_for(drop(), 30))
+
+
+# ---------------------------------------------------------------- figures (see run_all.py)
+
+#: A figure whose repeats stray further than this from their median is unstable: no verdict.
+UNSTABLE_PCT = 20.0
+
+
+def figure(
+    label: str,
+    value: float | None,
+    *,
+    unit: str = "",
+    target: float | None = None,
+    goal: str = ">=",
+    measured: float | None = None,
+    baseline: float | None = None,
+    baseline_name: str = "",
+    absolute_unit: str = "",
+    bound: str = "",
+    digits: int = 2,
+) -> dict[str, Any]:
+    """One measurement of a figure in one run of a benchmark.
+
+    ``value`` is what the verdict is on: a ratio of ``measured`` to ``baseline`` (both measured in
+    the same run, one right after the other) or, where the target is absolute (a time, a CPU
+    cost), the measurement itself. ``measured``/``baseline`` are the absolute numbers beside it,
+    reported and never judged. ``run_all.py`` runs every benchmark several times in turn and
+    reports each figure's median with its min-max spread.
+    """
+    return {
+        "label": label,
+        "value": value,
+        "unit": unit,
+        "target": target,
+        "goal": goal,
+        "measured": measured,
+        "baseline": baseline,
+        "baseline_name": baseline_name,
+        "absolute_unit": absolute_unit,
+        "bound": bound,
+        "digits": digits,
+    }
+
+
+def spread(values: list[float]) -> dict[str, Any]:
+    """Median, min, max and the largest relative distance of a repeat from the median (%)."""
+    import statistics
+
+    vals = sorted(v for v in values if v is not None)
+    if not vals:
+        return {"median": None, "min": None, "max": None, "spread_pct": None, "repeats": 0}
+    med = statistics.median(vals)
+    far = max(abs(vals[0] - med), abs(vals[-1] - med))
+    pct = 100.0 * far / abs(med) if med else (0.0 if far == 0 else float("inf"))
+    return {
+        "median": med,
+        "min": vals[0],
+        "max": vals[-1],
+        "spread_pct": round(pct, 1),
+        "repeats": len(vals),
+    }
+
+
+def verdict(median: float | None, spread_pct: float | None, target: float | None, goal: str) -> str:
+    """``met`` / ``not met`` / ``unstable`` (spread beyond ±UNSTABLE_PCT) / ``—`` (no target)."""
+    if target is None:
+        return "—"
+    if median is None:
+        return "missing"
+    if spread_pct is None or spread_pct > UNSTABLE_PCT:
+        return "unstable"
+    ok = median >= target if goal == ">=" else median <= target
+    return "met" if ok else "not met"
+
+
+def wait_idle(max_load: float = 0.8, patience_s: float = 0.0) -> float:
+    """Wait up to ``patience_s`` for the 1-minute load to fall to ``max_load``; the load then."""
+    import time
+
+    deadline = time.monotonic() + patience_s
+    load = os.getloadavg()[0]
+    while load > max_load and time.monotonic() < deadline:
+        time.sleep(5)
+        load = os.getloadavg()[0]
+    return round(load, 2)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import platform
 import sys
 import time
@@ -31,6 +30,8 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from _common import emit, figure
 
 from groundwatch.core.judging import judge_deterministic
 from groundwatch.core.model import Expected, Verdict
@@ -216,11 +217,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "agreement": round(sum(d.verdict is t for d, t in decided) / len(decided), 4),
         }
     result["stage"] = stage_throughput(demo_responses(), args.repeat)
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+    result["figures"] = {
+        "cpu_us_per_judgement": figure(
+            "judge: deterministic tiers, µs per judgement (one core)",
+            round(1e6 * det_s / len(items), 2),
+            unit=" µs",
+            target=1e6 / TARGET_PER_S,
+            goal="<=",
+            measured=round(len(items) / det_s),
+            absolute_unit="judgements/s",
+            bound="CPU (pure Python rules, one core); ≤ 20 µs = ≥ 50,000 judgements/s",
+        ),
+        "llm_calls_per_1000_probes": figure(
+            f"judge: LLM calls per 1,000 demo probes ({args.cycles} cycles, with cache)",
+            result["llm_calls_per_1000_probes_with_cache"],
+            baseline=result["llm_calls_per_1000_probes_without_cache"],
+            baseline_name="without cache; GRAMMAR sends every response: 1,000",
+            bound="share of responses the rules leave undecided",
+        ),
+    }
+    emit(result, args.out)
     return result
 
 

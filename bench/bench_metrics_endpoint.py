@@ -34,7 +34,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _common import delete_topics, emit, machine  # noqa: E402
+from _common import delete_topics, emit, figure, machine  # noqa: E402
 
 from groundwatch.contracts import Judgement, Topics  # noqa: E402
 from groundwatch.core.model import AnswerType, Expected, Verdict  # noqa: E402
@@ -196,6 +196,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         },
         "target_p99_ms": TARGET_P99_MS,
         "target_met": q[98] <= TARGET_P99_MS,
+        "figures": {
+            "metrics_p99_ms": figure(
+                f"analytics: /metrics latency p99 over HTTP, {args.groups:,} groups tracked",
+                round(q[98], 2),
+                unit=" ms",
+                target=TARGET_P99_MS,
+                goal="<=",
+                measured=round(q[49], 2),
+                baseline=round(baseline_ms, 2),
+                baseline_name="p50; same counts by SQL at scrape time",
+                absolute_unit="ms",
+                bound="HTTP + exposition; the numbers are kept incrementally, O(targets × cohorts)",
+            )
+        },
     }
     emit(result, args.out)
     return result

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from _common import emit, machine
+from _common import emit, figure, machine
 
 from groundwatch.contracts import (
     DeadLetter,
@@ -175,6 +175,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "speedup_vs_baseline": round(baseline_per_probe / per_probe, 2),
         "note": "one core; a probe = probe + response + judgement, each encoded once and decoded "
         "once (decode = parse + validate against the contract)",
+        "figures": {
+            "speedup": figure(
+                "serialization: probes/s bound (probe + response + judgement, encode + validate),"
+                " ratio to model_dump + orjson",
+                round(baseline_per_probe / per_probe, 3),
+                unit="×",
+                measured=round(1.0 / per_probe),
+                baseline=round(1.0 / baseline_per_probe),
+                baseline_name="model_dump + orjson",
+                absolute_unit="probes/s",
+                bound="pydantic-core validation in Rust, one core",
+            )
+        },
     }
     emit(result, args.out)
     return result

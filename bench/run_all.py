@@ -1,15 +1,23 @@
-"""Run every benchmark, each in its own subprocess, and write ``bench/results.json`` and
+"""Run every benchmark several times in turn and write ``bench/results.json`` and
 ``bench/RESULTS.md`` (``make bench``).
 
-Each benchmark is a script of this directory that prints its JSON and writes it with ``--out``;
-here each one runs with a time limit taken from a total budget (15 minutes on 2 cores by default),
-so a hung benchmark costs its own slot, not the whole run. A benchmark whose script is missing or
-that fails is reported as a hole — named, with its exit status and the tail of its output — never
-silently dropped. Exit status: 0 when every benchmark produced its numbers (met or not; the
-report says which targets are not met and why), 1 otherwise; ``--strict`` also fails on an unmet
-target.
+Each benchmark is a script of this directory that measures what it is about *and* its baseline
+once, one right after the other, and prints its JSON (``--out`` writes it) with a ``figures``
+map: each figure one measurement, a ratio to the baseline of that run or, where the target is
+absolute, the measurement itself. Here every script runs ``--repeats`` times (5 by default),
+round-robin over the benchmarks (A/B of every benchmark, then again…), each run in its own
+subprocess with a time limit taken from a total budget. A figure is reported as the median over
+the repeats with its min-max spread and the load average around its runs; a figure whose
+repeats stray more than ±20 % from the median is *unstable* — no verdict — instead of met or not
+met. Absolute rates are shown beside, never judged. A benchmark whose script is missing or fails
+is a hole, named with its exit status and the tail of its output, never silently dropped. The
+first run of each script also gets its ``first_args`` (sweeps, scaling series, the 1M-query
+memory run): those come from one run and are reported as such.
 
-Usage: ``python bench/run_all.py [--only embedded,judge] [--quick] [--budget 900]``.
+Exit status: 0 when every benchmark produced its numbers, 1 otherwise; ``--strict`` also fails
+on a figure not met.
+
+Usage: ``python bench/run_all.py [--only embedded,judge] [--repeats 5] [--quick] [--budget S]``.
 """
 
 from __future__ import annotations
@@ -23,12 +31,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _common import machine
+from _common import machine, spread, verdict
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -41,23 +48,22 @@ class Bench:
     timeout_s: float
     args: tuple[str, ...] = ()
     quick_args: tuple[str, ...] = ()
+    first_args: tuple[str, ...] = ()  # only in the first repeat (sweeps, series, big runs)
 
 
 BENCHES = [
-    Bench("serialization", "bench_serialization.py", 120, ("--repeat", "3"), ("--n", "3000")),
-    Bench("judge", "bench_judge.py", 150),
-    Bench("analytics", "bench_analytics.py", 180, (), ("--groups", "2000")),
-    Bench("runner", "bench_runner.py", 120, (), ("--duration", "3")),
-    Bench("embedded", "bench_embedded.py", 240, (), ("--cycles", "2", "--baseline-probes", "500")),
-    Bench("metrics_endpoint", "bench_metrics_endpoint.py", 240, (), ("--groups", "2000")),
+    Bench("serialization", "bench_serialization.py", 60, ("--repeat", "2"), ("--n", "3000")),
+    Bench("judge", "bench_judge.py", 90, ("--repeat", "3"), ()),
+    Bench("analytics", "bench_analytics.py", 240, (), ("--groups", "2000"), ("--scaling",)),
+    Bench("cli", "bench_cli.py", 60, (), ("--n", "1")),
+    Bench("runner", "bench_runner.py", 240, (), ("--duration", "1"), ("--sweep",)),
+    Bench("embedded", "bench_embedded.py", 180, (), ("--cycles", "2", "--baseline-probes", "500")),
+    Bench("demo", "bench_demo.py", 180, (), ("--cycles", "1")),
+    Bench("metrics_endpoint", "bench_metrics_endpoint.py", 120, (), ("--groups", "2000")),
     Bench(
-        "pipeline_kafka",
-        "bench_pipeline_kafka.py",
-        480,
-        (),
-        ("--judges", "1", "--cycles", "2", "--paced-cycles", "1"),
+        "pipeline_kafka", "bench_pipeline_kafka.py", 300, (), ("--quick",), ("--judges", "1,2,3")
     ),
-    Bench("generation", "bench_generation.py", 360, (), ("--rows", "20000")),
+    Bench("generation", "bench_generation.py", 300, (), ("--rows", "5000"), ("--big",)),
 ]
 
 
@@ -68,17 +74,21 @@ class Outcome:
     seconds: float = 0.0
     data: dict[str, Any] = field(default_factory=dict)
     detail: str = ""
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    loads: list[float] = field(default_factory=list)
 
 
-def run_one(bench: Bench, quick: bool, timeout: float, work: Path) -> Outcome:
+def run_one(bench: Bench, quick: bool, timeout: float, work: Path, repeat: int = 0) -> Outcome:
     script = HERE / bench.script
     if not script.exists():
         return Outcome(bench, "missing", detail=f"{script.relative_to(ROOT)} does not exist")
-    out = work / f"{bench.name}.json"
-    cmd = [sys.executable, str(script), *bench.args, *(bench.quick_args if quick else ()), "--out"]
-    cmd.append(str(out))
-    log = work / f"{bench.name}.log"
-    print(f"==> {bench.name}: {' '.join(cmd[1:])}", flush=True)
+    out = work / f"{bench.name}-{repeat}.json"
+    extra = bench.first_args if repeat == 0 and not quick else ()
+    cmd = [sys.executable, str(script), *bench.args, *(bench.quick_args if quick else ())]
+    cmd += [*extra, "--out", str(out)]
+    log = work / f"{bench.name}-{repeat}.log"
+    print(f"==> {bench.name} [{repeat + 1}]: {' '.join(cmd[1:])}", flush=True)
+    load = round(os.getloadavg()[0], 2)
     started = time.monotonic()
     with log.open("wb") as fh:
         try:
@@ -95,298 +105,165 @@ def run_one(bench: Bench, quick: bool, timeout: float, work: Path) -> Outcome:
     if not out.exists():
         return Outcome(bench, "failed", seconds, detail=f"exit status {code}, no output\n{tail}")
     data = json.loads(out.read_text())
-    status = "ok" if code == 0 else "target_not_met" if code == 1 else "failed"
-    return Outcome(bench, status, seconds, data, detail="" if status != "failed" else tail)
+    status = "ok" if code in (0, 1) else "failed"
+    return Outcome(bench, status, seconds, data, "" if status == "ok" else tail, [data], [load])
+
+
+def merge(into: Outcome | None, new: Outcome) -> Outcome:
+    """Repeats of one benchmark as one outcome: the first run's data, every run's figures."""
+    if into is None or into.status != "ok":
+        return new if into is None or new.status == "ok" else into
+    if new.status != "ok":
+        into.detail = f"a repeat {new.status}: {new.detail.splitlines()[0] if new.detail else ''}"
+        return into
+    into.seconds += new.seconds
+    into.runs += new.runs
+    into.loads += new.loads
+    return into
 
 
 # ---------------------------------------------------------------- summaries (results.json)
 
 
-def _get(d: dict[str, Any], *path: str) -> Any:
-    for p in path:
-        if not isinstance(d, dict) or p not in d:
-            return None
-        d = d[p]
-    return d
+@dataclass
+class Figure:
+    """One figure over its repeats."""
+
+    section: str
+    key: str
+    label: str
+    median: float | None
+    low: float | None
+    high: float | None
+    spread_pct: float | None
+    repeats: int
+    unit: str
+    target: float | None
+    goal: str
+    verdict: str
+    measured: float | None
+    baseline: float | None
+    baseline_name: str
+    absolute_unit: str
+    bound: str
+    digits: int
+    loads: list[float]
 
 
-def summarize(outcomes: dict[str, Outcome]) -> dict[str, dict[str, Any]]:
-    """The nested numeric keys of ``results.json``; a hole's keys are ``null``."""
-    r = {name: o.data for name, o in outcomes.items()}
-    gen = r.get("generation", {})
-    kafka = r.get("pipeline_kafka", {})
-    emb = r.get("embedded", {})
-    run = r.get("runner", {})
-    judge = r.get("judge", {})
-    ana = r.get("analytics", {})
-    met = r.get("metrics_endpoint", {})
-    ser = r.get("serialization", {})
-    return {
-        "generation": {
-            "speedup": gen.get("speedup_queries_per_s"),
-            "peak_rss_mb": _get(gen, "ours_end_to_end", "peak_rss_mb"),
-            "queries_streamed": _get(gen, "ours_end_to_end", "queries"),
-            "queries_per_s": _get(gen, "ours_answers", "queries_per_s"),
-            "baseline_queries_per_s": _get(gen, "baseline", "queries_per_s"),
-            "end_to_end_queries_per_s": _get(gen, "ours_end_to_end", "queries_per_s"),
-            "database_rows": _get(gen, "database", "rows"),
-        },
-        "pipeline_kafka": {
-            "probes_per_s": kafka.get("probes_per_s"),
-            "p50_latency_s": kafka.get("p50_latency_s"),
-            "p99_latency_s": kafka.get("p99_latency_s"),
-            "paced_rate_per_s": kafka.get("paced_rate_per_s"),
-            "best_judges": kafka.get("best_judges"),
-            "by_judges": {
-                str(c["judges"]): {
-                    "probes_per_s": c["probes_per_s"],
-                    "steady_probes_per_s": c["steady_probes_per_s"],
-                    "p50_latency_s": c["paced"].get("p50_s"),
-                    "p99_latency_s": c["paced"].get("p99_s"),
-                }
-                for c in kafka.get("configs", [])
-            },
-            "serialization_bound_probes_per_s": _get(kafka, "baseline", "probes_per_s"),
-        },
-        "embedded": {
-            "probes_per_s": emb.get("probes_per_s"),
-            "cpu_us_per_probe": emb.get("cpu_us_per_probe"),
-            "baseline_probes_per_s": _get(emb, "baseline", "probes_per_s"),
-        },
-        "runner": {
-            "efficiency": run.get("efficiency"),
-            "achieved_rps": run.get("achieved_rps"),
-            "limit_rps": run.get("limit_rps"),
-            "baseline_rps": run.get("baseline_rps"),
-        },
-        "judge": {
-            "judgements_per_s": judge.get("deterministic_per_s"),
-            "llm_calls_per_1000_probes_with_cache": judge.get(
-                "llm_calls_per_1000_probes_with_cache"
-            ),
-            "llm_calls_per_1000_probes_without_cache": judge.get(
-                "llm_calls_per_1000_probes_without_cache"
-            ),
-        },
-        "analytics": {
-            "ingest_per_s": ana.get("ingest_per_s"),
-            "metrics_latency_ms": met.get("metrics_latency_p99_ms"),
-            "metrics_latency_p50_ms": met.get("metrics_latency_p50_ms"),
-            "metrics_groups": met.get("semantic_groups"),
-            "service_ingest_per_s": met.get("service_ingest_per_s"),
-            "sql_scrape_baseline_ms": _get(met, "baseline", "ms"),
-        },
-        "serialization": {
-            "probes_per_s_bound": ser.get("probes_per_s_bound"),
-            "baseline_probes_per_s_bound": ser.get("baseline_probes_per_s_bound"),
-            **{
-                f"{name}_roundtrip_per_s": c.get("roundtrip_per_s")
-                for name, c in (ser.get("contracts") or {}).items()
-            },
-        },
-    }
+def figures(outcomes: dict[str, Outcome]) -> list[Figure]:
+    """Every figure of every benchmark that ran, over its repeats, in benchmark order."""
+    out: list[Figure] = []
+    for name, o in outcomes.items():
+        if o.status != "ok" or not o.runs:
+            continue
+        keys: list[str] = []
+        for run in o.runs:
+            keys += [k for k in run.get("figures", {}) if k not in keys]
+        for key in keys:
+            per_run = [r["figures"][key] for r in o.runs if key in r.get("figures", {})]
+            first = per_run[0]
+            values = [f["value"] for f in per_run if f.get("value") is not None]
+            s = spread(values)
+            med_of = [f.get("measured") for f in per_run if f.get("measured") is not None]
+            base_of = [f.get("baseline") for f in per_run if f.get("baseline") is not None]
+            out.append(
+                Figure(
+                    section=first.get("section", name),
+                    key=key,
+                    label=first["label"],
+                    median=s["median"],
+                    low=s["min"],
+                    high=s["max"],
+                    spread_pct=s["spread_pct"],
+                    repeats=s["repeats"],
+                    unit=first.get("unit", ""),
+                    target=first.get("target"),
+                    goal=first.get("goal", ">="),
+                    verdict=verdict(
+                        s["median"], s["spread_pct"], first.get("target"), first.get("goal", ">=")
+                    ),
+                    measured=spread(med_of)["median"] if med_of else None,
+                    baseline=spread(base_of)["median"] if base_of else None,
+                    baseline_name=first.get("baseline_name", ""),
+                    absolute_unit=first.get("absolute_unit", ""),
+                    bound=first.get("bound", ""),
+                    digits=int(first.get("digits", 2)),
+                    loads=o.loads,
+                )
+            )
+    return out
+
+
+def _r(x: float | None, digits: int) -> float | None:
+    return None if x is None else round(x, max(digits, 2) + 2)
+
+
+def summarize(figs: list[Figure]) -> dict[str, dict[str, Any]]:
+    """The nested keys of ``results.json``: ``section.key`` is the median over the repeats, with
+    ``key_spread`` [min, max], ``key_spread_pct``, ``key_verdict`` and the absolute numbers."""
+    out: dict[str, dict[str, Any]] = {}
+    for f in figs:
+        sec = out.setdefault(f.section, {})
+        sec[f.key] = _r(f.median, f.digits)
+        sec[f"{f.key}_spread"] = [_r(f.low, f.digits), _r(f.high, f.digits)]
+        sec[f"{f.key}_spread_pct"] = f.spread_pct
+        sec[f"{f.key}_repeats"] = f.repeats
+        sec[f"{f.key}_verdict"] = f.verdict
+        if f.measured is not None:
+            sec[f"{f.key}_measured"] = _r(f.measured, 1)
+        if f.baseline is not None:
+            sec[f"{f.key}_baseline"] = _r(f.baseline, 1)
+    return out
 
 
 # ---------------------------------------------------------------- the table (RESULTS.md)
-
-
-@dataclass
-class Row:
-    figure: str
-    value: str
-    reference: str
-    ratio: str
-    target: str
-    met: bool | None
-    bound: str
 
 
 def _n(x: Any, digits: int = 0) -> str:
     if x is None:
         return "—"
     if isinstance(x, int | float):
+        if abs(x) >= 1000:
+            return f"{x:,.0f}"
         return f"{x:,.{digits}f}"
     return str(x)
 
 
-def _ratio(a: Any, b: Any, digits: int = 2) -> str:
-    if not isinstance(a, int | float) or not isinstance(b, int | float) or not b:
+def _load(loads: list[float]) -> str:
+    if not loads:
         return "—"
-    return f"{a / b:.{digits}f}×"
+    lo, hi = min(loads), max(loads)
+    return f"{lo:.2f}" if lo == hi else f"{lo:.2f}–{hi:.2f}"
 
 
-def _fewer(ours: Any, baseline: float) -> str:
-    if not isinstance(ours, int | float):
-        return "—"
-    return f"{baseline / ours:,.0f}× fewer" if ours else "none needed"
-
-
-def rows(s: dict[str, dict[str, Any]], raw: dict[str, dict[str, Any]], cpus: int) -> list[Row]:
-    g, k, e, ru, j, a, se = (
-        s["generation"],
-        s["pipeline_kafka"],
-        s["embedded"],
-        s["runner"],
-        s["judge"],
-        s["analytics"],
-        s["serialization"],
-    )
-    out: list[Row] = []
-
-    def ok(value: Any, test: Callable[[Any], bool]) -> bool | None:
-        return None if value is None else bool(test(value))
-
-    out.append(
-        Row(
-            "generation: queries/s (answers, grouped query per template)",
-            _n(g["queries_per_s"]),
-            f"{_n(g['baseline_queries_per_s'])} (GRAMMAR Alg. 1: one SELECT per combination)",
-            _ratio(g["queries_per_s"], g["baseline_queries_per_s"], 1),
-            "≥ 20×",
-            ok(g["speedup"], lambda v: v >= 20),
-            "SQLite scan + Python grouping; the baseline pays one statement round trip per query",
+def table(figs: list[Figure]) -> list[str]:
+    mark = {"met": "met", "not met": "**NOT MET**", "unstable": "*unstable*", "—": "—"}
+    lines = [
+        "| figure | median (min–max) over repeats | absolute: measured / baseline | target |"
+        " verdict | load (1 min) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for f in figs:
+        d = f.digits
+        value = f"{_n(f.median, d)}{f.unit} ({_n(f.low, d)}–{_n(f.high, d)}, ±{f.spread_pct}%, "
+        value += f"n={f.repeats})"
+        absolute = "—"
+        if f.measured is not None or f.baseline is not None:
+            absolute = f"{_n(f.measured, 1)}"
+            if f.baseline is not None:
+                absolute += f" / {_n(f.baseline, 1)} ({f.baseline_name})"
+            if f.absolute_unit:
+                absolute += f" {f.absolute_unit}"
+        target = (
+            "—"
+            if f.target is None
+            else f"{'≥' if f.goal == '>=' else '≤'} {_n(f.target, d)}{f.unit}"
         )
-    )
-    out.append(
-        Row(
-            f"generation: peak RSS, {_n(g['queries_streamed'])} queries streamed to JSONL",
-            f"{_n(g['peak_rss_mb'], 1)} MB",
-            f"{_n(_get(raw, 'generation', 'baseline', 'peak_rss_mb'), 1)} MB (baseline process)",
-            _ratio(g["peak_rss_mb"], _get(raw, "generation", "baseline", "peak_rss_mb")),
-            "< 300 MB at ≥ 1M",
-            ok(
-                g["peak_rss_mb"],
-                lambda v: v < 300 and (g["queries_streamed"] or 0) >= 1_000_000,
-            ),
-            "streaming: one template's rows at a time, groups written as they are made",
+        lines.append(
+            f"| {f.label} | {value} | {absolute} | {target} | {mark.get(f.verdict, f.verdict)} |"
+            f" {_load(f.loads)} |"
         )
-    )
-    best = next(
-        (
-            c
-            for c in _get(raw, "pipeline_kafka", "configs") or []
-            if c["judges"] == k["best_judges"]
-        ),
-        None,
-    )
-    kafka_bound = f"CPU: {cpus} cores shared by the service processes and the broker"
-    if best is not None:
-        services = {n: v for n, v in best["cpu_us_per_probe"].items() if n != "kafka-broker"}
-        total = sum(services.values())
-        top = max(services, key=lambda n: services[n])
-        kafka_bound += (
-            f"; {total:.0f} µs of service CPU per probe (most: {top}, {services[top]:.0f} µs) "
-            f"+ {best['cpu_us_per_probe'].get('kafka-broker', 0):.0f} µs in the broker"
-        )
-    by = k["by_judges"]
-    per_j = ", ".join(
-        f"{n} judge{'s' if n != '1' else ''}: {_n(c['probes_per_s'])}" for n, c in by.items()
-    )
-    out.append(
-        Row(
-            f"pipeline over Kafka: probes/s end to end ({per_j})",
-            _n(k["probes_per_s"]),
-            f"{_n(k['serialization_bound_probes_per_s'])} (serialization bound, one core)",
-            _ratio(k["probes_per_s"], k["serialization_bound_probes_per_s"], 3),
-            "≥ 1,000",
-            ok(k["probes_per_s"], lambda v: v >= 1000),
-            kafka_bound,
-        )
-    )
-    out.append(
-        Row(
-            f"pipeline over Kafka: probe → tally latency p50 / p99 at "
-            f"{_n(k['paced_rate_per_s'])} probes/s",
-            f"{_n(k['p50_latency_s'], 3)} s / {_n(k['p99_latency_s'], 3)} s",
-            "—",
-            "—",
-            "p99 ≤ 2 s",
-            ok(k["p99_latency_s"], lambda v: v <= 2.0),
-            "batching: generator batches of 500, consumer polls, analytics' store transaction",
-        )
-    )
-    cpu_us = e["cpu_us_per_probe"]
-    out.append(
-        Row(
-            "embedded pipeline: probes/s (in-process bus, one event loop)",
-            _n(e["probes_per_s"]),
-            f"{_n(e['baseline_probes_per_s'])} (sequential loop, one commit per probe)",
-            _ratio(e["probes_per_s"], e["baseline_probes_per_s"]),
-            "≥ 5,000",
-            ok(e["probes_per_s"], lambda v: v >= 5000),
-            f"one core: {_n(cpu_us, 0)} µs CPU per probe "
-            f"(≈ {_n(1e6 / cpu_us if cpu_us else None)} probes/s on an idle core)",
-        )
-    )
-    out.append(
-        Row(
-            "runner: efficiency at 100 ms target latency, concurrency 64",
-            _n(ru["efficiency"], 3),
-            f"{_n(ru['achieved_rps'], 1)} of {_n(ru['limit_rps'])} req/s "
-            f"(bare asyncio client: {_n(ru['baseline_rps'], 1)})",
-            _ratio(ru["achieved_rps"], ru["baseline_rps"], 3),
-            "≥ 0.90",
-            ok(ru["efficiency"], lambda v: v >= 0.9),
-            "the target's latency (64 / 0.1 s); the rest is event-loop scheduling",
-        )
-    )
-    out.append(
-        Row(
-            "judge: deterministic tiers, judgements/s",
-            _n(j["judgements_per_s"]),
-            "—",
-            "—",
-            "≥ 50,000",
-            ok(j["judgements_per_s"], lambda v: v >= 50_000),
-            "CPU (pure Python rules, one core)",
-        )
-    )
-    out.append(
-        Row(
-            "judge: LLM calls per 1,000 demo probes (3 cycles, with cache)",
-            _n(j["llm_calls_per_1000_probes_with_cache"], 2),
-            f"1,000 (GRAMMAR: every response to the LLM); "
-            f"{_n(j['llm_calls_per_1000_probes_without_cache'], 2)} without cache",
-            _fewer(j["llm_calls_per_1000_probes_with_cache"], 1000),
-            "—",
-            None,
-            "share of responses the rules leave undecided",
-        )
-    )
-    out.append(
-        Row(
-            "analytics: judgements/s into the tagger",
-            _n(a["ingest_per_s"]),
-            f"{_n(a['service_ingest_per_s'])} (the service over Kafka, SQLite store included)",
-            _ratio(a["ingest_per_s"], a["service_ingest_per_s"], 1),
-            "≥ 100,000",
-            ok(a["ingest_per_s"], lambda v: v >= 100_000),
-            "CPU (dict updates per judgement); the service is bound by parsing and the store",
-        )
-    )
-    out.append(
-        Row(
-            f"analytics: /metrics latency p99 over HTTP, {_n(a['metrics_groups'])} groups tracked",
-            f"{_n(a['metrics_latency_ms'], 1)} ms (p50 {_n(a['metrics_latency_p50_ms'], 1)})",
-            f"{_n(a['sql_scrape_baseline_ms'], 1)} ms (same counts by SQL at scrape time)",
-            _ratio(a["metrics_latency_ms"], a["sql_scrape_baseline_ms"], 2),
-            "≤ 50 ms",
-            ok(a["metrics_latency_ms"], lambda v: v <= 50),
-            "HTTP + exposition; the numbers are kept incrementally, O(targets × cohorts)",
-        )
-    )
-    out.append(
-        Row(
-            "serialization: probes/s bound (probe + response + judgement, encode + validate)",
-            _n(se["probes_per_s_bound"]),
-            f"{_n(se['baseline_probes_per_s_bound'])} (model_dump + orjson encoding)",
-            _ratio(se["probes_per_s_bound"], se["baseline_probes_per_s_bound"]),
-            "—",
-            None,
-            "pydantic-core validation in Rust, one core",
-        )
-    )
-    return out
+    return lines
 
 
 def git(*args: str) -> str:
@@ -409,9 +286,12 @@ def memory_gb() -> float | None:
 
 
 def markdown(
-    meta: dict[str, Any], table: list[Row], outcomes: dict[str, Outcome], quick: bool
+    meta: dict[str, Any],
+    figs: list[Figure],
+    outcomes: dict[str, Outcome],
+    quick: bool,
+    notes: str = "",
 ) -> str:
-    mark = {True: "met", False: "**NOT MET**", None: "—"}
     lines = [
         "# Benchmark results",
         "",
@@ -419,35 +299,47 @@ def markdown(
         f"- commit: `{meta['commit']}`",
         f"- machine: {meta['machine']['cpu']}, {meta['machine']['cpus']} cores, "
         f"{meta['memory_gb']} GB RAM, {meta['platform']}, Python {meta['machine']['python']}",
-        f"- load average (1 min) at start / end: {meta['load_start']} / {meta['load_end']}",
+        f"- load average (1 min) at start / end: {meta['load_start']} / {meta['load_end']}"
+        " (per figure: the load at the start of each of its runs, in the table)",
+        f"- repeats: {meta.get('repeats', 1)} runs of every benchmark, round-robin; a figure is"
+        " the median with its min–max spread; spread beyond ±20 % = *unstable*, no verdict",
         f"- total time: {meta['seconds']:.0f} s"
         + (" (quick mode: reduced sizes)" if quick else ""),
-        "- reproduce: `make bench` (or `python bench/<name>.py --out FILE` for one benchmark)",
+        "- reproduce: `make bench` (or `python bench/<name>.py --out FILE` for one run of one)",
         "",
-        "| figure | measured | baseline / reference | ratio | target | |",
-        "|---|---|---|---|---|---|",
+        *table(figs),
+        "",
+        "## What bounds each figure",
+        "",
     ]
-    for r in table:
-        lines.append(
-            f"| {r.figure} | {r.value} | {r.reference} | {r.ratio} | {r.target} | {mark[r.met]} |"
-        )
-    lines += ["", "## What bounds each number", ""]
-    lines += [f"- {r.figure}: {r.bound}" for r in table]
-    missed = [r for r in table if r.met is False]
+    lines += [f"- {f.label}: {f.bound}" for f in figs if f.bound]
+    missed = [f for f in figs if f.verdict == "not met"]
+    shaky = [f for f in figs if f.verdict == "unstable"]
     holes = [o for o in outcomes.values() if o.status in ("missing", "failed", "timed_out")]
-    lines += ["", "## Not met, and holes", ""]
-    if not missed and not holes:
-        lines.append("Every target is met and every benchmark ran.")
-    for r in missed:
+    lines += ["", "## Not met, unstable, and holes", ""]
+    if not missed and not shaky and not holes:
+        lines.append("Every target is met, every figure is stable and every benchmark ran.")
+    for f in missed:
         lines.append(
-            f"- **{r.figure}**: measured {r.value} (ratio {r.ratio}), target {r.target}. "
-            f"Bounded by {r.bound}."
+            f"- **{f.label}**: not met — median {_n(f.median, f.digits)}{f.unit}, target "
+            f"{'≥' if f.goal == '>=' else '≤'} {_n(f.target, f.digits)}{f.unit}. Bounded by "
+            f"{f.bound or 'see the notes'}."
+        )
+    for f in shaky:
+        lines.append(
+            f"- **{f.label}**: unstable — {_n(f.low, f.digits)}–{_n(f.high, f.digits)}{f.unit} "
+            f"(±{f.spread_pct}% around {_n(f.median, f.digits)}) at load {_load(f.loads)}."
         )
     for o in holes:
         first = o.detail.splitlines()[0] if o.detail else ""
         lines.append(f"- **{o.bench.name}** did not produce numbers ({o.status}): {first}")
-    lines += ["", "## Runs", "", "| benchmark | status | seconds |", "|---|---|---|"]
-    lines += [f"| {o.bench.name} | {o.status} | {o.seconds:.1f} |" for o in outcomes.values()]
+    if notes:
+        lines += ["", notes.rstrip()]
+    lines += ["", "## Runs", "", "| benchmark | status | runs | seconds |", "|---|---|---|---|"]
+    lines += [
+        f"| {o.bench.name} | {o.status} | {len(o.runs)} | {o.seconds:.1f} |"
+        for o in outcomes.values()
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -455,7 +347,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated benchmark names")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test, not numbers)")
-    ap.add_argument("--budget", type=float, default=900.0, help="seconds for all benchmarks")
+    ap.add_argument("--repeats", type=int, default=5, help="runs of every benchmark")
+    ap.add_argument("--budget", type=float, default=1700.0, help="seconds for all benchmarks")
     ap.add_argument("--results", type=Path, default=HERE / "results.json")
     ap.add_argument("--markdown", type=Path, default=HERE / "RESULTS.md")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is not met")
@@ -464,24 +357,34 @@ def main(argv: list[str] | None = None) -> int:
     unknown = only - {b.name for b in BENCHES}
     if unknown:
         ap.error(f"unknown benchmarks: {sorted(unknown)}")
+    repeats = 1 if args.quick else max(1, args.repeats)
 
     started = time.monotonic()
     load_start = round(os.getloadavg()[0], 2)
     outcomes: dict[str, Outcome] = {}
+    for bench in BENCHES:
+        if only and bench.name not in only:
+            outcomes[bench.name] = Outcome(bench, "skipped")
     with tempfile.TemporaryDirectory(prefix="gw-bench-") as tmp:
-        for bench in BENCHES:
-            if only and bench.name not in only:
-                outcomes[bench.name] = Outcome(bench, "skipped")
-                continue
-            left = args.budget - (time.monotonic() - started) - 15  # keep time to write results
-            if left < 30:
-                outcomes[bench.name] = Outcome(bench, "timed_out", detail="no budget left")
-                continue
-            o = run_one(bench, args.quick, min(bench.timeout_s, left), Path(tmp))
-            outcomes[bench.name] = o
-            print(f"    {bench.name}: {o.status} in {o.seconds:.1f}s", flush=True)
-            if o.status in ("failed", "timed_out", "missing"):
-                print("    " + o.detail.replace("\n", "\n    "), file=sys.stderr, flush=True)
+        for repeat in range(repeats):
+            for bench in BENCHES:
+                if only and bench.name not in only:
+                    continue
+                if repeat and outcomes.get(bench.name, Outcome(bench, "x")).status != "ok":
+                    continue  # a hole stays a hole: no point in repeating it
+                left = args.budget - (time.monotonic() - started) - 15
+                if left < 30:
+                    if bench.name not in outcomes:
+                        outcomes[bench.name] = Outcome(bench, "timed_out", detail="no budget left")
+                    continue
+                o = run_one(bench, args.quick, min(bench.timeout_s, left), Path(tmp), repeat)
+                outcomes[bench.name] = merge(outcomes.get(bench.name), o)
+                print(
+                    f"    {bench.name} [{repeat + 1}]: {o.status} in {o.seconds:.1f}s", flush=True
+                )
+                if o.status in ("failed", "timed_out", "missing"):
+                    print("    " + o.detail.replace("\n", "\n    "), file=sys.stderr, flush=True)
+    outcomes = {b.name: outcomes[b.name] for b in BENCHES if b.name in outcomes}
 
     info = machine()
     meta = {
@@ -495,31 +398,44 @@ def main(argv: list[str] | None = None) -> int:
         "load_end": info["load_average_1m"],
         "seconds": round(time.monotonic() - started, 1),
         "quick": args.quick,
+        "repeats": repeats,
     }
-    summary = summarize(outcomes)
-    raw = {name: o.data for name, o in outcomes.items() if o.data}
-    table = rows(summary, raw, info["cpus"] or 0)
+    figs = figures(outcomes)
+    notes = "\n\n".join(
+        o.data.get("markdown", "") for o in outcomes.values() if o.data.get("markdown")
+    )
     results = {
         "meta": meta,
-        **summary,
+        **summarize(figs),
         "status": {
-            name: {"status": o.status, "seconds": round(o.seconds, 1), "detail": o.detail}
+            name: {
+                "status": o.status,
+                "runs": len(o.runs),
+                "seconds": round(o.seconds, 1),
+                "loads": o.loads,
+                "detail": o.detail,
+            }
             for name, o in outcomes.items()
         },
-        "raw": raw,
+        "raw": {name: o.data for name, o in outcomes.items() if o.data},
+        "repeats": {
+            name: [r.get("figures", {}) for r in o.runs] for name, o in outcomes.items() if o.runs
+        },
     }
+    text = markdown(meta, figs, outcomes, args.quick, notes)
     if not only:  # a partial run must not overwrite the full results
         args.results.write_text(json.dumps(results, indent=2) + "\n")
-        args.markdown.write_text(markdown(meta, table, outcomes, args.quick))
+        args.markdown.write_text(text)
         print(f"wrote {args.results.relative_to(ROOT)} and {args.markdown.relative_to(ROOT)}")
     else:
         partial = Path(tempfile.gettempdir()) / "gw-bench-partial.json"
         partial.write_text(json.dumps(results, indent=2) + "\n")
+        (Path(tempfile.gettempdir()) / "gw-bench-partial.md").write_text(text)
         print(f"partial run: results in {partial}")
-    print(markdown(meta, table, outcomes, args.quick))
+    print(text)
     ran = [o for o in outcomes.values() if o.status != "skipped"]
     holes = any(o.status in ("missing", "failed", "timed_out") for o in ran)
-    missed = any(r.met is False for r in table)
+    missed = any(f.verdict == "not met" for f in figs)
     return 1 if holes or (args.strict and missed) else 0
 
 

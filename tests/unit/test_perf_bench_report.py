@@ -1,4 +1,5 @@
-"""`make bench` reporting: the nested keys of results.json, holes named, unmet targets said."""
+"""`make bench` reporting: figures over repeats (median, spread), verdicts (met / not met /
+unstable), the nested keys of results.json, holes named."""
 
 from __future__ import annotations
 
@@ -14,70 +15,65 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
 import run_all  # noqa: E402
-
-REQUIRED = [
-    ("generation", "speedup"),
-    ("generation", "peak_rss_mb"),
-    ("pipeline_kafka", "probes_per_s"),
-    ("pipeline_kafka", "p99_latency_s"),
-    ("embedded", "probes_per_s"),
-    ("runner", "efficiency"),
-    ("judge", "judgements_per_s"),
-    ("analytics", "ingest_per_s"),
-    ("analytics", "metrics_latency_ms"),
-]
+from _common import figure, spread, verdict  # noqa: E402
 
 
-def raw_results(embedded_rate: float) -> dict[str, dict[str, Any]]:
+def run(value: float, rate: float) -> dict[str, Any]:
     return {
-        "generation": {
-            "speedup_queries_per_s": 28.3,
-            "ours_answers": {"queries_per_s": 700_000.0},
-            "ours_end_to_end": {"peak_rss_mb": 73.2, "queries": 1_000_200, "queries_per_s": 25e3},
-            "baseline": {"queries_per_s": 25_000.0, "peak_rss_mb": 95.0},
-            "database": {"rows": 200_200},
-        },
-        "pipeline_kafka": {
-            "probes_per_s": 4000.0,
-            "p50_latency_s": 0.13,
-            "p99_latency_s": 0.3,
-            "paced_rate_per_s": 1000.0,
-            "best_judges": 1,
-            "configs": [
-                {
-                    "judges": 1,
-                    "probes_per_s": 4000.0,
-                    "steady_probes_per_s": 4500.0,
-                    "paced": {"p50_s": 0.13, "p99_s": 0.3},
-                    "cpu_us_per_probe": {"analytics": 80.0, "judge-1": 70.0, "kafka-broker": 20},
-                }
-            ],
-            "baseline": {"probes_per_s": 40_000.0},
-        },
-        "embedded": {
-            "probes_per_s": embedded_rate,
-            "cpu_us_per_probe": 190.0,
-            "baseline": {"probes_per_s": 3000.0},
-        },
-        "runner": {"efficiency": 0.94, "achieved_rps": 600.0, "limit_rps": 640.0},
-        "judge": {"deterministic_per_s": 80_000, "llm_calls_per_1000_probes_with_cache": 0.9},
-        "analytics": {"ingest_per_s": 300_000},
-        "metrics_endpoint": {"metrics_latency_p99_ms": 19.0, "metrics_latency_p50_ms": 7.0},
-        "serialization": {"probes_per_s_bound": 42_000, "contracts": {"probe": {}}},
+        "figures": {
+            "efficiency_5ms": figure(
+                "runner at 5 ms",
+                value,
+                unit="×",
+                target=0.9,
+                measured=rate,
+                baseline=rate / value,
+                baseline_name="bare client",
+                bound="the server",
+            ),
+            "cold_start_s": figure("cold start", 0.4, unit=" s", target=1.0, goal="<="),
+        }
     }
 
 
-def outcomes(data: dict[str, dict[str, Any]]) -> dict[str, run_all.Outcome]:
-    return {
-        b.name: run_all.Outcome(
-            b, "ok" if data.get(b.name) else "missing", 1.0, data.get(b.name, {})
-        )
-        for b in run_all.BENCHES
+def outcome(name: str, values: list[float]) -> run_all.Outcome:
+    bench = next(b for b in run_all.BENCHES if b.name == name)
+    runs = [run(v, 1000.0 * v) for v in values]
+    return run_all.Outcome(bench, "ok", 1.0, runs[0], "", runs, [0.1] * len(runs))
+
+
+def test_spread_and_verdicts() -> None:
+    s = spread([1.0, 0.9, 1.1, 1.0, 1.05])
+    assert s["median"] == 1.0 and s["min"] == 0.9 and s["max"] == 1.1 and s["spread_pct"] == 10.0
+    assert verdict(0.95, 10.0, 0.9, ">=") == "met"
+    assert verdict(0.85, 10.0, 0.9, ">=") == "not met"
+    assert verdict(0.95, 25.0, 0.9, ">=") == "unstable"  # no verdict on a shaky figure
+    assert verdict(0.5, 5.0, 1.0, "<=") == "met"
+    assert verdict(None, None, 1.0, "<=") == "missing"
+    assert verdict(3.0, 1.0, None, ">=") == "—"
+
+
+def test_results_keys_carry_median_and_spread() -> None:
+    outs = {"runner": outcome("runner", [0.93, 0.91, 0.95, 0.92, 0.94])}
+    figs = run_all.figures(outs)
+    summary = run_all.summarize(figs)
+    r = summary["runner"]
+    assert r["efficiency_5ms"] == pytest.approx(0.93)
+    assert r["efficiency_5ms_spread"] == [pytest.approx(0.91), pytest.approx(0.95)]
+    assert r["efficiency_5ms_verdict"] == "met" and r["efficiency_5ms_repeats"] == 5
+    assert r["cold_start_s_verdict"] == "met"
+
+
+def test_markdown_names_unmet_unstable_and_holes() -> None:
+    outs = {
+        "runner": outcome("runner", [0.5, 0.52, 0.49, 0.51, 0.5]),
+        "embedded": outcome("embedded", [0.5, 1.0, 0.9, 0.95, 0.3]),
+        "generation": run_all.Outcome(
+            run_all.BENCHES[-1], "failed", 2.0, detail="exit status 2, no output\ntrace"
+        ),
     }
-
-
-def meta() -> dict[str, Any]:
-    return {
+    figs = run_all.figures(outs)
+    meta = {
         "date": "2026-01-01 00:00 UTC",
         "commit": "abc",
         "machine": {"cpu": "cpu", "cpus": 2, "python": "3.11"},
@@ -86,34 +82,16 @@ def meta() -> dict[str, Any]:
         "load_start": 0.1,
         "load_end": 0.2,
         "seconds": 100.0,
+        "repeats": 5,
     }
-
-
-def test_results_have_the_numeric_keys_and_the_table_says_what_is_not_met() -> None:
-    data = raw_results(embedded_rate=4200.0)
-    summary = run_all.summarize(outcomes(data))
-    for section, key in REQUIRED:
-        assert isinstance(summary[section][key], int | float), (section, key)
-    table = run_all.rows(summary, data, 2)
-    missed = [r.figure for r in table if r.met is False]
-    assert missed == ["embedded pipeline: probes/s (in-process bus, one event loop)"]
-    text = run_all.markdown(meta(), table, outcomes(data), quick=False)
-    assert "**NOT MET**" in text and "measured 4,200" in text and "commit: `abc`" in text
-
-
-def test_a_missing_benchmark_is_a_named_hole_not_a_crash() -> None:
-    data = raw_results(embedded_rate=6000.0)
-    del data["generation"]
-    outs = outcomes(data)
-    summary = run_all.summarize(outs)
-    assert summary["generation"]["speedup"] is None
-    table = run_all.rows(summary, data, 2)
-    assert all(r.met is not False for r in table)
-    text = run_all.markdown(meta(), table, outs, quick=False)
-    assert "**generation** did not produce numbers (missing)" in text
+    text = run_all.markdown(meta, figs, outs, quick=False)
+    assert "**NOT MET**" in text and "not met — median 0.50×" in text
+    assert "*unstable*" in text and "unstable — 0.30–1.00×" in text
+    assert "**generation** did not produce numbers (failed): exit status 2" in text
+    assert "commit: `abc`" in text
 
 
 def test_a_benchmark_script_that_does_not_exist_is_reported_missing(tmp_path: Path) -> None:
     bench = run_all.Bench("nope", "bench_does_not_exist.py", 5)
-    outcome = run_all.run_one(bench, quick=True, timeout=5, work=tmp_path)
-    assert outcome.status == "missing" and "does not exist" in outcome.detail
+    o = run_all.run_one(bench, quick=True, timeout=5, work=tmp_path)
+    assert o.status == "missing" and "does not exist" in o.detail

@@ -11,16 +11,25 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
-from scipy import stats as sps
+if TYPE_CHECKING:
+    import numpy as np
 
-Z95 = float(sps.norm.ppf(0.975))
+# numpy and scipy are imported where a test needs them: a report of one cohort needs neither,
+# and importing scipy.stats costs about a second of every CLI call (bench/bench_cli.py).
+_NORMAL = NormalDist()
+Z95 = _NORMAL.inv_cdf(0.975)
 
 
 def _z(confidence: float) -> float:
-    return Z95 if confidence == 0.95 else float(sps.norm.ppf(0.5 + confidence / 2))
+    return Z95 if confidence == 0.95 else _NORMAL.inv_cdf(0.5 + confidence / 2)
+
+
+def _norm_sf(x: float) -> float:
+    """The standard normal's upper tail, exact far into it (erfc, not 1 - cdf)."""
+    return 0.5 * math.erfc(x / math.sqrt(2.0))
 
 
 def _f(x: Any) -> float | None:
@@ -40,8 +49,16 @@ def wilson_ci(k: int, n: int, confidence: float = 0.95) -> tuple[float, float] |
     (R = 0.96 on Aurp), unlike the Wald interval that would cross 1."""
     if n <= 0:
         return None
-    ci = sps.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return (float(ci.low), float(ci.high))
+    # The closed form scipy's ``binomtest(k, n).proportion_ci(method="wilson")`` evaluates
+    # (tests/unit compares the two): no scipy import on the report's path.
+    z = _z(confidence)
+    z2 = z * z
+    p = k / n
+    denom = 1.0 + z2 / n
+    center = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    low = 0.0 if k == 0 else max(0.0, center - half)  # exactly 0 and 1 at the edges
+    return (low, 1.0 if k == n else min(1.0, center + half))
 
 
 def z_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
@@ -96,7 +113,7 @@ def two_proportion_z_test(k1: int, n1: int, k2: int, n2: int, confidence: float 
         z, p = (0.0, 1.0) if p1 == p2 else (None, None)
     else:
         z = (p1 - p2) / se
-        p = float(2 * sps.norm.sf(abs(z)))
+        p = float(2 * _norm_sf(abs(z)))
     w1 = wilson_ci(k1, n1, confidence)
     w2 = wilson_ci(k2, n2, confidence)
     assert w1 is not None and w2 is not None
@@ -138,6 +155,9 @@ class PairedTest:
 def paired_test(
     x: Sequence[float], y: Sequence[float], *, n_resamples: int = 9_999, seed: int = 0
 ) -> PairedTest:
+    import numpy as np
+    from scipy import stats as sps
+
     xa = np.asarray(x, dtype=float)
     ya = np.asarray(y, dtype=float)
     if xa.shape != ya.shape:
@@ -187,6 +207,8 @@ def sign_flip_p(d: np.ndarray, *, n_resamples: int = 9_999, seed: int = 0) -> fl
     p-value is never 0. Hand-written because scipy's ``permutation_test`` materialises every
     resample at once (gigabytes for 10 000 groups).
     """
+    import numpy as np
+
     d = np.asarray(d, dtype=float)
     n = d.size
     if n == 0:
@@ -227,7 +249,12 @@ def mcnemar_exact(pairs: Sequence[tuple[bool, bool]]) -> McNemar:
     second = sum(1 for a, b in pairs if b and not a)
     neither = len(pairs) - both - first - second
     disc = first + second
-    p = 1.0 if disc == 0 else float(sps.binomtest(first, disc, 0.5).pvalue)
+    if disc == 0:
+        p = 1.0
+    else:
+        from scipy import stats as sps
+
+        p = float(sps.binomtest(first, disc, 0.5).pvalue)
     return McNemar(both, first, second, neither, p)
 
 
@@ -357,6 +384,9 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> Correlation:
     n = len(x)
     if n < 3 or len(set(x)) < 2 or len(set(y)) < 2:
         return Correlation(n, None, None)  # undefined for a constant or tiny sample
+    import numpy as np
+    from scipy import stats as sps
+
     r = sps.spearmanr(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
     return Correlation(n, _f(r.statistic), _f(r.pvalue))
 
