@@ -26,6 +26,7 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationError,
+    create_model,
     model_validator,
 )
 
@@ -236,6 +237,7 @@ class _ProbeKeyed(_Contract):
 
 #: The fields :meth:`_ProbeKeyed.carried` copies, in declaration order.
 _CARRIED: tuple[str, ...] = tuple(_ProbeKeyed.model_fields)
+_CARRIED_SET = frozenset(_CARRIED)
 
 
 class Probe(_ProbeKeyed):
@@ -279,7 +281,9 @@ class RagResponse(_ProbeKeyed):
 
     @classmethod
     def for_probe(cls, probe: Probe, **fields: Any) -> RagResponse:
-        return cls(**probe.carried(), **fields)
+        """The response to ``probe``: the probe's fields are carried as they are (validated when
+        the probe was), only the response's own fields are validated here."""
+        return _with_carried(cls, probe, _validate_own(cls, fields))
 
 
 class Judgement(_ProbeKeyed):
@@ -311,14 +315,70 @@ class Judgement(_ProbeKeyed):
 
     @classmethod
     def for_response(cls, response: RagResponse, **fields: Any) -> Judgement:
-        return cls(
-            **response.carried(),
-            answer=response.answer,
-            answer_sanitized=response.answer_sanitized,
-            retrieved_ids=response.retrieved_ids,
-            error_kind=response.error_kind,
+        """The judgement of ``response``: probe fields and the answer carried as validated, only
+        the judge's own fields validated here."""
+        own = _validate_own(
+            cls,
+            {
+                "answer": response.answer,
+                "answer_sanitized": response.answer_sanitized,
+                "retrieved_ids": response.retrieved_ids,
+                "error_kind": response.error_kind,
+                **fields,
+            },
+        )
+        return _with_carried(cls, response, own)
+
+
+# ------------------------------------------------------------ validation done once per field
+# A response copies its probe's fields, a judgement its response's: those were validated when
+# the message was built or decoded. Validating them again (a third of a message's build cost)
+# proved nothing, so a derived message validates only the fields it adds, with a model of just
+# those fields (same annotations, constraints and validators), and carries the rest as they are.
+
+_OWN: dict[type[BaseModel], type[BaseModel]] = {}
+
+
+def _own_model(cls: type[_ProbeKeyed]) -> type[BaseModel]:
+    own = _OWN.get(cls)
+    if own is None:
+        fields: dict[str, Any] = {
+            name: (info.annotation, info)
+            for name, info in cls.model_fields.items()
+            if name not in _CARRIED_SET
+        }
+        validators: dict[str, Any] = {"flag": model_validator(mode="before")(_flag_unstorable)}
+        own = create_model(
+            f"_{cls.__name__}Own",
+            __config__=ConfigDict(extra="forbid", frozen=True),
+            __validators__=validators,
             **fields,
         )
+        _OWN[cls] = own
+    return own
+
+
+def _validate_own(cls: type[_ProbeKeyed], fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` validated as ``cls`` would (errors too), without the carried fields."""
+    own = _own_model(cls).__pydantic_validator__.validate_python(fields)
+    return own.__dict__  # type: ignore[no-any-return]
+
+
+_P = TypeVar("_P", bound="_ProbeKeyed")
+
+
+def _with_carried(cls: type[_P], source: _ProbeKeyed, own: dict[str, Any]) -> _P:
+    """``cls`` from already validated values: what ``model_construct`` does for a complete set
+    of fields, without its per-field default handling (every field is given)."""
+    values = source.carried()
+    values.update(own)
+    message = cls.__new__(cls)
+    _set = object.__setattr__
+    _set(message, "__dict__", values)
+    _set(message, "__pydantic_fields_set__", set(values))
+    _set(message, "__pydantic_extra__", None)
+    _set(message, "__pydantic_private__", None)
+    return message
 
 
 #: A dead letter's error text and the key it copies (a poison key may be anything, of any size).

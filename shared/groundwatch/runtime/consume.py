@@ -249,9 +249,16 @@ class ConsumeLoop(Generic[M]):
         valid: list[M] = []
         valid_records: list[Record] = []
         letters: list[DeadLetter] = []
+        model = self.source.model
         for rec in records:
             try:
-                valid.append(self.source.decode(rec.value))
+                # In process the record carries the validated contract it was encoded from: it is
+                # taken as is (validation once, at construction); bytes from Kafka are decoded.
+                msg = rec.message
+                if type(msg) is model:
+                    valid.append(msg)
+                else:
+                    valid.append(self.source.decode(rec.value))
                 valid_records.append(rec)
             except PoisonMessage as exc:
                 log.warning("dead-letter %s[%d]@%d: %s", rec.topic, rec.partition, rec.offset, exc)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 
@@ -18,15 +18,20 @@ class Record:
     key: bytes | None
     value: bytes
     timestamp_ms: int = 0
+    #: The in-process bus only: the (immutable, validated) contract ``value`` was encoded from,
+    #: so a consumer in the same process takes it instead of decoding and validating the bytes
+    #: again. Records from Kafka never carry one.
+    message: object | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
 class Outgoing:
-    """A message to publish."""
+    """A message to publish (``message``: the contract ``value`` was encoded from, if any)."""
 
     topic: str
     key: bytes | None
     value: bytes
+    message: object | None = field(default=None, compare=False, repr=False)
 
 
 def partition_for(key: bytes | None, partitions: int) -> int:

@@ -19,5 +19,5 @@ def to_outgoing(messages: Sequence[_Contract], topics: Topics) -> list[Outgoing]
     out = []
     for m in messages:
         key = getattr(m, "group_id", None)
-        out.append(Outgoing(names[m.topic], key.encode() if key else None, m.to_bytes()))  # type: ignore[attr-defined]
+        out.append(Outgoing(names[m.topic], key.encode() if key else None, m.to_bytes(), m))  # type: ignore[attr-defined]
     return out

@@ -13,6 +13,7 @@ import string
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
+from typing import Any
 
 from groundwatch.core.judging.aliases import country_of
 from groundwatch.core.judging.dates import parse_gold_date
@@ -183,9 +184,12 @@ def _resolve_option(parts: tuple[GoldPart, ...], opts: tuple[GoldOption, ...]) -
     return None
 
 
-def prepare_gold(expected: Expected) -> Gold:
-    """The parsed gold answer, cached on the answer's content."""
-    return _prepare(
+GoldKey = tuple[Any, ...]
+
+
+def gold_key(expected: Expected) -> GoldKey:
+    """The content of a gold answer as a hashable key (what the judge's caches are keyed on)."""
+    return (
         tuple(expected.values),
         tuple(expected.types),
         tuple(tuple(s) for s in expected.stale_values),
@@ -193,3 +197,8 @@ def prepare_gold(expected: Expected) -> Gold:
         expected.answerable,
         tuple(tuple(c) for c in expected.candidates),
     )
+
+
+def prepare_gold(expected: Expected) -> Gold:
+    """The parsed gold answer, cached on the answer's content."""
+    return _prepare(*gold_key(expected))

@@ -13,8 +13,12 @@ from groundwatch.core.answer_metrics import DEFAULT_K, answer_metrics
 from groundwatch.core.judge_quality import metric_scores
 from groundwatch.core.judging import Decision
 from groundwatch.core.judging.context import gold_in_contexts
+from groundwatch.core.judging.gold import gold_key
+from groundwatch.core.judging.memo import Memo
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.tagging import FACTUAL
+
+_NONE = object()  # a memoised "cannot tell" (None means "not in the memo")
 
 #: The judging function the worker calls: the tiered judge of ``groundwatch.stages.judge.tiered``.
 JudgeFn = Callable[[str, Expected, str | None], Awaitable[Decision]]
@@ -122,6 +126,7 @@ class JudgeStage:
         self.scenario_judge = scenario_judge
         self.scorer = scorer
         self.annotate = annotate
+        self.context_memo: Memo[object] = Memo()
 
     def source(self, topics: Topics) -> Topic[RagResponse]:
         return topics.responses
@@ -152,6 +157,18 @@ class JudgeStage:
             raise
         return [j for j in out if j is not None]
 
+    def _in_contexts(self, response: RagResponse) -> bool | None:
+        """:func:`gold_in_contexts`, memoised on (gold, contexts, question)."""
+        if not response.contexts:
+            return None
+        key = (gold_key(response.expected), tuple(response.contexts), response.query)
+        hit = self.context_memo.get(key)
+        if hit is None:
+            found = gold_in_contexts(response.expected, response.contexts, response.query)
+            hit = _NONE if found is None else found
+            self.context_memo.put(key, hit)
+        return None if hit is _NONE else bool(hit)
+
     async def _one(self, response: RagResponse) -> Judgement:
         started = time.perf_counter()
         in_contexts: bool | None = None
@@ -163,7 +180,7 @@ class JudgeStage:
             decision = Decision(Verdict.ERROR, "target", reason, {})
         else:
             # the contexts end here: what attribution needs of them is this one flag
-            in_contexts = gold_in_contexts(response.expected, response.contexts, response.query)
+            in_contexts = self._in_contexts(response)
             if response.scenario != FACTUAL and self.scenario_judge is not None:
                 decision = await self.scenario_judge(
                     response.scenario, response.query, response.expected, response.answer

@@ -35,6 +35,8 @@ from groundwatch.core.judging import (
     judge_deterministic,
     validate_tiers,
 )
+from groundwatch.core.judging.gold import gold_key
+from groundwatch.core.judging.memo import Memo
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.ragprobe_metrics import (
     MetricResult,
@@ -203,6 +205,8 @@ class TieredJudge:
         self._tiers = self.settings.deterministic_tiers
         self._audit_share = self.settings.audit_share
         self.counters = JudgeCounters()
+        #: the rules' decisions by (question, gold, answer): pure, so repeats are lookups
+        self.rules_memo: Memo[Decision] = Memo()
         self._ragprobe = (
             RagProbeJudge(self.llm.client, self.llm.cache) if self.llm is not None else None
         )
@@ -253,7 +257,13 @@ class TieredJudge:
         return f"judge: rules, then the LLM tier ({self.llm.client.model}){audit}{extra}"
 
     async def judge(self, query: str, expected: Expected, response: str | None) -> Decision:
-        decision = judge_deterministic(query, expected, response, tiers=self._tiers)
+        key = (query, gold_key(expected), response)
+        rules = self.rules_memo.get(key)
+        if rules is None:
+            rules = judge_deterministic(query, expected, response, tiers=self._tiers)
+            self.rules_memo.put(key, rules)
+        # a copy: callers add to the scores, the memo's decision must not change
+        decision = Decision(rules.verdict, rules.tier, rules.reason, dict(rules.scores))
         if self.llm is not None and response:
             if decision.verdict is Verdict.UNDECIDED:
                 decision = await self._llm_decides(query, expected, response, decision)
