@@ -197,3 +197,29 @@ def test_dense_with_the_packaged_model() -> None:
     assert (
         dense.retrieve("Who manages the Borealis Foods account?", 1)[0].doc_id == "client-borealis"
     )
+
+
+async def test_in_process_target_answers_as_the_endpoint_and_fails_as_it() -> None:
+    """The demo's ReferenceTarget (no HTTP stack) and HttpJsonTarget over the app agree, on
+    answers and on failures (an injected fault is HTTP 5xx, an empty query HTTP 4xx)."""
+    from groundwatch.adapters.targets import ErrorKind, HttpJsonTarget, TargetError
+    from groundwatch.reference_rag import FaultSwitches
+    from groundwatch.reference_rag.target import ReferenceTarget
+
+    settings = _settings(rag_retriever="bm25")
+    app = create_app(settings, dict(CORPUS))
+    direct = ReferenceTarget(app.state.pipeline)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://rag"
+    ) as http:
+        over_http = HttpJsonTarget(http, "http://rag/query")
+        for q in ["Which city is Acme Robotics headquartered in?", LONG_ACME, "Who is Zed?"]:
+            assert await direct.ask(q) == await over_http.ask(q)
+        with pytest.raises(TargetError) as err:
+            await direct.ask("")
+        assert err.value.kind is ErrorKind.HTTP_4XX
+        app.state.pipeline.faults = FaultSwitches(error_rate=1.0)
+        for target in (direct, over_http):
+            with pytest.raises(TargetError) as err:
+                await target.ask("Which city is Acme Robotics headquartered in?")
+            assert err.value.kind is ErrorKind.HTTP_5XX

@@ -95,8 +95,9 @@ async def _demo(
     with_groups: bool = False,
 ) -> DemoOutcome:
     from groundwatch.demo import demo_dataset
-    from groundwatch.reference_rag.app import create_app
+    from groundwatch.reference_rag.app import build_pipeline
     from groundwatch.reference_rag.settings import ReferenceRagSettings
+    from groundwatch.reference_rag.target import ReferenceTarget
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.text import render_text
     from groundwatch.runtime.embedded import EmbeddedPipeline, reference_runner, run_continuously
@@ -129,8 +130,10 @@ async def _demo(
     settings = ReferenceRagSettings(rag_retriever=retriever)
     judge = load_judge(metrics_k=settings.rag_top_k)  # K of the IR metrics: what it retrieves
     say(judge.describe)
+    # in-process without the HTTP stack (the services ask the same pipeline over HTTP)
     runner, close = reference_runner(
-        create_app(settings, domain.documents), selfcheck=load_selfcheck_sampling()
+        ReferenceTarget(build_pipeline(settings, dict(domain.documents))),
+        selfcheck=load_selfcheck_sampling(),
     )
     # the data-quality check reads the corpus the reference RAG answers from
     quality = DataQualityChecker(domain.documents)

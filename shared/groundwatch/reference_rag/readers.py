@@ -10,6 +10,7 @@ guessing, like the LLM reader is told to.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -20,6 +21,8 @@ from groundwatch.core.model import DONT_KNOW
 from groundwatch.core.retrieval.retrievers import Retrieved
 from groundwatch.core.retrieval.text import content_tokens, split_sentences
 
+#: Texts outside the corpus whose split is kept (a reader given arbitrary documents).
+_MAX_SPLIT_CACHE = 10_000
 _QUOTED = re.compile(r"(?<![A-Za-z0-9])'([^']+)'(?![A-Za-z0-9])|\"([^\"]+)\"")
 
 
@@ -62,21 +65,38 @@ class ExtractiveReader:
         self.specific_fraction = specific_fraction
         self._sf: Counter[str] | None = None
         self._n = 0
+        #: each document's sentences with their content tokens, split once per text (the corpus
+        #: up front, other texts as they come, bounded): re-splitting and re-tokenizing the same
+        #: retrieved documents for every query was most of the reader's time
+        self._split: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {}
+        self._fixed = len(corpus) if corpus is not None else 0
         if corpus is not None:
-            sentence_sets = [
-                set(content_tokens(s)) for text in corpus.values() for s in split_sentences(text)
-            ]
+            for text in corpus.values():
+                self._sentences(text)
+            sentence_sets = [ts for text in corpus.values() for _, ts in self._split[text]]
             self._sf = Counter(t for ts in sentence_sets for t in ts)
             self._n = len(sentence_sets)
+        self._fixed = len(self._split)  # distinct texts: two documents may share one
+
+    def _sentences(self, text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+        split = self._split.get(text)
+        if split is None:
+            split = tuple((s, frozenset(content_tokens(s))) for s in split_sentences(text))
+            if len(self._split) >= self._fixed + _MAX_SPLIT_CACHE:
+                # the oldest text from outside the corpus (the corpus' own come first)
+                self._split.pop(next(itertools.islice(self._split, self._fixed, None)))
+            self._split[text] = split
+        return split
 
     def best_sentence(self, query: str, docs: Sequence[Retrieved]) -> str | None:
         terms = set(content_tokens(query))
         if not terms:
             return None
-        sentences = [(rank, s) for rank, d in enumerate(docs) for s in split_sentences(d.text)]
-        if not sentences:
+        split = [(rank, s, ts) for rank, d in enumerate(docs) for s, ts in self._sentences(d.text)]
+        if not split:
             return None
-        token_sets = [set(content_tokens(s)) for _, s in sentences]
+        sentences = [(rank, s) for rank, s, _ in split]
+        token_sets = [ts for _, _, ts in split]
         if self._sf is not None:
             sf, n = self._sf, self._n
         else:
@@ -103,7 +123,7 @@ class ExtractiveReader:
             return None
         return sentence
 
-    def _addresses(self, query: str, sentence_tokens: set[str]) -> bool:
+    def _addresses(self, query: str, sentence_tokens: frozenset[str]) -> bool:
         """Whether the sentence mentions one of the question's specific words (see the class)."""
         if self._sf is None or self.specific_fraction is None or not self._n:
             return True

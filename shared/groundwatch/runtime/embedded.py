@@ -235,29 +235,35 @@ async def run_embedded(
 
 
 def reference_runner(
-    app: Any,
+    app_or_target: Any,
     *,
     name: str = "reference",
     concurrency: int = 64,
     selfcheck: SelfCheckSampling | None = None,
 ) -> tuple[Runner, Callable[[], Awaitable[None]]]:
-    """A runner whose one HTTP target is an in-process ASGI app (the reference RAG), and the
-    closer of its HTTP client. The request still goes through HttpJsonTarget and the runner's
-    limits, exactly as against a remote endpoint (SelfCheck samples included)."""
+    """A runner whose one target is the reference RAG in this process, and its closer.
+
+    Given a :class:`~groundwatch.adapters.targets.Target` (the demo's ``ReferenceTarget``, the
+    pipeline called directly) it is asked as it is; given an ASGI app, the request goes through
+    :class:`HttpJsonTarget` over ``httpx.ASGITransport``, exactly as against a remote endpoint.
+    Either way the runner's limits apply (SelfCheck samples included)."""
+    from groundwatch.adapters.targets import HttpJsonTarget, Target, TargetLimits
+
+    limits = {name: TargetLimits(concurrency=concurrency, timeout_s=30.0)}
+    if isinstance(app_or_target, Target):
+        runner = Runner({name: app_or_target}, limits, selfcheck=selfcheck)
+
+        async def nothing() -> None:
+            return None
+
+        return runner, nothing
     import httpx
 
-    from groundwatch.adapters.targets import HttpJsonTarget, TargetLimits
-
     client = httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://reference-rag"
+        transport=httpx.ASGITransport(app=app_or_target), base_url="http://reference-rag"
     )
     target = HttpJsonTarget(client, "http://reference-rag/query")
-    runner = Runner(
-        {name: target},
-        {name: TargetLimits(concurrency=concurrency, timeout_s=30.0)},
-        selfcheck=selfcheck,
-    )
-    return runner, client.aclose
+    return Runner({name: target}, limits, selfcheck=selfcheck), client.aclose
 
 
 def monitoring_app(pipeline: EmbeddedPipeline, read_token: str | None = None) -> Any:

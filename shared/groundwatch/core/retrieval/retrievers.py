@@ -7,6 +7,7 @@ knowledge gap in the retrieval database looks like from the outside: the documen
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,7 +49,10 @@ def _top_k(
     min_score: float,
 ) -> list[Retrieved]:
     """Best ``k`` by score; ties keep corpus order, so results are deterministic."""
-    order = sorted(range(len(corpus_ids)), key=lambda i: (-float(scores[i]), i))
+    # only the first k + |exclude| can be returned: a partial selection, not a full sort
+    order = heapq.nsmallest(
+        k + len(exclude), range(len(corpus_ids)), key=lambda i: (-float(scores[i]), i)
+    )
     out: list[Retrieved] = []
     for i in order:
         if len(out) >= k:
