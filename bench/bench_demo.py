@@ -84,7 +84,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {
         "bench": "demo",
         **machine(),
-        "dataset": {"semantic_groups": len(groups), "probes_per_cycle": ours["probes"] // args.cycles},
+        "dataset": {
+            "semantic_groups": len(groups),
+            "probes_per_cycle": ours["probes"] // args.cycles,
+        },
         "in_process": ours,
         "http_stack": http,
         "figures": {

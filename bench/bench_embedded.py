@@ -7,13 +7,19 @@ judges, analytics tallies and stores every batch in SQLite — only the bus is a
 the target (:mod:`fast_target`) is a dictionary lookup. So the figure is groundwatch's own cost
 per probe on one core (``cpu_us_per_probe`` says it independently of other load on the machine).
 
-Baseline, measured in the same run on the same target, judge and store: the sequential loop of the
-GRAMMAR tool's evaluation script — one probe at a time: ask, judge, tally, store the judgement
-with its own commit — without any bus or serialization.
+Baseline, measured in the same run on the same target, judge and store: groundwatch's own
+components in a sequential loop — one probe at a time: ask, judge, tally, store the judgement with
+its own commit — without any bus or serialization (the shape of an evaluation script; it is not
+the GRAMMAR authors' script).
+
+Figures: ``cpu_us_per_probe`` (process CPU per probe over the measured cycles, target ≤ 60 µs:
+≥ 15 000 probes/s on one idle core), the first cycle's CPU per probe (the judge's memo cold:
+every answer judged for the first time), the speed-up over the sequential loop, and CPU µs per
+probe of each stage run alone.
 
 Usage: ``python bench/bench_embedded.py [--cycles 6] [--baseline-probes 2000] [--out FILE]``; a
 cycle asks every text form of the demo dataset (371 semantic groups, 2 226 probes). JSON on stdout
-(and in ``--out``). Exit status 1 below the target (5 000 probes/s).
+(and in ``--out``).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from _common import emit, machine
+from _common import emit, figure, machine
 from fast_target import AnswerBook
 
 from groundwatch.adapters.db import create_schema, make_engine
@@ -37,14 +43,14 @@ from groundwatch.adapters.targets import CallableTarget, TargetLimits
 from groundwatch.contracts import Judgement, RagResponse, TargetStatus
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Tagger
-from groundwatch.runtime.consume import tune_gc
+from groundwatch.runtime.consume import ConsumeLoop, tune_gc
 from groundwatch.runtime.embedded import EmbeddedPipeline
 from groundwatch.stages.analytics.observe import observation_from_judgement
 from groundwatch.stages.generator.planner import probes_for
 from groundwatch.stages.judge.tiered import TieredJudge
 from groundwatch.stages.runner.lanes import Runner
 
-TARGET_PROBES_PER_S = 5_000
+TARGET_CPU_US = 60.0
 TARGET_NAME = "fast"
 
 
@@ -61,7 +67,9 @@ async def measure_pipeline(
     )
     await pipeline.start()
     try:
-        await pipeline.run(1)  # warm-up: imports, caches, SQLite pages, the runner's lane
+        cold0 = time.process_time()
+        first = await pipeline.run(1)  # warm-up: imports, caches, SQLite pages, the runner's lane
+        cold = time.process_time() - cold0
         before = pipeline.generator.state.published
         cpu0 = time.process_time()
         result = await pipeline.run(cycles)
@@ -78,6 +86,7 @@ async def measure_pipeline(
         "probes_per_s": round(probes / result.elapsed_s, 1),
         "cpu_seconds": round(cpu, 3),
         "cpu_us_per_probe": round(1e6 * cpu / probes, 1),
+        "first_cycle_cpu_us_per_probe": round(1e6 * cold / first.published, 1),
         "dead_letters": result.dead_letters,
         "verdicts": dict(sorted(by_verdict.items())),
     }
@@ -87,35 +96,58 @@ async def measure_stages(
     groups: list[SemanticGroup], book: AnswerBook, cycles: int, tmp: Path
 ) -> dict[str, float]:
     """CPU µs per probe of each stage run alone over its pre-filled input topic (the SQLite
-    writes of analytics, on their thread, are in its figure): where the time goes."""
+    writes of analytics, on their thread, are in its figure): where the time goes. Like the
+    pipeline figure, after one warm-up cycle through every stage."""
     pipeline = EmbeddedPipeline(
         groups, make_runner(book), database_url=f"sqlite:///{tmp / 'stages.db'}"
     )
     await pipeline.bus.ensure_topics(pipeline.topics.all())
-    out: dict[str, float] = {}
-    cpu0 = time.process_time()
-    for _ in range(cycles):
-        await pipeline.generator.run_cycle()
-    n = pipeline.generator.state.published
-    out["generator"] = time.process_time() - cpu0
-    stages = [
+    loops = [
         ("runner", pipeline.runner_loop),
         ("judge", pipeline.judge_loop),
         ("analytics", pipeline.analytics_loop),
     ]
+
+    async def drain(loop: ConsumeLoop[Any], upto: int) -> None:
+        again = ConsumeLoop(  # a fresh member of the same group: goes on from its commits
+            bus=loop.bus,
+            topics=loop.topics,
+            source=loop.source,
+            group=loop.group,
+            handler=loop.handler,
+            service=loop.service,
+            max_records=loop.max_records,
+            on_assignment=loop.on_assignment,
+        )
+        task = asyncio.create_task(again.run())
+        bus, topic = pipeline.bus, loop.source.name
+        while not task.done():
+            done = sum(bus.committed(loop.group, topic, p) for p in range(bus.partitions))
+            if done >= upto:
+                break
+            await asyncio.sleep(0.002)
+        again.stop()
+        await task
+
+    out: dict[str, float] = {}
     try:
-        for name, loop in stages:
+        await pipeline.generator.run_cycle()  # warm-up cycle, every stage
+        warm = pipeline.generator.state.published
+        for _, loop in loops:
+            await drain(loop, warm)
+        cpu0 = time.process_time()
+        for _ in range(cycles):
+            await pipeline.generator.run_cycle()
+        n = pipeline.generator.state.published
+        out["generator"] = time.process_time() - cpu0
+        for name, loop in loops:
             cpu0 = time.process_time()
-            task = asyncio.create_task(loop.run())
-            while loop.stats.consumed < n and not task.done():  # noqa: ASYNC110 - a counter
-                await asyncio.sleep(0.002)
+            await drain(loop, n)
             out[name] = time.process_time() - cpu0
-            loop.stop()
-            await task
     finally:
         await pipeline.runner.aclose()
         pipeline.engine.dispose()
-    return {name: round(1e6 * cpu / n, 1) for name, cpu in out.items()}
+    return {name: round(1e6 * cpu / (n - warm), 1) for name, cpu in out.items()}
 
 
 async def measure_sequential(
@@ -158,7 +190,8 @@ async def measure_sequential(
     cpu = time.process_time() - cpu0
     engine.dispose()
     return {
-        "method": "sequential loop: ask, judge, tally, store with one commit per probe",
+        "method": "groundwatch's components in a sequential loop: ask, judge, tally, store with"
+        " one commit per probe",
         "probes": len(probes),
         "seconds": round(elapsed, 3),
         "probes_per_s": round(len(probes) / elapsed, 1),
@@ -192,12 +225,50 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "probes_per_s": ours["probes_per_s"],
         "cpu_us_per_probe": ours["cpu_us_per_probe"],
         "speedup_vs_baseline": round(ours["probes_per_s"] / baseline["probes_per_s"], 2),
-        "target_probes_per_s": TARGET_PROBES_PER_S,
-        "target_met": ours["probes_per_s"] >= TARGET_PROBES_PER_S,
+        "figures": {
+            "cpu_us_per_probe": figure(
+                "embedded pipeline: own CPU µs per probe (in-process bus, free target)",
+                ours["cpu_us_per_probe"],
+                unit=" µs",
+                target=TARGET_CPU_US,
+                goal="<=",
+                measured=ours["probes_per_s"],
+                absolute_unit="probes/s",
+                bound="one core, one event loop: "
+                + ", ".join(f"{k} {v:.0f}" for k, v in stages.items())
+                + " µs per probe when each stage runs alone (analytics with its SQLite writes)",
+                digits=1,
+            ),
+            "first_cycle_cpu_us_per_probe": figure(
+                "embedded pipeline: CPU µs per probe in the first cycle (judge memo cold)",
+                ours["first_cycle_cpu_us_per_probe"],
+                unit=" µs",
+                digits=1,
+            ),
+            "speedup_vs_sequential": figure(
+                "embedded pipeline: probes/s ÷ groundwatch's components in a sequential loop",
+                round(ours["probes_per_s"] / baseline["probes_per_s"], 3),
+                unit="×",
+                measured=ours["probes_per_s"],
+                baseline=baseline["probes_per_s"],
+                baseline_name="sequential loop, one commit per probe",
+                absolute_unit="probes/s",
+            ),
+            **{
+                f"stage_{name}_cpu_us": figure(
+                    f"embedded pipeline: {name} stage alone, CPU µs per probe",
+                    value,
+                    unit=" µs",
+                    digits=1,
+                )
+                for name, value in stages.items()
+            },
+        },
     }
     emit(result, args.out)
     return result
 
 
 if __name__ == "__main__":
-    sys.exit(0 if main()["target_met"] else 1)
+    main()
+    sys.exit(0)

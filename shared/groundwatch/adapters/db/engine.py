@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
@@ -49,13 +50,20 @@ def check_database_url(url: str, name: str) -> str:
     return url
 
 
+def _json_text(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
 def make_engine(url: str, *, echo: bool = False, **kwargs: Any) -> Engine:
     """An engine with the settings each backend needs for our write pattern.
 
     SQLite gets WAL and a busy timeout because the demo's services share one file; PostgreSQL gets
-    pre-ping so a restarted server does not fail the first request after it.
+    pre-ping so a restarted server does not fail the first request after it. JSON columns are
+    written with orjson (the stdlib encoder was a third of the analytics store's CPU per
+    judgement); the stored text is standard JSON, read back by any JSON parser.
     """
     parsed = make_url(url)
+    kwargs.setdefault("json_serializer", _json_text)
     if parsed.get_backend_name() == "sqlite":
         kwargs.setdefault("connect_args", {"check_same_thread": False, "timeout": 30})
         engine = create_engine(url, echo=echo, **kwargs)
