@@ -31,7 +31,8 @@ def test_bench_generation_smoke(tmp_path: Path) -> None:
         timeout=120,
     )
     res = json.loads(out.read_text())
-    ours, answers, base = res["ours_end_to_end"], res["ours_answers"], res["baseline"]
+    rules = res["rules"]
+    ours, answers, base = rules["ours_end_to_end"], rules["ours_answers"], rules["baseline"]
     assert res["database"]["rows"] >= 1000
     assert ours["templates"] == answers["templates"] == base["templates"]
     # same templates, same database: the grouped queries find every answered combination
@@ -43,4 +44,9 @@ def test_bench_generation_smoke(tmp_path: Path) -> None:
         for r in ("several_answers", "null_answer", "answer_in_question", "duplicate_forms")
     )
     assert base["extrapolated"] is True and base["sampled_queries"] <= 100 + base["templates"]
-    assert ours["peak_rss_mb"] > 0 and res["speedup_queries_per_s"] > 0
+    assert ours["peak_rss_mb"] > 0 and rules["speedup_answers"] > 0
+    # the end-to-end baseline pays the same text forms and output as ours, on top of its SQL
+    assert rules["baseline_end_to_end_seconds"] >= base["extrapolated_seconds_for_all"]
+    many = res["many_placeholders"]
+    assert many["ours_end_to_end"]["templates"] == 3 and many["speedup_end_to_end"] > 0
+    assert set(res["figures"]) >= {"speedup_end_to_end", "speedup_end_to_end_many"}

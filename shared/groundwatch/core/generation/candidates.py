@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
@@ -38,6 +38,22 @@ class ColumnSample:
     """A bounded, deterministic sample of one column's distinct values (hash order)."""
 
     values: tuple[str, ...]
+    #: each value normalized as the judge compares them, computed once per sample (it was
+    #: recomputed for every group of the template: most of generation's time)
+    normalized: tuple[str, ...] = ()
+
+    #: positions by normalized value, and of values that normalize to nothing (set up once)
+    _at: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _blank: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if len(self.normalized) != len(self.values):
+            object.__setattr__(self, "normalized", tuple(normalize(v) for v in self.values))
+        at: dict[str, list[int]] = {}
+        for i, n in enumerate(self.normalized):
+            at.setdefault(n, []).append(i)
+        object.__setattr__(self, "_at", {n: tuple(ix) for n, ix in at.items()})
+        object.__setattr__(self, "_blank", frozenset(at.get("", ())))
 
     @classmethod
     def of(cls, values: Iterable[Any], k: int = MAX_CANDIDATES + 1) -> ColumnSample:
@@ -73,15 +89,13 @@ class ColumnSample:
         Case and accent variants of a gold value are taken out too: a candidate the judge could
         not tell from the gold would turn every correct answer into a hedge.
         """
-        gold_norm = {normalize(g) for g in gold}
-        out: list[str] = []
-        for v in self.values:
-            n = normalize(v)
-            if n and n not in gold_norm:
-                out.append(v)
-                if len(out) >= limit:
-                    break
-        return out
+        at = self._at
+        skip = set(self._blank)
+        for g in gold:
+            skip.update(at.get(normalize(g), ()))
+        if not skip:  # the gold is not in the sample: its first values, no comparisons
+            return list(self.values[:limit])
+        return [v for i, v in enumerate(self.values) if i not in skip][:limit]
 
 
 def distinct_values_sql(table: str, column: str, dialect: str) -> str:
