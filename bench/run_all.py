@@ -54,7 +54,14 @@ class Bench:
 BENCHES = [
     Bench("serialization", "bench_serialization.py", 60, ("--repeat", "2"), ("--n", "3000")),
     Bench("judge", "bench_judge.py", 90, ("--repeat", "3"), ()),
-    Bench("analytics", "bench_analytics.py", 240, (), ("--groups", "2000"), ("--scaling",)),
+    Bench(
+        "analytics",
+        "bench_analytics.py",
+        300,
+        (),
+        ("--groups", "2000", "--rebuild-groups", "5000"),
+        ("--scaling",),
+    ),
     Bench("cli", "bench_cli.py", 60, (), ("--n", "1")),
     Bench("runner", "bench_runner.py", 240, (), ("--duration", "1"), ("--sweep",)),
     Bench("embedded", "bench_embedded.py", 180, (), ("--cycles", "2", "--baseline-probes", "500")),
@@ -343,6 +350,51 @@ def markdown(
     return "\n".join(lines) + "\n"
 
 
+def plot_scaling(outcomes: dict[str, Outcome], path: Path) -> str:
+    """``bench/scaling.png``: analytics' costs by groups tracked, the Kafka pipeline by judges
+    (both from the first run of their benchmark); the markdown line that shows it, or ''."""
+    ana = outcomes.get("analytics")
+    kafka = outcomes.get("pipeline_kafka")
+    rows = (ana.data.get("scaling") if ana else None) or []
+    configs = (kafka.data.get("configs") if kafka else None) or []
+    if not rows and len(configs) < 2:
+        return ""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "(no plot: matplotlib is not installed; `pip install matplotlib`)"
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    if rows:
+        ax = axes[0]
+        g = [r["groups"] for r in rows]
+        ax.plot(g, [r["us_per_judgement"] for r in rows], "o-", label="tagger µs / judgement")
+        ax.set_xscale("log")
+        ax.set_xlabel("groups tracked")
+        ax.set_ylabel("µs per judgement")
+        ax2 = ax.twinx()
+        ax2.plot(g, [r["bytes_per_group"] / 1024 for r in rows], "s--", color="tab:red")
+        ax2.set_ylabel("KiB per group (RSS)", color="tab:red")
+        ax.set_title("analytics: cost by groups")
+    if len(configs) >= 2:
+        ax = axes[1]
+        j = [c["judges"] for c in configs]
+        ax.bar([x - 0.2 for x in j], [c["probes_per_s"] for c in configs], 0.4, label="probes/s")
+        ax.set_xlabel("judge processes (2 cores)")
+        ax.set_ylabel("probes/s end to end")
+        ax.set_xticks(j)
+        ax2 = axes[1].twinx()
+        ax2.plot(j, [c["paced"].get("p99_s", 0) for c in configs], "o-", color="tab:red")
+        ax2.set_ylabel("p99 probe→tally at 80 % (s)", color="tab:red")
+        ax.set_title("pipeline over Kafka: by judges")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return f"![scaling]({path.name})"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated benchmark names")
@@ -422,6 +474,10 @@ def main(argv: list[str] | None = None) -> int:
             name: [r.get("figures", {}) for r in o.runs] for name, o in outcomes.items() if o.runs
         },
     }
+    if not only:
+        picture = plot_scaling(outcomes, HERE / "scaling.png")
+        if picture:
+            notes += "\n\n## Scaling (plot)\n\n" + picture
     text = markdown(meta, figs, outcomes, args.quick, notes)
     if not only:  # a partial run must not overwrite the full results
         args.results.write_text(json.dumps(results, indent=2) + "\n")

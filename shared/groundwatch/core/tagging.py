@@ -68,6 +68,7 @@ RECENT_TRANSITIONS = 1000
 _NO_SCORES: Mapping[str, float] = MappingProxyType({})
 
 GroupKey = tuple[str, str, str]
+_NO_VERDICTS: dict[Verdict, int] = dict.fromkeys(Verdict, 0)
 """(target, cohort, group_id)."""
 
 
@@ -465,19 +466,28 @@ class Tagger:
     # ------------------------------------------------------------------ ingest
     def apply(self, obs: Observation) -> bool:
         """Count one judged observation (O(forms × window) for its group)."""
+        key = self._ingest(obs)
+        if key is None:
+            return False
+        self._recompute(key, self._tallies[key], obs)
+        return True
+
+    def _ingest(self, obs: Observation) -> GroupKey | None:
+        """Put ``obs`` in its group's window (``None``: a repeat, or older than the window);
+        the group's numbers and status are re-derived by :meth:`_recompute` after."""
         pid = obs.probe_id
         if pid in self._live:
-            return False
+            return None
         key = (obs.target, obs.cohort, obs.group_id)
         t = self._tallies.get(key)
         if t is None:
             t = self._open(key, obs)
         elif t.evicted_before is not None and obs.cycle < t.evicted_before:
-            return False  # a late verdict of a cycle that left the window: never evicts newer
+            return None  # a late verdict of a cycle that left the window: never evicts newer
         elif obs.cycle not in t.cycles and t.cycles and self._w is not None:
             closed = sorted(c for c, cy in t.cycles.items() if cy.closed)
             if len(closed) >= self._w and obs.cycle < closed[0] and obs.cycle < max(t.cycles):
-                return False  # older than every cycle the window keeps
+                return None  # older than every cycle the window keeps
         self._live[pid] = obs
         self._count_verdict(obs, 1)
         if obs.retrieved_ids and obs.target not in self._id_targets:
@@ -497,13 +507,34 @@ class Tagger:
         if not cycle.closed and len({o.form_id for o in cycle.obs.values()}) >= t.group_forms:
             cycle.closed = True
         self._evict(t)
-        self._recompute(key, t, obs)
-        return True
+        return key
 
     def apply_many(self, observations: Iterable[Observation]) -> int:
         """Apply each; returns how many were new."""
         apply = self.apply
         return sum(1 for o in observations if apply(o))
+
+    def rebuild(self, observations: Iterable[Observation]) -> int:
+        """Load stored observations into a fresh tagger (start-up, rebalance): each goes into its
+        window and its form's history as :meth:`apply` would put it, and each group's numbers
+        and status are derived once, at the end, instead of after every observation. The final
+        state is the one ``apply_many`` reaches; the status changes it would have passed through
+        on the way are replays of stored history and are not counted again. Returns how many
+        were new."""
+        touched: dict[GroupKey, _Tally] = {}
+        n = 0
+        for obs in observations:
+            key = self._ingest(obs)
+            if key is None:
+                continue
+            n += 1
+            t = self._tallies[key]
+            touched[key] = t
+            if obs.verdict is _CORRECT or obs.verdict is _INCORRECT:
+                self._remember(t, obs)
+        for key, t in touched.items():
+            self._recompute(key, t, None)
+        return n
 
     def drain_transitions(self) -> list[Transition]:
         """Transitions since the last call, in the order they happened (the store and the
@@ -550,7 +581,7 @@ class Tagger:
             for o in t.cycles[c].obs.values():
                 latest[o.form_id] = o
         t.latest = latest
-        n = {v: 0 for v in Verdict}
+        n = _NO_VERDICTS.copy()  # iterating the enum per judgement cost a tenth of apply
         for o in latest.values():
             n[o.verdict] += 1
         t.correct, t.incorrect = n[_CORRECT], n[_INCORRECT]

@@ -17,7 +17,7 @@ from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
 from groundwatch.adapters.db.models import JudgementRow, TallyRow, TransitionRow
-from groundwatch.adapters.db.observations import observation_from_row
+from groundwatch.adapters.db.observations import OBSERVATION_COLUMNS, observation_from_row
 from groundwatch.contracts import Judgement
 from groundwatch.core.tagging import GroupTally, Observation, Transition
 
@@ -162,16 +162,18 @@ class AnalyticsStore:
             TallyRow.cohort == JudgementRow.cohort,
             TallyRow.group_id == JudgementRow.group_id,
         )
+        # the columns an observation needs, as plain rows: no ORM objects (identity map, every
+        # column decoded) for what may be millions of judgements after a rebalance
         stmt = (
-            select(JudgementRow)
+            select(*OBSERVATION_COLUMNS)
             .outerjoin(TallyRow, window)
             .where(
                 (TallyRow.group_id.is_(None)) | (JudgementRow.cycle >= TallyRow.history_from_cycle)
             )
             .order_by(JudgementRow.cycle, JudgementRow.tallied_at, JudgementRow.probe_id)
         )
-        with Session(self.engine) as s:
-            return [observation_from_row(r) for r in s.scalars(stmt)]
+        with self.engine.connect() as conn:
+            return [observation_from_row(r) for r in conn.execute(stmt)]
 
     def transitions(
         self, *, target: str | None = None, group_id: str | None = None, limit: int = 100

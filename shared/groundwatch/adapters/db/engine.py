@@ -64,6 +64,7 @@ def make_engine(url: str, *, echo: bool = False, **kwargs: Any) -> Engine:
     """
     parsed = make_url(url)
     kwargs.setdefault("json_serializer", _json_text)
+    kwargs.setdefault("json_deserializer", orjson.loads)
     if parsed.get_backend_name() == "sqlite":
         kwargs.setdefault("connect_args", {"check_same_thread": False, "timeout": 30})
         engine = create_engine(url, echo=echo, **kwargs)

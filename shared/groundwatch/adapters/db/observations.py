@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -25,8 +26,35 @@ def _epoch(dt: datetime | None) -> float:
     return dt.timestamp()
 
 
-def observation_from_row(row: JudgementRow) -> Observation:
-    """A stored judgement as an observation (also how a restarted analytics rebuilds its tagger)."""
+#: The judgement columns an observation is made of (a rebuild selects these, not whole rows).
+OBSERVATION_COLUMNS = (
+    JudgementRow.probe_id,
+    JudgementRow.target,
+    JudgementRow.cohort,
+    JudgementRow.group_id,
+    JudgementRow.form_id,
+    JudgementRow.verdict,
+    JudgementRow.run_id,
+    JudgementRow.dataset_id,
+    JudgementRow.scenario,
+    JudgementRow.group_forms,
+    JudgementRow.retrieved_ids,
+    JudgementRow.relevant_doc_ids,
+    JudgementRow.judged_at,
+    JudgementRow.probe_created_at,
+    JudgementRow.reason,
+    JudgementRow.series,
+    JudgementRow.cycle,
+    JudgementRow.truth_version,
+    JudgementRow.error_kind,
+    JudgementRow.context_has_answer,
+    JudgementRow.scores,
+)
+
+
+def observation_from_row(row: Any) -> Observation:
+    """A stored judgement as an observation (also how a restarted analytics rebuilds its tagger):
+    a :class:`JudgementRow`, or a result row of :data:`OBSERVATION_COLUMNS`."""
     at = _epoch(row.judged_at)
     return Observation(
         probe_id=row.probe_id,

@@ -98,7 +98,12 @@ class AiohttpClient:
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
-            timeout=aiohttp.ClientTimeout(total=self.timeout),
+            # the runner's per-attempt deadline bounds every request; a total timeout here would
+            # arm a second timer per request (CPU on the hot path) for the same job. Connecting
+            # keeps its own bound, and a socket read stalled longer than ``timeout`` fails too.
+            timeout=aiohttp.ClientTimeout(
+                total=None, connect=self.timeout, sock_read=self.timeout
+            ),
             auto_decompress=True,
             raise_for_status=False,
         )

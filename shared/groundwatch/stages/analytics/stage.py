@@ -113,7 +113,7 @@ class AnalyticsStage:
         """Rebuild the tagger from the store, owned groups only: on start-up, after a rebalance,
         after a failed write."""
         tagger = Tagger(self.window, open_domain_baseline=self.open_domain_baseline)
-        n = tagger.apply_many(o for o in self.store.load_observations() if self.owns(o.group_id))
+        n = tagger.rebuild(o for o in self.store.load_observations() if self.owns(o.group_id))
         tagger.drain_transitions()  # replayed, not new: they are in the store already
         self.tagger = tagger
         self._stale = False
