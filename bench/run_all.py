@@ -236,6 +236,10 @@ def _n(x: Any, digits: int = 0) -> str:
     return str(x)
 
 
+def _digits(x: float | None) -> int:
+    return 3 if x is not None and abs(x) < 10 else 1
+
+
 def _load(loads: list[float]) -> str:
     if not loads:
         return "—"
@@ -256,9 +260,9 @@ def table(figs: list[Figure]) -> list[str]:
         value += f"n={f.repeats})"
         absolute = "—"
         if f.measured is not None or f.baseline is not None:
-            absolute = f"{_n(f.measured, 1)}"
+            absolute = f"{_n(f.measured, _digits(f.measured))}"
             if f.baseline is not None:
-                absolute += f" / {_n(f.baseline, 1)} ({f.baseline_name})"
+                absolute += f" / {_n(f.baseline, _digits(f.baseline))} ({f.baseline_name})"
             if f.absolute_unit:
                 absolute += f" {f.absolute_unit}"
         target = (
