@@ -313,7 +313,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--cycles", type=int, default=8, help="burst cycles (2 226 probes each)")
     ap.add_argument("--judges", default="1", help="judge process counts, comma separated")
     ap.add_argument("--paced-share", type=float, default=0.8, help="of the measured throughput")
-    ap.add_argument("--paced-seconds", type=float, default=10.0)
+    ap.add_argument("--paced-seconds", type=float, default=15.0)
     ap.add_argument("--quick", action="store_true", help="2 burst cycles, 4 s paced")
     ap.add_argument("--bootstrap", default=os.environ.get("GW_KAFKA_BOOTSTRAP", "127.0.0.1:9092"))
     ap.add_argument("--database-url", default=None, help="default: SQLite in a temp directory")

@@ -23,6 +23,7 @@ Usage: ``python bench/run_all.py [--only embedded,judge] [--repeats 5] [--quick]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -354,6 +355,45 @@ def markdown(
     return "\n".join(lines) + "\n"
 
 
+def agreement(
+    previous: dict[str, Any], current: dict[str, dict[str, Any]], figs: list[Figure]
+) -> str:
+    """Whether this run and the previous one (the results.json it replaces) agree: each figure's
+    median inside the other run's min–max spread, both ways."""
+    prev_meta = previous.get("meta", {})
+    if not prev_meta or prev_meta.get("quick"):
+        return ""
+    lines = [
+        f"## Agreement with the previous run ({prev_meta.get('date')}, commit"
+        f" `{prev_meta.get('commit')}`)",
+        "",
+        "| figure | previous median (spread) | this run's median (spread) | agree |",
+        "|---|---|---|---|",
+    ]
+    agree_all = True
+    for f in figs:
+        old = previous.get(f.section, {})
+        if f.key not in old or old.get(f.key) is None or f.median is None:
+            continue
+        lo, hi = old.get(f"{f.key}_spread", [None, None])
+        if lo is None or hi is None or f.low is None or f.high is None:
+            continue
+        ok = lo <= f.median <= hi or f.low <= old[f.key] <= f.high
+        agree_all &= ok
+        d = f.digits
+        lines.append(
+            f"| {f.label} | {_n(old[f.key], d)} ({_n(lo, d)}–{_n(hi, d)}) |"
+            f" {_n(f.median, d)} ({_n(f.low, d)}–{_n(f.high, d)}) | {'yes' if ok else '**no**'} |"
+        )
+    lines += [
+        "",
+        "Agree = this run's median lies in the previous run's min–max, or the previous median in"
+        " this run's. "
+        + ("Every figure agrees." if agree_all else "Figures marked **no** moved between runs."),
+    ]
+    return "\n".join(lines)
+
+
 def plot_scaling(outcomes: dict[str, Outcome], path: Path) -> str:
     """``bench/scaling.png``: analytics' costs by groups tracked, the Kafka pipeline by judges
     (both from the first run of their benchmark); the markdown line that shows it, or ''."""
@@ -376,11 +416,13 @@ def plot_scaling(outcomes: dict[str, Outcome], path: Path) -> str:
         g = [r["groups"] for r in rows]
         ax.plot(g, [r["us_per_judgement"] for r in rows], "o-", label="tagger µs / judgement")
         ax.set_xscale("log")
+        ax.set_ylim(bottom=0)
         ax.set_xlabel("groups tracked")
         ax.set_ylabel("µs per judgement")
         ax2 = ax.twinx()
         ax2.plot(g, [r["bytes_per_group"] / 1024 for r in rows], "s--", color="tab:red")
         ax2.set_ylabel("KiB per group (RSS)", color="tab:red")
+        ax2.set_ylim(bottom=0)
         ax.set_title("analytics: cost by groups")
     if len(configs) >= 2:
         ax = axes[1]
@@ -392,6 +434,7 @@ def plot_scaling(outcomes: dict[str, Outcome], path: Path) -> str:
         ax2 = axes[1].twinx()
         ax2.plot(j, [c["paced"].get("p99_s", 0) for c in configs], "o-", color="tab:red")
         ax2.set_ylabel("p99 probe→tally at 80 % (s)", color="tab:red")
+        ax2.set_ylim(bottom=0)
         ax.set_title("pipeline over Kafka: by judges")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -478,6 +521,11 @@ def main(argv: list[str] | None = None) -> int:
             name: [r.get("figures", {}) for r in o.runs] for name, o in outcomes.items() if o.runs
         },
     }
+    if not only and args.results.exists():
+        with contextlib.suppress(ValueError, OSError):
+            compared = agreement(json.loads(args.results.read_text()), summarize(figs), figs)
+            if compared:
+                notes += "\n\n" + compared
     if not only:
         picture = plot_scaling(outcomes, HERE / "scaling.png")
         if picture:
