@@ -22,7 +22,7 @@ from sqlalchemy import create_engine, select
 from groundwatch.adapters.db.models import TallyRow, TransitionRow
 from tests.e2e.procs import metric_samples, running_pipeline
 from tests.e2e.test_faults_kafka import wait_settled
-from tests.integration.test_deploy_prometheus import promtool
+from tests.integration.test_deploy_prometheus import prometheus_tool
 from tests.integration.test_monitoring_cycles import GROUPS, WORDINGS, dataset
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.postgres]
@@ -152,7 +152,17 @@ def test_services_follow_regression_recovery_and_flakiness(
                         "eval_time": fires_at,
                         "alertname": "GroundwatchKnowledgeGapRegression",
                         "exp_alerts": [
-                            {"exp_labels": {"severity": "warning", "target": "reference"}}
+                            {
+                                "exp_labels": {"severity": "warning", "target": "reference"},
+                                "exp_annotations": {
+                                    "summary": "reference lost knowledge it had: regressions to gap",
+                                    "description": "reference turned about 1 semantic groups from"
+                                    " right answers to wrong in every text form within the last"
+                                    " hour, and knowledge gaps remain. Missing knowledge: check the"
+                                    " target's corpus and index for the regressed groups (analytics"
+                                    " /transitions, `groundwatch groups --status gap`).",
+                                },
+                            }
                         ],
                     },
                     {
@@ -168,7 +178,7 @@ def test_services_follow_regression_recovery_and_flakiness(
     test_file = tmp_path / "cycles.test.yml"
     test_file.write_text(yaml.safe_dump(tests, sort_keys=False))
     proc = subprocess.run(
-        [promtool(), "test", "rules", str(test_file)],
+        [prometheus_tool("promtool"), "test", "rules", str(test_file)],
         capture_output=True,
         text=True,
         timeout=120,

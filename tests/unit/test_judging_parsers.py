@@ -6,6 +6,7 @@ from datetime import date
 
 import pytest
 
+from groundwatch.core.judging import judge_deterministic
 from groundwatch.core.judging.dates import (
     DateMatch,
     Granularity,
@@ -22,7 +23,7 @@ from groundwatch.core.judging.numbers import (
     parse_gold_number,
 )
 from groundwatch.core.judging.refusal import detect_refusal
-from groundwatch.core.model import AnswerType
+from groundwatch.core.model import AnswerType, Expected, Verdict
 
 pytestmark = pytest.mark.unit
 
@@ -191,12 +192,27 @@ def test_fold_equal_across_scripts(a: str, b: str) -> None:
         ("كَتَبَ الدَّرْسَ", 2),
         ("ภาษาไทย ไม่ใช่", 2),  # Thai vowel signs and tone marks
         ("서울 특별시", 2),
-        ("東京都 大阪", 2),
         ("São Paulo", 2),
     ],
 )
 def test_a_mark_never_splits_a_word(text: str, words: int) -> None:
     assert len(tokens(text)) == words
+
+
+def test_chinese_and_japanese_are_read_a_character_at_a_time() -> None:
+    """No spaces between words: each character is a token, so a value is found inside a
+    sentence and a different value is not."""
+    assert tokens("東京都 大阪") == ["東", "京", "都", "大", "阪"]
+    assert tokens("2024年 コーヒー") == ["2024", "年", "コ", "ー", "ヒ", "ー"]
+    gold = Expected(values=["東京"])
+    assert (
+        judge_deterministic("Where is the head office?", gold, "本社は東京にあります。").verdict
+        is Verdict.CORRECT
+    )
+    assert (
+        judge_deterministic("Where is the head office?", gold, "本社は大阪にあります。").verdict
+        is Verdict.UNDECIDED
+    )
 
 
 def test_letter_marks_are_kept_diacritics_dropped() -> None:

@@ -9,7 +9,9 @@ Unicode ``Diacritic`` property (Latin accents, Arabic harakat, Hebrew points, th
 virama and nukta, Thai tone marks) is dropped, as accent folding does (UTR #30); a mark that *is*
 a letter of its script (Indic and Thai vowel signs, which carry the ``Alphabetic`` property and
 no ``Diacritic`` one) is kept, so "कमल" and "कोमल" stay different words. Either way a mark is a
-word character: it never splits a word ("हिन्दी भाषा" is two tokens, not five).
+word character: it never splits a word ("हिन्दी भाषा" is two tokens, not five). Scripts
+written without spaces (Chinese, Japanese) have no word boundaries at all: there each
+character is a token, so "東京" is found in "本社は東京にあります" as it is in a spaced language.
 """
 
 from __future__ import annotations
@@ -45,6 +47,13 @@ _NON_WORD = regex.compile(r"[\W_]+")
 #: ASCII punctuation to spaces: ``bytes.translate`` + ``split`` is the fastest tokenizer in CPython.
 _ASCII_PUNCT = bytes(c if chr(c).isalnum() else 32 for c in range(256))
 _DIACRITIC_MARKS = regex.compile(r"[\p{M}&&\p{Diacritic}]+", regex.V1)
+#: Chinese and Japanese are written without spaces between words: there are no word boundaries to
+#: find, so each character is a token, as the usual character-level F1 for Chinese does; runs of
+#: other scripts stay whole ("2024年" → 2024, 年). (Thai, Lao, Khmer and Burmese letters are not
+#: split: their vowels are letters of their own, and spaces separate phrases.)
+_UNSEGMENTED = r"\p{Han}\p{Hiragana}\p{Katakana}"
+_HAS_UNSEGMENTED = regex.compile(f"[{_UNSEGMENTED}]")
+_UNSEGMENTED_PIECES = regex.compile(f"[{_UNSEGMENTED}]\\p{{M}}*|[^{_UNSEGMENTED}]+")
 
 
 def fold(text: str) -> str:
@@ -66,7 +75,13 @@ def tokens(text: str, *, folded: bool = False) -> list[str]:
     t = text if folded else fold(text)
     if t.isascii():
         return [w for w in t.encode().translate(_ASCII_PUNCT).decode().split() if w not in ARTICLES]
-    return [w for w in _NON_WORD.split(t) if w and w not in ARTICLES]
+    words = [w for w in _NON_WORD.split(t) if w and w not in ARTICLES]
+    if not _HAS_UNSEGMENTED.search(t):
+        return words
+    out: list[str] = []
+    for w in words:
+        out.extend(_UNSEGMENTED_PIECES.findall(w) if _HAS_UNSEGMENTED.search(w) else (w,))
+    return out
 
 
 def normalize(text: str) -> str:
