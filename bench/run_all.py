@@ -224,6 +224,25 @@ def summarize(figs: list[Figure]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def by_name(figs: list[Figure]) -> dict[str, dict[str, Any]]:
+    """The same figures keyed ``section.key``, each one object with its ``spread``: for readers
+    that want a figure and its spread together rather than as sibling keys."""
+    return {
+        f"{f.section}.{f.key}": {
+            "median": _r(f.median, f.digits),
+            "spread": [_r(f.low, f.digits), _r(f.high, f.digits)],
+            "spread_pct": f.spread_pct,
+            "repeats": f.repeats,
+            "unit": f.unit.strip(),
+            "target": f.target,
+            "goal": f.goal,
+            "verdict": f.verdict,
+            "label": f.label,
+        }
+        for f in figs
+    }
+
+
 # ---------------------------------------------------------------- the table (RESULTS.md)
 
 
@@ -506,6 +525,7 @@ def main(argv: list[str] | None = None) -> int:
     results = {
         "meta": meta,
         **summarize(figs),
+        "figures": by_name(figs),
         "status": {
             name: {
                 "status": o.status,

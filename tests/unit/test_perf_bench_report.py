@@ -62,6 +62,9 @@ def test_results_keys_carry_median_and_spread() -> None:
     assert r["efficiency_5ms_spread"] == [pytest.approx(0.91), pytest.approx(0.95)]
     assert r["efficiency_5ms_verdict"] == "met" and r["efficiency_5ms_repeats"] == 5
     assert r["cold_start_s_verdict"] == "met"
+    named = run_all.by_name(figs)["runner.efficiency_5ms"]
+    assert named["median"] == pytest.approx(0.93) and named["verdict"] == "met"
+    assert named["spread"] == [pytest.approx(0.91), pytest.approx(0.95)]
 
 
 def test_markdown_names_unmet_unstable_and_holes() -> None:
