@@ -127,16 +127,16 @@ def _setup(db: Path, template_set: str = "rules") -> tuple[Any, Any, Any, Any]:
 
 def worker_ours(db: Path, jsonl: Path, template_set: str = "rules") -> dict[str, Any]:
     """The full offline path, groups streamed to a JSONL file."""
-    from groundwatch.adapters.db.datasets import group_line
+    from groundwatch.adapters.db.datasets import group_record_line
     from groundwatch.adapters.sources.port import SqlAlchemyPort
-    from groundwatch.core.generation.pipeline import StageSummary, iter_groups
+    from groundwatch.core.generation.pipeline import StageSummary, iter_group_records
 
     engine, conn, schema, (templates, texts) = _setup(db, template_set)
     summary = StageSummary()
     t0 = time.perf_counter()
     n = 0
     with open(jsonl, "wb", buffering=1 << 20) as fh:
-        for g in iter_groups(
+        for g in iter_group_records(
             SqlAlchemyPort(conn),
             schema,
             templates,
@@ -145,7 +145,7 @@ def worker_ours(db: Path, jsonl: Path, template_set: str = "rules") -> dict[str,
             cohorts=("short", "long"),
             summary=summary,
         ):
-            fh.write(group_line(g))
+            fh.write(group_record_line(g))
             n += 1
     seconds = time.perf_counter() - t0
     conn.close()

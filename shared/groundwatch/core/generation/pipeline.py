@@ -8,6 +8,7 @@ or fill that was dropped, with the reason, ends up in a :class:`StageSummary`.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 from collections import Counter
@@ -24,12 +25,17 @@ from groundwatch.core.generation.answers import (
 )
 from groundwatch.core.generation.candidates import ColumnSample, candidate_queries, candidates_for
 from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, list_rows, plan
-from groundwatch.core.generation.realize import compile_text, fill_compiled, realize, vocabulary
+from groundwatch.core.generation.realize import (
+    compile_format,
+    compile_text,
+    realize,
+    vocabulary,
+)
 from groundwatch.core.generation.schema import SchemaInfo
 from groundwatch.core.generation.templates import SqlTemplate
 from groundwatch.core.generation.validation import Rejection
 from groundwatch.core.generation.verbalizers import Verbalizer
-from groundwatch.core.model import SemanticGroup, form_id_for, group_id_for
+from groundwatch.core.model import AnswerType, SemanticGroup, group_id_hasher
 
 #: text templates: SQL template id → cohort → text templates (with paper placeholders)
 TextTemplates = Mapping[str, Mapping[str, Sequence[str]]]
@@ -224,6 +230,13 @@ def _per_combination(
             yield Fill(params, answers[0], len(answers))
 
 
+#: A semantic group as its JSON-ready structure: :class:`SemanticGroup`'s fields in the model's
+#: order with every default present, so ``orjson.dumps(record)`` is byte for byte what the model
+#: serializes to and ``SemanticGroup.model_validate(record)`` is the group. Shared immutable parts
+#: (an answer's types, its candidates) are tuples; treat a record as read-only.
+GroupRecord = dict[str, Any]
+
+
 def iter_groups(
     port: QueryPort,
     schema: SchemaInfo,
@@ -242,7 +255,43 @@ def iter_groups(
     ``summary`` is updated in place as groups are produced; ``on_template`` is called after each
     template with the number of groups it yielded (progress bars). ``list_answers`` keeps a fill
     with several answers (of a one-column template that drops such fills) as a list answer, every
-    element required, instead of dropping it.
+    element required, instead of dropping it. The groups of :func:`iter_group_records`, each
+    validated into its model (one pydantic-core call per group).
+    """
+    validate = SemanticGroup.model_validate
+    for record in iter_group_records(
+        port,
+        schema,
+        templates,
+        text_templates,
+        k=k,
+        cohorts=cohorts,
+        dataset_id=dataset_id,
+        summary=summary,
+        on_template=on_template,
+        list_answers=list_answers,
+    ):
+        yield validate(record)
+
+
+def iter_group_records(
+    port: QueryPort,
+    schema: SchemaInfo,
+    templates: Sequence[SqlTemplate],
+    text_templates: TextTemplates,
+    *,
+    k: int = 3,
+    cohorts: Sequence[str] = ("short", "long"),
+    dataset_id: str = "default",
+    summary: StageSummary | None = None,
+    on_template: Callable[[SqlTemplate, int], None] | None = None,
+    list_answers: bool = False,
+) -> Iterator[GroupRecord]:
+    """:func:`iter_groups` as JSON-ready :data:`GroupRecord` dicts, no model built.
+
+    For the streaming write path (a JSONL file of a million groups): validating a model per group
+    and serializing it again cost more than making the group; a record goes straight to
+    ``orjson.dumps``. The same groups, forms, answers and summary as :func:`iter_groups`.
     """
     s = summary if summary is not None else StageSummary()
     s.sql_templates_proposed += len(templates)
@@ -272,7 +321,7 @@ def iter_groups(
             if on_template:
                 on_template(t, 0)
             continue
-        produced = yield from _groups_of(
+        produced = yield from _records_of(
             port, schema, t, chosen, k, dataset_id, s, list_answers=list_answers
         )
         if produced:
@@ -317,7 +366,14 @@ def _gives_away(
     return None
 
 
-def _groups_of(
+#: Types a bound value keeps as it is in ``params`` (:func:`json_param` returns them unchanged).
+_JSON_NATIVE = frozenset({str, int})
+#: Distinct gold answers per template whose candidates are kept (a column of a few hundred
+#: values repeats them over every fill; a unique answer per fill just stops being cached).
+_CANDIDATE_CACHE = 4096
+
+
+def _records_of(
     port: QueryPort,
     schema: SchemaInfo,
     t: SqlTemplate,
@@ -327,7 +383,10 @@ def _groups_of(
     s: StageSummary,
     *,
     list_answers: bool = False,
-) -> Generator[SemanticGroup, None, int]:
+) -> Generator[GroupRecord, None, int]:
+    """The groups of one template as records. Everything that is the same for every fill (text
+    formatters, the group-id hasher, answer types, candidate lists per gold value, the words of
+    the forms) is made once here; the loop per fill only formats, hashes and checks."""
     grouped = plan(t, schema)
     combos = _combinations(port, grouped, s)
     as_lists = (
@@ -360,89 +419,144 @@ def _groups_of(
         else:
             fills = _per_combination(port, grouped, s)
     kinds = tuple(sel.kind for sel in t.selected)
+    # every column's kind declared: the same types for every fill, one shared tuple
+    declared = tuple(kd for kd in kinds if kd is not None)
+    known_types = declared if len(declared) == len(kinds) else None
     samples = _candidate_samples(port, t, schema, s)
+    any_sample = any(x is not None for x in samples)
+    cand_cache: dict[Any, tuple[tuple[str, ...], ...]] = {}
     compiled = [(c, [compile_text(tt, t) for tt in texts]) for c, texts in chosen.items()]
+    formats = [[compile_format(tt, t) for tt in texts] for texts in chosen.values()]
+    # form ids hash f"{group_id}\x1f{cohort}\x1f{text}" (form_id_for): the cohort part once
+    cohort_keys = [(c, f"\x1f{c}\x1f") for c in chosen]
     # the words of the forms that are not placeholder values, once per template: an answer that
     # appears there is in every form of every fill (the hot loop only checks the values)
     wording = [
         p.casefold() for _, parts in compiled for pt in parts for p in pt if isinstance(p, str)
     ]
+    # one string to test containment in with a single ``in``; a hit is confirmed on the parts
+    wording_joined = "\x00".join(wording)
+    group_id = group_id_hasher(t.sql)
+    template_id = t.template_id
+    sql = t.sql
+    sha256 = hashlib.sha256
+    native = _JSON_NATIVE
     seen = produced = 0
     for fill in fills:
         seen += 1
-        params = {p: json_param(v) for p, v in fill.params.items()}
+        raw = fill.params
+        for v in raw.values():
+            if type(v) not in native:
+                params = {p: json_param(v) for p, v in raw.items()}
+                break
+        else:
+            params = raw  # a fresh dict per fill (group_rows), every value JSON as it is
         if fill.n_answers > 1:
             if not (as_lists and fill.answers and fill.n_answers <= MAX_LIST_ANSWERS):
                 s.drop(
                     Rejection.MULTIPLE_ANSWERS,
-                    {"sql": t.sql, "params": params, "answers": fill.n_answers},
+                    {"sql": sql, "params": params, "answers": fill.n_answers},
                 )
                 continue
             if any(v is None for a in fill.answers for v in a):
-                s.drop("null_answer", {"sql": t.sql, "params": params})
+                s.drop("null_answer", {"sql": sql, "params": params})
                 continue
             values = [format_value(a[0]) for a in fill.answers]
-            types = [kinds[0] or kind_of_value(fill.answers[0][0])] * len(values)
+            types: Sequence[AnswerType] = [kinds[0] or kind_of_value(fill.answers[0][0])] * len(
+                values
+            )
         else:
             answer = fill.answer
             if any(v is None for v in answer):
-                s.drop("null_answer", {"sql": t.sql, "params": params})
+                s.drop("null_answer", {"sql": sql, "params": params})
                 continue
-            values, types = typed_answer(answer, kinds)
-        shown = [format_value(v) for v in fill.params.values()]
-        gid = group_id_for(t.sql, params)
-        forms: list[dict[str, str]] = []
-        distinct = True
-        for c, parts in compiled:
-            texts = [fill_compiled(pt, shown) for pt in parts]
-            distinct = distinct and len(set(texts)) == k
-            forms.extend({"form_id": form_id_for(gid, c, x), "cohort": c, "text": x} for x in texts)
-        if not distinct:
-            s.drop("duplicate_forms", {"sql": t.sql, "params": params})
+            values = [v if type(v) is str else format_value(v) for v in answer]
+            types = known_types if known_types is not None else typed_answer(answer, kinds)[1]
+        shown = [v if type(v) is str else format_value(v) for v in raw.values()]
+        texts_per_cohort = [[f.format(*shown) for f in fmts] for fmts in formats]
+        if any(len(set(texts)) != k for texts in texts_per_cohort):
+            s.drop("duplicate_forms", {"sql": sql, "params": params})
             continue
-        given = _gives_away(values, wording, shown)
+        given = _gives_away_quick(values, wording, wording_joined, shown)
         if given is not None:
             s.drop(
                 "answer_in_question",
-                {"sql": t.sql, "params": params, "answer": given, "text": forms[0]["text"]},
+                {"sql": sql, "params": params, "answer": given, "text": texts_per_cohort[0][0]},
             )
             continue
         if fill.n_answers > 1:
             s.list_answers += 1
+            # a list answer's elements all come from the one column: one sample each
+            candidates: Any = candidates_for(samples * len(values), values)
+        elif not any_sample:
+            candidates = ()
+        else:
+            key = values[0] if len(values) == 1 else tuple(values)
+            candidates = cand_cache.get(key)
+            if candidates is None:
+                candidates = tuple(tuple(c) for c in candidates_for(samples, values))
+                if len(cand_cache) < _CANDIDATE_CACHE:
+                    cand_cache[key] = candidates
         s.queries += 1
         s.groups += 1
-        for c, _ in compiled:
+        for c, _ in cohort_keys:
             s.text_queries[c] = s.text_queries.get(c, 0) + k
         produced += 1
-        # one validation call per group (pydantic-core validates the nested forms in Rust):
-        # building eight models one by one costs more than the grouped query itself
-        yield SemanticGroup.model_validate(
-            {
-                "group_id": gid,
-                "dataset_id": dataset_id,
-                "sql": t.sql,
-                "params": params,
-                "answer": {
-                    "values": values,
-                    "types": types,
-                    # a list answer's elements all come from the one column: one sample each
-                    "candidates": candidates_for(
-                        samples * len(values) if fill.n_answers > 1 else samples, values
-                    ),
-                },
-                "forms": forms,
-                "template_id": t.template_id,
-            }
-        )
+        gid = group_id(params)
+        yield {
+            "group_id": gid,
+            "dataset_id": dataset_id,
+            "sql": sql,
+            "params": params,
+            "answer": {
+                "values": values,
+                "types": types,
+                "answerable": True,
+                "version": 1,
+                "stale_values": [],
+                "options": None,
+                "candidates": candidates,
+            },
+            "forms": [
+                {
+                    "form_id": sha256(f"{gid}{sep}{x}".encode()).hexdigest()[:12],
+                    "cohort": c,
+                    "text": x,
+                }
+                for (c, sep), texts in zip(cohort_keys, texts_per_cohort, strict=True)
+                for x in texts
+            ],
+            "relevant_doc_ids": [],
+            "scenario": "factual",
+            "template_id": template_id,
+            "provenance": {},
+        }
     s.combinations += combos
     missing = max(0, combos - seen)
     if missing:
         s.drop(
-            "no_answer", {"sql": t.sql, "combinations": combos, "without_answer": missing}, missing
+            "no_answer", {"sql": sql, "combinations": combos, "without_answer": missing}, missing
         )
     if produced == 0 and seen == 0:
-        s.reject(Rejection.NO_FILLS, {"sql": t.sql})
+        s.reject(Rejection.NO_FILLS, {"sql": sql})
     return produced
+
+
+def _gives_away_quick(
+    values: Sequence[str], wording: Sequence[str], wording_joined: str, shown: Sequence[str]
+) -> str | None:
+    """:func:`_gives_away` behind a containment pre-check: a word-boundary match needs the value
+    inside a placeholder value or (four characters or more) inside the forms' words, and almost
+    no fill has either, so the regex and the per-part lists are built only on a hit."""
+    for v in values:
+        needle = v.strip().casefold()
+        if not needle:
+            continue
+        if (len(needle) >= 4 and needle in wording_joined) or any(
+            needle in x.casefold() for x in shown
+        ):
+            return _gives_away(values, wording, shown)
+    return None
 
 
 def _candidate_samples(
