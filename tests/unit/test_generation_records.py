@@ -35,7 +35,8 @@ from groundwatch.core.generation.pipeline import (
     iter_groups,
 )
 from groundwatch.core.generation.realize import (
-    compile_format,
+    compile_percent,
+    compile_pieces,
     compile_text,
     fill_compiled,
     fill_text,
@@ -223,18 +224,28 @@ def test_group_id_hasher_is_group_id_for(params: dict[str, Any]) -> None:
     assert group_id_hasher(sql)(params) == group_id_for(sql, params)
 
 
-def test_compiled_format_fills_like_the_parts(db: Path) -> None:
-    """Braces in the literal text survive ``str.format``; values with braces are not re-parsed."""
+def test_compiled_fillers_fill_like_the_parts(db: Path) -> None:
+    """``%`` and braces in the literal text survive; a value's own ``%`` or braces are not
+    re-read; a placeholder used twice is filled twice."""
     engine = readonly_engine(f"sqlite:///{db}")
     try:
         with engine.connect() as conn, conn.begin():
             _, templates, texts = _setup(conn)
     finally:
         engine.dispose()
-    t = next(t for t in templates if len(t.slots) == 3)
-    for tt in [*texts[t.template_id]["short"], "{literal} '" + t.slots[0].grammar_token() + "' }"]:
-        values = ["{0}", "a}b{", "x"]
-        assert compile_format(tt, t).format(*values) == fill_compiled(compile_text(tt, t), values)
+    many = next(t for t in templates if len(t.slots) == 3)
+    token = many.slots[0].grammar_token()
+    for tt in [*texts[many.template_id]["short"], "{x} 100% '" + token + "' }" + token]:
+        values = ["{0} %s %(0)s", "a}b{", "x"]
+        by_slot = {str(i): v for i, v in enumerate(values)}
+        assert compile_percent(tt, many) % by_slot == fill_compiled(compile_text(tt, many), values)
+    one = next(t for t in templates if len(t.slots) == 1)
+    token = one.slots[0].grammar_token()
+    for tt in [*texts[one.template_id]["long"], token + " 5% {y} " + token]:
+        value = "50% {0}"
+        assert value.join(compile_pieces(tt, one)) == fill_compiled(compile_text(tt, one), [value])
+    with pytest.raises(ValueError):
+        compile_pieces(texts[many.template_id]["short"][0], many)
 
 
 def test_a_line_orjson_cannot_encode_goes_through_the_model() -> None:

@@ -26,7 +26,8 @@ from groundwatch.core.generation.answers import (
 from groundwatch.core.generation.candidates import ColumnSample, candidate_queries, candidates_for
 from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, list_rows, plan
 from groundwatch.core.generation.realize import (
-    compile_format,
+    compile_percent,
+    compile_pieces,
     compile_text,
     realize,
     vocabulary,
@@ -426,9 +427,17 @@ def _records_of(
     any_sample = any(x is not None for x in samples)
     cand_cache: dict[Any, tuple[tuple[str, ...], ...]] = {}
     compiled = [(c, [compile_text(tt, t) for tt in texts]) for c, texts in chosen.items()]
-    formats = [[compile_format(tt, t) for tt in texts] for texts in chosen.values()]
-    # form ids hash f"{group_id}\x1f{cohort}\x1f{text}" (form_id_for): the cohort part once
-    cohort_keys = [(c, f"\x1f{c}\x1f") for c in chosen]
+    # every form of a group in one flat list (cohort by cohort, as the record lists them): the
+    # filler per text template, its cohort, and the cohort part of its form id (form_id_for
+    # hashes f"{group_id}\x1f{cohort}\x1f{text}")
+    flat = [(c, tt) for c, texts in chosen.items() for tt in texts]
+    form_cohorts = [c for c, _ in flat]
+    form_seps = [f"\x1f{c}\x1f" for c, _ in flat]
+    n_forms = len(flat)
+    one_slot = len(t.slots) == 1
+    pieces = [compile_pieces(tt, t) for _, tt in flat] if one_slot else []
+    percents = [] if one_slot else [compile_percent(tt, t) for _, tt in flat]
+    slot_keys = [str(i) for i in range(len(t.slots))]
     # the words of the forms that are not placeholder values, once per template: an answer that
     # appears there is in every form of every fill (the hot loop only checks the values)
     wording = [
@@ -442,95 +451,116 @@ def _records_of(
     sha256 = hashlib.sha256
     native = _JSON_NATIVE
     seen = produced = 0
-    for fill in fills:
-        seen += 1
-        raw = fill.params
-        for v in raw.values():
-            if type(v) not in native:
-                params = {p: json_param(v) for p, v in raw.items()}
-                break
-        else:
-            params = raw  # a fresh dict per fill (group_rows), every value JSON as it is
-        if fill.n_answers > 1:
-            if not (as_lists and fill.answers and fill.n_answers <= MAX_LIST_ANSWERS):
+    try:
+        for fill in fills:
+            seen += 1
+            raw = fill.params
+            for v in raw.values():
+                if type(v) not in native:
+                    params = {p: json_param(v) for p, v in raw.items()}
+                    break
+            else:
+                params = raw  # a fresh dict per fill (group_rows), every value JSON as it is
+            if fill.n_answers > 1:
+                if not (as_lists and fill.answers and fill.n_answers <= MAX_LIST_ANSWERS):
+                    s.drop(
+                        Rejection.MULTIPLE_ANSWERS,
+                        {"sql": sql, "params": params, "answers": fill.n_answers},
+                    )
+                    continue
+                if any(v is None for a in fill.answers for v in a):
+                    s.drop("null_answer", {"sql": sql, "params": params})
+                    continue
+                values = [format_value(a[0]) for a in fill.answers]
+                types: Sequence[AnswerType] = [kinds[0] or kind_of_value(fill.answers[0][0])] * len(
+                    values
+                )
+            else:
+                answer = fill.answer
+                if None in answer:
+                    s.drop("null_answer", {"sql": sql, "params": params})
+                    continue
+                values = [v if type(v) is str else format_value(v) for v in answer]
+                types = known_types if known_types is not None else typed_answer(answer, kinds)[1]
+            shown = [v if type(v) is str else format_value(v) for v in raw.values()]
+            if one_slot:
+                value = shown[0]
+                texts = [value.join(p) for p in pieces]
+                shown_low = value.casefold()
+            else:
+                by_slot = dict(zip(slot_keys, shown, strict=True))
+                texts = [f % by_slot for f in percents]
+                shown_low = "\x00".join(shown).casefold()
+            # all forms distinct implies each cohort's are; only a repeat needs the cohort check
+            if len(set(texts)) != n_forms and any(
+                len(set(texts[i : i + k])) != k for i in range(0, n_forms, k)
+            ):
+                s.drop("duplicate_forms", {"sql": sql, "params": params})
+                continue
+            # containment first (cheap); _gives_away confirms a hit with its word-boundary rules
+            for v in values:
+                needle = v.strip().casefold()
+                if needle and (
+                    needle in shown_low or (len(needle) >= 4 and needle in wording_joined)
+                ):
+                    given = _gives_away(values, wording, shown)
+                    break
+            else:
+                given = None
+            if given is not None:
                 s.drop(
-                    Rejection.MULTIPLE_ANSWERS,
-                    {"sql": sql, "params": params, "answers": fill.n_answers},
+                    "answer_in_question",
+                    {"sql": sql, "params": params, "answer": given, "text": texts[0]},
                 )
                 continue
-            if any(v is None for a in fill.answers for v in a):
-                s.drop("null_answer", {"sql": sql, "params": params})
-                continue
-            values = [format_value(a[0]) for a in fill.answers]
-            types: Sequence[AnswerType] = [kinds[0] or kind_of_value(fill.answers[0][0])] * len(
-                values
-            )
-        else:
-            answer = fill.answer
-            if any(v is None for v in answer):
-                s.drop("null_answer", {"sql": sql, "params": params})
-                continue
-            values = [v if type(v) is str else format_value(v) for v in answer]
-            types = known_types if known_types is not None else typed_answer(answer, kinds)[1]
-        shown = [v if type(v) is str else format_value(v) for v in raw.values()]
-        texts_per_cohort = [[f.format(*shown) for f in fmts] for fmts in formats]
-        if any(len(set(texts)) != k for texts in texts_per_cohort):
-            s.drop("duplicate_forms", {"sql": sql, "params": params})
-            continue
-        given = _gives_away_quick(values, wording, wording_joined, shown)
-        if given is not None:
-            s.drop(
-                "answer_in_question",
-                {"sql": sql, "params": params, "answer": given, "text": texts_per_cohort[0][0]},
-            )
-            continue
-        if fill.n_answers > 1:
-            s.list_answers += 1
-            # a list answer's elements all come from the one column: one sample each
-            candidates: Any = candidates_for(samples * len(values), values)
-        elif not any_sample:
-            candidates = ()
-        else:
-            key = values[0] if len(values) == 1 else tuple(values)
-            candidates = cand_cache.get(key)
-            if candidates is None:
-                candidates = tuple(tuple(c) for c in candidates_for(samples, values))
-                if len(cand_cache) < _CANDIDATE_CACHE:
-                    cand_cache[key] = candidates
-        s.queries += 1
-        s.groups += 1
-        for c, _ in cohort_keys:
-            s.text_queries[c] = s.text_queries.get(c, 0) + k
-        produced += 1
-        gid = group_id(params)
-        yield {
-            "group_id": gid,
-            "dataset_id": dataset_id,
-            "sql": sql,
-            "params": params,
-            "answer": {
-                "values": values,
-                "types": types,
-                "answerable": True,
-                "version": 1,
-                "stale_values": [],
-                "options": None,
-                "candidates": candidates,
-            },
-            "forms": [
-                {
-                    "form_id": sha256(f"{gid}{sep}{x}".encode()).hexdigest()[:12],
-                    "cohort": c,
-                    "text": x,
-                }
-                for (c, sep), texts in zip(cohort_keys, texts_per_cohort, strict=True)
-                for x in texts
-            ],
-            "relevant_doc_ids": [],
-            "scenario": "factual",
-            "template_id": template_id,
-            "provenance": {},
-        }
+            if fill.n_answers > 1:
+                s.list_answers += 1
+                # a list answer's elements all come from the one column: one sample each
+                candidates: Any = candidates_for(samples * len(values), values)
+            elif not any_sample:
+                candidates = ()
+            else:
+                key = values[0] if len(values) == 1 else tuple(values)
+                candidates = cand_cache.get(key)
+                if candidates is None:
+                    candidates = tuple(tuple(c) for c in candidates_for(samples, values))
+                    if len(cand_cache) < _CANDIDATE_CACHE:
+                        cand_cache[key] = candidates
+            s.queries += 1
+            s.groups += 1
+            produced += 1
+            gid = group_id(params)
+            yield {
+                "group_id": gid,
+                "dataset_id": dataset_id,
+                "sql": sql,
+                "params": params,
+                "answer": {
+                    "values": values,
+                    "types": types,
+                    "answerable": True,
+                    "version": 1,
+                    "stale_values": [],
+                    "options": None,
+                    "candidates": candidates,
+                },
+                "forms": [
+                    {
+                        "form_id": sha256((gid + sep + x).encode()).hexdigest()[:12],
+                        "cohort": c,
+                        "text": x,
+                    }
+                    for sep, c, x in zip(form_seps, form_cohorts, texts, strict=True)
+                ],
+                "relevant_doc_ids": [],
+                "scenario": "factual",
+                "template_id": template_id,
+                "provenance": {},
+            }
+    finally:  # per cohort once per template, also when the consumer stops early
+        for c in chosen:
+            if produced:
+                s.text_queries[c] = s.text_queries.get(c, 0) + produced * k
     s.combinations += combos
     missing = max(0, combos - seen)
     if missing:
@@ -540,23 +570,6 @@ def _records_of(
     if produced == 0 and seen == 0:
         s.reject(Rejection.NO_FILLS, {"sql": sql})
     return produced
-
-
-def _gives_away_quick(
-    values: Sequence[str], wording: Sequence[str], wording_joined: str, shown: Sequence[str]
-) -> str | None:
-    """:func:`_gives_away` behind a containment pre-check: a word-boundary match needs the value
-    inside a placeholder value or (four characters or more) inside the forms' words, and almost
-    no fill has either, so the regex and the per-part lists are built only on a hit."""
-    for v in values:
-        needle = v.strip().casefold()
-        if not needle:
-            continue
-        if (len(needle) >= 4 and needle in wording_joined) or any(
-            needle in x.casefold() for x in shown
-        ):
-            return _gives_away(values, wording, shown)
-    return None
 
 
 def _candidate_samples(
