@@ -438,6 +438,7 @@ def _records_of(
     pieces = [compile_pieces(tt, t) for _, tt in flat] if one_slot else []
     percents = [] if one_slot else [compile_percent(tt, t) for _, tt in flat]
     slot_keys = [str(i) for i in range(len(t.slots))]
+    slot_name = t.slots[0].param if t.slots else ""
     # the words of the forms that are not placeholder values, once per template: an answer that
     # appears there is in every form of every fill (the hot loop only checks the values)
     wording = [
@@ -455,12 +456,20 @@ def _records_of(
         for fill in fills:
             seen += 1
             raw = fill.params
-            for v in raw.values():
-                if type(v) not in native:
-                    params = {p: json_param(v) for p, v in raw.items()}
-                    break
+            # params reuse the fill's own dict (fresh per fill) when every value is JSON as it is
+            if one_slot:  # most templates: no loop, no comprehension
+                (value,) = raw.values()
+                kind = type(value)
+                params = raw if kind in native else {slot_name: json_param(value)}
+                if kind is not str:
+                    value = format_value(value)
             else:
-                params = raw  # a fresh dict per fill (group_rows), every value JSON as it is
+                for v in raw.values():
+                    if type(v) not in native:
+                        params = {p: json_param(v) for p, v in raw.items()}
+                        break
+                else:
+                    params = raw
             if fill.n_answers > 1:
                 if not (as_lists and fill.answers and fill.n_answers <= MAX_LIST_ANSWERS):
                     s.drop(
@@ -480,14 +489,18 @@ def _records_of(
                 if None in answer:
                     s.drop("null_answer", {"sql": sql, "params": params})
                     continue
-                values = [v if type(v) is str else format_value(v) for v in answer]
+                if len(answer) == 1:
+                    a = answer[0]
+                    values = [a if type(a) is str else format_value(a)]
+                else:
+                    values = [v if type(v) is str else format_value(v) for v in answer]
                 types = known_types if known_types is not None else typed_answer(answer, kinds)[1]
-            shown = [v if type(v) is str else format_value(v) for v in raw.values()]
             if one_slot:
-                value = shown[0]
+                shown = [value]
                 texts = [value.join(p) for p in pieces]
                 shown_low = value.casefold()
             else:
+                shown = [v if type(v) is str else format_value(v) for v in raw.values()]
                 by_slot = dict(zip(slot_keys, shown, strict=True))
                 texts = [f % by_slot for f in percents]
                 shown_low = "\x00".join(shown).casefold()
