@@ -25,6 +25,7 @@ from groundwatch.adapters.db.datasets import (
     write_group_records,
 )
 from groundwatch.adapters.sources.connect import readonly_engine
+from groundwatch.adapters.sources.generate import stream_group_records
 from groundwatch.adapters.sources.introspect import introspect
 from groundwatch.adapters.sources.port import SqlAlchemyPort
 from groundwatch.adapters.template_files import parse_template_file
@@ -260,3 +261,23 @@ def test_a_line_orjson_cannot_encode_goes_through_the_model() -> None:
     line = group_record_line(record)
     assert json.loads(line)["params"] == {"big": 2**70}
     assert line.endswith(b"\n")
+
+
+def test_streamed_records_written_to_a_file_read_back_as_the_groups(
+    db: Path, tmp_path: Path
+) -> None:
+    models, _, _, _ = _both(db)
+    out = tmp_path / "groups.jsonl"
+    engine = readonly_engine(f"sqlite:///{db}")
+    try:
+        with engine.connect() as conn, conn.begin():
+            schema, templates, texts = _setup(conn)
+            summary = StageSummary()
+            records = stream_group_records(
+                conn, schema, templates, texts, cohorts=COHORTS, summary=summary
+            )
+            assert write_group_records(records, out) == len(models) == summary.groups
+    finally:
+        engine.dispose()
+    assert list(iter_jsonl(out)) == models
+    assert out.read_bytes() == b"".join(group_line(g) for g in models)
