@@ -130,31 +130,29 @@ def _setup(db: Path, template_set: str = "rules") -> tuple[Any, Any, Any, Any]:
 
 def worker_ours(db: Path, jsonl: Path, template_set: str = "rules") -> dict[str, Any]:
     """The full offline path, groups streamed to a JSONL file."""
-    from groundwatch.adapters.db.datasets import group_record_line
+    from groundwatch.adapters.db.datasets import write_group_records
     from groundwatch.adapters.sources.port import SqlAlchemyPort
     from groundwatch.core.generation.pipeline import StageSummary, iter_group_records
 
     engine, conn, schema, (templates, texts) = _setup(db, template_set)
     summary = StageSummary()
-    kept: list[dict[str, Any]] = []  # every 100th record, at most 2,000: the floor's sample
     t0 = time.perf_counter()
-    n = 0
     with open(jsonl, "wb", buffering=1 << 20) as fh:
-        for g in iter_group_records(
-            SqlAlchemyPort(conn),
-            schema,
-            templates,
-            texts,
-            k=3,
-            cohorts=("short", "long"),
-            summary=summary,
-        ):
-            fh.write(group_record_line(g))
-            if n % 100 == 0 and len(kept) < 2000:
-                kept.append(g)
-            n += 1
+        n = write_group_records(
+            iter_group_records(
+                SqlAlchemyPort(conn),
+                schema,
+                templates,
+                texts,
+                k=3,
+                cohorts=("short", "long"),
+                summary=summary,
+            ),
+            fh,
+        )
     seconds = time.perf_counter() - t0
-    floor = _floor_per_group(kept)
+    peak_rss_mb = _peak_rss_mb()  # the run's own peak, before the floor's sample is read
+    floor = _floor_per_group(_sample_lines(jsonl))
     conn.close()
     engine.dispose()
     queries = summary.combinations
@@ -169,10 +167,25 @@ def worker_ours(db: Path, jsonl: Path, template_set: str = "rules") -> dict[str,
         "groups_per_s": round(n / seconds, 1),
         "sql_statements": summary.sql_statements,
         "jsonl_bytes": jsonl.stat().st_size,
-        "peak_rss_mb": round(_peak_rss_mb(), 1),
+        "peak_rss_mb": round(peak_rss_mb, 1),
         "summary": summary.as_dict(),
         "floor_us_per_group": floor,
     }
+
+
+def _sample_lines(jsonl: Path, every: int = 100, most: int = 2000) -> list[dict[str, Any]]:
+    """Every ``every``-th group of the written file (at most ``most``), read back after the
+    timed run so that sampling costs the run nothing."""
+    import orjson
+
+    out: list[dict[str, Any]] = []
+    with open(jsonl, "rb") as fh:
+        for i, line in enumerate(fh):
+            if i % every == 0:
+                out.append(orjson.loads(line))
+                if len(out) >= most:
+                    break
+    return out
 
 
 def _floor_per_group(records: list[dict[str, Any]]) -> dict[str, float]:

@@ -54,8 +54,13 @@ def write_group_records(records: Iterable[Mapping[str, Any]], out: str | Path | 
             return write_group_records(records, fh)
     n = 0
     write = out.write
-    for r in records:
-        write(group_record_line(r))
+    dumps, newline = orjson.dumps, orjson.OPT_APPEND_NEWLINE
+    for r in records:  # group_record_line inlined: one call less per group of a million
+        try:
+            line = dumps(r, option=newline)
+        except TypeError:
+            line = group_record_line(r)
+        write(line)
         n += 1
     return n
 
