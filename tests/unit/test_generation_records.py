@@ -32,6 +32,8 @@ from groundwatch.adapters.template_files import parse_template_file
 from groundwatch.core.generation import default_verbalizers, offline_text_templates
 from groundwatch.core.generation.pipeline import (
     StageSummary,
+    answer_in_question,
+    balance,
     iter_group_records,
     iter_groups,
 )
@@ -281,3 +283,73 @@ def test_streamed_records_written_to_a_file_read_back_as_the_groups(
         engine.dispose()
     assert list(iter_jsonl(out)) == models
     assert out.read_bytes() == b"".join(group_line(g) for g in models)
+
+
+def test_fills_whose_question_gives_the_answer_away_are_dropped_as_the_reference_says(
+    tmp_path: Path,
+) -> None:
+    """The containment pre-check (and its memo per answer) drops exactly the fills the plain
+    ``answer_in_question`` drops: answer inside the placeholder value, answer among the forms'
+    words (repeated, so the memo is hit), a one-letter answer that only matches an article."""
+    path = tmp_path / "shops.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript(
+        """
+        CREATE TABLE shops (shop_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+                            city TEXT NOT NULL, segment TEXT NOT NULL);
+        """
+    )
+    rows = [
+        ("Paris Corner", "Paris", "A"),
+        ("Lyon Hall", "Paris", "shop"),
+        ("Nice Place", "Lyon", "shop"),
+        ("Old Lyon Store", "Lyon", "B"),
+        ("Harbour", "Nice", "shop"),
+        ("Station Kiosk", "Nice", "A"),
+        ("Bastille Deli", "Paris", "B"),
+        ("Marseille Market", "Marseille", "A"),
+    ]
+    con.executemany("INSERT INTO shops (name, city, segment) VALUES (?, ?, ?)", rows * 1)
+    con.commit()
+    con.close()
+    engine = readonly_engine(f"sqlite:///{path}")
+    try:
+        with engine.connect() as conn, conn.begin():
+            schema = introspect(conn)
+            templates = [
+                t for t in rule_templates(schema) if [s.column for s in t.slots] == ["name"]
+            ]
+            texts = offline_text_templates(templates, default_verbalizers(), list(COHORTS))
+            summary = StageSummary()
+            records = list(
+                iter_group_records(
+                    SqlAlchemyPort(conn),
+                    schema,
+                    templates,
+                    texts,
+                    cohorts=COHORTS,
+                    summary=summary,
+                )
+            )
+            expected_drops = 0
+            for t in templates:
+                chosen = {
+                    c: balance(texts[t.template_id][c], 3, f"{t.template_id}:{c}") for c in COHORTS
+                }
+                col = t.selected[0].column
+                for name, city, segment in rows:
+                    answer = {"city": city, "segment": segment}.get(col)
+                    if answer is None:
+                        continue
+                    forms = [
+                        fill_text(tt, t, {"name": name}) for c in COHORTS for tt in chosen[c] or []
+                    ]
+                    if answer_in_question([answer], forms, [name]) is not None:
+                        expected_drops += 1
+    finally:
+        engine.dispose()
+    assert expected_drops >= 3  # the fixture has cases of both kinds
+    assert summary.dropped_fills["answer_in_question"] == expected_drops
+    kept = {(r["params"]["name"], r["answer"]["values"][0]) for r in records}
+    assert ("Paris Corner", "Paris") not in kept  # the answer is in the placeholder value
+    assert ("Station Kiosk", "A") in kept  # "A" is an article in the forms, not the answer

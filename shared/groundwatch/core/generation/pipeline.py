@@ -369,8 +369,9 @@ def _gives_away(
 
 #: Types a bound value keeps as it is in ``params`` (:func:`json_param` returns them unchanged).
 _JSON_NATIVE = frozenset({str, int})
-#: Distinct gold answers per template whose candidates are kept (a column of a few hundred
-#: values repeats them over every fill; a unique answer per fill just stops being cached).
+#: Distinct gold answers per template whose candidates (and whether the forms' wording holds
+#: them) are kept: a column of a few hundred values repeats them over every fill; a unique
+#: answer per fill just stops being cached.
 _CANDIDATE_CACHE = 4096
 
 
@@ -446,6 +447,7 @@ def _records_of(
     ]
     # one string to test containment in with a single ``in``; a hit is confirmed on the parts
     wording_joined = "\x00".join(wording)
+    in_wording: dict[str, bool] = {}
     group_id = group_id_hasher(t.sql)
     template_id = t.template_id
     sql = t.sql
@@ -513,11 +515,22 @@ def _records_of(
             # containment first (cheap); _gives_away confirms a hit with its word-boundary rules
             for v in values:
                 needle = v.strip().casefold()
-                if needle and (
-                    needle in shown_low or (len(needle) >= 4 and needle in wording_joined)
-                ):
+                if not needle:
+                    continue
+                if needle in shown_low:
                     given = _gives_away(values, wording, shown)
                     break
+                if len(needle) >= 4:
+                    # a search of the whole wording costs more than the rest of the check;
+                    # answers repeat over fills (a few hundred cities), so remember it
+                    hit = in_wording.get(needle)
+                    if hit is None:
+                        hit = needle in wording_joined
+                        if len(in_wording) < _CANDIDATE_CACHE:
+                            in_wording[needle] = hit
+                    if hit:
+                        given = _gives_away(values, wording, shown)
+                        break
             else:
                 given = None
             if given is not None:
