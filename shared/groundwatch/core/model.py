@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -122,6 +123,25 @@ def group_id_for(sql: str, params: dict[str, Any]) -> str:
         {"sql": " ".join(sql.split()), "params": params}, option=orjson.OPT_SORT_KEYS, default=str
     )
     return hashlib.sha256(payload).hexdigest()[:16]
+
+
+def group_id_hasher(sql: str) -> Callable[[dict[str, Any]], str]:
+    """:func:`group_id_for` for one SQL template, its constant part encoded once.
+
+    The canonical payload is ``{"params":…,"sql":…}`` (sorted keys: "params" < "sql"), so the
+    template's normalized SQL is a fixed suffix; a generation run hashes one group id per fill,
+    and re-normalizing and re-encoding the SQL each time cost as much as the hash.
+    """
+    suffix = b',"sql":' + orjson.dumps(" ".join(sql.split())) + b"}"
+    sha256 = hashlib.sha256
+    dumps = orjson.dumps
+    sort_keys = orjson.OPT_SORT_KEYS
+
+    def group_id(params: dict[str, Any]) -> str:
+        payload = b'{"params":' + dumps(params, option=sort_keys, default=str) + suffix
+        return sha256(payload).hexdigest()[:16]
+
+    return group_id
 
 
 def form_id_for(group_id: str, cohort: str, text: str) -> str:

@@ -16,9 +16,11 @@ from groundwatch.adapters.sources.introspect import introspect
 from groundwatch.adapters.sources.port import SqlAlchemyPort
 from groundwatch.core.generation.pipeline import (
     GenerationResult,
+    GroupRecord,
     StageSummary,
     TextTemplates,
     build_groups,
+    iter_group_records,
     iter_groups,
     offline_text_templates,
 )
@@ -125,6 +127,32 @@ def stream_groups(
 ) -> Iterator[SemanticGroup]:
     """Groups one at a time over an open (read-only) connection: for outputs too big to hold."""
     return iter_groups(
+        SqlAlchemyPort(conn),
+        schema,
+        templates,
+        text_templates,
+        k=k,
+        cohorts=cohorts,
+        dataset_id=dataset_id,
+        summary=summary,
+    )
+
+
+def stream_group_records(
+    conn: Connection,
+    schema: SchemaInfo,
+    templates: Sequence[SqlTemplate],
+    text_templates: TextTemplates,
+    *,
+    k: int = 3,
+    cohorts: Sequence[str] = ("short", "long"),
+    dataset_id: str = "default",
+    summary: StageSummary | None = None,
+) -> Iterator[GroupRecord]:
+    """:func:`stream_groups` as JSON-ready records, for writing a file straight away
+    (:func:`~groundwatch.adapters.db.datasets.write_group_records`): the same lines, no model
+    validated and serialized again per group."""
+    return iter_group_records(
         SqlAlchemyPort(conn),
         schema,
         templates,

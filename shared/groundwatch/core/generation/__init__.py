@@ -6,9 +6,11 @@ The database side (reflection, read-only connections, running the grouped querie
 
 from groundwatch.core.generation.pipeline import (
     GenerationResult,
+    GroupRecord,
     QueryPort,
     StageSummary,
     build_groups,
+    iter_group_records,
     iter_groups,
     offline_text_templates,
 )
@@ -29,6 +31,7 @@ __all__ = [
     "ColumnInfo",
     "ForeignKeyInfo",
     "GenerationResult",
+    "GroupRecord",
     "QueryPort",
     "Rejection",
     "RuleConfig",
@@ -40,6 +43,7 @@ __all__ = [
     "build_groups",
     "default_verbalizers",
     "fill_text",
+    "iter_group_records",
     "iter_groups",
     "offline_text_templates",
     "realize",

@@ -8,6 +8,7 @@ or fill that was dropped, with the reason, ends up in a :class:`StageSummary`.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 from collections import Counter
@@ -24,12 +25,18 @@ from groundwatch.core.generation.answers import (
 )
 from groundwatch.core.generation.candidates import ColumnSample, candidate_queries, candidates_for
 from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, list_rows, plan
-from groundwatch.core.generation.realize import compile_text, fill_compiled, realize, vocabulary
+from groundwatch.core.generation.realize import (
+    compile_percent,
+    compile_pieces,
+    compile_text,
+    realize,
+    vocabulary,
+)
 from groundwatch.core.generation.schema import SchemaInfo
 from groundwatch.core.generation.templates import SqlTemplate
 from groundwatch.core.generation.validation import Rejection
 from groundwatch.core.generation.verbalizers import Verbalizer
-from groundwatch.core.model import SemanticGroup, form_id_for, group_id_for
+from groundwatch.core.model import AnswerType, SemanticGroup, group_id_hasher
 
 #: text templates: SQL template id → cohort → text templates (with paper placeholders)
 TextTemplates = Mapping[str, Mapping[str, Sequence[str]]]
@@ -224,6 +231,13 @@ def _per_combination(
             yield Fill(params, answers[0], len(answers))
 
 
+#: A semantic group as its JSON-ready structure: :class:`SemanticGroup`'s fields in the model's
+#: order with every default present, so ``orjson.dumps(record)`` is byte for byte what the model
+#: serializes to and ``SemanticGroup.model_validate(record)`` is the group. Shared immutable parts
+#: (an answer's types, its candidates) are tuples; treat a record as read-only.
+GroupRecord = dict[str, Any]
+
+
 def iter_groups(
     port: QueryPort,
     schema: SchemaInfo,
@@ -242,7 +256,43 @@ def iter_groups(
     ``summary`` is updated in place as groups are produced; ``on_template`` is called after each
     template with the number of groups it yielded (progress bars). ``list_answers`` keeps a fill
     with several answers (of a one-column template that drops such fills) as a list answer, every
-    element required, instead of dropping it.
+    element required, instead of dropping it. The groups of :func:`iter_group_records`, each
+    validated into its model (one pydantic-core call per group).
+    """
+    validate = SemanticGroup.model_validate
+    for record in iter_group_records(
+        port,
+        schema,
+        templates,
+        text_templates,
+        k=k,
+        cohorts=cohorts,
+        dataset_id=dataset_id,
+        summary=summary,
+        on_template=on_template,
+        list_answers=list_answers,
+    ):
+        yield validate(record)
+
+
+def iter_group_records(
+    port: QueryPort,
+    schema: SchemaInfo,
+    templates: Sequence[SqlTemplate],
+    text_templates: TextTemplates,
+    *,
+    k: int = 3,
+    cohorts: Sequence[str] = ("short", "long"),
+    dataset_id: str = "default",
+    summary: StageSummary | None = None,
+    on_template: Callable[[SqlTemplate, int], None] | None = None,
+    list_answers: bool = False,
+) -> Iterator[GroupRecord]:
+    """:func:`iter_groups` as JSON-ready :data:`GroupRecord` dicts, no model built.
+
+    For the streaming write path (a JSONL file of a million groups): validating a model per group
+    and serializing it again cost more than making the group; a record goes straight to
+    ``orjson.dumps``. The same groups, forms, answers and summary as :func:`iter_groups`.
     """
     s = summary if summary is not None else StageSummary()
     s.sql_templates_proposed += len(templates)
@@ -272,7 +322,7 @@ def iter_groups(
             if on_template:
                 on_template(t, 0)
             continue
-        produced = yield from _groups_of(
+        produced = yield from _records_of(
             port, schema, t, chosen, k, dataset_id, s, list_answers=list_answers
         )
         if produced:
@@ -317,7 +367,15 @@ def _gives_away(
     return None
 
 
-def _groups_of(
+#: Types a bound value keeps as it is in ``params`` (:func:`json_param` returns them unchanged).
+_JSON_NATIVE = frozenset({str, int})
+#: Distinct gold answers per template whose candidates (and whether the forms' wording holds
+#: them) are kept: a column of a few hundred values repeats them over every fill; a unique
+#: answer per fill just stops being cached.
+_CANDIDATE_CACHE = 4096
+
+
+def _records_of(
     port: QueryPort,
     schema: SchemaInfo,
     t: SqlTemplate,
@@ -327,7 +385,10 @@ def _groups_of(
     s: StageSummary,
     *,
     list_answers: bool = False,
-) -> Generator[SemanticGroup, None, int]:
+) -> Generator[GroupRecord, None, int]:
+    """The groups of one template as records. Everything that is the same for every fill (text
+    formatters, the group-id hasher, answer types, candidate lists per gold value, the words of
+    the forms) is made once here; the loop per fill only formats, hashes and checks."""
     grouped = plan(t, schema)
     combos = _combinations(port, grouped, s)
     as_lists = (
@@ -360,88 +421,180 @@ def _groups_of(
         else:
             fills = _per_combination(port, grouped, s)
     kinds = tuple(sel.kind for sel in t.selected)
+    # every column's kind declared: the same types for every fill, one shared tuple
+    declared = tuple(kd for kd in kinds if kd is not None)
+    known_types = declared if len(declared) == len(kinds) else None
     samples = _candidate_samples(port, t, schema, s)
+    any_sample = any(x is not None for x in samples)
+    cand_cache: dict[Any, tuple[tuple[str, ...], ...]] = {}
     compiled = [(c, [compile_text(tt, t) for tt in texts]) for c, texts in chosen.items()]
+    # every form of a group in one flat list (cohort by cohort, as the record lists them): the
+    # filler per text template, its cohort, and the cohort part of its form id (form_id_for
+    # hashes f"{group_id}\x1f{cohort}\x1f{text}")
+    flat = [(c, tt) for c, texts in chosen.items() for tt in texts]
+    form_cohorts = [c for c, _ in flat]
+    form_seps = [f"\x1f{c}\x1f" for c, _ in flat]
+    n_forms = len(flat)
+    one_slot = len(t.slots) == 1
+    pieces = [compile_pieces(tt, t) for _, tt in flat] if one_slot else []
+    percents = [] if one_slot else [compile_percent(tt, t) for _, tt in flat]
+    slot_keys = [str(i) for i in range(len(t.slots))]
+    slot_name = t.slots[0].param if t.slots else ""
     # the words of the forms that are not placeholder values, once per template: an answer that
     # appears there is in every form of every fill (the hot loop only checks the values)
     wording = [
         p.casefold() for _, parts in compiled for pt in parts for p in pt if isinstance(p, str)
     ]
+    # one string to test containment in with a single ``in``; a hit is confirmed on the parts
+    wording_joined = "\x00".join(wording)
+    in_wording: dict[str, bool] = {}
+    group_id = group_id_hasher(t.sql)
+    template_id = t.template_id
+    sql = t.sql
+    sha256 = hashlib.sha256
+    native = _JSON_NATIVE
     seen = produced = 0
-    for fill in fills:
-        seen += 1
-        params = {p: json_param(v) for p, v in fill.params.items()}
-        if fill.n_answers > 1:
-            if not (as_lists and fill.answers and fill.n_answers <= MAX_LIST_ANSWERS):
+    try:
+        for fill in fills:
+            seen += 1
+            raw = fill.params
+            # params reuse the fill's own dict (fresh per fill) when every value is JSON as it is
+            if one_slot:  # most templates: no loop, no comprehension
+                (value,) = raw.values()
+                kind = type(value)
+                params = raw if kind in native else {slot_name: json_param(value)}
+                if kind is not str:
+                    value = format_value(value)
+            else:
+                for v in raw.values():
+                    if type(v) not in native:
+                        params = {p: json_param(v) for p, v in raw.items()}
+                        break
+                else:
+                    params = raw
+            if fill.n_answers > 1:
+                if not (as_lists and fill.answers and fill.n_answers <= MAX_LIST_ANSWERS):
+                    s.drop(
+                        Rejection.MULTIPLE_ANSWERS,
+                        {"sql": sql, "params": params, "answers": fill.n_answers},
+                    )
+                    continue
+                if any(v is None for a in fill.answers for v in a):
+                    s.drop("null_answer", {"sql": sql, "params": params})
+                    continue
+                values = [format_value(a[0]) for a in fill.answers]
+                types: Sequence[AnswerType] = [kinds[0] or kind_of_value(fill.answers[0][0])] * len(
+                    values
+                )
+            else:
+                answer = fill.answer
+                if None in answer:
+                    s.drop("null_answer", {"sql": sql, "params": params})
+                    continue
+                if len(answer) == 1:
+                    a = answer[0]
+                    values = [a if type(a) is str else format_value(a)]
+                else:
+                    values = [v if type(v) is str else format_value(v) for v in answer]
+                types = known_types if known_types is not None else typed_answer(answer, kinds)[1]
+            if one_slot:
+                shown = [value]
+                texts = [value.join(p) for p in pieces]
+                shown_low = value.casefold()
+            else:
+                shown = [v if type(v) is str else format_value(v) for v in raw.values()]
+                by_slot = dict(zip(slot_keys, shown, strict=True))
+                texts = [f % by_slot for f in percents]
+                shown_low = "\x00".join(shown).casefold()
+            # all forms distinct implies each cohort's are; only a repeat needs the cohort check
+            if len(set(texts)) != n_forms and any(
+                len(set(texts[i : i + k])) != k for i in range(0, n_forms, k)
+            ):
+                s.drop("duplicate_forms", {"sql": sql, "params": params})
+                continue
+            # containment first (cheap); _gives_away confirms a hit with its word-boundary rules
+            for v in values:
+                needle = v.strip().casefold()
+                if not needle:
+                    continue
+                if needle in shown_low:
+                    given = _gives_away(values, wording, shown)
+                    break
+                if len(needle) >= 4:
+                    # a search of the whole wording costs more than the rest of the check;
+                    # answers repeat over fills (a few hundred cities), so remember it
+                    hit = in_wording.get(needle)
+                    if hit is None:
+                        hit = needle in wording_joined
+                        if len(in_wording) < _CANDIDATE_CACHE:
+                            in_wording[needle] = hit
+                    if hit:
+                        given = _gives_away(values, wording, shown)
+                        break
+            else:
+                given = None
+            if given is not None:
                 s.drop(
-                    Rejection.MULTIPLE_ANSWERS,
-                    {"sql": t.sql, "params": params, "answers": fill.n_answers},
+                    "answer_in_question",
+                    {"sql": sql, "params": params, "answer": given, "text": texts[0]},
                 )
                 continue
-            if any(v is None for a in fill.answers for v in a):
-                s.drop("null_answer", {"sql": t.sql, "params": params})
-                continue
-            values = [format_value(a[0]) for a in fill.answers]
-            types = [kinds[0] or kind_of_value(fill.answers[0][0])] * len(values)
-        else:
-            answer = fill.answer
-            if any(v is None for v in answer):
-                s.drop("null_answer", {"sql": t.sql, "params": params})
-                continue
-            values, types = typed_answer(answer, kinds)
-        shown = [format_value(v) for v in fill.params.values()]
-        gid = group_id_for(t.sql, params)
-        forms: list[dict[str, str]] = []
-        distinct = True
-        for c, parts in compiled:
-            texts = [fill_compiled(pt, shown) for pt in parts]
-            distinct = distinct and len(set(texts)) == k
-            forms.extend({"form_id": form_id_for(gid, c, x), "cohort": c, "text": x} for x in texts)
-        if not distinct:
-            s.drop("duplicate_forms", {"sql": t.sql, "params": params})
-            continue
-        given = _gives_away(values, wording, shown)
-        if given is not None:
-            s.drop(
-                "answer_in_question",
-                {"sql": t.sql, "params": params, "answer": given, "text": forms[0]["text"]},
-            )
-            continue
-        if fill.n_answers > 1:
-            s.list_answers += 1
-        s.queries += 1
-        s.groups += 1
-        for c, _ in compiled:
-            s.text_queries[c] = s.text_queries.get(c, 0) + k
-        produced += 1
-        # one validation call per group (pydantic-core validates the nested forms in Rust):
-        # building eight models one by one costs more than the grouped query itself
-        yield SemanticGroup.model_validate(
-            {
+            if fill.n_answers > 1:
+                s.list_answers += 1
+                # a list answer's elements all come from the one column: one sample each
+                candidates: Any = candidates_for(samples * len(values), values)
+            elif not any_sample:
+                candidates = ()
+            else:
+                key = values[0] if len(values) == 1 else tuple(values)
+                candidates = cand_cache.get(key)
+                if candidates is None:
+                    candidates = tuple(tuple(c) for c in candidates_for(samples, values))
+                    if len(cand_cache) < _CANDIDATE_CACHE:
+                        cand_cache[key] = candidates
+            s.queries += 1
+            s.groups += 1
+            produced += 1
+            gid = group_id(params)
+            yield {
                 "group_id": gid,
                 "dataset_id": dataset_id,
-                "sql": t.sql,
+                "sql": sql,
                 "params": params,
                 "answer": {
                     "values": values,
                     "types": types,
-                    # a list answer's elements all come from the one column: one sample each
-                    "candidates": candidates_for(
-                        samples * len(values) if fill.n_answers > 1 else samples, values
-                    ),
+                    "answerable": True,
+                    "version": 1,
+                    "stale_values": [],
+                    "options": None,
+                    "candidates": candidates,
                 },
-                "forms": forms,
-                "template_id": t.template_id,
+                "forms": [
+                    {
+                        "form_id": sha256((gid + sep + x).encode()).hexdigest()[:12],
+                        "cohort": c,
+                        "text": x,
+                    }
+                    for sep, c, x in zip(form_seps, form_cohorts, texts, strict=True)
+                ],
+                "relevant_doc_ids": [],
+                "scenario": "factual",
+                "template_id": template_id,
+                "provenance": {},
             }
-        )
+    finally:  # per cohort once per template, also when the consumer stops early
+        for c in chosen:
+            if produced:
+                s.text_queries[c] = s.text_queries.get(c, 0) + produced * k
     s.combinations += combos
     missing = max(0, combos - seen)
     if missing:
         s.drop(
-            "no_answer", {"sql": t.sql, "combinations": combos, "without_answer": missing}, missing
+            "no_answer", {"sql": sql, "combinations": combos, "without_answer": missing}, missing
         )
     if produced == 0 and seen == 0:
-        s.reject(Rejection.NO_FILLS, {"sql": t.sql})
+        s.reject(Rejection.NO_FILLS, {"sql": sql})
     return produced
 
 
