@@ -3,7 +3,7 @@
 A real HTTP server (uvicorn, one worker, a bare ASGI app, in a subprocess on 127.0.0.1) answers
 every ``POST /query`` after a fixed latency. The runner asks it through the production path —
 :class:`~groundwatch.adapters.targets.HttpJsonTarget` over the shared client of
-:func:`groundwatch.adapters.targets.make_http_client` (aiohttp), inside a
+:func:`groundwatch.adapters.targets.make_http_client` (H1Client: asyncio + httptools), inside a
 :class:`~groundwatch.stages.runner.lanes.Runner` lane with ``concurrency`` workers, probes built
 beforehand (a probe arrives decoded) — and the *bare client* (raw asyncio streams, one keep-alive
 connection per worker, no parsing beyond Content-Length, no runner) asks the same server right
@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "machine": platform.machine(),
         "load_average_1m": round(load, 2),
         "cpus": os.cpu_count(),
-        "client": "aiohttp (make_http_client)",
+        "client": "H1Client, asyncio + httptools (make_http_client)",
         "headline": head,
         "sweep": grid,
         "stage_batches_5ms_64": stage,
@@ -338,8 +338,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 baseline=head["bare_rps"],
                 baseline_name="bare asyncio client, same server, same run",
                 absolute_unit="req/s",
-                bound="CPU: client and server share 2 cores; the server (uvicorn, h11) sets the"
-                " bare client's rate, the runner's CPU per request (aiohttp + lane + response"
+                bound="CPU: client and server share 2 cores; the server (uvicorn) sets the"
+                " bare client's rate, the runner's CPU per request (HTTP client + lane + response"
                 " contract) what is left of it",
                 digits=3,
             ),
@@ -353,8 +353,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 baseline=head["bare_cpu_us_per_request"],
                 baseline_name="bare client's",
                 absolute_unit="µs",
-                bound="aiohttp's request/response handling (~⅔), the lane, the timeout and the"
-                " RagResponse contract (pydantic validation)",
+                bound="the HTTP client (request bytes, llhttp parsing, the future), the lane, the"
+                " timeout and the RagResponse contract (pydantic validation)",
                 digits=3,
             ),
         },
