@@ -29,6 +29,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
+from typing import cast
 from urllib.parse import quote, unquote, urlsplit
 
 import httptools
@@ -138,8 +139,8 @@ class _Connection(asyncio.Protocol):
     # -- asyncio.Protocol -------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # uvloop's transports are not asyncio.Transport subclasses, only alike: no isinstance
+        self.transport = cast("asyncio.Transport", transport)
 
     def data_received(self, data: bytes) -> None:
         waiter = self._waiter
