@@ -357,7 +357,9 @@ class H1Client:
         conn = _Connection(origin, loop)
         tls: ssl.SSLContext | None = None
         if origin.scheme == "https":
-            tls = self._ssl or ssl.create_default_context()
+            if self._ssl is None:  # made once: loading the trust store costs milliseconds
+                self._ssl = ssl.create_default_context()
+            tls = self._ssl
         try:
             async with asyncio.timeout(self.timeout):
                 await loop.create_connection(

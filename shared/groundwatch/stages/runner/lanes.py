@@ -254,7 +254,9 @@ class _Lane:
         half-open trial is the runner's doing and must not make the target look slow."""
         if self.bucket is not None:
             await self.bucket.acquire()
-        permit = await self.breaker.acquire()
+        breaker = self.breaker  # closed (the usual case): a permit without awaiting anything
+        closed = breaker.state is BreakerState.CLOSED
+        permit = breaker.allow() if closed else await breaker.acquire()
         if permit is None:
             raise TargetError(
                 ErrorKind.CIRCUIT_OPEN,
