@@ -239,6 +239,8 @@ async def test_client_sends_basic_auth_from_the_url_and_drops_expired_idle_conne
         assert (await client.exchange("POST", url, {}, b"{}", 1 << 20)).status == 200
         assert server.connections == 2
     assert b"authorization: basic dxnlcjpwqhnz" in server.requests[0].lower()  # user:p@ss
+    with pytest.raises(RuntimeError, match="closed"):  # no new connection after aclose
+        await client.exchange("POST", url, {}, b"{}", 1 << 20)
 
 
 @pytest.fixture

@@ -309,7 +309,9 @@ class H1Client:
         body: bytes | None,
         max_bytes: int,
     ) -> HttpReply:
-        slots = self._slots or self._start()
+        slots = self._slots
+        if slots is None or self._closed:
+            slots = self._start()  # the first request; after aclose, a RuntimeError
         origin, head = self._head(method, url, headers)
         if body is not None:
             data = b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body)
