@@ -292,15 +292,14 @@ def _ok(
 ) -> RagResponse:
     reply = reply.bounded()
     try:
-        return RagResponse.for_probe(
+        return RagResponse.answered(
             probe,
-            status=TargetStatus.OK,
-            answer=reply.answer,
-            retrieved_ids=reply.retrieved_ids,
-            contexts=reply.contexts,
-            samples=list(samples),
-            latency_s=latency,
-            answer_truncated=reply.truncated,
+            reply.answer,
+            reply.retrieved_ids,
+            reply.contexts,
+            list(samples),
+            latency,
+            reply.truncated,
         )
     except ValidationError as exc:
         log.warning("probe %s: reply does not fit the contract: %s", probe.probe_id, exc)
