@@ -212,7 +212,7 @@ def test_dead_endpoint_names_the_cause_behind_circuit_open(
         proc = gw("run", "--dataset", str(dataset), "--targets", str(targets), "--once",
                   "--json", str(tmp_path / "r.json"), "--database-url", "sqlite:///s.db",
                   cwd=tmp_path)  # fmt: skip
-        cause = "connection: ConnectError"
+        cause = "connection: ConnectionRefusedError"
     assert proc.returncode == 3, proc.stderr[-3000:]
     line = one_line_error(proc)
     assert "all" in line and cause in line, line
