@@ -27,9 +27,8 @@ import base64
 import ssl
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import TracebackType
-from typing import cast
+from typing import NamedTuple, cast
 from urllib.parse import quote, unquote, urlsplit
 
 import httptools
@@ -44,9 +43,10 @@ _PATH_SAFE = "/%:@!$&'()*+,;=-._~?"
 _HEAD_CACHE_SIZE = 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Origin:
-    """Where a connection goes: requests to the same origin share its keep-alive pool."""
+class Origin(NamedTuple):
+    """Where a connection goes: requests to the same origin share its keep-alive pool.
+
+    A tuple, so the pool's lookups hash it in C (twice per request)."""
 
     scheme: str
     host: str
