@@ -284,3 +284,23 @@ async def test_client_speaks_tls_with_the_given_context(self_signed: tuple[Path,
                 await HttpJsonTarget(client, f"https://127.0.0.1:{port}/query").ask("q")
             assert err.value.kind is ErrorKind.CONNECTION
         srv.close()
+
+
+async def test_requests_beyond_the_bound_wait_their_turn_and_a_waiter_may_give_up() -> None:
+    from groundwatch.adapters.targets.h1 import H1Client
+
+    async with serving(keep_alive) as server, H1Client(1) as client:
+        first = asyncio.create_task(client.exchange("POST", server.url, {}, b"{}", 1 << 20))
+        await asyncio.sleep(0)
+        gives_up = asyncio.create_task(client.exchange("POST", server.url, {}, b"{}", 1 << 20))
+        rest = [
+            asyncio.create_task(client.exchange("POST", server.url, {}, b"{}", 1 << 20))
+            for _ in range(3)
+        ]
+        await asyncio.sleep(0)
+        gives_up.cancel()  # while it waits for the one slot
+        replies = await asyncio.wait_for(asyncio.gather(first, *rest), timeout=2)
+        assert [r.status for r in replies] == [200] * 4
+        assert gives_up.cancelled()
+        assert server.connections == 1 and len(server.requests) == 4  # one at a time
+        assert client._in_use == 0 and not [w for w in client._waiting if not w.done()]
