@@ -4,10 +4,12 @@ Probing is many small JSON requests to few origins with bounded concurrency, whe
 own CPU per request decides how close to the target's speed the runner gets. Measured against
 the same local server (``bench/bench_runner.py``, 5 ms target, 64 in flight): an earlier round
 found aiohttp's client at a third of the CPU per request of httpx over a hand-written h11
-transport and a tenth of httpx over httpcore's pool; then the runner with aiohttp took about
-210 µs of process CPU per request, and with :class:`~groundwatch.adapters.targets.h1.H1Client`
-(asyncio Protocol + llhttp through httptools, the parser uvicorn uses) about 89 µs, lane and
-response contract included. So production HTTP targets use ``H1Client``
+transport and a tenth of httpx over httpcore's pool; then, side by side on a busy machine, the
+runner with aiohttp took about 210 µs of process CPU per request and with
+:class:`~groundwatch.adapters.targets.h1.H1Client` (asyncio Protocol + llhttp through
+httptools, the parser uvicorn uses) about 89 µs, lane and response contract included (60–67 µs
+on uvloop once the lane's own costs were cut). ``H1Client.exchange`` alone costs within a few
+µs of a bare asyncio client. So production HTTP targets use ``H1Client``
 (:func:`make_http_client`), and aiohttp is gone.
 
 :class:`HttpJsonTarget` talks to an :class:`HttpClient`: a single ``exchange`` call that sends
