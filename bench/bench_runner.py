@@ -3,19 +3,22 @@
 A real HTTP server (uvicorn, one worker, a bare ASGI app, in a subprocess on 127.0.0.1) answers
 every ``POST /query`` after a fixed latency. The runner asks it through the production path —
 :class:`~groundwatch.adapters.targets.HttpJsonTarget` over the shared client of
-:func:`groundwatch.adapters.targets.make_http_client` (aiohttp), inside a
+:func:`groundwatch.adapters.targets.make_http_client` (H1Client: asyncio + httptools), inside a
 :class:`~groundwatch.stages.runner.lanes.Runner` lane with ``concurrency`` workers, probes built
 beforehand (a probe arrives decoded) — and the *bare client* (raw asyncio streams, one keep-alive
 connection per worker, no parsing beyond Content-Length, no runner) asks the same server right
-after, for as long. ``efficiency`` = runner requests/s ÷ bare client requests/s: what the runner
-costs, whatever the server and the machine allow.
+after, for as long, on the same event loop (``--loop``, default ``GW_EVENT_LOOP`` or ``auto``:
+uvloop when installed, as the services and ``groundwatch run`` use). ``efficiency`` = runner
+requests/s ÷ bare client requests/s: what the runner costs, whatever the server, the loop and
+the machine allow.
 
 Every run measures the headline cell (5 ms, 64 in flight; ``efficiency_5ms``, target ≥ 0.9) and
 the runner's own CPU per request (process CPU time ÷ requests, target ≤ 0.1 ms). ``--sweep`` adds
 the grid: target latency 1, 5, 20, 100 ms × concurrency 16, 64, 256, and the runner stage as the
 service drives it (batches of 500 through ``run_many``, one batch at a time).
 
-Usage: ``python bench/bench_runner.py [--duration 3] [--sweep] [--out FILE]``; JSON on stdout
+Usage: ``python bench/bench_runner.py [--duration 3] [--sweep] [--loop auto|asyncio|uvloop]
+[--out FILE]``; JSON on stdout
 (and in ``--out``).
 """
 
@@ -46,6 +49,8 @@ from groundwatch.adapters.targets import HttpJsonTarget, TargetLimits
 from groundwatch.adapters.targets.transport import make_http_client
 from groundwatch.contracts import Probe, RagResponse, TargetStatus
 from groundwatch.core.model import AnswerType, Expected
+from groundwatch.runtime.loop import EventLoopChoice, loop_name
+from groundwatch.runtime.loop import run as run_on_loop
 from groundwatch.stages.runner.lanes import Runner
 
 TARGET_EFFICIENCY = 0.90
@@ -250,10 +255,12 @@ async def runner_client(
     }
 
 
-def cell(base: str, latency: float, concurrency: int, duration: float) -> dict[str, Any]:
-    """Runner, then the bare client, on the same server: one A/B pair."""
-    ours = asyncio.run(runner_client(base, concurrency, duration))
-    bare = asyncio.run(bare_client(base, concurrency, duration))
+def cell(
+    base: str, latency: float, concurrency: int, duration: float, loop: EventLoopChoice
+) -> dict[str, Any]:
+    """Runner, then the bare client, on the same server and the same event loop: one A/B pair."""
+    ours = run_on_loop(runner_client(base, concurrency, duration), loop)
+    bare = run_on_loop(bare_client(base, concurrency, duration), loop)
     return {
         "latency_s": latency,
         "concurrency": concurrency,
@@ -298,6 +305,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--duration", type=float, default=3.0, help="measured seconds per client")
     ap.add_argument("--sweep", action="store_true", help="the latency x concurrency grid")
     ap.add_argument("--out", type=Path)
+    ap.add_argument(
+        "--loop",
+        choices=["auto", "asyncio", "uvloop"],
+        default=os.environ.get("GW_EVENT_LOOP", "auto"),
+        help="event loop of the runner and of the bare client (default: GW_EVENT_LOOP or auto,"
+        " as the services and `groundwatch run`)",
+    )
     ap.add_argument("--latency", type=float, default=0.005, help=argparse.SUPPRESS)
     ap.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -305,18 +319,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         serve(args.serve, args.latency)
         return {}
     load = os.getloadavg()[0]
+    loop = loop_name(args.loop)
     with server_process(0.005) as base:
-        head = cell(base, 0.005, 64, args.duration)
+        head = cell(base, 0.005, 64, args.duration, loop)
     grid: list[dict[str, Any]] = []
     stage: dict[str, Any] | None = None
     if args.sweep:
         for latency in (0.001, 0.005, 0.02, 0.1):
             with server_process(latency) as base:
                 for concurrency in (16, 64, 256):
-                    grid.append(cell(base, latency, concurrency, min(args.duration, 2.0)))
+                    grid.append(cell(base, latency, concurrency, min(args.duration, 2.0), loop))
                 if latency == 0.005:
-                    ours = asyncio.run(runner_client(base, 64, args.duration, batches=True))
-                    bare = asyncio.run(bare_client(base, 64, args.duration))
+                    ours = run_on_loop(runner_client(base, 64, args.duration, batches=True), loop)
+                    bare = run_on_loop(bare_client(base, 64, args.duration), loop)
                     stage = {"rps": ours["rps"], "efficiency": ours["rps"] / bare["rps"]}
     result: dict[str, Any] = {
         "bench": "runner",
@@ -324,7 +339,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "machine": platform.machine(),
         "load_average_1m": round(load, 2),
         "cpus": os.cpu_count(),
-        "client": "aiohttp (make_http_client)",
+        "client": "H1Client, asyncio + httptools (make_http_client)",
+        "event_loop": loop,
         "headline": head,
         "sweep": grid,
         "stage_batches_5ms_64": stage,
@@ -336,10 +352,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 target=TARGET_EFFICIENCY,
                 measured=head["runner_rps"],
                 baseline=head["bare_rps"],
-                baseline_name="bare asyncio client, same server, same run",
+                baseline_name=f"bare asyncio client on {loop}, same server, same run",
                 absolute_unit="req/s",
-                bound="CPU: client and server share 2 cores; the server (uvicorn, h11) sets the"
-                " bare client's rate, the runner's CPU per request (aiohttp + lane + response"
+                bound="CPU: client and server share 2 cores; the server (uvicorn on uvloop +"
+                " httptools when installed) sets the"
+                " bare client's rate, the runner's CPU per request (HTTP client + lane + response"
                 " contract) what is left of it",
                 digits=3,
             ),
@@ -353,8 +370,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 baseline=head["bare_cpu_us_per_request"],
                 baseline_name="bare client's",
                 absolute_unit="µs",
-                bound="aiohttp's request/response handling (~⅔), the lane, the timeout and the"
-                " RagResponse contract (pydantic validation)",
+                bound="the HTTP client (request bytes, llhttp parsing, the future), the lane, the"
+                " timeout and the RagResponse contract (pydantic validation)",
                 digits=3,
             ),
         },

@@ -29,7 +29,8 @@ def create_app(settings: RunnerSettings) -> FastAPI:
     async def bootstrap() -> ServiceParts:
         w = wiring(settings, "rag-runner")
         registry, bus, topics, client_id = w.registry, w.bus, w.topics, w.client_id
-        # The shared client (aiohttp: the least CPU per request, bench/bench_runner.py).
+        # The shared client (H1Client, asyncio + httptools: the least CPU per request of the
+        # clients measured, bench/bench_runner.py).
         http = make_http_client(max_connections=512)
         runner = make_runner(
             http,

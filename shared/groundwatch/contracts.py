@@ -12,6 +12,7 @@ so the analytics instance owning the partition owns the group's state.
 from __future__ import annotations
 
 import base64
+import math
 import re
 import uuid
 from collections.abc import Callable
@@ -60,6 +61,9 @@ MAX_SAMPLES = 8
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 #: What an unstorable character becomes in free text: U+FFFD, the Unicode replacement character.
 REPLACEMENT = "\ufffd"
+
+
+_ONLY_STR = frozenset({str})
 
 
 def has_unstorable(text: str) -> bool:
@@ -284,6 +288,65 @@ class RagResponse(_ProbeKeyed):
         """The response to ``probe``: the probe's fields are carried as they are (validated when
         the probe was), only the response's own fields are validated here."""
         return _with_carried(cls, probe, _validate_own(cls, fields))
+
+    @classmethod
+    def answered(
+        cls,
+        probe: Probe,
+        answer: str,
+        retrieved_ids: list[str],
+        contexts: list[str],
+        samples: list[str],
+        latency_s: float,
+        answer_truncated: bool = False,
+    ) -> RagResponse:
+        """An ``ok`` response to ``probe``, the same as :meth:`for_probe` would build.
+
+        The runner's answers were already cut to the caps (``TargetReply.bounded``), so the
+        usual answer — text only, within every cap, no unstorable character, a finite latency —
+        is checked here in a few C-level passes and stored without pydantic validating each
+        string again; anything else goes through :meth:`for_probe` (replaced characters,
+        errors and all)."""
+        if (
+            type(answer) is str
+            and len(answer) <= MAX_TEXT
+            and len(retrieved_ids) <= MAX_DOC_IDS
+            and len(contexts) <= MAX_CONTEXTS
+            and len(samples) <= MAX_SAMPLES
+            and set(map(type, retrieved_ids)).union(map(type, contexts), map(type, samples))
+            <= _ONLY_STR
+            and (not retrieved_ids or max(map(len, retrieved_ids)) <= MAX_DOC_ID)
+            and (not contexts or max(map(len, contexts)) <= MAX_TEXT)
+            and (not samples or max(map(len, samples)) <= MAX_TEXT)
+            and not has_unstorable("".join((answer, *retrieved_ids, *contexts, *samples)))
+            and type(latency_s) is float
+            and math.isfinite(latency_s)
+            and type(answer_truncated) is bool
+        ):
+            own = {  # every own field, in declaration order (a test holds it to for_probe's)
+                "status": TargetStatus.OK,
+                "error_kind": None,
+                "error_detail": None,
+                "answer": answer,
+                "answer_truncated": answer_truncated,
+                "answer_sanitized": False,
+                "retrieved_ids": list(retrieved_ids),
+                "contexts": list(contexts),
+                "samples": list(samples),
+                "latency_s": latency_s,
+                "responded_at": utcnow(),
+            }
+            return _with_carried(cls, probe, own)
+        return cls.for_probe(
+            probe,
+            status=TargetStatus.OK,
+            answer=answer,
+            retrieved_ids=retrieved_ids,
+            contexts=contexts,
+            samples=samples,
+            latency_s=latency_s,
+            answer_truncated=answer_truncated,
+        )
 
 
 class Judgement(_ProbeKeyed):

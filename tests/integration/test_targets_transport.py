@@ -1,10 +1,11 @@
-"""The shared HTTP client (aiohttp) against a real socket server on 127.0.0.1 (no external service)."""
+"""The shared HTTP client (H1Client: asyncio + httptools) against a real socket server on 127.0.0.1 (no external service)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import pytest
 
@@ -180,3 +181,126 @@ async def test_client_retries_once_when_a_reused_connection_dies_unanswered() ->
         for _ in range(3):
             assert (await target.ask("q")).answer == "Oslo"
         assert server.connections == 3
+
+
+async def test_client_reads_bodies_ended_by_close_and_compressed_ones() -> None:
+    import gzip
+
+    async def until_close(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server
+    ) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + BODY)
+        await writer.drain()
+
+    async def gzipped(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server) -> None:
+        while await read_request(reader) is not None:
+            writer.write(ok_response(gzip.compress(BODY), b"Content-Encoding: gzip\r\n"))
+            await writer.drain()
+
+    async with serving(until_close) as server, make_http_client(4) as client:
+        target = HttpJsonTarget(client, server.url)
+        assert (await target.ask("q")).answer == "Oslo"
+        assert (await target.ask("q")).answer == "Oslo"
+        assert server.connections == 2  # a body ended by the close ends the connection too
+
+    async with serving(gzipped) as server, make_http_client(4) as client:
+        reply = await client.exchange("POST", server.url, {}, b"{}", 1 << 20)
+        assert reply.body == BODY
+        with pytest.raises(TargetError) as err:  # inflated past the cap: refused
+            await client.exchange("POST", server.url, {}, b"{}", len(BODY) - 1)
+        assert err.value.kind is ErrorKind.BAD_PAYLOAD
+
+
+async def test_client_refuses_malformed_replies_and_header_injection() -> None:
+    async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 2x0 WHAT\r\n\r\n")
+        await writer.drain()
+        await asyncio.sleep(1)
+
+    async with serving(garbage) as server, make_http_client(4) as client:
+        with pytest.raises(TargetError) as err:
+            await HttpJsonTarget(client, server.url).ask("q")
+        assert err.value.kind is ErrorKind.CONNECTION
+        with pytest.raises(TargetError) as err:
+            await client.exchange("POST", server.url, {"X-Key": "a\r\nX-Evil: 1"}, b"{}", 100)
+        assert err.value.kind is ErrorKind.EXCEPTION
+        assert server.connections == 1  # the injected request never left
+
+
+async def test_client_sends_basic_auth_from_the_url_and_drops_expired_idle_connections() -> None:
+    from groundwatch.adapters.targets.h1 import H1Client
+
+    async with serving(keep_alive) as server, H1Client(4, keepalive_expiry=0.05) as client:
+        url = server.url.replace("http://", "http://user:p%40ss@")
+        assert (await client.exchange("POST", url, {}, b"{}", 1 << 20)).status == 200
+        await asyncio.sleep(0.15)  # idle past its expiry: closed by the watchdog
+        assert (await client.exchange("POST", url, {}, b"{}", 1 << 20)).status == 200
+        assert server.connections == 2
+    assert b"authorization: basic dxnlcjpwqhnz" in server.requests[0].lower()  # user:p@ss
+    with pytest.raises(RuntimeError, match="closed"):  # no new connection after aclose
+        await client.exchange("POST", url, {}, b"{}", 1 << 20)
+
+
+@pytest.fixture
+def self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made by the openssl command."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a self-signed certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )
+    return cert, key
+
+
+async def test_client_speaks_tls_with_the_given_context(self_signed: tuple[Path, Path]) -> None:
+    import ssl
+
+    cert, key = self_signed
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ctx.load_cert_chain(cert, key)
+    server = Server(keep_alive)
+    srv = await asyncio.start_server(server._serve, "127.0.0.1", 0, ssl=server_ctx)
+    port = srv.sockets[0].getsockname()[1]
+    from groundwatch.adapters.targets.h1 import H1Client
+
+    async with srv:
+        trusted = ssl.create_default_context(cafile=str(cert))
+        async with H1Client(2, ssl_context=trusted) as client:
+            target = HttpJsonTarget(client, f"https://127.0.0.1:{port}/query")
+            assert (await target.ask("q")).answer == "Oslo"
+            assert (await target.ask("q")).answer == "Oslo"
+        assert server.connections == 1
+        async with make_http_client(2) as client:  # the system's trust store: refused
+            with pytest.raises(TargetError) as err:
+                await HttpJsonTarget(client, f"https://127.0.0.1:{port}/query").ask("q")
+            assert err.value.kind is ErrorKind.CONNECTION
+        srv.close()
+
+
+async def test_requests_beyond_the_bound_wait_their_turn_and_a_waiter_may_give_up() -> None:
+    from groundwatch.adapters.targets.h1 import H1Client
+
+    async with serving(keep_alive) as server, H1Client(1) as client:
+        first = asyncio.create_task(client.exchange("POST", server.url, {}, b"{}", 1 << 20))
+        await asyncio.sleep(0)
+        gives_up = asyncio.create_task(client.exchange("POST", server.url, {}, b"{}", 1 << 20))
+        rest = [
+            asyncio.create_task(client.exchange("POST", server.url, {}, b"{}", 1 << 20))
+            for _ in range(3)
+        ]
+        await asyncio.sleep(0)
+        gives_up.cancel()  # while it waits for the one slot
+        replies = await asyncio.wait_for(asyncio.gather(first, *rest), timeout=2)
+        assert [r.status for r in replies] == [200] * 4
+        assert gives_up.cancelled()
+        assert server.connections == 1 and len(server.requests) == 4  # one at a time
+        assert client._in_use == 0 and not [w for w in client._waiting if not w.done()]

@@ -26,6 +26,8 @@ FORBIDDEN = {
     "httpx",
     "requests",
     "aiohttp",
+    "httptools",
+    "uvloop",
     "fastapi",
     "starlette",
     "uvicorn",

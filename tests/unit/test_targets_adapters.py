@@ -80,6 +80,20 @@ def test_reply_from_rejects_structures_and_bounds_size() -> None:
     assert long.truncated and len(long.answer) == 20_000 and not long.contexts_truncated
 
 
+def test_reply_from_turns_numbers_into_text_and_refuses_booleans_and_cuts_long_ids() -> None:
+    ids = ["d1", 7, 2.5]
+    reply = reply_from(42, ids, ("c",))
+    assert reply.answer == "42" and reply.retrieved_ids == ["d1", "7", "2.5"]
+    assert reply.contexts == ["c"] and ids == ["d1", 7, 2.5]  # the caller's list untouched
+    with pytest.raises(TargetError, match="answer is bool"):
+        reply_from(True)
+    with pytest.raises(TargetError, match="retrieved_ids holds a bool"):
+        reply_from("a", ["d1", False])
+    cut = reply_from("a", ["i" * 600, "d2"], ["c" * 20_001])
+    assert [len(i) for i in cut.retrieved_ids] == [512, 2] and len(cut.contexts[0]) == 20_000
+    assert cut.contexts_truncated and not cut.truncated
+
+
 class FakeLlm:
     def __init__(self, replies: list[str] | None = None, exc: BaseException | None = None) -> None:
         self.replies = replies if replies is not None else ["Paris"]

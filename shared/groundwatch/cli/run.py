@@ -13,7 +13,6 @@ the exit code is the CI gate's (:mod:`groundwatch.cli.outputs`).
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -340,7 +339,10 @@ def register(app: typer.Typer) -> None:
             mrc=mrc,
         )
         try:
-            report, all_groups = asyncio.run(_run(groups, targets, opts))
+            from groundwatch.runtime.loop import run as run_on_loop
+
+            # GW_EVENT_LOOP: uvloop when installed (a bad value is a usage error, exit 2)
+            report, all_groups = run_on_loop(_run(groups, targets, opts))
         except KeyboardInterrupt:
             raise typer.Exit(0) from None
         except TimeoutError as exc:

@@ -258,8 +258,10 @@ def settings_or_exit(cls: type[S]) -> S:
 
 
 def serve(app: FastAPI, settings: CommonSettings) -> None:
-    """Run the app under uvicorn with the service's host/port/log level."""
+    """Run the app under uvicorn with the service's host/port/log level and event loop."""
     import uvicorn
+
+    from groundwatch.runtime.loop import loop_name
 
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -275,6 +277,7 @@ def serve(app: FastAPI, settings: CommonSettings) -> None:
         port=settings.port,
         log_level=settings.log_level.lower(),
         access_log=settings.log_level == "DEBUG",
+        loop=loop_name(settings.event_loop),  # GW_EVENT_LOOP: uvloop when installed
     )
 
 

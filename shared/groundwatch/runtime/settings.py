@@ -16,13 +16,14 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from groundwatch.adapters.db.engine import database_url_problem
 from groundwatch.errors import ConfigError
 from groundwatch.runtime.consume import RetryPolicy
+from groundwatch.runtime.loop import LoopSettings
 from groundwatch.secrets import reject_placeholder
 
 __all__ = ["CommonSettings", "load_settings", "reject_placeholder"]
 
 
-class CommonSettings(BaseSettings):
-    """Settings every service shares."""
+class CommonSettings(LoopSettings):
+    """Settings every service shares (the event loop's among them)."""
 
     model_config = SettingsConfigDict(env_prefix="GW_", extra="ignore", env_file=None)
 

@@ -16,11 +16,11 @@ from groundwatch.adapters.targets.base import (
 )
 from groundwatch.adapters.targets.callable import CallableTarget
 from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
+from groundwatch.adapters.targets.h1 import H1Client
 from groundwatch.adapters.targets.http_json import HttpJsonTarget, expand_env, render_body
 from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.targets.openai_chat import OpenAIChatTarget
 from groundwatch.adapters.targets.transport import (
-    AiohttpClient,
     HttpClient,
     HttpxClient,
     make_http_client,
@@ -29,11 +29,11 @@ from groundwatch.adapters.throttle import TokenBucket
 
 __all__ = [
     "TRANSIENT",
-    "AiohttpClient",
     "BreakerState",
     "CallableTarget",
     "CircuitBreaker",
     "ErrorKind",
+    "H1Client",
     "HttpClient",
     "HttpJsonTarget",
     "HttpxClient",

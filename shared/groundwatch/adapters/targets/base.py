@@ -83,12 +83,13 @@ class TargetReply:
         max_context_chars: int = MAX_TEXT,
     ) -> TargetReply:
         """This reply cut to the contract's limits, with the flags set when anything was cut."""
-        if (
+        ids, contexts = self.retrieved_ids, self.contexts
+        if (  # the common case, checked in C (max over map): called for every reply, twice
             len(self.answer) <= max_answer_chars
-            and len(self.retrieved_ids) <= MAX_RETRIEVED_IDS
-            and len(self.contexts) <= max_contexts
-            and all(len(i) <= MAX_ID_CHARS for i in self.retrieved_ids)
-            and all(len(c) <= max_context_chars for c in self.contexts)
+            and len(ids) <= MAX_RETRIEVED_IDS
+            and len(contexts) <= max_contexts
+            and (not ids or max(map(len, ids)) <= MAX_ID_CHARS)
+            and (not contexts or max(map(len, contexts)) <= max_context_chars)
         ):
             return self
         answer = self.answer[:max_answer_chars]
@@ -117,17 +118,26 @@ def reply_from(
 ) -> TargetReply:
     """Build a bounded reply from loosely typed values (numbers become text), or fail as
     ``bad_payload``: a target that returns a dict for its answer has broken its contract."""
-    if isinstance(answer, bool) or not isinstance(answer, str | int | float):
-        raise TargetError(ErrorKind.BAD_PAYLOAD, f"answer is {type(answer).__name__}, not text")
-    for name, values in (("retrieved_ids", retrieved_ids), ("contexts", contexts)):
-        for v in values:
-            if isinstance(v, bool) or not isinstance(v, str | int | float):
-                raise TargetError(
-                    ErrorKind.BAD_PAYLOAD, f"{name} holds a {type(v).__name__}, not text"
-                )
+    if type(answer) is not str:
+        if isinstance(answer, bool) or not isinstance(answer, str | int | float):
+            raise TargetError(ErrorKind.BAD_PAYLOAD, f"answer is {type(answer).__name__}, not text")
+        answer = str(answer)
     return TargetReply(
-        str(answer), [str(v) for v in retrieved_ids], [str(v) for v in contexts]
+        answer, _texts("retrieved_ids", retrieved_ids), _texts("contexts", contexts)
     ).bounded()
+
+
+_ONLY_STR = frozenset({str})
+
+
+def _texts(name: str, values: Sequence[object]) -> list[str]:
+    """``values`` as a new list of text; all strings (the usual reply) is checked in C."""
+    if set(map(type, values)) <= _ONLY_STR:
+        return list(values)  # type: ignore[arg-type]  # every value is a str
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, str | int | float):
+            raise TargetError(ErrorKind.BAD_PAYLOAD, f"{name} holds a {type(v).__name__}, not text")
+    return [str(v) for v in values]
 
 
 @runtime_checkable

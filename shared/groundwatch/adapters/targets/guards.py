@@ -22,6 +22,10 @@ class Permit:
     trial: bool
 
 
+#: The permit of every call through a closed circuit: one shared object, not one per call.
+NORMAL = Permit(trial=False)
+
+
 class BreakerState(StrEnum):
     CLOSED = "closed"
     OPEN = "open"
@@ -70,7 +74,7 @@ class CircuitBreaker:
             self._trial_running = True
             self._trial_over = asyncio.Event()
             return Permit(trial=True)
-        return Permit(trial=False)
+        return NORMAL
 
     def record(self, permit: Permit, ok: bool) -> None:
         """The outcome of a permitted call (``ok`` = the target answered or failed for good)."""

@@ -33,6 +33,7 @@ from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.throttle import Clock, TokenBucket
 from groundwatch.contracts import Probe, RagResponse, TargetStatus
 from groundwatch.core.judge_quality import in_share
+from groundwatch.stages.runner.deadlines import Deadlines
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +114,8 @@ class _Lane:
             else None
         )
         self.breaker = CircuitBreaker(limits.breaker_failures, limits.breaker_reset_s, clock)
+        #: Every attempt's timeout, on one timer for the lane (not one per attempt).
+        self.deadlines = Deadlines(limits.timeout_s)
         self.breaker.on_change = self._breaker_changed
         self._rng = random.Random()
         self.in_flight = 0
@@ -135,6 +138,7 @@ class _Lane:
             task.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
         self._workers = []
+        self.deadlines.close()
         while not self.queue.empty():
             self.queue.get_nowait().future.cancel()
 
@@ -250,7 +254,9 @@ class _Lane:
         half-open trial is the runner's doing and must not make the target look slow."""
         if self.bucket is not None:
             await self.bucket.acquire()
-        permit = await self.breaker.acquire()
+        breaker = self.breaker  # closed (the usual case): a permit without awaiting anything
+        closed = breaker.state is BreakerState.CLOSED
+        permit = breaker.allow() if closed else await breaker.acquire()
         if permit is None:
             raise TargetError(
                 ErrorKind.CIRCUIT_OPEN,
@@ -258,18 +264,20 @@ class _Lane:
             )
         error: TargetError | None = None
         started = self._clock()
+        deadline = self.deadlines.start()
         try:
-            async with asyncio.timeout(self.limits.timeout_s):
-                reply = await self.target.ask(query)
-        except TimeoutError:
-            error = TargetError(ErrorKind.TIMEOUT, f"no reply within {self.limits.timeout_s}s")
+            reply = await self.target.ask(query)
         except TargetError as exc:
             error = exc
         except asyncio.CancelledError:
-            self.breaker.release(permit)
-            raise
+            if not deadline.timed_out():
+                self.breaker.release(permit)
+                raise
+            error = TargetError(ErrorKind.TIMEOUT, f"no reply within {self.limits.timeout_s}s")
         except Exception as exc:  # an adapter bug must become an error response, not a crash
             error = TargetError(ErrorKind.EXCEPTION, f"{type(exc).__name__}: {exc}")
+        finally:
+            self.deadlines.finish(deadline)
         timing.latency_s = self._clock() - started
         self.breaker.record(permit, ok=error is None or not error.transient)
         if error is not None and self.breaker.state is BreakerState.OPEN:
@@ -284,15 +292,14 @@ def _ok(
 ) -> RagResponse:
     reply = reply.bounded()
     try:
-        return RagResponse.for_probe(
+        return RagResponse.answered(
             probe,
-            status=TargetStatus.OK,
-            answer=reply.answer,
-            retrieved_ids=reply.retrieved_ids,
-            contexts=reply.contexts,
-            samples=list(samples),
-            latency_s=latency,
-            answer_truncated=reply.truncated,
+            reply.answer,
+            reply.retrieved_ids,
+            reply.contexts,
+            list(samples),
+            latency,
+            reply.truncated,
         )
     except ValidationError as exc:
         log.warning("probe %s: reply does not fit the contract: %s", probe.probe_id, exc)
