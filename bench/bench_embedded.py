@@ -1,10 +1,12 @@
 """Embedded pipeline benchmark: probes/s through generator → runner → judge → analytics in one
 process, on the in-process bus, with a fast in-process target.
 
-Everything the scaled services do per probe happens here too — each message is encoded, published,
-decoded and validated at the consumer edge, the runner's lane and guards run, the tiered judge
-judges, analytics tallies and stores every batch in SQLite — only the bus is a list in memory and
-the target (:mod:`fast_target`) is a dictionary lookup. So the figure is groundwatch's own cost
+What the scaled services do per probe happens here too — each message is published and consumed
+in batches with commits, the runner's lane and guards run, the tiered judge judges, analytics
+tallies and stores every batch in SQLite — only the bus is a list in memory (it hands the
+validated contract on and encodes it only if its bytes are asked for: a dead letter's payload;
+over Kafka every message is encoded and decoded, see ``bench_pipeline_kafka.py``) and the target
+(:mod:`fast_target`) is a dictionary lookup. So the figure is groundwatch's own cost
 per probe on one core (``cpu_us_per_probe`` says it independently of other load on the machine).
 
 Baseline, measured in the same run on the same target, judge and store: groundwatch's own
