@@ -62,7 +62,18 @@ class _Bulk:
     reach the driver as tuples (or dicts keyed by bind name for a named paramstyle: psycopg).
     """
 
-    def __init__(self, engine: Engine, stmt: Any, table: Any, columns: Sequence[str]) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        stmt: Any,
+        table: Any,
+        columns: Sequence[str],
+        *,
+        preprocessed: Sequence[str] = (),
+    ) -> None:
+        """``preprocessed``: columns whose values the caller binds itself with :meth:`bind`
+        (a value shared by many rows — the batch's timestamp, a group's expected answer — is
+        then converted once, not once per row)."""
         dialect = engine.dialect
         compiled = stmt.compile(dialect=dialect, column_keys=list(columns))
         order = list(compiled.positiontup or ()) if compiled.positional else list(columns)
@@ -73,12 +84,20 @@ class _Bulk:
         #: the given columns' positions, in the statement's bind order
         self.order = [list(columns).index(name) for name in order]
         self.names = order
+        self._bind: dict[str, Callable[[Any], Any]] = {}
         self.processors: list[tuple[int, Callable[[Any], Any]]] = []
         for i, name in enumerate(order):
             column_type = table.c[name].type
             proc = column_type.dialect_impl(dialect).bind_processor(dialect)
             if proc is not None:
-                self.processors.append((i, proc))
+                self._bind[name] = proc
+                if name not in preprocessed:
+                    self.processors.append((i, proc))
+
+    def bind(self, column: str, value: Any) -> Any:
+        """``value`` as the driver takes it for ``column`` (for a ``preprocessed`` column)."""
+        proc = self._bind.get(column)
+        return value if proc is None or value is None else proc(value)
 
     def params(self, rows: Iterable[Sequence[Any]]) -> list[Any]:
         """The driver's parameters: each row (in ``columns`` order) reordered and processed."""
@@ -160,9 +179,19 @@ class AnalyticsStore:
                 set_={c: getattr(upsert.excluded, c) for c in _TALLY_UPDATED},
             )
         self._judgements = _Bulk(
-            engine, self._insert_judgements, JudgementRow.__table__, _JUDGEMENT_COLUMNS
+            engine,
+            self._insert_judgements,
+            JudgementRow.__table__,
+            _JUDGEMENT_COLUMNS,
+            preprocessed=("expected", "relevant_doc_ids", "tallied_at"),
         )
-        self._tallies = _Bulk(engine, self._upsert_tallies, TallyRow.__table__, _TALLY_COLUMNS)
+        self._tallies = _Bulk(
+            engine,
+            self._upsert_tallies,
+            TallyRow.__table__,
+            _TALLY_COLUMNS,
+            preprocessed=("updated_at",),
+        )
         self._transitions = _Bulk(
             engine, insert(TransitionRow), TransitionRow.__table__, _TRANSITION_COLUMNS
         )
@@ -181,6 +210,21 @@ class AnalyticsStore:
         pipeline) — no per-row parameter dicts, no ORM objects, nothing read back.
         """
         now = datetime.now(UTC)
+        bulk = self._judgements
+        tallied_at = bulk.bind("tallied_at", now)
+        # The forms of a group carry the same expected answer and relevant ids (the same objects,
+        # in process): each is converted once per batch, keyed by identity (alive all batch).
+        expected_of: dict[int, Any] = {}
+        relevant_of: dict[int, Any] = {}
+        for j in judgements:
+            if id(j.expected) not in expected_of:
+                expected_of[id(j.expected)] = bulk.bind(
+                    "expected", j.expected.model_dump(mode="json")
+                )
+            if id(j.relevant_doc_ids) not in relevant_of:
+                relevant_of[id(j.relevant_doc_ids)] = bulk.bind(
+                    "relevant_doc_ids", j.relevant_doc_ids
+                )
         rows = [
             (
                 str(j.probe_id),
@@ -196,9 +240,9 @@ class AnalyticsStore:
                 j.tier,
                 j.reason,
                 j.answer,
-                j.expected.model_dump(mode="json"),
+                expected_of[id(j.expected)],
                 j.retrieved_ids,
-                j.relevant_doc_ids,
+                relevant_of[id(j.relevant_doc_ids)],
                 j.context_has_answer,
                 j.error_kind,
                 j.group_forms,
@@ -208,10 +252,11 @@ class AnalyticsStore:
                 j.scores,
                 j.probe_created_at,
                 j.judged_at,
-                now,
+                tallied_at,
             )
             for j in judgements
         ]
+        updated_at = self._tallies.bind("updated_at", now)
         tally_rows = [
             (
                 t.target,
@@ -229,7 +274,7 @@ class AnalyticsStore:
                 t.series,
                 t.cycle,
                 t.history_from_cycle,
-                now,
+                updated_at,
             )
             for t in tallies
         ]
