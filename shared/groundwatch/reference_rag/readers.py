@@ -76,6 +76,9 @@ class ExtractiveReader:
             sentence_sets = [ts for text in corpus.values() for _, ts in self._split[text]]
             self._sf = Counter(t for ts in sentence_sets for t in ts)
             self._n = len(sentence_sets)
+        #: a token's IDF weight over the corpus sentences, computed on first use (the corpus is
+        #: fixed, so the weight is too): the same float the scoring loop computed per sentence
+        self._idf: dict[str, float] = {}
         self._fixed = len(self._split)  # distinct texts: two documents may share one
 
     def _sentences(self, text: str) -> tuple[tuple[str, frozenset[str]], ...]:
@@ -105,13 +108,23 @@ class ExtractiveReader:
         quoted = [q for q in quoted if q]
         best: tuple[bool, float, int, int] | None = None
         best_i = -1
+        weights: dict[str, float] = {}
+        idf = self._idf if self._sf is not None else {}
+        for t in terms:
+            w = idf.get(t)
+            if w is None:
+                w = math.log(1.0 + n / max(sf[t], 1))
+                if self._sf is not None and t in sf:  # the corpus' words only: bounded
+                    idf[t] = w
+            weights[t] = w
+        weight = weights.__getitem__
         for i, ((rank, _), ts) in enumerate(zip(sentences, token_sets, strict=True)):
             shared = ts & terms
             if len(shared) < self.min_overlap:
                 continue
             # fsum: exactly rounded whatever the set's order, which follows the per-process
             # string hash seed; a plain sum let equal sentences tie-break differently per process
-            score = math.fsum(math.log(1.0 + n / max(sf[t], 1)) for t in shared)
+            score = math.fsum(map(weight, shared))
             exact = bool(quoted) and all(q <= ts for q in quoted)
             key = (exact, score, -rank, -i)
             if best is None or key > best:
