@@ -107,15 +107,17 @@ class KeywordOverlapRetriever:
         )
         # the same order as _top_k: score descending, ties in corpus order; documents holding
         # no query word (score 0) are never returned, so only the counted ones are ranked
-        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        # (two C-level sorts: corpus order, then by count keeping it for ties — a stable sort
+        # stays stable with reverse=True)
+        ranked = sorted(sorted(counts), key=counts.__getitem__, reverse=True)
         out: list[Retrieved] = []
-        for i, n in ranked:
+        for i in ranked:
             if len(out) >= k:
                 break
             doc_id = self._ids[i]
             if doc_id in exclude:
                 continue
-            out.append(Retrieved(doc_id, self._corpus[doc_id], float(n)))
+            out.append(Retrieved(doc_id, self._corpus[doc_id], float(counts[i])))
         return out
 
 
