@@ -274,7 +274,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 + " µs per probe when each stage runs alone (analytics with its SQLite writes:"
                 + f" {stages['analytics_store_save']:.0f} µs of it is AnalyticsStore.save alone,"
                 " SQLite's executemany of a 26-column row into a table with 4 b-trees and the"
-                " commit, the rest the tagger's per-group window and status); pure-Python work"
+                " commit; the rest: mapping to observations, the tagger's windows and statuses"
+                " and, in this stage-alone figure only, the state rebuilt from the warm-up"
+                " cycle's stored judgements when its consumer joins); pure-Python work"
                 " per message in every stage (contract building, lanes, tallies) is what is left"
                 " after encoding, re-validation and per-row SQLAlchemy parameters were removed",
                 digits=1,
