@@ -380,17 +380,21 @@ class Judgement(_ProbeKeyed):
     def for_response(cls, response: RagResponse, **fields: Any) -> Judgement:
         """The judgement of ``response``: probe fields and the answer carried as validated, only
         the judge's own fields validated here."""
-        own = _validate_own(
-            cls,
-            {
-                "answer": response.answer,
-                "answer_sanitized": response.answer_sanitized,
-                "retrieved_ids": response.retrieved_ids,
-                "error_kind": response.error_kind,
-                **fields,
-            },
-        )
+        values = response.__dict__
+        if _FROM_RESPONSE_SET.isdisjoint(fields):
+            # The response's answer, ids and error kind were validated (caps, storable
+            # characters, the sanitized flag) when the response was built or decoded: carried
+            # as they are, only the judge's own fields validated.
+            own = _validate_own(cls, fields)
+            own.update({name: values[name] for name in _FROM_RESPONSE})
+        else:  # the caller replaces one of them: validate the four together, as one message
+            own = _validate_own(cls, {**{n: values[n] for n in _FROM_RESPONSE}, **fields})
         return _with_carried(cls, response, own)
+
+
+#: The fields a judgement takes from its response as they are (already validated there).
+_FROM_RESPONSE = ("answer", "answer_sanitized", "retrieved_ids", "error_kind")
+_FROM_RESPONSE_SET = frozenset(_FROM_RESPONSE)
 
 
 # ------------------------------------------------------------ validation done once per field

@@ -132,20 +132,37 @@ _INTERNED: dict[tuple[str, ...], tuple[str, ...]] = {}
 _MAX_INTERNED = 4096
 
 
+#: A score dict's key order → its quality keys (sorted, interned) and where each sits in that
+#: order: judgements of one judge carry the same keys in the same order, so the filter and the
+#: sort run once per distinct key order, not per judgement.
+_LAYOUTS: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[int, ...]]] = {}
+
+
+def _layout(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    layout = _LAYOUTS.get(keys)
+    if layout is None:
+        picked = sorted((k, i) for i, k in enumerate(keys) if k.startswith(QUALITY_PREFIXES))
+        names = tuple(k for k, _ in picked)
+        shared = _INTERNED.get(names)
+        if shared is None:
+            if len(_INTERNED) < _MAX_INTERNED:
+                _INTERNED[names] = names
+            shared = names
+        layout = (shared, tuple(i for _, i in picked))
+        if len(_LAYOUTS) < _MAX_INTERNED:
+            _LAYOUTS[keys] = layout
+    return layout
+
+
 def pack_scores(scores: Mapping[str, float] | None) -> Mapping[str, float]:
     """The quality scores of a judgement (``QUALITY_PREFIXES``), packed; others dropped."""
     if not scores:
         return NO_SCORES
-    pairs = sorted((k, v) for k, v in scores.items() if k.startswith(QUALITY_PREFIXES))
-    if not pairs:
+    names, at = _layout(tuple(scores))
+    if not names:
         return NO_SCORES
-    keys = tuple(k for k, _ in pairs)
-    shared = _INTERNED.get(keys)
-    if shared is None:
-        if len(_INTERNED) < _MAX_INTERNED:
-            _INTERNED[keys] = keys
-        shared = keys
-    return PackedScores(shared, array("d", [float(v) for _, v in pairs]))
+    values = list(scores.values())
+    return PackedScores(names, array("d", [float(values[i]) for i in at]))
 
 
 def _items(scores: Mapping[str, float]) -> Iterable[tuple[str, float]]:

@@ -26,6 +26,11 @@ _MAX_SPLIT_CACHE = 10_000
 _QUOTED = re.compile(r"(?<![A-Za-z0-9])'([^']+)'(?![A-Za-z0-9])|\"([^\"]+)\"")
 
 
+#: A parsed query: its content words, each quoted phrase's words, its specific words (``None``
+#: when the corpus is not known, so there are none to require).
+_Parsed = tuple[frozenset[str], tuple[frozenset[str], ...], frozenset[str] | None]
+
+
 class Reader(Protocol):
     """Answers a query from retrieved documents (async: the LLM reader awaits a network call)."""
 
@@ -76,7 +81,11 @@ class ExtractiveReader:
             sentence_sets = [ts for text in corpus.values() for _, ts in self._split[text]]
             self._sf = Counter(t for ts in sentence_sets for t in ts)
             self._n = len(sentence_sets)
+        #: a token's IDF weight over the corpus sentences, computed on first use (the corpus is
+        #: fixed, so the weight is too): the same float the scoring loop computed per sentence
+        self._idf: dict[str, float] = {}
         self._fixed = len(self._split)  # distinct texts: two documents may share one
+        self._parsed: dict[str, _Parsed] = {}
 
     def _sentences(self, text: str) -> tuple[tuple[str, frozenset[str]], ...]:
         split = self._split.get(text)
@@ -88,8 +97,27 @@ class ExtractiveReader:
             self._split[text] = split
         return split
 
+    def _parse(self, query: str) -> _Parsed:
+        """The query's content words, its quoted phrases' words and (corpus known) its specific
+        words: four regex passes per query, so kept per query text (monitoring asks the same
+        questions every cycle), bounded like the split cache."""
+        parsed = self._parsed.get(query)
+        if parsed is None:
+            terms = frozenset(content_tokens(query))
+            quoted = [frozenset(content_tokens(a or b)) for a, b in _QUOTED.findall(query)]
+            specific: frozenset[str] | None = None
+            if self._sf is not None and self.specific_fraction is not None and self._n:
+                limit = self.specific_fraction * self._n
+                unquoted = _QUOTED.sub(" ", query)
+                specific = frozenset(t for t in content_tokens(unquoted) if 0 < self._sf[t] < limit)
+            parsed = (terms, tuple(q for q in quoted if q), specific)
+            if len(self._parsed) >= _MAX_SPLIT_CACHE:
+                self._parsed.pop(next(iter(self._parsed)))  # the oldest query
+            self._parsed[query] = parsed
+        return parsed
+
     def best_sentence(self, query: str, docs: Sequence[Retrieved]) -> str | None:
-        terms = set(content_tokens(query))
+        terms, quoted, specific = self._parse(query)
         if not terms:
             return None
         split = [(rank, s, ts) for rank, d in enumerate(docs) for s, ts in self._sentences(d.text)]
@@ -101,17 +129,25 @@ class ExtractiveReader:
             sf, n = self._sf, self._n
         else:
             sf, n = Counter(t for ts in token_sets for t in ts & terms), len(sentences)
-        quoted = [set(content_tokens(a or b)) for a, b in _QUOTED.findall(query)]
-        quoted = [q for q in quoted if q]
         best: tuple[bool, float, int, int] | None = None
         best_i = -1
+        weights: dict[str, float] = {}
+        idf = self._idf if self._sf is not None else {}
+        for t in terms:
+            w = idf.get(t)
+            if w is None:
+                w = math.log(1.0 + n / max(sf[t], 1))
+                if self._sf is not None and t in sf:  # the corpus' words only: bounded
+                    idf[t] = w
+            weights[t] = w
+        weight = weights.__getitem__
         for i, ((rank, _), ts) in enumerate(zip(sentences, token_sets, strict=True)):
             shared = ts & terms
             if len(shared) < self.min_overlap:
                 continue
             # fsum: exactly rounded whatever the set's order, which follows the per-process
             # string hash seed; a plain sum let equal sentences tie-break differently per process
-            score = math.fsum(math.log(1.0 + n / max(sf[t], 1)) for t in shared)
+            score = math.fsum(map(weight, shared))
             exact = bool(quoted) and all(q <= ts for q in quoted)
             key = (exact, score, -rank, -i)
             if best is None or key > best:
@@ -119,18 +155,10 @@ class ExtractiveReader:
         if best is None:
             return None
         sentence = sentences[best_i][1]
-        if not self._addresses(query, token_sets[best_i]):
+        # the sentence must mention one of the question's specific words (see the class)
+        if specific and not specific & token_sets[best_i]:
             return None
         return sentence
-
-    def _addresses(self, query: str, sentence_tokens: frozenset[str]) -> bool:
-        """Whether the sentence mentions one of the question's specific words (see the class)."""
-        if self._sf is None or self.specific_fraction is None or not self._n:
-            return True
-        unquoted = _QUOTED.sub(" ", query)
-        limit = self.specific_fraction * self._n
-        specific = {t for t in content_tokens(unquoted) if 0 < self._sf[t] < limit}
-        return not specific or bool(specific & sentence_tokens)
 
     async def read(self, query: str, docs: Sequence[Retrieved]) -> str:
         return self.best_sentence(query, docs) or DONT_KNOW

@@ -19,5 +19,6 @@ def to_outgoing(messages: Sequence[_Contract], topics: Topics) -> list[Outgoing]
     out = []
     for m in messages:
         key = getattr(m, "group_id", None)
-        out.append(Outgoing(names[m.topic], key.encode() if key else None, m.to_bytes(), m))  # type: ignore[attr-defined]
+        # no bytes yet: a bus encodes the message when it needs them (Kafka: at once)
+        out.append(Outgoing(names[m.topic], key.encode() if key else None, None, m))  # type: ignore[attr-defined]
     return out

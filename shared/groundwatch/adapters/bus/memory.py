@@ -60,7 +60,8 @@ class MemoryBus:
                 log = logs[m.topic] = self._log(m.topic)
             part = partition_for(m.key, partitions)
             plog = log[part]
-            plog.append(Record(m.topic, part, len(plog), m.key, m.value, now, m.message))
+            # the bytes only when given: a contract is encoded if and when a consumer asks for them
+            plog.append(Record(m.topic, part, len(plog), m.key, m.given_value, now, m.message))
         if messages:
             self._wakeup.set()
             self._wakeup = asyncio.Event()

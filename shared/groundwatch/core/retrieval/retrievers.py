@@ -8,7 +8,9 @@ knowledge gap in the retrieval database looks like from the outside: the documen
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -84,13 +86,39 @@ class KeywordOverlapRetriever:
         self._corpus = dict(corpus)
         self._ids = list(self._corpus)
         self._vocab = [frozenset(tokenize(self._corpus[d])) for d in self._ids]
+        #: word → the documents holding it (corpus order): a query's scores are counted over the
+        #: postings of its words (C-level ``Counter`` over the chained lists) instead of
+        #: intersecting the query with every document's vocabulary
+        postings: dict[str, list[int]] = {}
+        for i, vocab in enumerate(self._vocab):
+            for word in vocab:
+                postings.setdefault(word, []).append(i)
+        self._postings = {w: tuple(ids) for w, ids in postings.items()}
 
     def retrieve(
         self, query: str, k: int, exclude: Collection[str] = frozenset()
     ) -> list[Retrieved]:
-        words = set(tokenize(query))
-        scores = [float(len(words & vocab)) for vocab in self._vocab]
-        return _top_k(self._ids, self._corpus, scores, k, exclude, min_score=0.0)
+        postings = self._postings
+        # a document's count = how many distinct query words it holds = len(words & vocab)
+        counts = Counter(
+            itertools.chain.from_iterable(
+                postings[w] for w in set(tokenize(query)) if w in postings
+            )
+        )
+        # the same order as _top_k: score descending, ties in corpus order; documents holding
+        # no query word (score 0) are never returned, so only the counted ones are ranked
+        # (two C-level sorts: corpus order, then by count keeping it for ties — a stable sort
+        # stays stable with reverse=True)
+        ranked = sorted(sorted(counts), key=counts.__getitem__, reverse=True)
+        out: list[Retrieved] = []
+        for i in ranked:
+            if len(out) >= k:
+                break
+            doc_id = self._ids[i]
+            if doc_id in exclude:
+                continue
+            out.append(Retrieved(doc_id, self._corpus[doc_id], float(counts[i])))
+        return out
 
 
 class Bm25Retriever:
