@@ -193,7 +193,9 @@ async def test_client_reads_bodies_ended_by_close_and_compressed_ones() -> None:
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + BODY)
         await writer.drain()
 
-    async def gzipped(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server) -> None:
+    async def gzipped(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server
+    ) -> None:
         while await read_request(reader) is not None:
             writer.write(ok_response(gzip.compress(BODY), b"Content-Encoding: gzip\r\n"))
             await writer.drain()
@@ -213,7 +215,9 @@ async def test_client_reads_bodies_ended_by_close_and_compressed_ones() -> None:
 
 
 async def test_client_refuses_malformed_replies_and_header_injection() -> None:
-    async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server) -> None:
+    async def garbage(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server
+    ) -> None:
         await read_request(reader)
         writer.write(b"HTTP/1.1 2x0 WHAT\r\n\r\n")
         await writer.drain()
@@ -253,10 +257,26 @@ def self_signed(tmp_path: Path) -> tuple[Path, Path]:
         pytest.skip("needs the openssl command to make a self-signed certificate")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-         "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
     )
     return cert, key
 
