@@ -45,6 +45,7 @@ class GoldPart:
     needle: str  # " norm ", for containment on word boundaries
     last_word: str  # cheap pre-check whether the query can contain the part at all
     stem_needle: str  # " stem stem ", for containment of a morphological variant
+    stem_last: str  # its last stem ("" for none): the cheap pre-check at the stem level
     country: str | None  # ISO alpha-2 code when the value names a country (text values only)
 
 
@@ -92,6 +93,7 @@ def gold_part(raw: str, declared: AnswerType | None) -> GoldPart:
         typ = AnswerType.TEXT  # declared typed but unreadable as such: compare as text
     norm = normalize_cached(raw)
     toks = norm.split()
+    stem_needle = f" {' '.join(stems(toks))} "
     return GoldPart(
         raw=raw,
         norm=norm,
@@ -102,7 +104,8 @@ def gold_part(raw: str, declared: AnswerType | None) -> GoldPart:
         typed=day is not None or number is not None,
         needle=f" {norm} ",
         last_word=norm.rsplit(" ", 1)[-1],
-        stem_needle=f" {' '.join(stems(toks))} ",
+        stem_needle=stem_needle,
+        stem_last=stem_needle.rsplit(" ", 2)[-2] if stem_needle.strip() else "",
         country=country_of(raw) if typ is AnswerType.TEXT else None,
     )
 

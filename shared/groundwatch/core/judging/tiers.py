@@ -431,8 +431,8 @@ def _value_occurrences(
             _Occurrence(owner, Level.SURFACE, a, b, part.raw)
             for a, b in _spans(ev.pad, part.needle)
         ]
-    stem_last = part.stem_needle.rsplit(" ", 2)[-2] if part.stem_needle.strip() else ""
-    if Level.STEM in levels and stem_last and stem_last in ev.stem_set:
+    stem_last = part.stem_last
+    if stem_last and Level.STEM in levels and stem_last in ev.stem_set:
         out += [
             _Occurrence(owner, Level.STEM, a, b, part.raw)
             for a, b in _spans(ev.stem_pad, part.stem_needle)
@@ -459,8 +459,13 @@ def read_part(ev: Evidence, index: int) -> Reading:
     occ = _value_occurrences(ev, part, -1, (Level.SURFACE,))
     if rivals or not occ:
         occ += _value_occurrences(ev, part, -1, (Level.STEM,))
-    for k, rival in enumerate(rivals):
-        occ += _value_occurrences(ev, rival, k, all_levels)
+    if rivals:
+        # Most rivals are named nowhere in the response: the two set look-ups the occurrence
+        # search starts with, done here, skip a call per rival (a value set has dozens).
+        tok_set, stem_set = ev.tok_set, ev.stem_set
+        for k, rival in enumerate(rivals):
+            if rival.last_word in tok_set or (rival.stem_last and rival.stem_last in stem_set):
+                occ += _value_occurrences(ev, rival, k, all_levels)
     rival_codes = {r.country: r.raw for r in rivals if r.country}
     if part.country is not None or rival_codes:
         for m in ev.countries(part.country):
