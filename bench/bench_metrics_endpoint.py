@@ -11,7 +11,7 @@ commit), and as baseline what a scrape costs when the exporter computes the same
 SQL on the store at scrape time (group status counts and verdict counts ``GROUP BY``), the
 obvious alternative to the tagger's incrementally kept sums.
 
-Usage: ``python bench/bench_metrics_endpoint.py [--groups 10000] [--forms 3] [--scrapes 200]
+Usage: ``python bench/bench_metrics_endpoint.py [--groups 10000] [--forms 3] [--scrapes 1000]
 [--bootstrap 127.0.0.1:9092] [--out FILE]``. Exit 1 above the target (p99 ≤ 50 ms).
 """
 
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--groups", type=int, default=10_000)
     ap.add_argument("--forms", type=int, default=3, help="forms per group per cohort")
-    ap.add_argument("--scrapes", type=int, default=200)
+    ap.add_argument("--scrapes", type=int, default=1000)
     ap.add_argument("--bootstrap", default=os.environ.get("GW_KAFKA_BOOTSTRAP", "127.0.0.1:9092"))
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)

@@ -25,7 +25,7 @@ encoding and decoding each message were all there was (``bench_serialization.py`
 separately; here it is computed inline from the same contracts so the run is self-contained).
 
 Usage: ``python bench/bench_pipeline_kafka.py [--judges 1,2,3] [--cycles 8] [--paced-share 0.8]
-[--paced-seconds 10] [--bootstrap 127.0.0.1:9092] [--database-url URL] [--out FILE]``. Needs the
+[--paced-seconds 30] [--bootstrap 127.0.0.1:9092] [--database-url URL] [--out FILE]``. Needs the
 broker (``bash scripts/kafka.sh start``). Figures: p99 probe → tally at 80 % of the measured
 throughput (target ≤ 2 s), probes/s end to end (≥ 1 000).
 """
@@ -313,7 +313,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--cycles", type=int, default=8, help="burst cycles (2 226 probes each)")
     ap.add_argument("--judges", default="1", help="judge process counts, comma separated")
     ap.add_argument("--paced-share", type=float, default=0.8, help="of the measured throughput")
-    ap.add_argument("--paced-seconds", type=float, default=15.0)
+    ap.add_argument("--paced-seconds", type=float, default=30.0)
     ap.add_argument("--quick", action="store_true", help="2 burst cycles, 4 s paced")
     ap.add_argument("--bootstrap", default=os.environ.get("GW_KAFKA_BOOTSTRAP", "127.0.0.1:9092"))
     ap.add_argument("--database-url", default=None, help="default: SQLite in a temp directory")
