@@ -305,13 +305,17 @@ def status_of(correct: int, incorrect: int, forms_judged: int, group_forms: int)
 def flaky_forms(history: dict[str, list[tuple[int, bool, int]]]) -> frozenset[str]:
     """Forms whose decided verdict reversed at the next probed cycle (A, B, A) while the SQL truth
     stayed the same. A change that persists (A, B, B) is a transition, not flakiness."""
-    out = set()
-    for form, h in history.items():
-        for (_, a, ta), (_, b, tb), (_, c, tc) in zip(h, h[1:], h[2:], strict=False):
-            if a == c != b and ta == tb == tc:
-                out.add(form)
-                break
-    return frozenset(out)
+    return frozenset(form for form, h in history.items() if form_is_flaky(h))
+
+
+def form_is_flaky(h: list[tuple[int, bool, int]]) -> bool:
+    """One form's history (cycle, correct, truth version), oldest first: see :func:`flaky_forms`."""
+    if len(h) < 3:
+        return False
+    for (_, a, ta), (_, b, tb), (_, c, tc) in zip(h, h[1:], h[2:], strict=False):
+        if a == c != b and ta == tb == tc:
+            return True
+    return False
 
 
 def judge_retrieval(
@@ -586,9 +590,14 @@ class Tagger:
             n[o.verdict] += 1
         t.correct, t.incorrect = n[_CORRECT], n[_INCORRECT]
         t.error, t.undecided = n[_ERROR], n[Verdict.UNDECIDED]
-        if obs is not None and obs.verdict in (_CORRECT, _INCORRECT):
+        if obs is None:  # a rebuild or a dropped partition: every form's history may differ
+            t.flaky = flaky_forms(t.history)
+        elif obs.verdict is _CORRECT or obs.verdict is _INCORRECT:
+            # only this form's history moved, so only its flakiness can change
             self._remember(t, obs)
-        t.flaky = flaky_forms(t.history)
+            form = obs.form_id
+            if form_is_flaky(t.history[form]) is not (form in t.flaky):
+                t.flaky = t.flaky ^ {form}
         new_status, last_closed = self._status(t)
         # running sums: remove the old contribution, add the new one
         s = t.sums
