@@ -249,6 +249,28 @@ class Probe(_ProbeKeyed):
 
     topic: ClassVar[str] = "probes"
 
+    @staticmethod
+    def validate_fields(**fields: Any) -> dict[str, Any]:
+        """``fields`` validated as ``Probe`` validates them (errors too), for :meth:`sibling`."""
+        return _validate_subset(Probe, fields)
+
+    def sibling(self, validated: dict[str, Any]) -> Probe:
+        """This probe with the ``validated`` values (from :meth:`validate_fields`, or values
+        valid by construction: a fresh UUID, the current UTC time) in place of its own.
+
+        Why: a cycle makes a probe per form per target, and all of a group's probes share its
+        ground truth, ids, run and cycle; validating all of it again for every form, every
+        cycle, was most of the generator's cost per probe."""
+        values = dict(self.__dict__)
+        values.update(validated)
+        message = Probe.__new__(Probe)
+        _set = object.__setattr__
+        _set(message, "__dict__", values)
+        _set(message, "__pydantic_fields_set__", set(values))
+        _set(message, "__pydantic_extra__", None)
+        _set(message, "__pydantic_private__", None)
+        return message
+
 
 class RagResponse(_ProbeKeyed):
     """What the target answered, or why it could not (topic ``responses``)."""
@@ -423,6 +445,29 @@ def _own_model(cls: type[_ProbeKeyed]) -> type[BaseModel]:
         )
         _OWN[cls] = own
     return own
+
+
+_SUBSETS: dict[tuple[type[BaseModel], frozenset[str]], type[BaseModel]] = {}
+
+
+def _validate_subset(cls: type[_ProbeKeyed], fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` validated with a model of just those fields of ``cls`` (same annotations,
+    constraints and defaults); a name ``cls`` does not have is refused as ``cls`` refuses it."""
+    key = (cls, frozenset(fields))
+    model = _SUBSETS.get(key)
+    if model is None:
+        unknown = key[1] - set(cls.model_fields)
+        if unknown:
+            raise TypeError(f"{cls.__name__} has no field {sorted(unknown)[0]!r}")
+        model = create_model(
+            f"_{cls.__name__}Subset",
+            __config__=ConfigDict(extra="forbid", frozen=True),
+            **{
+                name: (cls.model_fields[name].annotation, cls.model_fields[name]) for name in key[1]
+            },
+        )
+        _SUBSETS[key] = model
+    return model.__pydantic_validator__.validate_python(fields).__dict__  # type: ignore[no-any-return]
 
 
 def _validate_own(cls: type[_ProbeKeyed], fields: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,12 @@ from groundwatch.adapters.bus.base import Bus
 from groundwatch.adapters.bus.encode import to_outgoing
 from groundwatch.contracts import Probe, Topics
 from groundwatch.core.model import SemanticGroup
-from groundwatch.stages.generator.planner import new_run_id, probes_for, sample_groups
+from groundwatch.stages.generator.planner import (
+    FormFields,
+    new_run_id,
+    probes_for,
+    sample_groups,
+)
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +93,8 @@ class GeneratorStage:
         self.state = GeneratorState()
         self._stop = asyncio.Event()
         self._continuous: asyncio.Task[None] | None = None
+        #: the forms' fields validated once, kept between cycles (see ``probes_for``)
+        self._validated: FormFields = {}
 
     async def run_cycle(self, run_id: str | None = None) -> RunSummary:
         run_id = run_id or new_run_id()
@@ -116,7 +123,13 @@ class GeneratorStage:
         started = time.monotonic()
         stamp = datetime.fromtimestamp(summary.started_at, UTC)
         for probe in probes_for(
-            chosen, self.targets, run_id, series=self.series, cycle=cycle, started_at=stamp
+            chosen,
+            self.targets,
+            run_id,
+            series=self.series,
+            cycle=cycle,
+            started_at=stamp,
+            validated=self._validated,
         ):
             batch.append(probe)
             if len(batch) >= BATCH:
