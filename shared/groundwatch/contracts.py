@@ -235,6 +235,8 @@ class _ProbeKeyed(_Contract):
 
     def carried(self) -> dict[str, Any]:
         """The probe fields a downstream message copies forward (already validated values)."""
+        if type(self) is Probe:  # a probe is exactly its carried fields, in their order
+            return dict(self.__dict__)
         values = self.__dict__
         return {name: values[name] for name in _CARRIED}
 
