@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 + ", ".join(f"{k} {v:.0f}" for k, v in stages.items() if k in STAGES)
                 + " µs per probe when each stage runs alone (analytics with its SQLite writes:"
                 + f" {stages['analytics_store_save']:.0f} µs of it is AnalyticsStore.save alone,"
-                " SQLite's executemany of a 26-column row into a table with 4 b-trees and the"
+                " SQLite's executemany of a 26-column row into the table and its 3 indexes, and the"
                 " commit; the rest: mapping to observations, the tagger's windows and statuses"
                 " and, in this stage-alone figure only, the state rebuilt from the warm-up"
                 " cycle's stored judgements when its consumer joins); pure-Python work"
