@@ -188,7 +188,7 @@ async def test_open_circuit_fails_fast_without_calling_the_target() -> None:
     down = Scripted(*[TargetError(ErrorKind.CONNECTION)] * 2)
     limits = FAST.model_copy(update={"retries": 0, "breaker_failures": 2, "breaker_reset_s": 60})
     async with Runner({"t": down}, {"t": limits}) as runner:
-        first = await runner.run_many([probe("t"), probe("t")])
+        first = await runner.run_many([probe("t", "q1"), probe("t", "q2")])  # two groups
         assert [r.error_kind for r in first] == ["connection", "connection"]
         assert runner.breaker("t").state is BreakerState.OPEN
         r = await runner.run(probe("t"))

@@ -131,3 +131,35 @@ async def test_reference_rag_with_error_switch_through_the_production_path() -> 
     assert {r.error_kind for r in errors} == {"http_5xx"}
     assert all(verdict(r) is Verdict.CORRECT for r in responses if r.status is TargetStatus.OK)
     assert all(r.retrieved_ids[0] == "client-acme" for r in responses if r.answer)
+
+
+class OneBadFact:
+    """Answers every query but those of one semantic group, which always get an HTTP 500."""
+
+    async def ask(self, query: str) -> TargetReply:
+        if query.startswith("bad"):
+            raise TargetError(ErrorKind.HTTP_5XX, "HTTP 500 from the target")
+        return TargetReply(answer=query.upper(), retrieved_ids=[f"doc-{query}"])
+
+
+async def test_one_fact_failing_in_every_form_does_not_open_the_circuit() -> None:
+    """Six forms of one group failing in a row are that fact's failure, not the target's: the
+    probes after them are asked, not refused as circuit_open (a user's run lost 312 of 444)."""
+    limits = TargetLimits(concurrency=1, retries=0, breaker_failures=5, breaker_reset_s=60)
+    bad = [probe("t", f"bad {i}") for i in range(6)]
+    bad = [p.model_copy(update={"group_id": "g-bad"}) for p in bad]  # one group, six forms
+    good = [probe("t", f"q{i}", answer=f"Q{i}") for i in range(30)]
+    async with Runner({"t": OneBadFact()}, {"t": limits}) as runner:
+        responses = await runner.run_many([*bad, *good])
+        assert runner.breaker("t").state is BreakerState.CLOSED
+    kinds = Counter(r.error_kind for r in responses)
+    assert kinds == Counter({None: 30, "http_5xx": 6})
+
+
+async def test_failures_across_groups_still_open_the_circuit() -> None:
+    limits = TargetLimits(concurrency=1, retries=0, breaker_failures=5, breaker_reset_s=60)
+    probes = [probe("t", f"bad {i}") for i in range(12)]  # twelve groups, all failing
+    async with Runner({"t": OneBadFact()}, {"t": limits}) as runner:
+        responses = await runner.run_many(probes)
+    kinds = Counter(r.error_kind for r in responses)
+    assert kinds == Counter({"http_5xx": 5, "circuit_open": 7})

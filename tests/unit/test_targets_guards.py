@@ -114,3 +114,26 @@ async def test_token_bucket_rate_and_burst() -> None:
 def test_token_bucket_rejects_nonsense() -> None:
     with pytest.raises(ValueError, match="rate"):
         TokenBucket(rate=0, depth=1)
+
+
+def test_failures_of_one_key_count_once_and_distinct_keys_open() -> None:
+    b = CircuitBreaker(failures=3, reset_s=10, clock=FakeClock())
+    for _ in range(10):  # one fact failing in every form, again and again
+        permit = b.allow()
+        assert permit is not None
+        b.record(permit, False, key="g-bad")
+    assert state(b) is BreakerState.CLOSED
+    for key in ("g2", "g3"):  # two more groups failing: three distinct, the circuit opens
+        permit = b.allow()
+        assert permit is not None
+        b.record(permit, False, key=key)
+    assert state(b) is BreakerState.OPEN
+
+
+def test_a_success_ends_the_keyed_streak() -> None:
+    b = CircuitBreaker(failures=2, reset_s=10, clock=FakeClock())
+    for key, ok in (("a", False), ("b", True), ("a", False)):
+        permit = b.allow()
+        assert permit is not None
+        b.record(permit, ok, key=key)
+    assert state(b) is BreakerState.CLOSED  # "a" counted again after the success, alone

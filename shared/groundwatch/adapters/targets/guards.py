@@ -38,6 +38,12 @@ class CircuitBreaker:
     A successful trial closes the circuit, a failed one opens it again for another ``reset_s``.
     While open, calls fail at once as ``circuit_open``: a struggling target gets time to recover
     instead of a retry storm, and probes do not queue up behind it.
+
+    A failure may name what failed (``key``: the runner gives the semantic group): a streak
+    then counts distinct keys. One fact the target always fails on (an HTTP 500 on one title,
+    asked in six forms) is that fact's failure, not the target's: counted once, it no longer
+    opens the circuit and turns every later probe of the cycle into ``circuit_open``; an outage
+    fails every group and opens it as before.
     """
 
     def __init__(self, failures: int, reset_s: float, clock: Clock = time.monotonic) -> None:
@@ -46,6 +52,8 @@ class CircuitBreaker:
         self._clock = clock
         self.state = BreakerState.CLOSED
         self._consecutive = 0
+        #: the keys of the current failure streak (a key counts once)
+        self._failed_keys: set[str] = set()
         self._opened_at = 0.0
         self._trial_running = False
         self._trial_over: asyncio.Event | None = None
@@ -76,21 +84,30 @@ class CircuitBreaker:
             return Permit(trial=True)
         return NORMAL
 
-    def record(self, permit: Permit, ok: bool) -> None:
-        """The outcome of a permitted call (``ok`` = the target answered or failed for good)."""
+    def record(self, permit: Permit, ok: bool, key: str | None = None) -> None:
+        """The outcome of a permitted call (``ok`` = the target answered or failed for good);
+        ``key`` names what was asked, so that repeated failures of one key count once."""
         if permit.trial:
             self._end_trial()
         elif self.state is not BreakerState.CLOSED:
             return  # a call from before the circuit opened: only the trial decides now
         if ok:
             self._consecutive = 0
+            self._failed_keys.clear()
             self._set(BreakerState.CLOSED)
             return
-        self._consecutive += 1
+        if key is None:
+            self._consecutive += 1
+        elif key not in self._failed_keys:
+            self._failed_keys.add(key)
+            self._consecutive += 1
+        elif not permit.trial:
+            return  # this key's failure is counted already
         if permit.trial or (
             self.state is BreakerState.CLOSED and self._consecutive >= self.failures
         ):
             self._opened_at = self._clock()
+            self._failed_keys.clear()  # only a trial decides now; the streak's keys are spent
             self._set(BreakerState.OPEN)
 
     def release(self, permit: Permit) -> None:

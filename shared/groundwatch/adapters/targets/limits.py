@@ -22,7 +22,10 @@ class TargetLimits(BaseModel):
     backoff_initial_s: float = Field(0.2, ge=0, description="Jittered backoff scale.")
     backoff_max_s: float = Field(10.0, ge=0, description="Cap of one backoff sleep.")
     breaker_failures: int = Field(
-        5, ge=1, description="Consecutive transient failures that open the circuit."
+        5,
+        ge=1,
+        description="Consecutive transient failures, of distinct semantic groups, that open"
+        " the circuit (one fact failing in all its forms counts once).",
     )
     breaker_reset_s: float = Field(
         30.0, gt=0, description="Open time before one trial request is let through."

@@ -197,7 +197,7 @@ class _Lane:
     async def _serve(self, probe: Probe) -> RagResponse:
         timing = _Timing()
         try:
-            reply = await self._ask(probe.query, timing)
+            reply = await self._ask(probe.query, timing, probe.group_id)
         except TargetError as exc:
             log.debug("target %s probe %s: %s", self.name, probe.probe_id, exc)
             response = _error(probe, exc.kind, timing.latency_s, str(exc))
@@ -216,18 +216,18 @@ class _Lane:
         for _ in range(n):
             self.samples_asked += 1
             try:
-                reply = await self._attempt(probe.query, _Timing())
+                reply = await self._attempt(probe.query, _Timing(), probe.group_id)
             except TargetError:
                 break
             out.append(reply.bounded().answer)
         return out
 
-    async def _ask(self, query: str, timing: _Timing) -> TargetReply:
+    async def _ask(self, query: str, timing: _Timing, key: str | None = None) -> TargetReply:
         """The first attempt directly (the common, healthy case costs no retry machinery);
         transient failures then go to tenacity for up to ``retries`` more attempts."""
         timing.attempts = 1
         try:
-            return await self._attempt(query, timing)
+            return await self._attempt(query, timing, key)
         except TargetError as exc:
             if not exc.transient or self.limits.retries == 0:
                 raise
@@ -236,7 +236,7 @@ class _Lane:
 
         async def again() -> TargetReply:
             timing.attempts += 1
-            return await self._attempt(query, timing)
+            return await self._attempt(query, timing, key)
 
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.limits.retries),
@@ -247,8 +247,9 @@ class _Lane:
         reply: TargetReply = await retrying(again)
         return reply
 
-    async def _attempt(self, query: str, timing: _Timing) -> TargetReply:
-        """One call under the rate limit, the breaker and the timeout.
+    async def _attempt(self, query: str, timing: _Timing, key: str | None = None) -> TargetReply:
+        """One call under the rate limit, the breaker and the timeout; ``key`` (the probe's
+        semantic group) is what the breaker counts a failure against.
 
         Latency is the target's own time on this attempt: waiting for a rate token or for a
         half-open trial is the runner's doing and must not make the target look slow."""
@@ -279,7 +280,7 @@ class _Lane:
         finally:
             self.deadlines.finish(deadline)
         timing.latency_s = self._clock() - started
-        self.breaker.record(permit, ok=error is None or not error.transient)
+        self.breaker.record(permit, ok=error is None or not error.transient, key=key)
         if error is not None and self.breaker.state is BreakerState.OPEN:
             self.opened_by = str(error)  # the cause every circuit_open error then names
         if error is not None:
