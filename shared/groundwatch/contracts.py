@@ -461,12 +461,13 @@ def _validate_subset(cls: type[_ProbeKeyed], fields: dict[str, Any]) -> dict[str
         unknown = key[1] - set(cls.model_fields)
         if unknown:
             raise TypeError(f"{cls.__name__} has no field {sorted(unknown)[0]!r}")
+        definitions: dict[str, Any] = {
+            name: (cls.model_fields[name].annotation, cls.model_fields[name]) for name in key[1]
+        }
         model = create_model(
             f"_{cls.__name__}Subset",
             __config__=ConfigDict(extra="forbid", frozen=True),
-            **{
-                name: (cls.model_fields[name].annotation, cls.model_fields[name]) for name in key[1]
-            },
+            **definitions,
         )
         _SUBSETS[key] = model
     return model.__pydantic_validator__.validate_python(fields).__dict__  # type: ignore[no-any-return]

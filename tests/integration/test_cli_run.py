@@ -160,3 +160,42 @@ def test_run_once_on_postgres_with_a_nul_in_a_reply_completes_and_flags_it(
     flagged = [a for a in answers if a and REPLACEMENT in a]
     assert flagged == [f"The answer is {REPLACEMENT} unknown"]
     print(f"\nRUN-ONCE-NUL-FIGURES stored={len(answers)} flagged=1 of {answered} replies")
+
+
+def test_run_warns_when_a_series_would_mix_two_datasets(tmp_path: Path) -> None:
+    """Two different datasets with the same dataset id run against one store: the second run
+    says it continues another dataset's series (a new user's 4-group dataset became cycle 3 of a
+    74-group series without a word); the same dataset again is not warned about."""
+    full = tmp_path / "full.jsonl"
+    subprocess.run([CLI, "gen", "--demo", "--out", str(full)], check=True, timeout=120)
+    lines = full.read_bytes().splitlines()
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b"\n".join(lines[-3:]) + b"\n")  # three groups the first run never saw
+    first = tmp_path / "first.jsonl"
+    first.write_bytes(b"\n".join(lines[:20]) + b"\n")
+    targets = tmp_path / "targets.yaml"
+    targets.write_text(
+        "targets:\n"
+        "  - name: clueless\n"
+        "    type: callable\n"
+        "    callable: tests.e2e.targets_fixture:knows_nothing\n"
+    )
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+
+    def run(dataset: Path) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [CLI, "run", "--dataset", str(dataset), "--targets", str(targets), "--once"]
+            + ["--quiet", "--database-url", store],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return proc
+
+    assert "warning" not in run(first).stderr
+    assert "warning" not in run(first).stderr  # the same dataset again: its next cycle
+    mixed = run(other).stderr
+    assert "warning: series" in mixed and "only 0 of this dataset's 3" in mixed, mixed

@@ -41,6 +41,10 @@ from groundwatch.cli.outputs import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from sqlalchemy import Engine
+
     from groundwatch.core.model import SemanticGroup
     from groundwatch.core.tagging import Tagger
     from groundwatch.report.model import GroupResult, Report
@@ -135,6 +139,7 @@ async def _run(
         window=Window(runs=opts.window_runs or None),
     )
     await pipeline.start()
+    _warn_if_series_mixes_datasets(pipeline.engine, pipeline.generator.series, groups)
     all_groups: list[GroupResult] | None = None
     try:
         if opts.once:
@@ -203,6 +208,32 @@ def _data_quality(corpus: Path, mrc: bool) -> DataQualityChecker:
     return DataQualityChecker(
         documents, reader=LlmReader(LlmClient(load_settings(LlmSettings))).read
     )
+
+
+def _warn_if_series_mixes_datasets(
+    engine: Engine, series: str, groups: Sequence[SemanticGroup]
+) -> None:
+    """Say so when this run would continue a series built from another dataset.
+
+    A series is named after the dataset id, and ``gen`` stamps ``default`` unless told
+    otherwise: two different datasets run against one store would silently become cycles of
+    one series, their tallies and transitions mixed. Fewer than half of either side's groups in
+    common is not the same dataset regenerated; a warning, since it may be meant."""
+    from groundwatch.adapters.db.runs import series_group_ids
+
+    stored = series_group_ids(engine, series)
+    if not stored:
+        return
+    ours = {g.group_id for g in groups}
+    common = len(stored & ours)
+    if common * 2 < min(len(stored), len(ours)):
+        typer.echo(
+            f"warning: series {series!r} in this store already holds {len(stored)} groups, and"
+            f" only {common} of this dataset's {len(ours)} are among them: this run continues"
+            " that series with another dataset; give --series NAME (or gen --dataset-id) to keep"
+            " them apart",
+            err=True,
+        )
 
 
 def _only_this_series(tagger: Tagger, series: str, targets: list[str]) -> None:

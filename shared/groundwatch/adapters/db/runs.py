@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from groundwatch.adapters.db.models import JudgementRow, RunRow
+from groundwatch.adapters.db.models import JudgementRow, RunRow, TallyRow
 
 
 def next_cycle(engine: Engine, series: str) -> int:
@@ -21,6 +21,12 @@ def next_cycle(engine: Engine, series: str) -> int:
         runs = s.scalar(select(func.max(RunRow.cycle)).where(RunRow.series == series))
         judged = s.scalar(select(func.max(JudgementRow.cycle)).where(JudgementRow.series == series))
     return max(runs or 0, judged or 0) + 1
+
+
+def series_group_ids(engine: Engine, series: str) -> set[str]:
+    """The semantic groups the store tallies for ``series`` (any target, any cohort)."""
+    with Session(engine) as s:
+        return set(s.scalars(select(TallyRow.group_id).where(TallyRow.series == series).distinct()))
 
 
 def record_cycle(
