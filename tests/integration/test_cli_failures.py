@@ -323,3 +323,26 @@ def test_a_shared_store_reports_only_this_runs_series_and_targets(
     assert list(orjson.loads(out.read_bytes())["targets"]) == ["other"]
     runs = gw("runs", cwd=tmp_path)
     assert runs.returncode == 0 and " one " in runs.stdout and " two " in runs.stdout
+
+
+def test_gen_out_into_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
+    proc = gw("gen", "--demo", "--out", "nope/x.jsonl", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "--out" in proc.stderr and "does not exist" in proc.stderr
+
+
+def test_template_file_errors_name_their_own_option(tmp_path: Path) -> None:
+    db = tmp_path / "c.db"
+    company_db(db)
+    proc = gw("gen", "--db", f"sqlite:///{db}", "--templates", "nope.yaml", "--out", "x.jsonl",
+              cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 2
+    assert one_line_error(proc).startswith("error: --templates:"), proc.stderr
+
+
+def test_negative_interval_is_refused(tmp_path: Path, dataset: Path) -> None:
+    targets = tmp_path / "t.yaml"
+    targets.write_text("targets: []\n")
+    proc = gw("run", "--dataset", str(dataset), "--targets", str(targets), "--interval", "-1",
+              cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 2 and "--interval" in proc.stderr

@@ -183,9 +183,9 @@ def test_run_warns_when_a_series_would_mix_two_datasets(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'store.db'}"
 
     def run(dataset: Path) -> subprocess.CompletedProcess[str]:
+        args = ["run", "--dataset", str(dataset), "--targets", str(targets), "--once", "--quiet"]
         proc = subprocess.run(
-            [CLI, "run", "--dataset", str(dataset), "--targets", str(targets), "--once"]
-            + ["--quiet", "--database-url", store],
+            [CLI, *args, "--database-url", store],
             capture_output=True,
             text=True,
             timeout=300,

@@ -287,6 +287,10 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("give exactly one of --db, --demo, --grammar")
         if not dry_run and out is None:
             raise typer.BadParameter("--out is required (or use --dry-run)")
+        if out is not None and not out.parent.is_dir():
+            raise typer.BadParameter(
+                f"directory {str(out.parent)!r} does not exist", param_hint="--out"
+            )
         if templates is not None and (llm or grammar is not None):
             raise typer.BadParameter("--templates goes with --db or --demo, without --llm")
         if doc_ids is not None and db is None:
@@ -469,7 +473,13 @@ def _gen_db(
         assert url is not None
         result = _run(url, opts, demo=demo)
     except GroundwatchError as e:
-        fail(f"--db: {e}" if db is not None and isinstance(e, ConfigError) else str(e), EXIT_USAGE)
+        # a ConfigError about the source database gets its option's name; one that names its
+        # own option already (--templates, --verbalizers…) keeps it
+        named = str(e).startswith("--")
+        fail(
+            f"--db: {e}" if db is not None and isinstance(e, ConfigError) and not named else str(e),
+            EXIT_USAGE,
+        )
     except Exception as e:
         _source_error(e)
     if result is None:

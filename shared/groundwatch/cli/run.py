@@ -265,7 +265,7 @@ def register(app: typer.Typer) -> None:
         runs: Annotated[int, typer.Option(min=1, help="Cycles with --once.")] = 1,
         sample: Annotated[int, typer.Option(min=0, help="Groups per cycle (0 = all).")] = 0,
         interval: Annotated[
-            float, typer.Option(help="Seconds between cycles (continuous).")
+            float, typer.Option(min=0, help="Seconds between cycles (continuous).")
         ] = 60.0,
         host: Annotated[str, typer.Option(help="Bind address (continuous).")] = "127.0.0.1",
         port: Annotated[
