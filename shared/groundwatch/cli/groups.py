@@ -161,7 +161,8 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 help="Only these statuses, comma-separated: gap, non_robust, flaky, unknown,"
                 " pending, robust, or failing (all but robust and pending). Without --cohort a"
-                " group's status is over every cohort: gap = missing in all of them."
+                " group's status is over every cohort: gap = missing in all of them. Default:"
+                " every status, worst first."
             ),
         ] = None,
         target: Annotated[str | None, typer.Option(help="Only this target.")] = None,

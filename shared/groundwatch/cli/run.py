@@ -165,8 +165,8 @@ async def _run(
                 host=opts.host,
                 port=opts.port,
                 on_cycle=lambda r: say(
-                    f"cycle (run {', '.join(r.run_ids)}): {r.published} probes in"
-                    f" {r.elapsed_s:.1f}s"
+                    f"cycle {', '.join(map(str, r.cycles))} (run {', '.join(r.run_ids)}):"
+                    f" {r.published} probes in {r.elapsed_s:.1f}s"
                 ),
                 read_token=opts.read_token,
             )

@@ -35,15 +35,19 @@ class ReferenceRagSettings(CommonSettings):
     rag_drop_doc_ids: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Documents never retrieved (comma-separated or JSON)."
     )
-    rag_drop_fraction: float = Field(0.0, ge=0.0, le=1.0)
+    rag_drop_fraction: float = Field(
+        0.0, ge=0.0, le=1.0, description="Share of documents dropped, chosen stably by id hash."
+    )
     rag_unread_doc_ids: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Documents retrieved but never read: a broken reader (comma-separated or"
         " JSON).",
     )
-    rag_added_latency_s: float = Field(0.0, ge=0.0, le=600.0)
-    rag_error_rate: float = Field(0.0, ge=0.0, le=1.0)
-    rag_seed: int = 0
+    rag_added_latency_s: float = Field(0.0, ge=0.0, le=600.0, description="Sleep before answering.")
+    rag_error_rate: float = Field(
+        0.0, ge=0.0, le=1.0, description="Share of queries failing (500)."
+    )
+    rag_seed: int = Field(0, description="Seed of the error draws and of the drop_fraction choice.")
     rag_admin_token: SecretStr | None = Field(
         None, description="Bearer token for PUT /faults; unset keeps that endpoint closed."
     )

@@ -44,6 +44,8 @@ class EmbeddedResult:
     elapsed_s: float
     dead_letters: int
     run_ids: list[str] = field(default_factory=list)
+    #: the cycle numbers (in the series) of ``run_ids``, in the same order
+    cycles: list[int] = field(default_factory=list)
 
     @property
     def probes_per_s(self) -> float:
@@ -219,6 +221,7 @@ class EmbeddedPipeline:
             elapsed_s=elapsed,
             dead_letters=len(self.bus.records(self.topics.dead_letter.name)),
             run_ids=run_ids,
+            cycles=[s.cycle for s in summaries],
         )
 
 
