@@ -217,3 +217,15 @@ async def test_reference_rag_in_process_through_asgi_transport() -> None:
     assert "Oslo" in reply.answer
     assert reply.retrieved_ids[0] == "client-acme"
     assert reply.contexts[0] == CORPUS["client-acme"]
+
+
+async def test_a_null_answer_is_an_empty_answer_and_a_missing_one_an_error() -> None:
+    """``{"answer": null}`` is the endpoint saying it has no answer: judged (as empty), so its
+    group can be a gap; a reply without the answer key does not match the path: bad_payload."""
+    null = HttpJsonTarget(_mock(lambda r: httpx.Response(200, json={"answer": None})), "http://x/q")
+    reply = await null.ask("q")
+    assert reply.answer == "" and reply.retrieved_ids == []
+    gone = HttpJsonTarget(_mock(lambda r: httpx.Response(200, json={"other": 1})), "http://x/q")
+    with pytest.raises(TargetError) as err:
+        await gone.ask("q")
+    assert err.value.kind is ErrorKind.BAD_PAYLOAD

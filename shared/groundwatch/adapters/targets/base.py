@@ -117,9 +117,15 @@ def reply_from(
     answer: object, retrieved_ids: Sequence[object] = (), contexts: Sequence[object] = ()
 ) -> TargetReply:
     """Build a bounded reply from loosely typed values (numbers become text), or fail as
-    ``bad_payload``: a target that returns a dict for its answer has broken its contract."""
+    ``bad_payload``: a target that returns a dict for its answer has broken its contract.
+
+    A null answer is the endpoint saying it has none: an empty answer (judged ``empty_response``,
+    wrong), not an endpoint error — as an error its group was ``unknown`` and a knowledge gap
+    hid behind it. A missing answer key is still ``bad_payload`` (the path does not match)."""
     if type(answer) is not str:
-        if isinstance(answer, bool) or not isinstance(answer, str | int | float):
+        if answer is None:
+            answer = ""
+        elif isinstance(answer, bool) or not isinstance(answer, str | int | float):
             raise TargetError(ErrorKind.BAD_PAYLOAD, f"answer is {type(answer).__name__}, not text")
         answer = str(answer)
     return TargetReply(
