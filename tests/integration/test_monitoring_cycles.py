@@ -124,3 +124,15 @@ def test_regression_recovery_and_flakiness_over_six_cycles(tmp_path: Path) -> No
     assert short["regressions"] == 1 and short["recoveries"] == 1
     kinds = {(t["group_id"], t["kind"]) for t in latest["transitions"]}
     assert {(lost, "regression"), (lost, "recovery")} <= kinds
+
+    # a cohort or target the store does not have is a usage error, not "no observations", exit 0
+    for option, pair, what in (
+        ("--compare", "short,lnog", "cohort 'lnog'"),
+        ("--compare-targets", "mine,other", "target 'mine'"),
+    ):
+        proc = subprocess.run(
+            [CLI, "report", "--database-url", f"sqlite:///{db}", option, pair, "--quiet"],
+            capture_output=True, text=True, timeout=120, cwd=ROOT, env=env,
+        )  # fmt: skip
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert proc.stderr.startswith(f"error: {option}: no {what}"), proc.stderr

@@ -48,6 +48,20 @@ def fail(message: str, code: int = EXIT_RUNTIME) -> NoReturn:
     raise typer.Exit(code)
 
 
+def check_named(option: str, names: tuple[str, str] | None, known: set[str], what: str) -> None:
+    """A usage error (exit 2) when ``option`` names a cohort or target the data does not have:
+    a typo would otherwise print "no observations" and exit 0, and a CI gate would pass."""
+    if names is None:
+        return
+    missing = [n for n in names if n not in known]
+    if missing:
+        fail(
+            f"{option}: no {what} {missing[0]!r} in these judgements; {what}s:"
+            f" {', '.join(sorted(known)) or 'none'}",
+            EXIT_USAGE,
+        )
+
+
 def store_url(option: str | None) -> tuple[str, str]:
     """(URL, the name to blame in an error): the option, else ``GW_DATABASE_URL``, else the
     default file."""

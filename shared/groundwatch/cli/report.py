@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from groundwatch.cli.common import EXIT_USAGE, DatabaseUrlOpt, fail, open_store
+from groundwatch.cli.common import EXIT_USAGE, DatabaseUrlOpt, check_named, fail, open_store
 from groundwatch.cli.outputs import (
     FailUnderOpt,
     HtmlOpt,
@@ -216,13 +216,18 @@ def register(app: typer.Typer) -> None:
                 from groundwatch.adapters.db.evidence import StoreEvidence
 
                 evidence = StoreEvidence(engine)
+            pair, target_pair = _pair(compare, "cohorts"), _pair(compare_targets, "targets")
+            check_named("--compare", pair, {o.cohort for o in observations}, "cohort")
+            check_named(
+                "--compare-targets", target_pair, {o.target for o in observations}, "target"
+            )
             tagger = Tagger(window)
             tagger.apply_many(observations)
             quality = data_quality(tagger, specs, corpus, mrc) if corpus is not None else None
             result = report_from_tagger(
                 tagger,
-                compare=_pair(compare, "cohorts"),
-                compare_targets=_pair(compare_targets, "targets"),
+                compare=pair,
+                compare_targets=target_pair,
                 evaluators=evaluators or None,
                 human_ratings=human or None,
                 metric_scores=metrics or None,

@@ -23,6 +23,7 @@ from groundwatch.cli.common import (
     EXIT_USAGE,
     DatabaseUrlOpt,
     QuietOpt,
+    check_named,
     fail,
     interactive,
     open_store,
@@ -350,6 +351,7 @@ def register(app: typer.Typer) -> None:
         url, _ = store_url(database_url)
         open_store(database_url, create=True).dispose()  # a bad URL stops here, exit 2
         groups = load_dataset(dataset)
+        check_named("--compare", pair, {f.cohort for g in groups for f in g.forms}, "cohort")
         opts = RunOptions(
             once=once,
             runs=runs,
