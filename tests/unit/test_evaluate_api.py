@@ -70,3 +70,15 @@ def test_evaluate_rejects_an_empty_dataset() -> None:
 
     with pytest.raises(ConfigError, match="no semantic groups"):
         groundwatch.evaluate([], {"mine": rag})
+
+
+def test_a_target_that_answered_nothing_is_warned_about() -> None:
+    """What `groundwatch run` exits 3 for: from Python, a warning naming the first error (a
+    user's callable failed on every probe and the report looked like a result)."""
+
+    def broken(question: str) -> str:
+        raise RuntimeError("database is locked")
+
+    with pytest.warns(groundwatch.TargetFailedWarning, match="target down: all 16 probes failed"):
+        report = groundwatch.evaluate(facts(), {"down": broken, "mine": rag})
+    assert report.target_health["down"].all_failed and not report.target_health["mine"].errors

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import tempfile
+import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -87,6 +88,20 @@ def _run_sync(make: Callable[[], Awaitable[T]]) -> T:
         return asyncio.run(main())
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="groundwatch") as pool:
         return pool.submit(asyncio.run, main()).result()
+
+
+class TargetFailedWarning(UserWarning):
+    """A target answered no probe at all: its report is errors only, not a measurement."""
+
+
+def _warn_dead_targets(report: Report) -> None:
+    """What ``groundwatch run`` exits 3 for, said from Python: a report of errors alone
+    (Acc_db None, every group unknown) would otherwise pass for a result."""
+    from groundwatch.report.groups import health_lines
+
+    dead = {t: h for t, h in report.target_health.items() if h.all_failed}
+    for line in health_lines(dead):
+        warnings.warn(line, TargetFailedWarning, stacklevel=3)
 
 
 def _groups(dataset: str | Path | Sequence[SemanticGroup]) -> list[SemanticGroup]:
@@ -164,6 +179,7 @@ async def evaluate_async(
         tagger.refresh_causes()
         report = report_from_tagger(tagger, compare=compare, evidence=pipeline.evidence)
         _, every = group_results(tagger, scenario=None, evidence=pipeline.evidence)
+        _warn_dead_targets(report)
         return report.model_copy(update={"groups": every})
     finally:
         await pipeline.stop()
