@@ -24,3 +24,17 @@ class Unstorable(GroundwatchError):
 
 class UnsafeSQL(GroundwatchError):
     """An SQL text failed validation and was not run."""
+
+
+def parse_error_line(exc: Exception) -> str:
+    """A YAML or TOML parser's error on one line: where it is and what is wrong.
+
+    PyYAML's message spans several lines (the snippet, a caret, a second mark), and every
+    failure of a command must say why in one line."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if mark is None or not problem:
+        return " ".join(str(exc).split())
+    context = getattr(exc, "context", None)
+    what = f"{context}: {problem}" if context else str(problem)
+    return f"line {mark.line + 1}, column {mark.column + 1}: {what}"

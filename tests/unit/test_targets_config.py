@@ -206,3 +206,12 @@ def test_bad_callable_reference() -> None:
     configs = parse_targets([{"name": "x", "type": "callable", "callable": "no_such_mod:f"}])
     with pytest.raises(ConfigError, match="cannot be imported"):
         build_targets(configs)
+
+
+def test_a_malformed_yaml_file_is_one_line_with_its_place(tmp_path: Path) -> None:
+    bad = tmp_path / "t.yaml"
+    bad.write_text("targets:\n  - name: a\n    type: [callable\n")
+    with pytest.raises(ConfigError) as err:
+        load_targets(bad)
+    message = str(err.value)
+    assert "\n" not in message and "line 4, column 1" in message and "flow sequence" in message

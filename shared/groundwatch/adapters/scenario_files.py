@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from groundwatch.core.scenarios.spec import ScenarioSpec, parse_scenario
-from groundwatch.errors import ConfigError
+from groundwatch.errors import ConfigError, parse_error_line
 
 #: Where the shipped scenarios live (package data of ``groundwatch``).
 BUILTIN_PACKAGE = "groundwatch"
@@ -25,7 +25,7 @@ def load_scenario(path: str | Path) -> ScenarioSpec:
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
+        raise ConfigError(f"{p}: not valid YAML: {parse_error_line(exc)}") from exc
     return parse_scenario(data, str(p))
 
 

@@ -11,7 +11,7 @@ import yaml
 
 from groundwatch.core.generation.template_file import HEADER, entries_from_data, templates_to_data
 from groundwatch.core.generation.templates import SqlTemplate
-from groundwatch.errors import ConfigError
+from groundwatch.errors import ConfigError, parse_error_line
 
 
 def dump_templates(
@@ -35,7 +35,7 @@ def parse_template_file(text: str) -> list[dict[str, Any]]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise ConfigError(f"template file is not valid YAML: {str(e).splitlines()[0]}") from e
+        raise ConfigError(f"template file is not valid YAML: {parse_error_line(e)}") from e
     return entries_from_data(data)
 
 

@@ -16,7 +16,7 @@ from groundwatch.adapters.sources.introspect import introspect
 from groundwatch.adapters.sources.provenance import group_facts
 from groundwatch.core.generation.doc_ids import DocIdMap, doc_ids_for, validate_doc_id_map
 from groundwatch.core.model import SemanticGroup
-from groundwatch.errors import ConfigError
+from groundwatch.errors import ConfigError, parse_error_line
 
 
 def read_doc_id_map(path: Path) -> DocIdMap:
@@ -24,7 +24,7 @@ def read_doc_id_map(path: Path) -> DocIdMap:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"{path}: {str(e).splitlines()[0]}") from e
+        raise ConfigError(f"{path}: {parse_error_line(e)}") from e
     try:
         return validate_doc_id_map(data)
     except ValueError as e:

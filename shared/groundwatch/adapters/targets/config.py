@@ -51,7 +51,7 @@ from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.targets.openai_chat import BASELINE_SYSTEM_PROMPT, OpenAIChatTarget
 from groundwatch.adapters.targets.paths import ReplyPath
 from groundwatch.adapters.targets.transport import HttpClient
-from groundwatch.errors import ConfigError
+from groundwatch.errors import ConfigError, parse_error_line
 
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
@@ -170,7 +170,9 @@ def load_targets(path: Path | str) -> list[TargetConfig]:
         else:
             raise ConfigError(f"{path}: expected a .yaml, .yml or .toml file")
     except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from None
+        raise ConfigError(
+            f"{path}: not valid {path.suffix[1:].upper()}: {parse_error_line(exc)}"
+        ) from None
     return parse_targets(data, str(path))
 
 
