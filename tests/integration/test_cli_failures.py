@@ -346,3 +346,19 @@ def test_negative_interval_is_refused(tmp_path: Path, dataset: Path) -> None:
     proc = gw("run", "--dataset", str(dataset), "--targets", str(targets), "--interval", "-1",
               cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 2 and "--interval" in proc.stderr
+
+
+def test_continuous_run_on_a_taken_port_is_one_usage_error(tmp_path: Path, dataset: Path) -> None:
+    import socket
+
+    targets = tmp_path / "t.yaml"
+    targets.write_text("targets:\n  - name: c\n    type: callable\n    callable: json:dumps\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = gw("run", "--dataset", str(dataset), "--targets", str(targets), "--interval", "5",
+                  "--port", str(port), cwd=tmp_path, timeout=60)  # fmt: skip
+    assert proc.returncode == 2
+    assert one_line_error(proc).startswith(f"error: --port {port}: cannot listen"), proc.stderr
+    assert "probing every" not in proc.stderr

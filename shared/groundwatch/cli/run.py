@@ -211,6 +211,26 @@ def _data_quality(corpus: Path, mrc: bool) -> DataQualityChecker:
     )
 
 
+def _check_port_free(host: str, port: int) -> None:
+    """Continuous mode serves /metrics: a port already taken is a usage error named up front,
+    before any probing (uvicorn would log it after the first banner and exit 3)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        fail(f"--host {host}: {exc.strerror or exc}", EXIT_USAGE)
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            fail(
+                f"--port {port}: cannot listen on {host}:{port} ({exc.strerror or exc})", EXIT_USAGE
+            )
+
+
 def _warn_if_series_mixes_datasets(
     engine: Engine, series: str, groups: Sequence[SemanticGroup]
 ) -> None:
@@ -352,6 +372,8 @@ def register(app: typer.Typer) -> None:
         open_store(database_url, create=True).dispose()  # a bad URL stops here, exit 2
         groups = load_dataset(dataset)
         check_named("--compare", pair, {f.cohort for g in groups for f in g.forms}, "cohort")
+        if not once:
+            _check_port_free(host, port)
         opts = RunOptions(
             once=once,
             runs=runs,
