@@ -71,7 +71,7 @@ def naive_latest(t: _Tally) -> list[tuple[str, str]]:
     counted = [c for c in cycles if t.cycles[c].closed] or cycles
     latest: dict[str, Observation] = {}
     for c in counted:
-        for o in t.cycles[c].obs.values():
+        for o in t.cycles[c].observations():
             latest[o.form_id] = o
     return [(f, o.probe_id) for f, o in latest.items()]
 
@@ -84,7 +84,7 @@ def naive_status(t: _Tally) -> GroupStatus:
     mixed: set[str] = set()
     last: tuple[set[str], set[str]] | None = None
     for cy in closed:
-        per_form = {o.form_id: o.verdict for o in cy.obs.values()}
+        per_form = {o.form_id: o.verdict for o in cy.observations()}
         right = {f for f, v in per_form.items() if v is Verdict.CORRECT}
         wrong = {f for f, v in per_form.items() if v is Verdict.INCORRECT}
         if right and wrong:
@@ -133,7 +133,7 @@ def test_fast_paths_equal_a_full_rederivation(window: int | None, seed: int) -> 
             assert t.status is naive_status(t)
             assert t.flaky == flaky_forms(t.history)
             for cy in t.cycles.values():
-                per_form = {o.form_id: o for o in cy.obs.values()}
+                per_form = {o.form_id: o for o in cy.observations()}
                 assert cy.forms == per_form and list(cy.forms) == list(per_form)
                 verdicts = [o.verdict for o in per_form.values()]
                 assert cy.right == verdicts.count(Verdict.CORRECT)

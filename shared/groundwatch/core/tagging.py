@@ -72,6 +72,7 @@ GroupKey = tuple[str, str, str]
 _CORRECT = Verdict.CORRECT
 _INCORRECT = Verdict.INCORRECT
 _ERROR = Verdict.ERROR
+_NO_CAUSES: dict[Cause, int] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,41 +262,50 @@ class _CohortSums:
 
 
 class _Cycle:
-    """One cycle of a group: its observations in arrival order, each form's latest one, and how
-    many forms stand right and wrong — kept as verdicts arrive, so neither the closing test nor
-    the status rescans the observations per judgement. Counts, not sets of forms: the wrong
-    forms are listed only when flakiness has to be checked against them (few groups), and every
-    container a cycle holds is more work for the garbage collector."""
+    """One cycle of a group: each form's latest observation, every observation in arrival
+    order, and how many forms stand right and wrong — kept as verdicts arrive, so neither the
+    closing test nor the status rescans the observations per judgement. Counts, not sets of
+    forms: the wrong forms are listed only when flakiness has to be checked against them (few
+    groups); and the arrival list exists only once a form is repeated in the cycle (before, it
+    is ``forms`` itself): every container a cycle holds is more work for the garbage collector."""
 
-    __slots__ = ("closed", "cycle", "forms", "obs", "right", "wrong")
+    __slots__ = ("_repeats", "closed", "cycle", "forms", "right", "wrong")
 
     def __init__(self, cycle: int, *, closed: bool = False) -> None:
         self.cycle = cycle
-        self.obs: dict[str, Observation] = {}
         # form → its latest observation here (keys in order of first appearance)
         self.forms: dict[str, Observation] = {}
+        # probe id → observation, in arrival order: only once a form came twice
+        self._repeats: dict[str, Observation] | None = None
         self.right = 0  # forms whose latest verdict here is correct
         self.wrong = 0  # … incorrect
         self.closed = closed
 
     def add(self, obs: Observation) -> None:
         """Add a verdict; the form's latest verdict in the cycle is the one that stands."""
-        self.obs[obs.probe_id] = obs
         forms = self.forms
         form = obs.form_id
         prev = forms.get(form)
-        forms[form] = obs
         if prev is not None:
+            if self._repeats is None:  # so far one observation per form, in arrival order
+                self._repeats = {o.probe_id: o for o in forms.values()}
             v = prev.verdict
             if v is _CORRECT:
                 self.right -= 1
             elif v is _INCORRECT:
                 self.wrong -= 1
+        if self._repeats is not None:
+            self._repeats[obs.probe_id] = obs
+        forms[form] = obs
         v = obs.verdict
         if v is _CORRECT:
             self.right += 1
         elif v is _INCORRECT:
             self.wrong += 1
+
+    def observations(self) -> Iterable[Observation]:
+        """Every observation of the cycle (repeats of a form included), in arrival order."""
+        return self.forms.values() if self._repeats is None else self._repeats.values()
 
     def wrong_forms(self) -> Iterator[str]:
         """The forms whose latest verdict here is incorrect."""
@@ -325,7 +335,10 @@ class _Tally:
     # per form: (cycle, correct?, truth_version) of its decided verdicts, oldest first
     history: dict[str, list[tuple[int, bool, int]]] = field(default_factory=dict)
     flaky: frozenset[str] = frozenset()
-    causes: dict[Cause, int] = field(default_factory=dict)
+    # replaced, never changed in place (Tagger._reattribute): all tallies start with one empty
+    causes: dict[Cause, int] = field(default_factory=lambda: _NO_CAUSES)
+    # the last of the cycles ``latest`` was derived from (see Tagger._recompute)
+    counted_last: _Cycle | None = None
     last_closed: int | None = None
     evicted_before: int | None = None
     answers_open_domain: bool = False  # a baseline tally with a correct latest verdict
@@ -617,31 +630,28 @@ class Tagger:
             return
         closed = [c for c, cy in t.cycles.items() if cy.closed]  # ascending
         for c in closed[: max(0, len(closed) - self._w)]:
-            for o in t.cycles.pop(c).obs.values():
+            for o in t.cycles.pop(c).observations():
                 del self._live[o.probe_id]
                 self._count_verdict(o, -1)
             t.evicted_before = max(t.evicted_before or 0, c + 1)
 
     def _recompute(self, key: GroupKey, t: _Tally, obs: Observation | None) -> None:
         """Re-derive the group's window numbers and status, and move the running sums by the
-        difference (a group has a handful of forms and W cycles: cheap)."""
+        difference (a group has a handful of forms and W cycles: cheap). After :meth:`apply`,
+        when no cycle opened, closed or left, only the new verdict is accounted for."""
         old_status: GroupStatus = t.status
         o_correct, o_incorrect, o_error, o_undecided = t.correct, t.incorrect, t.error, t.undecided
         o_probed, o_flaky = len(t.latest), len(t.flaky)
-        # What counts is what the status stands on: each form's latest verdict in the closed
-        # cycles (a cycle still filling joins when it closes); before any cycle closed, the
-        # open one, so a pending group still shows what it has.
-        cycles = t.cycles
-        closed = [cy for cy in cycles.values() if cy.closed]
-        counted = closed or list(cycles.values())
+        closed: list[_Cycle] | None = None
         # Since the last recompute only ``obs`` arrived: if no cycle opened, closed or left on
-        # the way, the counted cycles are the same ones, and the window's numbers move by this
-        # one verdict instead of being re-derived.
-        same = obs is not None and not t.reshaped
+        # the way, the counted cycles (below) are the same ones, and the window's numbers move
+        # by this one verdict instead of being re-derived.
+        cycle: _Cycle | None = None
+        if obs is not None and not t.reshaped:
+            cycle = t.cycles[obs.cycle]
         t.reshaped = False
-        cycle = cycles.get(obs.cycle) if obs is not None else None
-        if same and cycle is counted[-1]:
-            assert obs is not None  # for mypy: ``same`` implies it
+        if cycle is not None and cycle is t.counted_last:
+            assert obs is not None  # for mypy: ``cycle`` implies it
             correct, incorrect, error, undecided = o_correct, o_incorrect, o_error, o_undecided
             latest = t.latest
             form = obs.form_id
@@ -670,11 +680,18 @@ class Tagger:
                 error += 1
             else:
                 undecided += 1
-        elif same and cycle is not None and not cycle.closed and closed:
-            # a verdict of a cycle still filling while closed ones count: nothing counted moved
+        elif cycle is not None and not cycle.closed and old_status is not GroupStatus.PENDING:
+            # a verdict of a cycle still filling while closed ones (not pending) count: nothing
+            # counted moved
             latest = t.latest
             correct, incorrect, error, undecided = o_correct, o_incorrect, o_error, o_undecided
         else:
+            # What counts is what the status stands on: each form's latest verdict in the closed
+            # cycles (a cycle still filling joins when it closes); before any cycle closed, the
+            # open one, so a pending group still shows what it has.
+            closed = [cy for cy in t.cycles.values() if cy.closed]
+            counted = closed or list(t.cycles.values())
+            t.counted_last = counted[-1] if counted else None
             if len(counted) == 1:
                 latest = counted[0].forms.copy()
             else:
@@ -700,22 +717,23 @@ class Tagger:
         elif obs.verdict is _CORRECT or obs.verdict is _INCORRECT:
             # only this form's history moved, so only its flakiness can change
             form = obs.form_id
-            if form_is_flaky(self._remember(t, obs)) is not (form in old_flaky):
+            h = self._remember(t, obs)
+            if (len(h) > 2 and form_is_flaky(h)) is not (form in old_flaky):
                 t.flaky = old_flaky ^ {form}
         new_status: GroupStatus
         last_closed: int | None
         if (
-            same
-            and old_status is not GroupStatus.PENDING
-            and cycle is not None
+            cycle is not None
             and not cycle.closed
-            and t.flaky is old_flaky
+            and (old_status is GroupStatus.PENDING or t.flaky is old_flaky)
         ):
-            # Some cycle had closed (not pending) and the counted cycles are the same ones: so
-            # are the closed cycles, none of which this verdict joined, and the flaky forms did
-            # not move: the status is what it was.
+            # No cycle opened, closed or left, and this verdict joined none of the closed ones:
+            # the status is what it was (pending: still no closed cycle; otherwise the closed
+            # cycles and the flaky forms are as they were).
             new_status, last_closed = old_status, t.last_closed
         else:
+            if closed is None:
+                closed = [cy for cy in t.cycles.values() if cy.closed]
             new_status, last_closed = self._status(t, closed)
         # running sums: remove the old contribution, add the new one
         s = t.sums
@@ -865,7 +883,7 @@ class Tagger:
         for key in keys:
             t = self._tallies[key]
             for cy in t.cycles.values():
-                for o in cy.obs.values():
+                for o in cy.observations():
                     del self._live[o.probe_id]
                     self._count_verdict(o, -1)
                     n += 1
@@ -1088,7 +1106,7 @@ class Tagger:
         t = self._tallies.get((target, cohort, group_id))
         if t is None:
             return []
-        return [o for c in sorted(t.cycles) for o in t.cycles[c].obs.values()]
+        return [o for c in sorted(t.cycles) for o in t.cycles[c].observations()]
 
     def flaky(self, target: str, cohort: str, group_id: str) -> frozenset[str]:
         """Form ids of the group whose verdict reversed with an unchanged truth."""
