@@ -56,6 +56,7 @@ def stream(seed: int) -> list[Observation]:
                 run_id=f"r{cycle}",
                 group_forms=forms,
                 series="s",
+                scenario="S2" if g == 5 else "factual",  # a RAGProbe item: never a knowledge gap
                 cycle=cycle,
                 truth_version=1 + (rng.random() < 0.05),
                 retrieved_ids=(f"d{rng.randrange(4)}",) if rng.random() < 0.5 else (),
@@ -112,6 +113,8 @@ def state(t: Tagger) -> tuple[object, ...]:
         sorted(t.transition_counts().items()),
         len(t),
         sorted(t.knowledge_gaps("t1")),
+        sorted(t.knowledge_gaps("base")),
+        sorted(t.scenario_counts().items()),
         sorted(t.open_domain_groups()),
         [o.probe_id for o in t.counted_observations()],
         t.cause_counts(),

@@ -546,7 +546,10 @@ class Tagger:
             if len(closed) >= self._w and c < closed[0] and c < next(reversed(t.cycles)):
                 return None  # older than every cycle the window keeps
         live[pid] = obs
-        self._count_verdict(obs, 1)
+        if obs.scenario == FACTUAL and (vc := self._verdict_counts.get(obs.target)) is not None:
+            vc[obs.verdict] += 1  # _count_verdict's common case, without the call
+        else:
+            self._count_verdict(obs, 1)
         if obs.retrieved_ids and obs.target not in self._id_targets:
             self._id_targets.add(obs.target)
         cycles = t.cycles
@@ -859,18 +862,24 @@ class Tagger:
         t.status = new
 
     def _update_knowledge_gap(self, target: str, group_id: str) -> None:
-        cohorts = self._cohorts_of.get((target, group_id), set())
-        if any(self._tallies[(target, c, group_id)].scenario != FACTUAL for c in cohorts):
-            return  # RAGProbe scenario probes are single questions, not facts of the database
-        # every cohort with evidence says gap; a cohort with none yet (pending, unknown: the
-        # target erred or the judge abstained) neither confirms nor refutes it
-        statuses = [
-            s
-            for c in cohorts
-            if (s := self._tallies[(target, c, group_id)].status) in DECIDED_STATUSES
-        ]
+        # Every cohort with evidence says gap; a cohort with none yet (pending, unknown: the
+        # target erred or the judge abstained) neither confirms nor refutes it. One pass over
+        # the cohorts (this runs on every status change).
+        tallies = self._tallies
+        decided = False
+        all_gap = True
+        for c in self._cohorts_of.get((target, group_id), ()):
+            t = tallies[(target, c, group_id)]
+            if t.scenario != FACTUAL:
+                return  # RAGProbe scenario probes are single questions, not facts of the database
+            s = t.status
+            if s is GroupStatus.GAP:
+                decided = True
+            elif s in DECIDED_STATUSES:
+                decided = True
+                all_gap = False
         gaps = self._knowledge_gaps.setdefault(target, set())
-        if statuses and all(s is GroupStatus.GAP for s in statuses):
+        if decided and all_gap:
             gaps.add(group_id)
         else:
             gaps.discard(group_id)
