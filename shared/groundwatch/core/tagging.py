@@ -519,8 +519,8 @@ class Tagger:
 
     # ------------------------------------------------------------------ ingest
     def apply(self, obs: Observation) -> bool:
-        """Count one judged observation (O(forms × window) for its group, in C-level dict and
-        set operations: the per-cycle form verdicts are kept as they arrive)."""
+        """Count one judged observation: O(forms × window) for its group at worst; while no
+        cycle opens, closes or leaves the window, only the new verdict moves its numbers."""
         t = self._ingest(obs)
         if t is None:
             return False
