@@ -68,8 +68,11 @@ RECENT_TRANSITIONS = 1000
 _NO_SCORES: Mapping[str, float] = MappingProxyType({})
 
 GroupKey = tuple[str, str, str]
-_NO_VERDICTS: dict[Verdict, int] = dict.fromkeys(Verdict, 0)
 """(target, cohort, group_id)."""
+_CORRECT = Verdict.CORRECT
+_INCORRECT = Verdict.INCORRECT
+_ERROR = Verdict.ERROR
+_NO_CAUSES: dict[Cause, int] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,24 +261,73 @@ class _CohortSums:
     flaky_forms: int = 0
 
 
-@dataclass(slots=True)
 class _Cycle:
-    cycle: int
-    obs: dict[str, Observation] = field(default_factory=dict)
-    closed: bool = False
+    """One cycle of a group: each form's latest observation, every observation in arrival
+    order, and how many forms stand right and wrong — kept as verdicts arrive, so neither the
+    closing test nor the status rescans the observations per judgement. Counts, not sets of
+    forms: the wrong forms are listed only when flakiness has to be checked against them (few
+    groups); and the arrival list exists only once a form is repeated in the cycle (before, it
+    is ``forms`` itself): every container a cycle holds is more work for the garbage collector."""
+
+    __slots__ = ("_repeats", "closed", "cycle", "forms", "right", "wrong")
+
+    def __init__(self, cycle: int, *, closed: bool = False) -> None:
+        self.cycle = cycle
+        # form → its latest observation here (keys in order of first appearance)
+        self.forms: dict[str, Observation] = {}
+        # probe id → observation, in arrival order: only once a form came twice
+        self._repeats: dict[str, Observation] | None = None
+        self.right = 0  # forms whose latest verdict here is correct
+        self.wrong = 0  # … incorrect
+        self.closed = closed
+
+    def add(self, obs: Observation) -> None:
+        """Add a verdict; the form's latest verdict in the cycle is the one that stands."""
+        forms = self.forms
+        form = obs.form_id
+        prev = forms.get(form)
+        if prev is not None:
+            if self._repeats is None:  # so far one observation per form, in arrival order
+                self._repeats = {o.probe_id: o for o in forms.values()}
+            v = prev.verdict
+            if v is _CORRECT:
+                self.right -= 1
+            elif v is _INCORRECT:
+                self.wrong -= 1
+        if self._repeats is not None:
+            self._repeats[obs.probe_id] = obs
+        forms[form] = obs
+        v = obs.verdict
+        if v is _CORRECT:
+            self.right += 1
+        elif v is _INCORRECT:
+            self.wrong += 1
+
+    def observations(self) -> Iterable[Observation]:
+        """Every observation of the cycle (repeats of a form included), in arrival order."""
+        return self.forms.values() if self._repeats is None else self._repeats.values()
+
+    def wrong_forms(self) -> Iterator[str]:
+        """The forms whose latest verdict here is incorrect."""
+        return (f for f, o in self.forms.items() if o.verdict is _INCORRECT)
 
 
 @dataclass(slots=True)
 class _Tally:
+    key: GroupKey
     dataset_id: str
     scenario: str
     group_forms: int
     series: str
     sums: _CohortSums
+    # ascending by cycle number (kept so on insertion): the window is read in order without
+    # sorting per judgement
     cycles: dict[int, _Cycle] = field(default_factory=dict)
     status: GroupStatus = GroupStatus.PENDING
     # derived over the window: each form's latest observation
     latest: dict[str, Observation] = field(default_factory=dict)
+    # a cycle opened, closed or left since the last recompute: the counted cycles may differ
+    reshaped: bool = True
     correct: int = 0
     incorrect: int = 0
     error: int = 0
@@ -283,7 +335,10 @@ class _Tally:
     # per form: (cycle, correct?, truth_version) of its decided verdicts, oldest first
     history: dict[str, list[tuple[int, bool, int]]] = field(default_factory=dict)
     flaky: frozenset[str] = frozenset()
-    causes: dict[Cause, int] = field(default_factory=dict)
+    # replaced, never changed in place (Tagger._reattribute): all tallies start with one empty
+    causes: dict[Cause, int] = field(default_factory=lambda: _NO_CAUSES)
+    # the last of the cycles ``latest`` was derived from (see Tagger._recompute)
+    counted_last: _Cycle | None = None
     last_closed: int | None = None
     evicted_before: int | None = None
     answers_open_domain: bool = False  # a baseline tally with a correct latest verdict
@@ -419,11 +474,6 @@ def attribution_status(status: GroupStatus, answered_in_another_cohort: bool) ->
     return status
 
 
-_CORRECT = Verdict.CORRECT
-_INCORRECT = Verdict.INCORRECT
-_ERROR = Verdict.ERROR
-
-
 class Tagger:
     """Incremental, idempotent GRAMMAR tagging of a stream of judged observations.
 
@@ -469,49 +519,66 @@ class Tagger:
 
     # ------------------------------------------------------------------ ingest
     def apply(self, obs: Observation) -> bool:
-        """Count one judged observation (O(forms × window) for its group)."""
-        key = self._ingest(obs)
-        if key is None:
+        """Count one judged observation: O(forms × window) for its group at worst; while no
+        cycle opens, closes or leaves the window, only the new verdict moves its numbers."""
+        t = self._ingest(obs)
+        if t is None:
             return False
-        self._recompute(key, self._tallies[key], obs)
+        self._recompute(t.key, t, obs)
         return True
 
-    def _ingest(self, obs: Observation) -> GroupKey | None:
+    def _ingest(self, obs: Observation) -> _Tally | None:
         """Put ``obs`` in its group's window (``None``: a repeat, or older than the window);
         the group's numbers and status are re-derived by :meth:`_recompute` after."""
         pid = obs.probe_id
-        if pid in self._live:
+        live = self._live
+        if pid in live:
             return None
         key = (obs.target, obs.cohort, obs.group_id)
         t = self._tallies.get(key)
+        c = obs.cycle
         if t is None:
             t = self._open(key, obs)
-        elif t.evicted_before is not None and obs.cycle < t.evicted_before:
+        elif t.evicted_before is not None and c < t.evicted_before:
             return None  # a late verdict of a cycle that left the window: never evicts newer
-        elif obs.cycle not in t.cycles and t.cycles and self._w is not None:
-            closed = sorted(c for c, cy in t.cycles.items() if cy.closed)
-            if len(closed) >= self._w and obs.cycle < closed[0] and obs.cycle < max(t.cycles):
+        elif c not in t.cycles and t.cycles and self._w is not None:
+            closed = [cc for cc, cy in t.cycles.items() if cy.closed]  # ascending
+            if len(closed) >= self._w and c < closed[0] and c < next(reversed(t.cycles)):
                 return None  # older than every cycle the window keeps
-        self._live[pid] = obs
-        self._count_verdict(obs, 1)
+        live[pid] = obs
+        if obs.scenario == FACTUAL and (vc := self._verdict_counts.get(obs.target)) is not None:
+            vc[obs.verdict] += 1  # _count_verdict's common case, without the call
+        else:
+            self._count_verdict(obs, 1)
         if obs.retrieved_ids and obs.target not in self._id_targets:
             self._id_targets.add(obs.target)
-        t.group_forms = obs.group_forms if obs.cycle >= max(t.cycles, default=0) else t.group_forms
-        cycle = t.cycles.get(obs.cycle)
+        cycles = t.cycles
+        top = next(reversed(cycles)) if cycles else 0
+        if c >= top:
+            t.group_forms = obs.group_forms
+        cycle = cycles.get(c)
+        changed = False  # whether a cycle opened or closed: only then can one leave the window
+        # (and only then can the cycles that count differ: see _recompute)
         if cycle is None:
+            changed = True
             # a late verdict of an older cycle opens it already closed: a newer one has started
-            cycle = t.cycles[obs.cycle] = _Cycle(
-                obs.cycle, closed=any(c > obs.cycle for c in t.cycles)
-            )
+            newer = bool(cycles) and c < top
+            cycle = _Cycle(c, closed=newer)
             # a newer cycle started: every older open cycle is as complete as it will get
-            for c, cy in t.cycles.items():
-                if c < obs.cycle:
+            for cc, cy in cycles.items():
+                if cc < c:
                     cy.closed = True
-        cycle.obs[pid] = obs
-        if not cycle.closed and len({o.form_id for o in cycle.obs.values()}) >= t.group_forms:
-            cycle.closed = True
-        self._evict(t)
-        return key
+            cycles[c] = cycle
+            if newer:  # keep the cycles ascending
+                t.cycles = dict(sorted(cycles.items()))
+        cycle.add(obs)
+        if not cycle.closed and len(cycle.forms) >= t.group_forms:
+            cycle.closed = changed = True
+        if changed:
+            t.reshaped = True
+            if self._w is not None:
+                self._evict(t)
+        return t
 
     def apply_many(self, observations: Iterable[Observation]) -> int:
         """Apply each; returns how many were new."""
@@ -528,12 +595,11 @@ class Tagger:
         touched: dict[GroupKey, _Tally] = {}
         n = 0
         for obs in observations:
-            key = self._ingest(obs)
-            if key is None:
+            t = self._ingest(obs)
+            if t is None:
                 continue
             n += 1
-            t = self._tallies[key]
-            touched[key] = t
+            touched[t.key] = t
             if obs.verdict is _CORRECT or obs.verdict is _INCORRECT:
                 self._remember(t, obs)
         for key, t in touched.items():
@@ -552,7 +618,7 @@ class Tagger:
         if sums is None:
             sums = self._sums[ck] = _CohortSums()
         t = self._tallies[key] = _Tally(
-            obs.dataset_id, obs.scenario, obs.group_forms, obs.series, sums
+            key, obs.dataset_id, obs.scenario, obs.group_forms, obs.series, sums
         )
         sc = (key[0], key[1], GroupStatus.PENDING)
         self._status_counts[sc] = self._status_counts.get(sc, 0) + 1
@@ -561,58 +627,132 @@ class Tagger:
         return t
 
     def _evict(self, t: _Tally) -> None:
-        """Keep the last W closed cycles and any open one newer than them."""
+        """Keep the last W closed cycles and any open one newer than them (run when a cycle
+        opened or closed: nothing else changes which cycles are closed)."""
         if self._w is None:
             return
-        closed = sorted(c for c, cy in t.cycles.items() if cy.closed)
+        closed = [c for c, cy in t.cycles.items() if cy.closed]  # ascending
         for c in closed[: max(0, len(closed) - self._w)]:
-            for o in t.cycles.pop(c).obs.values():
+            for o in t.cycles.pop(c).observations():
                 del self._live[o.probe_id]
                 self._count_verdict(o, -1)
             t.evicted_before = max(t.evicted_before or 0, c + 1)
 
     def _recompute(self, key: GroupKey, t: _Tally, obs: Observation | None) -> None:
         """Re-derive the group's window numbers and status, and move the running sums by the
-        difference (a group has a handful of forms and W cycles: cheap)."""
-        old_status = t.status
-        old = (t.correct, t.incorrect, t.error, t.undecided, len(t.latest), len(t.flaky))
-        # What counts is what the status stands on: each form's latest verdict in the closed
-        # cycles (a cycle still filling joins when it closes); before any cycle closed, the
-        # open one, so a pending group still shows what it has.
-        counted = [c for c in sorted(t.cycles) if t.cycles[c].closed] or sorted(t.cycles)
-        latest: dict[str, Observation] = {}
-        for c in counted:
-            for o in t.cycles[c].obs.values():
-                latest[o.form_id] = o
-        t.latest = latest
-        n = _NO_VERDICTS.copy()  # iterating the enum per judgement cost a tenth of apply
-        for o in latest.values():
-            n[o.verdict] += 1
-        t.correct, t.incorrect = n[_CORRECT], n[_INCORRECT]
-        t.error, t.undecided = n[_ERROR], n[Verdict.UNDECIDED]
+        difference (a group has a handful of forms and W cycles: cheap). After :meth:`apply`,
+        when no cycle opened, closed or left, only the new verdict is accounted for."""
+        old_status: GroupStatus = t.status
+        o_correct, o_incorrect, o_error, o_undecided = t.correct, t.incorrect, t.error, t.undecided
+        o_probed, o_flaky = len(t.latest), len(t.flaky)
+        closed: list[_Cycle] | None = None
+        # Since the last recompute only ``obs`` arrived: if no cycle opened, closed or left on
+        # the way, the counted cycles (below) are the same ones, and the window's numbers move
+        # by this one verdict instead of being re-derived.
+        cycle: _Cycle | None = None
+        if obs is not None and not t.reshaped:
+            cycle = t.cycles[obs.cycle]
+        t.reshaped = False
+        if cycle is not None and cycle is t.counted_last:
+            assert obs is not None  # for mypy: ``cycle`` implies it
+            correct, incorrect, error, undecided = o_correct, o_incorrect, o_error, o_undecided
+            latest = t.latest
+            form = obs.form_id
+            prev = latest.get(form)
+            if prev is None:
+                # a new form: a new dict, so an iteration of the old one (a report built in
+                # another thread) never sees it change size — as with a full re-derivation
+                latest = t.latest = {**latest, form: obs}
+            else:
+                latest[form] = obs  # the form keeps its place, as in a re-derivation
+                v = prev.verdict
+                if v is _CORRECT:
+                    correct -= 1
+                elif v is _INCORRECT:
+                    incorrect -= 1
+                elif v is _ERROR:
+                    error -= 1
+                else:
+                    undecided -= 1
+            v = obs.verdict
+            if v is _CORRECT:
+                correct += 1
+            elif v is _INCORRECT:
+                incorrect += 1
+            elif v is _ERROR:
+                error += 1
+            else:
+                undecided += 1
+        elif cycle is not None and not cycle.closed and old_status is not GroupStatus.PENDING:
+            # a verdict of a cycle still filling while closed ones (not pending) count: nothing
+            # counted moved
+            latest = t.latest
+            correct, incorrect, error, undecided = o_correct, o_incorrect, o_error, o_undecided
+        else:
+            # What counts is what the status stands on: each form's latest verdict in the closed
+            # cycles (a cycle still filling joins when it closes); before any cycle closed, the
+            # open one, so a pending group still shows what it has.
+            closed = [cy for cy in t.cycles.values() if cy.closed]
+            counted = closed or list(t.cycles.values())
+            t.counted_last = counted[-1] if counted else None
+            if len(counted) == 1:
+                latest = counted[0].forms.copy()
+            else:
+                latest = {}
+                for cy in counted:
+                    latest.update(cy.forms)  # a later cycle's verdict of a form replaces it
+            t.latest = latest
+            correct = incorrect = error = undecided = 0
+            for o in latest.values():
+                v = o.verdict
+                if v is _CORRECT:
+                    correct += 1
+                elif v is _INCORRECT:
+                    incorrect += 1
+                elif v is _ERROR:
+                    error += 1
+                else:
+                    undecided += 1
+        t.correct, t.incorrect, t.error, t.undecided = correct, incorrect, error, undecided
+        old_flaky = t.flaky
         if obs is None:  # a rebuild or a dropped partition: every form's history may differ
             t.flaky = flaky_forms(t.history)
         elif obs.verdict is _CORRECT or obs.verdict is _INCORRECT:
             # only this form's history moved, so only its flakiness can change
-            self._remember(t, obs)
             form = obs.form_id
-            if form_is_flaky(t.history[form]) is not (form in t.flaky):
-                t.flaky = t.flaky ^ {form}
-        new_status, last_closed = self._status(t)
+            h = self._remember(t, obs)
+            if (len(h) > 2 and form_is_flaky(h)) is not (form in old_flaky):
+                t.flaky = old_flaky ^ {form}
+        new_status: GroupStatus
+        last_closed: int | None
+        if (
+            cycle is not None
+            and not cycle.closed
+            and (old_status is GroupStatus.PENDING or t.flaky is old_flaky)
+        ):
+            # No cycle opened, closed or left, and this verdict joined none of the closed ones:
+            # the status is what it was (pending: still no closed cycle; otherwise the closed
+            # cycles and the flaky forms are as they were).
+            new_status, last_closed = old_status, t.last_closed
+        else:
+            if closed is None:
+                closed = [cy for cy in t.cycles.values() if cy.closed]
+            new_status, last_closed = self._status(t, closed)
         # running sums: remove the old contribution, add the new one
         s = t.sums
-        was_decided = old_status in DECIDED_STATUSES
-        now_decided = new_status in DECIDED_STATUSES
-        s.probed += len(latest) - old[4]
-        s.decided += (t.correct + t.incorrect) - (old[0] + old[1])
-        s.error += t.error - old[2]
-        s.undecided += t.undecided - old[3]
-        s.flaky_forms += len(t.flaky) - old[5]
-        s.correct += (t.correct if now_decided else 0) - (old[0] if was_decided else 0)
-        s.incorrect += (t.incorrect if now_decided else 0) - (old[1] if was_decided else 0)
-        s.gap_examples += (t.correct + t.incorrect if new_status is GroupStatus.GAP else 0) - (
-            old[0] + old[1] if old_status is GroupStatus.GAP else 0
-        )
+        s.probed += len(latest) - o_probed
+        s.decided += (correct + incorrect) - (o_correct + o_incorrect)
+        s.error += error - o_error
+        s.undecided += undecided - o_undecided
+        s.flaky_forms += len(t.flaky) - o_flaky
+        if new_status is not old_status or correct != o_correct or incorrect != o_incorrect:
+            was_decided = old_status in DECIDED_STATUSES
+            now_decided = new_status in DECIDED_STATUSES
+            s.correct += (correct if now_decided else 0) - (o_correct if was_decided else 0)
+            s.incorrect += (incorrect if now_decided else 0) - (o_incorrect if was_decided else 0)
+            s.gap_examples += (correct + incorrect if new_status is GroupStatus.GAP else 0) - (
+                o_correct + o_incorrect if old_status is GroupStatus.GAP else 0
+            )
         if new_status is not old_status:
             self._move(key, t, new_status)
             if old_status is not GroupStatus.PENDING and last_closed is not None:
@@ -635,7 +775,7 @@ class Tagger:
         self._dirty.add(key)
         self._mutations += 1
         if key[0] == self.open_domain_baseline:
-            answers = t.correct > 0
+            answers = correct > 0
             if answers is not t.answers_open_domain:
                 t.answers_open_domain = answers
                 flagged = self._open_domain.get(key[2], 0) + (1 if answers else -1)
@@ -644,47 +784,63 @@ class Tagger:
                 else:
                     self._open_domain.pop(key[2], None)
 
-    def _remember(self, t: _Tally, obs: Observation) -> None:
-        """The form's decided verdict of this cycle in its (bounded) history."""
-        h = t.history.setdefault(obs.form_id, [])
-        entry = (obs.cycle, obs.verdict is _CORRECT, obs.truth_version)
-        for i, (c, _, _) in enumerate(h):
-            if c == obs.cycle:
-                h[i] = entry  # the latest verdict of the form in that cycle stands
-                break
-        else:
+    def _remember(self, t: _Tally, obs: Observation) -> list[tuple[int, bool, int]]:
+        """The form's decided verdict of this cycle in its (bounded) history; returns the
+        history. Verdicts mostly arrive in cycle order, so the newest entry is checked first."""
+        h = t.history.get(obs.form_id)
+        if h is None:
+            h = t.history[obs.form_id] = []
+        c = obs.cycle
+        entry = (c, obs.verdict is _CORRECT, obs.truth_version)
+        if not h or h[-1][0] < c:
             h.append(entry)
-            h.sort()
-        del h[:-FLAKY_HISTORY]
+        elif h[-1][0] == c:
+            h[-1] = entry  # the latest verdict of the form in that cycle stands
+        else:
+            for i, (hc, _, _) in enumerate(h):
+                if hc == c:
+                    h[i] = entry
+                    break
+            else:
+                h.append(entry)
+                h.sort()
+        if len(h) > FLAKY_HISTORY:
+            del h[:-FLAKY_HISTORY]
+        return h
 
-    def _status(self, t: _Tally) -> tuple[GroupStatus, int | None]:
-        closed = [t.cycles[c] for c in sorted(t.cycles) if t.cycles[c].closed]
+    def _status(self, t: _Tally, closed: list[_Cycle]) -> tuple[GroupStatus, int | None]:
+        """The group's status from its closed cycles (ascending) and its flaky forms."""
         if not closed:
             return GroupStatus.PENDING, None
-        mixed_wrong: set[str] = set()
-        last_decided: tuple[set[str], set[str]] | None = None
+        mixed = False  # a cycle with a right and a wrong form
+        last: _Cycle | None = None  # the latest decided cycle
         for cy in closed:
-            per_form: dict[str, Verdict] = {}
-            for o in cy.obs.values():
-                per_form[o.form_id] = o.verdict
-            right = {f for f, v in per_form.items() if v is _CORRECT}
-            wrong = {f for f, v in per_form.items() if v is _INCORRECT}
-            if right and wrong:
-                mixed_wrong |= wrong
-            if right or wrong:
-                last_decided = (right, wrong)
-        last = closed[-1].cycle
-        if last_decided is None:
-            return GroupStatus.UNKNOWN, last
-        if mixed_wrong:
-            status, culprits = GroupStatus.NON_ROBUST, mixed_wrong
-        elif last_decided[1]:
-            status, culprits = GroupStatus.GAP, last_decided[1]
+            if cy.right:
+                if cy.wrong:
+                    mixed = True
+                last = cy
+            elif cy.wrong:
+                last = cy
+        last_cycle = closed[-1].cycle
+        if last is None:
+            return GroupStatus.UNKNOWN, last_cycle
+        if mixed:
+            status = GroupStatus.NON_ROBUST  # culprits: the wrong forms of mixed cycles
+        elif last.wrong:
+            status = GroupStatus.GAP  # culprits: the wrong forms of the latest decided cycle
         else:
-            return GroupStatus.ROBUST, last
-        if culprits <= t.flaky:
-            return GroupStatus.FLAKY, last
-        return status, last
+            return GroupStatus.ROBUST, last_cycle
+        flaky = t.flaky
+        if flaky:  # there are culprits: with no flaky form they cannot all be flaky
+            if mixed:
+                culprits = all(
+                    f in flaky for cy in closed if cy.right and cy.wrong for f in cy.wrong_forms()
+                )
+            else:
+                culprits = all(f in flaky for f in last.wrong_forms())
+            if culprits:
+                return GroupStatus.FLAKY, last_cycle
+        return status, last_cycle
 
     def _count_verdict(self, obs: Observation, delta: int) -> None:
         vc = self._verdict_counts.get(obs.target)
@@ -706,18 +862,24 @@ class Tagger:
         t.status = new
 
     def _update_knowledge_gap(self, target: str, group_id: str) -> None:
-        cohorts = self._cohorts_of.get((target, group_id), set())
-        if any(self._tallies[(target, c, group_id)].scenario != FACTUAL for c in cohorts):
-            return  # RAGProbe scenario probes are single questions, not facts of the database
-        # every cohort with evidence says gap; a cohort with none yet (pending, unknown: the
-        # target erred or the judge abstained) neither confirms nor refutes it
-        statuses = [
-            s
-            for c in cohorts
-            if (s := self._tallies[(target, c, group_id)].status) in DECIDED_STATUSES
-        ]
+        # Every cohort with evidence says gap; a cohort with none yet (pending, unknown: the
+        # target erred or the judge abstained) neither confirms nor refutes it. One pass over
+        # the cohorts (this runs on every status change).
+        tallies = self._tallies
+        decided = False
+        all_gap = True
+        for c in self._cohorts_of.get((target, group_id), ()):
+            t = tallies[(target, c, group_id)]
+            if t.scenario != FACTUAL:
+                return  # RAGProbe scenario probes are single questions, not facts of the database
+            s = t.status
+            if s is GroupStatus.GAP:
+                decided = True
+            elif s in DECIDED_STATUSES:
+                decided = True
+                all_gap = False
         gaps = self._knowledge_gaps.setdefault(target, set())
-        if statuses and all(s is GroupStatus.GAP for s in statuses):
+        if decided and all_gap:
             gaps.add(group_id)
         else:
             gaps.discard(group_id)
@@ -730,7 +892,7 @@ class Tagger:
         for key in keys:
             t = self._tallies[key]
             for cy in t.cycles.values():
-                for o in cy.obs.values():
+                for o in cy.observations():
                     del self._live[o.probe_id]
                     self._count_verdict(o, -1)
                     n += 1
@@ -953,7 +1115,7 @@ class Tagger:
         t = self._tallies.get((target, cohort, group_id))
         if t is None:
             return []
-        return [o for c in sorted(t.cycles) for o in t.cycles[c].obs.values()]
+        return [o for c in sorted(t.cycles) for o in t.cycles[c].observations()]
 
     def flaky(self, target: str, cohort: str, group_id: str) -> frozenset[str]:
         """Form ids of the group whose verdict reversed with an unchanged truth."""

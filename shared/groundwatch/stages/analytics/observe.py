@@ -12,16 +12,21 @@ from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import STALE_REASON, Observation
 
 
-def observation_from_judgement(j: Judgement) -> Observation:
-    """The observation a judgement message carries (the analytics consumer's one mapping)."""
+def observation_from_judgement(j: Judgement, probe_id: str | None = None) -> Observation:
+    """The observation a judgement message carries (the analytics consumer's one mapping).
+
+    ``probe_id``: ``str(j.probe_id)`` when the caller has it already (the stage formats every
+    id once to skip redeliveries; a UUID's ``str`` is Python code)."""
     at = j.judged_at.timestamp()
+    verdict = j.verdict
     return Observation(
-        probe_id=str(j.probe_id),
+        probe_id=str(j.probe_id) if probe_id is None else probe_id,
         target=j.target,
         cohort=j.cohort,
         group_id=j.group_id,
         form_id=j.form_id,
-        verdict=Verdict(j.verdict),
+        # validated as a Verdict already: the enum lookup only for a message built otherwise
+        verdict=verdict if type(verdict) is Verdict else Verdict(verdict),
         run_id=j.run_id,
         dataset_id=j.dataset_id,
         scenario=j.scenario,

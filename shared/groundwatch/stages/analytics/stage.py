@@ -128,16 +128,21 @@ class AnalyticsStage:
                 raise RetryLater(f"database unavailable: {exc}") from exc
         tagger = self.tagger
         fresh: list[Judgement] = []
-        seen: set[str] = set()
+        # probe id → judgement, in order: each id formatted once (the dedup and the observation)
+        seen: dict[str, Judgement] = {}
         for j in judgements:
             pid = str(j.probe_id)
             if pid not in tagger and pid not in seen:
-                seen.add(pid)
+                seen[pid] = j
                 fresh.append(j)
         if not fresh:
             return []
-        applied = [o for o in map(observation_from_judgement, fresh) if tagger.apply(o)]
-        tallies = [t for t in (tagger.tally(*k) for k in {o.key for o in applied}) if t is not None]
+        apply = tagger.apply
+        applied = [
+            o for o in (observation_from_judgement(j, pid) for pid, j in seen.items()) if apply(o)
+        ]
+        keys = {(o.target, o.cohort, o.group_id) for o in applied}
+        tallies = [t for t in (tagger.tally(*k) for k in keys) if t is not None]
         transitions = tagger.drain_transitions()
         try:
             await asyncio.to_thread(self.store.save, fresh, tallies, transitions)
