@@ -332,13 +332,12 @@ _LEVEL_CODE = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _Occurrence:
-    owner: int  # -1 = the gold part, k >= 0 = rival k, -2 = another country
-    level: Level
-    start: int
-    end: int
-    name: str  # the rival's raw value / the country's code
+#: One naming of a value in the response: ``(owner, level, start, end, name)``; owner -1 = the
+#: gold part, k >= 0 = rival k, -2 = another country; name = the rival's raw value / the
+#: country's code. A plain tuple: a judgement builds several, and a dataclass's ``__init__``
+#: costs more than the look-ups that find them.
+_Occurrence = tuple[int, Level, int, int, str]
+_OWNER, _LEVEL, _START, _END, _NAME = range(5)
 
 
 @dataclass(slots=True)
@@ -409,16 +408,6 @@ def _is_denied(toks: Sequence[str], start: int) -> bool:
     return False
 
 
-@lru_cache(maxsize=65_536)
-def acronym(norm: str) -> str:
-    """Initials of a value's content words ("chief executive officer" → "ceo"), or "" for a value
-    of fewer than two content words (an initial alone is no evidence)."""
-    words = [w for w in norm.split() if w not in STOPWORDS]
-    if len(words) < 2 or not all(w[0].isalpha() for w in words):
-        return ""
-    return "".join(w[0] for w in words)
-
-
 _UPPER_WORD = re.compile(r"\b[A-Z]{2,}\b")
 
 
@@ -427,16 +416,12 @@ def _value_occurrences(
 ) -> list[_Occurrence]:
     out: list[_Occurrence] = []
     if Level.SURFACE in levels and part.last_word in ev.tok_set:
-        out += [
-            _Occurrence(owner, Level.SURFACE, a, b, part.raw)
-            for a, b in _spans(ev.pad, part.needle)
-        ]
+        raw = part.raw
+        out += [(owner, Level.SURFACE, a, b, raw) for a, b in _spans(ev.pad, part.needle)]
     stem_last = part.stem_last
     if stem_last and Level.STEM in levels and stem_last in ev.stem_set:
-        out += [
-            _Occurrence(owner, Level.STEM, a, b, part.raw)
-            for a, b in _spans(ev.stem_pad, part.stem_needle)
-        ]
+        raw = part.raw
+        out += [(owner, Level.STEM, a, b, raw) for a, b in _spans(ev.stem_pad, part.stem_needle)]
     return out
 
 
@@ -459,61 +444,67 @@ def read_part(ev: Evidence, index: int) -> Reading:
     occ = _value_occurrences(ev, part, -1, (Level.SURFACE,))
     if rivals or not occ:
         occ += _value_occurrences(ev, part, -1, (Level.STEM,))
+    lookup = g.lookups[index]
     if rivals:
-        # Most rivals are named nowhere in the response: the two set look-ups the occurrence
-        # search starts with, done here, skip a call per rival (a value set has dozens).
+        # Most rivals are named nowhere in the response: two set intersections against the
+        # rivals' last words and last stems (indexed once per gold) rule them all out; only when
+        # one may be named are the rivals walked, in order, as the occurrence search needs.
         tok_set, stem_set = ev.tok_set, ev.stem_set
-        for k, rival in enumerate(rivals):
-            if rival.last_word in tok_set or (rival.stem_last and rival.stem_last in stem_set):
-                occ += _value_occurrences(ev, rival, k, all_levels)
-    rival_codes = {r.country: r.raw for r in rivals if r.country}
+        if not (tok_set.isdisjoint(lookup.last_words) and stem_set.isdisjoint(lookup.stem_lasts)):
+            for k, rival in enumerate(rivals):
+                if rival.last_word in tok_set or (rival.stem_last and rival.stem_last in stem_set):
+                    occ += _value_occurrences(ev, rival, k, all_levels)
+    rival_codes = lookup.rival_codes
     if part.country is not None or rival_codes:
         for m in ev.countries(part.country):
             if m.code == part.country:
-                occ.append(_Occurrence(-1, Level.ALIAS, m.start, m.end, m.code))
+                occ.append((-1, Level.ALIAS, m.start, m.end, m.code))
             elif m.code in rival_codes:
-                occ.append(_Occurrence(0, Level.ALIAS, m.start, m.end, rival_codes[m.code]))
+                occ.append((0, Level.ALIAS, m.start, m.end, rival_codes[m.code]))
             elif part.country is not None and not rivals:
                 # no grounded candidates: another country is the conflicting value of the type
                 name = " ".join(ev.toks[m.start : m.end])
-                occ.append(_Occurrence(-2, Level.ALIAS, m.start, m.end, name))
-    if ev.upper_words:
-        for owner, value in [(-1, part), *enumerate(rivals)]:
-            short = acronym(value.norm)
-            if short and short in ev.upper_words:
-                occ += [
-                    _Occurrence(owner, Level.ALIAS, j, j + 1, value.raw)
-                    for j, t in enumerate(ev.toks)
-                    if t == short
-                ]
-    occ = [o for o in occ if not _is_echo(ev, o.start, o.end, by_stem=o.level is Level.STEM)]
-    occ.sort(key=lambda o: (o.level, o.start - o.end))
+                occ.append((-2, Level.ALIAS, m.start, m.end, name))
+    # an acronym is looked for only where its capitals occur in the raw response at all
+    response = ev.response
+    for owner, raw, short, upper in lookup.acronyms:
+        if upper in response and short in ev.upper_words:
+            occ += [
+                (owner, Level.ALIAS, j, j + 1, raw) for j, t in enumerate(ev.toks) if t == short
+            ]
+    if occ:
+        occ = [o for o in occ if not _is_echo(ev, o[2], o[3], by_stem=o[1] is Level.STEM)]
+        occ.sort(key=_occ_order)
     claimed: dict[int, tuple[int, Level, int, int]] = {}
     accepted: list[_Occurrence] = []
     cancelled: set[tuple[int, int]] = set()
     for o in occ:
-        holders = {claimed[t] for t in range(o.start, o.end) if t in claimed}
+        owner, level, start, end = o[0], o[1], o[2], o[3]
+        holders = {claimed[t] for t in range(start, end) if t in claimed}
         if not holders:
             accepted.append(o)
-            for t in range(o.start, o.end):
-                claimed[t] = (o.owner, o.level, o.start, o.end)
-        elif all(h[0] == o.owner for h in holders):
+            for t in range(start, end):
+                claimed[t] = (owner, level, start, end)
+        elif all(h[0] == owner for h in holders):
             continue  # the same value again (e.g. its stem under its surface form)
-        elif any(h[1] == o.level and (h[2], h[3]) == (o.start, o.end) for h in holders):
-            cancelled.add((o.start, o.end))  # gold and rival tied: neither is evidence
-    accepted = [o for o in accepted if (o.start, o.end) not in cancelled]
+        elif any(h[1] == level and (h[2], h[3]) == (start, end) for h in holders):
+            cancelled.add((start, end))  # gold and rival tied: neither is evidence
+    if cancelled:
+        accepted = [o for o in accepted if (o[2], o[3]) not in cancelled]
     r = Reading()
-    gold_occ = [o for o in accepted if o.owner == -1]
-    affirmed = [o for o in gold_occ if not _is_denied(ev.toks, o.start)]
+    toks = ev.toks
+    gold_occ = [o for o in accepted if o[0] == -1]
+    affirmed = [o for o in gold_occ if not _is_denied(toks, o[2])]
     r.denied = bool(gold_occ) and not affirmed
-    rival_occ = [o for o in accepted if o.owner != -1 and not _is_denied(ev.toks, o.start)]
-    r.rivals = list(dict.fromkeys(o.name for o in rival_occ))
-    # A stem shared with a rival blocks a "correct" but proves nothing: derivation changes
-    # meaning ("hospitals" and *Hospitality* share the stem "hospit").
-    r.proven_rivals = list(dict.fromkeys(o.name for o in rival_occ if o.level is not Level.STEM))
+    rival_occ = [o for o in accepted if o[0] != -1 and not _is_denied(toks, o[2])]
+    if rival_occ:
+        r.rivals = list(dict.fromkeys(o[4] for o in rival_occ))
+        # A stem shared with a rival blocks a "correct" but proves nothing: derivation changes
+        # meaning ("hospitals" and *Hospitality* share the stem "hospit").
+        r.proven_rivals = list(dict.fromkeys(o[4] for o in rival_occ if o[1] is not Level.STEM))
     if affirmed:
-        r.level = min(o.level for o in affirmed)
-        r.spans = [(o.start, o.end) for o in affirmed]
+        r.level = min(o[1] for o in affirmed)
+        r.spans = [(o[2], o[3]) for o in affirmed]
     elif not gold_occ:
         fz = fuzzy_window(part.norm, ev.toks)
         if (
@@ -531,6 +522,11 @@ def read_part(ev: Evidence, index: int) -> Reading:
     if r.level is not None:
         r.hedge = _hedge(ev, part, r, rival_occ)
     return r
+
+
+def _occ_order(o: _Occurrence) -> tuple[Level, int]:
+    """Most exact level first, longer first within a level (a stable sort keeps the rest)."""
+    return (o[1], o[2] - o[3])
 
 
 def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence]) -> str | None:
@@ -561,7 +557,7 @@ def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence
     if "/" in ev.folded and (other := _slash_alternative(ev, part)) is not None:
         return f"alternative: {other!r}"
     if rival_occ and not _HEDGE_WORDS.isdisjoint(ev.tok_set):
-        return f"hedged_with: {', '.join(repr(o.name) for o in rival_occ[:3])}"
+        return f"hedged_with: {', '.join(repr(o[4]) for o in rival_occ[:3])}"
     return None
 
 
