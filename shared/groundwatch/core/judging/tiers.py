@@ -137,16 +137,18 @@ class Evidence:
         self._upper: frozenset[str] | None = None
 
     # -- lazily computed views -------------------------------------------------------------
+    # The query's views are cached on the query text (see :func:`_query_view`): like the gold, a
+    # query is probe data judged every cycle for every target, not a response.
     @property
     def query_toks(self) -> list[str]:
         if self._qtoks is None:
-            self._qtoks = tokens(self.query)
+            self._qtoks = _query_toks(self.query)
         return self._qtoks
 
     @property
     def query_pad(self) -> str:
         if self._qpad is None:
-            self._qpad = padded(" ".join(self.query_toks))
+            self._qpad = _query_view(self.query, _PAD)
         return self._qpad
 
     @property
@@ -176,13 +178,13 @@ class Evidence:
     @property
     def query_folded(self) -> str:
         if self._q_folded is None:
-            self._q_folded = fold(self.query)
+            self._q_folded = _query_view(self.query, _FOLDED)
         return self._q_folded
 
     @property
     def query_stem_pad(self) -> str:
         if self._q_stem_pad is None:
-            self._q_stem_pad = padded(" ".join(stems(self.query_toks)))
+            self._q_stem_pad = _query_view(self.query, _STEM_PAD)
         return self._q_stem_pad
 
     @property
@@ -226,14 +228,12 @@ class Evidence:
 
     def query_days(self) -> frozenset[date]:
         if self._q_dates is None:
-            self._q_dates = frozenset(
-                m.first for m in extract_dates_from_tokens(self.query_toks) if m.first == m.last
-            )
+            self._q_dates = _query_days(self.query)
         return self._q_dates
 
     def query_numbers(self) -> frozenset[float]:
         if self._q_numbers is None:
-            self._q_numbers = frozenset(m.value for m in extract_numbers(self.query))
+            self._q_numbers = _query_numbers(self.query)
         return self._q_numbers
 
     # -- per-part evidence -----------------------------------------------------------------
@@ -272,7 +272,7 @@ class Evidence:
             return PartStatus.ABSENT
         # the query is tokenized only if it can contain the gold text at all
         last_word = last_word or gold_norm.rsplit(" ", 1)[-1]
-        in_query = last_word in fold(self.query) and needle in self.query_pad
+        in_query = last_word in self.query_folded and needle in self.query_pad
         saw_echo = saw_negated = False
         while i >= 0:
             end = i + len(needle) - 1  # index of the space after the match
@@ -296,6 +296,38 @@ class Evidence:
             if saw_echo
             else PartStatus.ABSENT
         )
+
+
+_FOLDED, _PAD, _STEM_PAD = range(3)
+
+
+@lru_cache(maxsize=16_384)
+def _query_toks(query: str) -> list[str]:
+    """The query's tokens (shared by every judgement of the query: callers never mutate it)."""
+    return tokens(query)
+
+
+@lru_cache(maxsize=16_384)
+def _query_view(query: str, view: int) -> str:
+    """The query folded, its tokens padded, or its stems padded (cached per query text)."""
+    if view == _FOLDED:
+        return fold(query)
+    words = _query_toks(query)
+    return padded(" ".join(words if view == _PAD else stems(words)))
+
+
+@lru_cache(maxsize=16_384)
+def _query_days(query: str) -> frozenset[date]:
+    """The single days the query names (its own dates are no conflicting evidence)."""
+    return frozenset(
+        m.first for m in extract_dates_from_tokens(_query_toks(query)) if m.first == m.last
+    )
+
+
+@lru_cache(maxsize=16_384)
+def _query_numbers(query: str) -> frozenset[float]:
+    """The numbers the query names (its own numbers are no conflicting evidence)."""
+    return frozenset(m.value for m in extract_numbers(query))
 
 
 _DATE_STATUS = {
@@ -537,7 +569,7 @@ def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence
     response with a hedging word ("possibly", "might", "or").
     """
     toks = ev.toks
-    gold_tokens = {t for a, b in r.spans for t in range(a, b)}
+    gold_tokens: set[int] | None = None
     for a, b in r.spans:
         sides: list[range] = []
         if b < len(toks) and toks[b] == "or":
@@ -552,6 +584,8 @@ def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence
             words = [j for j in side if toks[j] not in STOPWORDS]
             if not words or toks[words[0]] in _NOT_AN_ALTERNATIVE:
                 continue
+            if gold_tokens is None:
+                gold_tokens = {t for a, b in r.spans for t in range(a, b)}
             if gold_tokens.isdisjoint(side):
                 return f"disjunction: {' '.join(toks[j] for j in side)!r}"
     if "/" in ev.folded and (other := _slash_alternative(ev, part)) is not None:

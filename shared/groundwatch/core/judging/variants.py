@@ -63,7 +63,7 @@ def stem(token: str) -> str:
 
 def stems(toks: Sequence[str]) -> list[str]:
     """Stems of normalized tokens (cached per token: responses repeat their vocabulary)."""
-    return [stem(t) for t in toks]
+    return list(map(stem, toks))
 
 
 def fuzzy_window(gold_norm: str, toks: Sequence[str]) -> tuple[int, int, float] | None:
