@@ -81,6 +81,7 @@ class Evidence:
     """The response as every tier needs it, computed at most once and only when asked."""
 
     __slots__ = (
+        "_content_set",
         "_countries",
         "_dates",
         "_numbers",
@@ -131,6 +132,7 @@ class Evidence:
         self._stem_pad: str | None = None
         self._stem_set: frozenset[str] | None = None
         self._tok_set: frozenset[str] | None = None
+        self._content_set: frozenset[str] | None = None
         self._q_stem_pad: str | None = None
         self._q_folded: str | None = None
         self._countries: list[CountryMention] | None = None
@@ -168,6 +170,13 @@ class Evidence:
         if self._tok_set is None:
             self._tok_set = frozenset(self.toks)
         return self._tok_set
+
+    @property
+    def content_set(self) -> frozenset[str]:
+        """The response's distinct tokens without stopwords (for token precision/recall)."""
+        if self._content_set is None:
+            self._content_set = self.tok_set - STOPWORDS
+        return self._content_set
 
     @property
     def stem_set(self) -> frozenset[str]:
@@ -510,6 +519,11 @@ def read_part(ev: Evidence, index: int) -> Reading:
     claimed: dict[int, tuple[int, Level, int, int]] = {}
     accepted: list[_Occurrence] = []
     cancelled: set[tuple[int, int]] = set()
+    if len(occ) == 1:  # the common case: one naming, nothing to settle
+        o = occ[0]
+        accepted = occ
+        claimed = dict.fromkeys(range(o[2], o[3]), (o[0], o[1], o[2], o[3]))
+        occ = []
     for o in occ:
         owner, level, start, end = o[0], o[1], o[2], o[3]
         holders = {claimed[t] for t in range(start, end) if t in claimed}
@@ -548,7 +562,7 @@ def read_part(ev: Evidence, index: int) -> Reading:
             # a near spelling, on words no exact value (gold or rival) has claimed
             r.level, r.spans = Level.FUZZY, [(fz[0], fz[1])]
         if r.level is None and part.content and len(part.content) > 1:
-            p, rec, _ = token_prf(part.content, ev.toks)
+            p, rec, _ = _prf(part.content, ev.content_set)
             if rec == 1.0 and p >= TOKEN_PRECISION_FOR_CORRECT:
                 r.level = Level.TOKENS
     if r.level is not None:
@@ -626,7 +640,11 @@ def _same_value(part: GoldPart, text: str) -> bool:
 
 def token_prf(gold: frozenset[str], response_tokens: Sequence[str]) -> tuple[float, float, float]:
     """Token precision/recall/F1 of the gold content tokens against the response (set-based)."""
-    resp = set(response_tokens) - STOPWORDS
+    return _prf(gold, set(response_tokens) - STOPWORDS)
+
+
+def _prf(gold: frozenset[str], resp: frozenset[str] | set[str]) -> tuple[float, float, float]:
+    """:func:`token_prf` against the response's content-token set."""
     if not gold or not resp:
         return 0.0, 0.0, 0.0
     common = len(gold & resp)
@@ -866,7 +884,7 @@ def tier_token_f1(ev: Evidence) -> Decision | None:
     for i, part in enumerate(ev.gold.parts):
         if part.typed or not part.content or ev.reading(i).level is not None:
             continue
-        p, r, _ = token_prf(part.content, ev.toks)
+        p, r, _ = _prf(part.content, ev.content_set)
         ev.notes.append(
             f"gold_not_named: {part.raw!r}"
             if r == 0.0
@@ -925,7 +943,7 @@ def judge_deterministic(
             return Decision(Verdict.INCORRECT, "empty", "empty_response", _ZERO_SCORES.copy())
         return Decision(Verdict.UNDECIDED, NO_TIER, "empty_response", _ZERO_SCORES.copy())
     ev = Evidence(query, gold, response)
-    p, r, f = token_prf(gold.content, ev.toks)
+    p, r, f = _prf(gold.content, ev.content_set)
     scores = {"token_precision": p, "token_recall": r, "token_f1": f}
     for tier in _chain(tuple(names)):
         decision = tier(ev)
