@@ -659,11 +659,11 @@ Tier = Callable[[Evidence], Decision | None]
 
 
 def _ok(tier: str, reason: str) -> Decision:
-    return Decision(Verdict.CORRECT, tier, reason)
+    return Decision.made(Verdict.CORRECT, tier, reason)
 
 
 def _wrong(tier: str, reason: str) -> Decision:
-    return Decision(Verdict.INCORRECT, tier, reason)
+    return Decision.made(Verdict.INCORRECT, tier, reason)
 
 
 def tier_refusal(ev: Evidence) -> Decision | None:
@@ -951,7 +951,7 @@ def judge_deterministic(
             decision.scores.update(scores)
             return decision
     reason = "; ".join(dict.fromkeys(ev.notes)) if ev.notes else "no_tier_decided"
-    return Decision(Verdict.UNDECIDED, NO_TIER, reason, scores)
+    return Decision.made(Verdict.UNDECIDED, NO_TIER, reason, scores)
 
 
 @lru_cache(maxsize=64)
