@@ -139,7 +139,7 @@ class Evidence:
         self._upper: frozenset[str] | None = None
 
     # -- lazily computed views -------------------------------------------------------------
-    # The query's views are cached on the query text (see :func:`_query_view`): like the gold, a
+    # The query's views are cached on the query text (see :func:`_query_toks`): like the gold, a
     # query is probe data judged every cycle for every target, not a response.
     @property
     def query_toks(self) -> list[str]:
@@ -150,7 +150,7 @@ class Evidence:
     @property
     def query_pad(self) -> str:
         if self._qpad is None:
-            self._qpad = _query_view(self.query, _PAD)
+            self._qpad = _query_pad(self.query)
         return self._qpad
 
     @property
@@ -187,13 +187,13 @@ class Evidence:
     @property
     def query_folded(self) -> str:
         if self._q_folded is None:
-            self._q_folded = _query_view(self.query, _FOLDED)
+            self._q_folded = _query_folded(self.query)
         return self._q_folded
 
     @property
     def query_stem_pad(self) -> str:
         if self._q_stem_pad is None:
-            self._q_stem_pad = _query_view(self.query, _STEM_PAD)
+            self._q_stem_pad = _query_stem_pad(self.query)
         return self._q_stem_pad
 
     @property
@@ -307,9 +307,8 @@ class Evidence:
         )
 
 
-_FOLDED, _PAD, _STEM_PAD = range(3)
-
-
+# One single-argument cache per view: ``lru_cache`` keys a lone ``str`` argument on the string
+# itself, where a ``(query, view)`` key would build and hash a tuple on every look-up.
 @lru_cache(maxsize=16_384)
 def _query_toks(query: str) -> list[str]:
     """The query's tokens (shared by every judgement of the query: callers never mutate it)."""
@@ -317,12 +316,21 @@ def _query_toks(query: str) -> list[str]:
 
 
 @lru_cache(maxsize=16_384)
-def _query_view(query: str, view: int) -> str:
-    """The query folded, its tokens padded, or its stems padded (cached per query text)."""
-    if view == _FOLDED:
-        return fold(query)
-    words = _query_toks(query)
-    return padded(" ".join(words if view == _PAD else stems(words)))
+def _query_folded(query: str) -> str:
+    """The query folded (cached per query text)."""
+    return fold(query)
+
+
+@lru_cache(maxsize=16_384)
+def _query_pad(query: str) -> str:
+    """The query's tokens, padded (cached per query text)."""
+    return padded(" ".join(_query_toks(query)))
+
+
+@lru_cache(maxsize=16_384)
+def _query_stem_pad(query: str) -> str:
+    """The query's stems, padded (cached per query text)."""
+    return padded(" ".join(stems(_query_toks(query))))
 
 
 @lru_cache(maxsize=16_384)
@@ -945,7 +953,7 @@ def judge_deterministic(
     ev = Evidence(query, gold, response)
     p, r, f = _prf(gold.content, ev.content_set)
     scores = {"token_precision": p, "token_recall": r, "token_f1": f}
-    for tier in _chain(tuple(names)):
+    for tier in _DEFAULT_CHAIN if tiers is None else _chain(tuple(names)):
         decision = tier(ev)
         if decision is not None:
             decision.scores.update(scores)
@@ -959,4 +967,5 @@ def _chain(names: tuple[str, ...]) -> tuple[Tier, ...]:
     return tuple(TIERS[n] for n in validate_tiers(names))
 
 
+_DEFAULT_CHAIN = _chain(DEFAULT_TIERS)
 _ZERO_SCORES = {"token_precision": 0.0, "token_recall": 0.0, "token_f1": 0.0}
