@@ -62,13 +62,14 @@ class RivalLookup:
     Most rivals are named nowhere in a response: intersecting the response's token (stem) set
     with ``last_words`` (``stem_lasts``) rules them all out in one C-level set operation instead
     of two look-ups per rival (a value set has dozens). ``acronyms`` are the values (the part
-    first, owner -1, then rival ``k``) whose initials could stand for them, with the initials and
-    their upper-case spelling (a cheap substring pre-check on the raw response).
+    first, owner -1, then rival ``k``) whose initials could stand for them, and ``initials``
+    their set: one intersection with the response's capitalised words rules them all out.
     """
 
     last_words: frozenset[str]
     stem_lasts: frozenset[str]
-    acronyms: tuple[tuple[int, str, str, str], ...]  # (owner, raw, initials, INITIALS)
+    acronyms: tuple[tuple[int, str, str], ...]  # (owner, raw, initials)
+    initials: frozenset[str]  # every value's initials, to rule them all out in one operation
     rival_codes: dict[str, str]  # country code → the rival naming it (the last one wins)
 
 
@@ -88,11 +89,12 @@ def rival_lookup(part: GoldPart, rivals: tuple[GoldPart, ...]) -> RivalLookup:
     for owner, value in [(-1, part), *enumerate(rivals)]:
         short = acronym(value.norm)
         if short:
-            acronyms.append((owner, value.raw, short, short.upper()))
+            acronyms.append((owner, value.raw, short))
     return RivalLookup(
         last_words=frozenset(r.last_word for r in rivals),
         stem_lasts=frozenset(r.stem_last for r in rivals if r.stem_last),
         acronyms=tuple(acronyms),
+        initials=frozenset(a[2] for a in acronyms),
         rival_codes={r.country: r.raw for r in rivals if r.country},
     )
 

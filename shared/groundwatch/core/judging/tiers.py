@@ -426,6 +426,8 @@ def _is_echo(ev: Evidence, start: int, end: int, *, by_stem: bool = False) -> bo
     """
     if by_stem:
         words, space = ev.stems, ev.query_stem_pad
+        if words[end - 1] not in space:
+            return False  # cheap: the query's stems cannot contain the span at all
     else:
         if ev.toks[end - 1] not in ev.query_folded:
             return False  # cheap: the query cannot contain the span at all
@@ -514,10 +516,11 @@ def read_part(ev: Evidence, index: int) -> Reading:
                 # no grounded candidates: another country is the conflicting value of the type
                 name = " ".join(ev.toks[m.start : m.end])
                 occ.append((-2, Level.ALIAS, m.start, m.end, name))
-    # an acronym is looked for only where its capitals occur in the raw response at all
-    response = ev.response
-    for owner, raw, short, upper in lookup.acronyms:
-        if upper in response and short in ev.upper_words:
+    # an acronym is looked for only when the response writes some value's initials in capitals
+    if lookup.initials and not lookup.initials.isdisjoint(upper := ev.upper_words):
+        for owner, raw, short in lookup.acronyms:
+            if short not in upper:
+                continue
             occ += [
                 (owner, Level.ALIAS, j, j + 1, raw) for j, t in enumerate(ev.toks) if t == short
             ]
