@@ -200,7 +200,14 @@ class Evidence:
     def upper_words(self) -> frozenset[str]:
         """Words written in capitals ("CEO", "UK"), lowercased: where an acronym may stand."""
         if self._upper is None:
-            self._upper = frozenset(w.lower() for w in _UPPER_WORD.findall(self.response))
+            r = self.response
+            # A capitalised word needs two capitals in a row: most responses have none, and
+            # finding that out by bytes.translate is a fraction of the word-boundary pattern.
+            self._upper = (
+                frozenset(w.lower() for w in _UPPER_WORD.findall(r))
+                if b"UU" in r.encode("utf-8", "surrogatepass").translate(_CAPITALS)
+                else frozenset()
+            )
         return self._upper
 
     def countries(self, gold_code: str | None) -> list[CountryMention]:
@@ -460,6 +467,8 @@ def _is_denied(toks: Sequence[str], start: int) -> bool:
 
 
 _UPPER_WORD = re.compile(r"\b[A-Z]{2,}\b")
+#: ASCII capitals to "U", every other byte to a space (UTF-8 continuation bytes included).
+_CAPITALS = bytes(85 if 65 <= c <= 90 else 32 for c in range(256))
 
 
 def _value_occurrences(
