@@ -113,6 +113,8 @@ class Gold:
     rivals: tuple[tuple[GoldPart, ...], ...]
     #: per part: its rivals indexed (derived from ``parts`` and ``rivals``, so not compared)
     lookups: tuple[RivalLookup, ...] = field(default=(), compare=False)
+    #: the parts' raw values as a correct verdict's reason names them ("'a', 'b'"), built once
+    raws: str = field(default="", compare=False)
 
     @property
     def has_rivals(self) -> bool:
@@ -219,6 +221,7 @@ def _prepare(
         lookups=tuple(
             rival_lookup(p, rivals[i] if i < len(rivals) else ()) for i, p in enumerate(parts)
         ),
+        raws=", ".join(repr(p.raw) for p in parts),
     )
 
 

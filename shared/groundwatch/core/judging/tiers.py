@@ -535,7 +535,19 @@ def read_part(ev: Evidence, index: int) -> Reading:
             ]
     if occ:
         occ = [o for o in occ if not _is_echo(ev, o[2], o[3], by_stem=o[1] is Level.STEM)]
-        occ.sort(key=_occ_order)
+        if len(occ) > 1:
+            # The gold's stem on the very span its words were found on can claim nothing (the
+            # surface occurrence came first and holds those tokens) nor tie with a rival (the
+            # gold's occurrences come first in a level): dropped, it costs no claim round, and
+            # a gold named once is settled without the claim loop.
+            found = {(o[2], o[3]) for o in occ if o[0] == -1 and o[1] is Level.SURFACE}
+            if found:
+                occ = [
+                    o
+                    for o in occ
+                    if not (o[0] == -1 and o[1] is Level.STEM and (o[2], o[3]) in found)
+                ]
+            occ.sort(key=_occ_order)
     claimed: dict[int, tuple[int, Level, int, int]] = {}
     accepted: list[_Occurrence] = []
     cancelled: set[tuple[int, int]] = set()
@@ -784,7 +796,7 @@ def tier_typed(ev: Evidence) -> Decision | None:
     if all(s is PartStatus.FOUND for s in statuses):
         if ev.refusal is not None or not all(p.typed for p in g.parts):
             return None  # the refusal tier left its note / the text parts are the text tiers'
-        return _ok("typed", "typed_match: " + ", ".join(repr(p.raw) for p in g.parts))
+        return _ok("typed", f"typed_match: {g.raws}")
     for part, st in zip(g.parts, statuses, strict=True):
         if part.typed and st is PartStatus.PARTIAL:
             kind = "coarser_date" if part.day is not None else "approximate_number"
@@ -825,15 +837,17 @@ def _found(ev: Evidence, tier: str, worst: Level) -> Decision | None:
     """Correct when every part is named at ``worst`` or better and nothing else is; a hedge
     between the gold and another answer is wrong; the gold named next to a rival without a
     hedge is left undecided with a note (a list of several values is not a wrong answer)."""
-    statuses = _free_text_statuses(ev)
-    if statuses is None:
-        return None
     g = ev.gold
+    if g.correct_option is not None or not g.answerable or not g.parts:
+        return None  # as :func:`_free_text_statuses`: not a free-text tier's to decide
+    # Only a typed part's status is read here: a text part is judged by its reading, so its
+    # containment test is left to whichever tier needs it (most answers never do).
+    statuses = ev.statuses(g.parts) if g.has_typed else None
     levels: list[Level] = []
     rivals: list[str] = []
-    for i, (part, st) in enumerate(zip(g.parts, statuses, strict=True)):
+    for i, part in enumerate(g.parts):
         if part.typed:
-            if st is not PartStatus.FOUND:
+            if statuses is None or statuses[i] is not PartStatus.FOUND:
                 return None
             continue
         r = ev.reading(i)
@@ -849,7 +863,7 @@ def _found(ev: Evidence, tier: str, worst: Level) -> Decision | None:
     if ev.refusal is not None:
         return None  # the refusal tier left its note
     code = _LEVEL_CODE[max(levels)] if levels else "contains"
-    return _ok(tier, f"{code}: " + ", ".join(repr(p.raw) for p in g.parts))
+    return _ok(tier, f"{code}: {g.raws}")
 
 
 def tier_contains(ev: Evidence) -> Decision | None:
