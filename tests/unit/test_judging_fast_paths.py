@@ -22,6 +22,7 @@ from groundwatch.core.judging.gold import _key, _prepare, gold_key, prepare_gold
 from groundwatch.core.judging.tiers import TIERS, Evidence, judge_deterministic
 from groundwatch.core.judging.variants import stem, stems
 from groundwatch.core.model import AnswerType, Expected, Verdict
+from groundwatch.stages.judge.tiered import JudgeCounters
 
 WORDS = [
     "Marie", "Curie", "marie curie", "Paris", "United Kingdom", "United Kindom", "UK", "USA",
@@ -99,6 +100,7 @@ def test_identity_cache_judges_as_a_fresh_copy(exp: Expected, query: str, resp: 
     assert judge_deterministic(query, exp, resp) == judge_deterministic(query, exp, resp)
 
 
+@settings(deadline=None)
 @given(st.text())
 def test_capitalised_words_pre_check(response: str) -> None:
     ev = Evidence("", prepare_gold(Expected(values=["x"])), response)
@@ -111,6 +113,7 @@ def test_capitalised_words_with_a_lone_surrogate() -> None:
     assert ev.upper_words == {"uk", "nasa"}
 
 
+@settings(deadline=None)
 @given(st.lists(st.one_of(st.sampled_from(WORDS), st.text(min_size=1, max_size=8))))
 def test_stems_match_the_stemmer(toks: list[str]) -> None:
     assert stems(toks) == [stem(t) for t in toks]
@@ -129,3 +132,12 @@ def test_decision_made_is_the_dataclass() -> None:
         pass
     else:
         raise AssertionError("a made decision must stay frozen")
+
+
+@settings(deadline=None)
+@given(st.one_of(st.text(), st.text().map(lambda t: "judge_error" + t)))
+def test_counters_count_judge_errors_by_code(reason: str) -> None:
+    counters = JudgeCounters()
+    decision = Decision.made(Verdict.UNDECIDED, "none", reason)
+    counters.record(decision)
+    assert counters.judge_errors == (decision.code == "judge_error")
