@@ -249,7 +249,7 @@ GoldKey = tuple[Any, ...]
 #: id; the entry keeps the object alive, so the id cannot be reused while it is cached. Bounded:
 #: cleared when full (a long-running judge refills it with the groups it is judging).
 _BY_IDENTITY: dict[int, tuple[Expected, GoldKey, Gold]] = {}
-_BY_IDENTITY_MAX = 4096
+_BY_IDENTITY_MAX = 1024
 
 
 def _key(expected: Expected) -> GoldKey:
