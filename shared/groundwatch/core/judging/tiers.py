@@ -115,8 +115,8 @@ class Evidence:
         self.response = response
         self.folded = fold(response)
         self.toks = tokens(self.folded, folded=True)
-        self.norm = " ".join(self.toks)
-        self.pad = padded(self.norm)
+        self.norm = norm = " ".join(self.toks)
+        self.pad = f" {norm} "  # padded(norm), without the call
         self.notes: list[str] = []
         self._qpad: str | None = None
         self._qtoks: list[str] | None = None
@@ -972,7 +972,8 @@ def judge_deterministic(
     """
     gold = prepare_gold(expected)
     names = DEFAULT_TIERS if tiers is None else tiers
-    if response is None or not response.strip():
+    # ``isspace`` is ``not strip()`` (the same white-space test) without copying the response
+    if not response or response.isspace():
         if "empty" in names:
             return Decision(Verdict.INCORRECT, "empty", "empty_response", _ZERO_SCORES.copy())
         return Decision(Verdict.UNDECIDED, NO_TIER, "empty_response", _ZERO_SCORES.copy())
