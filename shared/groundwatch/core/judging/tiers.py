@@ -534,7 +534,14 @@ def read_part(ev: Evidence, index: int) -> Reading:
                 (owner, Level.ALIAS, j, j + 1, raw) for j, t in enumerate(ev.toks) if t == short
             ]
     if occ:
-        occ = [o for o in occ if not _is_echo(ev, o[2], o[3], by_stem=o[1] is Level.STEM)]
+        # _is_echo's own first test, inlined: a word the query does not hold is no echo
+        qf, toks = ev.query_folded, ev.toks
+        occ = [
+            o
+            for o in occ
+            if (o[1] is not Level.STEM and toks[o[3] - 1] not in qf)
+            or not _is_echo(ev, o[2], o[3], by_stem=o[1] is Level.STEM)
+        ]
         if len(occ) > 1:
             # The gold's stem on the very span its words were found on can claim nothing (the
             # surface occurrence came first and holds those tokens) nor tie with a rival (the
