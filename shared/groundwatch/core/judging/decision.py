@@ -28,6 +28,25 @@ class Decision:
     scores: dict[str, float] = field(default_factory=dict)
     prompt_version: str | None = None
 
+    @classmethod
+    def made(
+        cls, verdict: Verdict, tier: str, reason: str, scores: dict[str, float] | None = None
+    ) -> Decision:
+        """The same decision as ``Decision(verdict, tier, reason, scores or {})``, built without
+        the frozen dataclass's ``__init__`` (one guarded ``object.__setattr__`` per field):
+        the deterministic judge builds one per judgement, where that ``__init__`` is a
+        measurable share of the cost. The instance dict is filled in field order, so equality,
+        ``repr``, ``vars`` and pickling see exactly what ``__init__`` would have set."""
+        d = object.__new__(cls)
+        d.__dict__.update(
+            verdict=verdict,
+            tier=tier,
+            reason=reason,
+            scores={} if scores is None else scores,
+            prompt_version=None,
+        )
+        return d
+
     @property
     def decided(self) -> bool:
         return self.verdict in (Verdict.CORRECT, Verdict.INCORRECT)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
 from typing import Any
 
 from groundwatch.core.judging.aliases import country_of
 from groundwatch.core.judging.dates import parse_gold_date
-from groundwatch.core.judging.normalize import content_tokens, fold, normalize_cached
+from groundwatch.core.judging.normalize import STOPWORDS, content_tokens, fold, normalize_cached
 from groundwatch.core.judging.numbers import NumberMention, parse_gold_number
 from groundwatch.core.judging.variants import stems
 from groundwatch.core.model import AnswerType, Expected
@@ -55,6 +55,50 @@ class GoldOption:
     part: GoldPart
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class RivalLookup:
+    """One part's rivals, indexed once per gold so a judgement does not walk every rival.
+
+    Most rivals are named nowhere in a response: intersecting the response's token (stem) set
+    with ``last_words`` (``stem_lasts``) rules them all out in one C-level set operation instead
+    of two look-ups per rival (a value set has dozens). ``acronyms`` are the values (the part
+    first, owner -1, then rival ``k``) whose initials could stand for them, and ``initials``
+    their set: one intersection with the response's capitalised words rules them all out.
+    """
+
+    last_words: frozenset[str]
+    stem_lasts: frozenset[str]
+    acronyms: tuple[tuple[int, str, str], ...]  # (owner, raw, initials)
+    initials: frozenset[str]  # every value's initials, to rule them all out in one operation
+    rival_codes: dict[str, str]  # country code → the rival naming it (the last one wins)
+
+
+@lru_cache(maxsize=65_536)
+def acronym(norm: str) -> str:
+    """Initials of a value's content words ("chief executive officer" → "ceo"), or "" for a value
+    of fewer than two content words (an initial alone is no evidence)."""
+    words = [w for w in norm.split() if w not in STOPWORDS]
+    if len(words) < 2 or not all(w[0].isalpha() for w in words):
+        return ""
+    return "".join(w[0] for w in words)
+
+
+def rival_lookup(part: GoldPart, rivals: tuple[GoldPart, ...]) -> RivalLookup:
+    """The :class:`RivalLookup` of one part and its rivals."""
+    acronyms = []
+    for owner, value in [(-1, part), *enumerate(rivals)]:
+        short = acronym(value.norm)
+        if short:
+            acronyms.append((owner, value.raw, short))
+    return RivalLookup(
+        last_words=frozenset(r.last_word for r in rivals),
+        stem_lasts=frozenset(r.stem_last for r in rivals if r.stem_last),
+        acronyms=tuple(acronyms),
+        initials=frozenset(a[2] for a in acronyms),
+        rival_codes={r.country: r.raw for r in rivals if r.country},
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Gold:
     parts: tuple[GoldPart, ...]
@@ -67,6 +111,10 @@ class Gold:
     has_typed: bool  # some part is a parsed date or number
     #: per part: other values of its column (grounded candidates), never equal to a gold part
     rivals: tuple[tuple[GoldPart, ...], ...]
+    #: per part: its rivals indexed (derived from ``parts`` and ``rivals``, so not compared)
+    lookups: tuple[RivalLookup, ...] = field(default=(), compare=False)
+    #: the parts' raw values as a correct verdict's reason names them ("'a', 'b'"), built once
+    raws: str = field(default="", compare=False)
 
     @property
     def has_rivals(self) -> bool:
@@ -159,6 +207,7 @@ def _prepare(
     content: frozenset[str] = (
         frozenset().union(*(p.content for p in parts)) if parts else frozenset()
     )
+    rivals = _rivals(values, parts, candidates)
     return Gold(
         parts=parts,
         stale=tuple(p for p in (_parts(s, types) for s in stale) if p),
@@ -168,7 +217,11 @@ def _prepare(
         norm=" ".join(p.norm for p in parts),
         content=content,
         has_typed=any(p.typed for p in parts),
-        rivals=_rivals(values, parts, candidates),
+        rivals=rivals,
+        lookups=tuple(
+            rival_lookup(p, rivals[i] if i < len(rivals) else ()) for i, p in enumerate(parts)
+        ),
+        raws=", ".join(repr(p.raw) for p in parts),
     )
 
 
@@ -189,9 +242,17 @@ def _resolve_option(parts: tuple[GoldPart, ...], opts: tuple[GoldOption, ...]) -
 
 GoldKey = tuple[Any, ...]
 
+#: Gold keys and golds of recently judged ``Expected`` objects, by identity. A probe's expected
+#: answer is one object however many times it is judged (every tier, the stage's memo, the
+#: metrics), and hashing its content — dozens of candidates — costs more than the judging's
+#: cheap tiers. ``Expected`` is a frozen model, so an object's content cannot change under its
+#: id; the entry keeps the object alive, so the id cannot be reused while it is cached. Bounded:
+#: cleared when full (a long-running judge refills it with the groups it is judging).
+_BY_IDENTITY: dict[int, tuple[Expected, GoldKey, Gold]] = {}
+_BY_IDENTITY_MAX = 1024
 
-def gold_key(expected: Expected) -> GoldKey:
-    """The content of a gold answer as a hashable key (what the judge's caches are keyed on)."""
+
+def _key(expected: Expected) -> GoldKey:
     return (
         tuple(expected.values),
         tuple(expected.types),
@@ -202,6 +263,23 @@ def gold_key(expected: Expected) -> GoldKey:
     )
 
 
+def _entry(expected: Expected) -> tuple[Expected, GoldKey, Gold]:
+    hit = _BY_IDENTITY.get(id(expected))
+    if hit is not None and hit[0] is expected:
+        return hit
+    key = _key(expected)
+    entry = (expected, key, _prepare(*key))
+    if len(_BY_IDENTITY) >= _BY_IDENTITY_MAX:
+        _BY_IDENTITY.clear()
+    _BY_IDENTITY[id(expected)] = entry
+    return entry
+
+
+def gold_key(expected: Expected) -> GoldKey:
+    """The content of a gold answer as a hashable key (what the judge's caches are keyed on)."""
+    return _entry(expected)[1]
+
+
 def prepare_gold(expected: Expected) -> Gold:
-    """The parsed gold answer, cached on the answer's content."""
-    return _prepare(*gold_key(expected))
+    """The parsed gold answer, cached on the answer's content (and on the object's identity)."""
+    return _entry(expected)[2]

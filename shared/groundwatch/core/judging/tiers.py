@@ -81,6 +81,7 @@ class Evidence:
     """The response as every tier needs it, computed at most once and only when asked."""
 
     __slots__ = (
+        "_content_set",
         "_countries",
         "_dates",
         "_numbers",
@@ -114,8 +115,8 @@ class Evidence:
         self.response = response
         self.folded = fold(response)
         self.toks = tokens(self.folded, folded=True)
-        self.norm = " ".join(self.toks)
-        self.pad = padded(self.norm)
+        self.norm = norm = " ".join(self.toks)
+        self.pad = f" {norm} "  # padded(norm), without the call
         self.notes: list[str] = []
         self._qpad: str | None = None
         self._qtoks: list[str] | None = None
@@ -131,22 +132,25 @@ class Evidence:
         self._stem_pad: str | None = None
         self._stem_set: frozenset[str] | None = None
         self._tok_set: frozenset[str] | None = None
+        self._content_set: frozenset[str] | None = None
         self._q_stem_pad: str | None = None
         self._q_folded: str | None = None
         self._countries: list[CountryMention] | None = None
         self._upper: frozenset[str] | None = None
 
     # -- lazily computed views -------------------------------------------------------------
+    # The query's views are cached on the query text (see :func:`_query_toks`): like the gold, a
+    # query is probe data judged every cycle for every target, not a response.
     @property
     def query_toks(self) -> list[str]:
         if self._qtoks is None:
-            self._qtoks = tokens(self.query)
+            self._qtoks = _query_toks(self.query)
         return self._qtoks
 
     @property
     def query_pad(self) -> str:
         if self._qpad is None:
-            self._qpad = padded(" ".join(self.query_toks))
+            self._qpad = _query_pad(self.query)
         return self._qpad
 
     @property
@@ -168,6 +172,13 @@ class Evidence:
         return self._tok_set
 
     @property
+    def content_set(self) -> frozenset[str]:
+        """The response's distinct tokens without stopwords (for token precision/recall)."""
+        if self._content_set is None:
+            self._content_set = self.tok_set - STOPWORDS
+        return self._content_set
+
+    @property
     def stem_set(self) -> frozenset[str]:
         if self._stem_set is None:
             self._stem_set = frozenset(self.stems)
@@ -176,20 +187,27 @@ class Evidence:
     @property
     def query_folded(self) -> str:
         if self._q_folded is None:
-            self._q_folded = fold(self.query)
+            self._q_folded = _query_folded(self.query)
         return self._q_folded
 
     @property
     def query_stem_pad(self) -> str:
         if self._q_stem_pad is None:
-            self._q_stem_pad = padded(" ".join(stems(self.query_toks)))
+            self._q_stem_pad = _query_stem_pad(self.query)
         return self._q_stem_pad
 
     @property
     def upper_words(self) -> frozenset[str]:
         """Words written in capitals ("CEO", "UK"), lowercased: where an acronym may stand."""
         if self._upper is None:
-            self._upper = frozenset(w.lower() for w in _UPPER_WORD.findall(self.response))
+            r = self.response
+            # A capitalised word needs two capitals in a row: most responses have none, and
+            # finding that out by bytes.translate is a fraction of the word-boundary pattern.
+            self._upper = (
+                frozenset(w.lower() for w in _UPPER_WORD.findall(r))
+                if b"UU" in r.encode("utf-8", "surrogatepass").translate(_CAPITALS)
+                else frozenset()
+            )
         return self._upper
 
     def countries(self, gold_code: str | None) -> list[CountryMention]:
@@ -226,14 +244,12 @@ class Evidence:
 
     def query_days(self) -> frozenset[date]:
         if self._q_dates is None:
-            self._q_dates = frozenset(
-                m.first for m in extract_dates_from_tokens(self.query_toks) if m.first == m.last
-            )
+            self._q_dates = _query_days(self.query)
         return self._q_dates
 
     def query_numbers(self) -> frozenset[float]:
         if self._q_numbers is None:
-            self._q_numbers = frozenset(m.value for m in extract_numbers(self.query))
+            self._q_numbers = _query_numbers(self.query)
         return self._q_numbers
 
     # -- per-part evidence -----------------------------------------------------------------
@@ -272,7 +288,7 @@ class Evidence:
             return PartStatus.ABSENT
         # the query is tokenized only if it can contain the gold text at all
         last_word = last_word or gold_norm.rsplit(" ", 1)[-1]
-        in_query = last_word in fold(self.query) and needle in self.query_pad
+        in_query = last_word in self.query_folded and needle in self.query_pad
         saw_echo = saw_negated = False
         while i >= 0:
             end = i + len(needle) - 1  # index of the space after the match
@@ -296,6 +312,46 @@ class Evidence:
             if saw_echo
             else PartStatus.ABSENT
         )
+
+
+# One single-argument cache per view: ``lru_cache`` keys a lone ``str`` argument on the string
+# itself, where a ``(query, view)`` key would build and hash a tuple on every look-up.
+@lru_cache(maxsize=16_384)
+def _query_toks(query: str) -> list[str]:
+    """The query's tokens (shared by every judgement of the query: callers never mutate it)."""
+    return tokens(query)
+
+
+@lru_cache(maxsize=16_384)
+def _query_folded(query: str) -> str:
+    """The query folded (cached per query text)."""
+    return fold(query)
+
+
+@lru_cache(maxsize=16_384)
+def _query_pad(query: str) -> str:
+    """The query's tokens, padded (cached per query text)."""
+    return padded(" ".join(_query_toks(query)))
+
+
+@lru_cache(maxsize=16_384)
+def _query_stem_pad(query: str) -> str:
+    """The query's stems, padded (cached per query text)."""
+    return padded(" ".join(stems(_query_toks(query))))
+
+
+@lru_cache(maxsize=16_384)
+def _query_days(query: str) -> frozenset[date]:
+    """The single days the query names (its own dates are no conflicting evidence)."""
+    return frozenset(
+        m.first for m in extract_dates_from_tokens(_query_toks(query)) if m.first == m.last
+    )
+
+
+@lru_cache(maxsize=16_384)
+def _query_numbers(query: str) -> frozenset[float]:
+    """The numbers the query names (its own numbers are no conflicting evidence)."""
+    return frozenset(m.value for m in extract_numbers(query))
 
 
 _DATE_STATUS = {
@@ -332,13 +388,12 @@ _LEVEL_CODE = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _Occurrence:
-    owner: int  # -1 = the gold part, k >= 0 = rival k, -2 = another country
-    level: Level
-    start: int
-    end: int
-    name: str  # the rival's raw value / the country's code
+#: One naming of a value in the response: ``(owner, level, start, end, name)``; owner -1 = the
+#: gold part, k >= 0 = rival k, -2 = another country; name = the rival's raw value / the
+#: country's code. A plain tuple: a judgement builds several, and a dataclass's ``__init__``
+#: costs more than the look-ups that find them.
+_Occurrence = tuple[int, Level, int, int, str]
+_OWNER, _LEVEL, _START, _END, _NAME = range(5)
 
 
 @dataclass(slots=True)
@@ -378,6 +433,8 @@ def _is_echo(ev: Evidence, start: int, end: int, *, by_stem: bool = False) -> bo
     """
     if by_stem:
         words, space = ev.stems, ev.query_stem_pad
+        if words[end - 1] not in space:
+            return False  # cheap: the query's stems cannot contain the span at all
     else:
         if ev.toks[end - 1] not in ev.query_folded:
             return False  # cheap: the query cannot contain the span at all
@@ -409,17 +466,9 @@ def _is_denied(toks: Sequence[str], start: int) -> bool:
     return False
 
 
-@lru_cache(maxsize=65_536)
-def acronym(norm: str) -> str:
-    """Initials of a value's content words ("chief executive officer" → "ceo"), or "" for a value
-    of fewer than two content words (an initial alone is no evidence)."""
-    words = [w for w in norm.split() if w not in STOPWORDS]
-    if len(words) < 2 or not all(w[0].isalpha() for w in words):
-        return ""
-    return "".join(w[0] for w in words)
-
-
 _UPPER_WORD = re.compile(r"\b[A-Z]{2,}\b")
+#: ASCII capitals to "U", every other byte to a space (UTF-8 continuation bytes included).
+_CAPITALS = bytes(85 if 65 <= c <= 90 else 32 for c in range(256))
 
 
 def _value_occurrences(
@@ -427,16 +476,12 @@ def _value_occurrences(
 ) -> list[_Occurrence]:
     out: list[_Occurrence] = []
     if Level.SURFACE in levels and part.last_word in ev.tok_set:
-        out += [
-            _Occurrence(owner, Level.SURFACE, a, b, part.raw)
-            for a, b in _spans(ev.pad, part.needle)
-        ]
+        raw = part.raw
+        out += [(owner, Level.SURFACE, a, b, raw) for a, b in _spans(ev.pad, part.needle)]
     stem_last = part.stem_last
     if stem_last and Level.STEM in levels and stem_last in ev.stem_set:
-        out += [
-            _Occurrence(owner, Level.STEM, a, b, part.raw)
-            for a, b in _spans(ev.stem_pad, part.stem_needle)
-        ]
+        raw = part.raw
+        out += [(owner, Level.STEM, a, b, raw) for a, b in _spans(ev.stem_pad, part.stem_needle)]
     return out
 
 
@@ -459,61 +504,92 @@ def read_part(ev: Evidence, index: int) -> Reading:
     occ = _value_occurrences(ev, part, -1, (Level.SURFACE,))
     if rivals or not occ:
         occ += _value_occurrences(ev, part, -1, (Level.STEM,))
+    lookup = g.lookups[index]
     if rivals:
-        # Most rivals are named nowhere in the response: the two set look-ups the occurrence
-        # search starts with, done here, skip a call per rival (a value set has dozens).
+        # Most rivals are named nowhere in the response: two set intersections against the
+        # rivals' last words and last stems (indexed once per gold) rule them all out; only when
+        # one may be named are the rivals walked, in order, as the occurrence search needs.
         tok_set, stem_set = ev.tok_set, ev.stem_set
-        for k, rival in enumerate(rivals):
-            if rival.last_word in tok_set or (rival.stem_last and rival.stem_last in stem_set):
-                occ += _value_occurrences(ev, rival, k, all_levels)
-    rival_codes = {r.country: r.raw for r in rivals if r.country}
+        if not (tok_set.isdisjoint(lookup.last_words) and stem_set.isdisjoint(lookup.stem_lasts)):
+            for k, rival in enumerate(rivals):
+                if rival.last_word in tok_set or (rival.stem_last and rival.stem_last in stem_set):
+                    occ += _value_occurrences(ev, rival, k, all_levels)
+    rival_codes = lookup.rival_codes
     if part.country is not None or rival_codes:
         for m in ev.countries(part.country):
             if m.code == part.country:
-                occ.append(_Occurrence(-1, Level.ALIAS, m.start, m.end, m.code))
+                occ.append((-1, Level.ALIAS, m.start, m.end, m.code))
             elif m.code in rival_codes:
-                occ.append(_Occurrence(0, Level.ALIAS, m.start, m.end, rival_codes[m.code]))
+                occ.append((0, Level.ALIAS, m.start, m.end, rival_codes[m.code]))
             elif part.country is not None and not rivals:
                 # no grounded candidates: another country is the conflicting value of the type
                 name = " ".join(ev.toks[m.start : m.end])
-                occ.append(_Occurrence(-2, Level.ALIAS, m.start, m.end, name))
-    if ev.upper_words:
-        for owner, value in [(-1, part), *enumerate(rivals)]:
-            short = acronym(value.norm)
-            if short and short in ev.upper_words:
-                occ += [
-                    _Occurrence(owner, Level.ALIAS, j, j + 1, value.raw)
-                    for j, t in enumerate(ev.toks)
-                    if t == short
+                occ.append((-2, Level.ALIAS, m.start, m.end, name))
+    # an acronym is looked for only when the response writes some value's initials in capitals
+    if lookup.initials and not lookup.initials.isdisjoint(upper := ev.upper_words):
+        for owner, raw, short in lookup.acronyms:
+            if short not in upper:
+                continue
+            occ += [
+                (owner, Level.ALIAS, j, j + 1, raw) for j, t in enumerate(ev.toks) if t == short
+            ]
+    if occ:
+        # _is_echo's own first test, inlined: a word the query does not hold is no echo
+        qf, toks = ev.query_folded, ev.toks
+        occ = [
+            o
+            for o in occ
+            if (o[1] is not Level.STEM and toks[o[3] - 1] not in qf)
+            or not _is_echo(ev, o[2], o[3], by_stem=o[1] is Level.STEM)
+        ]
+        if len(occ) > 1:
+            # The gold's stem on the very span its words were found on can claim nothing (the
+            # surface occurrence came first and holds those tokens) nor tie with a rival (the
+            # gold's occurrences come first in a level): dropped, it costs no claim round, and
+            # a gold named once is settled without the claim loop.
+            found = {(o[2], o[3]) for o in occ if o[0] == -1 and o[1] is Level.SURFACE}
+            if found:
+                occ = [
+                    o
+                    for o in occ
+                    if not (o[0] == -1 and o[1] is Level.STEM and (o[2], o[3]) in found)
                 ]
-    occ = [o for o in occ if not _is_echo(ev, o.start, o.end, by_stem=o.level is Level.STEM)]
-    occ.sort(key=lambda o: (o.level, o.start - o.end))
+            occ.sort(key=_occ_order)
     claimed: dict[int, tuple[int, Level, int, int]] = {}
     accepted: list[_Occurrence] = []
     cancelled: set[tuple[int, int]] = set()
+    if len(occ) == 1:  # the common case: one naming, nothing to settle
+        o = occ[0]
+        accepted = occ
+        claimed = dict.fromkeys(range(o[2], o[3]), (o[0], o[1], o[2], o[3]))
+        occ = []
     for o in occ:
-        holders = {claimed[t] for t in range(o.start, o.end) if t in claimed}
+        owner, level, start, end = o[0], o[1], o[2], o[3]
+        holders = {claimed[t] for t in range(start, end) if t in claimed}
         if not holders:
             accepted.append(o)
-            for t in range(o.start, o.end):
-                claimed[t] = (o.owner, o.level, o.start, o.end)
-        elif all(h[0] == o.owner for h in holders):
+            for t in range(start, end):
+                claimed[t] = (owner, level, start, end)
+        elif all(h[0] == owner for h in holders):
             continue  # the same value again (e.g. its stem under its surface form)
-        elif any(h[1] == o.level and (h[2], h[3]) == (o.start, o.end) for h in holders):
-            cancelled.add((o.start, o.end))  # gold and rival tied: neither is evidence
-    accepted = [o for o in accepted if (o.start, o.end) not in cancelled]
+        elif any(h[1] == level and (h[2], h[3]) == (start, end) for h in holders):
+            cancelled.add((start, end))  # gold and rival tied: neither is evidence
+    if cancelled:
+        accepted = [o for o in accepted if (o[2], o[3]) not in cancelled]
     r = Reading()
-    gold_occ = [o for o in accepted if o.owner == -1]
-    affirmed = [o for o in gold_occ if not _is_denied(ev.toks, o.start)]
+    toks = ev.toks
+    gold_occ = [o for o in accepted if o[0] == -1]
+    affirmed = [o for o in gold_occ if not _is_denied(toks, o[2])]
     r.denied = bool(gold_occ) and not affirmed
-    rival_occ = [o for o in accepted if o.owner != -1 and not _is_denied(ev.toks, o.start)]
-    r.rivals = list(dict.fromkeys(o.name for o in rival_occ))
-    # A stem shared with a rival blocks a "correct" but proves nothing: derivation changes
-    # meaning ("hospitals" and *Hospitality* share the stem "hospit").
-    r.proven_rivals = list(dict.fromkeys(o.name for o in rival_occ if o.level is not Level.STEM))
+    rival_occ = [o for o in accepted if o[0] != -1 and not _is_denied(toks, o[2])]
+    if rival_occ:
+        r.rivals = list(dict.fromkeys(o[4] for o in rival_occ))
+        # A stem shared with a rival blocks a "correct" but proves nothing: derivation changes
+        # meaning ("hospitals" and *Hospitality* share the stem "hospit").
+        r.proven_rivals = list(dict.fromkeys(o[4] for o in rival_occ if o[1] is not Level.STEM))
     if affirmed:
-        r.level = min(o.level for o in affirmed)
-        r.spans = [(o.start, o.end) for o in affirmed]
+        r.level = min(o[1] for o in affirmed)
+        r.spans = [(o[2], o[3]) for o in affirmed]
     elif not gold_occ:
         fz = fuzzy_window(part.norm, ev.toks)
         if (
@@ -525,12 +601,17 @@ def read_part(ev: Evidence, index: int) -> Reading:
             # a near spelling, on words no exact value (gold or rival) has claimed
             r.level, r.spans = Level.FUZZY, [(fz[0], fz[1])]
         if r.level is None and part.content and len(part.content) > 1:
-            p, rec, _ = token_prf(part.content, ev.toks)
+            p, rec, _ = _prf(part.content, ev.content_set)
             if rec == 1.0 and p >= TOKEN_PRECISION_FOR_CORRECT:
                 r.level = Level.TOKENS
     if r.level is not None:
         r.hedge = _hedge(ev, part, r, rival_occ)
     return r
+
+
+def _occ_order(o: _Occurrence) -> tuple[Level, int]:
+    """Most exact level first, longer first within a level (a stable sort keeps the rest)."""
+    return (o[1], o[2] - o[3])
 
 
 def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence]) -> str | None:
@@ -541,7 +622,7 @@ def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence
     response with a hedging word ("possibly", "might", "or").
     """
     toks = ev.toks
-    gold_tokens = {t for a, b in r.spans for t in range(a, b)}
+    gold_tokens: set[int] | None = None
     for a, b in r.spans:
         sides: list[range] = []
         if b < len(toks) and toks[b] == "or":
@@ -556,12 +637,14 @@ def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence
             words = [j for j in side if toks[j] not in STOPWORDS]
             if not words or toks[words[0]] in _NOT_AN_ALTERNATIVE:
                 continue
+            if gold_tokens is None:
+                gold_tokens = {t for a, b in r.spans for t in range(a, b)}
             if gold_tokens.isdisjoint(side):
                 return f"disjunction: {' '.join(toks[j] for j in side)!r}"
     if "/" in ev.folded and (other := _slash_alternative(ev, part)) is not None:
         return f"alternative: {other!r}"
     if rival_occ and not _HEDGE_WORDS.isdisjoint(ev.tok_set):
-        return f"hedged_with: {', '.join(repr(o.name) for o in rival_occ[:3])}"
+        return f"hedged_with: {', '.join(repr(o[4]) for o in rival_occ[:3])}"
     return None
 
 
@@ -596,7 +679,11 @@ def _same_value(part: GoldPart, text: str) -> bool:
 
 def token_prf(gold: frozenset[str], response_tokens: Sequence[str]) -> tuple[float, float, float]:
     """Token precision/recall/F1 of the gold content tokens against the response (set-based)."""
-    resp = set(response_tokens) - STOPWORDS
+    return _prf(gold, set(response_tokens) - STOPWORDS)
+
+
+def _prf(gold: frozenset[str], resp: frozenset[str] | set[str]) -> tuple[float, float, float]:
+    """:func:`token_prf` against the response's content-token set."""
     if not gold or not resp:
         return 0.0, 0.0, 0.0
     common = len(gold & resp)
@@ -611,11 +698,11 @@ Tier = Callable[[Evidence], Decision | None]
 
 
 def _ok(tier: str, reason: str) -> Decision:
-    return Decision(Verdict.CORRECT, tier, reason)
+    return Decision.made(Verdict.CORRECT, tier, reason)
 
 
 def _wrong(tier: str, reason: str) -> Decision:
-    return Decision(Verdict.INCORRECT, tier, reason)
+    return Decision.made(Verdict.INCORRECT, tier, reason)
 
 
 def tier_refusal(ev: Evidence) -> Decision | None:
@@ -716,7 +803,7 @@ def tier_typed(ev: Evidence) -> Decision | None:
     if all(s is PartStatus.FOUND for s in statuses):
         if ev.refusal is not None or not all(p.typed for p in g.parts):
             return None  # the refusal tier left its note / the text parts are the text tiers'
-        return _ok("typed", "typed_match: " + ", ".join(repr(p.raw) for p in g.parts))
+        return _ok("typed", f"typed_match: {g.raws}")
     for part, st in zip(g.parts, statuses, strict=True):
         if part.typed and st is PartStatus.PARTIAL:
             kind = "coarser_date" if part.day is not None else "approximate_number"
@@ -757,15 +844,17 @@ def _found(ev: Evidence, tier: str, worst: Level) -> Decision | None:
     """Correct when every part is named at ``worst`` or better and nothing else is; a hedge
     between the gold and another answer is wrong; the gold named next to a rival without a
     hedge is left undecided with a note (a list of several values is not a wrong answer)."""
-    statuses = _free_text_statuses(ev)
-    if statuses is None:
-        return None
     g = ev.gold
+    if g.correct_option is not None or not g.answerable or not g.parts:
+        return None  # as :func:`_free_text_statuses`: not a free-text tier's to decide
+    # Only a typed part's status is read here: a text part is judged by its reading, so its
+    # containment test is left to whichever tier needs it (most answers never do).
+    statuses = ev.statuses(g.parts) if g.has_typed else None
     levels: list[Level] = []
     rivals: list[str] = []
-    for i, (part, st) in enumerate(zip(g.parts, statuses, strict=True)):
+    for i, part in enumerate(g.parts):
         if part.typed:
-            if st is not PartStatus.FOUND:
+            if statuses is None or statuses[i] is not PartStatus.FOUND:
                 return None
             continue
         r = ev.reading(i)
@@ -781,7 +870,7 @@ def _found(ev: Evidence, tier: str, worst: Level) -> Decision | None:
     if ev.refusal is not None:
         return None  # the refusal tier left its note
     code = _LEVEL_CODE[max(levels)] if levels else "contains"
-    return _ok(tier, f"{code}: " + ", ".join(repr(p.raw) for p in g.parts))
+    return _ok(tier, f"{code}: {g.raws}")
 
 
 def tier_contains(ev: Evidence) -> Decision | None:
@@ -836,7 +925,7 @@ def tier_token_f1(ev: Evidence) -> Decision | None:
     for i, part in enumerate(ev.gold.parts):
         if part.typed or not part.content or ev.reading(i).level is not None:
             continue
-        p, r, _ = token_prf(part.content, ev.toks)
+        p, r, _ = _prf(part.content, ev.content_set)
         ev.notes.append(
             f"gold_not_named: {part.raw!r}"
             if r == 0.0
@@ -890,20 +979,21 @@ def judge_deterministic(
     """
     gold = prepare_gold(expected)
     names = DEFAULT_TIERS if tiers is None else tiers
-    if response is None or not response.strip():
+    # ``isspace`` is ``not strip()`` (the same white-space test) without copying the response
+    if not response or response.isspace():
         if "empty" in names:
             return Decision(Verdict.INCORRECT, "empty", "empty_response", _ZERO_SCORES.copy())
         return Decision(Verdict.UNDECIDED, NO_TIER, "empty_response", _ZERO_SCORES.copy())
     ev = Evidence(query, gold, response)
-    p, r, f = token_prf(gold.content, ev.toks)
+    p, r, f = _prf(gold.content, ev.content_set)
     scores = {"token_precision": p, "token_recall": r, "token_f1": f}
-    for tier in _chain(tuple(names)):
+    for tier in _DEFAULT_CHAIN if tiers is None else _chain(tuple(names)):
         decision = tier(ev)
         if decision is not None:
             decision.scores.update(scores)
             return decision
     reason = "; ".join(dict.fromkeys(ev.notes)) if ev.notes else "no_tier_decided"
-    return Decision(Verdict.UNDECIDED, NO_TIER, reason, scores)
+    return Decision.made(Verdict.UNDECIDED, NO_TIER, reason, scores)
 
 
 @lru_cache(maxsize=64)
@@ -911,4 +1001,5 @@ def _chain(names: tuple[str, ...]) -> tuple[Tier, ...]:
     return tuple(TIERS[n] for n in validate_tiers(names))
 
 
+_DEFAULT_CHAIN = _chain(DEFAULT_TIERS)
 _ZERO_SCORES = {"token_precision": 0.0, "token_recall": 0.0, "token_f1": 0.0}

@@ -61,9 +61,22 @@ def stem(token: str) -> str:
     return token
 
 
+#: Stems by token, for :func:`stems`: a plain dict read with ``map(dict.get, …)`` is several
+#: times cheaper per token than a bounded ``lru_cache``'s bookkeeping. Cleared when full.
+_STEMS: dict[str, str] = {}
+_STEMS_MAX = 131_072
+
+
 def stems(toks: Sequence[str]) -> list[str]:
     """Stems of normalized tokens (cached per token: responses repeat their vocabulary)."""
-    return [stem(t) for t in toks]
+    out: list[str | None] = list(map(_STEMS.get, toks))
+    if None in out:
+        if len(_STEMS) >= _STEMS_MAX:
+            _STEMS.clear()
+        for i, s in enumerate(out):
+            if s is None:
+                out[i] = _STEMS[toks[i]] = stem(toks[i])
+    return out  # type: ignore[return-value]  # every None was filled in
 
 
 def fuzzy_window(gold_norm: str, toks: Sequence[str]) -> tuple[int, int, float] | None:

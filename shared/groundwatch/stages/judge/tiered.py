@@ -133,7 +133,11 @@ class JudgeCounters:
         self.judgements += 1
         self.by_tier[d.tier] += 1
         self.by_verdict[d.verdict.value] += 1
-        if d.code == JUDGE_ERROR:
+        # d.code == JUDGE_ERROR without splitting every reason
+        reason = d.reason
+        if reason.startswith(JUDGE_ERROR) and (
+            len(reason) == len(JUDGE_ERROR) or reason[len(JUDGE_ERROR)] == ":"
+        ):
             self.judge_errors += 1
 
 
@@ -263,7 +267,7 @@ class TieredJudge:
             rules = judge_deterministic(query, expected, response, tiers=self._tiers)
             self.rules_memo.put(key, rules)
         # a copy: callers add to the scores, the memo's decision must not change
-        decision = Decision(rules.verdict, rules.tier, rules.reason, dict(rules.scores))
+        decision = Decision.made(rules.verdict, rules.tier, rules.reason, dict(rules.scores))
         if self.llm is not None and response:
             if decision.verdict is Verdict.UNDECIDED:
                 decision = await self._llm_decides(query, expected, response, decision)

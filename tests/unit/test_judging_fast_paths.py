@@ -1,0 +1,143 @@
+"""The deterministic judge's fast paths give what their slow equivalents give, on any input.
+
+Each shortcut on the judge's hot path (a per-gold index of the rivals, an identity cache of the
+gold, a dict of stems, a bytes pre-check for capitalised words, a decision built without its
+dataclass ``__init__``) must be invisible in the verdicts, tiers, reasons and scores: these
+properties compare each against the plain computation over generated inputs that mix names,
+rivals, acronyms, negations, hedges, numbers, dates, lists, non-ASCII text and empty answers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import re
+from typing import Any
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from groundwatch.core.judging.decision import Decision
+from groundwatch.core.judging.gold import _key, _prepare, gold_key, prepare_gold
+from groundwatch.core.judging.tiers import TIERS, Evidence, judge_deterministic
+from groundwatch.core.judging.variants import stem, stems
+from groundwatch.core.model import AnswerType, Expected, Verdict
+from groundwatch.stages.judge.tiered import JudgeCounters
+
+WORDS = [
+    "Marie", "Curie", "marie curie", "Paris", "United Kingdom", "United Kindom", "UK", "USA",
+    "the United States", "Germany", "München", "東京", "Zürich", "CEO", "chief executive officer",
+    "retail", "Retailing", "banks", "Bank", "Senior Engineer", "Engineer", "not", "isn't", "or",
+    "either", "possibly", "rather than", "unlike", "no", "1898", "30", "31", "3.5 million", "42%",
+    "2024-01-05", "January 5, 2024", "5 January 2024", "2023", "I don't know", "cannot answer",
+    "a", "the", "is", "was", ",", ".", "/", "(", ")", "é", "Ελλάδα", "Россия", "हिन्दी", "",
+]  # fmt: skip
+VALUES = [
+    "Marie Curie", "Paris", "United Kingdom", "Germany", "München", "東京", "Retailing", "Bank",
+    "Engineer", "Senior Engineer", "chief executive officer", "1898", "30", "3.5 million",
+    "2024-01-05", "Zürich", "USA",
+]  # fmt: skip
+
+text = st.lists(st.sampled_from(WORDS), max_size=14).map(" ".join)
+values = st.lists(st.sampled_from(VALUES), min_size=1, max_size=2, unique=True)
+
+
+@st.composite
+def expected(draw: Any) -> Expected:
+    vals = draw(values)
+    cands = [draw(st.lists(st.sampled_from(VALUES), max_size=6, unique=True)) for _ in vals]
+    return Expected(
+        values=vals,
+        types=draw(st.sampled_from([[], [AnswerType.TEXT] * len(vals)])),
+        answerable=draw(st.booleans()) or True,
+        stale_values=draw(st.sampled_from([[], [[VALUES[0]] * len(vals)]])),
+        candidates=draw(st.sampled_from([[], cands])),
+    )
+
+
+def _judge(query: str, gold: Any, response: str) -> tuple[Any, ...]:
+    ev = Evidence(query, gold, response)
+    for tier in TIERS.values():
+        d = tier(ev)
+        if d is not None:
+            return d.verdict, d.tier, d.reason, tuple(sorted(d.scores.items()))
+    return Verdict.UNDECIDED, "none", tuple(ev.notes)
+
+
+@settings(max_examples=400, deadline=None)
+@given(expected(), text, text)
+@example(Expected(values=["Retailing"], candidates=[["Bank"]]), "", "the banks")  # by stem
+@example(Expected(values=["Paris"], candidates=[["chief executive officer"]]), "", "the CEO")
+@example(Expected(values=["Marie Curie"], candidates=[["Paris"]]), "", "Not Paris, Marie Curie")
+def test_rival_index_walks_what_the_plain_walk_finds(exp: Expected, query: str, resp: str) -> None:
+    gold = prepare_gold(exp)
+    # Index sets holding every word, stem and capitalised word of this response: the pre-filters
+    # never rule anything out, so every rival and every acronym is walked, as before the index.
+    ev = Evidence(query, gold, resp)
+    everything = ev.tok_set | ev.stem_set | ev.upper_words
+    slow = dataclasses.replace(
+        gold,
+        lookups=tuple(
+            dataclasses.replace(
+                lk,
+                last_words=everything,
+                stem_lasts=everything,
+                initials=everything | lk.initials,
+            )
+            for lk in gold.lookups
+        ),
+    )
+    assert _judge(query, gold, resp) == _judge(query, slow, resp), (exp, query, resp)
+
+
+@settings(max_examples=300, deadline=None)
+@given(expected(), text, st.one_of(text, st.just(""), st.just("   "), st.none()))
+def test_identity_cache_judges_as_a_fresh_copy(exp: Expected, query: str, resp: Any) -> None:
+    copy = Expected(**exp.model_dump())
+    assert gold_key(exp) == gold_key(copy) == _key(copy)
+    assert prepare_gold(exp) is _prepare(*_key(copy))
+    assert judge_deterministic(query, exp, resp) == judge_deterministic(query, copy, resp)
+    assert judge_deterministic(query, exp, resp) == judge_deterministic(query, exp, resp)
+
+
+@settings(deadline=None)
+@given(st.text())
+def test_capitalised_words_pre_check(response: str) -> None:
+    ev = Evidence("", prepare_gold(Expected(values=["x"])), response)
+    plain = frozenset(w.lower() for w in re.findall(r"\b[A-Z]{2,}\b", response))
+    assert ev.upper_words == plain
+
+
+def test_capitalised_words_with_a_lone_surrogate() -> None:
+    ev = Evidence("", prepare_gold(Expected(values=["x"])), "the \ud800 UK and NASA")
+    assert ev.upper_words == {"uk", "nasa"}
+
+
+@settings(deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(WORDS), st.text(min_size=1, max_size=8))))
+def test_stems_match_the_stemmer(toks: list[str]) -> None:
+    assert stems(toks) == [stem(t) for t in toks]
+    assert stems(toks) == [stem(t) for t in toks]  # the second time from the dict
+
+
+def test_decision_made_is_the_dataclass() -> None:
+    made = Decision.made(Verdict.CORRECT, "contains", "contains: 'x'", {"token_f1": 1.0})
+    plain = Decision(Verdict.CORRECT, "contains", "contains: 'x'", {"token_f1": 1.0})
+    assert made == plain and repr(made) == repr(plain) and vars(made) == vars(plain)
+    assert pickle.loads(pickle.dumps(made)) == plain
+    assert Decision.made(Verdict.UNDECIDED, "none", "r") == Decision(Verdict.UNDECIDED, "none", "r")
+    try:
+        made.tier = "x"  # type: ignore[misc]
+    except dataclasses.FrozenInstanceError:
+        pass
+    else:
+        raise AssertionError("a made decision must stay frozen")
+
+
+@settings(deadline=None)
+@given(st.one_of(st.text(), st.text().map(lambda t: "judge_error" + t)))
+def test_counters_count_judge_errors_by_code(reason: str) -> None:
+    counters = JudgeCounters()
+    decision = Decision.made(Verdict.UNDECIDED, "none", reason)
+    counters.record(decision)
+    assert counters.judge_errors == (decision.code == "judge_error")
