@@ -64,6 +64,7 @@ REPLACEMENT = "\ufffd"
 
 
 _ONLY_STR = frozenset({str})
+_ONLY_FLOAT = frozenset({float})
 
 
 def has_unstorable(text: str) -> bool:
@@ -409,8 +410,10 @@ class Judgement(_ProbeKeyed):
             # The response's answer, ids and error kind were validated (caps, storable
             # characters, the sanitized flag) when the response was built or decoded: carried
             # as they are, only the judge's own fields validated.
-            own = _validate_own(cls, fields)
-            own.update({name: values[name] for name in _FROM_RESPONSE})
+            own = _judge_fields_as_they_are(fields, values)
+            if own is None:
+                own = _validate_own(cls, fields)
+                own.update({name: values[name] for name in _FROM_RESPONSE})
         else:  # the caller replaces one of them: validate the four together, as one message
             own = _validate_own(cls, {**{n: values[n] for n in _FROM_RESPONSE}, **fields})
         return _with_carried(cls, response, own)
@@ -419,6 +422,79 @@ class Judgement(_ProbeKeyed):
 #: The fields a judgement takes from its response as they are (already validated there).
 _FROM_RESPONSE = ("answer", "answer_sanitized", "retrieved_ids", "error_kind")
 _FROM_RESPONSE_SET = frozenset(_FROM_RESPONSE)
+
+#: The judge's own fields the plain case gives (the rest take their defaults).
+_JUDGE_GIVEN = frozenset(
+    {"verdict", "tier", "reason", "scores", "prompt_version", "context_has_answer",
+     "judge_latency_s"}
+)  # fmt: skip
+_ID_RE = re.compile(ID_PATTERN)
+#: Identifiers (tiers, score names, prompt versions) seen valid, by their column's length cap:
+#: a judge uses a few dozen, so each is checked by the pattern once, not per judgement.
+_VALID_IDS: dict[str, int] = {}
+_MAX_VALID_IDS = 4096
+
+
+def _plain_id(value: object, max_length: int) -> bool:
+    """``value`` is an identifier within ``max_length`` (what ``_id(max_length)`` accepts)."""
+    if type(value) is not str:
+        return False
+    known = _VALID_IDS.get(value)
+    if known is not None:
+        return known <= max_length
+    if not 0 < len(value) <= 128 or _ID_RE.match(value) is None:
+        return False
+    if len(_VALID_IDS) < _MAX_VALID_IDS:
+        _VALID_IDS[value] = len(value)
+    return len(value) <= max_length
+
+
+def _judge_fields_as_they_are(
+    fields: dict[str, Any], response: dict[str, Any]
+) -> dict[str, Any] | None:
+    """A judgement's own fields, as validation would make them, when they are the judge's
+    usual plain values — checked here in a few comparisons instead of a pydantic model per
+    judgement (a tenth of the judge stage's cost per probe); None for anything else, which
+    then goes through validation (errors, coercions, replaced characters and all)."""
+    if not fields.keys() <= _JUDGE_GIVEN:
+        return None
+    verdict = fields.get("verdict")
+    reason = fields.get("reason", "")
+    scores = fields.get("scores", {})
+    prompt_version = fields.get("prompt_version")
+    context = fields.get("context_has_answer")
+    latency = fields.get("judge_latency_s", 0.0)
+    if not (
+        type(verdict) is Verdict
+        and _plain_id(fields.get("tier"), 32)
+        and type(reason) is str
+        and len(reason) <= MAX_TEXT
+        and not has_unstorable(reason)
+        and type(scores) is dict
+        and len(scores) <= MAX_SCORES
+        and all(_plain_id(k, 64) for k in scores)
+        and set(map(type, scores.values())) <= _ONLY_FLOAT
+        and all(map(math.isfinite, scores.values()))
+        and (prompt_version is None or _plain_id(prompt_version, 32))
+        and (context is None or type(context) is bool)
+        and type(latency) is float
+        and math.isfinite(latency)
+    ):
+        return None
+    return {  # every own field, in declaration order (a test holds it to validation's)
+        "verdict": verdict,
+        "tier": fields["tier"],
+        "reason": reason,
+        "scores": dict(scores),
+        "prompt_version": prompt_version,
+        "answer": response["answer"],
+        "answer_sanitized": response["answer_sanitized"],
+        "retrieved_ids": response["retrieved_ids"],
+        "context_has_answer": context,
+        "error_kind": response["error_kind"],
+        "judge_latency_s": latency,
+        "judged_at": utcnow(),
+    }
 
 
 # ------------------------------------------------------------ validation done once per field
