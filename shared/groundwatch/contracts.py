@@ -266,13 +266,7 @@ class Probe(_ProbeKeyed):
         cycle, was most of the generator's cost per probe."""
         values = dict(self.__dict__)
         values.update(validated)
-        message = Probe.__new__(Probe)
-        _set = object.__setattr__
-        _set(message, "__dict__", values)
-        _set(message, "__pydantic_fields_set__", set(values))
-        _set(message, "__pydantic_extra__", None)
-        _set(message, "__pydantic_private__", None)
-        return message
+        return _constructed(Probe, values)
 
 
 class RagResponse(_ProbeKeyed):
@@ -563,6 +557,11 @@ def _with_carried(cls: type[_P], source: _ProbeKeyed, own: dict[str, Any]) -> _P
     of fields, without its per-field default handling (every field is given)."""
     values = source.carried()
     values.update(own)
+    return _constructed(cls, values)
+
+
+def _constructed(cls: type[_P], values: dict[str, Any]) -> _P:
+    """``cls`` around ``values``, every field given and valid: no validation, no defaults."""
     message = cls.__new__(cls)
     _set = object.__setattr__
     _set(message, "__dict__", values)
