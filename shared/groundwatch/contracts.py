@@ -200,7 +200,7 @@ class _ProbeKeyed(_Contract):
     probe_id: uuid.UUID = Field(description="Unique per asked text form per run.")
     run_id: RunId = Field(description="Probing cycle (batch run or continuous window).")
     series: SeriesName = Field(
-        "", description="Monitoring series the cycle belongs to (default: the dataset's name)."
+        "", description="Monitoring series the cycle belongs to (default: the dataset's id)."
     )
     cycle: int = Field(
         0,

@@ -304,7 +304,7 @@ def register(app: typer.Typer) -> None:
         series: Annotated[
             str | None,
             typer.Option(
-                help="Monitoring series (default: the dataset's name). Runs with the same"
+                help="Monitoring series (default: the dataset's id). Runs with the same"
                 " --database-url and series are consecutive cycles of one series."
             ),
         ] = None,

@@ -74,7 +74,7 @@ class EmbeddedPipeline:
         open_domain_baseline: str | None = None,
     ) -> None:
         """``window``: each group's status over its last N cycles (default 1, the live view);
-        ``series`` names the monitoring series (default: the dataset's name). With a database
+        ``series`` names the monitoring series (default: the dataset's id). With a database
         that already holds cycles of the series, the next cycle continues it: state, cycle
         numbers and transitions carry on across invocations. ``data_quality`` labels gap groups
         from the corpus as they appear (with the groups' own specs); ``open_domain_baseline``
