@@ -51,7 +51,7 @@ class GeneratorSettings(CommonSettings):
     series: str = Field(
         "",
         max_length=128,
-        description="Monitoring series the cycles belong to (default: the dataset's name); a"
+        description="Monitoring series the cycles belong to (default: the dataset's id); a"
         " restarted generator continues the series' cycle numbers from the database.",
     )
     api_token: str | None = Field(None, description="Bearer token for state-changing endpoints.")
