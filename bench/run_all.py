@@ -374,6 +374,10 @@ def markdown(
     return "\n".join(lines) + "\n"
 
 
+#: How far apart two single-sample figures (no spread) may be and still agree.
+SINGLE_SAMPLE_TOLERANCE = 0.05
+
+
 def agreement(
     previous: dict[str, Any], current: dict[str, dict[str, Any]], figs: list[Figure]
 ) -> str:
@@ -398,6 +402,10 @@ def agreement(
         if lo is None or hi is None or f.low is None or f.high is None:
             continue
         ok = lo <= f.median <= hi or f.low <= old[f.key] <= f.high
+        if not ok and (lo == hi or f.low == f.high):
+            # one sample or no spread (peak RSS of the first run): no range to fall in, so
+            # the two values agree when they are within SINGLE_SAMPLE_TOLERANCE of each other
+            ok = abs(f.median - old[f.key]) <= SINGLE_SAMPLE_TOLERANCE * abs(old[f.key])
         agree_all &= ok
         d = f.digits
         lines.append(
@@ -407,7 +415,8 @@ def agreement(
     lines += [
         "",
         "Agree = this run's median lies in the previous run's min–max, or the previous median in"
-        " this run's. "
+        " this run's; a figure with no spread (one sample) agrees within"
+        f" ±{SINGLE_SAMPLE_TOLERANCE:.0%}. "
         + ("Every figure agrees." if agree_all else "Figures marked **no** moved between runs."),
     ]
     return "\n".join(lines)

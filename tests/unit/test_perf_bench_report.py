@@ -98,3 +98,18 @@ def test_a_benchmark_script_that_does_not_exist_is_reported_missing(tmp_path: Pa
     bench = run_all.Bench("nope", "bench_does_not_exist.py", 5)
     o = run_all.run_one(bench, quick=True, timeout=5, work=tmp_path)
     assert o.status == "missing" and "does not exist" in o.detail
+
+
+def test_agreement_between_runs_and_for_single_samples() -> None:
+    """Two runs agree when a median lies in the other's spread; a one-sample figure (no spread,
+    e.g. peak RSS) within 5 % of the other run's (80.3 vs 80.4 MB was judged "no")."""
+    meta = {"meta": {"date": "d", "commit": "c"}}
+    figs = run_all.figures({"runner": outcome("runner", [0.93, 0.91, 0.95])})
+    near = {**meta, "runner": {"efficiency_5ms": 0.94, "efficiency_5ms_spread": [0.92, 0.96],
+                               "cold_start_s": 0.41, "cold_start_s_spread": [0.41, 0.41]}}  # fmt: skip
+    text = run_all.agreement(near, run_all.summarize(figs), figs)
+    assert "**no**" not in text and "Every figure agrees." in text
+    far = {**meta, "runner": {"efficiency_5ms": 0.5, "efficiency_5ms_spread": [0.45, 0.55],
+                              "cold_start_s": 0.5, "cold_start_s_spread": [0.5, 0.5]}}  # fmt: skip
+    text = run_all.agreement(far, run_all.summarize(figs), figs)
+    assert text.count("| **no** |") == 2
