@@ -205,8 +205,17 @@ def test_scores_carry_token_prf() -> None:
     assert 0 < d.scores["token_precision"] < 1
 
 
+#: Not stop words, and not the words of a refusal ("It is Unclear." with the gold "Unclear" is
+#: ambiguous: "is unclear" is how a model declines, so the judge leaves it undecided).
+_NOT_A_GOLD_WORD = {"the", "and", "not", "nor", "non", "was", "are", "for", "with", "from"} | {
+    "unknown",
+    "unclear",
+    "unavailable",
+    "impossible",
+    "unable",
+}
 _WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=9).filter(
-    lambda w: w not in {"the", "and", "not", "nor", "non", "was", "are", "for", "with", "from"}
+    lambda w: w not in _NOT_A_GOLD_WORD
 )
 
 
