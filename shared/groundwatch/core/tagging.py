@@ -48,7 +48,7 @@ answering is closed-domain again.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -702,17 +702,7 @@ class Tagger:
                 for cy in counted:
                     latest.update(cy.forms)  # a later cycle's verdict of a form replaces it
             t.latest = latest
-            correct = incorrect = error = undecided = 0
-            for o in latest.values():
-                v = o.verdict
-                if v is _CORRECT:
-                    correct += 1
-                elif v is _INCORRECT:
-                    incorrect += 1
-                elif v is _ERROR:
-                    error += 1
-                else:
-                    undecided += 1
+            correct, incorrect, error, undecided = _verdict_counts(latest.values())
         t.correct, t.incorrect, t.error, t.undecided = correct, incorrect, error, undecided
         old_flaky = t.flaky
         if obs is None:  # a rebuild or a dropped partition: every form's history may differ
@@ -1280,3 +1270,10 @@ def _snapshot(key: GroupKey, t: _Tally) -> GroupTally:
         history_from_cycle=min(history_from, cycles[0]) if cycles else history_from,
         series=t.series,
     )
+
+
+def _verdict_counts(observations: Iterable[Observation]) -> tuple[int, int, int, int]:
+    """(correct, incorrect, error, undecided) among ``observations``: the full recount; the
+    per-judgement path moves the four counts by one verdict inline instead."""
+    counts = Counter(o.verdict for o in observations)
+    return counts[_CORRECT], counts[_INCORRECT], counts[_ERROR], counts[Verdict.UNDECIDED]
