@@ -209,7 +209,11 @@ def test_target_comparison_sees_fixed_groups() -> None:
     assert c["mcnemar"]["only_second"] == 36 and c["mcnemar"]["only_first"] == 0
     assert c["mcnemar"]["p_value"] < 1e-9 and c["significant"]
     assert "better" in c["conclusion"]
-    assert "canary" in render_text(report)
+    line = next(ln for ln in render_text(report).splitlines() if ln.startswith("Target comparison"))
+    # each test's count in its own unit: 30 semantic groups (paired test), 90 text forms
+    # (McNemar), the 36 forms only the candidate got right among them
+    assert "over 30 semantic groups 12 better, 0 worse, paired p =" in line
+    assert "over 90 text forms 36 right only for canary, 0 only for prod, McNemar p" in line
 
 
 def test_reliability_and_human_agreement() -> None:

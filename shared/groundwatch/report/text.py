@@ -121,10 +121,15 @@ def render_text(report: Report) -> str:
     tc = report.target_comparison
     if tc is not None and tc.available:
         for cohort, cc in tc.cohorts.items():
+            mc = cc.mcnemar
             parts.append(
                 f"Target comparison {tc.baseline} → {tc.candidate} ({cohort}):"
-                f" {cc.improved_groups} groups better, {cc.worsened_groups} worse,"
-                f" McNemar p = {fmt(cc.mcnemar.p_value, 4)} → {cc.conclusion}"
+                f" over {cc.groups_compared} semantic groups {cc.improved_groups} better,"
+                f" {cc.worsened_groups} worse, paired p = {fmt(cc.p_value, 4)};"
+                f" over {mc.both_correct + mc.only_first + mc.only_second + mc.both_wrong}"
+                f" text forms {mc.only_second} right only for {tc.candidate},"
+                f" {mc.only_first} only for {tc.baseline}, McNemar p = {fmt(mc.p_value, 4)}"
+                f" → {cc.conclusion}"
             )
     if report.reliability:
         rrows = [
