@@ -4,6 +4,7 @@ full validation makes, and refuses what full validation refuses."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -32,13 +33,30 @@ def group(texts: list[str], cohorts: list[str], gid: str = "g1") -> SemanticGrou
     )
 
 
-def test_probe_ids_are_random_version_4_uuids() -> None:
+def test_probe_ids_are_time_ordered_version_7_uuids() -> None:
+    before = time.time_ns() // 1_000_000
     ids = new_probe_ids(500)
+    after = time.time_ns() // 1_000_000
     assert len(set(ids)) == 500
+    assert ids == sorted(ids) and [str(u) for u in ids] == sorted(str(u) for u in ids)
     for u in ids:
-        assert u.version == 4 and u.variant == uuid.RFC_4122
+        assert u.version == 7 and u.variant == uuid.RFC_4122
+        assert before <= u.int >> 80 <= after  # RFC 9562: the first 48 bits are Unix ms
         again = uuid.UUID(str(u))
         assert again == u and hash(again) == hash(u) and again.bytes == u.bytes
+    # the 74 random bits vary: not a counter, not a constant
+    assert len({u.int & ((1 << 62) - 1) for u in ids}) == 500
+    assert len({(u.int >> 64) & 0xFFF for u in ids}) > 300
+
+
+def test_later_probe_ids_sort_after_earlier_ones() -> None:
+    """What keeps every store's primary-key index appending: a later millisecond's ids sort
+    after an earlier one's, as UUIDs and as the stored strings."""
+    first, second = (
+        new_probe_ids(50, now_ms=1_700_000_000_000),
+        new_probe_ids(50, 1_700_000_000_001),
+    )
+    assert max(first) < min(second) and max(map(str, first)) < min(map(str, second))
 
 
 @settings(max_examples=60, deadline=None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import random
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -16,25 +17,36 @@ from typing import Any
 from groundwatch.contracts import Probe, utcnow
 from groundwatch.core.model import SemanticGroup
 
-_CLEAR_VERSION = ~((0xF000 << 64) | (0xC000 << 48))
-_VERSION_4 = (4 << 76) | (0x8000 << 48)
+#: RFC 9562 version 7: 48 bits of Unix milliseconds, the version, 12 random bits, the variant,
+#: 62 random bits. The 74 random bits are drawn as one 80-bit read whose spare bits are cleared.
+_RANDOM_74 = (0xFFF << 64) | ((1 << 62) - 1)
+_VERSION_7 = (7 << 76) | (0b10 << 62)
 
 
-def new_probe_ids(n: int) -> list[uuid.UUID]:
-    """``n`` random (version 4) UUIDs, as :func:`uuid.uuid4` makes them, from one read of the
-    OS's random source: ``uuid4`` reads it once per id and goes through ``UUID.__init__``'s
-    argument checks, a fifth of the generator's cost per probe."""
-    raw = os.urandom(16 * n)
-    out: list[uuid.UUID] = []
-    new, put, unknown, from_bytes = (
-        object.__new__,
-        object.__setattr__,
-        uuid.SafeUUID.unknown,
-        int.from_bytes,
+def new_probe_ids(n: int, now_ms: int | None = None) -> list[uuid.UUID]:
+    """``n`` time-ordered (version 7) UUIDs of this millisecond, in increasing order, from one
+    read of the OS's random source.
+
+    Why version 7 and not random (version 4) ids: the probe id is the judgements table's primary
+    key, so every store keeps an index on it; random ids land anywhere in that index, and once it
+    outgrows the page cache each insert reads a page back. Ids that start with the time append at
+    the index's right edge instead, in SQLite, PostgreSQL and MariaDB alike (RFC 9562 §6.10).
+    74 random bits per id keep them unguessable and collision-free across generator instances.
+    One read of ``os.urandom`` and no ``UUID.__init__`` checks: ``uuid4()`` per id was a fifth of
+    the generator's cost per probe.
+    """
+    ms = (time.time_ns() // 1_000_000 if now_ms is None else now_ms) & ((1 << 48) - 1)
+    raw = os.urandom(10 * n)
+    from_bytes = int.from_bytes
+    head = (ms << 80) | _VERSION_7
+    values = sorted(
+        head | (from_bytes(raw[i : i + 10], "big") & _RANDOM_74) for i in range(0, 10 * n, 10)
     )
-    for i in range(0, 16 * n, 16):
+    out: list[uuid.UUID] = []
+    new, put, unknown = object.__new__, object.__setattr__, uuid.SafeUUID.unknown
+    for value in values:
         u = new(uuid.UUID)
-        put(u, "int", (from_bytes(raw[i : i + 16], "big") & _CLEAR_VERSION) | _VERSION_4)
+        put(u, "int", value)
         put(u, "is_safe", unknown)
         out.append(u)
     return out
