@@ -67,6 +67,8 @@ def test_continuous_run_serves_groups_and_one_groups_evidence(tmp_path: Path) ->
                 time.sleep(0.5)
             page = httpx.get(f"{base}/groups", params={"status": "gap", "limit": 5}).json()
             assert page["total"] > 0 and page["count"] == 5
+            # one series in the live state: the page names it (it said null)
+            assert page["series"] and page["series"] == page["groups"][0]["series"]
             gid = page["groups"][0]["group_id"]
             assert int(gid, 16) % 2 == 1  # a fact the endpoint does not know
             assert page["groups"][0]["sql"] and page["groups"][0]["forms"][0]["answer"]

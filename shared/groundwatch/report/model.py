@@ -535,7 +535,10 @@ class GroupPage(_Model):
     offset: int = 0
     limit: int | None = None
     count: int
-    series: str | None = None
+    series: str | None = Field(
+        None,
+        description="The monitoring series of the listed groups; null when they are of several.",
+    )
     latest_cycle: int | None = None
     groups: list[GroupResult]
 

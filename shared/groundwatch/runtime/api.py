@@ -86,11 +86,14 @@ def add_routes(
         evidence = StoreEvidence(worker().store.engine)
         rows = await asyncio.to_thread(fill_evidence, rows, evidence)
         cycles = [g.cycle for g in rows]
+        series = {g.series for g in rows if g.series}
         return GroupPage(
             total=total,
             offset=offset,
             limit=limit,
             count=len(rows),
+            # the live state may hold several series (one analytics serves many generators)
+            series=next(iter(series)) if len(series) == 1 else None,
             latest_cycle=max(cycles) if cycles else None,
             groups=rows,
         )
