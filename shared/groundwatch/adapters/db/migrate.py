@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,15 +48,41 @@ def _migration_lock(engine: Engine) -> Iterator[Connection | None]:
         return
     database = engine.url.database
     if engine.dialect.name == "sqlite" and database not in (None, "", ":memory:"):
-        lock_path = Path(database).with_name(Path(database).name + ".migrate-lock")
-        with lock_path.open("a") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield None
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        with _file_lock(Path(database).with_name(Path(database).name + ".migrate-lock")):
+            yield None
         return
     yield None
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` that leaves no file behind.
+
+    The holder removes the file before it lets go, so a waiter may wake holding a lock on a file
+    that is no longer there while a newcomer locks a new one: a waiter therefore checks that the
+    file it locked is still the one at ``path`` and starts over if not.
+    """
+    while True:
+        fh = path.open("a")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            mine = os.fstat(fh.fileno())
+            try:
+                there = os.stat(path)
+            except FileNotFoundError:
+                there = None
+        except BaseException:
+            fh.close()
+            raise
+        if there is not None and (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino):
+            break
+        fh.close()  # removed by the previous holder: lock the file there now
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        fh.close()
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
