@@ -197,7 +197,10 @@ class _Contract(BaseModel):
 class _ProbeKeyed(_Contract):
     """Fields every probe-derived message carries, so each stage is stateless."""
 
-    probe_id: uuid.UUID = Field(description="Unique per asked text form per run.")
+    probe_id: uuid.UUID = Field(
+        description="Unique per asked text form per run; the generator makes time-ordered"
+        " version 7 UUIDs (any UUID is accepted)."
+    )
     run_id: RunId = Field(description="Probing cycle (batch run or continuous window).")
     series: SeriesName = Field(
         "", description="Monitoring series the cycle belongs to (default: the dataset's id)."
