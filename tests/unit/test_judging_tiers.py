@@ -74,6 +74,13 @@ CASES = [
     ("The director is MARIE CURIE!", E("Marie Curie"), C, "contains"),
     ("The director is Mariee Curieux.", E("Marie Curie"), U, NO_TIER),
     ("The director is not Marie Curie.", E("Marie Curie"), I, "conflict"),  # denied
+    # a denied date or number is wrong, as a denied name is; a bound or "not until" is no denial
+    ("It was not 12.", E("12"), I, "typed"),
+    ("Not 12 kg, it is 14 kg.", E("12"), I, "typed"),
+    ("It is not 2013-04-10.", E("2013-04-10"), I, "typed"),
+    ("It is 12 kg, not 14.", E("12"), C, "typed"),
+    ("Born 2013-04-10, not 2013-04-11.", E("2013-04-10"), C, "typed"),
+    ("It was not until 2013-04-10 that it opened.", E("2013-04-10"), C, "typed"),
     ("Curie, Marie", E("Marie Curie"), C, "token_f1"),
     ("Pierre Dupont", E("Marie Curie"), U, NO_TIER),  # absent gold alone proves nothing
     ("Pierre Dupont", E("Marie Curie", candidates=[["Pierre Dupont"]]), I, "conflict"),
