@@ -659,11 +659,16 @@ def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTempla
             (e, col, label, AnswerType.NUMBER, "count") for e, col, label in counted
         ]
         for d in dates:
+            attr = attribute_label(d.name, d.kind)
+            # the date is the counted rows', not the named row's: "latest pet birth date of the
+            # owner named X", never "latest birth date of the owner named X" (the owner's own)
+            if not link and entity.split()[-1] not in attr.split():
+                attr = f"{entity} {attr}"
             items.append(
                 (
                     exp.Max(this=_col(d.name, table.name)),
                     d.name,
-                    f"latest {attribute_label(d.name, d.kind)}",
+                    f"latest {attr}",
                     d.kind,
                     "max",
                 )
