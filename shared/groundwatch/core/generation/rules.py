@@ -633,6 +633,10 @@ def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTempla
     entity = entity_noun(table.name)
     dates = [c for c in table.descriptive() if c.kind is AnswerType.DATE]
     for fk, parent, kp in _ends(table, schema):
+        if not kp.unique and kp.distinct < kp.non_null:
+            # a name two parent rows share: the aggregate would pool both ("number of vets of
+            # Max" over two pets named Max) and still be one answer, so no fill could catch it
+            continue
         noun = _noun(fk, parent)
         taken = {table.name.lower()}
         ap = _alias(noun, taken)
