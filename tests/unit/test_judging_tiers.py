@@ -49,6 +49,11 @@ CASES = [
     ("It began in Q2 2023.", E("2023-04-01"), U, NO_TIER),
     ("It began in the second quarter of 2023.", E("2023-04-01"), U, NO_TIER),
     ("It began in Q3 2023.", E("2023-04-01"), I, "typed"),
+    # the day without its year is no missing date; another day without a year still is wrong
+    ("On April 1st.", E("2023-04-01"), U, NO_TIER),
+    ("1 Apr", E("2023-04-01"), U, NO_TIER),
+    ("the 1st of April", E("2023-04-01"), U, NO_TIER),
+    ("On April 2nd.", E("2023-04-01"), I, "typed"),
     ("It began in 2021.", E("2023-04-01"), I, "typed"),
     ("1 Apr 2023", E("2023-04-01", types=[AnswerType.DATE]), C, "typed"),
     # numbers: separators, scale words, percent, units, rounding

@@ -29,6 +29,7 @@ from groundwatch.core.judging.dates import (
     DateMention,
     extract_dates_from_tokens,
     match_date,
+    yearless_days,
 )
 from groundwatch.core.judging.decision import NO_TIER, STALE, Decision
 from groundwatch.core.judging.gold import Gold, GoldPart, prepare_gold
@@ -797,6 +798,10 @@ def tier_typed(ev: Evidence) -> Decision | None:
         if st is PartStatus.CONFLICT:
             return _wrong("typed", f"{kind}_mismatch: gold {part.raw!r}")
         if st is PartStatus.ABSENT:
+            if part.day is not None and (part.day.month, part.day.day) in yearless_days(ev.toks):
+                # "February 7th" for 2024-02-07: the day without its year, not a missing date
+                ev.notes.append(f"date_without_year: gold {part.raw!r}")
+                return None
             return _wrong("typed", f"{kind}_missing: gold {part.raw!r}")
         if st is PartStatus.FOUND and _typed_denied(ev, part):
             return _wrong("typed", f"{kind}_denied: gold {part.raw!r}")
