@@ -24,6 +24,7 @@ from groundwatch.core.generation import (
 )
 from groundwatch.core.generation.grouped import group_rows, plan
 from groundwatch.core.generation.naming import (
+    attribute_label,
     entity_noun,
     humanize,
     is_name_like,
@@ -408,3 +409,19 @@ def test_multi_column_answers_are_tuples_with_types(port: SqlitePort) -> None:
     assert g.answer.values == ["Zürich", "10"] and g.answer.types == [T, N]
     assert g.answer.text == "('Zürich', '10')"
     assert all("ocation and client no" in f.text for f in g.forms)
+
+
+@pytest.mark.parametrize(
+    ("column", "kind", "label"),
+    [
+        ("weight_kg", AnswerType.NUMBER, "weight in kg"),
+        ("price_usd", AnswerType.NUMBER, "price in usd"),
+        ("size_in_kg", AnswerType.NUMBER, "size in kg"),
+        ("kg", AnswerType.NUMBER, "kg"),
+        ("name_kg", AnswerType.TEXT, "name kg"),
+    ],
+)
+def test_a_numeric_column_named_with_its_unit_reads_in_that_unit(
+    column: str, kind: AnswerType, label: str
+) -> None:
+    assert attribute_label(column, kind) == label

@@ -343,3 +343,58 @@ def test_generator_service_settings_steer_generation(urls: dict[str, str]) -> No
     for g in groups:
         assert not re.search(r"email|phone|birth_date|street|contact|sensors|price", g.sql), g.sql
     assert any(len(g.answer.values) > 1 for g in groups)  # list answers kept
+
+
+def test_latest_date_of_child_rows_names_the_child_not_the_parent(tmp_path: Path) -> None:
+    """MAX(pets.birth_date) per owner is the latest *pet* birth date, not the owner's own."""
+    db = tmp_path / "vet.db"
+    con = sqlite3.connect(db)
+    con.executescript(
+        "CREATE TABLE owners(owner_id INTEGER PRIMARY KEY, owner_name TEXT, city TEXT);"
+        "CREATE TABLE pets(pet_id INTEGER PRIMARY KEY, pet_name TEXT, birth_date DATE,"
+        " owner_id INTEGER REFERENCES owners(owner_id));"
+    )
+    con.executemany(
+        "INSERT INTO owners VALUES (?, ?, ?)",
+        [(i, f"Owner {c}", f"City {c}") for i, c in enumerate("ABCDEF", 1)],
+    )
+    con.executemany(
+        "INSERT INTO pets VALUES (?, ?, ?, ?)",
+        [(i, f"Pet {i}", f"201{i % 10}-0{i % 9 + 1}-1{i % 9}", i % 6 + 1) for i in range(1, 19)],
+    )
+    con.commit()
+    con.close()
+    res = generate_groups(f"sqlite:///{db}", k=K)
+    (t,) = [x for x in res.templates if x.sql.startswith("SELECT MAX(pets.birth_date)")]
+    assert t.answer_label == "latest pet birth date"
+
+
+def test_no_aggregate_over_a_name_two_rows_share(tmp_path: Path) -> None:
+    """Two owners named 'Owner 1': COUNT(*) of pets by owner name would pool both into one
+    answer that is neither's, so the aggregates by that name are not proposed at all."""
+
+    def build(name: str, dup: bool) -> GenerationResult:
+        db = tmp_path / name
+        con = sqlite3.connect(db)
+        con.executescript(
+            "CREATE TABLE owners(owner_id INTEGER PRIMARY KEY, owner_name TEXT, city TEXT);"
+            "CREATE TABLE pets(pet_id INTEGER PRIMARY KEY, pet_name TEXT, birth_date DATE,"
+            " owner_id INTEGER REFERENCES owners(owner_id));"
+        )
+        owners = [(i, f"Owner {i}", f"City {i % 5}") for i in range(1, 21)]
+        if dup:
+            owners.append((21, "Owner 1", "City 9"))
+        con.executemany("INSERT INTO owners VALUES (?, ?, ?)", owners)
+        con.executemany(
+            "INSERT INTO pets VALUES (?, ?, ?, ?)",
+            [(i, f"Pet {i}", f"2015-01-{i:02d}", i % len(owners) + 1) for i in range(1, 29)],
+        )
+        con.commit()
+        con.close()
+        return generate_groups(f"sqlite:///{db}", k=K)
+
+    def by_owner(res: GenerationResult) -> list[str]:
+        return [t.sql for t in res.templates if t.kind == "aggregate" and ":owner_" in t.sql]
+
+    assert by_owner(build("distinct.db", dup=False))
+    assert by_owner(build("shared.db", dup=True)) == []

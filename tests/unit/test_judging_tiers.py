@@ -49,6 +49,11 @@ CASES = [
     ("It began in Q2 2023.", E("2023-04-01"), U, NO_TIER),
     ("It began in the second quarter of 2023.", E("2023-04-01"), U, NO_TIER),
     ("It began in Q3 2023.", E("2023-04-01"), I, "typed"),
+    # the day without its year is no missing date; another day without a year still is wrong
+    ("On April 1st.", E("2023-04-01"), U, NO_TIER),
+    ("1 Apr", E("2023-04-01"), U, NO_TIER),
+    ("the 1st of April", E("2023-04-01"), U, NO_TIER),
+    ("On April 2nd.", E("2023-04-01"), I, "typed"),
     ("It began in 2021.", E("2023-04-01"), I, "typed"),
     ("1 Apr 2023", E("2023-04-01", types=[AnswerType.DATE]), C, "typed"),
     # numbers: separators, scale words, percent, units, rounding
@@ -74,6 +79,13 @@ CASES = [
     ("The director is MARIE CURIE!", E("Marie Curie"), C, "contains"),
     ("The director is Mariee Curieux.", E("Marie Curie"), U, NO_TIER),
     ("The director is not Marie Curie.", E("Marie Curie"), I, "conflict"),  # denied
+    # a denied date or number is wrong, as a denied name is; a bound or "not until" is no denial
+    ("It was not 12.", E("12"), I, "typed"),
+    ("Not 12 kg, it is 14 kg.", E("12"), I, "typed"),
+    ("It is not 2013-04-10.", E("2013-04-10"), I, "typed"),
+    ("It is 12 kg, not 14.", E("12"), C, "typed"),
+    ("Born 2013-04-10, not 2013-04-11.", E("2013-04-10"), C, "typed"),
+    ("It was not until 2013-04-10 that it opened.", E("2013-04-10"), C, "typed"),
     ("Curie, Marie", E("Marie Curie"), C, "token_f1"),
     ("Pierre Dupont", E("Marie Curie"), U, NO_TIER),  # absent gold alone proves nothing
     ("Pierre Dupont", E("Marie Curie", candidates=[["Pierre Dupont"]]), I, "conflict"),

@@ -120,6 +120,11 @@ def plural(noun: str) -> str:
 
 
 _PREPOSITIONS = {"on", "at", "in"}
+#: Unit abbreviations a numeric column's name may end in (``weight_kg``): read "weight in kg".
+_UNITS = frozenset(
+    {"kg", "mg", "lb", "lbs", "km", "cm", "mm", "mi", "ml", "usd", "eur", "gbp", "chf", "pct",
+     "ms", "sec", "secs", "min", "mins", "hrs", "kb", "mb", "gb", "tb", "kwh", "kw", "mph", "kmh"}
+)  # fmt: skip
 
 
 def attribute_label(column: str, kind: str | None) -> str:
@@ -131,6 +136,8 @@ def attribute_label(column: str, kind: str | None) -> str:
     """
     label = humanize(column)
     ws = label.split()
+    if kind == "number" and len(ws) >= 2 and ws[-1] in _UNITS and ws[-2] != "in":
+        return f"{' '.join(ws[:-1])} in {ws[-1]}"  # weight_kg: "weight in kg", not "weight kg"
     if kind == "date" and len(ws) >= 2 and ws[-1] in _PREPOSITIONS:
         ws = ws[:-1]  # issued_on, created_at: the event, said as "issued date"
         label = " ".join(ws)

@@ -633,6 +633,10 @@ def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTempla
     entity = entity_noun(table.name)
     dates = [c for c in table.descriptive() if c.kind is AnswerType.DATE]
     for fk, parent, kp in _ends(table, schema):
+        if not kp.unique and kp.distinct < kp.non_null:
+            # a name two parent rows share: the aggregate would pool both ("number of vets of
+            # Max" over two pets named Max) and still be one answer, so no fill could catch it
+            continue
         noun = _noun(fk, parent)
         taken = {table.name.lower()}
         ap = _alias(noun, taken)
@@ -659,11 +663,16 @@ def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTempla
             (e, col, label, AnswerType.NUMBER, "count") for e, col, label in counted
         ]
         for d in dates:
+            attr = attribute_label(d.name, d.kind)
+            # the date is the counted rows', not the named row's: "latest pet birth date of the
+            # owner named X", never "latest birth date of the owner named X" (the owner's own)
+            if not link and entity.split()[-1] not in attr.split():
+                attr = f"{entity} {attr}"
             items.append(
                 (
                     exp.Max(this=_col(d.name, table.name)),
                     d.name,
-                    f"latest {attribute_label(d.name, d.kind)}",
+                    f"latest {attr}",
                     d.kind,
                     "max",
                 )

@@ -94,6 +94,22 @@ def _day_number(tok: str) -> int | None:
     return None
 
 
+def yearless_days(toks: list[str]) -> list[tuple[int, int]]:
+    """(month, day) of every day written without its year ("February 7th", "7 Feb")."""
+    out = []
+    for i, tok in enumerate(toks):
+        month = _MONTHS.get(tok)
+        if month is None:
+            continue
+        for j in (i + 1, i - 1, i - 2):  # "Feb 7", "7 Feb", "7th of February"
+            if 0 <= j < len(toks) and (j != i - 2 or toks[i - 1] == "of"):
+                d = _day_number(toks[j])
+                if d is not None:
+                    out.append((month, d))
+                    break
+    return out
+
+
 def _small(tok: str) -> int | None:
     return int(tok) if tok.isdigit() and len(tok) <= 2 else None
 

@@ -29,6 +29,7 @@ from groundwatch.core.judging.dates import (
     DateMention,
     extract_dates_from_tokens,
     match_date,
+    yearless_days,
 )
 from groundwatch.core.judging.decision import NO_TIER, STALE, Decision
 from groundwatch.core.judging.gold import Gold, GoldPart, prepare_gold
@@ -797,7 +798,13 @@ def tier_typed(ev: Evidence) -> Decision | None:
         if st is PartStatus.CONFLICT:
             return _wrong("typed", f"{kind}_mismatch: gold {part.raw!r}")
         if st is PartStatus.ABSENT:
+            if part.day is not None and (part.day.month, part.day.day) in yearless_days(ev.toks):
+                # "February 7th" for 2024-02-07: the day without its year, not a missing date
+                ev.notes.append(f"date_without_year: gold {part.raw!r}")
+                return None
             return _wrong("typed", f"{kind}_missing: gold {part.raw!r}")
+        if st is PartStatus.FOUND and _typed_denied(ev, part):
+            return _wrong("typed", f"{kind}_denied: gold {part.raw!r}")
         if st is PartStatus.FOUND and (other := _typed_hedge(ev, part)) is not None:
             return _wrong("typed", f"hedge: {other} next to gold {part.raw!r}")
     if all(s is PartStatus.FOUND for s in statuses):
@@ -809,6 +816,36 @@ def tier_typed(ev: Evidence) -> Decision | None:
             kind = "coarser_date" if part.day is not None else "approximate_number"
             ev.notes.append(f"{kind}: gold {part.raw!r}")
     return None
+
+
+#: Words after a denial that make it a bound or a time, not a denial of the value ("not more
+#: than 12", "not until 2023-04-01").
+_BOUND_WORDS = frozenset(
+    {"more", "less", "fewer", "over", "under", "above", "below", "later", "earlier", "before",
+     "after", "until", "till", "since", "exceeding", "quite", "exactly"}
+)  # fmt: skip
+
+
+def _typed_denied(ev: Evidence, part: GoldPart) -> bool:
+    """Every mention of the gold date/number is denied ("it was not 12", "not 2023-04-01, …"),
+    as a denied name is: "not X" states that X is not the answer."""
+    if _DENIALS.isdisjoint(ev.tok_set) and not {"than", "of", "unlike"} & ev.tok_set:
+        return False
+    if part.day is not None:
+        starts = [m.span[0] for m in ev.dates if match_date(part.day, [m]) is DateMatch.FOUND]
+    elif part.number is not None:
+        folded = ev.folded
+        starts = [
+            len(tokens(folded[: n.span[0]], folded=True))
+            for n in ev.numbers
+            if match_number(part.number, [n], rel_tol=NUMBER_REL_TOL) is NumberMatch.FOUND
+        ]
+    else:
+        return False
+    toks = ev.toks
+    return bool(starts) and all(
+        _is_denied(toks, s) and _BOUND_WORDS.isdisjoint(toks[max(0, s - 3) : s]) for s in starts
+    )
 
 
 def _typed_hedge(ev: Evidence, part: GoldPart) -> str | None:
