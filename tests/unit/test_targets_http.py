@@ -229,3 +229,31 @@ async def test_a_null_answer_is_an_empty_answer_and_a_missing_one_an_error() -> 
     with pytest.raises(TargetError) as err:
         await gone.ask("q")
     assert err.value.kind is ErrorKind.BAD_PAYLOAD
+
+
+async def test_a_missing_evidence_key_is_named_once_with_the_setting_to_change(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A reply without the default ``retrieved_ids``/``contexts`` keys is an answer without
+    evidence; the one warning says which target setting points there and that null turns it off
+    (it said only that the key was missing)."""
+    target = HttpJsonTarget(
+        _mock(lambda r: httpx.Response(200, json={"answer": "Paris"})), "http://x/q"
+    )
+    with caplog.at_level("WARNING"):
+        for _ in range(3):
+            assert (await target.ask("q")).retrieved_ids == []
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 2  # once per path, not per reply
+    assert "set retrieved_ids_path to where the reply has it, or to null" in warned[0]
+    assert "set contexts_path" in warned[1]
+    quiet = HttpJsonTarget(
+        _mock(lambda r: httpx.Response(200, json={"answer": "Paris"})),
+        "http://x/q",
+        retrieved_ids_path=None,
+        contexts_path=None,
+    )
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        await quiet.ask("q")
+    assert not caplog.records

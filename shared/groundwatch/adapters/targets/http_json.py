@@ -198,16 +198,17 @@ class HttpJsonTarget:
             raise TargetError(ErrorKind.BAD_PAYLOAD, "reply is not JSON") from None
         try:
             answer = self.answer_path.one(doc)
-            ids = self._optional(self.retrieved_ids_path, doc)
-            contexts = self._optional(self.contexts_path, doc)
+            ids = self._optional(self.retrieved_ids_path, doc, "retrieved_ids_path")
+            contexts = self._optional(self.contexts_path, doc, "contexts_path")
         except PathError as exc:
             raise TargetError(ErrorKind.BAD_PAYLOAD, str(exc)) from None
         return reply_from(answer, ids, contexts)
 
-    def _optional(self, path: ReplyPath | None, doc: Any) -> list[Any]:
+    def _optional(self, path: ReplyPath | None, doc: Any, setting: str) -> list[Any]:
         """Retrieved ids and contexts are optional: a reply without them is an answer without
         evidence (retrieval is then judged by context comparison), not a failed probe. A value
-        of the wrong type still is a bad payload. The first absence is logged once."""
+        of the wrong type still is a bad payload. The first absence is logged once, with the
+        target setting that points at it (its default may not fit the endpoint's reply)."""
         if path is None:
             return []
         try:
@@ -215,5 +216,11 @@ class HttpJsonTarget:
         except MissingPath as exc:
             if path.expr not in self._warned:
                 self._warned.add(path.expr)
-                log.warning("%r: %s; treated as empty", self, exc)
+                log.warning(
+                    "%r: %s; treated as empty — set %s to where the reply has it, or to null"
+                    " if the endpoint returns none",
+                    self,
+                    exc,
+                    setting,
+                )
             return []
