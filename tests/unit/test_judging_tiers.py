@@ -86,6 +86,12 @@ CASES = [
     ("It is 12 kg, not 14.", E("12"), C, "typed"),
     ("Born 2013-04-10, not 2013-04-11.", E("2013-04-10"), C, "typed"),
     ("It was not until 2013-04-10 that it opened.", E("2013-04-10"), C, "typed"),
+    # a range with the gold number at one end states a range, not the value
+    ("61-65 CHF", E("61"), I, "typed"),
+    ("It costs 61 to 65 francs.", E("61"), I, "typed"),
+    ("Somewhere between 61 and 65.", E("61"), I, "typed"),
+    ("It is 61 (items 12-14).", E("61"), C, "typed"),  # a range elsewhere is no hedge
+    ("Room 61-B costs 61.", E("61"), C, "typed"),
     ("Curie, Marie", E("Marie Curie"), C, "token_f1"),
     ("Pierre Dupont", E("Marie Curie"), U, NO_TIER),  # absent gold alone proves nothing
     ("Pierre Dupont", E("Marie Curie", candidates=[["Pierre Dupont"]]), I, "conflict"),

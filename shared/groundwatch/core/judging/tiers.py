@@ -39,6 +39,7 @@ from groundwatch.core.judging.numbers import (
     NumberMention,
     extract_numbers,
     match_number,
+    parse_gold_number,
 )
 from groundwatch.core.judging.refusal import Refusal, detect_refusal
 from groundwatch.core.judging.variants import fuzzy_window, stems
@@ -807,6 +808,8 @@ def tier_typed(ev: Evidence) -> Decision | None:
             return _wrong("typed", f"{kind}_denied: gold {part.raw!r}")
         if st is PartStatus.FOUND and (other := _typed_hedge(ev, part)) is not None:
             return _wrong("typed", f"hedge: {other} next to gold {part.raw!r}")
+        if st is PartStatus.FOUND and (span := _typed_range(ev, part)) is not None:
+            return _wrong("typed", f"range: {span!r} for gold {part.raw!r}")
     if all(s is PartStatus.FOUND for s in statuses):
         if ev.refusal is not None or not all(p.typed for p in g.parts):
             return None  # the refusal tier left its note / the text parts are the text tiers'
@@ -846,6 +849,42 @@ def _typed_denied(ev: Evidence, part: GoldPart) -> bool:
     return bool(starts) and all(
         _is_denied(toks, s) and _BOUND_WORDS.isdisjoint(toks[max(0, s - 3) : s]) for s in starts
     )
+
+
+#: A range of two numbers: "61-65", "61–65", "61 to 65", "from 61 to 65", "between 61 and 65".
+_NUMBER = r"\d+(?:[.,]\d+)?"
+_RANGE = re.compile(
+    rf"(?<![\w.,/-])(?P<a>{_NUMBER})\s*(?:-|–|—|to)\s*(?P<b>{_NUMBER})(?![\w/]|[.,-]\d)"
+    rf"|\bbetween\s+(?P<c>{_NUMBER})\s+and\s+(?P<d>{_NUMBER})\b"
+)
+
+
+def _typed_range(ev: Evidence, part: GoldPart) -> str | None:
+    """The range every mention of the gold number sits in as one end ("61-65" for 61), if so.
+
+    A range states that the value is somewhere between its ends, not that it is the gold value;
+    the number reader sees only the range's first end (it does not read "-65" after a digit as
+    a number, which keeps ids and dates whole), so without this "61-65" read as "61"."""
+    if part.number is None or not _HAS_RANGE.search(ev.folded):
+        return None
+    ranges: list[tuple[int, int, str]] = []
+    for m in _RANGE.finditer(ev.folded):
+        a, b = (m["a"], m["b"]) if m["a"] is not None else (m["c"], m["d"])
+        ends = [parse_gold_number(x) for x in (a, b)]
+        if None not in ends and ends[0] != ends[1]:
+            ranges.append((m.start(), m.end(), m.group(0)))
+    if not ranges:
+        return None
+    found = [
+        n
+        for n in ev.numbers
+        if match_number(part.number, [n], rel_tol=NUMBER_REL_TOL) is NumberMatch.FOUND
+    ]
+    inside = [next((r for s, e, r in ranges if s <= n.span[0] < e), None) for n in found]
+    return inside[0] if inside and None not in inside else None
+
+
+_HAS_RANGE = re.compile(r"\d\s*(?:-|–|—|to\b)\s*\d|\bbetween\b")
 
 
 def _typed_hedge(ev: Evidence, part: GoldPart) -> str | None:
