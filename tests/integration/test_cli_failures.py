@@ -348,6 +348,17 @@ def test_negative_interval_is_refused(tmp_path: Path, dataset: Path) -> None:
     assert proc.returncode == 2 and "--interval" in proc.stderr
 
 
+@pytest.mark.parametrize("port", ["99999", "0", "-1"])
+def test_out_of_range_port_is_refused(tmp_path: Path, dataset: Path, port: str) -> None:
+    # 99999 used to be taken modulo 2**16 (a socket on 34463) while the banner announced
+    # :99999/metrics, and the monitor ran on without the endpoint it named
+    targets = tmp_path / "t.yaml"
+    targets.write_text("targets:\n  - name: c\n    type: callable\n    callable: json:dumps\n")
+    proc = gw("run", "--dataset", str(dataset), "--targets", str(targets), "--interval", "5",
+              "--port", port, cwd=tmp_path, timeout=20)  # fmt: skip
+    assert proc.returncode == 2 and "--port" in proc.stderr, proc.stderr
+
+
 def test_continuous_run_on_a_taken_port_is_one_usage_error(tmp_path: Path, dataset: Path) -> None:
     import socket
 

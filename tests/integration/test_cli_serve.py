@@ -82,6 +82,12 @@ def test_continuous_run_serves_groups_and_one_groups_evidence(tmp_path: Path) ->
             body = detail.json()
             assert body["groups"][0]["status"] == "gap" and body["forms"]
             assert httpx.get(f"{base}/groups/ffffffffffffffff").status_code == 404
+            # a unique prefix names the group, as `groundwatch show` takes it (it was a 404)
+            short = httpx.get(f"{base}/groups/{gid[:8]}", timeout=30)
+            assert short.status_code == 200, short.text
+            assert short.json()["group_id"] == gid and short.json()["groups"][0]["group_id"] == gid
+            assert short.json()["forms"] == body["forms"]
+            assert httpx.get(f"{base}/groups/{gid[:1]}").status_code == 404  # ambiguous
             html = httpx.get(f"{base}/report.html", timeout=30).text
             assert gid in html and "failing-facts" in html
         finally:

@@ -290,7 +290,10 @@ def register(app: typer.Typer) -> None:
         ] = 60.0,
         host: Annotated[str, typer.Option(help="Bind address (continuous).")] = "127.0.0.1",
         port: Annotated[
-            int, typer.Option(help="Port of /metrics, /groups and /report (continuous).")
+            int,
+            typer.Option(
+                min=1, max=65535, help="Port of /metrics, /groups and /report (continuous)."
+            ),
         ] = 8004,
         database_url: DatabaseUrlOpt = None,
         compare: Annotated[

@@ -342,6 +342,16 @@ def _ragprobe_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetri
     yield outcomes
 
 
+#: The transitions the alert rules take increase() of (groundwatch:regressions:increase1h,
+#: groundwatch:recoveries:increase1h).
+_ALERTED_TRANSITIONS = (
+    ("robust", "gap"),
+    ("non_robust", "gap"),
+    ("flaky", "gap"),
+    ("gap", "robust"),
+)
+
+
 class AnalyticsMetrics:
     def __init__(
         self,
@@ -368,6 +378,8 @@ class AnalyticsMetrics:
             ["target", "cohort", "from_status", "to_status"],
             registry=registry,
         )
+        #: (target, cohort) pairs whose alerting transition series exist (at 0 until counted)
+        self._transition_pairs: set[tuple[str, str]] = set()
         registry.register(TallyCollector(tagger, quality))
         self.judge_quality = QualityCollector(tagger)
         registry.register(self.judge_quality)
@@ -376,6 +388,14 @@ class AnalyticsMetrics:
         self, applied: list[Observation], transitions: list[Transition], tallied_at: float
     ) -> None:
         self.judge_quality.dirty = True
+        pairs = {(o.target, o.cohort) for o in applied} - self._transition_pairs
+        for target, cohort in pairs:
+            # A labelled counter is exported only once it has a child: the first regression
+            # would appear at 1, and increase() (the regression alert) never sees it rise. The
+            # series the alerts read exist at 0 from a pair's first judgement.
+            for old, new in _ALERTED_TRANSITIONS:
+                self.transitions.labels(target, cohort, old, new)
+        self._transition_pairs |= pairs
         for tr in transitions:
             self.transitions.labels(
                 tr.target, tr.cohort, tr.from_status.value, tr.to_status.value

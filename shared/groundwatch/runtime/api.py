@@ -102,9 +102,17 @@ def add_routes(
     async def group(group_id: str, target: str | None = None) -> dict[str, Any]:
         """One semantic group: its live status per target (``groups``: SQL, gold answer and
         each form's latest question, answer, verdict and cause in the window) and every stored
-        judgement of it (``forms``)."""
+        judgement of it (``forms``). ``group_id`` may be a unique prefix of a live group's id,
+        as for ``groundwatch show``."""
         w = worker()  # the same state under the service and the embedded pipeline
         _, live = group_results(tagger(), target=target, scenario=None, group_id=group_id)
+        ids = sorted({g.group_id for g in live})
+        if group_id not in ids and len(ids) > 1:
+            raise HTTPException(
+                404, f"{group_id!r} matches {len(ids)} groups ({', '.join(ids[:5])}…)"
+            )
+        if group_id not in ids and ids:
+            group_id = ids[0]  # a unique prefix: the group it names
         live = [g for g in live if g.group_id == group_id]
         live = await asyncio.to_thread(fill_evidence, live, StoreEvidence(w.store.engine))
         rows = await asyncio.to_thread(w.store.group_judgements, group_id, target)
