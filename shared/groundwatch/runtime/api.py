@@ -108,9 +108,8 @@ def add_routes(
         _, live = group_results(tagger(), target=target, scenario=None, group_id=group_id)
         ids = sorted({g.group_id for g in live})
         if group_id not in ids and len(ids) > 1:
-            raise HTTPException(
-                404, f"{group_id!r} matches {len(ids)} groups ({', '.join(ids[:5])}…)"
-            )
+            shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
+            raise HTTPException(404, f"{group_id!r} matches {len(ids)} groups ({shown})")
         if group_id not in ids and ids:
             group_id = ids[0]  # a unique prefix: the group it names
         live = [g for g in live if g.group_id == group_id]
