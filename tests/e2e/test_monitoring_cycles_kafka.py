@@ -37,6 +37,7 @@ WATCHED = (
     "groundwatch_groups",
     "groundwatch_knowledge_gap_groups",
     "groundwatch_group_transitions_total",
+    "groundwatch_knowledge_gap_regressions_total",
     "groundwatch_verdict_coverage_ratio",
     "groundwatch_flaky_forms",
 )

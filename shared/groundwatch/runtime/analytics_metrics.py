@@ -352,6 +352,30 @@ _ALERTED_TRANSITIONS = (
 )
 
 
+def knowledge_regressions(tagger: Tagger, transitions: list[Transition]) -> dict[str, set[str]]:
+    """Per target, the semantic groups these transitions made a knowledge gap.
+
+    A cohort that turned gap from a status with right answers (robust, non-robust, flaky) was
+    not a gap before, so its group was no knowledge gap before; if the group is one now, the
+    target lost that fact. A cohort-level regression alone is no such loss: a fact still right
+    in another cohort is wording fragility, not missing knowledge (the per-cohort transition
+    counter counted it, and one fact lost in two cohorts twice). A group that became a gap only
+    because its other cohorts lost their evidence (an outage) lost no knowledge either.
+    """
+    out: dict[str, set[str]] = {}
+    closed = tagger.open_domain_baseline is not None
+    gaps: dict[str, set[str]] = {}
+    for tr in transitions:
+        if tr.kind != "regression":
+            continue
+        now = gaps.get(tr.target)
+        if now is None:
+            now = gaps[tr.target] = tagger.knowledge_gaps(tr.target, closed_domain=closed)
+        if tr.group_id in now:
+            out.setdefault(tr.target, set()).add(tr.group_id)
+    return out
+
+
 class AnalyticsMetrics:
     def __init__(
         self,
@@ -380,9 +404,24 @@ class AnalyticsMetrics:
         )
         #: (target, cohort) pairs whose alerting transition series exist (at 0 until counted)
         self._transition_pairs: set[tuple[str, str]] = set()
+        self.knowledge_regressions = Counter(
+            "groundwatch_knowledge_gap_regressions",
+            "Semantic groups that became a knowledge gap (wrong in every cohort with a verdict)"
+            " by a cohort that had right answers turning gap: knowledge the target had is lost."
+            " One per group, however many cohorts turned.",
+            ["target"],
+            registry=registry,
+        )
+        self._tagger = tagger
         registry.register(TallyCollector(tagger, quality))
         self.judge_quality = QualityCollector(tagger)
         registry.register(self.judge_quality)
+
+    def _count_knowledge_regressions(self, transitions: list[Transition]) -> None:
+        if not transitions:
+            return
+        for target, groups in knowledge_regressions(self._tagger(), transitions).items():
+            self.knowledge_regressions.labels(target).inc(len(groups))
 
     def observe(
         self, applied: list[Observation], transitions: list[Transition], tallied_at: float
@@ -395,11 +434,14 @@ class AnalyticsMetrics:
             # series the alerts read exist at 0 from a pair's first judgement.
             for old, new in _ALERTED_TRANSITIONS:
                 self.transitions.labels(target, cohort, old, new)
+        for target in {t for t, _ in pairs}:
+            self.knowledge_regressions.labels(target)  # at 0 from the first judgement, as above
         self._transition_pairs |= pairs
         for tr in transitions:
             self.transitions.labels(
                 tr.target, tr.cohort, tr.from_status.value, tr.to_status.value
             ).inc()
+        self._count_knowledge_regressions(transitions)
         # Once per label set per batch, not per judgement: ``labels()`` takes a lock and builds
         # a key each call, which made this the analytics consumer's largest cost after parsing.
         counts = collections.Counter((o.target, o.verdict.value) for o in applied)
