@@ -8,16 +8,14 @@ from typing import Any
 
 from fastapi import Depends, FastAPI
 from prometheus_client import Counter
-from sqlalchemy import Engine
-from sqlalchemy.orm import Session
 
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.evidence import ensure_dataset_stored
-from groundwatch.adapters.db.models import AnswerVersionRow
 from groundwatch.adapters.db.runs import next_cycle, record_cycle
 from groundwatch.contracts import Probe
 from groundwatch.core.model import SemanticGroup
 from groundwatch.runtime.auth import require_token
+from groundwatch.runtime.refresh import answer_refresher
 from groundwatch.runtime.service import (
     ServiceParts,
     build_app,
@@ -25,7 +23,7 @@ from groundwatch.runtime.service import (
     settings_or_exit,
     wiring,
 )
-from groundwatch.stages.generator.stage import GeneratorStage, Refresher, RunSummary
+from groundwatch.stages.generator.stage import GeneratorStage, RunSummary
 from services.generator.settings import GeneratorSettings
 
 
@@ -75,37 +73,6 @@ def load_groups(settings: GeneratorSettings) -> tuple[list[SemanticGroup], str |
     return list(read_jsonl(settings.dataset)), settings.source_url
 
 
-def answer_refresher(source_url: str, engine: Engine, changes: Counter) -> Refresher:
-    """Re-read answers on a read-only connection; record each new version in the database."""
-    from groundwatch.adapters.sources.connect import readonly_engine
-    from groundwatch.adapters.sources.refresh import refresh_answers
-
-    source = readonly_engine(source_url)
-
-    def store(groups: list[SemanticGroup], changed: list[str]) -> None:
-        by_id = {g.group_id: g for g in groups}
-        with Session(engine) as s, s.begin():
-            for gid in changed:
-                g = by_id[gid]
-                s.merge(
-                    AnswerVersionRow(
-                        dataset_id=g.dataset_id,
-                        group_id=gid,
-                        version=g.answer.version,
-                        answer=g.answer.model_dump(mode="json"),
-                    )
-                )
-
-    async def refresh(groups: list[SemanticGroup]) -> tuple[list[SemanticGroup], list[str]]:
-        result = await asyncio.to_thread(refresh_answers, source, groups)
-        if result.changed:
-            await asyncio.to_thread(store, result.groups, result.changed)
-            changes.inc(len(result.changed))
-        return result.groups, result.changed
-
-    return refresh
-
-
 def create_app(settings: GeneratorSettings) -> FastAPI:
     guard = require_token(settings.api_token)
 
@@ -122,7 +89,7 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             "Groups whose SQL answer changed (new answer version).",
             registry=registry,
         )
-        refresh = answer_refresher(source_url, engine, changes) if source_url else None
+        refresh = answer_refresher(source_url, engine, changes.inc) if source_url else None
         published = Counter(
             "groundwatch_probes_published", "Probes published.", ["target"], registry=registry
         )

@@ -14,8 +14,8 @@ from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.models import AnswerVersionRow
 from groundwatch.contracts import Topics
 from groundwatch.demo import demo_dataset
+from groundwatch.runtime.refresh import answer_refresher
 from groundwatch.stages.generator.stage import GeneratorStage
-from services.generator.app import answer_refresher
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +34,7 @@ async def test_changed_source_fact_starts_a_new_answer_version(tmp_path: Path) -
     changes = Counter("changes", "test", registry=CollectorRegistry())
     bus, topics = MemoryBus(), Topics("v.")
     worker = GeneratorStage(
-        bus, topics, [group], ["t"], refresh=answer_refresher(domain.db_url, store, changes)
+        bus, topics, [group], ["t"], refresh=answer_refresher(domain.db_url, store, changes.inc)
     )
     await worker.run_cycle()
 

@@ -74,6 +74,7 @@ class RunOptions:
     read_token: str | None = None
     corpus: Path | None = None
     mrc: bool = False
+    source: str | None = None
 
 
 def load_dataset(path: Path) -> list[SemanticGroup]:
@@ -126,6 +127,8 @@ async def _run(
             typer.echo(message, err=True)
 
     say(f"{len(groups)} semantic groups; targets: {', '.join(runner.targets)}")
+    if opts.source is not None:
+        say(f"answers re-read every cycle from {shown_url(opts.source)}")
     say(judge.describe)
     pipeline = EmbeddedPipeline(
         groups,
@@ -138,6 +141,7 @@ async def _run(
         on_stop=[http.aclose],
         series=opts.series,
         window=Window(runs=opts.window_runs or None),
+        source_url=opts.source,
     )
     await pipeline.start()
     _warn_if_series_mixes_datasets(pipeline.engine, pipeline.generator.series, groups)
@@ -209,6 +213,19 @@ def _data_quality(corpus: Path, mrc: bool) -> DataQualityChecker:
     return DataQualityChecker(
         documents, reader=LlmReader(LlmClient(load_settings(LlmSettings))).read
     )
+
+
+def _check_source(source: str, groups: list[SemanticGroup]) -> None:
+    """A source that does not open, or is not the dataset's database: one line, exit 2."""
+    from groundwatch.adapters.db.engine import check_database_url
+    from groundwatch.errors import GroundwatchError
+    from groundwatch.runtime.refresh import check_source
+
+    try:
+        check_source(check_database_url(source, "--source"), groups)
+    except GroundwatchError as exc:
+        message = str(exc)
+        fail(message if message.startswith("--source") else f"--source: {message}", EXIT_USAGE)
 
 
 def _check_port_free(host: str, port: int) -> None:
@@ -350,6 +367,17 @@ def register(app: typer.Typer) -> None:
                 "--mrc", help="With --corpus: an LLM (GW_LLM_*) reads what BM25 does not find."
             ),
         ] = False,
+        source: Annotated[
+            str | None,
+            typer.Option(
+                envvar="GW_SOURCE_URL",
+                help="Source database (SQLAlchemy URL, opened read-only) the dataset came from:"
+                " each cycle re-reads its answers, so a changed fact is a new answer version and"
+                " an answer giving the old value is stale, not a gap. Unset: the dataset's"
+                " answers stay as generated.",
+                show_default=False,
+            ),
+        ] = None,
     ) -> None:
         """Probe targets with a dataset on the embedded bus: once (CI) or continuously.
 
@@ -375,6 +403,8 @@ def register(app: typer.Typer) -> None:
         open_store(database_url, create=True).dispose()  # a bad URL stops here, exit 2
         groups = load_dataset(dataset)
         check_named("--compare", pair, {f.cohort for g in groups for f in g.forms}, "cohort")
+        if source is not None:
+            _check_source(source, groups)
         if not once:
             _check_port_free(host, port)
         opts = RunOptions(
@@ -395,6 +425,7 @@ def register(app: typer.Typer) -> None:
             read_token=read_token,
             corpus=corpus,
             mrc=mrc,
+            source=source,
         )
         try:
             from groundwatch.runtime.loop import run as run_on_loop

@@ -29,6 +29,7 @@ from groundwatch.core.tagging import Tagger, Window
 from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
 from groundwatch.runtime.consume import ConsumeLoop, consume
 from groundwatch.runtime.judging import register_judge_metrics
+from groundwatch.runtime.refresh import answer_refresher
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.stage import AnalyticsStage
 from groundwatch.stages.generator.stage import GeneratorStage, RunSummary
@@ -72,6 +73,7 @@ class EmbeddedPipeline:
         series: str | None = None,
         data_quality: DataQualityChecker | None = None,
         open_domain_baseline: str | None = None,
+        source_url: str | None = None,
     ) -> None:
         """``window``: each group's status over its last N cycles (default 1, the live view);
         ``series`` names the monitoring series (default: the dataset's id). With a database
@@ -79,7 +81,8 @@ class EmbeddedPipeline:
         numbers and transitions carry on across invocations. ``data_quality`` labels gap groups
         from the corpus as they appear (with the groups' own specs); ``open_domain_baseline``
         names the LLM-only target whose correctly answered groups the metrics and the report
-        leave out (GRAMMAR §5.2)."""
+        leave out (GRAMMAR §5.2); ``source_url``: the source database each cycle re-reads the
+        answers from (a changed fact becomes a new answer version; the old one is stale)."""
         self._on_stop = list(on_stop)
         self.bus = MemoryBus(partitions=partitions)
         self.topics = Topics("gw.")
@@ -120,6 +123,7 @@ class EmbeddedPipeline:
             series=series,
             first_cycle=next_cycle(engine, series),
             on_cycle=record,
+            refresh=answer_refresher(source_url, engine) if source_url else None,
         )
         window = window if window is not None else Window(runs=1)
         self.registry = registry or CollectorRegistry()
