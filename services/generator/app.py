@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import collections
 from typing import Any
 
 from fastapi import Depends, FastAPI
-from prometheus_client import Counter
 
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.evidence import ensure_dataset_stored
 from groundwatch.adapters.db.runs import next_cycle, record_cycle
-from groundwatch.contracts import Probe
 from groundwatch.core.model import SemanticGroup
 from groundwatch.runtime.auth import require_token
+from groundwatch.runtime.generator_metrics import GeneratorMetrics
 from groundwatch.runtime.refresh import answer_refresher
 from groundwatch.runtime.service import (
     ServiceParts,
@@ -84,23 +82,15 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
         await asyncio.to_thread(create_schema, engine)
         # the SQL truth beside the judgements: analytics' /groups and `groundwatch show` read it
         await asyncio.to_thread(ensure_dataset_stored, engine, groups)
-        changes = Counter(
-            "groundwatch_answer_changes",
-            "Groups whose SQL answer changed (new answer version).",
-            registry=registry,
+        metrics = GeneratorMetrics(registry)
+        refresh = (
+            answer_refresher(source_url, engine, metrics.answers_changed) if source_url else None
         )
-        refresh = answer_refresher(source_url, engine, changes.inc) if source_url else None
-        published = Counter(
-            "groundwatch_probes_published", "Probes published.", ["target"], registry=registry
-        )
-
-        def count(batch: list[Probe]) -> None:
-            for target, n in collections.Counter(p.target for p in batch).items():
-                published.labels(target).inc(n)
 
         series = settings.series or (groups[0].dataset_id if groups else "default")
 
         async def record(summary: RunSummary) -> None:
+            metrics.started(summary)
             await asyncio.to_thread(
                 record_cycle,
                 engine,
@@ -121,7 +111,7 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             rate=settings.rate,
             seed=settings.seed,
             refresh=refresh,
-            on_publish=count,
+            on_publish=metrics.count,
             series=series,
             first_cycle=await asyncio.to_thread(next_cycle, engine, series),
             on_cycle=record,

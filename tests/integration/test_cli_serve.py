@@ -88,6 +88,12 @@ def test_continuous_run_serves_groups_and_one_groups_evidence(tmp_path: Path) ->
             assert short.json()["group_id"] == gid and short.json()["groups"][0]["group_id"] == gid
             assert short.json()["forms"] == body["forms"]
             assert httpx.get(f"{base}/groups/{gid[:1]}").status_code == 404  # ambiguous
+            metrics = httpx.get(f"{base}/metrics", timeout=30).text
+            # the generator's series, as the generator service exports them: is it cycling,
+            # and what did it publish (GroundwatchPipelineStalled reads the latter)
+            assert f'groundwatch_cycle{{series="{page["series"]}"}} 1.0' in metrics
+            assert "groundwatch_cycle_started_timestamp_seconds{" in metrics
+            assert 'groundwatch_probes_published_total{target="mine"}' in metrics
             html = httpx.get(f"{base}/report.html", timeout=30).text
             assert gid in html and "failing-facts" in html
         finally:

@@ -28,6 +28,7 @@ from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Tagger, Window
 from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
 from groundwatch.runtime.consume import ConsumeLoop, consume
+from groundwatch.runtime.generator_metrics import GeneratorMetrics
 from groundwatch.runtime.judging import register_judge_metrics
 from groundwatch.runtime.refresh import answer_refresher
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
@@ -101,7 +102,11 @@ class EmbeddedPipeline:
         series = series or (groups[0].dataset_id if groups else "default")
         engine = self.engine
 
+        self.registry = registry or CollectorRegistry()
+        generator_metrics = GeneratorMetrics(self.registry)
+
         async def record(summary: RunSummary) -> None:
+            generator_metrics.started(summary)
             await asyncio.to_thread(
                 record_cycle,
                 engine,
@@ -123,10 +128,14 @@ class EmbeddedPipeline:
             series=series,
             first_cycle=next_cycle(engine, series),
             on_cycle=record,
-            refresh=answer_refresher(source_url, engine) if source_url else None,
+            on_publish=generator_metrics.count,
+            refresh=(
+                answer_refresher(source_url, engine, generator_metrics.answers_changed)
+                if source_url
+                else None
+            ),
         )
         window = window if window is not None else Window(runs=1)
-        self.registry = registry or CollectorRegistry()
         metrics = AnalyticsMetrics(
             self.registry,
             lambda: self.analytics.tagger,
