@@ -804,11 +804,15 @@ def tier_typed(ev: Evidence) -> Decision | None:
                 ev.notes.append(f"date_without_year: gold {part.raw!r}")
                 return None
             return _wrong("typed", f"{kind}_missing: gold {part.raw!r}")
-        if st is PartStatus.FOUND and _typed_denied(ev, part):
+        if st is not PartStatus.FOUND:
+            continue
+        # one C-level set test before the denial check proper: most answers deny nothing
+        if not _DENY_TRIGGERS.isdisjoint(ev.tok_set) and _typed_denied(ev, part):
             return _wrong("typed", f"{kind}_denied: gold {part.raw!r}")
-        if st is PartStatus.FOUND and (other := _typed_hedge(ev, part)) is not None:
+        tok_set = ev.tok_set
+        if not _HEDGE_WORDS.isdisjoint(tok_set) and (other := _typed_hedge(ev, part)) is not None:
             return _wrong("typed", f"hedge: {other} next to gold {part.raw!r}")
-        if st is PartStatus.FOUND and (span := _typed_range(ev, part)) is not None:
+        if part.number is not None and (span := _typed_range(ev, part)) is not None:
             return _wrong("typed", f"range: {span!r} for gold {part.raw!r}")
     if all(s is PartStatus.FOUND for s in statuses):
         if ev.refusal is not None or not all(p.typed for p in g.parts):
@@ -829,10 +833,23 @@ _BOUND_WORDS = frozenset(
 )  # fmt: skip
 
 
+#: Any word :func:`_may_deny` needs (a superset: a quick test that most answers fail).
+_DENY_TRIGGERS = _DENIALS | {"unlike"} | {w for pair in _CONTRASTS for w in pair if w != "than"}
+
+
+def _may_deny(tok_set: frozenset[str] | set[str]) -> bool:
+    """Whether :func:`_is_denied` could say yes anywhere in the text: a denial word, "unlike",
+    or both words of a contrast ("rather than", "instead of", "other than"). Checked first so
+    that the usual answer, with "of" but no "instead", costs a few set lookups."""
+    if not _DENIALS.isdisjoint(tok_set) or "unlike" in tok_set:
+        return True
+    return any(a in tok_set and b in tok_set for a, b in _CONTRASTS)
+
+
 def _typed_denied(ev: Evidence, part: GoldPart) -> bool:
     """Every mention of the gold date/number is denied ("it was not 12", "not 2023-04-01, …"),
     as a denied name is: "not X" states that X is not the answer."""
-    if _DENIALS.isdisjoint(ev.tok_set) and not {"than", "of", "unlike"} & ev.tok_set:
+    if not _may_deny(ev.tok_set):
         return False
     if part.day is not None:
         starts = [m.span[0] for m in ev.dates if match_date(part.day, [m]) is DateMatch.FOUND]
