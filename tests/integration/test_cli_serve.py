@@ -81,6 +81,12 @@ def test_continuous_run_serves_groups_and_one_groups_evidence(tmp_path: Path) ->
             assert detail.status_code == 200, detail.text
             body = detail.json()
             assert body["groups"][0]["status"] == "gap" and body["forms"]
+            assert body["forms_total"] == len(body["forms"]) and not body["forms_truncated"]
+            # a group's stored history grows every cycle: the listing takes the newest
+            one = httpx.get(f"{base}/groups/{gid}", params={"limit": 1}, timeout=30).json()
+            assert len(one["forms"]) == 1 and one["forms_truncated"]
+            assert one["forms_total"] == body["forms_total"] > 1
+            assert one["forms"][0]["cycle"] == max(f["cycle"] for f in body["forms"])
             assert httpx.get(f"{base}/groups/ffffffffffffffff").status_code == 404
             # a unique prefix names the group, as `groundwatch show` takes it (it was a 404)
             short = httpx.get(f"{base}/groups/{gid[:8]}", timeout=30)

@@ -99,11 +99,17 @@ def add_routes(
         )
 
     @app.get("/groups/{group_id}", tags=["groups"], dependencies=guard)
-    async def group(group_id: str, target: str | None = None) -> dict[str, Any]:
+    async def group(
+        group_id: str,
+        target: str | None = None,
+        limit: int = Query(
+            500, ge=1, le=10_000, description="Newest stored judgements listed in forms."
+        ),
+    ) -> dict[str, Any]:
         """One semantic group: its live status per target (``groups``: SQL, gold answer and
-        each form's latest question, answer, verdict and cause in the window) and every stored
-        judgement of it (``forms``). ``group_id`` may be a unique prefix of a live group's id,
-        as for ``groundwatch show``."""
+        each form's latest question, answer, verdict and cause in the window) and its newest
+        stored judgements (``forms``, at most ``limit``; ``forms_total`` counts them all).
+        ``group_id`` may be a unique prefix of a live group's id, as for ``groundwatch show``."""
         w = worker()  # the same state under the service and the embedded pipeline
         _, live = group_results(tagger(), target=target, scenario=None, group_id=group_id)
         ids = sorted({g.group_id for g in live})
@@ -114,18 +120,26 @@ def add_routes(
             group_id = ids[0]  # a unique prefix: the group it names
         live = [g for g in live if g.group_id == group_id]
         live = await asyncio.to_thread(fill_evidence, live, StoreEvidence(w.store.engine))
-        rows = await asyncio.to_thread(w.store.group_judgements, group_id, target)
+        rows = await asyncio.to_thread(w.store.group_judgements, group_id, target, limit)
         if not rows and not live:
             raise HTTPException(404, f"no judgements for group {group_id}")
+        total = (
+            len(rows)
+            if len(rows) < limit
+            else await asyncio.to_thread(w.store.count_group_judgements, group_id, target)
+        )
         t = tagger()
         statuses = {
             f"{r.target}/{r.cohort}": t.status(r.target, r.cohort, group_id).value for r in rows
         }
+        newest = max(rows, key=lambda r: (r.cycle, r.tallied_at)) if rows else None
         return {
             "group_id": group_id,
-            "expected": rows[-1].expected if rows else None,
+            "expected": newest.expected if newest is not None else None,
             "status": statuses,
             "groups": [g.model_dump(mode="json") for g in live],
+            "forms_total": total,
+            "forms_truncated": total > len(rows),
             "forms": [
                 {
                     "probe_id": r.probe_id,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, and_, insert, select
+from sqlalchemy import Engine, and_, func, insert, select
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -331,12 +331,32 @@ class AnalyticsStore:
             q = q.order_by(TransitionRow.id.desc()).limit(limit)
             return list(s.scalars(q).all())
 
-    def group_judgements(self, group_id: str, target: str | None = None) -> list[JudgementRow]:
+    def group_judgements(
+        self, group_id: str, target: str | None = None, limit: int | None = None
+    ) -> list[JudgementRow]:
+        """The group's stored judgements, the newest ``limit`` of them (all when None), in
+        display order: by cohort, form and cycle (the last row is the newest of its form).
+        A group asked every cycle has a row per form per cycle, so a monitor's history of it
+        grows without end: callers that show it take the newest."""
         with Session(self.engine) as s:
             q = select(JudgementRow).where(JudgementRow.group_id == group_id)
             if target:
                 q = q.where(JudgementRow.target == target)
-            return list(s.scalars(q.order_by(JudgementRow.cohort, JudgementRow.form_id)).all())
+            q = q.order_by(JudgementRow.cycle.desc(), JudgementRow.tallied_at.desc())
+            if limit is not None:
+                q = q.limit(limit)
+            rows = list(s.scalars(q).all())
+        rows.reverse()  # oldest first, so the sort below keeps time order within a form
+        rows.sort(key=lambda r: (r.cohort, r.form_id, r.cycle))
+        return rows
+
+    def count_group_judgements(self, group_id: str, target: str | None = None) -> int:
+        with Session(self.engine) as s:
+            q = select(func.count()).select_from(JudgementRow)
+            q = q.where(JudgementRow.group_id == group_id)
+            if target:
+                q = q.where(JudgementRow.target == target)
+            return int(s.scalar(q) or 0)
 
     def run_observations(self, run_id: str) -> list[Observation]:
         with Session(self.engine) as s:

@@ -210,16 +210,21 @@ class AnalyticsStage:
     def _stored_spec(self, group_id: str) -> GroupSpec | None:
         """A group's spec from its stored judgements: every asked question and the expected
         answer (entities: the questions' quoted names)."""
-        rows = self.store.group_judgements(group_id)
+        rows = self.store.group_judgements(group_id, limit=_SPEC_ROWS)
         if not rows:
             return None
-        expected = Expected.model_validate(rows[-1].expected)
+        newest = max(rows, key=lambda r: (r.cycle, r.tallied_at))  # the current truth
+        expected = Expected.model_validate(newest.expected)
         return GroupSpec(
             group_id=group_id,
             questions=tuple(dict.fromkeys(r.query for r in rows)),
             expected=expected.model_copy(update={"version": 1}),
-            relevant_doc_ids=tuple(str(d) for d in rows[-1].relevant_doc_ids or ()),
+            relevant_doc_ids=tuple(str(d) for d in newest.relevant_doc_ids or ()),
         )
+
+
+#: Stored judgements read to rebuild a group's spec: every form of its recent cycles.
+_SPEC_ROWS = 2000
 
 
 def _refused_data(exc: SQLAlchemyError) -> bool:
