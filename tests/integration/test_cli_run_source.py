@@ -40,7 +40,8 @@ def _robust(report: dict[str, Any]) -> set[int]:
     return {int(c["robust_groups"]) for c in report["cohorts"].values()}
 
 
-def test_a_changed_fact_the_endpoint_follows_is_no_gap_with_source(tmp_path: Path) -> None:
+def _source_and_dataset(tmp_path: Path) -> tuple[Path, Path]:
+    """The capitals source database and the dataset `groundwatch gen` makes from it."""
     src = tmp_path / "src.db"
     con = sqlite3.connect(src)
     con.execute("CREATE TABLE country (name TEXT PRIMARY KEY, capital TEXT NOT NULL)")
@@ -51,6 +52,11 @@ def test_a_changed_fact_the_endpoint_follows_is_no_gap_with_source(tmp_path: Pat
     gen = subprocess.run([CLI, "gen", "--db", f"sqlite:///{src}", "--out", str(dataset)],
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert gen.returncode == 0, gen.stderr[-2000:]
+    return src, dataset
+
+
+def test_a_changed_fact_the_endpoint_follows_is_no_gap_with_source(tmp_path: Path) -> None:
+    src, dataset = _source_and_dataset(tmp_path)
     answers = answers_of(dataset, lambda _gid: True)  # the endpoint knows every fact
     changed = [q for q, a in answers.items() if a == "Szohod"]
     assert changed, "no question about Borduria's capital was generated"
@@ -73,15 +79,7 @@ def test_a_changed_fact_the_endpoint_follows_is_no_gap_with_source(tmp_path: Pat
 
 
 def test_a_source_that_is_not_the_datasets_database_is_refused(tmp_path: Path) -> None:
-    src = tmp_path / "src.db"
-    con = sqlite3.connect(src)
-    con.execute("CREATE TABLE country (name TEXT PRIMARY KEY, capital TEXT NOT NULL)")
-    con.executemany("INSERT INTO country VALUES (?, ?)", CAPITALS.items())
-    con.commit()
-    con.close()
-    dataset = tmp_path / "d.jsonl"
-    subprocess.run([CLI, "gen", "--db", f"sqlite:///{src}", "--out", str(dataset)],
-                   check=True, capture_output=True, timeout=120)  # fmt: skip
+    _, dataset = _source_and_dataset(tmp_path)
     other = tmp_path / "other.db"
     sqlite3.connect(other).execute("CREATE TABLE unrelated (a INTEGER)").connection.commit()
     targets = tmp_path / "t.yaml"
