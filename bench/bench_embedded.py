@@ -104,8 +104,11 @@ async def measure_stages(
     """CPU µs per probe of each stage run alone over its pre-filled input topic (the SQLite
     writes of analytics, on their thread, are in its figure): where the time goes. Like the
     pipeline figure, after one warm-up cycle through every stage."""
-    pipeline = EmbeddedPipeline(
-        groups, make_runner(book), database_url=f"sqlite:///{tmp / 'stages.db'}"
+    pipeline = EmbeddedPipeline(  # keeps its topics: the judgements are read back below
+        groups,
+        make_runner(book),
+        database_url=f"sqlite:///{tmp / 'stages.db'}",
+        keep_consumed=True,
     )
     await pipeline.bus.ensure_topics(pipeline.topics.all())
     loops = [

@@ -1,4 +1,6 @@
-"""The analytics service: live group tagging, Prometheus tallies, the group API and the report."""
+"""The analytics service: live group tagging, Prometheus tallies, the group API and the report;
+and the dead-letter keeper, which copies the dead-letter topic into the store (``groundwatch
+dead-letters`` lists it; the topic's retention would drop them)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from fastapi import FastAPI
 
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.adapters.db.dead_letters import DeadLetterStore
 from groundwatch.core.tagging import Window
 from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
 from groundwatch.runtime.api import add_routes
@@ -22,6 +25,7 @@ from groundwatch.runtime.service import (
 )
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.stage import AnalyticsStage
+from groundwatch.stages.dead_letters.stage import DeadLetterKeeper
 from services.analytics.settings import AnalyticsSettings
 
 
@@ -74,13 +78,20 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
             policy=settings.retry_policy(),
             before_commit=kill_before_commit(settings.test_kill_before_commit),
         )
+        keeper = consume(
+            DeadLetterKeeper(DeadLetterStore(engine)),
+            bus,
+            topics,
+            client_id=client_id,
+            policy=settings.retry_policy(),
+        )
         holder["worker"] = worker
         await asyncio.to_thread(worker.reload)
         return ServiceParts(
             bus=bus,
             topics=topics,
             registry=registry,
-            loops=[loop],
+            loops=[loop, keeper],
             engine=engine,
             extra={"worker": worker},
         )

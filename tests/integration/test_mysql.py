@@ -23,6 +23,12 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 CLI = str(Path(sys.executable).with_name("groundwatch"))
 
 
+#: groundwatch's tables, dropped after each test (the MariaDB database is shared by the run)
+STORE_TABLES = ("judgements", "group_tallies", "group_transitions", "runs", "text_forms",
+                "answer_versions", "semantic_groups", "datasets", "llm_cache", "dead_letters",
+                "alembic_version")  # fmt: skip
+
+
 @pytest.fixture
 def source(mysql_urls: tuple[str, str]) -> Iterator[tuple[str, str]]:
     """A people table with rows (writer and read-only URLs); dropped afterwards."""
@@ -50,9 +56,7 @@ def source(mysql_urls: tuple[str, str]) -> Iterator[tuple[str, str]]:
     finally:
         with engine.begin() as conn:
             conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
-            for t in ("judgements", "group_tallies", "group_transitions", "runs",
-                      "text_forms", "answer_versions", "semantic_groups", "datasets",
-                      "llm_cache", "alembic_version"):  # fmt: skip
+            for t in STORE_TABLES:
                 conn.execute(text(f"DROP TABLE IF EXISTS {t}"))
         engine.dispose()
 
@@ -107,3 +111,33 @@ def test_mysql_source_session_cannot_write(source: tuple[str, str]) -> None:
             c.execute(text("CREATE TABLE gw_should_not_exist (x INT)"))
     finally:
         engine.dispose()
+
+
+def test_a_dead_letter_of_the_largest_size_is_stored_whole(source: tuple[str, str]) -> None:
+    """A letter keeps up to 512 KiB of raw bytes (~700 KB of base64): MySQL's TEXT stops at
+    64 KB, so the column is LONGTEXT there; what the contract accepts, the store takes."""
+    import base64
+
+    from groundwatch.adapters.db import create_schema, make_engine
+    from groundwatch.adapters.db.dead_letters import DeadLetterStore
+    from groundwatch.contracts import MAX_DEAD_LETTER_RAW, DeadLetter
+
+    url, _ = source
+    engine = make_engine(url)
+    create_schema(engine)
+    raw = bytes(range(256)) * (MAX_DEAD_LETTER_RAW // 256)
+    letter = DeadLetter(
+        error="judge: RuntimeError: x",
+        source_topic="gw.responses",
+        partition=0,
+        offset=2**40,  # Kafka offsets are 64-bit
+        raw_b64=base64.b64encode(raw).decode(),
+        service="judge",
+    )
+    store = DeadLetterStore(engine)
+    store.save([letter])
+    store.save([letter])  # redelivered: a no-op
+    (row,) = store.newest()
+    engine.dispose()
+    assert row.offset == 2**40
+    assert base64.b64decode(row.raw_b64) == raw

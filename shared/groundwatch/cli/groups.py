@@ -338,3 +338,75 @@ def register(app: typer.Typer) -> None:
                 names=5,
             )
         )  # fmt: skip
+
+    @app.command("dead-letters")
+    def dead_letters(
+        service: Annotated[
+            str | None,
+            typer.Option(help="Only those of this stage (rag-runner, judge, analytics)."),
+        ] = None,
+        limit: Annotated[int, typer.Option(min=1, help="Newest N dead letters.")] = 20,
+        json_out: JsonOpt = None,
+        database_url: DatabaseUrlOpt = None,
+    ) -> None:
+        """Messages no stage could process, newest first: which stage, why, and the probe and
+        group they carried (``--json`` adds each message's raw bytes, base64)."""
+        from sqlalchemy import inspect
+
+        from groundwatch.adapters.db.dead_letters import DeadLetterStore
+        from groundwatch.report.text import table
+
+        engine = open_store(database_url)
+        try:
+            if not inspect(engine).has_table("dead_letters"):
+                typer.echo(
+                    "this store keeps no dead letters yet (it predates them):"
+                    " `groundwatch db-upgrade` adds the table"
+                )
+                return
+            store = DeadLetterStore(engine)
+            found = store.newest(limit=limit, service=service)
+            total = store.count(service=service)
+        finally:
+            engine.dispose()
+        if json_out is not None:
+            _write_json(
+                json_out,
+                [
+                    {
+                        "id": d.id,
+                        "service": d.service,
+                        "source_topic": d.source_topic,
+                        "partition": d.partition,
+                        "offset": d.offset,
+                        "group_id": d.group_id,
+                        "probe_id": d.probe_id,
+                        "key": d.key,
+                        "error": d.error,
+                        "failed_at": d.failed_at.isoformat(),
+                        "raw_b64": d.raw_b64,
+                    }
+                    for d in found
+                ],
+            )
+            return
+        if not found:
+            typer.echo("no dead letters stored")
+            return
+        rows = [
+            [
+                str(d.id),
+                d.failed_at.strftime("%Y-%m-%d %H:%M:%S"),
+                d.service,
+                f"{d.source_topic}[{d.partition}]@{d.offset}",
+                (d.group_id or "")[:16],
+                d.probe_id or "",
+                d.error.splitlines()[0][:160] if d.error else "",
+            ]
+            for d in found
+        ]
+        typer.echo(
+            table(["id", "failed (UTC)", "stage", "from", "group", "probe", "error"], rows, names=7)
+        )
+        if total > len(found):
+            typer.echo(f"{len(found)} newest of {total} (--limit N shows more)")

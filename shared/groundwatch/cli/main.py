@@ -42,7 +42,7 @@ MODULES = (
 )
 
 #: Commands whose ``--json`` may be given without a file (standard output).
-_JSON_TO_STDOUT = ("groups", "show", "runs")
+_JSON_TO_STDOUT = ("groups", "show", "runs", "dead-letters")
 
 
 def _register() -> None:

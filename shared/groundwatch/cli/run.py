@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from groundwatch.cli.common import (
+    EXIT_RUNTIME,
     EXIT_USAGE,
     DatabaseUrlOpt,
     QuietOpt,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from groundwatch.core.model import SemanticGroup
     from groundwatch.core.tagging import Tagger
     from groundwatch.report.model import GroupResult, Report
+    from groundwatch.runtime.embedded import EmbeddedResult
     from groundwatch.stages.analytics.data_quality import DataQualityChecker
 
 
@@ -75,6 +77,8 @@ class RunOptions:
     corpus: Path | None = None
     mrc: bool = False
     source: str | None = None
+    #: probes of the run that ended as dead letters (set by the run: ``--once`` exits 3)
+    dead_letters: int = 0
 
 
 def load_dataset(path: Path) -> list[SemanticGroup]:
@@ -158,21 +162,28 @@ async def _run(
                 f" {result.published} probes in {result.elapsed_s:.1f}s;"
                 f" stored in {shown_url(opts.database_url)}"
             )
+            opts.dead_letters = result.dead_letters
+            _warn_dead_letters(result, opts.database_url)
         else:
             say(
                 f"probing every {opts.interval:g}s; http://{opts.host}:{opts.port}/metrics,"
                 f" /groups, /report.html (Ctrl-C to stop); stored in"
                 f" {shown_url(opts.database_url)}"
             )
+
+            def on_cycle(r: EmbeddedResult) -> None:
+                say(
+                    f"cycle {', '.join(map(str, r.cycles))} (run {', '.join(r.run_ids)}):"
+                    f" {r.published} probes in {r.elapsed_s:.1f}s"
+                )
+                _warn_dead_letters(r, opts.database_url)
+
             await run_continuously(
                 pipeline,
                 interval_s=opts.interval,
                 host=opts.host,
                 port=opts.port,
-                on_cycle=lambda r: say(
-                    f"cycle {', '.join(map(str, r.cycles))} (run {', '.join(r.run_ids)}):"
-                    f" {r.published} probes in {r.elapsed_s:.1f}s"
-                ),
+                on_cycle=on_cycle,
                 read_token=opts.read_token,
             )
         await pipeline.analytics.check_all_gaps()
@@ -195,6 +206,26 @@ async def _run(
     finally:
         await pipeline.stop()
     return report, all_groups
+
+
+def dead_letter_line(count: int, errors: Sequence[str], database_url: str) -> str:
+    """One line on probes that ended as dead letters: how many, the newest error, where kept."""
+    newest = f" (newest: {errors[-1]})" if errors else ""
+    return (
+        f"{count} probe{'s' if count != 1 else ''} not judged: dead-lettered{newest}; their"
+        " groups stay pending, the messages are kept in the store: `groundwatch dead-letters"
+        f" --database-url {shown_url(database_url)}`"
+    )
+
+
+def _warn_dead_letters(result: EmbeddedResult, database_url: str) -> None:
+    """Always said, also with ``--quiet``: part of the cycle went unjudged."""
+    if result.dead_letters:
+        typer.echo(
+            "warning: "
+            + dead_letter_line(result.dead_letters, result.dead_letter_errors, database_url),
+            err=True,
+        )
 
 
 def _data_quality(corpus: Path, mrc: bool) -> DataQualityChecker:
@@ -385,7 +416,8 @@ def register(app: typer.Typer) -> None:
         (GW_REFERENCE_FREE adds RAGAS-Fact/SelfCheck); the first lines say which judge runs.
 
         Exit codes with --once: 0 ok; 1 a --fail-under/--max threshold broken; 2 usage or
-        configuration error; 3 a target answered no probe at all (the first error is printed).
+        configuration error; 3 a target answered no probe at all (the first error is printed),
+        or probes were dead-lettered (not judged: `groundwatch dead-letters` lists them).
         """
         pair = None
         if compare:
@@ -445,4 +477,7 @@ def register(app: typer.Typer) -> None:
             junit_out=junit,
             quiet=quiet,
         )
+        if opts.dead_letters and code != EXIT_RUNTIME:
+            # the outputs are written; the gate must not pass on a partly judged run
+            fail("the report is incomplete: " + dead_letter_line(opts.dead_letters, [], url))
         raise typer.Exit(code)

@@ -85,7 +85,11 @@ class LoopStats:
             hook(outcome, n)
 
 
-def dead_letter(record: Record, error: str, service: str) -> DeadLetter:
+def dead_letter(
+    record: Record, error: str, service: str, message: object | None = None
+) -> DeadLetter:
+    """The letter for ``record``; ``message``, when the record decoded (a handler failed on it),
+    names its probe and group, so the letter points at what was not judged."""
     raw = record.value[:MAX_DEAD_LETTER_RAW]
     if len(raw) < len(record.value):
         kept, size = len(raw), len(record.value)
@@ -101,8 +105,14 @@ def dead_letter(record: Record, error: str, service: str) -> DeadLetter:
         key=key,
         raw_b64=base64.b64encode(raw).decode(),
         service=service,
-        group_id=key,
+        probe_id=getattr(message, "probe_id", None),
+        group_id=_group_of(message) or key,
     )
+
+
+def _group_of(message: object | None) -> str | None:
+    group = getattr(message, "group_id", None)
+    return group[:MAX_DEAD_LETTER_KEY] if isinstance(group, str) else None
 
 
 #: Messages that must fail alone, with nothing of their batch going through, before a pass of
@@ -310,7 +320,7 @@ class ConsumeLoop(Generic[M]):
                 waiting.append((msg, rec, exc))
             except Exception as exc:
                 log.exception("dead-letter %s[%d]@%d", rec.topic, rec.partition, rec.offset)
-                letters.append(dead_letter(rec, f"{type(exc).__name__}: {exc}", self.service))
+                letters.append(dead_letter(rec, f"{type(exc).__name__}: {exc}", self.service, msg))
                 went_through += 1  # the handler could judge it: the dependency is up
         if waiting and not went_through:
             return None
@@ -324,10 +334,10 @@ class ConsumeLoop(Generic[M]):
                     f"went through; first error: {first})"
                 )
                 log.error("dead-letter %s[%d]@%d: %s", rec.topic, rec.partition, rec.offset, error)
-                letters.append(dead_letter(rec, error, self.service))
+                letters.append(dead_letter(rec, error, self.service, msg))
             except Exception as exc:
                 log.exception("dead-letter %s[%d]@%d", rec.topic, rec.partition, rec.offset)
-                letters.append(dead_letter(rec, f"{type(exc).__name__}: {exc}", self.service))
+                letters.append(dead_letter(rec, f"{type(exc).__name__}: {exc}", self.service, msg))
         return outputs, letters
 
     async def _retry_alone(self, msg: M) -> Sequence[_Contract]:

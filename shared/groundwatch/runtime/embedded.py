@@ -20,6 +20,7 @@ from prometheus_client import CollectorRegistry
 from groundwatch.adapters.bus.memory import MemoryBus
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.adapters.db.dead_letters import DeadLetterStore
 from groundwatch.adapters.db.evidence import StoreEvidence, ensure_dataset_stored
 from groundwatch.adapters.db.runs import finish_cycle, next_cycle, record_cycle
 from groundwatch.contracts import Topics
@@ -30,9 +31,11 @@ from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
 from groundwatch.runtime.consume import ConsumeLoop, consume
 from groundwatch.runtime.generator_metrics import GeneratorMetrics
 from groundwatch.runtime.judging import register_judge_metrics
+from groundwatch.runtime.loop_metrics import LoopMetrics
 from groundwatch.runtime.refresh import answer_refresher
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.stage import AnalyticsStage
+from groundwatch.stages.dead_letters.stage import DeadLetterKeeper
 from groundwatch.stages.generator.stage import GeneratorStage, RunSummary
 from groundwatch.stages.judge.tiered import TieredJudge
 from groundwatch.stages.runner.lanes import Runner, SelfCheckSampling
@@ -44,10 +47,13 @@ class EmbeddedResult:
     tagger: Tagger
     published: int
     elapsed_s: float
+    #: messages of this call no stage could process (stored: ``groundwatch dead-letters``)
     dead_letters: int
     run_ids: list[str] = field(default_factory=list)
     #: the cycle numbers (in the series) of ``run_ids``, in the same order
     cycles: list[int] = field(default_factory=list)
+    #: "service: error" of this call's newest dead letters (a few), for a one-line warning
+    dead_letter_errors: list[str] = field(default_factory=list)
 
     @property
     def probes_per_s(self) -> float:
@@ -75,6 +81,7 @@ class EmbeddedPipeline:
         data_quality: DataQualityChecker | None = None,
         open_domain_baseline: str | None = None,
         source_url: str | None = None,
+        keep_consumed: bool = False,
     ) -> None:
         """``window``: each group's status over its last N cycles (default 1, the live view);
         ``series`` names the monitoring series (default: the dataset's id). With a database
@@ -83,9 +90,15 @@ class EmbeddedPipeline:
         from the corpus as they appear (with the groups' own specs); ``open_domain_baseline``
         names the LLM-only target whose correctly answered groups the metrics and the report
         leave out (GRAMMAR §5.2); ``source_url``: the source database each cycle re-reads the
-        answers from (a changed fact becomes a new answer version; the old one is stale)."""
+        answers from (a changed fact becomes a new answer version; the old one is stale).
+
+        The in-process topics drop what every stage has committed (a continuous run would
+        otherwise hold every message of every cycle); ``keep_consumed`` keeps them all (tests
+        and benchmarks that read a topic back). Dead letters go to the store's
+        ``dead_letters`` table, and a probe that ends as one counts as done: a cycle waits for
+        its probes to be tallied or dead-lettered, never for a message that will not come."""
         self._on_stop = list(on_stop)
-        self.bus = MemoryBus(partitions=partitions)
+        self.bus = MemoryBus(partitions=partitions, trim_consumed=not keep_consumed)
         self.topics = Topics("gw.")
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if database_url is None:
@@ -153,11 +166,20 @@ class EmbeddedPipeline:
         register_judge_metrics(self.registry, self.judge)
         self.judge_loop = consume(self.judge.stage(), self.bus, self.topics)
         self.analytics_loop = consume(self.analytics, self.bus, self.topics)
-        self.loops: list[ConsumeLoop[Any]] = [
+        self.keeper = DeadLetterKeeper(DeadLetterStore(self.engine))
+        self.keeper_loop = consume(self.keeper, self.bus, self.topics)
+        #: the loops whose messages can end as dead letters (the keeper's never do)
+        self.stage_loops: list[ConsumeLoop[Any]] = [
             self.runner_loop,
             self.judge_loop,
             self.analytics_loop,
         ]
+        self.loops: list[ConsumeLoop[Any]] = [*self.stage_loops, self.keeper_loop]
+        # the services' loop series (messages by outcome, lag, stalls), each under its stage's
+        # service name: the same alert rules read a `run` as a deployment
+        loop_metrics = LoopMetrics(self.registry, "embedded")
+        for loop in self.loops:
+            loop_metrics.attach(loop, loop.service)
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -180,24 +202,44 @@ class EmbeddedPipeline:
     def tallied(self) -> int:
         return self.analytics_loop.stats.consumed
 
+    def dead_lettered(self) -> int:
+        """Messages the stages dead-lettered so far (every one is a probe that ends there)."""
+        return sum(loop.stats.dead_lettered for loop in self.stage_loops)
+
+    def settled(self) -> int:
+        """Probes that reached their end: tallied by analytics, or dead-lettered before it (a
+        runner or judge failure on that message alone; analytics counts its own in
+        ``tallied``). Every probe ends as exactly one of the two."""
+        return (
+            self.tallied()
+            + self.runner_loop.stats.dead_lettered
+            + self.judge_loop.stats.dead_lettered
+        )
+
     async def wait_tallied(
         self,
         count: int,
         timeout_s: float = 600.0,
         on_progress: Callable[[int, int], None] | None = None,
     ) -> None:
-        """Until analytics has consumed ``count`` judgements (every probe ends as a judgement);
-        ``on_progress(tallied, count)`` is called as they come (a progress bar)."""
+        """Until ``count`` probes are settled (:meth:`settled`) and every dead letter is
+        stored; ``on_progress(settled, count)`` is called as they come (a progress bar)."""
         deadline = time.monotonic() + timeout_s
-        while self.tallied() < count:
+        while self.settled() < count or self.keeper.seen < self.dead_lettered():
             if on_progress is not None:
-                on_progress(self.tallied(), count)
+                on_progress(min(self.settled(), count), count)
             for t in self._tasks:
                 if t.done():
                     t.result()  # a dead loop raises here instead of hanging the wait
             if time.monotonic() > deadline:
+                stored = (
+                    ""
+                    if self.keeper.seen >= self.dead_lettered()
+                    else f" ({self.dead_lettered() - self.keeper.seen} dead letters not stored:"
+                    " is the database reachable?)"
+                )
                 raise TimeoutError(
-                    f"only {self.tallied()} of {count} probes tallied in {timeout_s}s"
+                    f"only {self.settled()} of {count} probes tallied in {timeout_s}s{stored}"
                 )
             await asyncio.sleep(0.01)
 
@@ -211,7 +253,8 @@ class EmbeddedPipeline:
         (``on_progress(done, total)`` over this call's probes)."""
         started = time.perf_counter()
         before = self.generator.state.published
-        base = self.tallied()
+        base = self.settled()
+        letters_before = self.dead_lettered()
         summaries = []
         for _ in range(runs):
             summaries.append(await self.generator.run_cycle())
@@ -228,13 +271,15 @@ class EmbeddedPipeline:
                 finish_cycle, self.engine, summary.run_id, probes=summary.probes
             )
         elapsed = time.perf_counter() - started
+        letters = self.dead_lettered() - letters_before
         return EmbeddedResult(
             tagger=self.analytics.tagger,
             published=self.generator.state.published - before,
             elapsed_s=elapsed,
-            dead_letters=len(self.bus.records(self.topics.dead_letter.name)),
+            dead_letters=letters,
             run_ids=run_ids,
             cycles=[s.cycle for s in summaries],
+            dead_letter_errors=list(self.keeper.recent)[-min(letters, 3) :] if letters else [],
         )
 
 

@@ -22,8 +22,6 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
-    Counter,
-    Gauge,
     generate_latest,
 )
 from sqlalchemy import Engine
@@ -35,6 +33,7 @@ from groundwatch.adapters.db.engine import ping as db_ping
 from groundwatch.contracts import Topics
 from groundwatch.errors import ConfigError
 from groundwatch.runtime.consume import ConsumeLoop
+from groundwatch.runtime.loop_metrics import LoopMetrics
 from groundwatch.runtime.settings import CommonSettings, load_settings
 
 log = logging.getLogger(__name__)
@@ -100,55 +99,6 @@ class BodySizeLimit:
         )
         await send({"type": "http.response.start", "status": 413, "headers": response.raw_headers})
         await send({"type": "http.response.body", "body": response.body})
-
-
-class LoopMetrics:
-    """Per-service counters of the consume loop (names end in units, fixed label sets)."""
-
-    def __init__(self, registry: CollectorRegistry, service: str) -> None:
-        self.messages = Counter(
-            "groundwatch_messages_total",
-            "Messages consumed by outcome (ok, dead_letter, retry).",
-            ["service", "topic", "outcome"],
-            registry=registry,
-        )
-        self.last_batch = Gauge(
-            "groundwatch_last_batch_timestamp_seconds",
-            "Unix time of the last processed batch.",
-            ["service", "topic"],
-            registry=registry,
-        )
-        self.lag = Gauge(
-            "groundwatch_consumer_lag",
-            "Records not yet consumed in this instance's partitions.",
-            ["service", "topic"],
-            registry=registry,
-        )
-        self.stalled = Gauge(
-            "groundwatch_consumer_stalled",
-            "1 while this consumer has held uncommitted records longer than GW_STALL_AFTER_S.",
-            ["service", "topic"],
-            registry=registry,
-        )
-        self.stalled_seconds = Gauge(
-            "groundwatch_consumer_stalled_seconds",
-            "Seconds this consumer has held records without committing them (0 when it has none).",
-            ["service", "topic"],
-            registry=registry,
-        )
-        self.service = service
-
-    def attach(self, loop: ConsumeLoop[Any]) -> None:
-        topic = loop.source.name
-        self.stalled.labels(self.service, topic).set_function(lambda: float(loop.stalled()))
-        self.stalled_seconds.labels(self.service, topic).set_function(loop.stalled_for)
-
-        def hook(outcome: str, n: int) -> None:
-            self.messages.labels(self.service, topic, outcome).inc(n)
-            self.last_batch.labels(self.service, topic).set_to_current_time()
-
-        loop.stats.outcome_hooks.append(hook)
-        self.lag.labels(self.service, topic).set_function(loop.lag)
 
 
 @dataclass

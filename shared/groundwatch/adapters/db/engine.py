@@ -7,7 +7,15 @@ from typing import Any
 import orjson
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DataError,
+    DBAPIError,
+    IntegrityError,
+    NoSuchModuleError,
+    SQLAlchemyError,
+    StatementError,
+)
 from sqlalchemy.orm import Session, sessionmaker
 
 from groundwatch.errors import ConfigError
@@ -48,6 +56,16 @@ def check_database_url(url: str, name: str) -> str:
     if problem is not None:
         raise ConfigError(f"{name}: {problem}")
     return url
+
+
+def refused_data(exc: SQLAlchemyError) -> bool:
+    """A refusal of the data itself (a value the column or a constraint does not take, or one the
+    driver cannot even encode), as opposed to a database that is down or busy: waiting would not
+    help, so the caller sets the data aside instead of retrying for ever."""
+    if isinstance(exc, DataError | IntegrityError):
+        return True
+    # a StatementError that is not a DBAPIError failed before reaching the database: binding
+    return isinstance(exc, StatementError) and not isinstance(exc, DBAPIError)
 
 
 def _json_text(value: Any) -> str:

@@ -1,5 +1,5 @@
 """SQLAlchemy 2.0 models: datasets, semantic groups, text forms, answer versions, runs, per-group
-tallies, status transitions, processed judgements and the LLM-verdict cache.
+tallies, status transitions, processed judgements, dead letters and the LLM-verdict cache.
 
 Owners (DESIGN.md): the generator writes datasets/groups/forms/answer versions/runs; analytics
 writes tallies and processed judgements (its idempotency record); the judge writes the LLM cache.
@@ -12,7 +12,19 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+)
+from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -188,6 +200,33 @@ class TransitionRow(Base):
         Index("ix_transitions_group", "target", "group_id"),
         Index("ix_transitions_series_cycle", "series", "cycle"),
     )
+
+
+#: A dead letter's raw bytes (base64, up to ~700 KB): MySQL's TEXT stops at 64 KB.
+_LONG_TEXT = Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+
+
+class DeadLetterRow(Base):
+    """A message no stage could process, kept whole (``DeadLetter``): the store's copy of the
+    dead-letter topic, so an in-process run loses none when it exits and ``groundwatch
+    dead-letters`` lists them. ``letter_key`` (a hash of where it came from and what it holds)
+    makes a redelivered letter a no-op."""
+
+    __tablename__ = "dead_letters"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    letter_key: Mapped[str] = mapped_column(String(64), unique=True)
+    service: Mapped[str] = mapped_column(String(128))
+    source_topic: Mapped[str] = mapped_column(String(249))
+    partition: Mapped[int] = mapped_column(Integer)
+    offset: Mapped[int] = mapped_column(BigInteger)
+    key: Mapped[str | None] = mapped_column(Text, nullable=True)
+    group_id: Mapped[str | None] = mapped_column(Text, nullable=True)
+    probe_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    error: Mapped[str] = mapped_column(Text)
+    raw_b64: Mapped[str] = mapped_column(_LONG_TEXT)
+    failed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    stored_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
 
 class LlmCacheRow(Base):

@@ -7,16 +7,11 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from sqlalchemy.exc import (
-    DataError,
-    DBAPIError,
-    IntegrityError,
-    SQLAlchemyError,
-    StatementError,
-)
+from sqlalchemy.exc import SQLAlchemyError
 
 from groundwatch.adapters.bus.base import Consumer
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.adapters.db.engine import refused_data
 from groundwatch.contracts import Judgement, Topic, Topics, _Contract
 from groundwatch.core.data_quality import GroupSpec
 from groundwatch.core.model import Expected
@@ -148,7 +143,7 @@ class AnalyticsStage:
             await asyncio.to_thread(self.store.save, fresh, tallies, transitions)
         except SQLAlchemyError as exc:
             self._stale = True  # memory ran ahead of the store: rebuild before the redelivery
-            if _refused_data(exc):
+            if refused_data(exc):
                 # The database is up and says no to a value: waiting would loop forever (it did,
                 # 63,770 retries on one NUL); the loop finds the message and dead-letters it.
                 raise Unstorable(f"the database refused the data: {_first_line(exc)}") from exc
@@ -225,15 +220,6 @@ class AnalyticsStage:
 
 #: Stored judgements read to rebuild a group's spec: every form of its recent cycles.
 _SPEC_ROWS = 2000
-
-
-def _refused_data(exc: SQLAlchemyError) -> bool:
-    """A refusal of the data itself (a value the column or a constraint does not take, or one the
-    driver cannot even encode), as opposed to a database that is down or busy."""
-    if isinstance(exc, DataError | IntegrityError):
-        return True
-    # a StatementError that is not a DBAPIError failed before reaching the database: binding
-    return isinstance(exc, StatementError) and not isinstance(exc, DBAPIError)
 
 
 def _first_line(exc: BaseException) -> str:

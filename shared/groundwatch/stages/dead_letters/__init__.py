@@ -1,0 +1,1 @@
+"""The dead-letter keeper: the dead-letter topic into the store."""
