@@ -505,3 +505,15 @@ def test_discard_group_on_revocation() -> None:
     assert t.cohort_numbers()[("t", "short")]["examples"] == 1
     assert ("t", "long") not in t.cohort_numbers()
     assert t.apply(obs("p0", C, form="f0"))  # a discarded probe id may come back (new owner)
+
+
+def test_observations_are_a_snapshot_a_report_thread_can_iterate_while_verdicts_arrive() -> None:
+    """The report is built in a worker thread while the consume loop applies judgements: the
+    iteration must not see the window change (it raised "dictionary changed size during
+    iteration", a 500 on a continuous run's /report.html)."""
+    tagger = Tagger()
+    tagger.apply(obs("p1", C, form="f1"))
+    seen = tagger.observations()
+    tagger.apply(obs("p2", W, form="f2"))
+    assert [o.probe_id for o in seen] == ["p1"]
+    assert [o.probe_id for o in tagger.observations()] == ["p1", "p2"]

@@ -1087,8 +1087,13 @@ class Tagger:
         return len(dirty)
 
     def observations(self) -> Iterator[Observation]:
-        """Every observation in the window (repeats of a form included), in arrival order."""
-        return iter(self._live.values())
+        """Every observation in the window (repeats of a form included), in arrival order.
+
+        A snapshot: the report is built in a worker thread while the consume loop applies
+        judgements, and iterating the live dict there failed with "dictionary changed size
+        during iteration" (a 500 on ``/report.html`` under a continuous ``run``); ``list`` copies
+        it in one step under the GIL."""
+        return iter(list(self._live.values()))
 
     def counted_observations(self) -> Iterator[Observation]:
         """The observations that count: each form's latest verdict in its group's window."""
