@@ -373,3 +373,27 @@ def test_continuous_run_on_a_taken_port_is_one_usage_error(tmp_path: Path, datas
     assert proc.returncode == 2
     assert one_line_error(proc).startswith(f"error: --port {port}: cannot listen"), proc.stderr
     assert "probing every" not in proc.stderr
+
+
+@pytest.mark.parametrize("command", ["groups", "runs", "report", "dead-letters"])
+def test_reading_commands_never_write_the_file_they_are_pointed_at(
+    tmp_path: Path, command: str
+) -> None:
+    """A source database (or an empty file) given as the store by mistake is refused, and left
+    byte for byte as it was: connecting used to switch it to WAL (a new header, -wal/-shm
+    files), and made a 0-byte file a 4 KB database."""
+    source = tmp_path / "shop.db"
+    con = sqlite3.connect(source)
+    con.execute("CREATE TABLE books (id INTEGER PRIMARY KEY, title TEXT)")
+    con.execute("INSERT INTO books VALUES (1, 'Dune')")
+    con.commit()
+    con.close()
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    for path in (source, empty):
+        before = path.read_bytes()
+        proc = gw(command, "--database-url", f"sqlite:///{path}", cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert "holds no groundwatch judgements" in one_line_error(proc)
+        assert path.read_bytes() == before
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.db", "shop.db"]

@@ -83,7 +83,8 @@ def open_store(option: str | None, *, create: bool = False) -> Engine:
     if not create:
         _no_new_sqlite_file(url, name, default=not option and name == "--database-url")
     try:
-        engine = open_engine(url, name)
+        # reading never writes: a file that is no store stays byte for byte as it was
+        engine = open_engine(url, name, read_only=not create)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
     if create:

@@ -72,13 +72,17 @@ def _json_text(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-def make_engine(url: str, *, echo: bool = False, **kwargs: Any) -> Engine:
+def make_engine(url: str, *, echo: bool = False, read_only: bool = False, **kwargs: Any) -> Engine:
     """An engine with the settings each backend needs for our write pattern.
 
     SQLite gets WAL and a busy timeout because the demo's services share one file; PostgreSQL gets
     pre-ping so a restarted server does not fail the first request after it. JSON columns are
     written with orjson (the stdlib encoder was a third of the analytics store's CPU per
     judgement); the stored text is standard JSON, read back by any JSON parser.
+
+    ``read_only`` (the commands that only read a store): a SQLite file is left exactly as it is —
+    no switch to WAL (which rewrites the header of any file it is pointed at, a source database
+    or an empty file given by mistake) and ``query_only``, so nothing can write to it.
     """
     parsed = make_url(url)
     kwargs.setdefault("json_serializer", _json_text)
@@ -90,9 +94,12 @@ def make_engine(url: str, *, echo: bool = False, **kwargs: Any) -> Engine:
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
             cur = dbapi_conn.cursor()
-            if parsed.database not in (None, "", ":memory:"):
-                cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
+            if read_only:
+                cur.execute("PRAGMA query_only=ON")
+            else:
+                if parsed.database not in (None, "", ":memory:"):
+                    cur.execute("PRAGMA journal_mode=WAL")
+                cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.close()
 
