@@ -161,6 +161,18 @@ def test_run_once_says_what_was_not_judged_exits_3_and_lists_the_letters(tmp_pat
     )  # fmt: skip
     assert table.returncode == 0 and f"2 newest of {forms}" in table.stdout
     assert "judge" in table.stdout and "gw.responses" in table.stdout
+    other = subprocess.run(
+        [cli, "dead-letters", "--database-url", url, "--service", "analytics"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert other.returncode == 0, other.stderr
+    assert f"no dead letters from analytics ({forms} from other stages" in other.stdout
+    bogus = subprocess.run(
+        [cli, "dead-letters", "--database-url", url, "--service", "jugde"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert bogus.returncode == 2
+    assert bogus.stderr.startswith("error: --service 'jugde': not a stage that dead-letters")
 
 
 def test_dead_letters_on_a_store_from_before_them_says_so(tmp_path: Path) -> None:

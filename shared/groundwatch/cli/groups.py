@@ -37,6 +37,9 @@ WindowOpt = Annotated[
     int,
     typer.Option(min=0, help="Each group's status over its last N cycles (1: latest; 0: all)."),
 ]
+#: The stages that consume messages and so may dead-letter one (the service names they carry).
+DEAD_LETTER_STAGES = ("rag-runner", "judge", "analytics")
+
 JsonOpt = Annotated[
     str | None,
     typer.Option(
@@ -343,15 +346,24 @@ def register(app: typer.Typer) -> None:
     def dead_letters(
         service: Annotated[
             str | None,
-            typer.Option(help="Only those of this stage (rag-runner, judge, analytics)."),
+            typer.Option(help=f"Only those of this stage: {', '.join(DEAD_LETTER_STAGES)}."),
         ] = None,
         limit: Annotated[int, typer.Option(min=1, help="Newest N dead letters.")] = 20,
         json_out: JsonOpt = None,
         database_url: DatabaseUrlOpt = None,
     ) -> None:
-        """Messages no stage could process, newest first: which stage, why, and the probe and
-        group they carried (``--json`` adds each message's raw bytes, base64)."""
+        """Messages no stage could process, newest first: stage, error, probe and group.
+
+        With --json, each message's raw bytes too (base64).
+        """
         from sqlalchemy import inspect
+
+        if service is not None and service not in DEAD_LETTER_STAGES:
+            fail(
+                f"--service {service!r}: not a stage that dead-letters"
+                f" ({', '.join(DEAD_LETTER_STAGES)})",
+                EXIT_USAGE,
+            )
 
         from groundwatch.adapters.db.dead_letters import DeadLetterStore
         from groundwatch.report.text import table
@@ -367,6 +379,7 @@ def register(app: typer.Typer) -> None:
             store = DeadLetterStore(engine)
             found = store.newest(limit=limit, service=service)
             total = store.count(service=service)
+            everywhere = store.count() if service is not None and not found else total
         finally:
             engine.dispose()
         if json_out is not None:
@@ -391,7 +404,11 @@ def register(app: typer.Typer) -> None:
             )
             return
         if not found:
-            typer.echo("no dead letters stored")
+            typer.echo(
+                f"no dead letters from {service} ({everywhere} from other stages; drop --service)"
+                if everywhere
+                else "no dead letters stored"
+            )
             return
         rows = [
             [
