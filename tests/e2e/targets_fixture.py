@@ -37,3 +37,13 @@ def scripted_capitals(query: str) -> dict[str, object]:
     if i == 1 and query.startswith("What is") and cycle % 2 == 0:
         return {"answer": "The capital is City5."}
     return {"answer": f"The capital is City{i}."}
+
+
+def slow_to_answer(query: str) -> dict[str, object]:
+    """An endpoint that takes ``GW_TEST_SLOW_S`` seconds (default 3) per question: a cycle is
+    still in flight when a test signals the run."""
+    import os
+    import time
+
+    time.sleep(float(os.environ.get("GW_TEST_SLOW_S", "3")))
+    return {"answer": "I don't know."}

@@ -109,3 +109,80 @@ def test_continuous_run_serves_groups_and_one_groups_evidence(tmp_path: Path) ->
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def wait_serving(base: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        try:
+            if httpx.get(f"{base}/readyz", timeout=5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError("run never became ready")
+
+
+@pytest.mark.parametrize("ignoring_sigint", [False, True])
+def test_a_signal_ends_a_continuous_run_whole_and_its_cycle_is_recorded_aborted(
+    tmp_path: Path, ignoring_sigint: bool
+) -> None:
+    """SIGTERM (systemd, Docker, Kubernetes) and SIGINT end the run: the server *and* the
+    probing, the cycle in flight recorded ``aborted``. A run started ignoring SIGINT (a job a
+    script started with &) keeps ignoring it. uvicorn's handlers used to stop only the server
+    (probing went on with no /metrics), and SIGTERM killed the run with its cycle 'running'."""
+    dataset = tmp_path / "demo.jsonl"
+    subprocess.run([CLI, "gen", "--demo", "--out", str(dataset)], check=True, timeout=120)
+    targets = tmp_path / "t.yaml"
+    targets.write_text(
+        "targets:\n  - name: slow\n    type: callable\n"
+        "    callable: tests.e2e.targets_fixture:slow_to_answer\n"
+    )
+    port = free_port()
+    store = f"sqlite:///{tmp_path / 's.db'}"
+    env = {k: v for k, v in os.environ.items() if k != "GW_DATABASE_URL"}
+    env |= {"PYTHONPATH": str(ROOT), "GW_TEST_SLOW_S": "1"}
+    proc = subprocess.Popen(
+        [CLI, "run", "--dataset", str(dataset), "--targets", str(targets), "--interval", "1",
+         "--port", str(port), "--database-url", store, "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignoring_sigint
+        else None,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_serving(base, proc)
+        ready = httpx.get(f"{base}/readyz", timeout=5).json()
+        assert ready == {
+            "status": "ready",
+            "checks": {"database": True, "loops": True, "progress": True},
+        }
+        if ignoring_sigint:
+            proc.send_signal(signal.SIGINT)
+            time.sleep(2)
+            assert proc.poll() is None  # ignored whole: still probing and still serving
+            assert httpx.get(f"{base}/metrics", timeout=5).status_code == 200
+            proc.send_signal(signal.SIGTERM)
+        else:
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err[-3000:]
+    assert "Traceback" not in err
+    runs = subprocess.run(
+        [CLI, "runs", "--database-url", store, "--json"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert runs.returncode == 0, runs.stderr
+    import orjson
+
+    (cycle,) = orjson.loads(runs.stdout)
+    assert cycle["status"] == "aborted"
+    assert cycle["finished_at"] is not None

@@ -465,9 +465,15 @@ def register(app: typer.Typer) -> None:
             # GW_EVENT_LOOP: uvloop when installed (a bad value is a usage error, exit 2)
             report, all_groups = run_on_loop(_run(groups, targets, opts))
         except KeyboardInterrupt:
-            raise typer.Exit(0) from None
+            # --once cut short, or a continuous run's second signal: not a finished run (the
+            # first SIGINT/SIGTERM of a continuous run ends it normally, exit 0)
+            fail("interrupted: the cycle in flight is recorded as aborted", 130)
         except TimeoutError as exc:
             fail(f"{exc} (--timeout {timeout:g}s)")
+        if not once and not report.targets and not report.scenarios:
+            # stopped by a signal before a cycle finished: nothing to report, and no failure
+            typer.echo("stopped before any cycle finished: no report", err=True)
+            raise typer.Exit(0)
         code = finish(
             report,
             rules=rules,

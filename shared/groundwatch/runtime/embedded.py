@@ -8,9 +8,11 @@ what the demo shows is what production does."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,7 +120,11 @@ class EmbeddedPipeline:
         self.registry = registry or CollectorRegistry()
         generator_metrics = GeneratorMetrics(self.registry)
 
+        #: cycles recorded as running and not finished yet: marked aborted if the run is cut
+        self._open_runs: dict[str, RunSummary] = {}
+
         async def record(summary: RunSummary) -> None:
+            self._open_runs[summary.run_id] = summary
             generator_metrics.started(summary)
             await asyncio.to_thread(
                 record_cycle,
@@ -187,10 +193,18 @@ class EmbeddedPipeline:
         self._tasks = [asyncio.create_task(loop.run()) for loop in self.loops]
         await asyncio.gather(*(loop.ready.wait() for loop in self.loops))
 
-    async def stop(self) -> None:
+    async def stop(self, grace_s: float = 5.0) -> None:
+        """Stop the loops (each finishes its batch, for at most ``grace_s``: a batch waiting on a
+        hanging endpoint is cut, and nothing of it was committed) and close everything."""
         for loop in self.loops:
             loop.stop()
-        await asyncio.gather(*self._tasks)
+        if self._tasks:
+            _, late = await asyncio.wait(self._tasks, timeout=grace_s)
+            for task in late:
+                task.cancel()
+            for outcome in await asyncio.gather(*self._tasks, return_exceptions=True):
+                if isinstance(outcome, Exception):
+                    raise outcome
         await self.runner.aclose()
         await self.judge.aclose()
         for close in self._on_stop:
@@ -198,6 +212,12 @@ class EmbeddedPipeline:
         self.engine.dispose()
         if self._tmp is not None:
             self._tmp.cleanup()
+
+    def loops_running(self) -> bool:
+        """Every consume loop has joined its group and none has ended."""
+        return all(loop.ready.is_set() for loop in self.loops) and not any(
+            t.done() for t in self._tasks
+        )
 
     def tallied(self) -> int:
         return self.analytics_loop.stats.consumed
@@ -256,20 +276,28 @@ class EmbeddedPipeline:
         base = self.settled()
         letters_before = self.dead_lettered()
         summaries = []
-        for _ in range(runs):
-            summaries.append(await self.generator.run_cycle())
+        try:
+            for _ in range(runs):
+                summaries.append(await self.generator.run_cycle())
+            total = self.generator.state.published - before
+            progress = (
+                None
+                if on_progress is None
+                else (lambda done, _count: on_progress(done - base, total))
+            )
+            await self.wait_tallied(self.generator.state.published, timeout_s, progress)
+        except (asyncio.CancelledError, TimeoutError):
+            # stopped by a signal (or given up on): the cycles begun say so, not "running" for ever
+            await self.abort_open_cycles()
+            raise
         run_ids = [s.run_id for s in summaries]
-        total = self.generator.state.published - before
-        progress = (
-            None if on_progress is None else (lambda done, _count: on_progress(done - base, total))
-        )
-        await self.wait_tallied(self.generator.state.published, timeout_s, progress)
         if on_progress is not None:
             on_progress(total, total)
         for summary in summaries:
             await asyncio.to_thread(
                 finish_cycle, self.engine, summary.run_id, probes=summary.probes
             )
+            self._open_runs.pop(summary.run_id, None)
         elapsed = time.perf_counter() - started
         letters = self.dead_lettered() - letters_before
         return EmbeddedResult(
@@ -281,6 +309,17 @@ class EmbeddedPipeline:
             cycles=[s.cycle for s in summaries],
             dead_letter_errors=list(self.keeper.recent)[-min(letters, 3) :] if letters else [],
         )
+
+    async def abort_open_cycles(self) -> list[str]:
+        """Mark the cycles recorded as running and not finished ``aborted`` (``groundwatch
+        runs`` shows it); returns their run ids."""
+        aborted = list(self._open_runs.values())
+        self._open_runs.clear()
+        for summary in aborted:
+            await asyncio.to_thread(
+                finish_cycle, self.engine, summary.run_id, probes=summary.probes, status="aborted"
+            )
+        return [s.run_id for s in aborted]
 
 
 async def run_embedded(
@@ -341,6 +380,25 @@ def monitoring_app(pipeline: EmbeddedPipeline, read_token: str | None = None) ->
     async def healthz() -> dict[str, str]:
         return {"status": "ok", "service": "embedded"}
 
+    @app.get("/readyz", tags=["ops"])
+    async def readyz() -> Response:
+        """As a service's: the store answers, every loop runs and none is stalled (holding
+        records it cannot commit longer than GW_STALL_AFTER_S); 503 with the checks if not."""
+        from fastapi.responses import JSONResponse
+
+        from groundwatch.adapters.db.engine import ping
+
+        checks = {
+            "database": await asyncio.to_thread(ping, pipeline.engine),
+            "loops": pipeline.loops_running(),
+            "progress": not any(loop.stalled() for loop in pipeline.loops),
+        }
+        ready = all(checks.values())
+        return JSONResponse(
+            {"status": "ready" if ready else "not ready", "checks": checks},
+            status_code=200 if ready else 503,
+        )
+
     @app.get("/metrics", tags=["ops"])
     async def metrics() -> Response:
         return Response(generate_latest(pipeline.registry), media_type=CONTENT_TYPE_LATEST)
@@ -359,27 +417,79 @@ async def run_continuously(
     on_cycle: Callable[[EmbeddedResult], None] | None = None,
     read_token: str | None = None,
 ) -> None:
-    """Probe every ``interval_s`` and serve the monitoring endpoints until cancelled (or
-    ``cycles`` cycles are done); each cycle asks every sampled group in all its forms."""
+    """Probe every ``interval_s`` and serve the monitoring endpoints until SIGTERM or SIGINT
+    (or ``cycles`` cycles are done); each cycle asks every sampled group in all its forms.
+
+    A signal ends the run as a whole: the cycle in flight is cut and recorded ``aborted``, the
+    server and the loops stop, and this returns. (uvicorn's own handlers used to stop only the
+    server: a ``run`` started with ``&`` from a script kept probing with no ``/metrics``, and
+    SIGTERM — what systemd, Docker and Kubernetes send — killed it with its cycle left
+    "running".) SIGINT that the process was started ignoring stays ignored, and a second
+    signal of the same kind acts as if none were caught (a stuck stop can still be broken)."""
     import uvicorn
 
-    server = uvicorn.Server(
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:  # the run owns the signals
+            yield
+
+    stop = asyncio.Event()
+    undo = _stop_on_signals(stop)
+    server = Server(
         uvicorn.Config(
             monitoring_app(pipeline, read_token), host=host, port=port, log_level="warning"
         )
     )
     serving = asyncio.create_task(server.serve())
+    stopping = asyncio.create_task(stop.wait())
     try:
         done = 0
         while cycles is None or done < cycles:
             started = time.monotonic()
-            result = await pipeline.run(1)
+            cycle = asyncio.create_task(pipeline.run(1))
+            await asyncio.wait({cycle, stopping, serving}, return_when=asyncio.FIRST_COMPLETED)
+            if not cycle.done():
+                cycle.cancel()  # the cycle marks itself aborted
+                with contextlib.suppress(asyncio.CancelledError):
+                    await cycle
+                break
+            result = cycle.result()
             done += 1
             if on_cycle is not None:
                 on_cycle(result)
             if cycles is not None and done >= cycles:
                 break
-            await asyncio.sleep(max(0.0, interval_s - (time.monotonic() - started)))
+            pause = max(0.0, interval_s - (time.monotonic() - started))
+            await asyncio.wait({stopping, serving}, timeout=pause)
+            if stop.is_set() or serving.done():
+                break
     finally:
+        undo()
+        stopping.cancel()
         server.should_exit = True
         await serving
+
+
+def _stop_on_signals(stop: asyncio.Event) -> Callable[[], None]:
+    """SIGTERM and SIGINT set ``stop`` once, then act as if not caught; returns the undo."""
+    loop = asyncio.get_running_loop()
+    caught: list[signal.Signals] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(sig) is signal.SIG_IGN:
+            continue  # e.g. SIGINT of a job a script started with &: not ours to take back
+
+        def once(sig: signal.Signals = sig) -> None:
+            stop.set()
+            loop.remove_signal_handler(sig)
+
+        try:
+            loop.add_signal_handler(sig, once)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            continue
+        caught.append(sig)
+
+    def undo() -> None:
+        for sig in caught:
+            loop.remove_signal_handler(sig)
+
+    return undo
