@@ -257,3 +257,18 @@ async def test_a_missing_evidence_key_is_named_once_with_the_setting_to_change(
     with caplog.at_level("WARNING"):
         await quiet.ask("q")
     assert not caplog.records
+
+
+async def test_an_escaped_lone_surrogate_is_an_answer_not_a_bad_payload() -> None:
+    """JSON's grammar allows "\\ud800" (Python's json.dumps writes it); orjson refuses it, and
+    the whole reply was a bad_payload error. The answer arrives; the contract replaces the
+    character and flags it."""
+    body = b'{"answer": "Lisbon \\ud800", "retrieved_ids": ["d\\udfff"], "contexts": []}'
+    target = HttpJsonTarget(_mock(lambda r: httpx.Response(200, content=body)), "http://x/q")
+    reply = await target.ask("q")
+    assert reply.answer == "Lisbon \ud800" and reply.retrieved_ids == ["d\udfff"]
+    with pytest.raises(TargetError) as err:  # still not JSON: still one typed error
+        await HttpJsonTarget(
+            _mock(lambda r: httpx.Response(200, content=b'{"answer": "\\ud80')), "http://x/q"
+        ).ask("q")
+    assert err.value.kind is ErrorKind.BAD_PAYLOAD
