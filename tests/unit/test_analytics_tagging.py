@@ -517,3 +517,21 @@ def test_observations_are_a_snapshot_a_report_thread_can_iterate_while_verdicts_
     tagger.apply(obs("p2", W, form="f2"))
     assert [o.probe_id for o in seen] == ["p1"]
     assert [o.probe_id for o in tagger.observations()] == ["p1", "p2"]
+
+
+def test_a_flip_back_is_a_transition_of_the_cycle_that_showed_it() -> None:
+    """Robust, then one form wrong in cycle 3 (non-robust), then right again in cycle 4: the form
+    is flaky, and that change is cycle 4's. Both transitions read "cycle 3" before, as if one
+    cycle had moved the group twice."""
+    t = Tagger()
+    n = 0
+    moves = []
+    for cycle, verdicts in enumerate(["CCC", "CCC", "WCC", "CCC"], start=1):
+        for i, v in enumerate(verdicts):
+            n += 1
+            t.apply(obs(f"p{n}", C if v == "C" else W, form=f"f{i}", cycle=cycle, run=f"r{cycle}"))
+            moves += [(tr.from_status, tr.to_status, tr.cycle) for tr in t.drain_transitions()]
+    assert moves[:2] == [
+        (GroupStatus.ROBUST, GroupStatus.NON_ROBUST, 3),
+        (GroupStatus.NON_ROBUST, GroupStatus.FLAKY, 4),
+    ]

@@ -746,13 +746,21 @@ class Tagger:
         if new_status is not old_status:
             self._move(key, t, new_status)
             if old_status is not GroupStatus.PENDING and last_closed is not None:
+                # A verdict of a cycle still filling changes the status through the form's
+                # flakiness (its flip back): the change is that cycle's, not the last closed
+                # one's (robust→non_robust at 3 and non_robust→flaky both read "cycle 3")
+                at_cycle = (
+                    obs.cycle
+                    if obs is not None and t.flaky is not old_flaky and obs.cycle > last_closed
+                    else last_closed
+                )
                 tr = Transition(
                     key[0],
                     key[1],
                     key[2],
                     old_status,
                     new_status,
-                    last_closed,
+                    at_cycle,
                     t.series,
                     obs.at if obs is not None else 0.0,
                 )
