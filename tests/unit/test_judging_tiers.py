@@ -373,3 +373,9 @@ def test_absent_gold_without_rivals_is_never_incorrect(gold: list[str], other: l
     g, o = " ".join(gold), " ".join(other)
     d = judge(f"It is {o}.", E(g.title()))
     assert d.verdict is not I or d.tier in ("refusal", "conflict"), d.reason
+
+
+def test_another_day_without_its_year_is_a_date_mismatch_not_a_missing_date() -> None:
+    """The answer gives a date, only another day: the reason says so (it said date_missing)."""
+    assert judge("On April 2nd.", E("2023-04-01")).reason.startswith("date_mismatch: gold")
+    assert judge("It began after the permits.", E("2023-04-01")).reason.startswith("date_missing")

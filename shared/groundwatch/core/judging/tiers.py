@@ -799,10 +799,13 @@ def tier_typed(ev: Evidence) -> Decision | None:
         if st is PartStatus.CONFLICT:
             return _wrong("typed", f"{kind}_mismatch: gold {part.raw!r}")
         if st is PartStatus.ABSENT:
-            if part.day is not None and (part.day.month, part.day.day) in yearless_days(ev.toks):
+            days = yearless_days(ev.toks) if part.day is not None else ()
+            if part.day is not None and (part.day.month, part.day.day) in days:
                 # "February 7th" for 2024-02-07: the day without its year, not a missing date
                 ev.notes.append(f"date_without_year: gold {part.raw!r}")
                 return None
+            if days:  # "March 3rd" for 2024-02-07: a date is given, another day, whatever year
+                return _wrong("typed", f"date_mismatch: gold {part.raw!r} (a day without its year)")
             return _wrong("typed", f"{kind}_missing: gold {part.raw!r}")
         if st is not PartStatus.FOUND:
             continue
