@@ -185,3 +185,57 @@ def test_a_signal_ends_a_continuous_run_whole_and_its_cycle_is_recorded_aborted(
     (cycle,) = orjson.loads(runs.stdout)
     assert cycle["status"] == "aborted"
     assert cycle["finished_at"] is not None
+
+
+def test_a_signal_between_cycles_ends_the_run_at_once(tmp_path: Path) -> None:
+    """SIGTERM while the run waits for its next cycle (``--interval 3600``): it ends now, not at
+    the next cycle (the wait asked for every task to finish instead of the first)."""
+    import orjson
+
+    dataset = tmp_path / "demo.jsonl"
+    subprocess.run([CLI, "gen", "--demo", "--out", str(dataset)], check=True, timeout=120)
+    targets = tmp_path / "t.yaml"
+    targets.write_text(
+        "targets:\n  - name: clueless\n    type: callable\n"
+        "    callable: tests.e2e.targets_fixture:knows_nothing\n"
+    )
+    port = free_port()
+    store = f"sqlite:///{tmp_path / 's.db'}"
+    env = {k: v for k, v in os.environ.items() if k != "GW_DATABASE_URL"}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.Popen(
+        [CLI, "run", "--dataset", str(dataset), "--targets", str(targets), "--interval", "3600",
+         "--port", str(port), "--database-url", store],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_serving(base, proc)
+        deadline = time.monotonic() + 120
+        while "groundwatch_cycle{" not in httpx.get(f"{base}/metrics", timeout=10).text:
+            assert time.monotonic() < deadline, "the first cycle never started"
+            time.sleep(0.3)
+        while httpx.get(f"{base}/groups", params={"limit": 1}, timeout=30).json()["total"] == 0:
+            assert time.monotonic() < deadline, "nothing was tallied"
+            time.sleep(0.3)
+        runs = subprocess.run(
+            [CLI, "runs", "--database-url", store, "--json"],
+            capture_output=True, text=True, timeout=60, env=env,
+        )  # fmt: skip
+        while orjson.loads(runs.stdout)[0]["status"] != "finished":
+            assert time.monotonic() < deadline, "the first cycle never finished"
+            time.sleep(0.3)
+            runs = subprocess.run(
+                [CLI, "runs", "--database-url", store, "--json"],
+                capture_output=True, text=True, timeout=60, env=env,
+            )  # fmt: skip
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)  # it waited for the interval: 3,600 s
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err[-3000:]
+    assert "GRAMMAR" in out or "Acc" in out  # the window's report, printed on the way out
+    (cycle,) = orjson.loads(runs.stdout)
+    assert cycle["status"] == "finished"

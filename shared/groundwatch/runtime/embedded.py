@@ -460,7 +460,9 @@ async def run_continuously(
             if cycles is not None and done >= cycles:
                 break
             pause = max(0.0, interval_s - (time.monotonic() - started))
-            await asyncio.wait({stopping, serving}, timeout=pause)
+            await asyncio.wait(
+                {stopping, serving}, timeout=pause, return_when=asyncio.FIRST_COMPLETED
+            )
             if stop.is_set() or serving.done():
                 break
     finally:
