@@ -535,3 +535,16 @@ def test_a_flip_back_is_a_transition_of_the_cycle_that_showed_it() -> None:
         (GroupStatus.ROBUST, GroupStatus.NON_ROBUST, 3),
         (GroupStatus.NON_ROBUST, GroupStatus.FLAKY, 4),
     ]
+
+
+def test_lazy_reads_are_snapshots_too() -> None:
+    """``tallies()`` and ``counted_observations()`` are generators a report thread consumes while
+    new groups arrive (the first cycle of a run): they read a copy, not the live dicts."""
+    t = Tagger()
+    t.apply(obs("p1", C, group="g1"))
+    groups, counted = t.tallies(), t.counted_observations()
+    first, first_obs = next(groups), next(counted)
+    t.apply(obs("p2", W, group="g2"))
+    assert [first.group_id, *(g.group_id for g in groups)] == ["g1"]
+    assert [first_obs.probe_id, *(o.probe_id for o in counted)] == ["p1"]
+    assert sorted(g.group_id for g in t.tallies()) == ["g1", "g2"]

@@ -479,9 +479,13 @@ class Tagger:
 
     ``apply`` returns False for a duplicate ``probe_id`` (a redelivered judgement) and for an
     observation of a cycle older than the group's window, so the caller can skip persisting it.
-    Not thread-safe: one tagger per analytics instance, fed by its consumer loop; the instance
-    owns the semantic groups of its partitions (key = group_id) and drops them with
-    :meth:`discard_group` on revocation. Memory is proportional to groups × (window + 1) cycles
+    Not thread-safe for writes: one tagger per analytics instance, fed by its consumer loop;
+    the instance owns the semantic groups of its partitions (key = group_id) and drops them with
+    :meth:`discard_group` on revocation. Its reads may run in another thread (the report is built
+    in a worker thread while judgements arrive): each iterates a snapshot of the dict it reads
+    (``list(d.items())`` copies in one step under the GIL), never the live one, which raised
+    "dictionary changed size during iteration" (a 500 on a continuous run's ``/report``).
+    Memory is proportional to groups × (window + 1) cycles
     plus a short verdict history per form, never to the length of the series.
     """
 
@@ -928,7 +932,7 @@ class Tagger:
         status: GroupStatus | None = None,
     ) -> Iterator[GroupTally]:
         """Snapshots of every tracked group, optionally filtered (for ``/groups``)."""
-        for key, t in self._tallies.items():
+        for key, t in list(self._tallies.items()):  # a snapshot: see the class docstring
             if (
                 (target is None or key[0] == target)
                 and (cohort is None or key[1] == cohort)
@@ -945,10 +949,10 @@ class Tagger:
             cd = self._closed()
             return {
                 k: n - cd.status.get(k, 0)
-                for k, n in self._status_counts.items()
+                for k, n in list(self._status_counts.items())
                 if k[0] != self.open_domain_baseline and n - cd.status.get(k, 0)
             }
-        return {k: n for k, n in self._status_counts.items() if n}
+        return {k: n for k, n in list(self._status_counts.items()) if n}
 
     def open_domain_groups(self) -> set[str]:
         """Semantic groups the open-domain baseline answers correctly (in its window)."""
@@ -962,8 +966,8 @@ class Tagger:
             return cached[1]
         cd = _ClosedDomain()
         baseline = self.open_domain_baseline
-        targets = {t for t, _ in self._sums if t != baseline}
-        for gid in self._open_domain:
+        targets = {t for t, _ in list(self._sums) if t != baseline}
+        for gid in list(self._open_domain):
             for target in targets:
                 for cohort in self._cohorts_of.get((target, gid), ()):
                     t = self._tallies[(target, cohort, gid)]
@@ -990,7 +994,7 @@ class Tagger:
 
     def transition_counts(self) -> dict[tuple[str, str, GroupStatus, GroupStatus], int]:
         """Transitions seen by this tagger per (target, cohort, from, to)."""
-        return {k: n for k, n in self._transition_counts.items() if n}
+        return {k: n for k, n in list(self._transition_counts.items()) if n}
 
     def recent_transitions(self, limit: int = 50) -> list[Transition]:
         """The latest transitions, newest first."""
@@ -1015,10 +1019,10 @@ class Tagger:
             cd = self._closed()
             sums = {
                 ck: _minus(s, cd.sums.get(ck))
-                for ck, s in self._sums.items()
+                for ck, s in list(self._sums.items())
                 if ck[0] != self.open_domain_baseline
             }
-        for (target, cohort), s in sums.items():
+        for (target, cohort), s in list(sums.items()):
             by = {st: status.get((target, cohort, st), 0) for st in GroupStatus}
             gaps = by[GroupStatus.GAP]
             groups = sum(by[st] for st in DECIDED_STATUSES)
@@ -1052,13 +1056,15 @@ class Tagger:
     def verdict_counts(self) -> dict[tuple[str, Verdict], int]:
         """Judgements in the window per (target, verdict)."""
         counts = self._verdict_counts
-        return {(target, v): n for target, vc in counts.items() for v, n in vc.items() if n}
+        return {
+            (target, v): n for target, vc in list(counts.items()) for v, n in list(vc.items()) if n
+        }
 
     def scenario_counts(self) -> dict[tuple[str, str], dict[Verdict, int]]:
         """Judgements in the window per (target, RAGProbe scenario), by verdict; GRAMMAR's
         factual probes are not in it. Kept as verdicts arrive and leave, so this is a copy of
         O(targets × scenarios) counters — what /metrics reads."""
-        return {k: dict(c) for k, c in self._scenario_counts.items() if any(c.values())}
+        return {k: dict(c) for k, c in list(self._scenario_counts.items()) if any(c.values())}
 
     def cause_counts(
         self, *, refresh: bool = True, closed_domain: bool = False
@@ -1105,8 +1111,8 @@ class Tagger:
 
     def counted_observations(self) -> Iterator[Observation]:
         """The observations that count: each form's latest verdict in its group's window."""
-        for t in self._tallies.values():
-            yield from t.latest.values()
+        for t in list(self._tallies.values()):
+            yield from list(t.latest.values())
 
     def group_observations(self, target: str, cohort: str, group_id: str) -> list[Observation]:
         """The group's counted observations (each form's latest verdict in the window)."""
@@ -1118,7 +1124,8 @@ class Tagger:
         t = self._tallies.get((target, cohort, group_id))
         if t is None:
             return []
-        return [o for c in sorted(t.cycles) for o in t.cycles[c].observations()]
+        cycles = list(t.cycles.values())  # a cycle may leave the window meanwhile
+        return [o for cy in sorted(cycles, key=lambda cy: cy.cycle) for o in cy.observations()]
 
     def flaky(self, target: str, cohort: str, group_id: str) -> frozenset[str]:
         """Form ids of the group whose verdict reversed with an unchanged truth."""
@@ -1139,9 +1146,12 @@ class Tagger:
     def knowledge_gap_counts(self, *, closed_domain: bool = False) -> dict[str, int]:
         """Knowledge-gap groups per target (what the gap alert watches)."""
         if closed_domain and self.open_domain_baseline is not None:
-            out = {t: len(self.knowledge_gaps(t, closed_domain=True)) for t in self._knowledge_gaps}
+            out = {
+                t: len(self.knowledge_gaps(t, closed_domain=True))
+                for t in list(self._knowledge_gaps)
+            }
             return {t: n for t, n in out.items() if n}
-        return {t: len(g) for t, g in self._knowledge_gaps.items() if g}
+        return {t: len(g) for t, g in list(self._knowledge_gaps.items()) if g}
 
     def answered_anywhere(self, target: str, group_id: str) -> bool:
         """Whether any cohort of the semantic group has a correct (latest) verdict."""
@@ -1163,14 +1173,14 @@ class Tagger:
         return {
             o.probe_id: judge_retrieval(o, contexts, reports_ids=ids)
             for t in tallies
-            for o in t.latest.values()
+            for o in list(t.latest.values())
         }
 
     def targets(self) -> list[str]:
-        return sorted({k[0] for k in self._tallies})
+        return sorted({k[0] for k in list(self._tallies)})
 
     def cohorts(self, target: str | None = None) -> list[str]:
-        return sorted({k[1] for k in self._tallies if target is None or k[0] == target})
+        return sorted({k[1] for k in list(self._tallies) if target is None or k[0] == target})
 
     def __len__(self) -> int:
         return len(self._live)
