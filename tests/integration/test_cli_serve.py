@@ -113,6 +113,18 @@ def test_continuous_run_serves_groups_and_one_groups_evidence(tmp_path: Path) ->
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def stored_runs(store: str, env: dict[str, str]) -> list[dict[str, object]]:
+    """``groundwatch runs --json`` of the store: its cycles, newest first."""
+    import orjson
+
+    runs = subprocess.run(
+        [CLI, "runs", "--database-url", store, "--json"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert runs.returncode == 0, runs.stderr
+    return list(orjson.loads(runs.stdout))
+
+
 def wait_serving(base: str, proc: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -175,14 +187,7 @@ def test_a_signal_ends_a_continuous_run_whole_and_its_cycle_is_recorded_aborted(
             proc.wait()
     assert proc.returncode == 0, err[-3000:]
     assert "Traceback" not in err
-    runs = subprocess.run(
-        [CLI, "runs", "--database-url", store, "--json"],
-        capture_output=True, text=True, timeout=60, env=env,
-    )  # fmt: skip
-    assert runs.returncode == 0, runs.stderr
-    import orjson
-
-    (cycle,) = orjson.loads(runs.stdout)
+    (cycle,) = stored_runs(store, env)
     assert cycle["status"] == "aborted"
     assert cycle["finished_at"] is not None
 
@@ -190,7 +195,6 @@ def test_a_signal_ends_a_continuous_run_whole_and_its_cycle_is_recorded_aborted(
 def test_a_signal_between_cycles_ends_the_run_at_once(tmp_path: Path) -> None:
     """SIGTERM while the run waits for its next cycle (``--interval 3600``): it ends now, not at
     the next cycle (the wait asked for every task to finish instead of the first)."""
-    import orjson
 
     dataset = tmp_path / "demo.jsonl"
     subprocess.run([CLI, "gen", "--demo", "--out", str(dataset)], check=True, timeout=120)
@@ -218,17 +222,9 @@ def test_a_signal_between_cycles_ends_the_run_at_once(tmp_path: Path) -> None:
         while httpx.get(f"{base}/groups", params={"limit": 1}, timeout=30).json()["total"] == 0:
             assert time.monotonic() < deadline, "nothing was tallied"
             time.sleep(0.3)
-        runs = subprocess.run(
-            [CLI, "runs", "--database-url", store, "--json"],
-            capture_output=True, text=True, timeout=60, env=env,
-        )  # fmt: skip
-        while orjson.loads(runs.stdout)[0]["status"] != "finished":
+        while stored_runs(store, env)[0]["status"] != "finished":
             assert time.monotonic() < deadline, "the first cycle never finished"
             time.sleep(0.3)
-            runs = subprocess.run(
-                [CLI, "runs", "--database-url", store, "--json"],
-                capture_output=True, text=True, timeout=60, env=env,
-            )  # fmt: skip
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)  # it waited for the interval: 3,600 s
     finally:
@@ -237,5 +233,5 @@ def test_a_signal_between_cycles_ends_the_run_at_once(tmp_path: Path) -> None:
             proc.wait()
     assert proc.returncode == 0, err[-3000:]
     assert "GRAMMAR" in out or "Acc" in out  # the window's report, printed on the way out
-    (cycle,) = orjson.loads(runs.stdout)
+    (cycle,) = stored_runs(store, env)
     assert cycle["status"] == "finished"

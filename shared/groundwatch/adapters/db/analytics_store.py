@@ -13,24 +13,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine, and_, func, insert, select
-from sqlalchemy.dialects import mysql, postgresql, sqlite
+from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import Session, sessionmaker
 
+from groundwatch.adapters.db.engine import dialect_insert, is_mysql
 from groundwatch.adapters.db.models import JudgementRow, TallyRow, TransitionRow
 from groundwatch.adapters.db.observations import OBSERVATION_COLUMNS, observation_from_row
 from groundwatch.contracts import Judgement
 from groundwatch.core.tagging import GroupTally, Observation, Transition
-
-
-def _insert(engine: Engine, table: Any) -> Any:
-    dialect = postgresql if engine.dialect.name == "postgresql" else sqlite
-    return dialect.insert(table)
-
-
-def _mysql(engine: Engine) -> bool:
-    """MySQL and MariaDB spell "insert unless there" and "upsert" their own way."""
-    return engine.dialect.name in ("mysql", "mariadb")
-
 
 #: Tally columns an upsert overwrites (the key columns stay).
 _TALLY_UPDATED = (
@@ -165,15 +155,15 @@ class AnalyticsStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.sessions = sessionmaker(engine, expire_on_commit=False)
-        if _mysql(engine):
+        if is_mysql(engine):
             self._insert_judgements = mysql.insert(JudgementRow).prefix_with("IGNORE")
             ins = mysql.insert(TallyRow)
             self._upsert_tallies = ins.on_duplicate_key_update(
                 {c: ins.inserted[c] for c in _TALLY_UPDATED}
             )
         else:
-            self._insert_judgements = _insert(engine, JudgementRow).on_conflict_do_nothing()
-            upsert = _insert(engine, TallyRow)
+            self._insert_judgements = dialect_insert(engine, JudgementRow).on_conflict_do_nothing()
+            upsert = dialect_insert(engine, TallyRow)
             self._upsert_tallies = upsert.on_conflict_do_update(
                 index_elements=["target", "cohort", "group_id"],
                 set_={c: getattr(upsert.excluded, c) for c in _TALLY_UPDATED},

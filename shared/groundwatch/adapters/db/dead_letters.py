@@ -12,9 +12,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine, func, select
-from sqlalchemy.dialects import mysql, postgresql, sqlite
+from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import Session
 
+from groundwatch.adapters.db.engine import dialect_insert, is_mysql
 from groundwatch.adapters.db.models import DeadLetterRow
 from groundwatch.contracts import DeadLetter
 
@@ -30,11 +31,11 @@ def letter_key(letter: DeadLetter) -> str:
 
 
 def _insert_ignoring_repeats(engine: Engine) -> Any:
-    name = engine.dialect.name
-    if name in ("mysql", "mariadb"):
+    if is_mysql(engine):
         return mysql.insert(DeadLetterRow).prefix_with("IGNORE")
-    dialect = postgresql if name == "postgresql" else sqlite
-    return dialect.insert(DeadLetterRow).on_conflict_do_nothing(index_elements=["letter_key"])
+    return dialect_insert(engine, DeadLetterRow).on_conflict_do_nothing(
+        index_elements=["letter_key"]
+    )
 
 
 class DeadLetterStore:

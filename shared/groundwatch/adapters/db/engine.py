@@ -68,6 +68,19 @@ def refused_data(exc: SQLAlchemyError) -> bool:
     return isinstance(exc, StatementError) and not isinstance(exc, DBAPIError)
 
 
+def is_mysql(engine: Engine) -> bool:
+    """MySQL and MariaDB spell "insert unless there" and "upsert" their own way."""
+    return engine.dialect.name in ("mysql", "mariadb")
+
+
+def dialect_insert(engine: Engine, table: Any) -> Any:
+    """PostgreSQL's or SQLite's ``INSERT`` (both have ``on_conflict_do_nothing``/``_update``)."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    dialect = postgresql if engine.dialect.name == "postgresql" else sqlite
+    return dialect.insert(table)
+
+
 def _json_text(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
