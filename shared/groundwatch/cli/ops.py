@@ -49,19 +49,43 @@ def register(app: typer.Typer) -> None:
         bootstrap: str = typer.Option(None, help="Kafka bootstrap (default: GW_KAFKA_BOOTSTRAP)."),
         prefix: str = typer.Option(None, help="Topic prefix (default: GW_TOPIC_PREFIX)."),
         partitions: int = typer.Option(None, help="Partitions per topic (default: GW_PARTITIONS)."),
+        replication_factor: int = typer.Option(
+            None,
+            min=1,
+            help="Replicas per topic (default: GW_KAFKA_REPLICATION_FACTOR, else min(3, brokers)).",
+        ),
+        min_insync_replicas: int = typer.Option(
+            None,
+            min=1,
+            help="min.insync.replicas (default: GW_KAFKA_MIN_INSYNC_REPLICAS, else RF-1, >= 1).",
+        ),
     ) -> None:
-        """Create the four topics (probes, responses, judgements, dead-letter) if missing."""
+        """Create the four topics (probes, responses, judgements, dead-letter) if missing, with
+        the cluster's replication (a topic that exists is left as it is, with a warning when it
+        has fewer replicas)."""
         from groundwatch.adapters.bus import make_bus
         from groundwatch.contracts import Topics
+        from groundwatch.errors import ConfigError
 
         s = _settings()
         topics = Topics(s.topic_prefix if prefix is None else prefix)
         bus = make_bus(
-            "kafka", bootstrap=bootstrap or s.kafka_bootstrap, partitions=partitions or s.partitions
+            "kafka",
+            bootstrap=bootstrap or s.kafka_bootstrap,
+            partitions=partitions or s.partitions,
+            replication_factor=replication_factor or s.kafka_replication_factor,
+            min_insync_replicas=min_insync_replicas or s.kafka_min_insync_replicas,
         )
 
         async def create() -> None:
             await bus.ensure_topics(topics.all())
 
-        asyncio.run(create())
+        try:
+            asyncio.run(create())
+        except ConfigError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        except Exception as exc:  # the broker unreachable for the whole start-up budget, …
+            typer.echo(f"error: topics not created: {type(exc).__name__}: {exc}", err=True)
+            raise typer.Exit(1) from None
         typer.echo("topics: " + ", ".join(topics.all()))
