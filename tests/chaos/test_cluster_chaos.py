@@ -411,7 +411,6 @@ def test_cluster_fault_schedule_reconciles_exactly(
             assert p.get("/readyz").status_code == 200, f"seed {seed}: {name} not ready"
             assert p.get("/healthz").status_code == 200, f"seed {seed}: {name} not live"
         figures = reconcile(cluster.bootstrap, unique_prefix, db_url)
-        print(f"\n{figures.line()}")
         if line_file := os.environ.get("GW_CHAOS_LINE_FILE"):
             Path(line_file).write_text(figures.line() + "\n")
         assert figures.lost == 0 and figures.double_counted == 0, f"seed {seed}: {figures.line()}"
