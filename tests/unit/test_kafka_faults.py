@@ -27,7 +27,14 @@ from aiokafka.errors import (
 )
 
 from groundwatch.adapters.bus import Outgoing
-from groundwatch.adapters.bus.kafka import BusRetry, KafkaBus, KafkaConsumer, TopicPolicy, retriable
+from groundwatch.adapters.bus.kafka import (
+    BusRetry,
+    KafkaBus,
+    KafkaConsumer,
+    NotEnoughBrokers,
+    TopicPolicy,
+    retriable,
+)
 from groundwatch.adapters.bus.memory import MemoryBus
 from groundwatch.contracts import Probe, RagResponse, TargetStatus, Topics, _Contract
 from groundwatch.core.model import Expected
@@ -181,7 +188,7 @@ def test_replication_defaults_follow_the_cluster() -> None:
     assert auto.resolve(3) == (3, 2)
     assert auto.resolve(7) == (3, 2)
     assert TopicPolicy(replication_factor=2, min_insync_replicas=2).resolve(5) == (2, 2)
-    with pytest.raises(ConfigError, match="GW_KAFKA_REPLICATION_FACTOR=3 but the cluster has 1"):
+    with pytest.raises(NotEnoughBrokers, match="GW_KAFKA_REPLICATION_FACTOR=3 but 1 broker"):
         TopicPolicy(replication_factor=3).resolve(1)
     with pytest.raises(ConfigError, match="GW_KAFKA_MIN_INSYNC_REPLICAS=4"):
         TopicPolicy(replication_factor=3, min_insync_replicas=4).resolve(3)

@@ -59,18 +59,23 @@ def register(app: typer.Typer) -> None:
             min=1,
             help="min.insync.replicas (default: GW_KAFKA_MIN_INSYNC_REPLICAS, else RF-1, >= 1).",
         ),
+        wait: float = typer.Option(
+            120.0,
+            "--wait",
+            min=0.0,
+            help="Seconds to wait for the brokers (reachable, and as many up as the replication).",
+        ),
     ) -> None:
         """Create the four topics (probes, responses, judgements, dead-letter) if missing, with
         the cluster's replication (a topic that exists is left as it is, with a warning when it
         has fewer replicas)."""
-        from groundwatch.adapters.bus import make_bus
+        from groundwatch.adapters.bus.kafka import KafkaBus
         from groundwatch.contracts import Topics
         from groundwatch.errors import ConfigError
 
         s = _settings()
         topics = Topics(s.topic_prefix if prefix is None else prefix)
-        bus = make_bus(
-            "kafka",
+        bus = KafkaBus(
             bootstrap=bootstrap or s.kafka_bootstrap,
             partitions=partitions or s.partitions,
             replication_factor=replication_factor or s.kafka_replication_factor,
@@ -78,14 +83,14 @@ def register(app: typer.Typer) -> None:
         )
 
         async def create() -> None:
-            await bus.ensure_topics(topics.all())
+            await bus.ensure_topics(topics.all(), wait_s=wait)
 
         try:
             asyncio.run(create())
         except ConfigError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-        except Exception as exc:  # the broker unreachable for the whole start-up budget, …
-            typer.echo(f"error: topics not created: {type(exc).__name__}: {exc}", err=True)
+        except Exception as exc:  # no broker, or too few up, for the whole --wait
+            typer.echo(f"error: topics not created: {' '.join(str(exc).split())}", err=True)
             raise typer.Exit(1) from None
         typer.echo("topics: " + ", ".join(topics.all()))

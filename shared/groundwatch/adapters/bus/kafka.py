@@ -115,21 +115,33 @@ async def with_retry(
             await asyncio.sleep(wait)
 
 
-def _starting(what: str) -> AsyncRetrying:
+def _starting(what: str, wait_s: float = START_TIMEOUT_S) -> AsyncRetrying:
     """Retries for connecting at start-up: a broker restarting while a service (re)starts is
     routine (a rolling restart, a crash-looping pod); the service waits for it, bounded, instead
     of exiting on the first refused connection (seen in the randomized kill schedule)."""
 
-    def note(state: object) -> None:
-        log.warning("%s: broker unreachable, retrying", what)
+    def note(state: Any) -> None:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, NotEnoughBrokers):
+            log.warning("%s: %s, retrying", what, exc)
+        else:
+            log.warning("%s: broker unreachable, retrying", what)
 
     return AsyncRetrying(
         retry=retry_if_exception_type((KafkaError, OSError)),
-        stop=stop_after_delay(START_TIMEOUT_S),
+        stop=stop_after_delay(wait_s),
         wait=wait_exponential(multiplier=0.5, max=5.0),
         before_sleep=note,
         reraise=True,
     )
+
+
+class NotEnoughBrokers(KafkaError):  # type: ignore[misc]  # aiokafka is untyped
+    """Fewer brokers are up than the replication factor asks for. The topics cannot be made now;
+    a broker may be restarting (a service starting during a rolling restart waits for it, within
+    the start-up budget) or the cluster is too small for the setting."""
+
+    retriable = True
 
 
 @dataclass(frozen=True)
@@ -146,12 +158,13 @@ class TopicPolicy:
     min_insync_replicas: int = 0
 
     def resolve(self, brokers: int) -> tuple[int, int]:
-        """(replication factor, min ISR) for a cluster of ``brokers``; :class:`ConfigError` when
-        the cluster cannot hold them."""
+        """(replication factor, min ISR) for topics made while ``brokers`` brokers are up;
+        :class:`NotEnoughBrokers` when fewer are up than the factor, :class:`ConfigError` when
+        the settings contradict each other."""
         rf = self.replication_factor or min(3, max(1, brokers))
         if rf > brokers:
-            raise ConfigError(
-                f"GW_KAFKA_REPLICATION_FACTOR={rf} but the cluster has {brokers} broker(s)"
+            raise NotEnoughBrokers(
+                f"GW_KAFKA_REPLICATION_FACTOR={rf} but {brokers} broker(s) of the cluster are up"
             )
         isr = self.min_insync_replicas or max(1, rf - 1)
         if isr > rf:
@@ -250,8 +263,10 @@ class KafkaBus:
         except (KafkaError, TimeoutError, OSError):
             return False
 
-    async def ensure_topics(self, names: Sequence[str]) -> None:
-        async for attempt in _starting("admin"):
+    async def ensure_topics(self, names: Sequence[str], wait_s: float = START_TIMEOUT_S) -> None:
+        """Create the missing topics with the policy's replication; waits up to ``wait_s`` for a
+        reachable broker and, to create, for as many brokers up as the replication factor."""
+        async for attempt in _starting("admin", wait_s):
             with attempt:
                 await self._ensure_topics(names)
 
@@ -260,10 +275,12 @@ class KafkaBus:
         try:
             await admin.start()
             brokers = len((await admin.describe_cluster())["brokers"])
-            rf, isr = self.policy.resolve(brokers)
             existing = set(await admin.list_topics())
             missing = [n for n in names if n not in existing]
+            # Only what is made needs the brokers: a service restarting while one broker of three
+            # is down finds its topics there and starts (it was refused in the chaos test).
             if missing:
+                rf, isr = self.policy.resolve(brokers)
                 new = [
                     NewTopic(
                         n,
@@ -288,7 +305,8 @@ class KafkaBus:
                 )
             present = [n for n in names if n in existing]
             if present:
-                await self._warn_under_replicated(admin, present, rf)
+                want = self.policy.replication_factor or min(3, max(1, brokers))
+                await self._warn_under_replicated(admin, present, want)
         finally:
             await admin.close()
 
