@@ -65,7 +65,9 @@ def load_tagger(engine: Engine, series: str | None, window_runs: int) -> tuple[s
     name, _ = latest
     with Session(engine) as session:
         observations = observations_for_series(session, name)
-    tagger = Tagger(Window(runs=window_runs or None))
+    from groundwatch.runtime.evidence_settings import evidence_rule
+
+    tagger = Tagger(Window(runs=window_runs or None, evidence=evidence_rule()))
     tagger.apply_many(observations)
     cycle = max((o.cycle for o in observations), default=0)
     return name, cycle, tagger

@@ -106,6 +106,7 @@ async def _run(
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.groups import group_results
     from groundwatch.runtime.embedded import EmbeddedPipeline, run_continuously
+    from groundwatch.runtime.evidence_settings import evidence_rule
     from groundwatch.runtime.judging import load_judge, load_selfcheck_sampling
     from groundwatch.stages.runner.factory import make_runner
 
@@ -144,7 +145,7 @@ async def _run(
         sample=opts.sample,
         on_stop=[http.aclose],
         series=opts.series,
-        window=Window(runs=opts.window_runs or None),
+        window=Window(runs=opts.window_runs or None, evidence=evidence_rule()),
         source_url=opts.source,
     )
     await pipeline.start()

@@ -81,20 +81,22 @@ class Evidence(Protocol):
         ...
 
 
-def overall_status(statuses: Iterable[GroupStatus]) -> GroupStatus:
+def overall_status(statuses: Iterable[GroupStatus], *, answered: bool = False) -> GroupStatus:
     """A semantic group's status over all its cohorts.
 
-    **gap** when every cohort with a decided status is a gap (the fact is missing: GRAMMAR's
-    knowledge gap, as :meth:`Tagger.knowledge_gaps`); **non-robust** when some cohort is
-    non-robust, or one cohort is a gap while another answered (the fact is there, some wordings
-    miss it); **flaky** when the only wrong answers flip between cycles; **robust** when every
-    decided cohort is robust; **pending**/**unknown** when no cohort is decided yet/at all."""
+    **gap** when every cohort with a decided status is a gap and no form of any cohort was
+    answered right (``answered``: a cohort of too little evidence for a status of its own may
+    still hold a right answer — the fact is there); it is GRAMMAR's knowledge gap, as
+    :meth:`Tagger.knowledge_gaps`; **non-robust** when some cohort is non-robust, or one cohort
+    is a gap while another answered (the fact is there, some wordings miss it); **flaky** when
+    the only wrong answers flip between cycles; **robust** when every decided cohort is robust;
+    **pending**/**unknown** when no cohort is decided yet/at all."""
     all_ = list(statuses)
     decided = [s for s in all_ if s in DECIDED_STATUSES]
     if not decided:
         return GroupStatus.PENDING if GroupStatus.PENDING in all_ else GroupStatus.UNKNOWN
     if all(s is GroupStatus.GAP for s in decided):
-        return GroupStatus.GAP
+        return GroupStatus.NON_ROBUST if answered else GroupStatus.GAP
     if GroupStatus.NON_ROBUST in decided or GroupStatus.GAP in decided:
         return GroupStatus.NON_ROBUST
     if GroupStatus.FLAKY in decided:
@@ -144,7 +146,10 @@ def select_groups(
         st = (
             by_cohort[cohort].status
             if cohort is not None
-            else overall_status(t.status for t in by_cohort.values())
+            else overall_status(
+                (t.status for t in by_cohort.values()),
+                answered=any(t.correct for t in by_cohort.values()),
+            )
         )
         if wanted is None or st in wanted:
             rows.append((key, st, by_cohort))
