@@ -524,6 +524,8 @@ class Tagger:
         self.evidence = evidence
         # groups per (target, cohort) whose status stands on an older cycle than their newest
         self._stale_counts: dict[tuple[str, str], int] = {}
+        # target → [newest cycle, probes judged in it, of which answered]: its health right now
+        self._health: dict[str, list[int]] = {}
         self.open_domain_baseline = open_domain_baseline
         # group id → baseline tallies (cohorts) with a correct latest verdict
         self._open_domain: dict[str, int] = {}
@@ -579,6 +581,12 @@ class Tagger:
             if len(closed) >= self._w and c < closed[0] and c < next(reversed(t.cycles)):
                 return None  # older than every cycle the window keeps
         live[pid] = obs
+        health = self._health.get(obs.target)
+        if health is None or c > health[0]:
+            self._health[obs.target] = [c, 1, obs.verdict is not _ERROR]
+        elif c == health[0]:
+            health[1] += 1
+            health[2] += obs.verdict is not _ERROR
         if obs.scenario == FACTUAL and (vc := self._verdict_counts.get(obs.target)) is not None:
             vc[obs.verdict] += 1  # _count_verdict's common case, without the call
         else:
@@ -1031,6 +1039,12 @@ class Tagger:
         one: cycles without evidence (an outage) came after it (what the operator must know
         beside a gap list that an outage did not erase)."""
         return {k: n for k, n in list(self._stale_counts.items()) if n}
+
+    def target_health(self) -> dict[str, tuple[int, int, int]]:
+        """target → (its newest cycle, probes judged in that cycle, of which the target
+        answered): whether the endpoint is up now, which the group statuses no longer say
+        (an outage keeps them, stale)."""
+        return {t: (h[0], h[1], h[2]) for t, h in list(self._health.items())}
 
     def open_domain_groups(self) -> set[str]:
         """Semantic groups the open-domain baseline answers correctly (in its window)."""
