@@ -122,6 +122,8 @@ class TallyCollector(Collector):
             labels=["target"],
         )
         for target, (cycle, probed, ok) in sorted(tagger.target_health().items()):
+            if target == baseline:
+                continue  # the open-domain baseline is no target under watch
             if probed:
                 answered.add_metric([target], ok / probed)
             newest.add_metric([target], cycle)
