@@ -172,3 +172,23 @@ def test_a_right_answer_in_a_cohort_of_too_little_evidence_refutes_the_knowledge
 
     _, (row,) = group_results(t)
     assert row.status == "non_robust" and not row.knowledge_gap
+
+
+def test_the_continuous_run_line_says_statuses_transitions_and_target_errors() -> None:
+    """What `run` prints after each cycle (issue 34: the operator's one line per cycle)."""
+    from groundwatch.cli.run import CycleLine
+
+    t = Tagger(Window(runs=1))
+    line = CycleLine()
+    both(t, 1, [C, C, C])
+    assert line.after(t) == (
+        "gap 0, non-robust 0, flaky 0, unknown 0, robust 1; regressions 0, recoveries 0;"
+        " target errors 0 of 6"
+    )
+    both(t, 2, [W, W, W])
+    text = line.after(t)
+    assert text.startswith("gap 1, non-robust 0") and "regressions 2, recoveries 0" in text
+    both(t, 3, [E, E, E])
+    text = line.after(t)
+    assert text.startswith("gap 1, non-robust 0, flaky 0, unknown 0, robust 0 (stale 1);")
+    assert "regressions 0, recoveries 0; target errors 6 of 6 — t answered nothing" in text

@@ -94,6 +94,7 @@ async def _demo(
     store: str | None = None,
     with_groups: bool = False,
 ) -> DemoOutcome:
+    from groundwatch.cli.run import CycleLine
     from groundwatch.core.tagging import Window
     from groundwatch.demo import demo_dataset
     from groundwatch.reference_rag.app import build_pipeline
@@ -152,6 +153,7 @@ async def _demo(
     try:
         if serve is not None:
             interval, host, port = serve
+            line = CycleLine()
             say(
                 f"probing every {interval:g}s; metrics on http://{host}:{port}/metrics, "
                 f"report on http://{host}:{port}/report.html (Ctrl-C to stop)"
@@ -161,7 +163,10 @@ async def _demo(
                 interval_s=interval,
                 host=host,
                 port=port,
-                on_cycle=lambda r: say(f"cycle: {r.published} probes in {r.elapsed_s:.1f}s"),
+                on_cycle=lambda r: say(
+                    f"cycle {', '.join(map(str, r.cycles))}: {r.published} probes in"
+                    f" {r.elapsed_s:.1f}s — " + line.after(pipeline.analytics.tagger)
+                ),
             )
         with progress_bar("probing", enabled=interactive(quiet)) as update:
             result = await pipeline.run(runs, on_progress=update)

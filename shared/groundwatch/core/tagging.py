@@ -544,6 +544,8 @@ class Tagger:
         self._pending_transitions: list[Transition] = []
         self._recent: deque[Transition] = deque(maxlen=RECENT_TRANSITIONS)
         self._transition_counts: dict[tuple[str, str, GroupStatus, GroupStatus], int] = {}
+        # (target, regression | recovery | change) → transitions of cohorts so far
+        self._kind_counts: dict[tuple[str, str], int] = {}
         # targets that reported retrieved ids at least once: an empty list from them means
         # "nothing retrieved", from any other target "not reported"
         self._id_targets: set[str] = set()
@@ -841,6 +843,8 @@ class Tagger:
                 self._recent.append(tr)
                 tk = (key[0], key[1], old_status, new_status)
                 self._transition_counts[tk] = self._transition_counts.get(tk, 0) + 1
+                kk = (key[0], tr.kind)
+                self._kind_counts[kk] = self._kind_counts.get(kk, 0) + 1
             self._update_knowledge_gap(key[0], key[2])
             if new_status in DECIDED_STATUSES:
                 t.conclusive = new_status
@@ -1087,6 +1091,11 @@ class Tagger:
     def transition_counts(self) -> dict[tuple[str, str, GroupStatus, GroupStatus], int]:
         """Transitions seen by this tagger per (target, cohort, from, to)."""
         return {k: n for k, n in list(self._transition_counts.items()) if n}
+
+    def transition_kinds(self) -> dict[tuple[str, str], int]:
+        """Cohort transitions seen by this tagger per (target, kind): regression, recovery or
+        change, each judged from the last conclusive status (:attr:`Transition.kind`)."""
+        return dict(list(self._kind_counts.items()))
 
     def recent_transitions(self, limit: int = 50) -> list[Transition]:
         """The latest transitions, newest first."""
