@@ -192,3 +192,25 @@ def test_the_continuous_run_line_says_statuses_transitions_and_target_errors() -
     text = line.after(t)
     assert text.startswith("gap 1, non-robust 0, flaky 0, unknown 0, robust 0 (stale 1);")
     assert "regressions 0, recoveries 0; target errors 6 of 6 — t answered nothing" in text
+
+
+def test_the_html_report_names_the_target_and_shows_cycle_transitions_and_trend() -> None:
+    """The page left the target, the cycle, the transitions and their trend out although the
+    JSON had them."""
+    from groundwatch.report.build import report_from_tagger
+    from groundwatch.report.html import render_html
+
+    t = Tagger(Window(runs=1))
+    both(t, 1, [C, C, C])
+    both(t, 2, [W, W, W])
+    both(t, 3, [E, E, E])
+    report = report_from_tagger(t)
+    assert report.targets["t"].cohorts["short"].regressions == 1
+    assert report.targets["t"].cohorts["short"].stale_groups == 1
+    html = render_html(report)
+    assert "<td>t · short</td>" in html and "<td>t · long</td>" in html
+    assert "id='monitoring'" in html and "latest cycle 3" in html
+    monitoring = html.split("id='monitoring'", 1)[1].split("<h2", 1)[0]
+    # the trend: cycle 2 had two regressions (one per cohort); each transition listed
+    assert "<tr><td>2</td><td></td><td>2</td><td>0</td><td>0</td></tr>" in monitoring
+    assert monitoring.count("<td>robust</td><td>gap</td><td>regression</td><td>2</td>") == 2

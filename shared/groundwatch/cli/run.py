@@ -219,7 +219,7 @@ class CycleLine:
     operator's view of the live signal without opening /metrics."""
 
     def __init__(self) -> None:
-        self._kinds: dict[tuple[str, str], int] = {}
+        self._kinds: dict[tuple[str, str, str], int] = {}
 
     def after(self, tagger: Tagger) -> str:
         from groundwatch.report.groups import status_summary
@@ -227,7 +227,7 @@ class CycleLine:
         n = status_summary(tagger)
         kinds = tagger.transition_kinds()
         moved = {
-            kind: sum(v - self._kinds.get(k, 0) for k, v in kinds.items() if k[1] == kind)
+            kind: sum(v - self._kinds.get(k, 0) for k, v in kinds.items() if k[2] == kind)
             for kind in ("regression", "recovery")
         }
         self._kinds = kinds

@@ -544,8 +544,8 @@ class Tagger:
         self._pending_transitions: list[Transition] = []
         self._recent: deque[Transition] = deque(maxlen=RECENT_TRANSITIONS)
         self._transition_counts: dict[tuple[str, str, GroupStatus, GroupStatus], int] = {}
-        # (target, regression | recovery | change) → transitions of cohorts so far
-        self._kind_counts: dict[tuple[str, str], int] = {}
+        # (target, cohort, regression | recovery | change) → transitions so far
+        self._kind_counts: dict[tuple[str, str, str], int] = {}
         # targets that reported retrieved ids at least once: an empty list from them means
         # "nothing retrieved", from any other target "not reported"
         self._id_targets: set[str] = set()
@@ -843,7 +843,7 @@ class Tagger:
                 self._recent.append(tr)
                 tk = (key[0], key[1], old_status, new_status)
                 self._transition_counts[tk] = self._transition_counts.get(tk, 0) + 1
-                kk = (key[0], tr.kind)
+                kk = (key[0], key[1], tr.kind)
                 self._kind_counts[kk] = self._kind_counts.get(kk, 0) + 1
             self._update_knowledge_gap(key[0], key[2])
             if new_status in DECIDED_STATUSES:
@@ -1092,8 +1092,8 @@ class Tagger:
         """Transitions seen by this tagger per (target, cohort, from, to)."""
         return {k: n for k, n in list(self._transition_counts.items()) if n}
 
-    def transition_kinds(self) -> dict[tuple[str, str], int]:
-        """Cohort transitions seen by this tagger per (target, kind): regression, recovery or
+    def transition_kinds(self) -> dict[tuple[str, str, str], int]:
+        """Transitions seen by this tagger per (target, cohort, kind): regression, recovery or
         change, each judged from the last conclusive status (:attr:`Transition.kind`)."""
         return dict(list(self._kind_counts.items()))
 

@@ -248,6 +248,8 @@ def _build(
         dataset_id=first.dataset_id,
         series=first.series,
         cycle=max(t.cycle for t in tallies),
+        evidence_cycle=max(t.evidence_cycle for t in tallies),
+        stale=any(t.stale for t in tallies),
         scenario=first.scenario,
         correct=correct,
         incorrect=incorrect,
