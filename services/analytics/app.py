@@ -15,6 +15,7 @@ from groundwatch.core.tagging import Window
 from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
 from groundwatch.runtime.api import add_routes
 from groundwatch.runtime.consume import consume
+from groundwatch.runtime.evidence_settings import evidence_rule
 from groundwatch.runtime.faults import kill_before_commit
 from groundwatch.runtime.service import (
     ServiceParts,
@@ -54,7 +55,7 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
         engine = make_engine(settings.database_url)
         await asyncio.to_thread(create_schema, engine)
         store = AnalyticsStore(engine)
-        window = Window(runs=settings.window_runs or None)
+        window = Window(runs=settings.window_runs or None, evidence=evidence_rule())
         holder: dict[str, AnalyticsStage] = {}
         quality = await asyncio.to_thread(data_quality, settings)
         metrics = AnalyticsMetrics(

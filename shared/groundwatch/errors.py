@@ -44,3 +44,15 @@ def parse_error_line(exc: Exception) -> str:
     context = getattr(exc, "context", None)
     what = f"{context}: {problem}" if context else str(problem)
     return f"line {mark.line + 1}, column {mark.column + 1}: {what}"
+
+
+class Reject:
+    """A handler's outcome for one message it will not apply (not an exception: the rest of the
+    batch goes on): the consume loop dead-letters the message with ``reason``, from the record it
+    came in, so it is kept whole, counted and logged like any dead letter — never dropped."""
+
+    __slots__ = ("message", "reason")
+
+    def __init__(self, message: object, reason: str) -> None:
+        self.message = message
+        self.reason = reason

@@ -136,7 +136,8 @@ async def test_a_stored_judgement_outside_the_rebuilt_window_is_skipped_not_retr
     db_url: str,
 ) -> None:
     """The rebuild keeps each group's window only; a late redelivery of an older cycle's
-    judgement is found in the store and skipped (no retry loop, nothing counted)."""
+    judgement is found in the store and skipped (no retry loop, nothing counted, and not
+    dead-lettered as too late: it was counted when it came first)."""
     engine = make_engine(db_url)
     create_schema(engine)
     store = AnalyticsStore(engine)
@@ -145,6 +146,7 @@ async def test_a_stored_judgement_outside_the_rebuilt_window_is_skipped_not_retr
     await first.stage.handle(old)
     await first.stage.handle(new)
     restarted = Instance(store)  # rebuilt from the store: cycle 2's window
-    await restarted.stage.handle(old[:3])
+    letters = await restarted.stage.handle(old[:3])
     assert restarted.counted == 0
+    assert list(letters) == [], "a stored judgement redelivered is a duplicate, not a letter"
     engine.dispose()

@@ -12,6 +12,7 @@ import pytest
 
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import (
+    EvidenceRule,
     GroupStatus,
     Observation,
     Tagger,
@@ -22,6 +23,7 @@ from groundwatch.core.tagging import (
 
 pytestmark = pytest.mark.unit
 
+DECIDED = (Verdict.CORRECT, Verdict.INCORRECT)
 VERDICTS = [Verdict.CORRECT] * 5 + [Verdict.INCORRECT] * 4 + [Verdict.ERROR, Verdict.UNDECIDED]
 
 
@@ -69,7 +71,10 @@ def stream(seed: int) -> list[Observation]:
 def naive_latest(t: _Tally) -> list[tuple[str, str]]:
     """Each form's latest observation over the counted cycles, by sorting and rescanning."""
     cycles = sorted(t.cycles)
-    counted = [c for c in cycles if t.cycles[c].closed] or cycles
+    closed = [c for c in cycles if t.cycles[c].closed]
+    # the closed cycles with evidence (a decided verdict); without any, the newest closed one
+    evidence = [c for c in closed if any(o.verdict in DECIDED for o in t.cycles[c].forms.values())]
+    counted = evidence or closed[-1:] or cycles
     latest: dict[str, Observation] = {}
     for c in counted:
         for o in t.cycles[c].observations():
@@ -96,6 +101,8 @@ def naive_status(t: _Tally) -> GroupStatus:
         return GroupStatus.UNKNOWN
     if mixed:
         culprits, status = mixed, GroupStatus.NON_ROBUST
+    elif len(last[0]) + len(last[1]) < EvidenceRule().needed(t.group_forms):
+        return GroupStatus.UNKNOWN  # too little decided for gap or robust
     elif last[1]:
         culprits, status = last[1], GroupStatus.GAP
     else:

@@ -94,6 +94,8 @@ async def _demo(
     store: str | None = None,
     with_groups: bool = False,
 ) -> DemoOutcome:
+    from groundwatch.cli.run import CycleLine
+    from groundwatch.core.tagging import Window
     from groundwatch.demo import demo_dataset
     from groundwatch.reference_rag.app import build_pipeline
     from groundwatch.reference_rag.settings import ReferenceRagSettings
@@ -101,6 +103,7 @@ async def _demo(
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.text import render_text
     from groundwatch.runtime.embedded import EmbeddedPipeline, reference_runner, run_continuously
+    from groundwatch.runtime.evidence_settings import evidence_rule
     from groundwatch.runtime.judging import load_judge, load_selfcheck_sampling
     from groundwatch.stages.analytics.data_quality import DataQualityChecker
 
@@ -138,12 +141,19 @@ async def _demo(
     # the data-quality check reads the corpus the reference RAG answers from
     quality = DataQualityChecker(domain.documents)
     pipeline = EmbeddedPipeline(
-        probes_of, runner, judge=judge, on_stop=[close], database_url=store, data_quality=quality
+        probes_of,
+        runner,
+        judge=judge,
+        on_stop=[close],
+        database_url=store,
+        data_quality=quality,
+        window=Window(runs=1, evidence=evidence_rule()),
     )
     await pipeline.start()
     try:
         if serve is not None:
             interval, host, port = serve
+            line = CycleLine()
             say(
                 f"probing every {interval:g}s; metrics on http://{host}:{port}/metrics, "
                 f"report on http://{host}:{port}/report.html (Ctrl-C to stop)"
@@ -153,7 +163,10 @@ async def _demo(
                 interval_s=interval,
                 host=host,
                 port=port,
-                on_cycle=lambda r: say(f"cycle: {r.published} probes in {r.elapsed_s:.1f}s"),
+                on_cycle=lambda r: say(
+                    f"cycle {', '.join(map(str, r.cycles))}: {r.published} probes in"
+                    f" {r.elapsed_s:.1f}s — " + line.after(pipeline.analytics.tagger)
+                ),
             )
         with progress_bar("probing", enabled=interactive(quiet)) as update:
             result = await pipeline.run(runs, on_progress=update)

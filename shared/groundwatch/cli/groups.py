@@ -65,7 +65,9 @@ def load_tagger(engine: Engine, series: str | None, window_runs: int) -> tuple[s
     name, _ = latest
     with Session(engine) as session:
         observations = observations_for_series(session, name)
-    tagger = Tagger(Window(runs=window_runs or None))
+    from groundwatch.runtime.evidence_settings import evidence_rule
+
+    tagger = Tagger(Window(runs=window_runs or None, evidence=evidence_rule()))
     tagger.apply_many(observations)
     cycle = max((o.cycle for o in observations), default=0)
     return name, cycle, tagger
@@ -113,7 +115,12 @@ def render_group(g: GroupResult) -> str:
         + f" · series {g.series or '–'} cycle {g.cycle}",
         f"status: {g.status}"
         + (f"  ({', '.join(f'{c}: {s}' for c, s in g.cohort_status.items())})")
-        + ("  — knowledge gap: the fact is missing" if g.knowledge_gap else ""),
+        + ("  — knowledge gap: the fact is missing" if g.knowledge_gap else "")
+        + (
+            f"  — stale: kept from cycle {g.evidence_cycle}, no decided verdict since"
+            if g.stale
+            else ""
+        ),
         f"SQL:    {g.sql or '– (dataset not stored)'}",
     ]
     if g.params:
@@ -223,7 +230,7 @@ def register(app: typer.Typer) -> None:
             [
                 g.target,
                 g.group_id,
-                g.status,
+                g.status + (f" (stale since {g.evidence_cycle})" if g.stale else ""),
                 " ".join(f"{c}:{s}" for c, s in g.cohort_status.items()),
                 _one_line(g.gold_text, 24),
                 _one_line(_question(g), 60),

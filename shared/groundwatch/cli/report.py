@@ -221,7 +221,9 @@ def register(app: typer.Typer) -> None:
             check_named(
                 "--compare-targets", target_pair, {o.target for o in observations}, "target"
             )
-            tagger = Tagger(window)
+            from groundwatch.runtime.evidence_settings import evidence_rule
+
+            tagger = Tagger(window, evidence=evidence_rule())
             tagger.apply_many(observations)
             quality = data_quality(tagger, specs, corpus, mrc) if corpus is not None else None
             result = report_from_tagger(

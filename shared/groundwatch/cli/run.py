@@ -106,6 +106,7 @@ async def _run(
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.groups import group_results
     from groundwatch.runtime.embedded import EmbeddedPipeline, run_continuously
+    from groundwatch.runtime.evidence_settings import evidence_rule
     from groundwatch.runtime.judging import load_judge, load_selfcheck_sampling
     from groundwatch.stages.runner.factory import make_runner
 
@@ -144,7 +145,7 @@ async def _run(
         sample=opts.sample,
         on_stop=[http.aclose],
         series=opts.series,
-        window=Window(runs=opts.window_runs or None),
+        window=Window(runs=opts.window_runs or None, evidence=evidence_rule()),
         source_url=opts.source,
     )
     await pipeline.start()
@@ -171,10 +172,13 @@ async def _run(
                 f" {shown_url(opts.database_url)}"
             )
 
+            line = CycleLine()
+
             def on_cycle(r: EmbeddedResult) -> None:
                 say(
                     f"cycle {', '.join(map(str, r.cycles))} (run {', '.join(r.run_ids)}):"
-                    f" {r.published} probes in {r.elapsed_s:.1f}s"
+                    f" {r.published} probes in {r.elapsed_s:.1f}s — "
+                    + line.after(pipeline.analytics.tagger)
                 )
                 _warn_dead_letters(r, opts.database_url)
 
@@ -206,6 +210,42 @@ async def _run(
     finally:
         await pipeline.stop()
     return report, all_groups
+
+
+class CycleLine:
+    """What a continuous run says after each cycle, in one line: the semantic groups by status
+    (over every cohort; stale = kept through cycles without evidence), the regressions and
+    recoveries since the previous line, and the target errors of the newest cycle — the
+    operator's view of the live signal without opening /metrics."""
+
+    def __init__(self) -> None:
+        self._kinds: dict[tuple[str, str, str], int] = {}
+
+    def after(self, tagger: Tagger) -> str:
+        from groundwatch.report.groups import status_summary
+
+        n = status_summary(tagger)
+        kinds = tagger.transition_kinds()
+        moved = {
+            kind: sum(v - self._kinds.get(k, 0) for k, v in kinds.items() if k[2] == kind)
+            for kind in ("regression", "recovery")
+        }
+        self._kinds = kinds
+        health = tagger.target_health()
+        baseline = tagger.open_domain_baseline
+        probed = sum(h[1] for t, h in health.items() if t != baseline)
+        errors = probed - sum(h[2] for t, h in health.items() if t != baseline)
+        down = [t for t, h in sorted(health.items()) if t != baseline and h[1] and not h[2]]
+        text = (
+            f"gap {n['gap']}, non-robust {n['non_robust']}, flaky {n['flaky']},"
+            f" unknown {n['unknown']}, robust {n['robust']}"
+            + (f" (stale {n['stale']})" if n["stale"] else "")
+            + f"; regressions {moved['regression']}, recoveries {moved['recovery']};"
+            f" target errors {errors} of {probed}"
+        )
+        if down:
+            text += f" — {', '.join(down)} answered nothing: statuses kept, stale"
+        return text
 
 
 def dead_letter_line(count: int, errors: Sequence[str], database_url: str) -> str:

@@ -23,6 +23,10 @@ SOURCES: tuple[tuple[str, str], ...] = (
     ("judge, rag-runner", "groundwatch.stages.judge.reference_free:ReferenceFreeSettings"),
     ("judge, LLM features", "groundwatch.adapters.llm.client:LlmSettings"),
     ("analytics", "services.analytics.settings:AnalyticsSettings"),
+    (
+        "analytics, run, demo, report, groups",
+        "groundwatch.runtime.evidence_settings:EvidenceSettings",
+    ),
     ("reference-rag", "groundwatch.reference_rag.settings:ReferenceRagSettings"),
 )
 

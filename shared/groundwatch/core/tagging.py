@@ -2,17 +2,20 @@
 
 A monitoring series probes the same semantic groups again and again: each **cycle** asks every
 sampled group in all its text forms. The tagger keeps, per (target, cohort, semantic group), the
-observations of the group's own last ``W`` *closed* cycles (``Window(runs=W)``; ``None`` pools
-every cycle, as a batch report does) plus the cycle still filling, and from them the group's
-status:
+observations of the group's own last ``W`` *closed cycles with evidence* (``Window(runs=W)``;
+``None`` pools every cycle, as a batch report does) plus the cycle still filling, and from them
+the group's status, by the evidence rules of :mod:`groundwatch.core.evidence` (the one place
+they are written):
 
-* **gap** — every decided form of the latest decided cycle wrong (the knowledge is missing);
-* **robust** — every decided form right, and no cycle in the window mixed;
+* **gap** — enough forms of the latest cycle with evidence decided, every decided one wrong (the
+  knowledge is missing);
+* **robust** — likewise, every decided one right, and no cycle in the window mixed;
 * **non-robust** — some cycle in the window had a right *and* a wrong form: wording sensitivity;
 * **flaky** — it would be gap or non-robust, but every wrong form is *flaky*: its verdict went
   A → B → A over consecutive cycles while the SQL truth stayed the same (LM stochasticity, which
   is not fragility to wording and not missing knowledge);
-* **unknown** — the window's cycles have no decided verdict (every form erred or was undecided);
+* **unknown** — too little decided for any of those ("one form wrong, five undecided"), or no
+  cycle of the group ever had a decided verdict;
 * **pending** — no cycle of the group has closed yet.
 
 A cycle **closes** when every form of the cohort has a verdict in it (``group_forms``), or when a
@@ -22,11 +25,16 @@ a late judgement of a cycle still in the window joins it, one of a cycle older t
 refused, and neither ever evicts a newer cycle. Within the window each **form counts once** — its
 latest verdict — so re-asking the same questions does not add examples (nor narrow intervals).
 
-Errors (the target did not answer) and undecided verdicts never count as wrong: a group whose
-decided forms are all right but some form erred is robust *and partial* (``coverage`` < 1); one
-whose forms all erred is unknown, never a gap. A status change between cycles is a
-**transition** (robust → gap is a regression, gap → robust a recovery), kept in order for the
-store, the metrics and the report.
+Errors (the target did not answer) and undecided verdicts never count as wrong, nor as evidence.
+A closed cycle with no decided verdict at all — an outage, a judge that abstained on every form —
+does not advance the group's window: the group keeps the status (and the numbers) of its last
+cycle with evidence, marked **stale** (``GroupTally.stale``, ``evidence_cycle``), so an endpoint
+that is down does not erase the gap list, nor resolve and re-fire the alerts that read it; the
+outage is the target's health signal, not news about its knowledge. A group whose decided forms
+are all right but some form erred is robust *and partial* (``coverage`` < 1). A status change
+between cycles is a **transition** (robust → gap is a regression, gap → robust a recovery; judged
+from the last conclusive status, so robust → unknown → gap is a regression too), kept in order
+for the store, the metrics and the report.
 
 Failure attribution (gap / retrieval / LM / inconclusive / target error) needs context comparison
 across a group's forms and cohorts, so it is recomputed lazily for groups touched since the last
@@ -54,6 +62,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 
+# re-exported: every reader of statuses imports them from the tagger
+from groundwatch.core.evidence import DECIDED_STATUSES as DECIDED_STATUSES
+from groundwatch.core.evidence import DEFAULT_EVIDENCE as DEFAULT_EVIDENCE
+from groundwatch.core.evidence import EvidenceRule as EvidenceRule
+from groundwatch.core.evidence import GroupStatus as GroupStatus
 from groundwatch.core.model import Verdict
 
 #: The judge's reason for a response that matches an earlier answer version of its group.
@@ -120,23 +133,6 @@ class Observation:
         return (self.target, self.cohort, self.group_id)
 
 
-class GroupStatus(StrEnum):
-    """A semantic group's tag for one (target, cohort) over its window of cycles."""
-
-    GAP = "gap"
-    ROBUST = "robust"
-    NON_ROBUST = "non_robust"
-    FLAKY = "flaky"
-    UNKNOWN = "unknown"
-    PENDING = "pending"
-
-
-#: Statuses that carry evidence about the knowledge base: the groups Acc_db, R and λ count.
-DECIDED_STATUSES = frozenset(
-    {GroupStatus.GAP, GroupStatus.ROBUST, GroupStatus.NON_ROBUST, GroupStatus.FLAKY}
-)
-
-
 class Cause(StrEnum):
     """Why an example failed (GRAMMAR §4.3), or why it was not attributed."""
 
@@ -164,10 +160,12 @@ class RetrievalEvidence(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """Which cycles count: each group's own last ``runs`` closed cycles (``None``: every cycle,
-    a batch report that pools a span)."""
+    """Which cycles count: each group's own last ``runs`` closed cycles with evidence
+    (``None``: every cycle, a batch report that pools a span), and how much of a group must be
+    decided for a conclusive status (``evidence``: :mod:`groundwatch.core.evidence`)."""
 
     runs: int | None = None
+    evidence: EvidenceRule = DEFAULT_EVIDENCE
 
     def __post_init__(self) -> None:
         if self.runs is not None and self.runs < 1:
@@ -186,18 +184,24 @@ class Transition:
     cycle: int
     series: str
     at: float
+    #: The last conclusive status before this change (gap, robust, non-robust or flaky), when
+    #: ``from_status`` is not one: robust → unknown (too little evidence) → gap lost the fact
+    #: as surely as robust → gap did, and gap → unknown → gap lost nothing.
+    from_conclusive: GroupStatus | None = None
 
     @property
     def kind(self) -> str:
         """regression (→ gap from a status with right answers), recovery (gap → robust), or
-        change."""
-        if self.to_status is GroupStatus.GAP and self.from_status in (
+        change; judged from the last conclusive status, so a cycle of too little evidence in
+        between neither hides a regression nor makes a gap regress again."""
+        before = self.from_conclusive or self.from_status
+        if self.to_status is GroupStatus.GAP and before in (
             GroupStatus.ROBUST,
             GroupStatus.NON_ROBUST,
             GroupStatus.FLAKY,
         ):
             return "regression"
-        if self.from_status is GroupStatus.GAP and self.to_status is GroupStatus.ROBUST:
+        if before is GroupStatus.GAP and self.to_status is GroupStatus.ROBUST:
             return "recovery"
         return "change"
 
@@ -226,6 +230,11 @@ class GroupTally:
     window_from_cycle: int = 0
     history_from_cycle: int = 0
     series: str = ""
+    #: The cycle the status stands on: the group's newest cycle with evidence (0: none yet).
+    evidence_cycle: int = 0
+    #: The status is older than the group's newest cycle: cycles with no evidence (the target
+    #: erred, the judge abstained) came after it and did not move it.
+    stale: bool = False
 
     @property
     def examples(self) -> int:
@@ -340,21 +349,26 @@ class _Tally:
     # the last of the cycles ``latest`` was derived from (see Tagger._recompute)
     counted_last: _Cycle | None = None
     last_closed: int | None = None
+    # the last conclusive status (see Transition.from_conclusive), for transitions out of unknown
+    conclusive: GroupStatus | None = None
+    # the status stands on an older cycle than the group's newest closed one (see GroupTally)
+    stale: bool = False
     evicted_before: int | None = None
     answers_open_domain: bool = False  # a baseline tally with a correct latest verdict
 
 
-def status_of(correct: int, incorrect: int, forms_judged: int, group_forms: int) -> GroupStatus:
-    """GRAMMAR's tag of one complete cycle from its counts (no flakiness, no window)."""
+def status_of(
+    correct: int,
+    incorrect: int,
+    forms_judged: int,
+    group_forms: int,
+    evidence: EvidenceRule = DEFAULT_EVIDENCE,
+) -> GroupStatus:
+    """The status one complete cycle alone supports (no flakiness, no window): pending while
+    forms are missing, unknown when nothing or too little was decided (the evidence rules)."""
     if forms_judged < group_forms:
         return GroupStatus.PENDING
-    if not (correct or incorrect):
-        return GroupStatus.UNKNOWN
-    if incorrect == 0:
-        return GroupStatus.ROBUST
-    if correct == 0:
-        return GroupStatus.GAP
-    return GroupStatus.NON_ROBUST
+    return evidence.cycle_status(correct, incorrect, group_forms) or GroupStatus.UNKNOWN
 
 
 def flaky_forms(history: dict[str, list[tuple[int, bool, int]]]) -> frozenset[str]:
@@ -468,8 +482,12 @@ def attribution_status(status: GroupStatus, answered_in_another_cohort: bool) ->
     failures are judged like those of a non-robust group: retrieval or LM. This is the authors'
     rule that gap groups are identified "by considering both hypothesis and counter-hypothesis
     clusters" (mutual gap groups), applied to attribution; the per-cohort status, and with it
-    Acc_db, R and λ, stays exactly GRAMMAR's."""
-    if status is GroupStatus.GAP and answered_in_another_cohort:
+    Acc_db, R and λ, stays exactly GRAMMAR's. The same holds for a wrong form of a cohort with
+    too little evidence for a status (unknown): the fact was answered in another wording, so
+    that form's failure is fragility, whatever the rest of its cohort did."""
+    if (
+        status is GroupStatus.GAP or status is GroupStatus.UNKNOWN
+    ) and answered_in_another_cohort:
         return GroupStatus.NON_ROBUST
     return status
 
@@ -490,11 +508,24 @@ class Tagger:
     """
 
     def __init__(
-        self, window: Window | None = None, *, open_domain_baseline: str | None = None
+        self,
+        window: Window | None = None,
+        *,
+        open_domain_baseline: str | None = None,
+        evidence: EvidenceRule | None = None,
     ) -> None:
         """``open_domain_baseline`` names the LLM-only target whose correctly answered groups
-        are open-domain (left out of the closed-domain reads)."""
+        are open-domain (left out of the closed-domain reads); ``evidence`` is how much of a
+        group must be decided for gap or robust (:mod:`groundwatch.core.evidence`), the
+        window's rule unless given."""
         self._w = window.runs if window is not None else None
+        if evidence is None:
+            evidence = window.evidence if window is not None else DEFAULT_EVIDENCE
+        self.evidence = evidence
+        # groups per (target, cohort) whose status stands on an older cycle than their newest
+        self._stale_counts: dict[tuple[str, str], int] = {}
+        # target → [newest cycle, probes judged in it, of which answered]: its health right now
+        self._health: dict[str, list[int]] = {}
         self.open_domain_baseline = open_domain_baseline
         # group id → baseline tallies (cohorts) with a correct latest verdict
         self._open_domain: dict[str, int] = {}
@@ -513,13 +544,15 @@ class Tagger:
         self._pending_transitions: list[Transition] = []
         self._recent: deque[Transition] = deque(maxlen=RECENT_TRANSITIONS)
         self._transition_counts: dict[tuple[str, str, GroupStatus, GroupStatus], int] = {}
+        # (target, cohort, regression | recovery | change) → transitions so far
+        self._kind_counts: dict[tuple[str, str, str], int] = {}
         # targets that reported retrieved ids at least once: an empty list from them means
         # "nothing retrieved", from any other target "not reported"
         self._id_targets: set[str] = set()
 
     @property
     def window(self) -> Window:
-        return Window(runs=self._w)
+        return Window(runs=self._w, evidence=self.evidence)
 
     # ------------------------------------------------------------------ ingest
     def apply(self, obs: Observation) -> bool:
@@ -550,6 +583,12 @@ class Tagger:
             if len(closed) >= self._w and c < closed[0] and c < next(reversed(t.cycles)):
                 return None  # older than every cycle the window keeps
         live[pid] = obs
+        health = self._health.get(obs.target)
+        if health is None or c > health[0]:
+            self._health[obs.target] = [c, 1, obs.verdict is not _ERROR]
+        elif c == health[0]:
+            health[1] += 1
+            health[2] += obs.verdict is not _ERROR
         if obs.scenario == FACTUAL and (vc := self._verdict_counts.get(obs.target)) is not None:
             vc[obs.verdict] += 1  # _count_verdict's common case, without the call
         else:
@@ -575,7 +614,12 @@ class Tagger:
             cycles[c] = cycle
             if newer:  # keep the cycles ascending
                 t.cycles = dict(sorted(cycles.items()))
+        had_evidence = bool(cycle.right or cycle.wrong)
         cycle.add(obs)
+        if had_evidence is not bool(cycle.right or cycle.wrong):
+            # a cycle with evidence counts for the window, one without does not: which cycles
+            # count changed as if one had opened or closed
+            changed = True
         if not cycle.closed and len(cycle.forms) >= t.group_forms:
             cycle.closed = changed = True
         if changed:
@@ -631,16 +675,34 @@ class Tagger:
         return t
 
     def _evict(self, t: _Tally) -> None:
-        """Keep the last W closed cycles and any open one newer than them (run when a cycle
-        opened or closed: nothing else changes which cycles are closed)."""
+        """Keep the last W closed cycles *with evidence* and any open one newer than them (run
+        when a cycle opened, closed, or gained or lost its evidence). A closed cycle without
+        evidence (every form erred or was undecided) never pushes one with evidence out, so an
+        outage of any length keeps the group's last conclusive cycles; of those empty cycles
+        only the newest is kept (what the group's last probe showed), so an outage of any length
+        costs one cycle of memory."""
         if self._w is None:
             return
-        closed = [c for c, cy in t.cycles.items() if cy.closed]  # ascending
-        for c in closed[: max(0, len(closed) - self._w)]:
-            for o in t.cycles.pop(c).observations():
-                del self._live[o.probe_id]
-                self._count_verdict(o, -1)
-            t.evicted_before = max(t.evicted_before or 0, c + 1)
+        cycles = t.cycles
+        closed = [(c, cy) for c, cy in cycles.items() if cy.closed]  # ascending
+        evidence = [c for c, cy in closed if cy.right or cy.wrong]
+        if len(evidence) > self._w:
+            oldest_kept = evidence[-self._w]
+            for c, _ in closed:
+                if c >= oldest_kept:
+                    break
+                self._drop(t, c)
+                t.evicted_before = max(t.evicted_before or 0, c + 1)
+        empty = [c for c, cy in closed if c in cycles and not (cy.right or cy.wrong)]
+        for c in empty[:-1]:
+            # no evidence and not the newest: nothing counts on it (a late verdict of it opens
+            # it again, already closed)
+            self._drop(t, c)
+
+    def _drop(self, t: _Tally, c: int) -> None:
+        for o in t.cycles.pop(c).observations():
+            del self._live[o.probe_id]
+            self._count_verdict(o, -1)
 
     def _recompute(self, key: GroupKey, t: _Tally, obs: Observation | None) -> None:
         """Re-derive the group's window numbers and status, and move the running sums by the
@@ -697,7 +759,10 @@ class Tagger:
             # cycles (a cycle still filling joins when it closes); before any cycle closed, the
             # open one, so a pending group still shows what it has.
             closed = [cy for cy in t.cycles.values() if cy.closed]
-            counted = closed or list(t.cycles.values())
+            # a closed cycle without evidence counts only while no cycle has any (it is then
+            # what the group's forms last did): an outage must not replace the window's numbers
+            evidence = [cy for cy in closed if cy.right or cy.wrong]
+            counted = evidence or closed[-1:] or list(t.cycles.values())
             t.counted_last = counted[-1] if counted else None
             if len(counted) == 1:
                 latest = counted[0].forms.copy()
@@ -732,6 +797,11 @@ class Tagger:
             if closed is None:
                 closed = [cy for cy in t.cycles.values() if cy.closed]
             new_status, last_closed = self._status(t, closed)
+            stale = bool(closed) and last_closed is not None and closed[-1].cycle > last_closed
+            if stale is not t.stale:
+                t.stale = stale
+                ck = (key[0], key[1])
+                self._stale_counts[ck] = self._stale_counts.get(ck, 0) + (1 if stale else -1)
         # running sums: remove the old contribution, add the new one
         s = t.sums
         s.probed += len(latest) - o_probed
@@ -767,11 +837,19 @@ class Tagger:
                     at_cycle,
                     t.series,
                     obs.at if obs is not None else 0.0,
+                    None if old_status in DECIDED_STATUSES else t.conclusive,
                 )
                 self._pending_transitions.append(tr)
                 self._recent.append(tr)
                 tk = (key[0], key[1], old_status, new_status)
                 self._transition_counts[tk] = self._transition_counts.get(tk, 0) + 1
+                kk = (key[0], key[1], tr.kind)
+                self._kind_counts[kk] = self._kind_counts.get(kk, 0) + 1
+            self._update_knowledge_gap(key[0], key[2])
+            if new_status in DECIDED_STATUSES:
+                t.conclusive = new_status
+        elif (correct > 0) is not (o_correct > 0):
+            # a right answer in a cohort of too little evidence refutes a knowledge gap too
             self._update_knowledge_gap(key[0], key[2])
         t.last_closed = last_closed
         self._dirty.add(key)
@@ -811,11 +889,14 @@ class Tagger:
         return h
 
     def _status(self, t: _Tally, closed: list[_Cycle]) -> tuple[GroupStatus, int | None]:
-        """The group's status from its closed cycles (ascending) and its flaky forms."""
+        """The group's status from its closed cycles (ascending) and its flaky forms, by the
+        evidence rules (:mod:`groundwatch.core.evidence`), and the cycle it stands on: a cycle
+        without evidence is skipped, so the status stays that of the newest cycle with some."""
         if not closed:
             return GroupStatus.PENDING, None
+        rule = self.evidence
         mixed = False  # a cycle with a right and a wrong form
-        last: _Cycle | None = None  # the latest decided cycle
+        last: _Cycle | None = None  # the latest cycle with evidence
         for cy in closed:
             if cy.right:
                 if cy.wrong:
@@ -823,15 +904,15 @@ class Tagger:
                 last = cy
             elif cy.wrong:
                 last = cy
-        last_cycle = closed[-1].cycle
         if last is None:
-            return GroupStatus.UNKNOWN, last_cycle
+            return GroupStatus.UNKNOWN, closed[-1].cycle
+        last_cycle = last.cycle
         if mixed:
             status = GroupStatus.NON_ROBUST  # culprits: the wrong forms of mixed cycles
-        elif last.wrong:
-            status = GroupStatus.GAP  # culprits: the wrong forms of the latest decided cycle
         else:
-            return GroupStatus.ROBUST, last_cycle
+            status = rule.cycle_status(last.right, last.wrong, t.group_forms) or GroupStatus.UNKNOWN
+            if status is not GroupStatus.GAP:
+                return status, last_cycle  # robust, or unknown: too little decided
         flaky = t.flaky
         if flaky:  # there are culprits: with no flaky form they cannot all be flaky
             if mixed:
@@ -864,8 +945,9 @@ class Tagger:
         t.status = new
 
     def _update_knowledge_gap(self, target: str, group_id: str) -> None:
-        # Every cohort with evidence says gap; a cohort with none yet (pending, unknown: the
-        # target erred or the judge abstained) neither confirms nor refutes it. One pass over
+        # Every cohort with a status says gap and no cohort has a right answer; a cohort with
+        # no status yet (pending, unknown: the target erred, the judge abstained, too little was
+        # decided) confirms nothing, but its right answer refutes. One pass over
         # the cohorts (this runs on every status change).
         tallies = self._tallies
         decided = False
@@ -877,8 +959,10 @@ class Tagger:
             s = t.status
             if s is GroupStatus.GAP:
                 decided = True
-            elif s in DECIDED_STATUSES:
-                decided = True
+            elif s in DECIDED_STATUSES or t.correct:
+                # a cohort with a right answer refutes the gap, even with too little evidence
+                # for a status of its own (gap means *every* form is wrong)
+                decided = decided or s in DECIDED_STATUSES
                 all_gap = False
         gaps = self._knowledge_gaps.setdefault(target, set())
         if decided and all_gap:
@@ -954,6 +1038,18 @@ class Tagger:
             }
         return {k: n for k, n in list(self._status_counts.items()) if n}
 
+    def stale_counts(self) -> dict[tuple[str, str], int]:
+        """Groups per (target, cohort) whose status stands on an older cycle than their newest
+        one: cycles without evidence (an outage) came after it (what the operator must know
+        beside a gap list that an outage did not erase)."""
+        return {k: n for k, n in list(self._stale_counts.items()) if n}
+
+    def target_health(self) -> dict[str, tuple[int, int, int]]:
+        """target → (its newest cycle, probes judged in that cycle, of which the target
+        answered): whether the endpoint is up now, which the group statuses no longer say
+        (an outage keeps them, stale)."""
+        return {t: (h[0], h[1], h[2]) for t, h in list(self._health.items())}
+
     def open_domain_groups(self) -> set[str]:
         """Semantic groups the open-domain baseline answers correctly (in its window)."""
         return set(self._open_domain)
@@ -995,6 +1091,11 @@ class Tagger:
     def transition_counts(self) -> dict[tuple[str, str, GroupStatus, GroupStatus], int]:
         """Transitions seen by this tagger per (target, cohort, from, to)."""
         return {k: n for k, n in list(self._transition_counts.items()) if n}
+
+    def transition_kinds(self) -> dict[tuple[str, str, str], int]:
+        """Transitions seen by this tagger per (target, cohort, kind): regression, recovery or
+        change, each judged from the last conclusive status (:attr:`Transition.kind`)."""
+        return dict(list(self._kind_counts.items()))
 
     def recent_transitions(self, limit: int = 50) -> list[Transition]:
         """The latest transitions, newest first."""
@@ -1044,6 +1145,7 @@ class Tagger:
                 "robust_groups": by[GroupStatus.ROBUST],
                 "pending_groups": by[GroupStatus.PENDING],
                 "unknown_groups": by[GroupStatus.UNKNOWN],
+                "stale_groups": self._stale_counts.get((target, cohort), 0),
                 "flaky_forms": s.flaky_forms,
                 "gap_examples": s.gap_examples,
                 "accuracy": s.correct / examples if examples else None,
@@ -1292,6 +1394,8 @@ def _snapshot(key: GroupKey, t: _Tally) -> GroupTally:
         window_from_cycle=cycles[0] if cycles else 0,
         history_from_cycle=min(history_from, cycles[0]) if cycles else history_from,
         series=t.series,
+        evidence_cycle=t.last_closed or 0,
+        stale=t.stale,
     )
 
 

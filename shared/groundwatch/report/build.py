@@ -425,11 +425,10 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
         for (tt, cc, a, b), n in view.tagger.transition_counts().items()
         if (tt, cc) == (target, cohort)
     }
-    regressions = sum(
-        n
-        for k, n in moves.items()
-        if k.endswith("->gap") and k.split("->")[0] in ("robust", "non_robust", "flaky")
-    )
+    kinds = {
+        kind: n for (tt, cc, kind), n in view.tagger.transition_kinds().items()
+        if (tt, cc) == (target, cohort)
+    }  # fmt: skip
     gap_quality: dict[str, int] = {}
     if view.quality is not None:
         gap_quality = dict.fromkeys((q.value for q in QualityLabel), 0)
@@ -475,8 +474,9 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
         attribution={c.value: n for c, n in causes.items()},
         error_kinds=error_kinds,
         transitions=moves,
-        regressions=regressions,
-        recoveries=moves.get("gap->robust", 0),
+        regressions=kinds.get("regression", 0),
+        recoveries=kinds.get("recovery", 0),
+        stale_groups=sum(1 for t in tallies.values() if t.stale),
         forms_per_group=FormsRange(min=min(forms), max=max(forms)) if forms else None,
         gap_quality=gap_quality,
     )

@@ -63,7 +63,14 @@ COHORT_COLUMNS: tuple[Column[CohortNumbers], ...] = (
         "unknown",
         "unknown",
         lambda c: c.unknown_groups,
-        "no decided verdict (target errors, judge abstained)",
+        "too little decided for a status (target errors and undecided verdicts are no evidence)",
+    ),
+    Column(
+        "stale_groups",
+        "stale",
+        "stale",
+        lambda c: c.stale_groups,
+        "status kept from an older cycle: the later ones had no decided verdict (an outage)",
     ),
     Column("pending_groups", "pending", "pending", lambda c: c.pending_groups, "no cycle done yet"),
     Column(

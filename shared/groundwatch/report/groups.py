@@ -81,20 +81,22 @@ class Evidence(Protocol):
         ...
 
 
-def overall_status(statuses: Iterable[GroupStatus]) -> GroupStatus:
+def overall_status(statuses: Iterable[GroupStatus], *, answered: bool = False) -> GroupStatus:
     """A semantic group's status over all its cohorts.
 
-    **gap** when every cohort with a decided status is a gap (the fact is missing: GRAMMAR's
-    knowledge gap, as :meth:`Tagger.knowledge_gaps`); **non-robust** when some cohort is
-    non-robust, or one cohort is a gap while another answered (the fact is there, some wordings
-    miss it); **flaky** when the only wrong answers flip between cycles; **robust** when every
-    decided cohort is robust; **pending**/**unknown** when no cohort is decided yet/at all."""
+    **gap** when every cohort with a decided status is a gap and no form of any cohort was
+    answered right (``answered``: a cohort of too little evidence for a status of its own may
+    still hold a right answer — the fact is there); it is GRAMMAR's knowledge gap, as
+    :meth:`Tagger.knowledge_gaps`; **non-robust** when some cohort is non-robust, or one cohort
+    is a gap while another answered (the fact is there, some wordings miss it); **flaky** when
+    the only wrong answers flip between cycles; **robust** when every decided cohort is robust;
+    **pending**/**unknown** when no cohort is decided yet/at all."""
     all_ = list(statuses)
     decided = [s for s in all_ if s in DECIDED_STATUSES]
     if not decided:
         return GroupStatus.PENDING if GroupStatus.PENDING in all_ else GroupStatus.UNKNOWN
     if all(s is GroupStatus.GAP for s in decided):
-        return GroupStatus.GAP
+        return GroupStatus.NON_ROBUST if answered else GroupStatus.GAP
     if GroupStatus.NON_ROBUST in decided or GroupStatus.GAP in decided:
         return GroupStatus.NON_ROBUST
     if GroupStatus.FLAKY in decided:
@@ -103,6 +105,23 @@ def overall_status(statuses: Iterable[GroupStatus]) -> GroupStatus:
 
 
 _Key = tuple[str, str]  # (target, group_id)
+
+
+def status_summary(tagger: Tagger, target: str | None = None) -> dict[str, int]:
+    """Semantic groups by their status over every cohort (:func:`overall_status`), factual
+    probes only, and how many of them stand on kept evidence (``stale``): the numbers of a
+    continuous run's line per cycle. O(groups)."""
+    by: dict[_Key, list[GroupTally]] = {}
+    for t in tagger.tallies(target=target):
+        if t.scenario == FACTUAL and t.target != tagger.open_domain_baseline:
+            by.setdefault((t.target, t.group_id), []).append(t)
+    out = dict.fromkeys([s.value for s in GroupStatus], 0)
+    out["stale"] = 0
+    for tallies in by.values():
+        st = overall_status((t.status for t in tallies), answered=any(t.correct for t in tallies))
+        out[st.value] += 1
+        out["stale"] += any(t.stale for t in tallies)
+    return out
 
 
 def _index(
@@ -144,7 +163,10 @@ def select_groups(
         st = (
             by_cohort[cohort].status
             if cohort is not None
-            else overall_status(t.status for t in by_cohort.values())
+            else overall_status(
+                (t.status for t in by_cohort.values()),
+                answered=any(t.correct for t in by_cohort.values()),
+            )
         )
         if wanted is None or st in wanted:
             rows.append((key, st, by_cohort))
@@ -226,6 +248,8 @@ def _build(
         dataset_id=first.dataset_id,
         series=first.series,
         cycle=max(t.cycle for t in tallies),
+        evidence_cycle=max(t.evidence_cycle for t in tallies),
+        stale=any(t.stale for t in tallies),
         scenario=first.scenario,
         correct=correct,
         incorrect=incorrect,

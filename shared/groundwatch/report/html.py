@@ -145,7 +145,83 @@ def _rows(report: Report) -> list[tuple[str, str, CohortNumbers]]:
 
 
 def _label(target: str, cohort: str, many_targets: bool) -> str:
-    return f"{target} · {cohort}" if many_targets else cohort
+    """The row's target and cohort: the target is named even when it is the only one (a report
+    that leaves it out cannot say which endpoint it is about)."""
+    del many_targets  # kept for the callers' symmetry with the text renderer
+    return f"{target} · {cohort}"
+
+
+def _monitoring_html(report: Report) -> str:
+    """Where the series stands: its cycle and window, what is stale, the regressions and
+    recoveries per target · cohort, the trend of status changes per cycle and the latest
+    transitions (the JSON's ``series``, ``latest_cycle``, ``transitions`` and the cohorts'
+    counts, which the page used to leave out)."""
+    if not report.series and not report.transitions:
+        return ""
+    window = (
+        f"each group over its own last {report.window_runs} cycle(s) with a decided verdict"
+        if report.window_runs
+        else "every cycle pooled"
+    )
+    parts = [
+        "<h2 id='monitoring'>Monitoring</h2>",
+        "<p class='muted'>series "
+        + escape(", ".join(report.series) or "–")
+        + f" · latest cycle {escape(_fmt(report.latest_cycle))} · {escape(window)}</p>",
+    ]
+    rows = [
+        [f"{t} · {c}", "", n.regressions, n.recoveries, n.stale_groups, n.unknown_groups]
+        for t, tr in report.targets.items()
+        for c, n in tr.cohorts.items()
+    ]
+    parts.append(
+        _table(
+            ["target · cohort", "", "regressions", "recoveries", "stale", "unknown"],
+            rows,
+            helps=[
+                "",
+                "",
+                "→ gap from a status with right answers (the last conclusive one)",
+                "gap → robust",
+                "status kept through cycles without a decided verdict (an outage)",
+                "too little decided for a status",
+            ],
+        )
+    )
+    if report.transitions:
+        trend: dict[int, dict[str, int]] = {}
+        for tr in report.transitions:
+            per = trend.setdefault(tr.cycle, {"regression": 0, "recovery": 0, "change": 0})
+            per[tr.kind] = per.get(tr.kind, 0) + 1
+        parts.append("<h3>Trend: status changes per cycle (latest transitions)</h3>")
+        parts.append(
+            _table(
+                ["cycle", "", "regressions", "recoveries", "other changes"],
+                [
+                    [c, "", v["regression"], v["recovery"], v["change"]]
+                    for c, v in sorted(trend.items(), reverse=True)
+                ],
+            )
+        )
+        parts.append("<h3>Latest transitions</h3>")
+        parts.append(
+            _table(
+                ["target · cohort", "", "group", "from", "to", "kind", "cycle"],
+                [
+                    [
+                        f"{tr.target} · {tr.cohort}",
+                        "",
+                        tr.group_id,
+                        tr.from_status,
+                        tr.to_status,
+                        tr.kind,
+                        tr.cycle,
+                    ]
+                    for tr in report.transitions
+                ],
+            )
+        )
+    return "".join(parts)
 
 
 def _text(
@@ -514,6 +590,7 @@ def render_html(report: Report) -> str:
         " group another cohort answered: the fact is known, the form fails to reach it.</p>",
         _status_plot(report),
         _metric_plot(report),
+        _monitoring_html(report),
         _health_html(report),
         _failing_html(report),
         "<h2>Failure attribution</h2>",

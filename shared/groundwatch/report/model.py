@@ -67,7 +67,16 @@ class CohortNumbers(_Model):
         0, description="Gap or non-robust only through forms whose verdict flips (LM noise)."
     )
     pending_groups: int
-    unknown_groups: int = Field(0, description="No decided verdict in the window.")
+    unknown_groups: int = Field(
+        0,
+        description="Too little decided for a status (one wrong form beside undecided ones), or"
+        " no decided verdict ever (the evidence rules).",
+    )
+    stale_groups: int = Field(
+        0,
+        description="Groups whose status is kept from an older cycle: the later ones had no"
+        " decided verdict (target errors, an outage).",
+    )
     partial_groups: int = Field(
         0, description="Decided groups some of whose forms erred or were undecided."
     )
@@ -119,8 +128,12 @@ class CohortNumbers(_Model):
     transitions: dict[str, int] = Field(
         default_factory=dict, description="Status changes between cycles, 'from->to': count."
     )
-    regressions: int = Field(0, description="Transitions to gap from a status with answers.")
-    recoveries: int = Field(0, description="Transitions gap → robust.")
+    regressions: int = Field(
+        0,
+        description="Transitions to gap from a status with answers (the last conclusive one:"
+        " robust → unknown → gap counts).",
+    )
+    recoveries: int = Field(0, description="Transitions gap → robust (likewise).")
     forms_per_group: FormsRange | None = None
     gap_quality: dict[str, int] = Field(
         default_factory=dict,
@@ -510,6 +523,14 @@ class GroupResult(_Model):
     dataset_id: str = ""
     series: str = ""
     cycle: int = 0
+    evidence_cycle: int = Field(
+        0, description="The newest cycle with a decided verdict: the one the status stands on."
+    )
+    stale: bool = Field(
+        False,
+        description="Later cycles had no decided verdict (target errors, an outage): the status"
+        " is kept from evidence_cycle.",
+    )
     scenario: str = "factual"
     sql: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)

@@ -98,6 +98,37 @@ class TallyCollector(Collector):
         yield from families.values()
         yield coverage
         yield flaky
+        stale = GaugeMetricFamily(
+            "groundwatch_stale_groups",
+            "Semantic groups whose status stands on an older cycle than their newest: the cycles"
+            " after it had no decided verdict (target errors, an outage), so the status was kept.",
+            labels=["target", "cohort"],
+        )
+        stale_now = tagger.stale_counts()
+        for target in targets:
+            for cohort in tagger.cohorts(target):
+                if cohort not in scenarios:
+                    stale.add_metric([target, cohort], stale_now.get((target, cohort), 0))
+        yield stale
+        answered = GaugeMetricFamily(
+            "groundwatch_target_answered_ratio",
+            "Probes the target answered (no target error) / probes judged, in its newest cycle:"
+            " 0 while the endpoint is down (the group statuses keep their last evidence).",
+            labels=["target"],
+        )
+        newest = GaugeMetricFamily(
+            "groundwatch_target_cycle",
+            "Newest cycle of the target with a judgement.",
+            labels=["target"],
+        )
+        for target, (cycle, probed, ok) in sorted(tagger.target_health().items()):
+            if target == baseline:
+                continue  # the open-domain baseline is no target under watch
+            if probed:
+                answered.add_metric([target], ok / probed)
+            newest.add_metric([target], cycle)
+        yield answered
+        yield newest
         knowledge = GaugeMetricFamily(
             "groundwatch_knowledge_gap_groups",
             "Semantic groups that are a gap in every cohort with a verdict: the fact is missing.",

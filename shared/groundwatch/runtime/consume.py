@@ -29,7 +29,7 @@ from groundwatch.contracts import (
     Topics,
     _Contract,
 )
-from groundwatch.errors import BusUnavailable, PoisonMessage, RetryLater
+from groundwatch.errors import BusUnavailable, PoisonMessage, Reject, RetryLater
 from groundwatch.stages.base import AssignmentHook, Stage
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,9 @@ def tune_gc() -> None:
 
 
 #: A batch handler: typed input messages in, messages to publish out.
-BatchHandler = Callable[[list[M]], Awaitable[Sequence[_Contract]]]
+#: A :class:`Reject` among the outputs dead-letters the one message it names (the handler will
+#: not apply it: an impossible cycle, say); the rest of the batch goes on.
+BatchHandler = Callable[[list[M]], Awaitable[Sequence[_Contract | Reject]]]
 
 
 @dataclass
@@ -318,7 +320,7 @@ class ConsumeLoop(Generic[M]):
         outputs: list[_Contract] = []
         if valid and self._failures < self.policy.isolate_after:
             try:
-                outputs = list(await self.handler(valid))
+                outputs = self._sort(await self.handler(valid), valid, valid_records, letters)
             except RetryLater as exc:
                 log.warning("retry later %s (%d records): %s", self.source.name, len(records), exc)
                 await self._retry_later(consumer, records)
@@ -356,7 +358,7 @@ class ConsumeLoop(Generic[M]):
             if not went_through and len(waiting) >= OUTAGE_PROBES:
                 return None
             try:
-                outputs.extend(await self.handler([msg]))
+                outputs.extend(self._sort(await self.handler([msg]), [msg], [rec], letters))
                 went_through += 1
             except RetryLater as exc:
                 waiting.append((msg, rec, exc))
@@ -368,7 +370,7 @@ class ConsumeLoop(Generic[M]):
             return None
         for msg, rec, first in waiting:
             try:
-                outputs.extend(await self._retry_alone(msg))
+                outputs.extend(self._sort(await self._retry_alone(msg), [msg], [rec], letters))
             except RetryLater as exc:
                 error = (
                     f"RetryLater: {exc} (still failing alone after "
@@ -382,7 +384,7 @@ class ConsumeLoop(Generic[M]):
                 letters.append(dead_letter(rec, f"{type(exc).__name__}: {exc}", self.service, msg))
         return outputs, letters
 
-    async def _retry_alone(self, msg: M) -> Sequence[_Contract]:
+    async def _retry_alone(self, msg: M) -> Sequence[_Contract | Reject]:
         """One message, retried with backoff while the handler says "later"."""
         async for attempt in AsyncRetrying(
             retry=retry_if_exception_type(RetryLater),
@@ -396,6 +398,44 @@ class ConsumeLoop(Generic[M]):
         raise AssertionError(
             "unreachable: tenacity re-raises the last RetryLater"
         )  # pragma: no cover
+
+    def _sort(
+        self,
+        results: Sequence[_Contract | Reject],
+        messages: list[M],
+        records: list[Record],
+        letters: list[DeadLetter],
+    ) -> list[_Contract]:
+        """The handler's outputs to publish; each :class:`Reject` becomes the dead letter of the
+        record its message came in (added to ``letters``), logged once per batch."""
+        outputs: list[_Contract] = []
+        rejected: list[tuple[Record, Reject]] = []
+        by_message: dict[int, Record] | None = None
+        for r in results:
+            if not isinstance(r, Reject):
+                outputs.append(r)
+                continue
+            if by_message is None:
+                by_message = {id(m): rec for m, rec in zip(messages, records, strict=True)}
+            rec = by_message.get(id(r.message))
+            if rec is None:
+                raise TypeError("a handler rejected a message it was not given")
+            rejected.append((rec, r))
+        for rec, r in rejected:
+            letters.append(dead_letter(rec, r.reason, self.service, r.message))
+        if rejected:
+            rec, first = rejected[0]
+            log.warning(
+                "dead-letter %d of %d messages from %s (not applied), first %s[%d]@%d: %s",
+                len(rejected),
+                len(messages),
+                self.source.name,
+                rec.topic,
+                rec.partition,
+                rec.offset,
+                first.reason,
+            )
+        return outputs
 
     async def _retry_later(self, consumer: Consumer, records: list[Record]) -> None:
         """Rewind the batch (nothing committed) and back off before it comes again."""

@@ -26,6 +26,7 @@ from typing import TypeVar
 
 from groundwatch.adapters.targets import CallableTarget, Target, TargetLimits
 from groundwatch.adapters.targets.callable import TargetCallable
+from groundwatch.core.evidence import DEFAULT_EVIDENCE, EvidenceRule
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Window
 from groundwatch.errors import ConfigError
@@ -48,6 +49,7 @@ def evaluate(
     database_url: str | None = None,
     series: str | None = None,
     window_runs: int = 1,
+    evidence: EvidenceRule | None = None,
     compare: tuple[str, str] | None = None,
     concurrency: int = 8,
     timeout_s: float = 30.0,
@@ -68,6 +70,7 @@ def evaluate(
             database_url=database_url,
             series=series,
             window_runs=window_runs,
+            evidence=evidence,
             compare=compare,
             concurrency=concurrency,
             timeout_s=timeout_s,
@@ -128,6 +131,7 @@ async def evaluate_async(
     database_url: str | None = None,
     series: str | None = None,
     window_runs: int = 1,
+    evidence: EvidenceRule | None = None,
     compare: tuple[str, str] | None = None,
     concurrency: int = 8,
     timeout_s: float = 30.0,
@@ -169,7 +173,7 @@ async def evaluate_async(
         database_url=database_url,
         sample=sample,
         series=series,
-        window=Window(runs=window_runs or None),
+        window=Window(runs=window_runs or None, evidence=evidence or DEFAULT_EVIDENCE),
         on_stop=closers,
     )
     await pipeline.start()

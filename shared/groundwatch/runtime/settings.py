@@ -19,7 +19,11 @@ from groundwatch.runtime.consume import RetryPolicy
 from groundwatch.runtime.loop import LoopSettings
 from groundwatch.secrets import reject_placeholder
 
-__all__ = ["CommonSettings", "load_settings", "reject_placeholder"]
+__all__ = [
+    "CommonSettings",
+    "load_settings",
+    "reject_placeholder",
+]
 
 
 class CommonSettings(LoopSettings):

@@ -13,6 +13,7 @@ from typing import Protocol, TypeVar
 
 from groundwatch.adapters.bus.base import Consumer
 from groundwatch.contracts import Topic, Topics, _Contract
+from groundwatch.errors import Reject
 
 M = TypeVar("M", bound=_Contract)
 
@@ -32,6 +33,7 @@ class Stage(Protocol[M]):
         """The topic this stage consumes."""
         ...
 
-    async def handle(self, messages: list[M]) -> Sequence[_Contract]:
-        """Process one batch; the returned messages are produced before offsets commit."""
+    async def handle(self, messages: list[M]) -> Sequence[_Contract | Reject]:
+        """Process one batch; the returned messages are produced before offsets commit, and a
+        :class:`Reject` dead-letters the message it names."""
         ...

@@ -17,9 +17,10 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import Session, sessionmaker
 
 from groundwatch.adapters.db.engine import dialect_insert, is_mysql
-from groundwatch.adapters.db.models import JudgementRow, TallyRow, TransitionRow
+from groundwatch.adapters.db.models import JudgementRow, SeriesEpochRow, TallyRow, TransitionRow
 from groundwatch.adapters.db.observations import OBSERVATION_COLUMNS, observation_from_row
 from groundwatch.contracts import Judgement
+from groundwatch.core.cycles import Epoch
 from groundwatch.core.tagging import GroupTally, Observation, Transition
 
 #: Tally columns an upsert overwrites (the key columns stay).
@@ -317,6 +318,70 @@ class AnalyticsStore:
                 stmt = select(JudgementRow.probe_id).where(JudgementRow.probe_id.in_(chunk))
                 found.update(str(r[0]) for r in conn.execute(stmt))
         return found
+
+    def save_epoch(self, epoch: Epoch) -> list[Epoch]:
+        """Store a restart of a series' numbering unless one at the same start is stored (another
+        instance saw it first), and return every stored epoch of the series, so the caller
+        places the cycles as the first writer did."""
+        values = {
+            "series": epoch.series,
+            "started_at": epoch.started_at,
+            "offset": epoch.offset,
+            "first_cycle": epoch.first_cycle,
+            "created_at": datetime.now(UTC),
+        }
+        if is_mysql(self.engine):
+            stmt = mysql.insert(SeriesEpochRow).prefix_with("IGNORE").values(**values)
+        else:
+            stmt = (
+                dialect_insert(self.engine, SeriesEpochRow)
+                .values(**values)
+                .on_conflict_do_nothing(index_elements=["series", "started_at"])
+            )
+        with self.engine.begin() as conn:
+            conn.execute(stmt)
+        return [e for e in self.load_epochs() if e.series == epoch.series]
+
+    def load_epochs(self) -> list[Epoch]:
+        """Every stored epoch (restart of a series' numbering), oldest first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(
+                    SeriesEpochRow.series,
+                    SeriesEpochRow.started_at,
+                    SeriesEpochRow.offset,
+                    SeriesEpochRow.first_cycle,
+                ).order_by(SeriesEpochRow.series, SeriesEpochRow.started_at)
+            ).all()
+        return [Epoch(r[0], float(r[1]), int(r[2]), int(r[3])) for r in rows]
+
+    def newest_cycles(self) -> dict[str, tuple[int, float | None]]:
+        """Per series: the newest stored cycle (as the series counts it) and the first probe
+        time of that cycle — a lower bound of no later cycle's start, which is what the clock
+        needs to tell a restarted numbering from a late judgement after a restart."""
+        newest = (
+            select(JudgementRow.series, func.max(JudgementRow.cycle).label("cycle"))
+            .where(JudgementRow.series != "")
+            .group_by(JudgementRow.series)
+            .subquery()
+        )
+        stmt = (
+            select(newest.c.series, newest.c.cycle, func.min(JudgementRow.probe_created_at))
+            .join(
+                JudgementRow,
+                and_(JudgementRow.series == newest.c.series, JudgementRow.cycle == newest.c.cycle),
+            )
+            .group_by(newest.c.series, newest.c.cycle)
+        )
+        with self.engine.connect() as conn:
+            rows = conn.execute(stmt).all()
+        out: dict[str, tuple[int, float | None]] = {}
+        for series, cycle, first in rows:
+            at = None
+            if first is not None:
+                at = (first if first.tzinfo else first.replace(tzinfo=UTC)).timestamp()
+            out[series] = (int(cycle), at)
+        return out
 
     def load_observations(self) -> list[Observation]:
         """The stored judgements a rebuild needs, in cycle order: for each group, those from its

@@ -17,6 +17,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     DateTime,
+    Double,
     Float,
     ForeignKey,
     Index,
@@ -204,6 +205,22 @@ class TransitionRow(Base):
 
 #: A dead letter's raw bytes (base64, up to ~700 KB): MySQL's TEXT stops at 64 KB.
 _LONG_TEXT = Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+
+
+class SeriesEpochRow(Base):
+    """A restart of a monitoring series' numbering (:mod:`groundwatch.core.cycles`): the cycles
+    that started at or after ``started_at`` count as ``cycle + offset`` in the series. The first
+    instance to see the restart writes it; every instance and every rebuild places the epoch's
+    cycles by it (so no instance continues the numbering differently)."""
+
+    __tablename__ = "series_epochs"
+
+    series: Mapped[str] = mapped_column(String(128), primary_key=True)
+    #: epoch seconds of the epoch's first cycle's start (exact: the clock compares it)
+    started_at: Mapped[float] = mapped_column(Double, primary_key=True)
+    offset: Mapped[int] = mapped_column(Integer)
+    first_cycle: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
 
 class DeadLetterRow(Base):

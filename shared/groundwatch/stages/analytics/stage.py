@@ -13,6 +13,7 @@ from groundwatch.adapters.bus.base import Consumer
 from groundwatch.adapters.db.analytics_store import AlreadyStored, AnalyticsStore
 from groundwatch.adapters.db.engine import refused_data
 from groundwatch.contracts import Judgement, Topic, Topics, _Contract
+from groundwatch.core.cycles import SeriesClock
 from groundwatch.core.data_quality import GroupSpec
 from groundwatch.core.model import Expected
 from groundwatch.core.tagging import (
@@ -23,7 +24,7 @@ from groundwatch.core.tagging import (
     Transition,
     Window,
 )
-from groundwatch.errors import RetryLater, Unstorable
+from groundwatch.errors import Reject, RetryLater, Unstorable
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.observe import observation_from_judgement
 
@@ -54,8 +55,11 @@ class AnalyticsStage:
         quality: DataQualityChecker | None = None,
         specs: Mapping[str, GroupSpec] | None = None,
         open_domain_baseline: str | None = None,
+        clock: SeriesClock | None = None,
     ) -> None:
-        """``quality`` labels each new gap group from the corpus (GRAMMAR Appendix I);
+        """``clock`` places each judgement's cycle in its series (a restarted numbering
+        continues the series, an impossible cycle is dead-lettered: :mod:`groundwatch.core.
+        cycles`); ``quality`` labels each new gap group from the corpus (GRAMMAR Appendix I);
         ``specs`` are the groups' specs when the caller has them (the SQL's bound values make
         better entities), else they are read from the stored judgements;
         ``open_domain_baseline`` names the LLM-only target whose correctly answered groups the
@@ -67,6 +71,7 @@ class AnalyticsStage:
         self.specs = specs or {}
         self.open_domain_baseline = open_domain_baseline
         self.tagger = Tagger(window, open_domain_baseline=open_domain_baseline)
+        self.clock = clock if clock is not None else SeriesClock()
         self._stale = True
         # Partition ownership: several analytics instances split the judgements topic (key =
         # group_id); each keeps and exports only the groups of its own partitions, so Prometheus
@@ -110,11 +115,12 @@ class AnalyticsStage:
         tagger = Tagger(self.window, open_domain_baseline=self.open_domain_baseline)
         n = tagger.rebuild(o for o in self.store.load_observations() if self.owns(o.group_id))
         tagger.drain_transitions()  # replayed, not new: they are in the store already
+        self.clock.restore(self.store.load_epochs(), self.store.newest_cycles())
         self.tagger = tagger
         self._stale = False
         return n
 
-    async def handle(self, judgements: list[Judgement]) -> Sequence[_Contract]:
+    async def handle(self, judgements: list[Judgement]) -> Sequence[_Contract | Reject]:
         try:
             return await self._handle(judgements)
         except AlreadyStored as exc:
@@ -136,7 +142,7 @@ class AnalyticsStage:
             except SQLAlchemyError as failed:
                 raise RetryLater(f"database unavailable: {failed}") from failed
 
-    async def _handle(self, judgements: list[Judgement]) -> Sequence[_Contract]:
+    async def _handle(self, judgements: list[Judgement]) -> Sequence[_Contract | Reject]:
         if self._stale:
             try:
                 n = await asyncio.to_thread(self.reload)
@@ -155,14 +161,42 @@ class AnalyticsStage:
         if not fresh:
             return []
         apply = tagger.apply
-        applied = [
-            o for o in (observation_from_judgement(j, pid) for pid, j in seen.items()) if apply(o)
-        ]
+        applied: list[Observation] = []
+        kept: list[Judgement] = []  # what is stored: the applied judgements, cycles placed
+        rejects: list[Reject] = []
+        behind: list[tuple[Judgement, str]] = []
+        now = time.time()
+        for pid, j in seen.items():
+            cycle = await self._place(j, now)
+            if isinstance(cycle, Reject):
+                rejects.append(cycle)
+                continue
+            placed = j if cycle == j.cycle else j.model_copy(update={"cycle": cycle})
+            obs = observation_from_judgement(placed, pid)
+            if apply(obs):
+                applied.append(obs)
+                kept.append(placed)
+            else:
+                behind.append((j, self._behind(obs)))
+        if behind:
+            # A judgement older than its group's window may be one this store holds already —
+            # redelivered after a rebuild, which keeps only each group's window: a duplicate to
+            # skip, not a letter. Only what the store lacks is too late to count.
+            try:
+                stored = await asyncio.to_thread(
+                    self.store.stored_probe_ids, [str(j.probe_id) for j, _ in behind]
+                )
+            except SQLAlchemyError as exc:
+                self._stale = True  # what was applied above is not stored: rebuild first
+                raise RetryLater(f"database unavailable: {exc}") from exc
+            rejects.extend(Reject(j, why) for j, why in behind if str(j.probe_id) not in stored)
+        if not kept:
+            return rejects
         keys = {(o.target, o.cohort, o.group_id) for o in applied}
         tallies = [t for t in (tagger.tally(*k) for k in keys) if t is not None]
         transitions = tagger.drain_transitions()
         try:
-            await asyncio.to_thread(self.store.save, fresh, tallies, transitions)
+            await asyncio.to_thread(self.store.save, kept, tallies, transitions)
         except AlreadyStored:
             self._stale = True  # memory ran ahead of the store (and behind the other instance)
             raise
@@ -181,7 +215,43 @@ class AnalyticsStage:
         tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
         if self.quality is not None and self.quality.configured:
             await self.check_quality({(o.target, o.cohort, o.group_id) for o in applied})
-        return []
+        return rejects
+
+    async def _place(self, j: Judgement, now: float) -> int | Reject:
+        """The cycle ``j`` counts in (its series' clock), or its rejection. A restarted numbering
+        opens an epoch: stored first (the first instance to store one sets its offset for all),
+        then said in a log line, and ``j`` placed by the stored epoch."""
+        started = j.cycle_started_at.timestamp() if j.cycle_started_at is not None else None
+        placement = self.clock.place(j.series, j.cycle, started, now)
+        if placement.cycle is None:
+            return Reject(j, placement.reason)
+        epoch = placement.epoch
+        if epoch is None:
+            return placement.cycle
+        try:
+            stored = await asyncio.to_thread(self.store.save_epoch, epoch)
+        except SQLAlchemyError as exc:
+            self._stale = True  # the clock ran ahead of the store: restore it with the retry
+            raise RetryLater(f"database write failed: {_first_line(exc)}") from exc
+        for e in stored:
+            self.clock.adopt(e)
+        again = self.clock.place(j.series, j.cycle, started, now)
+        log.warning(
+            "series %r restarted its cycle numbering (a generator on a fresh store?): cycle %d"
+            " started after the newest cycle; its cycles count on as cycle %s onwards",
+            j.series,
+            j.cycle,
+            again.cycle,
+        )
+        return again.cycle if again.cycle is not None else Reject(j, again.reason)
+
+    def _behind(self, obs: Observation) -> str:
+        t = self.tagger.tally(obs.target, obs.cohort, obs.group_id)
+        window = f"cycles {t.window_from_cycle}–{t.cycle}" if t is not None else "newer cycles"
+        return (
+            f"cycle {obs.cycle} of series {obs.series!r} is older than group {obs.group_id}'s"
+            f" window ({obs.target}/{obs.cohort} keeps {window}): a judgement too late to count"
+        )
 
     async def check_quality(self, keys: set[tuple[str, str, str]]) -> int:
         """Label the gap groups among ``keys`` not labelled yet (at most ``quality_per_batch``);

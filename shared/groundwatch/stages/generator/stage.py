@@ -81,6 +81,17 @@ class GeneratorStage:
         self.refresh = refresh
         self.series = series or (groups[0].dataset_id if groups else "")
         self.next_cycle = max(1, first_cycle)
+        if self.next_cycle == 1:
+            # A store without the series' cycles: a new series, or a generator restarted on a
+            # fresh store. Analytics tells the two apart by the cycles' start times and continues
+            # the series (an epoch); said here so the operator can match the two log lines.
+            log.info(
+                "series %r: no earlier cycle in this store; numbering starts at cycle 1"
+                " (analytics continues an existing series after its newest cycle)",
+                self.series,
+            )
+        else:
+            log.info("series %r continues at cycle %d", self.series, self.next_cycle)
         self.on_cycle = on_cycle
         self.on_publish = on_publish
         self.bus = bus
