@@ -480,3 +480,64 @@ def test_cluster_fault_schedule_reconciles_exactly(
     )
     # the closing line, last: `make chaos-cluster` ends with it (scripts/test.sh prints the file)
     print(f"\n{figures.line()}")
+
+
+LEADERLESS_S = 50.0  # longer than aiokafka's request timeout (40 s): the batch expires
+
+
+async def test_publish_to_a_partition_without_a_leader_retries_until_it_is_back(
+    own_cluster: Cluster, unique_prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The issue's failure on a real cluster, made certain: a topic of one replica whose leader is
+    down has no leader at all, the producer's batch expires with ``LeaderNotAvailableError`` after
+    its request timeout — which ended the loops for good — and the adapter must replace the
+    producer and publish again once the node is back. (Replicated topics hide this: another
+    replica takes over, as the schedule above shows.)"""
+    import logging
+
+    from aiokafka.admin import AIOKafkaAdminClient as Admin
+
+    from groundwatch.adapters.bus import Outgoing
+    from groundwatch.adapters.bus.kafka import BusRetry, KafkaBus
+
+    caplog.set_level(logging.WARNING, logger="groundwatch.adapters.bus.kafka")
+    topic = f"{unique_prefix}leaderless"
+    bus = KafkaBus(
+        own_cluster.bootstrap,
+        partitions=1,
+        replication_factor=1,
+        retry=BusRetry(backoff_s=0.5, backoff_max_s=5.0, deadline_s=240.0),
+    )
+    await bus.start()
+    try:
+        await bus.ensure_topics([topic])
+        await bus.publish_many([Outgoing(topic, b"k", b"before")])
+        admin = Admin(bootstrap_servers=own_cluster.bootstrap)
+        await admin.start()
+        try:
+            (described,) = await admin.describe_topics([topic])
+        finally:
+            await admin.close()
+        leader = described["partitions"][0]["leader"]
+        await asyncio.to_thread(own_cluster.kill, leader)
+        started = time.monotonic()
+        publishing = asyncio.create_task(bus.publish_many([Outgoing(topic, b"k", b"during")]))
+        await asyncio.sleep(LEADERLESS_S)
+        assert not publishing.done() or publishing.exception() is None, publishing.exception()
+        await asyncio.to_thread(own_cluster.start, leader)
+        await asyncio.wait_for(publishing, 180)  # raises what publish raised
+        took = time.monotonic() - started
+    finally:
+        await bus.stop()
+    values = await asyncio.to_thread(read_all, own_cluster.bootstrap, topic)
+    assert b"during" in values and b"before" in values, values
+    retried = [r.getMessage() for r in caplog.records if r.getMessage().startswith("publish:")]
+    assert retried, "the batch did not expire: the test did not reach the fault"
+    report(
+        "test_publish_to_a_partition_without_a_leader_retries_until_it_is_back",
+        leaderless_s=LEADERLESS_S,
+        published_after_s=round(took, 1),
+        retries=len(retried),
+        first_retry=retried[0],
+        producers_replaced=sum("producer replaced" in r.getMessage() for r in caplog.records),
+    )
