@@ -75,7 +75,8 @@ def test_more_replicas_than_brokers_up_is_refused_in_one_line(
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert lines == [
-        "error: topics not created: GW_KAFKA_REPLICATION_FACTOR=3 but 1 broker(s) of the cluster are up"
+        "error: topics not created: NotEnoughBrokers: GW_KAFKA_REPLICATION_FACTOR=3 but 1 broker(s)"
+        " of the cluster are up"
     ], lines
     by_setting = topics_create(
         kafka_bootstrap, unique_prefix, "--wait", "1", GW_KAFKA_REPLICATION_FACTOR="2"

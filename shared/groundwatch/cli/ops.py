@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING
 
 import typer
@@ -84,6 +85,9 @@ def register(app: typer.Typer) -> None:
 
         async def create() -> None:
             await bus.ensure_topics(topics.all(), wait_s=wait)
+
+        # the adapter's "retrying" notes are for a service's log; a command says one line
+        logging.getLogger("groundwatch.adapters.bus.kafka").setLevel(logging.ERROR)
 
         try:
             asyncio.run(create())
