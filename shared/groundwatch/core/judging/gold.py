@@ -18,7 +18,7 @@ from typing import Any
 from groundwatch.core.judging.aliases import country_of
 from groundwatch.core.judging.dates import parse_gold_date
 from groundwatch.core.judging.normalize import STOPWORDS, content_tokens, fold, normalize_cached
-from groundwatch.core.judging.numbers import NumberMention, parse_gold_number
+from groundwatch.core.judging.numbers import NumberMention, parse_gold_number, words_value
 from groundwatch.core.judging.variants import stems
 from groundwatch.core.model import AnswerType, Expected
 
@@ -47,6 +47,9 @@ class GoldPart:
     stem_needle: str  # " stem stem ", for containment of a morphological variant
     stem_last: str  # its last stem ("" for none): the cheap pre-check at the stem level
     country: str | None  # ISO alpha-2 code when the value names a country (text values only)
+    #: the value as a truth value when it can be one (1/0, yes/no, true/false): a flag column
+    #: asked as a yes/no question is answered "Yes, it has been discontinued" for the gold 1
+    boolean: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +131,8 @@ def infer_type(value: str) -> AnswerType:
         return AnswerType.DATE
     if _NUMERIC_VALUE.fullmatch(v) and parse_gold_number(value) is not None:
         return AnswerType.NUMBER
+    if not any(ch.isdigit() for ch in v) and words_value(v) is not None:
+        return AnswerType.NUMBER  # "twelve", "one thousand, nine hundred and fifty-one"
     return AnswerType.TEXT
 
 
@@ -155,7 +160,12 @@ def gold_part(raw: str, declared: AnswerType | None) -> GoldPart:
         stem_needle=stem_needle,
         stem_last=stem_needle.rsplit(" ", 2)[-2] if stem_needle.strip() else "",
         country=country_of(raw) if typ is AnswerType.TEXT else None,
+        boolean=_BOOLEANS.get(norm),
     )
+
+
+#: Values that can be a truth value, normalized.
+_BOOLEANS = {"1": True, "0": False, "yes": True, "no": False, "true": True, "false": False}
 
 
 def _columns(values: tuple[str, ...]) -> list[int]:

@@ -33,7 +33,7 @@ from groundwatch.core.judging.dates import (
 )
 from groundwatch.core.judging.decision import NO_TIER, STALE, Decision
 from groundwatch.core.judging.gold import Gold, GoldPart, prepare_gold
-from groundwatch.core.judging.normalize import STOPWORDS, fold, padded, tokens
+from groundwatch.core.judging.normalize import ARTICLES, STOPWORDS, fold, padded, tokens
 from groundwatch.core.judging.numbers import (
     NumberMatch,
     NumberMention,
@@ -87,12 +87,14 @@ class Evidence:
         "_countries",
         "_dates",
         "_numbers",
+        "_q_countries",
         "_q_dates",
         "_q_folded",
         "_q_numbers",
         "_q_stem_pad",
         "_qpad",
         "_qtoks",
+        "_raw_spans",
         "_readings",
         "_refusal",
         "_statuses",
@@ -139,6 +141,8 @@ class Evidence:
         self._q_folded: str | None = None
         self._countries: list[CountryMention] | None = None
         self._upper: frozenset[str] | None = None
+        self._raw_spans: list[tuple[int, int]] | bool | None = False
+        self._q_countries: frozenset[str] | None = None
 
     # -- lazily computed views -------------------------------------------------------------
     # The query's views are cached on the query text (see :func:`_query_toks`): like the gold, a
@@ -212,6 +216,22 @@ class Evidence:
             )
         return self._upper
 
+    @property
+    def raw_spans(self) -> list[tuple[int, int]] | None:
+        """Each token's character span in the response as written (None when the tokens cannot
+        be lined up with the text, e.g. after Unicode folding changed its length): what the
+        rare checks that need case and punctuation (a denial inside a name, a clause boundary)
+        read. Computed on first use only."""
+        if self._raw_spans is False:
+            self._raw_spans = _raw_token_spans(self.response, len(self.toks))
+        return self._raw_spans  # type: ignore[return-value]
+
+    def query_countries(self) -> frozenset[str]:
+        """Codes of the countries the query names: restated context, never a rival answer."""
+        if self._q_countries is None:
+            self._q_countries = _query_countries(self.query)
+        return self._q_countries
+
     def countries(self, gold_code: str | None) -> list[CountryMention]:
         """Countries the response names (computed for the first country part's code)."""
         if self._countries is None:
@@ -240,8 +260,14 @@ class Evidence:
 
     @property
     def numbers(self) -> list[NumberMention]:
+        """The numbers the response states as values: a digit inside a name or an address ("Qe 7
+        Bloco G", "Apollo 11 Mission") is a word of that name, neither the gold nor a rival."""
         if self._numbers is None:
-            self._numbers = extract_numbers(self.folded, folded=True)
+            found = extract_numbers(self.folded, folded=True)
+            if found and self.response.isascii():
+                asked = self.query_folded
+                found = [n for n in found if not _inside_name(self.response, n, asked)]
+            self._numbers = found
         return self._numbers
 
     def query_days(self) -> frozenset[date]:
@@ -351,6 +377,61 @@ def _query_days(query: str) -> frozenset[date]:
 
 
 @lru_cache(maxsize=16_384)
+def _query_countries(query: str) -> frozenset[str]:
+    """The countries the query names (cached per query text)."""
+    return frozenset(m.code for m in find_countries(_query_toks(query), query, gold_code=None))
+
+
+_RAW_WORD = re.compile(r"[A-Za-z0-9]+")
+#: The words on either side of a bare number, as written.
+_WORD_BEFORE = re.compile(r"([A-Za-z][\w'’]*)[ \u00a0]+$")
+_WORD_AFTER = re.compile(r"[ \u00a0]+([A-Za-z][\w'’]*|[A-Z0-9]{1,3}\b)")
+#: Capitalised words that start a phrase rather than belong to a name ("In 1996 The …").
+_LEAD_WORDS = frozenset(
+    {"in", "on", "at", "by", "since", "from", "to", "for", "of", "the", "and", "or", "about",
+     "around", "over", "under", "after", "before", "until", "is", "was", "are", "were", "it",
+     "its", "it's", "only", "just", "number", "no", "total", "approximately"}
+)  # fmt: skip
+
+
+def _inside_name(text: str, n: NumberMention, query: str = "") -> bool:
+    """A bare number between two words of a name ("Qe 7 Bloco G", "Apollo 11 Mission"): both
+    neighbours capitalised (or a short code), neither a word that starts a phrase. Unless the
+    question asks about that name ("Which highway was Revisited …?": "Highway 61 Revisited"
+    answers with its number)."""
+    if n.unit is not None or n.percent or n.vague is not None or n.ordinal:
+        return False
+    a, b = n.span
+    raw = text[a:b]
+    if not raw.strip().isdigit():
+        return False
+    # the match may take in the spaces around the digits
+    a, b = a + len(raw) - len(raw.lstrip()), a + len(raw.rstrip())
+    before = _WORD_BEFORE.search(text, 0, a)
+    after = _WORD_AFTER.match(text, b)
+    if before is None or after is None:
+        return False
+    left, right = before[1], after[1]
+    if query and (f" {left.lower()}" in f" {query}" or f" {right.lower()}" in f" {query}"):
+        return False
+    return (
+        left[0].isupper()
+        and right[0].isupper()
+        and left.lower() not in _LEAD_WORDS
+        and right.lower() not in _LEAD_WORDS
+    )
+
+
+def _raw_token_spans(response: str, n: int) -> list[tuple[int, int]] | None:
+    """Character spans of the response's tokens, as :func:`tokens` splits an ASCII text (runs of
+    letters and digits, articles dropped); None when that does not give ``n`` tokens."""
+    if not response.isascii():
+        return None
+    spans = [m.span() for m in _RAW_WORD.finditer(response) if m[0].lower() not in ARTICLES]
+    return spans if len(spans) == n else None
+
+
+@lru_cache(maxsize=16_384)
 def _query_numbers(query: str) -> frozenset[float]:
     """The numbers the query names (its own numbers are no conflicting evidence)."""
     return frozenset(m.value for m in extract_numbers(query))
@@ -448,24 +529,62 @@ def _is_echo(ev: Evidence, start: int, end: int, *, by_stem: bool = False) -> bo
     )
 
 
-def _is_denied(toks: Sequence[str], start: int) -> bool:
+def _is_denied(toks: Sequence[str], start: int, ev: Evidence | None = None) -> bool:
     """A denial among the two content words before the span ("is not X", "isn't X", "is not
     based in X"), unless it is "not only X"; or a contrast right before it ("rather than X",
-    "instead of X", "unlike X")."""
+    "instead of X", "unlike X").
+
+    With the evidence at hand the denial is scoped as written: it must stand in the span's own
+    clause (no comma, semicolon or sentence end between them: "It was not Paris, Lyon was the
+    capital" denies Paris, not Lyon) and must not be a word of a name ("The song 'I Write Sins
+    Not Tragedies' is by Panic! At The Disco" denies nothing)."""
     j = start - 1
     while j >= 0 and start - j <= 2 and toks[j] in STOPWORDS and toks[j] not in _DENIALS:
         j -= 1  # "rather than in X"
     if (j >= 1 and (toks[j - 1], toks[j]) in _CONTRASTS) or (j >= 0 and toks[j] == "unlike"):
-        return True
+        return ev is None or _scoped(ev, j, start)
     content = 0
     for j in range(start - 1, max(-1, start - 5), -1):
         if toks[j] in _DENIALS:
-            return not (j + 1 < start and toks[j + 1] in _NOT_ONLY)
+            if j + 1 < start and toks[j + 1] in _NOT_ONLY:
+                return False
+            return ev is None or _scoped(ev, j, start)
         if toks[j] not in STOPWORDS:
             content += 1
             if content == 2:
                 return False
     return False
+
+
+#: What ends a clause between a denial and what it would deny.
+_CLAUSE_END = re.compile(r"[,;:.!?()\[\]\n]|\s[-–—]\s")
+#: Opening and closing quotes around a name ("'I Write Sins Not Tragedies'").
+_QUOTES_RAW = "\"'“”‘’«»"
+
+
+def _scoped(ev: Evidence, j: int, start: int) -> bool:
+    """Whether the denial word at token ``j`` denies the span starting at token ``start``: same
+    clause, and the denial is no word of a quoted or capitalised name."""
+    spans = ev.raw_spans
+    if spans is None:
+        return True  # the text cannot be lined up: the denial stands, as before
+    text = ev.response
+    a, b = spans[j]
+    if _CLAUSE_END.search(text, b, spans[start][0]):
+        return False
+    word = text[a:b]
+    if word[:1].isupper() and (j > 0 and not _CLAUSE_END.search(text, spans[j - 1][1], a)):
+        # "Sins Not Tragedies": a capitalised denial inside a sentence is a word of a title
+        return False
+    line_start = text.rfind("\n", 0, a) + 1
+    before = text[line_start:a]
+    # inside quotes: an odd number of double quotes (or of quote marks that open a word) before
+    if before.count('"') % 2 == 1 or (before.count("“") > before.count("”")):
+        return False
+    singles = len(re.findall(r"(?:^|(?<=\s))['‘]", before)) - len(
+        re.findall(r"['’](?=\s|[.,;:!?]|$)", before)
+    )
+    return singles <= 0
 
 
 _UPPER_WORD = re.compile(r"\b[A-Z]{2,}\b")
@@ -518,9 +637,12 @@ def read_part(ev: Evidence, index: int) -> Reading:
                     occ += _value_occurrences(ev, rival, k, all_levels)
     rival_codes = lookup.rival_codes
     if part.country is not None or rival_codes:
+        asked = ev.query_countries()  # the question's own countries are context, not rivals
         for m in ev.countries(part.country):
             if m.code == part.country:
                 occ.append((-1, Level.ALIAS, m.start, m.end, m.code))
+            elif m.code in asked:
+                continue
             elif m.code in rival_codes:
                 occ.append((0, Level.ALIAS, m.start, m.end, rival_codes[m.code]))
             elif part.country is not None and not rivals:
@@ -535,6 +657,11 @@ def read_part(ev: Evidence, index: int) -> Reading:
             occ += [
                 (owner, Level.ALIAS, j, j + 1, raw) for j, t in enumerate(ev.toks) if t == short
             ]
+    if occ and rivals:
+        # a rival the question itself names is the question's context restated ("During the War
+        # of 1812, the United States fought …"), not the answer's claim
+        qpad = ev.query_pad
+        occ = [o for o in occ if o[0] < 0 or padded(" ".join(ev.toks[o[2] : o[3]])) not in qpad]
     if occ:
         # _is_echo's own first test, inlined: a word the query does not hold is no echo
         qf, toks = ev.query_folded, ev.toks
@@ -581,14 +708,17 @@ def read_part(ev: Evidence, index: int) -> Reading:
     r = Reading()
     toks = ev.toks
     gold_occ = [o for o in accepted if o[0] == -1]
-    affirmed = [o for o in gold_occ if not _is_denied(toks, o[2])]
+    affirmed = [o for o in gold_occ if not _is_denied(toks, o[2], ev)]
     r.denied = bool(gold_occ) and not affirmed
-    rival_occ = [o for o in accepted if o[0] != -1 and not _is_denied(toks, o[2])]
+    rival_occ = [o for o in accepted if o[0] != -1 and not _is_denied(toks, o[2], ev)]
     if rival_occ:
-        r.rivals = list(dict.fromkeys(o[4] for o in rival_occ))
+        # named by the answer's own words: a reason never names what the answer does not say
+        r.rivals = list(dict.fromkeys(_said(ev, o) for o in rival_occ))
         # A stem shared with a rival blocks a "correct" but proves nothing: derivation changes
         # meaning ("hospitals" and *Hospitality* share the stem "hospit").
-        r.proven_rivals = list(dict.fromkeys(o[4] for o in rival_occ if o[1] is not Level.STEM))
+        r.proven_rivals = list(
+            dict.fromkeys(_said(ev, o) for o in rival_occ if o[1] is not Level.STEM)
+        )
     if affirmed:
         r.level = min(o[1] for o in affirmed)
         r.spans = [(o[2], o[3]) for o in affirmed]
@@ -598,7 +728,7 @@ def read_part(ev: Evidence, index: int) -> Reading:
             fz is not None
             and claimed.keys().isdisjoint(range(fz[0], fz[1]))
             and not _is_echo(ev, fz[0], fz[1])
-            and not _is_denied(ev.toks, fz[0])
+            and not _is_denied(ev.toks, fz[0], ev)
         ):
             # a near spelling, on words no exact value (gold or rival) has claimed
             r.level, r.spans = Level.FUZZY, [(fz[0], fz[1])]
@@ -619,12 +749,16 @@ def _occ_order(o: _Occurrence) -> tuple[Level, int]:
 def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence]) -> str | None:
     """Evidence that the response hedges between the gold and another answer.
 
-    Either the gold stands in a disjunction whose other side is not the gold again ("Either USA
-    or UK", but not "USA, or the United States"), or a rival is named next to the gold in a
-    response with a hedging word ("possibly", "might", "or").
+    A disjunction is a hedge only when its other side is a rival — another value of the answer's
+    column, or another value of the gold's type (another country for a country): "USA or UK"
+    hedges, but "a statute or statutory law", "the sinoatrial node or natural pacemaker" say the
+    gold twice, and a side the database cannot place is no evidence either way. A rival named
+    next to the gold in a response with a hedging word ("possibly", "might") is a hedge too.
     """
+    if not rival_occ:
+        return None
     toks = ev.toks
-    gold_tokens: set[int] | None = None
+    rival_tokens = {t for o in rival_occ for t in range(o[2], o[3])}
     for a, b in r.spans:
         sides: list[range] = []
         if b < len(toks) and toks[b] == "or":
@@ -639,34 +773,47 @@ def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence
             words = [j for j in side if toks[j] not in STOPWORDS]
             if not words or toks[words[0]] in _NOT_AN_ALTERNATIVE:
                 continue
-            if gold_tokens is None:
-                gold_tokens = {t for a, b in r.spans for t in range(a, b)}
-            if gold_tokens.isdisjoint(side):
-                return f"disjunction: {' '.join(toks[j] for j in side)!r}"
-    if "/" in ev.folded and (other := _slash_alternative(ev, part)) is not None:
+            named = [o for o in rival_occ if o[2] in side]
+            if named and not rival_tokens.isdisjoint(side):
+                return f"disjunction: {_said(ev, named[0])!r}"
+    if "/" in ev.folded and (other := _slash_alternative(ev, part, rival_occ)) is not None:
         return f"alternative: {other!r}"
-    if rival_occ and not _HEDGE_WORDS.isdisjoint(ev.tok_set):
-        return f"hedged_with: {', '.join(repr(o[4]) for o in rival_occ[:3])}"
+    if not _HEDGE_WORDS.isdisjoint(ev.tok_set):
+        return f"hedged_with: {', '.join(repr(_said(ev, o)) for o in rival_occ[:3])}"
     return None
+
+
+def _said(ev: Evidence, o: _Occurrence) -> str:
+    """The words of the response an occurrence stands on: what a reason names, so it never names
+    a value the answer does not hold (a rival found by a shared stem, "Hughes" for "Hugh")."""
+    return " ".join(ev.toks[o[2] : o[3]])
 
 
 _SLASH_SIDE = re.compile(r"[^\W_][^/.,;:!?()\n]*")
 
 
-def _slash_alternative(ev: Evidence, part: GoldPart) -> str | None:
-    """The other side of "gold/other" or "other/gold" when it is not the gold again."""
+def _slash_alternative(ev: Evidence, part: GoldPart, rival_occ: list[_Occurrence]) -> str | None:
+    """The other side of "gold/other" or "other/gold" when it names a rival."""
     words = part.norm.split()
     if not words:
         return None
+    rival_norms = {_said(ev, o) for o in rival_occ}
     gold_rx = r"[\W_]+".join(re.escape(w) for w in words)
-    for m in re.finditer(rf"(?<![^\W_]){gold_rx}\s*/\s*({_SLASH_SIDE.pattern})", ev.folded):
-        other = m.group(1)
-        if not _same_value(part, other):
-            return other.strip()
-    for m in re.finditer(rf"([^/.,;:!?()\n]*[^\W_])\s*/\s*{gold_rx}(?![^\W_])", ev.folded):
-        other = m.group(1).split()[-3:]
-        if other and not _same_value(part, " ".join(other)):
-            return " ".join(other)
+    sides = [
+        m.group(1)
+        for m in re.finditer(rf"(?<![^\W_]){gold_rx}\s*/\s*({_SLASH_SIDE.pattern})", ev.folded)
+    ]
+    sides += [
+        " ".join(m.group(1).split()[-3:])
+        for m in re.finditer(rf"([^/.,;:!?()\n]*[^\W_])\s*/\s*{gold_rx}(?![^\W_])", ev.folded)
+    ]
+    for other in sides:
+        if _same_value(part, other):
+            continue
+        pad = padded(" ".join(tokens(other, folded=True)))
+        for named in rival_norms:
+            if padded(named) in pad:
+                return named
     return None
 
 
@@ -719,11 +866,52 @@ def tier_refusal(ev: Evidence) -> Decision | None:
         return None
     if ref is None:
         return None
+    parts = ev.gold.parts
+    if len(parts) == 1 and parts[0].boolean is not None and _said_boolean(ev) is not None:
+        return None  # "No, there is no record of it": a yes/no answer, the typed tier's
+    named = _named_after(ev, ref.span[1])
     found = [s for s in ev.statuses(ev.gold.parts) if s in (PartStatus.FOUND, PartStatus.PARTIAL)]
     if found:
-        ev.notes.append(f"refusal_with_gold: {ref.phrase!r}")
+        if named is None:
+            ev.notes.append(f"refusal_with_gold: {ref.phrase!r}")
+        return None
+    if named is not None:
+        # "I couldn't find X. However, there is an actress named Joely Richardson …": a refusal
+        # followed by an answer is an answer, judged as one (by the tiers after this one)
+        ev.notes.append(f"refusal_then_answer: {ref.phrase!r} then {named!r}")
         return None
     return _wrong("refusal", f"refusal: {ref.phrase!r}")
+
+
+def _refusal_stands(ev: Evidence) -> bool:
+    """A refusal that is the answer: one not followed by an answer after all."""
+    ref = ev.refusal
+    return ref is not None and _named_after(ev, ref.span[1]) is None
+
+
+#: A word that names something: capitalised, or a number.
+_NAMING_WORD = re.compile(r"[A-Z][\w'’-]*|\d[\d.,]*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;\n\"“(]\s*)$")
+
+
+def _named_after(ev: Evidence, start: int) -> str | None:
+    """The first name or number the response gives after its refusal phrase that the question
+    does not hold — an answer after all ("…, however there is an actress named Joely
+    Richardson"); None when what follows is apology, advice or the question's own words ("If
+    you have more details about 'Dubai Skyline Tower', I'll be happy to help")."""
+    text = ev.response
+    if not text.isascii():  # offsets of the folded text are the response's only for ASCII
+        return None if not ev.refusal or not ev.refusal.other_sentences else "another sentence"
+    query = ev.query_folded
+    for m in _NAMING_WORD.finditer(text, start):
+        word = m[0]
+        low = word.lower().rstrip(".,")
+        if low in ("i", "i'm", "i'll", "i've", "i'd", "ai") or low in ARTICLES or low in query:
+            continue
+        if word[0].isupper() and _SENTENCE_START.search(text, 0, m.start()):
+            continue  # a sentence's first word is capitalised whatever it is
+        return word
+    return None
 
 
 def tier_exact(ev: Evidence) -> Decision | None:
@@ -789,7 +977,22 @@ def tier_typed(ev: Evidence) -> Decision | None:
     g = ev.gold
     if g.correct_option is not None:
         return None  # a multiple-choice answer is the options tier's to decide
-    if not g.answerable or not g.has_typed:
+    if not g.answerable:
+        return None
+    if len(g.parts) == 1 and g.parts[0].boolean is not None:
+        flag = _said_boolean(ev)
+        if flag is not None:
+            part = g.parts[0]
+            if flag is part.boolean:
+                return _ok("typed", f"boolean_match: gold {part.raw!r}")
+            return _wrong("typed", f"boolean_mismatch: gold {part.raw!r}")
+        if not g.has_typed:
+            return None
+        if ev.statuses(g.parts)[0] is PartStatus.ABSENT:
+            # a 0/1 flag asked as a yes/no question: no number is no missing number
+            ev.notes.append(f"no_yes_or_no: gold {g.parts[0].raw!r}")
+            return None
+    if not g.has_typed:
         return None
     statuses = ev.statuses(g.parts)
     for part, st in zip(g.parts, statuses, strict=True):
@@ -818,13 +1021,35 @@ def tier_typed(ev: Evidence) -> Decision | None:
         if part.number is not None and (span := _typed_range(ev, part)) is not None:
             return _wrong("typed", f"range: {span!r} for gold {part.raw!r}")
     if all(s is PartStatus.FOUND for s in statuses):
-        if ev.refusal is not None or not all(p.typed for p in g.parts):
+        if _refusal_stands(ev) or not all(p.typed for p in g.parts):
             return None  # the refusal tier left its note / the text parts are the text tiers'
         return _ok("typed", f"typed_match: {g.raws}")
     for part, st in zip(g.parts, statuses, strict=True):
         if part.typed and st is PartStatus.PARTIAL:
             kind = "coarser_date" if part.day is not None else "approximate_number"
             ev.notes.append(f"{kind}: gold {part.raw!r}")
+    return None
+
+
+#: How an answer says yes or no as its first word, or as the whole answer.
+_YES = frozenset({"yes", "yeah", "yep", "true", "correct", "affirmative", "indeed"})
+_NO = frozenset({"no", "nope", "false", "negative"})
+
+
+def _said_boolean(ev: Evidence) -> bool | None:
+    """The yes or no an answer leads with ("Yes, it has been discontinued." → True; "No." →
+    False; "1" alone → True), or None when it does not say one."""
+    toks = ev.toks
+    if not toks:
+        return None
+    first = toks[0]
+    if first in _YES:
+        return True
+    if first in _NO:
+        # "No, it is Marie Curie" answers no; "no longer …", "no one …" do not
+        return False if len(toks) == 1 or toks[1] not in ("longer", "one", "more") else None
+    if len(toks) == 1 and first in ("1", "0"):
+        return first == "1"
     return None
 
 
@@ -867,7 +1092,7 @@ def _typed_denied(ev: Evidence, part: GoldPart) -> bool:
         return False
     toks = ev.toks
     return bool(starts) and all(
-        _is_denied(toks, s) and _BOUND_WORDS.isdisjoint(toks[max(0, s - 3) : s]) for s in starts
+        _is_denied(toks, s, ev) and _BOUND_WORDS.isdisjoint(toks[max(0, s - 3) : s]) for s in starts
     )
 
 
@@ -908,23 +1133,47 @@ _HAS_RANGE = re.compile(r"\d\s*(?:-|–|—|to\b)\s*\d|\bbetween\b")
 
 
 def _typed_hedge(ev: Evidence, part: GoldPart) -> str | None:
-    """A conflicting date/number next to the gold one in a response that hedges ("30 or 31")."""
+    """A conflicting date/number offered as an alternative to the gold one ("30 or 31", "April 1
+    or possibly April 2"): next to a mention of the gold, joined by "or" or a hedging word. A
+    number elsewhere in a long answer ("…since 1930, likely …") is no alternative."""
     if _HEDGE_WORDS.isdisjoint(ev.tok_set):
         return None
+    toks = ev.toks
     if part.day is not None:
         ignore = ev.query_days()
+        gold_at = [m.span for m in ev.dates if match_date(part.day, [m]) is DateMatch.FOUND]
         for m in ev.dates:
-            if match_date(part.day, [m], ignore=ignore) is DateMatch.CONFLICT:
+            if match_date(part.day, [m], ignore=ignore) is DateMatch.CONFLICT and any(
+                _offered_instead(toks[min(g[1], m.span[1]) : max(g[0], m.span[0])]) for g in gold_at
+            ):
                 return repr(m.first.isoformat())
     elif part.number is not None:
         q = ev.query_numbers()
+        folded = ev.folded
+        gold_at = [
+            n.span
+            for n in ev.numbers
+            if match_number(part.number, [n], rel_tol=NUMBER_REL_TOL) is NumberMatch.FOUND
+        ]
         for n in ev.numbers:
             if (
                 n.value not in q
                 and match_number(part.number, [n], rel_tol=NUMBER_REL_TOL) is NumberMatch.CONFLICT
+                and any(
+                    _offered_instead(
+                        tokens(folded[min(g[1], n.span[1]) : max(g[0], n.span[0])], folded=True),
+                        "/" in folded[min(g[1], n.span[1]) : max(g[0], n.span[0])],
+                    )
+                    for g in gold_at
+                )
             ):
                 return repr(f"{n.value:g}")
     return None
+
+
+def _offered_instead(between: Sequence[str], slash: bool = False) -> bool:
+    """Whether the words between two values offer one as an alternative to the other."""
+    return len(between) <= 4 and (slash or not _HEDGE_WORDS.isdisjoint(between))
 
 
 def _free_text_statuses(ev: Evidence) -> list[PartStatus] | None:
@@ -963,7 +1212,7 @@ def _found(ev: Evidence, tier: str, worst: Level) -> Decision | None:
     if rivals:
         ev.notes.append(f"gold_with_other_value: {', '.join(map(repr, rivals[:3]))}")
         return None
-    if ev.refusal is not None:
+    if _refusal_stands(ev):
         return None  # the refusal tier left its note
     code = _LEVEL_CODE[max(levels)] if levels else "contains"
     return _ok(tier, f"{code}: {g.raws}")
@@ -1005,7 +1254,44 @@ def tier_conflict(ev: Evidence) -> Decision | None:
             ev.notes.append(f"rival_stem_only: {', '.join(map(repr, r.rivals[:3]))}")
         if r.denied:
             return _wrong("conflict", f"gold_denied: {part.raw!r}")
+        if len(g.parts) == 1 and (claim := _typed_claim(ev, part)) is not None:
+            return _wrong("conflict", f"type_mismatch: {claim!r} for gold {part.raw!r}")
     return None
+
+
+#: Words an answer wraps its value in ("The answer is 42.", "It is approximately 3 units").
+_WRAPPING = frozenset(
+    {"answer", "value", "result", "total", "number", "count", "approximately", "about",
+     "around", "roughly", "exactly", "equals", "equal", "there", "has", "have", "had", "he",
+     "she", "they", "i", "think", "believe", "here", "so", "just", "only", "which", "who"}
+)  # fmt: skip
+_MONTH_WORDS = frozenset(
+    {"january", "february", "march", "april", "may", "june", "july", "august", "september",
+     "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+     "sept", "oct", "nov", "dec"}
+)  # fmt: skip
+
+
+#: A token that is a number as written (digits, a decade, a rank), not a code like "MI5".
+_NUMERIC_TOKEN = re.compile(r"\d+(?:s|st|nd|rd|th)?")
+
+
+def _typed_claim(ev: Evidence, part: GoldPart) -> str | None:
+    """The number or date an answer gives as its only claim when the gold is a name ("0" for a
+    surname, "The answer is 42." for a city): an answer of another type than the gold's is a
+    wrong one. None when the gold itself holds digits or can be a truth value, or when the answer
+    says anything besides (the question's own words and the wrapping words aside)."""
+    if part.boolean is not None or any(ch.isdigit() for ch in part.raw):
+        return None
+    if extract_numbers(part.raw):  # "Four pieces of fruit", "Sixties Revolution"
+        return None
+    if not ev.numbers and not ev.dates:
+        return None
+    q = ev.query_pad
+    claim = [t for t in ev.toks if t not in STOPWORDS and t not in _WRAPPING and f" {t} " not in q]
+    if not claim or not all(_NUMERIC_TOKEN.fullmatch(t) or t in _MONTH_WORDS for t in claim):
+        return None
+    return " ".join(claim)
 
 
 def tier_token_f1(ev: Evidence) -> Decision | None:
