@@ -35,8 +35,11 @@ from groundwatch.core.model import Expected, Verdict
 from groundwatch.errors import PoisonMessage
 
 #: Version 2 added the monitoring series and cycle of every probe; version-1 messages are still
-#: read (they belong to no series: cycle 0).
-SCHEMA_VERSION: Literal[2] = 2
+#: read (they belong to no series: cycle 0). Version 3 added to the expected answer the answer
+#: column's whole domain, the asked row's other values and the gold's alternatives (issue 29);
+#: messages of versions 1 and 2 are still read (they carry none of them: the judge falls back to
+#: the bounded candidates).
+SCHEMA_VERSION: Literal[3] = 3
 
 #: Text fields are capped so that one oversize reply cannot blow up a partition or the store.
 MAX_TEXT = 20_000
@@ -141,6 +144,7 @@ def _bounded_expected(expected: Expected) -> Expected:
         raise ValueError(f"expected answer: version outside 0..{MAX_INT32}")
     strings = [*expected.values, *(s for v in expected.stale_values for s in v)]
     strings.extend(expected.options or ())
+    strings.extend(a for alts in expected.alternatives for a in alts)
     if any(len(s) > MAX_TEXT for s in strings):
         raise ValueError(f"expected answer: a value longer than {MAX_TEXT} characters")
     if not any(has_unstorable(s) for s in strings):
@@ -152,6 +156,7 @@ def _bounded_expected(expected: Expected) -> Expected:
             "options": None
             if expected.options is None
             else [storable(o) for o in expected.options],
+            "alternatives": [[storable(a) for a in alts] for alts in expected.alternatives],
         }
     )
 
@@ -186,7 +191,7 @@ class TargetStatus(StrEnum):
 class _Contract(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[1, 2] = Field(SCHEMA_VERSION, description="Contract version.")
+    schema_version: Literal[1, 2, 3] = Field(SCHEMA_VERSION, description="Contract version.")
 
     def to_bytes(self) -> bytes:
         # pydantic's own JSON serializer straight to bytes: the same output as dumping

@@ -69,9 +69,31 @@ def test_bad_messages_raise_poison(raw: bytes | None, needle: str) -> None:
 
 def test_newer_schema_version_is_rejected() -> None:
     data = orjson.loads(make_probe().to_bytes())
-    data["schema_version"] = 3
+    data["schema_version"] = 4
     with pytest.raises(PoisonMessage, match="schema_version"):
         Topics().probes.decode(orjson.dumps(data))
+
+
+def test_version_2_probes_are_still_read_and_version_3_carries_the_domain() -> None:
+    from groundwatch.core.model import ColumnDomain, Expected
+
+    data = orjson.loads(make_probe().to_bytes())
+    assert data["schema_version"] == 3
+    for key in ("domain", "attributes", "alternatives"):
+        data["expected"].pop(key)
+    data["schema_version"] = 2
+    old = Topics().probes.decode(orjson.dumps(data))
+    assert old.expected.domain == [] and old.expected.attributes == []
+    domain = ColumnDomain.of(["Calgary", "Winnipeg"])
+    assert domain.id == ColumnDomain.of(["Winnipeg", "Calgary"]).id  # order-independent
+    rich = make_probe(
+        expected=Expected(
+            values=["Calgary"], domain=[domain], attributes=["Lethbridge"],
+            alternatives=[["YYC"]],
+        )
+    )  # fmt: skip
+    again = Topics().probes.decode(rich.to_bytes())
+    assert again.expected == rich.expected
 
 
 def test_oversize_text_is_rejected() -> None:

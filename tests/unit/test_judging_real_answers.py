@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from groundwatch.core.judging import Decision, judge_deterministic
-from groundwatch.core.model import AnswerType, Expected, Verdict
+from groundwatch.core.judging import Decision, judge_deterministic, prepare_gold
+from groundwatch.core.model import AnswerType, ColumnDomain, Expected, Verdict
 
 pytestmark = pytest.mark.unit
 
@@ -240,3 +240,42 @@ def test_a_reply_shorter_than_a_long_gold_is_judged_without_error() -> None:
     # the fuzzy window of a long gold used to run past the end of a two-word reply
     d = judge("Not in", E("Not in Education Employment"))
     assert d.verdict in (U, I)
+
+
+# -- the whole answer column, the asked row's other values, "any of these" golds ---------------
+
+CITY_DOMAIN = ColumnDomain.of(["Calgary", "Winnipeg", "Lethbridge", "Edmonton", "Red Deer"])
+
+
+def test_every_value_of_the_column_is_evidence() -> None:
+    q = "Which city does Robert King live in?"
+    exp = E("Calgary", domain=[CITY_DOMAIN])
+    d = judge("He lives in Winnipeg.", exp, q)
+    assert (d.verdict, d.reason) == (I, "other_value: 'winnipeg' (gold 'Calgary')")
+    assert judge("He lives in Calgary or Winnipeg.", exp, q).verdict is I
+    assert judge("He lives in Calgary.", exp, q).verdict is C
+    # the gold is never its own rival, whatever the domain holds
+    assert judge("Calgary, Alberta.", exp, q).verdict is C
+    # one matcher per domain, shared by every group of the template
+    other = E("Edmonton", domain=[ColumnDomain.of(list(CITY_DOMAIN.values))])
+    judge("Edmonton.", other, q)
+    assert prepare_gold(other).domains[0] is prepare_gold(exp).domains[0]
+
+
+def test_the_right_row_with_another_column_is_wrong() -> None:
+    q = "What is Robert King's title?"
+    exp = E("Sales Representative", attributes=["(71) 555-5598", "Lethbridge", "Edgeham Hollow"])
+    d = judge("Robert King's phone is (71) 555-5598, his city is Lethbridge.", exp, q)
+    assert d.verdict is I and d.reason.startswith("other_attribute"), d.reason
+    assert judge("Robert King is a Sales Representative in Lethbridge.", exp, q).verdict is C
+    # saying part of the gold another way is no conclusive miss
+    assert judge("He is a sales rep based in Lethbridge.", exp, q).verdict is U
+
+
+def test_any_of_the_alternatives_is_the_gold() -> None:
+    exp = E("United Kingdom", alternatives=[["UK", "Great Britain"]])
+    assert judge("Great Britain.", exp).verdict is C
+    assert judge("The UK, or Great Britain.", exp).verdict is C  # two spellings: no hedge
+    assert judge("Britain or France.", exp).verdict is I
+    assert judge("France.", exp).verdict is I
+    assert judge("It is 61.", E("sixty-one", alternatives=[["61"]])).verdict is C

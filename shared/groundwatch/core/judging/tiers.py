@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from enum import IntEnum, StrEnum
 from functools import lru_cache
@@ -32,7 +32,7 @@ from groundwatch.core.judging.dates import (
     yearless_days,
 )
 from groundwatch.core.judging.decision import NO_TIER, STALE, Decision
-from groundwatch.core.judging.gold import Gold, GoldPart, prepare_gold
+from groundwatch.core.judging.gold import DomainIndex, Gold, GoldPart, prepare_gold
 from groundwatch.core.judging.normalize import ARTICLES, STOPWORDS, fold, padded, tokens
 from groundwatch.core.judging.numbers import (
     NumberMatch,
@@ -302,8 +302,26 @@ class Evidence:
                 nm = match_number(
                     part.number, self.numbers, rel_tol=NUMBER_REL_TOL, ignore=self.query_numbers()
                 )
-            return _NUMBER_STATUS[nm]
-        return self.contains(part.norm, part.needle, part.last_word)
+            status = _NUMBER_STATUS[nm]
+            if status is not PartStatus.FOUND and part.alts:
+                status = self._alt_status(part, status)
+            return status
+        status = self.contains(part.norm, part.needle, part.last_word)
+        if status is not PartStatus.FOUND and part.alts:
+            status = self._alt_status(part, status)
+        return status
+
+    def _alt_status(self, part: GoldPart, status: PartStatus) -> PartStatus:
+        """FOUND when any of the gold's alternatives is named (a typed one as typed)."""
+        for alt in part.alts:
+            if alt.typed:
+                if self._status(replace(alt, alts=())) is PartStatus.FOUND:
+                    return PartStatus.FOUND
+            elif alt.last_word in self.tok_set and (
+                self.contains(alt.norm, alt.needle, alt.last_word) is PartStatus.FOUND
+            ):
+                return PartStatus.FOUND
+        return status
 
     def contains(self, gold_norm: str, needle: str = "", last_word: str = "") -> PartStatus:
         """Containment on word boundaries, discounting echoes of the query and negations."""
@@ -495,6 +513,8 @@ class Reading:
     proven_rivals: list[str] = field(default_factory=list)  # named exactly or by alias
     denied: bool = False
     hedge: str | None = None
+    #: the asked row's other values the response gives (its own words)
+    attributes: list[str] = field(default_factory=list)
 
 
 def _spans(pad: str, needle: str) -> list[tuple[int, int]]:
@@ -544,16 +564,25 @@ def _is_denied(toks: Sequence[str], start: int, ev: Evidence | None = None) -> b
     if (j >= 1 and (toks[j - 1], toks[j]) in _CONTRASTS) or (j >= 0 and toks[j] == "unlike"):
         return ev is None or _scoped(ev, j, start)
     content = 0
+    copula = False
     for j in range(start - 1, max(-1, start - 5), -1):
         if toks[j] in _DENIALS:
             if j + 1 < start and toks[j + 1] in _NOT_ONLY:
                 return False
             return ev is None or _scoped(ev, j, start)
-        if toks[j] not in STOPWORDS:
+        if toks[j] in _COPULAS:
+            copula = True
+        elif toks[j] not in STOPWORDS:
+            if copula:
+                # "had war not intervened was Berlin": the span is another clause's predicate
+                return False
             content += 1
             if content == 2:
                 return False
     return False
+
+
+_COPULAS = frozenset({"is", "was", "are", "were", "be", "been"})
 
 
 #: What ends a clause between a denial and what it would deny.
@@ -565,6 +594,9 @@ _QUOTES_RAW = "\"'“”‘’«»"
 def _scoped(ev: Evidence, j: int, start: int) -> bool:
     """Whether the denial word at token ``j`` denies the span starting at token ``start``: same
     clause, and the denial is no word of a quoted or capitalised name."""
+    if not _DENIALS.isdisjoint(ev.query_toks):
+        # "Which grand slam did he not win?" — "He did not win the French Open" answers it
+        return False
     spans = ev.raw_spans
     if spans is None:
         return True  # the text cannot be lined up: the denial stands, as before
@@ -622,10 +654,22 @@ def read_part(ev: Evidence, index: int) -> Reading:
     all_levels = (Level.SURFACE, Level.STEM)
     # The response is stemmed only when something needs it: a rival (whose stem may hide the
     # gold's) or a gold not found word for word — the hot path of the judge skips it.
+    dom = g.domains[index] if index < len(g.domains) else None
     occ = _value_occurrences(ev, part, -1, (Level.SURFACE,))
-    if rivals or not occ:
+    for alt in part.alts:  # any of the gold's spellings is the gold
+        occ += _value_occurrences(ev, alt, -1, (Level.SURFACE,))
+    if rivals or dom is not None or not occ:
         occ += _value_occurrences(ev, part, -1, (Level.STEM,))
+        for alt in part.alts:
+            occ += _value_occurrences(ev, alt, -1, (Level.STEM,))
     lookup = g.lookups[index]
+    if dom is not None:
+        occ += _domain_occurrences(ev, dom, g.gold_norms)
+    if g.attributes:
+        tok_set = ev.tok_set
+        for k, attr in enumerate(g.attributes):
+            if attr.last_word in tok_set:
+                occ += _value_occurrences(ev, attr, _ATTRIBUTE - k, (Level.SURFACE,))
     if rivals:
         # Most rivals are named nowhere in the response: two set intersections against the
         # rivals' last words and last stems (indexed once per gold) rule them all out; only when
@@ -638,8 +682,9 @@ def read_part(ev: Evidence, index: int) -> Reading:
     rival_codes = lookup.rival_codes
     if part.country is not None or rival_codes:
         asked = ev.query_countries()  # the question's own countries are context, not rivals
+        golds = part.countries
         for m in ev.countries(part.country):
-            if m.code == part.country:
+            if m.code in golds:
                 occ.append((-1, Level.ALIAS, m.start, m.end, m.code))
             elif m.code in asked:
                 continue
@@ -657,11 +702,13 @@ def read_part(ev: Evidence, index: int) -> Reading:
             occ += [
                 (owner, Level.ALIAS, j, j + 1, raw) for j, t in enumerate(ev.toks) if t == short
             ]
-    if occ and rivals:
-        # a rival the question itself names is the question's context restated ("During the War
-        # of 1812, the United States fought …"), not the answer's claim
+    if occ and (rivals or dom is not None or g.attributes):
+        # a rival (or the row's other value) the question itself names is the question's context
+        # restated ("During the War of 1812, the United States fought …"), not the answer's claim
         qpad = ev.query_pad
-        occ = [o for o in occ if o[0] < 0 or padded(" ".join(ev.toks[o[2] : o[3]])) not in qpad]
+        occ = [
+            o for o in occ if o[0] in (-1, -2) or padded(" ".join(ev.toks[o[2] : o[3]])) not in qpad
+        ]
     if occ:
         # _is_echo's own first test, inlined: a word the query does not hold is no echo
         qf, toks = ev.query_folded, ev.toks
@@ -710,7 +757,11 @@ def read_part(ev: Evidence, index: int) -> Reading:
     gold_occ = [o for o in accepted if o[0] == -1]
     affirmed = [o for o in gold_occ if not _is_denied(toks, o[2], ev)]
     r.denied = bool(gold_occ) and not affirmed
-    rival_occ = [o for o in accepted if o[0] != -1 and not _is_denied(toks, o[2], ev)]
+    rival_occ = [
+        o for o in accepted if o[0] != -1 and o[0] > _ATTRIBUTE and not _is_denied(toks, o[2], ev)
+    ]
+    if g.attributes:
+        r.attributes = [_said(ev, o) for o in accepted if o[0] <= _ATTRIBUTE]
     if rival_occ:
         # named by the answer's own words: a reason never names what the answer does not say
         r.rivals = list(dict.fromkeys(_said(ev, o) for o in rival_occ))
@@ -739,6 +790,38 @@ def read_part(ev: Evidence, index: int) -> Reading:
     if r.level is not None:
         r.hedge = _hedge(ev, part, r, rival_occ)
     return r
+
+
+#: Owners of occurrences beyond the gold (-1), another country (-2) and candidates (0…): the
+#: asked row's other values count down from here, domain values up from :data:`_DOMAIN`.
+_ATTRIBUTE = -10
+_DOMAIN = 1 << 20
+
+
+def _domain_occurrences(
+    ev: Evidence, dom: DomainIndex, gold_norms: frozenset[str]
+) -> list[_Occurrence]:
+    """The column's values the response names: the words whose value ends there (one set
+    intersection with the response's words), then the whole value looked for; the gold's own
+    spellings are never rivals."""
+    out: list[_Occurrence] = []
+    for w in sorted(ev.tok_set & dom.last_words):  # sorted: the same reason on every run
+        for k in dom.by_last[w]:
+            needle = dom.needles[k]
+            if needle[1:-1] in gold_norms:
+                continue
+            raw = dom.raws[k]
+            out += [(_DOMAIN + k, Level.SURFACE, a, b, raw) for a, b in _spans(ev.pad, needle)]
+    for w in sorted(ev.stem_set & dom.stem_lasts):
+        for k in dom.by_stem_last[w]:
+            if dom.needles[k][1:-1] in gold_norms:
+                continue
+            raw = dom.raws[k]
+            out += [
+                (_DOMAIN + k, Level.STEM, a, b, raw)
+                for a, b in _spans(ev.stem_pad, dom.stem_needles[k])
+            ]
+    return out
 
 
 def _occ_order(o: _Occurrence) -> tuple[Level, int]:
@@ -821,9 +904,9 @@ def _same_value(part: GoldPart, text: str) -> bool:
     norm = " ".join(tokens(text, folded=True))
     if not norm or norm in _NOT_AN_ALTERNATIVE:
         return True
-    if padded(part.norm) in padded(norm):
+    if any(padded(n) in padded(norm) for n in part.norms):
         return True
-    return part.country is not None and country_of(text) == part.country
+    return part.country is not None and country_of(text) in part.countries
 
 
 def token_prf(gold: frozenset[str], response_tokens: Sequence[str]) -> tuple[float, float, float]:
@@ -916,7 +999,11 @@ def _named_after(ev: Evidence, start: int) -> str | None:
 
 def tier_exact(ev: Evidence) -> Decision | None:
     g = ev.gold
-    if g.answerable and g.norm and ev.norm == g.norm:
+    if (
+        g.answerable
+        and g.norm
+        and (ev.norm == g.norm or (len(g.parts) == 1 and ev.norm in g.parts[0].norms))
+    ):
         return _ok("exact", "exact_match")
     return None
 
@@ -1256,7 +1343,23 @@ def tier_conflict(ev: Evidence) -> Decision | None:
             return _wrong("conflict", f"gold_denied: {part.raw!r}")
         if len(g.parts) == 1 and (claim := _typed_claim(ev, part)) is not None:
             return _wrong("conflict", f"type_mismatch: {claim!r} for gold {part.raw!r}")
+        if r.attributes and not _overlaps(ev, part):
+            # the right row, another column: "Robert King's phone is …, his city is Lethbridge"
+            # asked for his title names values the database holds for him, and not the one asked
+            named = ", ".join(map(repr, r.attributes[:3]))
+            return _wrong("conflict", f"other_attribute: {named} (gold {part.raw!r})")
     return None
+
+
+def _overlaps(ev: Evidence, part: GoldPart) -> bool:
+    """Whether the response shares any content word (or its stem) with the gold or one of its
+    alternatives: an answer that says part of the gold another way is no conclusive miss."""
+    for p in (part, *part.alts):
+        if not p.content.isdisjoint(ev.content_set):
+            return True
+        if not frozenset(stems(sorted(p.content))).isdisjoint(ev.stem_set):
+            return True
+    return False
 
 
 #: Words an answer wraps its value in ("The answer is 42.", "It is approximately 3 units").
