@@ -425,7 +425,7 @@ def _inside_name(text: str, n: NumberMention, query: str = "") -> bool:
         return False
     # the match may take in the spaces around the digits
     a, b = a + len(raw) - len(raw.lstrip()), a + len(raw.rstrip())
-    before = _WORD_BEFORE.search(text, 0, a)
+    before = _WORD_BEFORE.search(text, max(0, a - 64), a)  # a word is near: no scan from 0
     after = _WORD_AFTER.match(text, b)
     if before is None or after is None:
         return False
