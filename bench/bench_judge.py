@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             bound="CPU (pure Python rules, one core); ≤ 20 µs = ≥ 50,000 judgements/s",
         ),
         "domain_matcher_bytes_per_template": figure(
-            "judge: domain matcher memory per template (5,000 distinct values, the largest a"
+            "judge: domain matcher memory per template (2,000 distinct values, the largest a"
             " probe carries)",
             result["domain_matcher"]["bytes_per_template"],
             unit=" B",

@@ -38,8 +38,10 @@ MAX_CANDIDATE_CHARS = 256
 
 Candidate = Annotated[str, StringConstraints(max_length=MAX_CANDIDATE_CHARS)]
 #: Bounds of :attr:`Expected.domain`: every DISTINCT value of an answer column up to this many
-#: (a bottom-k hash sample beyond), so a message stays bounded whatever the column.
-MAX_DOMAIN = 5000
+#: (a bottom-k hash sample beyond), so a message and a dataset line stay bounded whatever the
+#: column: every probe and every group line carries its template's domain, so a column of many
+#: values (which also makes many groups) would otherwise grow the dataset with its square.
+MAX_DOMAIN = 2000
 #: Bound of :attr:`Expected.attributes` (the asked row's other values).
 MAX_ATTRIBUTES = 32
 #: Bound of :attr:`Expected.alternatives` per answer column.

@@ -265,7 +265,7 @@ class Evidence:
         if self._numbers is None:
             found = extract_numbers(self.folded, folded=True)
             if found and self.response.isascii():
-                asked = self.query_folded
+                asked = frozenset(self.query_toks)
                 found = [n for n in found if not _inside_name(self.response, n, asked)]
             self._numbers = found
         return self._numbers
@@ -412,7 +412,7 @@ _LEAD_WORDS = frozenset(
 )  # fmt: skip
 
 
-def _inside_name(text: str, n: NumberMention, query: str = "") -> bool:
+def _inside_name(text: str, n: NumberMention, query: frozenset[str] = frozenset()) -> bool:
     """A bare number between two words of a name ("Qe 7 Bloco G", "Apollo 11 Mission"): both
     neighbours capitalised (or a short code), neither a word that starts a phrase. Unless the
     question asks about that name ("Which highway was Revisited …?": "Highway 61 Revisited"
@@ -430,7 +430,7 @@ def _inside_name(text: str, n: NumberMention, query: str = "") -> bool:
     if before is None or after is None:
         return False
     left, right = before[1], after[1]
-    if query and (f" {left.lower()}" in f" {query}" or f" {right.lower()}" in f" {query}"):
+    if left.lower() in query or right.lower() in query:
         return False
     return (
         left[0].isupper()
@@ -587,10 +587,6 @@ _COPULAS = frozenset({"is", "was", "are", "were", "be", "been"})
 
 #: What ends a clause between a denial and what it would deny.
 _CLAUSE_END = re.compile(r"[,;:.!?()\[\]\n]|\s[-–—]\s")
-#: Opening and closing quotes around a name ("'I Write Sins Not Tragedies'").
-_QUOTES_RAW = "\"'“”‘’«»"
-
-
 def _scoped(ev: Evidence, j: int, start: int) -> bool:
     """Whether the denial word at token ``j`` denies the span starting at token ``start``: same
     clause, and the denial is no word of a quoted or capitalised name."""
@@ -985,12 +981,14 @@ def _named_after(ev: Evidence, start: int) -> str | None:
     text = ev.response
     if not text.isascii():  # offsets of the folded text are the response's only for ASCII
         return None if not ev.refusal or not ev.refusal.other_sentences else "another sentence"
-    query = ev.query_folded
+    query = frozenset(ev.query_toks)
     for m in _NAMING_WORD.finditer(text, start):
         word = m[0]
         low = word.lower().rstrip(".,")
-        if low in ("i", "i'm", "i'll", "i've", "i'd", "ai") or low in ARTICLES or low in query:
+        if low in ("i", "i'm", "i'll", "i've", "i'd", "ai") or low in ARTICLES:
             continue
+        if query.issuperset(tokens(low, folded=True)):
+            continue  # the question's own words
         if word[0].isupper() and _SENTENCE_START.search(text, 0, m.start()):
             continue  # a sentence's first word is capitalised whatever it is
         return word
