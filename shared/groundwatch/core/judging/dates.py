@@ -119,7 +119,7 @@ def extract_dates(text: str, *, folded: bool = False) -> list[DateMention]:
     return extract_dates_from_tokens(tokens(text, folded=folded))
 
 
-def extract_dates_from_tokens(toks: list[str]) -> list[DateMention]:
+def extract_dates_from_tokens(toks: list[str], *, vague: bool | None = None) -> list[DateMention]:
     """Every date mention in a token list (see :func:`groundwatch.core.judging.normalize.tokens`).
 
     Works outward from each 4-digit year token, finest form first, and each mention consumes its
@@ -131,11 +131,13 @@ def extract_dates_from_tokens(toks: list[str]) -> list[DateMention]:
     out: list[DateMention] = []
     n = len(toks)
     free = 0  # first token index not yet consumed by a mention
-    if (
-        "century" in toks
-        or any(t[-1:] == "s" and t[:1].isdigit() for t in toks)
-        or (not _DECADE_WORDS.isdisjoint(toks))
-    ):
+    if vague is None:  # the caller did not say whether decades or centuries may be written
+        vague = (
+            "century" in toks
+            or not _DECADE_WORDS.isdisjoint(toks)
+            or any(t[-1:] == "s" and t[:1].isdigit() for t in toks)
+        )
+    if vague:
         out.extend(_vague_years(toks))
     for i in [k for k, tok in enumerate(toks) if len(tok) == 4 and tok.isdigit()]:
         if i < free:

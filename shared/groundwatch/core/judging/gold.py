@@ -138,6 +138,8 @@ class Gold:
     attributes: tuple[GoldPart, ...] = ()
     #: every normalized spelling of every part: what is never a rival
     gold_norms: frozenset[str] = frozenset()
+    #: the attributes' last words: one set test rules them all out of most answers
+    attribute_last_words: frozenset[str] = frozenset()
 
     @property
     def has_rivals(self) -> bool:
@@ -266,6 +268,7 @@ def _prepare(
         raws=", ".join(repr(p.raw) for p in parts),
         attributes=attrs,
         gold_norms=gold_norms,
+        attribute_last_words=frozenset(a.last_word for a in attrs),
     )
 
 

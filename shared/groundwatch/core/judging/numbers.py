@@ -104,6 +104,10 @@ _VAGUE = re.compile(
     r"|\b(?P<centw>" + "|".join(w for w in _ORDINAL_WORDS if " " not in w) + r")[- ]century\b"
     r"|\b(?:the\s+)?(?P<dword>" + "|".join(_DECADE_WORDS) + r")\b"
 )
+#: What every vague span holds (a decade's "0s"/"0's", "century", a decade word's "ties") or an
+#: ordinal word: one quick search that most texts fail, before the patterns proper.
+_RARE_GATE = re.compile(r"0'?\s?s\b|centur|ties\b|first|second|third|[fxhnr]th\b|tieth|elfth")
+_VAGUE_GATE = re.compile(r"0'?\s?s\b|centur|ties\b")
 
 #: Words that say a number is rounded ("about 380,000", "some 30 staff", "~40").
 _APPROX_CUE = re.compile(
@@ -164,7 +168,8 @@ def extract_numbers(text: str, *, folded: bool = False) -> list[NumberMention]:
     t = text if folded else fold(text)
     out: list[NumberMention] = []
     vague_spans: list[tuple[int, int]] = []
-    if "0" in t or "centur" in t or "ies" in t:
+    rare = _RARE_GATE.search(t) is not None
+    if rare and _VAGUE_GATE.search(t):
         for m in _VAGUE.finditer(t):
             spans = [_vague_span(m)]
             if m["dword"]:  # "in her thirties" is an age as often as a decade: both readings
@@ -213,7 +218,7 @@ def extract_numbers(text: str, *, folded: bool = False) -> list[NumberMention]:
         out.append(NumberMention(value, 1.0, False, None, m.span()))
     if len(out) > 1 and _HAS_DIGIT.search(t):
         out = _compound_durations(t, out)
-    if "th" in t or "first" in t or "second" in t or "third" in t:
+    if rare:
         for m in _ORDINALS.finditer(t):
             if vague_spans and any(a <= m.start() < b for a, b in vague_spans):
                 continue

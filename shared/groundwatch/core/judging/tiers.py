@@ -255,7 +255,9 @@ class Evidence:
     @property
     def dates(self) -> list[DateMention]:
         if self._dates is None:
-            self._dates = extract_dates_from_tokens(self.toks)
+            norm = self.norm  # decades and centuries are looked for only where they may be
+            vague = "0s" in norm or "century" in norm or "ties " in self.pad
+            self._dates = extract_dates_from_tokens(self.toks, vague=vague)
         return self._dates
 
     @property
@@ -425,6 +427,9 @@ def _inside_name(text: str, n: NumberMention, query: frozenset[str] = frozenset(
         return False
     # the match may take in the spaces around the digits
     a, b = a + len(raw) - len(raw.lstrip()), a + len(raw.rstrip())
+    # cheap first: a letter must stand one space before and a capital or digit one space after
+    if a < 2 or not text[a - 2].isalpha() or b + 1 >= len(text) or not text[b + 1].isupper():
+        return False
     before = _WORD_BEFORE.search(text, max(0, a - 64), a)  # a word is near: no scan from 0
     after = _WORD_AFTER.match(text, b)
     if before is None or after is None:
@@ -587,6 +592,8 @@ _COPULAS = frozenset({"is", "was", "are", "were", "be", "been"})
 
 #: What ends a clause between a denial and what it would deny.
 _CLAUSE_END = re.compile(r"[,;:.!?()\[\]\n]|\s[-–—]\s")
+
+
 def _scoped(ev: Evidence, j: int, start: int) -> bool:
     """Whether the denial word at token ``j`` denies the span starting at token ``start``: same
     clause, and the denial is no word of a quoted or capitalised name."""
@@ -661,7 +668,7 @@ def read_part(ev: Evidence, index: int) -> Reading:
     lookup = g.lookups[index]
     if dom is not None:
         occ += _domain_occurrences(ev, dom, g.gold_norms)
-    if g.attributes:
+    if g.attributes and not ev.tok_set.isdisjoint(g.attribute_last_words):
         tok_set = ev.tok_set
         for k, attr in enumerate(g.attributes):
             if attr.last_word in tok_set:
@@ -700,11 +707,18 @@ def read_part(ev: Evidence, index: int) -> Reading:
             ]
     if occ and (rivals or dom is not None or g.attributes):
         # a rival (or the row's other value) the question itself names is the question's context
-        # restated ("During the War of 1812, the United States fought …"), not the answer's claim
-        qpad = ev.query_pad
-        occ = [
-            o for o in occ if o[0] in (-1, -2) or padded(" ".join(ev.toks[o[2] : o[3]])) not in qpad
-        ]
+        # restated ("During the War of 1812, the United States fought …"), not the answer's claim;
+        # a rival whose last word the query does not hold is none (one substring test)
+        toks, qf = ev.toks, ev.query_folded
+        if any(o[0] < -2 or o[0] >= 0 for o in occ if toks[o[3] - 1] in qf):
+            qpad = ev.query_pad
+            occ = [
+                o
+                for o in occ
+                if -2 <= o[0] < 0
+                or toks[o[3] - 1] not in qf
+                or padded(" ".join(toks[o[2] : o[3]])) not in qpad
+            ]
     if occ:
         # _is_echo's own first test, inlined: a word the query does not hold is no echo
         qf, toks = ev.query_folded, ev.toks
@@ -801,14 +815,16 @@ def _domain_occurrences(
     intersection with the response's words), then the whole value looked for; the gold's own
     spellings are never rivals."""
     out: list[_Occurrence] = []
-    for w in sorted(ev.tok_set & dom.last_words):  # sorted: the same reason on every run
+    hits = ev.tok_set & dom.last_words
+    for w in sorted(hits) if len(hits) > 1 else hits:  # sorted: the same reason on every run
         for k in dom.by_last[w]:
             needle = dom.needles[k]
             if needle[1:-1] in gold_norms:
                 continue
             raw = dom.raws[k]
             out += [(_DOMAIN + k, Level.SURFACE, a, b, raw) for a, b in _spans(ev.pad, needle)]
-    for w in sorted(ev.stem_set & dom.stem_lasts):
+    stem_hits = ev.stem_set & dom.stem_lasts
+    for w in sorted(stem_hits) if len(stem_hits) > 1 else stem_hits:
         for k in dom.by_stem_last[w]:
             if dom.needles[k][1:-1] in gold_norms:
                 continue
@@ -1000,7 +1016,10 @@ def tier_exact(ev: Evidence) -> Decision | None:
     if (
         g.answerable
         and g.norm
-        and (ev.norm == g.norm or (len(g.parts) == 1 and ev.norm in g.parts[0].norms))
+        and (
+            ev.norm == g.norm
+            or (len(g.parts) == 1 and g.parts[0].alts and ev.norm in g.parts[0].norms)
+        )
     ):
         return _ok("exact", "exact_match")
     return None
