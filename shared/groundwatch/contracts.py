@@ -418,7 +418,29 @@ class Judgement(_ProbeKeyed):
                 own.update({name: values[name] for name in _FROM_RESPONSE})
         else:  # the caller replaces one of them: validate the four together, as one message
             own = _validate_own(cls, {**{n: values[n] for n in _FROM_RESPONSE}, **fields})
-        return _with_carried(cls, response, own)
+        judgement = _with_carried(cls, response, own)
+        expected = values["expected"]
+        if expected.domain:
+            # the judge has read the column's domain: analytics and the store, which keep the
+            # expected answer of every judgement, need not carry thousands of values each
+            judgement.__dict__["expected"] = _without_domain(expected)
+        return judgement
+
+
+#: Expected answers without their domains, by the identity of the one with them (every form of
+#: a group shares its expected answer): one copy per group, not per judgement. Bounded.
+_STRIPPED: dict[int, tuple[Expected, Expected]] = {}
+
+
+def _without_domain(expected: Expected) -> Expected:
+    hit = _STRIPPED.get(id(expected))
+    if hit is not None and hit[0] is expected:
+        return hit[1]
+    stripped = expected.model_copy(update={"domain": []})
+    if len(_STRIPPED) >= 4096:
+        _STRIPPED.clear()
+    _STRIPPED[id(expected)] = (expected, stripped)
+    return stripped
 
 
 #: The fields a judgement takes from its response as they are (already validated there).

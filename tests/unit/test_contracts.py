@@ -114,3 +114,18 @@ def test_dead_letter_keeps_raw_bytes() -> None:
         service="judge",
     )
     assert Topics().dead_letter.decode(dl.to_bytes()).raw == raw
+
+
+def test_a_judgement_leaves_the_columns_domain_behind() -> None:
+    from groundwatch.contracts import Judgement, RagResponse, TargetStatus
+    from groundwatch.core.model import ColumnDomain, Expected, Verdict
+
+    exp = Expected(values=["Calgary"], domain=[ColumnDomain.of(["Calgary", "Winnipeg"])],
+                   attributes=["Lethbridge"])  # fmt: skip
+    response = RagResponse.for_probe(make_probe(expected=exp), status=TargetStatus.OK, answer="x")
+    j = Judgement.for_response(response, verdict=Verdict.INCORRECT, tier="conflict", reason="r")
+    assert j.expected.domain == [] and j.expected.attributes == ["Lethbridge"]
+    assert j.expected.values == ["Calgary"] and response.expected.domain
+    again = Judgement.for_response(response, verdict=Verdict.CORRECT, tier="t", reason="r")
+    assert again.expected is j.expected  # one copy per expected answer
+    assert Topics().judgements.decode(j.to_bytes()) == j

@@ -815,7 +815,9 @@ def _domain_occurrences(
     intersection with the response's words), then the whole value looked for; the gold's own
     spellings are never rivals."""
     out: list[_Occurrence] = []
-    hits = ev.tok_set & dom.last_words
+    tok_set = ev.tok_set
+    # most answers name no other value: one allocation-free test rules the domain out
+    hits = () if tok_set.isdisjoint(dom.last_words) else tok_set & dom.last_words
     for w in sorted(hits) if len(hits) > 1 else hits:  # sorted: the same reason on every run
         for k in dom.by_last[w]:
             needle = dom.needles[k]
@@ -823,7 +825,8 @@ def _domain_occurrences(
                 continue
             raw = dom.raws[k]
             out += [(_DOMAIN + k, Level.SURFACE, a, b, raw) for a, b in _spans(ev.pad, needle)]
-    stem_hits = ev.stem_set & dom.stem_lasts
+    stem_set = ev.stem_set
+    stem_hits = () if stem_set.isdisjoint(dom.stem_lasts) else stem_set & dom.stem_lasts
     for w in sorted(stem_hits) if len(stem_hits) > 1 else stem_hits:
         for k in dom.by_stem_last[w]:
             if dom.needles[k][1:-1] in gold_norms:
