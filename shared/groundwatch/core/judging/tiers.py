@@ -1395,6 +1395,15 @@ _MONTH_WORDS = frozenset(
 )  # fmt: skip
 
 
+_HAS_DIGIT = re.compile(r"\d")
+
+
+@lru_cache(maxsize=65_536)
+def _number_like(raw: str) -> bool:
+    """A gold value that holds a number ("Building 7", "Four pieces of fruit", "Sixties")."""
+    return _HAS_DIGIT.search(raw) is not None or bool(extract_numbers(raw))
+
+
 #: A token that is a number as written (digits, a decade, a rank), not a code like "MI5".
 _NUMERIC_TOKEN = re.compile(r"\d+(?:s|st|nd|rd|th)?")
 
@@ -1404,16 +1413,16 @@ def _typed_claim(ev: Evidence, part: GoldPart) -> str | None:
     surname, "The answer is 42." for a city): an answer of another type than the gold's is a
     wrong one. None when the gold itself holds digits or can be a truth value, or when the answer
     says anything besides (the question's own words and the wrapping words aside)."""
-    if part.boolean is not None or any(ch.isdigit() for ch in part.raw):
+    if part.boolean is not None or _number_like(part.raw):
         return None
-    if extract_numbers(part.raw):  # "Four pieces of fruit", "Sixties Revolution"
-        return None
-    if not ev.numbers and not ev.dates:
+    if not _HAS_DIGIT.search(ev.norm):  # a claim of another type holds digits: most answers none
         return None
     q = ev.query_pad
     claim = [t for t in ev.toks if t not in STOPWORDS and t not in _WRAPPING and f" {t} " not in q]
     if not claim or not all(_NUMERIC_TOKEN.fullmatch(t) or t in _MONTH_WORDS for t in claim):
         return None
+    if all(t in _MONTH_WORDS for t in claim):
+        return None  # "April" alone may be a name
     return " ".join(claim)
 
 
