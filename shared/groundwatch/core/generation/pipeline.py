@@ -23,7 +23,13 @@ from groundwatch.core.generation.answers import (
     kind_of_value,
     typed_answer,
 )
-from groundwatch.core.generation.candidates import ColumnSample, candidate_queries, candidates_for
+from groundwatch.core.generation.candidates import (
+    ColumnSample,
+    candidate_queries,
+    domain_record,
+    entity_attributes,
+    entity_attributes_query,
+)
 from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, list_rows, plan
 from groundwatch.core.generation.realize import (
     compile_percent,
@@ -36,7 +42,7 @@ from groundwatch.core.generation.schema import SchemaInfo
 from groundwatch.core.generation.templates import SqlTemplate
 from groundwatch.core.generation.validation import Rejection
 from groundwatch.core.generation.verbalizers import Verbalizer
-from groundwatch.core.model import AnswerType, SemanticGroup, group_id_hasher
+from groundwatch.core.model import MAX_DOMAIN, AnswerType, SemanticGroup, group_id_hasher
 
 #: text templates: SQL template id → cohort → text templates (with paper placeholders)
 TextTemplates = Mapping[str, Mapping[str, Sequence[str]]]
@@ -425,8 +431,11 @@ def _records_of(
     declared = tuple(kd for kd in kinds if kd is not None)
     known_types = declared if len(declared) == len(kinds) else None
     samples = _candidate_samples(port, t, schema, s)
-    any_sample = any(x is not None for x in samples)
-    cand_cache: dict[Any, tuple[tuple[str, ...], ...]] = {}
+    # the answer columns' whole domains, once per template and shared by its every group (they
+    # supersede the per-group candidate samples: the judge builds one matcher per domain)
+    domains = [domain_record(x) for x in samples] if any(x is not None for x in samples) else []
+    attributes = _entity_attributes(port, t, schema, s)
+    slot_params = t.params
     compiled = [(c, [compile_text(tt, t) for tt in texts]) for c, texts in chosen.items()]
     # every form of a group in one flat list (cohort by cohort, as the record lists them): the
     # filler per text template, its cohort, and the cohort part of its form id (form_id_for
@@ -539,19 +548,15 @@ def _records_of(
                     {"sql": sql, "params": params, "answer": given, "text": texts[0]},
                 )
                 continue
+            answer_domain: Any = domains
             if fill.n_answers > 1:
                 s.list_answers += 1
-                # a list answer's elements all come from the one column: one sample each
-                candidates: Any = candidates_for(samples * len(values), values)
-            elif not any_sample:
-                candidates = ()
-            else:
-                key = values[0] if len(values) == 1 else tuple(values)
-                candidates = cand_cache.get(key)
-                if candidates is None:
-                    candidates = tuple(tuple(c) for c in candidates_for(samples, values))
-                    if len(cand_cache) < _CANDIDATE_CACHE:
-                        cand_cache[key] = candidates
+                # a list answer's elements all come from the one column: its domain each
+                answer_domain = domains * len(values)
+            row_values: Any = ()
+            if attributes is not None:
+                key = tuple(format_value(raw[p]) for p in slot_params)
+                row_values = attributes.get(key, ())
             s.queries += 1
             s.groups += 1
             produced += 1
@@ -568,7 +573,10 @@ def _records_of(
                     "version": 1,
                     "stale_values": [],
                     "options": None,
-                    "candidates": candidates,
+                    "candidates": (),
+                    "domain": answer_domain,
+                    "attributes": row_values,
+                    "alternatives": (),
                 },
                 "forms": [
                     {
@@ -601,15 +609,28 @@ def _records_of(
 def _candidate_samples(
     port: QueryPort, t: SqlTemplate, schema: SchemaInfo, s: StageSummary
 ) -> list[ColumnSample | None]:
-    """Per answer column, a bounded sample of its distinct values (one streamed query each)."""
+    """Per answer column, its distinct values: all of them up to :data:`MAX_DOMAIN`, a bottom-k
+    sample beyond (one streamed query each)."""
     out: list[ColumnSample | None] = []
     for sql in candidate_queries(t, schema):
         if sql is None:
             out.append(None)
             continue
         s.sql_statements += 1
-        out.append(ColumnSample.of(r[0] for r in port.rows(sql)))
+        out.append(ColumnSample.of((r[0] for r in port.rows(sql)), k=MAX_DOMAIN))
     return out
+
+
+def _entity_attributes(
+    port: QueryPort, t: SqlTemplate, schema: SchemaInfo, s: StageSummary
+) -> dict[tuple[str, ...], list[str]] | None:
+    """The asked rows' other text values by their slot values (one streamed query per
+    template), or None for a template that asks no single row's column."""
+    query = entity_attributes_query(t, schema)
+    if query is None:
+        return None
+    s.sql_statements += 1
+    return entity_attributes(port.rows(query[0]), query[1])
 
 
 def _has_multiple(port: QueryPort, grouped: GroupedPlan) -> bool:
