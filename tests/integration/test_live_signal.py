@@ -132,6 +132,10 @@ def rival_of(g: SemanticGroup) -> str | None:
         for c in cs:
             if c != gold:
                 return c
+    for domain in g.answer.domain:
+        for c in domain.values if domain is not None else ():
+            if c != gold:
+                return c
     return str(int(gold) + 7) if gold.isdigit() else None
 
 
@@ -188,7 +192,10 @@ class Endpoint:
         if not self.knows(g.group_id):
             others = self._other_values(entity, gold)
             if others and int(share(g.group_id, "refuse") * 10) % 3:
-                return f"{entity} is listed with {', '.join(others[:-1])} and {others[-1]}."
+                listed = (
+                    others[0] if len(others) == 1 else f"{', '.join(others[:-1])} and {others[-1]}"
+                )
+                return f"{entity} is listed with {listed}."
             return "I could not find anything about that in the documents I was given."
         if g.group_id in self.fragile and index == 2:
             return f"The records give {rival_of(g)} for {entity}."
