@@ -27,6 +27,7 @@ from groundwatch.core.generation.answers import (
 )
 from groundwatch.core.generation.candidates import ColumnSample, candidate_queries, candidates_for
 from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, list_rows, plan
+from groundwatch.core.generation.lexicon import Lexicon, Thesaurus, schema_context
 from groundwatch.core.generation.realize import (
     compile_percent,
     compile_pieces,
@@ -177,19 +178,28 @@ def offline_text_templates(
     verbalizers: Mapping[str, Verbalizer],
     cohorts: Sequence[str],
     schema: SchemaInfo | None = None,
+    lexicon: Lexicon | None = None,
 ) -> dict[str, dict[str, list[str]]]:
     """Text templates from the deterministic realizer for every template and cohort.
 
     With ``schema`` the long forms talk in the schema's own words (see
-    :func:`~groundwatch.core.generation.realize.vocabulary`).
+    :func:`~groundwatch.core.generation.realize.vocabulary`); with a ``lexicon`` too, the forms
+    also name attributes the way people do (synonyms in the schema's sense, see
+    :mod:`~groundwatch.core.generation.lexicon`) and "who"/"when" need it to tell people and
+    events.
     """
     missing = [c for c in cohorts if c not in verbalizers]
     if missing:
         raise KeyError(f"no verbalizer for cohorts {missing}; known: {sorted(verbalizers)}")
+    names: list[str] = []
+    for tbl in schema.tables if schema is not None else ():
+        names.append(tbl.name)
+        names.extend(c.name for c in tbl.columns)
+    thesaurus = Thesaurus(lexicon, schema_context(names)) if lexicon is not None else None
     out: dict[str, dict[str, list[str]]] = {}
     for t in templates:
         vocab = vocabulary(t, schema)
-        out[t.template_id] = {c: realize(t, verbalizers[c], vocab) for c in cohorts}
+        out[t.template_id] = {c: realize(t, verbalizers[c], vocab, thesaurus) for c in cohorts}
     return out
 
 

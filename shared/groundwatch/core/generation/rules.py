@@ -884,7 +884,7 @@ def _payload_templates(link: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]
                             tables=_dedup([link.name, d_tbl.name, mid.name, n_tbl.name]),
                             origin="rule",
                             kind="link",
-                            answer_label=f"total {label}",
+                            answer_label="number of units" if unit == "units" else f"total {label}",
                             entity=entity,
                             on_multiple="drop",
                             identifier_slots=(pd, pn),
