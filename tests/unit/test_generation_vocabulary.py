@@ -132,7 +132,6 @@ def test_link_tables_give_membership_counts_and_payloads_by_both_ends(
     # the count is asked as membership in the forms that use the question by type
     wh_forms = [f.text for _, g in in_playlist for f in g.forms if f.text.startswith("How many")]
     assert all(x.startswith("How many tracks are in playlist '") for x in wh_forms)
-        )
     # the playlist names are 8 distinct of 10 ("Music" and "Movies" twice): the template stays,
     # the shared names' fills go
     assert all(g.params["playlist_name"] not in ("Music", "Movies") for _, g in in_playlist)
