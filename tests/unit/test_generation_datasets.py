@@ -146,7 +146,7 @@ def test_cli_gen_dry_run_prints_templates_only(cli: typer.Typer, tmp_path: Path)
     res = CliRunner().invoke(cli, ["gen", "--demo", "--dry-run"])
     assert res.exit_code == 0, res.output
     assert "SELECT industry FROM clients WHERE name = :name" in res.output
-    assert "short: Industry of client '[clients.name]'" in res.output
+    assert "short: Industry of '[clients.name]'" in res.output
     assert "semantic groups" not in res.output
 
 

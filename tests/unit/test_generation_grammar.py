@@ -90,7 +90,7 @@ def test_export_round_trips_through_the_paper_format(aurp: Path) -> None:
     tt = dump_text_templates(templates, texts, "short")
     assert set(tt) == set(sqls)
     assert (
-        "Supervisor or manager of employee '[Employee.Name]'"
+        "Supervisor or manager of '[Employee.Name]'"
         in tt["SELECT SupervisorOrManager FROM Employee WHERE Name = '[Employee.Name]';"]
     )
 

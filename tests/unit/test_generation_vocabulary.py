@@ -227,3 +227,18 @@ def test_distinct_n_counts_repeated_wording() -> None:
     same = ["find the price of 'A' now", "find the price of 'B' now"]
     assert distinct_n(same) == 0.5
     assert distinct_n(["how much is it", "what does it cost"]) == 1.0
+
+
+def test_only_names_other_rows_share_are_marked_shared(urls: dict[str, str]) -> None:
+    from sqlalchemy import create_engine
+
+    from groundwatch.adapters.sources.introspect import introspect
+
+    engine = create_engine(urls["music_store"])
+    try:
+        schema = introspect(engine)
+    finally:
+        engine.dispose()
+    # 'Mitchell' is an employee's and a customer's last name; album titles are no one else's
+    assert {("Employee", "LastName"), ("Customer", "LastName")} <= schema.shared_names
+    assert ("Album", "Title") not in schema.shared_names

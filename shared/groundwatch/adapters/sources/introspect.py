@@ -143,7 +143,40 @@ def introspect(
     schema = steer(SchemaInfo(tuple(infos), dialect=_dialect(conn)), steer_by)
     if not profile:
         return schema
-    return replace(schema, tables=tuple(_profile(conn, handles[t.name], t) for t in schema.tables))
+    schema = replace(
+        schema, tables=tuple(_profile(conn, handles[t.name], t) for t in schema.tables)
+    )
+    return replace(schema, shared_names=_shared_names(conn, schema, handles))
+
+
+#: Most pairs of naming columns compared for shared values (one INTERSECT query each).
+_MAX_NAME_PAIRS = 200
+
+
+def _shared_names(
+    conn: Connection, schema: SchemaInfo, handles: dict[str, Table]
+) -> frozenset[tuple[str, str]]:
+    """Naming columns that share a value with a naming column of another table.
+
+    Only columns called alike are compared (``LastName`` with ``LastName``, ``Name`` with
+    ``Name``): values of unlike columns rarely meet, and a schema of a hundred tables would
+    otherwise cost thousands of queries.
+    """
+    names = [(t, c) for t in schema.tables for c in t.columns if t.is_key_like(c)]
+    out: set[tuple[str, str]] = set()
+    pairs = 0
+    for (t1, c1), (t2, c2) in combinations(names, 2):
+        if t1.name == t2.name or c1.name.lower() != c2.name.lower():
+            continue
+        pairs += 1
+        if pairs > _MAX_NAME_PAIRS:
+            break
+        a = select(handles[t1.name].c[c1.name])
+        b = select(handles[t2.name].c[c2.name])
+        both = a.intersect(b).subquery("gw_shared")
+        if conn.execute(select(func.count()).select_from(both)).scalar_one():
+            out.update({(t1.name, c1.name), (t2.name, c2.name)})
+    return frozenset(out)
 
 
 _SAMPLES = 20

@@ -196,10 +196,13 @@ def offline_text_templates(
         names.append(tbl.name)
         names.extend(c.name for c in tbl.columns)
     thesaurus = Thesaurus(lexicon, schema_context(names)) if lexicon is not None else None
+    shared = schema.shared_names if schema is not None else frozenset()
     out: dict[str, dict[str, list[str]]] = {}
     for t in templates:
         vocab = vocabulary(t, schema)
-        out[t.template_id] = {c: realize(t, verbalizers[c], vocab, thesaurus) for c in cohorts}
+        out[t.template_id] = {
+            c: realize(t, verbalizers[c], vocab, thesaurus, shared) for c in cohorts
+        }
     return out
 
 

@@ -110,17 +110,23 @@ def vocabulary(template: SqlTemplate, schema: SchemaInfo | None = None) -> dict[
     }
 
 
-def template_parts(template: SqlTemplate, vocab: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The pattern fields for one SQL template (see :mod:`verbalizers`)."""
+def template_parts(
+    template: SqlTemplate,
+    vocab: Mapping[str, str] | None = None,
+    shared_names: frozenset[tuple[str, str]] = frozenset(),
+) -> dict[str, str]:
+    """The pattern fields for one SQL template (see :mod:`verbalizers`); ``shared_names``:
+    the naming columns whose values other tables' rows share (:attr:`SchemaInfo.shared_names`)."""
     slots = template.slots
     quoted = [f"'{s.grammar_token()}'" for s in slots]
     entity = template.entity or "record"
     if template.refs is not None:
         ref, the_ref = template.refs
     elif len(slots) == 1 and slots[0].param in template.identifier_slots:
-        # the entity type with the name, always: "address for 'Mitchell'" could be an
+        # the entity type with a name other rows share: "address for 'Mitchell'" could be an
         # employee's or a customer's
-        ref = f"{entity} {quoted[0]}"
+        shared = (slots[0].table, slots[0].column) in shared_names
+        ref = f"{entity} {quoted[0]}" if shared else quoted[0]
         the_ref = named(entity, slots[0].column, quoted[0])
     elif len({s.table for s in slots}) > 1:
         nouns = [entity_noun(s.table) for s in slots]
@@ -246,6 +252,7 @@ def realize(
     verbalizer: Verbalizer,
     vocab: Mapping[str, str] | None = None,
     thesaurus: Thesaurus | None = None,
+    shared_names: frozenset[tuple[str, str]] = frozenset(),
 ) -> list[str]:
     """Distinct text templates for one SQL template in one cohort, in pattern order.
 
@@ -257,7 +264,7 @@ def realize(
     ``min_words``; every text template carries exactly the SQL template's placeholders (a
     pattern that would drop one is skipped).
     """
-    base = template_parts(template, vocab)
+    base = template_parts(template, vocab, shared_names)
     labels = [base["answer"]]
     if thesaurus is not None and not base["state"]:
         labels += list(thesaurus.alternatives(base["answer"]))[:2]

@@ -166,6 +166,10 @@ class SchemaInfo:
     dialect: str = "sqlite"
     excluded: Mapping[tuple[str, str], str] = field(default_factory=dict)
     excluded_tables: Mapping[str, str] = field(default_factory=dict)
+    #: ``(table, column)`` naming columns some of whose values also name a row of another table
+    #: ('Mitchell' an employee's and a customer's last name): questions by them say which kind
+    #: of row they mean ("address for employee 'Mitchell'").
+    shared_names: frozenset[tuple[str, str]] = frozenset()
 
     def table(self, name: str) -> TableInfo | None:
         for t in self.tables:
