@@ -41,8 +41,8 @@ class _Sorted:
     """A sorted text file memory-mapped, searched for the lines that start with a prefix."""
 
     def __init__(self, path: Path) -> None:
-        self._file = path.open("rb")
-        self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+        with path.open("rb") as f:  # the map outlives the descriptor
+            self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
     def _line_at(self, pos: int) -> tuple[int, bytes]:
         start = self._map.rfind(b"\n", 0, pos) + 1
