@@ -212,7 +212,12 @@ def register(app: typer.Typer) -> None:
         key_ratio: Annotated[
             float | None,
             typer.Option(
-                min=0.0, max=1.0, help="Distinct share for a text column to name its rows."
+                min=0.0,
+                max=1.0,
+                help=(
+                    "Distinct share for a text column to name its rows (a column called a"
+                    " name needs at most 0.6: fills on a shared name are dropped)."
+                ),
             ),
         ] = None,
         allow_list_answers: Annotated[
@@ -363,7 +368,12 @@ def register(app: typer.Typer) -> None:
         key_ratio: Annotated[
             float | None,
             typer.Option(
-                min=0.0, max=1.0, help="Distinct share for a text column to name its rows."
+                min=0.0,
+                max=1.0,
+                help=(
+                    "Distinct share for a text column to name its rows (a column called a"
+                    " name needs at most 0.6: fills on a shared name are dropped)."
+                ),
             ),
         ] = None,
         seed: Annotated[int, typer.Option(help="Demo domain seed.")] = 7,
