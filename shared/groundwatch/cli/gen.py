@@ -212,7 +212,12 @@ def register(app: typer.Typer) -> None:
         key_ratio: Annotated[
             float | None,
             typer.Option(
-                min=0.0, max=1.0, help="Distinct share for a text column to name its rows."
+                min=0.0,
+                max=1.0,
+                help=(
+                    "Distinct share for a text column to name its rows (a column called a"
+                    " name needs at most 0.6: fills on a shared name are dropped)."
+                ),
             ),
         ] = None,
         allow_list_answers: Annotated[
@@ -363,7 +368,12 @@ def register(app: typer.Typer) -> None:
         key_ratio: Annotated[
             float | None,
             typer.Option(
-                min=0.0, max=1.0, help="Distinct share for a text column to name its rows."
+                min=0.0,
+                max=1.0,
+                help=(
+                    "Distinct share for a text column to name its rows (a column called a"
+                    " name needs at most 0.6: fills on a shared name are dropped)."
+                ),
             ),
         ] = None,
         seed: Annotated[int, typer.Option(help="Demo domain seed.")] = 7,
@@ -415,6 +425,7 @@ def _introspect(url: str, opts: GenOptions, demo: bool) -> SchemaInfo:
 
 
 def _write_templates(url: str, out: Path, opts: GenOptions, *, demo: bool) -> int:
+    from groundwatch.adapters.lexicon import wordnet
     from groundwatch.adapters.template_files import dump_templates
     from groundwatch.core.generation.pipeline import offline_text_templates
     from groundwatch.core.generation.rules import rule_templates
@@ -424,7 +435,7 @@ def _write_templates(url: str, out: Path, opts: GenOptions, *, demo: bool) -> in
         templates, texts = asyncio.run(_llm_templates(schema, opts))
     else:
         templates = rule_templates(schema, opts.rules(demo))
-        texts = offline_text_templates(templates, opts.verbalizers, opts.cohorts, schema)
+        texts = offline_text_templates(templates, opts.verbalizers, opts.cohorts, schema, wordnet())
     out.write_text(dump_templates(templates, texts, dialect=schema.dialect), encoding="utf-8")
     return len(templates)
 
@@ -553,6 +564,7 @@ def _print_examples(summary: StageSummary) -> None:
 
 
 def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
+    from groundwatch.adapters.lexicon import wordnet
     from groundwatch.adapters.sources.generate import generate_groups
     from groundwatch.core.generation.pipeline import offline_text_templates
 
@@ -586,10 +598,14 @@ def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
             loaded = load(schema)
             templates, texts = loaded.templates, dict(loaded.text_templates)
             missing = [t for t in templates if t.template_id not in texts]
-            texts.update(offline_text_templates(missing, opts.verbalizers, opts.cohorts, schema))
+            texts.update(
+                offline_text_templates(missing, opts.verbalizers, opts.cohorts, schema, wordnet())
+            )
         else:
             templates = rule_templates(schema, opts.rules(demo))
-            texts = offline_text_templates(templates, opts.verbalizers, opts.cohorts, schema)
+            texts = offline_text_templates(
+                templates, opts.verbalizers, opts.cohorts, schema, wordnet()
+            )
         _print_templates(templates, texts)
         _dry_run_summary(templates, texts, opts)
         return None

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from sqlalchemy import Connection
 
+from groundwatch.adapters.lexicon import wordnet
 from groundwatch.adapters.sources.connect import readonly_engine
 from groundwatch.adapters.sources.introspect import introspect
 from groundwatch.adapters.sources.port import SqlAlchemyPort
@@ -83,7 +84,7 @@ def generate_groups(
             ]
             if missing:
                 realized = offline_text_templates(
-                    missing, verbalizers or default_verbalizers(), cohorts, schema
+                    missing, verbalizers or default_verbalizers(), cohorts, schema, wordnet()
                 )
                 for tid, per_cohort in realized.items():
                     have = texts.setdefault(tid, {})
