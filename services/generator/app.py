@@ -64,6 +64,7 @@ def load_groups(settings: GeneratorSettings) -> tuple[list[SemanticGroup], str |
             rule_config=RuleConfig(key_ratio=settings.key_ratio),
             steering=steering,
             list_answers=settings.allow_list_answers,
+            policy=settings.source_policy(),
         )
         return result.groups, settings.source_url
     from groundwatch.adapters.db.datasets import read_jsonl
@@ -84,7 +85,9 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
         await asyncio.to_thread(ensure_dataset_stored, engine, groups)
         metrics = GeneratorMetrics(registry)
         refresh = (
-            answer_refresher(source_url, engine, metrics.answers_changed) if source_url else None
+            answer_refresher(source_url, engine, metrics.answers_changed, settings.source_policy())
+            if source_url
+            else None
         )
 
         series = settings.series or (groups[0].dataset_id if groups else "default")

@@ -407,9 +407,10 @@ def test_read_only_sqlite_cannot_be_switched_back_or_attach_a_new_file(
 
 
 def test_port_runs_exactly_one_statement(db: Path, writable: Any) -> None:
-    """The third wall: even on a writable connection the port refuses stacked statements."""
+    """The third wall: even on a writable connection the port's read gate refuses stacked
+    statements, before anything is sent (``rows`` raises, not the first ``next``)."""
     before = fingerprint(db)
-    with pytest.raises(Exception, match="one statement"):
-        list(SqlAlchemyPort(writable).rows("SELECT 1; DROP TABLE Client"))
+    with pytest.raises(UnsafeSQL, match="not_exactly_one_statement"):
+        SqlAlchemyPort(writable).rows("SELECT 1; DROP TABLE Client")
     writable.rollback()
     assert fingerprint(db) == before

@@ -15,7 +15,7 @@ import asyncio
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import typer
@@ -27,6 +27,9 @@ from groundwatch.core.scenarios.items import ScenarioRun
 from groundwatch.core.scenarios.quality import quality_report
 from groundwatch.core.scenarios.spec import ScenarioSpec
 from groundwatch.errors import GroundwatchError
+
+if TYPE_CHECKING:
+    from groundwatch.adapters.sources.connect import SourcePolicy
 
 console = Console(stderr=True)
 
@@ -79,6 +82,7 @@ def gen_scenarios(
     max_items: int | None,
     quality_out: Path | None,
     scenario_paths: Sequence[Path] = (),
+    policy: SourcePolicy | None = None,
 ) -> ScenarioRun:
     """The ``gen --scenarios`` command body; returns the run (for tests and callers)."""
     if demo == (db is not None or corpus_path is not None):
@@ -117,6 +121,7 @@ def gen_scenarios(
                         seed=seed,
                         dataset_id=dataset_id,
                         max_items=max_items,
+                        policy=policy,
                     )
     except GroundwatchError as e:
         console.print(f"[red]error:[/red] {e}")
