@@ -378,8 +378,10 @@ def monitoring_app(pipeline: EmbeddedPipeline, read_token: str | None = None) ->
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
     from groundwatch.runtime.api import add_routes
+    from groundwatch.runtime.service import add_input_guards
 
     app = FastAPI(title="groundwatch (embedded)")
+    add_input_guards(app)  # 413 for a big body, 422 for a NUL in the path or query
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
