@@ -426,8 +426,7 @@ def register(app: typer.Typer) -> None:
                 assert url is not None
                 n = _write_templates(url, out, opts, demo=demo)
             except GroundwatchError as e:
-                console.print(f"[red]error:[/red] {e}")
-                raise typer.Exit(2) from e
+                fail(str(e), EXIT_USAGE)  # one line, however long
         console.print(f"wrote {n} SQL templates to {out}; edit them, then: gen --templates {out}")
 
 
@@ -528,8 +527,7 @@ def _gen_db(
                 url, groups, read_doc_id_map(opts.doc_ids), policy=opts.policy()
             )
         except GroundwatchError as e:
-            console.print(f"[red]error:[/red] {e}")
-            raise typer.Exit(2) from e
+            fail(str(e), EXIT_USAGE)  # one line, however long
         with_docs = sum(1 for g in groups if g.relevant_doc_ids)
         console.print(
             f"relevant documents from {opts.doc_ids}: {with_docs} of {len(groups)} groups"
@@ -727,8 +725,7 @@ def _gen_grammar(
             imported = read_grammar_dir(directory, cohorts, dataset_id=dataset_id, on_step=update)
             update(len(cohorts), len(cohorts))
     except GroundwatchError as e:
-        console.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from e
+        fail(str(e), EXIT_USAGE)  # one line, however long
     groups = imported.groups
     if dry_run:
         for sql in dict.fromkeys(g.sql for g in groups):

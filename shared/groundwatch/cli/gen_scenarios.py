@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from groundwatch.adapters.scenario_files import builtin_scenarios, load_scenarios, select_scenarios
+from groundwatch.cli.common import EXIT_USAGE, fail
 from groundwatch.core.scenarios.items import ScenarioRun
 from groundwatch.core.scenarios.quality import quality_report
 from groundwatch.core.scenarios.spec import ScenarioSpec
@@ -124,8 +125,7 @@ def gen_scenarios(
                         policy=policy,
                     )
     except GroundwatchError as e:
-        console.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from e
+        fail(str(e), EXIT_USAGE)  # one line, however long
     from groundwatch.adapters.db.datasets import write_jsonl
 
     n = write_jsonl(run.items, out)
