@@ -93,8 +93,11 @@ def readonly_engine(
         connect_args: dict[str, Any] = {}
         if parsed.get_driver_name() in ("psycopg", "psycopg2", ""):
             timeout_ms = max(1, int(timeout_s * 1000))
+            # standard_conforming_strings: a backslash in a string is a character, as the read
+            # gate's printing of a statement assumes (with it off, 'a\'' would end the string)
             connect_args["options"] = (
                 f"-c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
+                " -c standard_conforming_strings=on"
             )
         if parsed.get_driver_name() == "psycopg":
             connect_args["cursor_factory"] = _read_only_cursor_class()
