@@ -26,7 +26,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import orjson
 import typer
 
-from groundwatch.cli.common import EXIT_USAGE, fail, interactive, make_progress, progress_bar
+from groundwatch.cli.common import (
+    EXIT_USAGE,
+    AllowPrivilegedOpt,
+    SourceTimeoutOpt,
+    fail,
+    interactive,
+    make_progress,
+    progress_bar,
+)
 from groundwatch.errors import ConfigError, GroundwatchError
 
 if TYPE_CHECKING:
@@ -34,6 +42,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
     from rich.table import Table
 
+    from groundwatch.adapters.sources.connect import SourcePolicy
     from groundwatch.core.generation.pipeline import GenerationResult, StageSummary
     from groundwatch.core.generation.rules import RuleConfig
     from groundwatch.core.generation.schema import SchemaInfo
@@ -126,6 +135,15 @@ class GenOptions:
     doc_ids: Path | None = None
     allow_unverified: bool = False
     quiet: bool = False
+    allow_privileged: bool = False
+    source_timeout_s: float = 60.0
+
+    def policy(self) -> SourcePolicy:
+        """How the source database is opened (``--source-timeout``,
+        ``--allow-privileged-source``)."""
+        from groundwatch.adapters.sources.connect import SourcePolicy
+
+        return SourcePolicy(self.source_timeout_s, self.allow_privileged)
 
     def rules(self, demo: bool) -> RuleConfig:
         from groundwatch.core.generation.rules import RuleConfig
@@ -237,6 +255,8 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[
             bool, typer.Option("--quiet", "-q", help="No progress bar (also off on CI or a pipe).")
         ] = False,
+        allow_privileged_source: AllowPrivilegedOpt = False,
+        source_timeout: SourceTimeoutOpt = 60.0,
         seed: Annotated[int, typer.Option(help="Demo domain seed.")] = 7,
         docs_out: Annotated[
             Path | None, typer.Option(help="With --demo: write the corpus JSON here.")
@@ -285,6 +305,9 @@ def register(app: typer.Typer) -> None:
                 max_items=per_scenario,
                 quality_out=quality,
                 scenario_paths=scenario_file or [],
+                policy=GenOptions(
+                    allow_privileged=allow_privileged_source, source_timeout_s=source_timeout
+                ).policy(),
             )
             return
         sources = sum([db is not None, demo, grammar is not None])
@@ -325,6 +348,8 @@ def register(app: typer.Typer) -> None:
             doc_ids=doc_ids,
             allow_unverified=allow_unverified_readonly,
             quiet=quiet,
+            allow_privileged=allow_privileged_source,
+            source_timeout_s=source_timeout,
         )
         if db is not None:
             from groundwatch.adapters.db.engine import check_database_url
@@ -376,6 +401,8 @@ def register(app: typer.Typer) -> None:
                 ),
             ),
         ] = None,
+        allow_privileged_source: AllowPrivilegedOpt = False,
+        source_timeout: SourceTimeoutOpt = 60.0,
         seed: Annotated[int, typer.Option(help="Demo domain seed.")] = 7,
     ) -> None:
         """Write the SQL templates (and text templates per cohort) to a YAML file to edit.
@@ -396,6 +423,8 @@ def register(app: typer.Typer) -> None:
             verbalizers=vs,
             steering=_steering(include_tables, exclude_tables, exclude_columns, pii),
             key_ratio=key_ratio,
+            allow_privileged=allow_privileged_source,
+            source_timeout_s=source_timeout,
         )
         with tempfile.TemporaryDirectory(prefix="groundwatch-demo-") as workdir:
             try:
@@ -407,8 +436,7 @@ def register(app: typer.Typer) -> None:
                 assert url is not None
                 n = _write_templates(url, out, opts, demo=demo)
             except GroundwatchError as e:
-                console.print(f"[red]error:[/red] {e}")
-                raise typer.Exit(2) from e
+                fail(str(e), EXIT_USAGE)  # one line, however long
         console.print(f"wrote {n} SQL templates to {out}; edit them, then: gen --templates {out}")
 
 
@@ -416,7 +444,7 @@ def _introspect(url: str, opts: GenOptions, demo: bool) -> SchemaInfo:
     from groundwatch.adapters.sources.connect import readonly_engine
     from groundwatch.adapters.sources.introspect import introspect
 
-    engine = readonly_engine(url, allow_unverified=opts.allow_unverified)
+    engine = readonly_engine(url, allow_unverified=opts.allow_unverified, policy=opts.policy())
     try:
         with engine.connect() as conn, conn.begin():
             return introspect(conn, steering=opts.steering, key_ratio=opts.rules(demo).key_ratio)
@@ -506,10 +534,11 @@ def _gen_db(
         from groundwatch.adapters.sources.doc_ids import annotate_doc_ids, read_doc_id_map
 
         try:
-            groups = annotate_doc_ids(url, groups, read_doc_id_map(opts.doc_ids))
+            groups = annotate_doc_ids(
+                url, groups, read_doc_id_map(opts.doc_ids), policy=opts.policy()
+            )
         except GroundwatchError as e:
-            console.print(f"[red]error:[/red] {e}")
-            raise typer.Exit(2) from e
+            fail(str(e), EXIT_USAGE)  # one line, however long
         with_docs = sum(1 for g in groups if g.relevant_doc_ids)
         console.print(
             f"relevant documents from {opts.doc_ids}: {with_docs} of {len(groups)} groups"
@@ -631,6 +660,7 @@ def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
             on_template=on_template,
             on_plan=on_plan,
             allow_unverified=opts.allow_unverified,
+            policy=opts.policy(),
         )
 
 
@@ -689,6 +719,7 @@ async def _run_llm(url: str, opts: GenOptions) -> GenerationResult | None:
                 verbalizers=opts.verbalizers,
                 steering=opts.steering,
                 list_answers=opts.list_answers,
+                policy=opts.policy(),
             )
     finally:
         await client.aclose()
@@ -710,8 +741,7 @@ def _gen_grammar(
             imported = read_grammar_dir(directory, cohorts, dataset_id=dataset_id, on_step=update)
             update(len(cohorts), len(cohorts))
     except GroundwatchError as e:
-        console.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from e
+        fail(str(e), EXIT_USAGE)  # one line, however long
     groups = imported.groups
     if dry_run:
         for sql in dict.fromkeys(g.sql for g in groups):

@@ -104,10 +104,29 @@ class GeneratorStage:
         self.state = GeneratorState()
         self._stop = asyncio.Event()
         self._continuous: asyncio.Task[None] | None = None
+        #: one cycle at a time, whoever asks (start-up runs, the continuous loop, POST /runs):
+        #: two cycles at once interleaved their probes and their cycle numbers
+        self._cycle_lock = asyncio.Lock()
+        self._in_flight: RunSummary | None = None
         #: the forms' fields validated once, kept between cycles (see ``probes_for``)
         self._validated: FormFields = {}
 
+    @property
+    def busy(self) -> bool:
+        """A cycle is in flight (or waiting to start behind one)."""
+        return self._cycle_lock.locked()
+
+    @property
+    def in_flight(self) -> RunSummary | None:
+        """The cycle being published now, if any."""
+        return self._in_flight
+
     async def run_cycle(self, run_id: str | None = None) -> RunSummary:
+        """Publish one cycle; a cycle asked for while another is in flight starts after it."""
+        async with self._cycle_lock:
+            return await self._run_cycle(run_id)
+
+    async def _run_cycle(self, run_id: str | None) -> RunSummary:
         run_id = run_id or new_run_id()
         chosen = sample_groups(self.groups, self.sample, self.rng)
         cycle, self.next_cycle = self.next_cycle, self.next_cycle + 1
@@ -121,6 +140,14 @@ class GeneratorStage:
             dataset_id=chosen[0].dataset_id if chosen else "",
             targets=list(self.targets),
         )
+        self._in_flight = summary
+        try:
+            return await self._publish_cycle(summary, chosen)
+        finally:
+            self._in_flight = None
+
+    async def _publish_cycle(self, summary: RunSummary, chosen: list[SemanticGroup]) -> RunSummary:
+        run_id, cycle = summary.run_id, summary.cycle
         if self.on_cycle is not None:
             await self.on_cycle(summary)
         if self.refresh is not None:
