@@ -11,6 +11,9 @@ Measures, single-threaded:
   (query, gold, response) keys are paid for, once, over ``--cycles`` probing cycles (the reference
   RAG answers deterministically, as a production RAG at temperature 0 mostly does);
 * ``aurp`` — coverage and agreement of the rules against the authors' GPT judgements;
+* ``domain_matcher`` — the matcher over an answer column's whole domain (issue 29) at the largest
+  domain a probe carries (``MAX_DOMAIN`` values): its memory per template (tracemalloc), the time
+  to build it once, and µs per judgement of answers checked against it;
 * ``stage`` — the judge stage itself (``JudgeStage.handle``, rules only) over the demo's
   responses with their retrieved ids, in CPU time: with the per-answer metrics (cold: a fresh
   metrics cache, every distinct answer scored once; warm: the next cycle's repeats) and without
@@ -155,6 +158,66 @@ def aurp_items() -> list[tuple[Item, Verdict]]:
     return out
 
 
+def domain_matcher(repeat: int) -> dict[str, Any]:
+    """Memory and build time of one :class:`DomainIndex` at ``MAX_DOMAIN`` values, and the cost
+    per judgement of answers checked against it (a wrong value, the gold, neither)."""
+    import random
+    import tracemalloc
+
+    from groundwatch.core.judging.gold import build_domain_index
+    from groundwatch.core.model import MAX_DOMAIN, ColumnDomain
+
+    rng = random.Random(29)
+    syllables = ["ka", "lo", "mi", "ren", "tor", "va", "shi", "dun", "bel", "gra", "ost", "wyn"]
+    names: set[str] = set()
+    while len(names) < MAX_DOMAIN:
+        words = [
+            "".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))).title()
+            for _ in range(rng.randint(1, 3))
+        ]
+        names.add(" ".join(words))
+    values = sorted(names)
+    domain = ColumnDomain.of(values)
+    tracemalloc.start()
+    before = tracemalloc.take_snapshot()
+    index = build_domain_index(domain)
+    after = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    size = sum(d.size_diff for d in after.compare_to(before, "filename"))
+    build_s = best_of(repeat, lambda: build_domain_index(domain))
+    q = "Which city is the office of 'Acme' in?"
+    items = []
+    for i in range(1000):
+        gold = values[i]
+        exp = Expected(values=[gold], domain=[domain])
+        answer = (
+            f"The office is in {values[i + 1]}."
+            if i % 3 == 0
+            else f"It is in {gold}."
+            if i % 3 == 1
+            else "It is near the river."
+        )
+        items.append((q, exp, answer))
+    for item in items:
+        judge_deterministic(*item)  # warm: the matcher is built once, the golds cached
+
+    def run() -> None:
+        for item in items:
+            judge_deterministic(*item)
+
+    per_s = best_of(repeat, run)
+    wrong = sum(judge_deterministic(*it).verdict is Verdict.INCORRECT for it in items[::3])
+    assert index.raws
+    return {
+        "values": MAX_DOMAIN,
+        "bytes_per_template": size,
+        "bytes_per_value": round(size / MAX_DOMAIN),
+        "build_ms": round(1e3 * build_s, 1),
+        "us_per_judgement": round(1e6 * per_s / len(items), 2),
+        "wrong_values_decided_wrong": f"{wrong}/{len(items[::3])}",
+    }
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
@@ -216,6 +279,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "coverage": round(len(decided) / len(aurp), 4),
             "agreement": round(sum(d.verdict is t for d, t in decided) / len(decided), 4),
         }
+    result["domain_matcher"] = domain_matcher(args.repeat)
     result["stage"] = stage_throughput(demo_responses(), args.repeat)
     result["figures"] = {
         "cpu_us_per_judgement": figure(
@@ -227,6 +291,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             measured=round(len(items) / det_s),
             absolute_unit="judgements/s",
             bound="CPU (pure Python rules, one core); ≤ 20 µs = ≥ 50,000 judgements/s",
+        ),
+        "domain_matcher_bytes_per_template": figure(
+            "judge: domain matcher memory per template (2,000 distinct values, the largest a"
+            " probe carries)",
+            result["domain_matcher"]["bytes_per_template"],
+            unit=" B",
+            bound="one DomainIndex per answer column in use (LRU of 256), shared by its groups",
         ),
         "llm_calls_per_1000_probes": figure(
             f"judge: LLM calls per 1,000 demo probes ({args.cycles} cycles, with cache)",

@@ -110,6 +110,40 @@ def fresh_pg_url(pg_url: str) -> Iterator[Callable[[], str]]:
     admin.dispose()
 
 
+#: The PostgreSQL login tests read sources as: no superuser, no server-file roles, SELECT only.
+PG_READER = "gw_source_reader"
+
+
+def pg_as_reader(url: str) -> str:
+    """``url``'s database as :data:`PG_READER`, the login an operator gives groundwatch for a
+    source (a superuser is refused: ``groundwatch.adapters.sources.connect``). Grants SELECT on
+    the tables there now and on those its owner makes later; the role is made once per cluster."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    owner = create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with owner.connect() as conn:
+            conn.execute(
+                text(
+                    f"DO $$ BEGIN CREATE ROLE {PG_READER} LOGIN; EXCEPTION WHEN duplicate_object"
+                    " OR unique_violation THEN NULL; END $$"
+                )
+            )
+            conn.execute(text(f'GRANT CONNECT ON DATABASE "{parsed.database}" TO {PG_READER}'))
+            conn.execute(text(f"GRANT USAGE ON SCHEMA public TO {PG_READER}"))
+            conn.execute(text(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {PG_READER}"))
+            conn.execute(
+                text(
+                    f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO {PG_READER}"
+                )
+            )
+    finally:
+        owner.dispose()
+    return parsed.set(username=PG_READER, password=None).render_as_string(hide_password=False)
+
+
 @pytest.fixture
 async def memory_bus() -> AsyncIterator[object]:
     from groundwatch.adapters.bus.memory import MemoryBus

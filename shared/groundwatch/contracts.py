@@ -35,8 +35,11 @@ from groundwatch.core.model import Expected, Verdict
 from groundwatch.errors import PoisonMessage
 
 #: Version 2 added the monitoring series and cycle of every probe; version-1 messages are still
-#: read (they belong to no series: cycle 0).
-SCHEMA_VERSION: Literal[2] = 2
+#: read (they belong to no series: cycle 0). Version 3 added to the expected answer the answer
+#: column's whole domain, the asked row's other values and the gold's alternatives (issue 29);
+#: messages of versions 1 and 2 are still read (they carry none of them: the judge falls back to
+#: the bounded candidates).
+SCHEMA_VERSION: Literal[3] = 3
 
 #: Text fields are capped so that one oversize reply cannot blow up a partition or the store.
 MAX_TEXT = 20_000
@@ -141,6 +144,7 @@ def _bounded_expected(expected: Expected) -> Expected:
         raise ValueError(f"expected answer: version outside 0..{MAX_INT32}")
     strings = [*expected.values, *(s for v in expected.stale_values for s in v)]
     strings.extend(expected.options or ())
+    strings.extend(a for alts in expected.alternatives for a in alts)
     if any(len(s) > MAX_TEXT for s in strings):
         raise ValueError(f"expected answer: a value longer than {MAX_TEXT} characters")
     if not any(has_unstorable(s) for s in strings):
@@ -152,6 +156,7 @@ def _bounded_expected(expected: Expected) -> Expected:
             "options": None
             if expected.options is None
             else [storable(o) for o in expected.options],
+            "alternatives": [[storable(a) for a in alts] for alts in expected.alternatives],
         }
     )
 
@@ -186,7 +191,7 @@ class TargetStatus(StrEnum):
 class _Contract(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[1, 2] = Field(SCHEMA_VERSION, description="Contract version.")
+    schema_version: Literal[1, 2, 3] = Field(SCHEMA_VERSION, description="Contract version.")
 
     def to_bytes(self) -> bytes:
         # pydantic's own JSON serializer straight to bytes: the same output as dumping
@@ -413,7 +418,29 @@ class Judgement(_ProbeKeyed):
                 own.update({name: values[name] for name in _FROM_RESPONSE})
         else:  # the caller replaces one of them: validate the four together, as one message
             own = _validate_own(cls, {**{n: values[n] for n in _FROM_RESPONSE}, **fields})
-        return _with_carried(cls, response, own)
+        judgement = _with_carried(cls, response, own)
+        expected = values["expected"]
+        if expected.domain:
+            # the judge has read the column's domain: analytics and the store, which keep the
+            # expected answer of every judgement, need not carry thousands of values each
+            judgement.__dict__["expected"] = _without_domain(expected)
+        return judgement
+
+
+#: Expected answers without their domains, by the identity of the one with them (every form of
+#: a group shares its expected answer): one copy per group, not per judgement. Bounded.
+_STRIPPED: dict[int, tuple[Expected, Expected]] = {}
+
+
+def _without_domain(expected: Expected) -> Expected:
+    hit = _STRIPPED.get(id(expected))
+    if hit is not None and hit[0] is expected:
+        return hit[1]
+    stripped = expected.model_copy(update={"domain": []})
+    if len(_STRIPPED) >= 4096:
+        _STRIPPED.clear()
+    _STRIPPED[id(expected)] = (expected, stripped)
+    return stripped
 
 
 #: The fields a judgement takes from its response as they are (already validated there).

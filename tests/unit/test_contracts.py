@@ -69,9 +69,31 @@ def test_bad_messages_raise_poison(raw: bytes | None, needle: str) -> None:
 
 def test_newer_schema_version_is_rejected() -> None:
     data = orjson.loads(make_probe().to_bytes())
-    data["schema_version"] = 3
+    data["schema_version"] = 4
     with pytest.raises(PoisonMessage, match="schema_version"):
         Topics().probes.decode(orjson.dumps(data))
+
+
+def test_version_2_probes_are_still_read_and_version_3_carries_the_domain() -> None:
+    from groundwatch.core.model import ColumnDomain, Expected
+
+    data = orjson.loads(make_probe().to_bytes())
+    assert data["schema_version"] == 3
+    for key in ("domain", "attributes", "alternatives"):
+        data["expected"].pop(key)
+    data["schema_version"] = 2
+    old = Topics().probes.decode(orjson.dumps(data))
+    assert old.expected.domain == [] and old.expected.attributes == []
+    domain = ColumnDomain.of(["Calgary", "Winnipeg"])
+    assert domain.id == ColumnDomain.of(["Winnipeg", "Calgary"]).id  # order-independent
+    rich = make_probe(
+        expected=Expected(
+            values=["Calgary"], domain=[domain], attributes=["Lethbridge"],
+            alternatives=[["YYC"]],
+        )
+    )  # fmt: skip
+    again = Topics().probes.decode(rich.to_bytes())
+    assert again.expected == rich.expected
 
 
 def test_oversize_text_is_rejected() -> None:
@@ -92,3 +114,18 @@ def test_dead_letter_keeps_raw_bytes() -> None:
         service="judge",
     )
     assert Topics().dead_letter.decode(dl.to_bytes()).raw == raw
+
+
+def test_a_judgement_leaves_the_columns_domain_behind() -> None:
+    from groundwatch.contracts import Judgement, RagResponse, TargetStatus
+    from groundwatch.core.model import ColumnDomain, Expected, Verdict
+
+    exp = Expected(values=["Calgary"], domain=[ColumnDomain.of(["Calgary", "Winnipeg"])],
+                   attributes=["Lethbridge"])  # fmt: skip
+    response = RagResponse.for_probe(make_probe(expected=exp), status=TargetStatus.OK, answer="x")
+    j = Judgement.for_response(response, verdict=Verdict.INCORRECT, tier="conflict", reason="r")
+    assert j.expected.domain == [] and j.expected.attributes == ["Lethbridge"]
+    assert j.expected.values == ["Calgary"] and response.expected.domain
+    again = Judgement.for_response(response, verdict=Verdict.CORRECT, tier="t", reason="r")
+    assert again.expected is j.expected  # one copy per expected answer
+    assert Topics().judgements.decode(j.to_bytes()) == j

@@ -10,7 +10,6 @@ from sqlalchemy import create_engine, text
 
 from groundwatch.adapters.sources import generate_groups
 from groundwatch.core.generation.candidates import ColumnSample, candidates_for
-from groundwatch.core.judging.normalize import normalize
 from groundwatch.core.model import MAX_CANDIDATES, AnswerType
 
 pytestmark = pytest.mark.unit
@@ -75,11 +74,16 @@ def test_generated_groups_carry_candidates_of_text_columns(tmp_path: Path) -> No
         if g.answer.types == [AnswerType.TEXT] and g.answer.values[0] in industries
     ]
     assert about_industry
+    ids = set()
     for g in about_industry:
-        (cands,) = g.answer.candidates
-        assert sorted([*cands, g.answer.values[0]]) == sorted(industries)
+        # the whole column (the gold among it), shared by the template's groups, no candidates
+        (domain,) = g.answer.domain
+        assert domain is not None and domain.complete
+        assert sorted(domain.values) == sorted(industries)
+        assert g.answer.values[0] in domain.values and g.answer.candidates == []
+        ids.add(domain.id)
+        # the asked row's other text values: its name (the slot) is the question's own
+        assert g.answer.attributes == [] or g.params
+    assert len(ids) == 1
     numeric = [g for g in groups if g.answer.types == [AnswerType.NUMBER]]
-    assert numeric and all(g.answer.candidates == [] for g in numeric)
-    for g in groups:
-        gold = {normalize(v) for v in g.answer.values}
-        assert not any(normalize(c) in gold for col in g.answer.candidates for c in col)
+    assert numeric and all(not any(g.answer.domain) for g in numeric)

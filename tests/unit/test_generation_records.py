@@ -180,7 +180,13 @@ def test_record_lines_are_the_model_lines_byte_for_byte(db: Path, list_answers: 
             dataset_id=r["dataset_id"],
             sql=r["sql"],
             params=r["params"],
-            answer=Expected(values=a["values"], types=a["types"], candidates=a["candidates"]),
+            answer=Expected(
+                values=a["values"],
+                types=a["types"],
+                candidates=a["candidates"],
+                domain=a["domain"],
+                attributes=a["attributes"],
+            ),
             forms=r["forms"],
             template_id=r["template_id"],
         )

@@ -161,3 +161,56 @@ def test_expected_field_must_be_valid(tmp_path: Path) -> None:
                              "gpt_response": "x", "judgement": "Correct"}])  # fmt: skip
     with pytest.raises(GroundwatchError, match="expected"):
         load_results(bad)
+
+
+EVOUNA_TQ = SHARED / "data" / "evouna-tq" / "TQ.json"
+#: The rules before issue 29 on the same halves (each "/" alternative judged alone: correct if
+#: any alternative was, incorrect only if all were): coverage per system and half.
+COVERAGE_BEFORE = {
+    ("fid", "dev"): 0.752, ("gpt35", "dev"): 0.721, ("chatgpt", "dev"): 0.772,
+    ("gpt4", "dev"): 0.822, ("newbing", "dev"): 0.856,
+    ("fid", "held_out"): 0.749, ("gpt35", "held_out"): 0.728, ("chatgpt", "held_out"): 0.782,
+    ("gpt4", "held_out"): 0.837, ("newbing", "held_out"): 0.869,
+}  # fmt: skip
+
+
+def test_evouna_per_system_and_half() -> None:
+    if not EVOUNA_TQ.exists():
+        pytest.skip(f"EVOUNA TriviaQA file not found at {EVOUNA_TQ}")
+    from groundwatch.cli.judge_agreement import measure_per_file
+
+    per = measure_per_file(load_results(EVOUNA_TQ))
+    assert len(per) == 10
+    for (system, half), before in COVERAGE_BEFORE.items():
+        r = per[f"TQ.json {system} {half}"]
+        assert r.items > 900
+        assert r.coverage >= before, (system, half, r.coverage)
+        assert r.agreement >= 0.95, (system, half, r.agreement)
+        incorrect = r.precision(Verdict.INCORRECT) or 1.0
+        # on the dev half the target; the held-out half keeps within people's own label noise
+        # (pure refusals some of them marked right)
+        assert incorrect >= (0.90 if half == "dev" else 0.85), (system, half, incorrect)
+
+
+def test_evouna_files_are_read_per_system_with_any_of_golds(tmp_path: Path) -> None:
+    rows = [
+        {"question": "Which country?", "golden_answer": "United Kingdom/UK/Great Britain (island)",
+         "answer_fid": "Great Britain", "judge_fid": True,
+         "answer_gpt4": "France", "judge_gpt4": False, "improper": False},
+        {"question": "Set aside?", "golden_answer": "x", "answer_fid": "x", "judge_fid": True,
+         "improper": True},
+        {"question": "Which film?", "golden_answer": "Cancer (disease)/Malignant cancer/Cancer",
+         "answer_fid": "", "judge_fid": False, "improper": False},
+    ]  # fmt: skip
+    path = _write(tmp_path, rows)  # type: ignore[arg-type]
+    items = load_results(path)
+    assert [(i.file.split()[1], i.response) for i in items] == [
+        ("fid", "Great Britain"), ("gpt4", "France"), ("fid", None)
+    ]  # fmt: skip
+    uk = items[0].expected
+    assert uk.values == ["United Kingdom"] and uk.alternatives == [["UK", "Great Britain"]]
+    assert items[2].expected.values == ["Cancer"]  # the name the other alternatives elaborate
+    report = measure_agreement(items)
+    assert (report.items, report.skipped, report.agreed) == (2, 1, 2)
+    result = CliRunner().invoke(_app(), ["judge-agreement", str(path), "--show", "0"])
+    assert result.exit_code == 0 and "results.json fid" in result.output

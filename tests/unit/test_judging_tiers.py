@@ -112,8 +112,9 @@ CASES = [
     ("I'm sorry, but I'm unable to assist with your query.", E("Marie Curie"), I, "refusal"),
     ("I couldn't find any information about that project.", E("2023-04-01"), I, "refusal"),
     ("N/A", E("Marie Curie"), I, "refusal"),
-    ("I don't have access to records, but the director is Marie Curie.", E("Marie Curie"), U,
-     NO_TIER),
+    # a refusal followed by an answer is an answer (issue 29)
+    ("I don't have access to records, but the director is Marie Curie.", E("Marie Curie"), C,
+     "contains"),
     # empty
     ("", E("Marie Curie"), I, "empty"),
     ("   ", E("Marie Curie"), I, "empty"),

@@ -26,7 +26,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import orjson
 import typer
 
-from groundwatch.cli.common import EXIT_USAGE, fail, interactive, make_progress, progress_bar
+from groundwatch.cli.common import (
+    EXIT_USAGE,
+    AllowPrivilegedOpt,
+    SourceTimeoutOpt,
+    fail,
+    interactive,
+    make_progress,
+    progress_bar,
+)
 from groundwatch.errors import ConfigError, GroundwatchError
 
 if TYPE_CHECKING:
@@ -34,6 +42,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
     from rich.table import Table
 
+    from groundwatch.adapters.sources.connect import SourcePolicy
     from groundwatch.core.generation.pipeline import GenerationResult, StageSummary
     from groundwatch.core.generation.rules import RuleConfig
     from groundwatch.core.generation.schema import SchemaInfo
@@ -126,6 +135,15 @@ class GenOptions:
     doc_ids: Path | None = None
     allow_unverified: bool = False
     quiet: bool = False
+    allow_privileged: bool = False
+    source_timeout_s: float = 60.0
+
+    def policy(self) -> SourcePolicy:
+        """How the source database is opened (``--source-timeout``,
+        ``--allow-privileged-source``)."""
+        from groundwatch.adapters.sources.connect import SourcePolicy
+
+        return SourcePolicy(self.source_timeout_s, self.allow_privileged)
 
     def rules(self, demo: bool) -> RuleConfig:
         from groundwatch.core.generation.rules import RuleConfig
@@ -212,7 +230,12 @@ def register(app: typer.Typer) -> None:
         key_ratio: Annotated[
             float | None,
             typer.Option(
-                min=0.0, max=1.0, help="Distinct share for a text column to name its rows."
+                min=0.0,
+                max=1.0,
+                help=(
+                    "Distinct share for a text column to name its rows (a column called a"
+                    " name needs at most 0.6: fills on a shared name are dropped)."
+                ),
             ),
         ] = None,
         allow_list_answers: Annotated[
@@ -232,6 +255,8 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[
             bool, typer.Option("--quiet", "-q", help="No progress bar (also off on CI or a pipe).")
         ] = False,
+        allow_privileged_source: AllowPrivilegedOpt = False,
+        source_timeout: SourceTimeoutOpt = 60.0,
         seed: Annotated[int, typer.Option(help="Demo domain seed.")] = 7,
         docs_out: Annotated[
             Path | None, typer.Option(help="With --demo: write the corpus JSON here.")
@@ -280,6 +305,9 @@ def register(app: typer.Typer) -> None:
                 max_items=per_scenario,
                 quality_out=quality,
                 scenario_paths=scenario_file or [],
+                policy=GenOptions(
+                    allow_privileged=allow_privileged_source, source_timeout_s=source_timeout
+                ).policy(),
             )
             return
         sources = sum([db is not None, demo, grammar is not None])
@@ -320,6 +348,8 @@ def register(app: typer.Typer) -> None:
             doc_ids=doc_ids,
             allow_unverified=allow_unverified_readonly,
             quiet=quiet,
+            allow_privileged=allow_privileged_source,
+            source_timeout_s=source_timeout,
         )
         if db is not None:
             from groundwatch.adapters.db.engine import check_database_url
@@ -363,9 +393,16 @@ def register(app: typer.Typer) -> None:
         key_ratio: Annotated[
             float | None,
             typer.Option(
-                min=0.0, max=1.0, help="Distinct share for a text column to name its rows."
+                min=0.0,
+                max=1.0,
+                help=(
+                    "Distinct share for a text column to name its rows (a column called a"
+                    " name needs at most 0.6: fills on a shared name are dropped)."
+                ),
             ),
         ] = None,
+        allow_privileged_source: AllowPrivilegedOpt = False,
+        source_timeout: SourceTimeoutOpt = 60.0,
         seed: Annotated[int, typer.Option(help="Demo domain seed.")] = 7,
     ) -> None:
         """Write the SQL templates (and text templates per cohort) to a YAML file to edit.
@@ -386,6 +423,8 @@ def register(app: typer.Typer) -> None:
             verbalizers=vs,
             steering=_steering(include_tables, exclude_tables, exclude_columns, pii),
             key_ratio=key_ratio,
+            allow_privileged=allow_privileged_source,
+            source_timeout_s=source_timeout,
         )
         with tempfile.TemporaryDirectory(prefix="groundwatch-demo-") as workdir:
             try:
@@ -397,8 +436,7 @@ def register(app: typer.Typer) -> None:
                 assert url is not None
                 n = _write_templates(url, out, opts, demo=demo)
             except GroundwatchError as e:
-                console.print(f"[red]error:[/red] {e}")
-                raise typer.Exit(2) from e
+                fail(str(e), EXIT_USAGE)  # one line, however long
         console.print(f"wrote {n} SQL templates to {out}; edit them, then: gen --templates {out}")
 
 
@@ -406,7 +444,7 @@ def _introspect(url: str, opts: GenOptions, demo: bool) -> SchemaInfo:
     from groundwatch.adapters.sources.connect import readonly_engine
     from groundwatch.adapters.sources.introspect import introspect
 
-    engine = readonly_engine(url, allow_unverified=opts.allow_unverified)
+    engine = readonly_engine(url, allow_unverified=opts.allow_unverified, policy=opts.policy())
     try:
         with engine.connect() as conn, conn.begin():
             return introspect(conn, steering=opts.steering, key_ratio=opts.rules(demo).key_ratio)
@@ -415,6 +453,7 @@ def _introspect(url: str, opts: GenOptions, demo: bool) -> SchemaInfo:
 
 
 def _write_templates(url: str, out: Path, opts: GenOptions, *, demo: bool) -> int:
+    from groundwatch.adapters.lexicon import wordnet
     from groundwatch.adapters.template_files import dump_templates
     from groundwatch.core.generation.pipeline import offline_text_templates
     from groundwatch.core.generation.rules import rule_templates
@@ -424,7 +463,7 @@ def _write_templates(url: str, out: Path, opts: GenOptions, *, demo: bool) -> in
         templates, texts = asyncio.run(_llm_templates(schema, opts))
     else:
         templates = rule_templates(schema, opts.rules(demo))
-        texts = offline_text_templates(templates, opts.verbalizers, opts.cohorts, schema)
+        texts = offline_text_templates(templates, opts.verbalizers, opts.cohorts, schema, wordnet())
     out.write_text(dump_templates(templates, texts, dialect=schema.dialect), encoding="utf-8")
     return len(templates)
 
@@ -495,10 +534,11 @@ def _gen_db(
         from groundwatch.adapters.sources.doc_ids import annotate_doc_ids, read_doc_id_map
 
         try:
-            groups = annotate_doc_ids(url, groups, read_doc_id_map(opts.doc_ids))
+            groups = annotate_doc_ids(
+                url, groups, read_doc_id_map(opts.doc_ids), policy=opts.policy()
+            )
         except GroundwatchError as e:
-            console.print(f"[red]error:[/red] {e}")
-            raise typer.Exit(2) from e
+            fail(str(e), EXIT_USAGE)  # one line, however long
         with_docs = sum(1 for g in groups if g.relevant_doc_ids)
         console.print(
             f"relevant documents from {opts.doc_ids}: {with_docs} of {len(groups)} groups"
@@ -553,6 +593,7 @@ def _print_examples(summary: StageSummary) -> None:
 
 
 def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
+    from groundwatch.adapters.lexicon import wordnet
     from groundwatch.adapters.sources.generate import generate_groups
     from groundwatch.core.generation.pipeline import offline_text_templates
 
@@ -586,10 +627,14 @@ def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
             loaded = load(schema)
             templates, texts = loaded.templates, dict(loaded.text_templates)
             missing = [t for t in templates if t.template_id not in texts]
-            texts.update(offline_text_templates(missing, opts.verbalizers, opts.cohorts, schema))
+            texts.update(
+                offline_text_templates(missing, opts.verbalizers, opts.cohorts, schema, wordnet())
+            )
         else:
             templates = rule_templates(schema, opts.rules(demo))
-            texts = offline_text_templates(templates, opts.verbalizers, opts.cohorts, schema)
+            texts = offline_text_templates(
+                templates, opts.verbalizers, opts.cohorts, schema, wordnet()
+            )
         _print_templates(templates, texts)
         _dry_run_summary(templates, texts, opts)
         return None
@@ -615,6 +660,7 @@ def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
             on_template=on_template,
             on_plan=on_plan,
             allow_unverified=opts.allow_unverified,
+            policy=opts.policy(),
         )
 
 
@@ -673,6 +719,7 @@ async def _run_llm(url: str, opts: GenOptions) -> GenerationResult | None:
                 verbalizers=opts.verbalizers,
                 steering=opts.steering,
                 list_answers=opts.list_answers,
+                policy=opts.policy(),
             )
     finally:
         await client.aclose()
@@ -694,8 +741,7 @@ def _gen_grammar(
             imported = read_grammar_dir(directory, cohorts, dataset_id=dataset_id, on_step=update)
             update(len(cohorts), len(cohorts))
     except GroundwatchError as e:
-        console.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from e
+        fail(str(e), EXIT_USAGE)  # one line, however long
     groups = imported.groups
     if dry_run:
         for sql in dict.fromkeys(g.sql for g in groups):

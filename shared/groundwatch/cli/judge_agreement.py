@@ -11,11 +11,20 @@ Two optional fields per item make a richer development set in the same format: `
 full :class:`~groundwatch.core.model.Expected`, with types, tuple parts and grounded candidates,
 used instead of ``answer``) and ``class`` (what the item tests: paraphrase, hedge, …), by which
 the report breaks agreement down and labels every disagreement.
+
+EVOUNA files (Wang et al., "Evaluating Open-QA Evaluation": ``question``, ``golden_answer`` with
+alternatives separated by "/", and ``answer_<system>`` / ``judge_<system>`` — people's verdicts —
+per system) are read too: one report per system and per half of the items, ``dev`` or
+``held_out`` by a stable hash of the question, so that a rule fitted to the dev half shows on the
+other. The alternatives become an "any of these" gold (:attr:`Expected.alternatives`); items the
+authors marked ``improper`` are set aside.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -70,6 +79,75 @@ def _authors(raw: Any, where: str) -> Verdict:
     raise GroundwatchError(f"{where}: judgement must be 'Correct' or 'Incorrect', got {raw!r}")
 
 
+#: The systems an EVOUNA file judges, in the order it lists them.
+EVOUNA_SYSTEMS = ("fid", "gpt35", "chatgpt", "gpt4", "newbing")
+
+
+def half_of(question: str) -> str:
+    """``dev`` or ``held_out``: a stable hash of the question, the same on every run and host."""
+    return "dev" if hashlib.blake2b(question.encode(), digest_size=8).digest()[0] % 2 == 0 else (
+        "held_out"
+    )  # fmt: skip
+
+
+_QUALIFIER = re.compile(r"\s*\((?:disambiguation|[^()]*)\)\s*$")
+_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
+
+
+def evouna_gold(golden: str) -> Expected:
+    """An EVOUNA gold ("Scorpio/Skorpio/Scorpio (disambiguation)") as an "any of these" gold.
+
+    Alternatives are Wikipedia titles: percent escapes are decoded and a trailing qualifier
+    ("(film)", "(disambiguation)") dropped. The value is the alternative the most others
+    contain as words ("Cancer" in "Cancer (disease)", "Malignant cancer"): the name the others
+    elaborate; the rest are its alternatives.
+    """
+    alts: list[str] = []
+    for raw in golden.split("/"):
+        text = _PERCENT.sub(lambda m: chr(int(m[1], 16)), raw).strip()
+        text = _QUALIFIER.sub("", text).strip() or text
+        if text and text not in alts:
+            alts.append(text)
+    if not alts:
+        return Expected(values=[""], answerable=True)
+    from groundwatch.core.judging.normalize import normalize
+
+    norms = [f" {normalize(a)} " for a in alts]
+
+    def contained_in(i: int) -> int:
+        return sum(1 for j, n in enumerate(norms) if j != i and norms[i].strip() and norms[i] in n)
+
+    best = max(range(len(alts)), key=lambda i: (contained_in(i), -i))
+    return Expected(values=[alts[best]], alternatives=[[a for a in alts if a != alts[best]]])
+
+
+def _evouna_items(path: Path, data: list[Any]) -> list[ResultItem]:
+    items = []
+    for i, row in enumerate(data):
+        if not isinstance(row, dict) or "question" not in row or "golden_answer" not in row:
+            raise GroundwatchError(f"{path}[{i}]: needs 'question' and 'golden_answer'")
+        if row.get("improper"):
+            continue
+        question = str(row["question"])
+        expected = evouna_gold(str(row["golden_answer"]))
+        half = half_of(question)
+        for system in EVOUNA_SYSTEMS:
+            if f"judge_{system}" not in row:
+                continue
+            answer = row.get(f"answer_{system}")
+            items.append(
+                ResultItem(
+                    file=f"{path.name} {system} {half}",
+                    query=question,
+                    answer=expected.values[0],
+                    response=answer if isinstance(answer, str) and answer.strip() else None,
+                    judgement=Verdict.CORRECT if row[f"judge_{system}"] else Verdict.INCORRECT,
+                    full=expected,
+                )
+            )
+    return items
+
+
 def load_results(path: Path) -> list[ResultItem]:
     """The items of one result file; raises :class:`GroundwatchError` naming what is wrong."""
     try:
@@ -78,6 +156,8 @@ def load_results(path: Path) -> list[ResultItem]:
         raise GroundwatchError(f"{path}: cannot read a JSON result file: {exc}") from None
     if not isinstance(data, list):
         raise GroundwatchError(f"{path}: expected a JSON list of results")
+    if data and isinstance(data[0], dict) and "golden_answer" in data[0]:
+        return _evouna_items(path, data)
     items = []
     for i, row in enumerate(data):
         where = f"{path}[{i}]"
@@ -270,7 +350,12 @@ def _print(report: AgreementReport, console: Console, show: int, title: str = ""
 def register(app: typer.Typer) -> None:
     @app.command("judge-agreement")
     def judge_agreement(
-        files: Annotated[list[Path], typer.Argument(help="GRAMMAR result files (JSON).")],
+        files: Annotated[
+            list[Path],
+            typer.Argument(
+                help="GRAMMAR result files, or EVOUNA files (one report per system and half)."
+            ),
+        ],
         json_out: Annotated[
             Path | None, typer.Option("--json", help="Also write the numbers to this file.")
         ] = None,

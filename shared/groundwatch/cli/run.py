@@ -22,8 +22,10 @@ import typer
 from groundwatch.cli.common import (
     EXIT_RUNTIME,
     EXIT_USAGE,
+    AllowPrivilegedOpt,
     DatabaseUrlOpt,
     QuietOpt,
+    SourceTimeoutOpt,
     check_named,
     fail,
     interactive,
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
 
     from sqlalchemy import Engine
 
+    from groundwatch.adapters.sources.connect import SourcePolicy
     from groundwatch.core.model import SemanticGroup
     from groundwatch.core.tagging import Tagger
     from groundwatch.report.model import GroupResult, Report
@@ -77,6 +80,7 @@ class RunOptions:
     corpus: Path | None = None
     mrc: bool = False
     source: str | None = None
+    source_policy: SourcePolicy | None = None
     #: probes of the run that ended as dead letters (set by the run: ``--once`` exits 3)
     dead_letters: int = 0
 
@@ -147,6 +151,7 @@ async def _run(
         series=opts.series,
         window=Window(runs=opts.window_runs or None, evidence=evidence_rule()),
         source_url=opts.source,
+        source_policy=opts.source_policy,
     )
     await pipeline.start()
     _warn_if_series_mixes_datasets(pipeline.engine, pipeline.generator.series, groups)
@@ -286,14 +291,15 @@ def _data_quality(corpus: Path, mrc: bool) -> DataQualityChecker:
     )
 
 
-def _check_source(source: str, groups: list[SemanticGroup]) -> None:
-    """A source that does not open, or is not the dataset's database: one line, exit 2."""
+def _check_source(source: str, groups: list[SemanticGroup], policy: SourcePolicy) -> None:
+    """A source that does not open, a login it refuses, SQL the read gate refuses, or another
+    database than the dataset's: one line, exit 2."""
     from groundwatch.adapters.db.engine import check_database_url
     from groundwatch.errors import GroundwatchError
     from groundwatch.runtime.refresh import check_source
 
     try:
-        check_source(check_database_url(source, "--source"), groups)
+        check_source(check_database_url(source, "--source"), groups, policy)
     except GroundwatchError as exc:
         message = str(exc)
         fail(message if message.startswith("--source") else f"--source: {message}", EXIT_USAGE)
@@ -449,6 +455,8 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = None,
+        allow_privileged_source: AllowPrivilegedOpt = False,
+        source_timeout: SourceTimeoutOpt = 60.0,
     ) -> None:
         """Probe targets with a dataset on the embedded bus: once (CI) or continuously.
 
@@ -475,8 +483,11 @@ def register(app: typer.Typer) -> None:
         open_store(database_url, create=True).dispose()  # a bad URL stops here, exit 2
         groups = load_dataset(dataset)
         check_named("--compare", pair, {f.cohort for g in groups for f in g.forms}, "cohort")
+        from groundwatch.adapters.sources.connect import SourcePolicy
+
+        policy = SourcePolicy(source_timeout, allow_privileged_source)
         if source is not None:
-            _check_source(source, groups)
+            _check_source(source, groups, policy)
         if not once:
             _check_port_free(host, port)
         opts = RunOptions(
@@ -498,6 +509,7 @@ def register(app: typer.Typer) -> None:
             corpus=corpus,
             mrc=mrc,
             source=source,
+            source_policy=policy,
         )
         try:
             from groundwatch.runtime.loop import run as run_on_loop

@@ -37,6 +37,37 @@ MAX_CANDIDATES = 200
 MAX_CANDIDATE_CHARS = 256
 
 Candidate = Annotated[str, StringConstraints(max_length=MAX_CANDIDATE_CHARS)]
+#: Bounds of :attr:`Expected.domain`: every DISTINCT value of an answer column up to this many
+#: (a bottom-k hash sample beyond), so a message and a dataset line stay bounded whatever the
+#: column: every probe and every group line carries its template's domain, so a column of many
+#: values (which also makes many groups) would otherwise grow the dataset with its square.
+MAX_DOMAIN = 2000
+#: Bound of :attr:`Expected.attributes` (the asked row's other values).
+MAX_ATTRIBUTES = 32
+#: Bound of :attr:`Expected.alternatives` per answer column.
+MAX_ALTERNATIVES = 256
+
+
+class ColumnDomain(BaseModel):
+    """Every DISTINCT value of one answer column (the gold among them), the same for every
+    semantic group of a template: what lets the judge call "Winnipeg" wrong for *Calgary* when
+    the column holds Winnipeg. ``id`` names the value list (a hash of it), so the judge builds
+    its matcher once per domain and shares it across probes; ``complete`` is False when the
+    column had more than :data:`MAX_DOMAIN` values and ``values`` is a sample of them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    values: list[Candidate] = Field(default_factory=list, max_length=MAX_DOMAIN)
+    complete: bool = True
+
+    @classmethod
+    def of(cls, values: list[str], *, complete: bool = True) -> ColumnDomain:
+        """A domain over ``values``, its id their hash (order-independent)."""
+        digest = hashlib.blake2b(digest_size=12)
+        for v in sorted(values):
+            digest.update(v.encode("utf-8", "surrogatepass") + b"\x1f")
+        return cls(id=digest.hexdigest(), values=values, complete=complete)
 
 
 class Expected(BaseModel):
@@ -65,6 +96,31 @@ class Expected(BaseModel):
             "Per answer column (aligned with values): other DISTINCT values of that column, never "
             "the gold, a bounded sample for large domains. A response naming one of them and not "
             "the gold is conclusively wrong; empty when unknown."
+        ),
+    )
+    domain: list[ColumnDomain | None] = Field(
+        default_factory=list,
+        max_length=64,
+        description=(
+            "Per answer column (aligned with values): every DISTINCT value of the column, the gold "
+            "among them, shared by every group of the template (schema version 3); None or absent "
+            "when unknown. Supersedes candidates."
+        ),
+    )
+    attributes: list[Candidate] = Field(
+        default_factory=list,
+        max_length=MAX_ATTRIBUTES,
+        description=(
+            "The asked row's values in its other columns (schema version 3): an answer that gives "
+            "these and not the gold answered about the right entity with the wrong attribute."
+        ),
+    )
+    alternatives: list[Annotated[list[str], Field(max_length=MAX_ALTERNATIVES)]] = Field(
+        default_factory=list,
+        max_length=64,
+        description=(
+            "Per answer column (aligned with values): other ways of writing the same value, any of "
+            'which is the gold ("United Kingdom" / "UK" / "Great Britain"; schema version 3).'
         ),
     )
 

@@ -126,6 +126,55 @@ class Watched(Protocol):
         ...
 
 
+class RefuseNul:
+    """ASGI middleware answering 422 to a request whose path or query holds a NUL character.
+
+    No route takes one (ids, names, statuses), and PostgreSQL cannot store or compare one: a
+    store lookup with ``GET /groups/a%00b`` raised ``psycopg.DataError`` and answered 500. The
+    refusal has FastAPI's validation-error shape, so it is the 422 every route documents.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            where = _nul_in(scope)
+            if where is not None:
+                detail = [
+                    {
+                        "type": "value_error",
+                        "loc": list(where),
+                        "msg": "Value error, a NUL character is not allowed",
+                    }
+                ]
+                response = JSONResponse({"detail": detail}, status_code=422)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _nul_in(scope: Scope) -> tuple[str, ...] | None:
+    """Where a request carries a NUL: ``("path",)`` or ``("query", name)``; None if nowhere."""
+    from urllib.parse import parse_qsl
+
+    if "\x00" in scope.get("path", ""):
+        return ("path",)
+    raw = scope.get("query_string", b"")
+    if raw and (b"%00" in raw or b"\x00" in raw):
+        for name, value in parse_qsl(raw.decode("latin-1"), keep_blank_values=True):
+            if "\x00" in name or "\x00" in value:
+                return ("query", name.replace("\x00", ""))
+    return None
+
+
+def add_input_guards(app: FastAPI, max_body_bytes: int = MAX_BODY_BYTES) -> None:
+    """The request guards every groundwatch HTTP app has: 413 for a body over
+    ``max_body_bytes``, 422 for a NUL in the path or the query."""
+    app.add_middleware(RefuseNul)
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+
+
 @dataclass
 class ServiceParts:
     """What a service's bootstrap hands to the shell."""
@@ -197,9 +246,9 @@ def build_app(
     liveness_timeout_s: float = LIVENESS_TIMEOUT_S,
 ) -> FastAPI:
     """The app: ``/healthz`` (every worker alive), ``/readyz`` (bus, database, loops progressing),
-    ``/metrics``; request bodies over ``max_body_bytes`` are refused with 413. A worker loop or
-    background job that ends with an error, or a watched worker that fails, ends the process
-    (:func:`fail_service`)."""
+    ``/metrics``; request bodies over ``max_body_bytes`` are refused with 413, a NUL in the path
+    or query with 422. A worker loop or background job that ends with an error, or a watched
+    worker that fails, ends the process (:func:`fail_service`)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -259,7 +308,7 @@ def build_app(
                 parts.engine.dispose()
 
     app = FastAPI(title=f"groundwatch {name}", lifespan=lifespan)
-    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    add_input_guards(app, max_body_bytes)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> JSONResponse:

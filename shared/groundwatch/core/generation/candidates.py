@@ -26,7 +26,17 @@ from groundwatch.core.generation.answers import format_value
 from groundwatch.core.generation.schema import SchemaInfo
 from groundwatch.core.generation.templates import SqlTemplate, ident, render
 from groundwatch.core.judging.normalize import normalize
-from groundwatch.core.model import MAX_CANDIDATE_CHARS, MAX_CANDIDATES, AnswerType
+from groundwatch.core.model import (
+    MAX_ATTRIBUTES,
+    MAX_CANDIDATE_CHARS,
+    MAX_CANDIDATES,
+    AnswerType,
+    ColumnDomain,
+)
+
+#: Rows of a table whose other values are kept per template for :attr:`Expected.attributes`;
+#: a larger table's templates get none (a bounded map per template, released after it).
+MAX_ENTITY_ROWS = 200_000
 
 
 def _rank(text: str) -> bytes:
@@ -41,6 +51,8 @@ class ColumnSample:
     #: each value normalized as the judge compares them, computed once per sample (it was
     #: recomputed for every group of the template: most of generation's time)
     normalized: tuple[str, ...] = ()
+    #: whether ``values`` are all of the column's distinct values (no value was left out)
+    complete: bool = True
 
     #: positions by normalized value, and of values that normalize to nothing (set up once)
     _at: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
@@ -66,6 +78,7 @@ class ColumnSample:
         """
         heap: list[tuple[bytes, str]] = []  # max-heap on the rank, via inverted bytes
         seen: set[str] = set()
+        dropped = False
         for raw in values:
             if raw is None:
                 continue
@@ -77,11 +90,13 @@ class ColumnSample:
             if len(heap) < k:
                 heapq.heappush(heap, (inverted, text))
                 seen.add(text)
-            elif inverted > heap[0][0]:
-                _, dropped = heapq.heapreplace(heap, (inverted, text))
-                seen.discard(dropped)
-                seen.add(text)
-        return cls(tuple(t for _, t in sorted(heap, reverse=True)))
+            else:
+                dropped = True
+                if inverted > heap[0][0]:
+                    _, out = heapq.heapreplace(heap, (inverted, text))
+                    seen.discard(out)
+                    seen.add(text)
+        return cls(tuple(t for _, t in sorted(heap, reverse=True)), complete=not dropped)
 
     def candidates(self, gold: Sequence[str], limit: int = MAX_CANDIDATES) -> list[str]:
         """The sample without the gold answer's values (compared normalized), at most ``limit``.
@@ -122,10 +137,69 @@ def candidate_queries(template: SqlTemplate, schema: SchemaInfo) -> list[str | N
     for sel in template.selected:
         table = schema.table(sel.table)
         column = table.column(sel.column) if table is not None else None
-        if table is None or column is None or column.kind is not AnswerType.TEXT:
+        # a flag's gold is yes/no: its stored values (true/false) are no rivals of it
+        if table is None or column is None or column.kind is not AnswerType.TEXT or sel.flag:
             out.append(None)
         else:
             out.append(distinct_values_sql(table.name, column.name, schema.dialect))
+    return out
+
+
+def domain_record(sample: ColumnSample | None) -> dict[str, Any] | None:
+    """:class:`~groundwatch.core.model.ColumnDomain` of a column's sample, as a group record
+    holds it (the model's fields in order), or None without a sample."""
+    if sample is None:
+        return None
+    d = ColumnDomain.of(list(sample.values), complete=sample.complete)
+    return {"id": d.id, "values": d.values, "complete": d.complete}
+
+
+def entity_attributes_query(template: SqlTemplate, schema: SchemaInfo) -> tuple[str, int] | None:
+    """``SELECT slot columns…, other text columns… FROM table`` for a template that asks one
+    column of the row its slots name (no join, no aggregate), with the number of slot columns;
+    None for any other template. The other columns' values of the asked row are what a reader
+    that picked the right entity's wrong sentence answers with."""
+    if template.join is not None or not template.slots or not template.selected:
+        return None
+    tables = {s.table for s in template.slots} | {s.table for s in template.selected}
+    if len(tables) != 1 or any(s.agg for s in template.selected):
+        return None
+    table = schema.table(next(iter(tables)))
+    if table is None:
+        return None
+    keys = [s.column for s in template.slots]
+    asked = {s.column for s in template.selected}
+    others = [
+        c.name
+        for c in table.columns
+        if c.kind is AnswerType.TEXT and c.name not in asked and c.name not in keys
+    ]
+    if not others or any(table.column(k) is None for k in keys):
+        return None
+    cols = [exp.Column(this=ident(c)) for c in [*keys, *others]]
+    sql = render(
+        exp.Select(expressions=cols, from_=exp.From(this=exp.Table(this=ident(table.name)))),
+        schema.dialect,
+    )
+    return sql, len(keys)
+
+
+def entity_attributes(
+    rows: Iterable[Sequence[Any]], n_keys: int, limit: int = MAX_ENTITY_ROWS
+) -> dict[tuple[str, ...], list[str]] | None:
+    """The other values of each row by its key values (formatted as a fill's parameters are);
+    None when the table has more than ``limit`` rows (memory stays bounded per template)."""
+    out: dict[tuple[str, ...], list[str]] = {}
+    for row in rows:
+        if len(out) >= limit:
+            return None
+        key = tuple(format_value(v) for v in row[:n_keys])
+        vals = [
+            text
+            for v in row[n_keys:]
+            if v is not None and 0 < len(text := format_value(v).strip()) <= MAX_CANDIDATE_CHARS
+        ]
+        out[key] = list(dict.fromkeys(vals))[:MAX_ATTRIBUTES]
     return out
 
 

@@ -38,6 +38,13 @@ FUZZY_COUNTRY_SCORE = 92
 _LATIN = regex.compile(r"\p{Script=Latin}")
 #: Longest alias, in tokens ("united kingdom of great britain and northern ireland").
 _MAX_NGRAM = 8
+#: English short names everyone uses that the ISO data lacks (its names are "United Kingdom",
+#: "United States"): without them "Either USA or UK" names one country, and "Great Britain"
+#: answering *United Kingdom* is not found. Lowercase token forms; "U.S." tokenizes to "u s".
+_COMMON_NAMES = {
+    "uk": "GB", "u k": "GB", "britain": "GB", "great britain": "GB",
+    "u s": "US", "u s a": "US",
+}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +111,7 @@ def _index() -> _Index:
                 ):
                     translated.append((normalize(local), code))
     subdivisions = {normalize(str(s.name)) for s in pycountry.subdivisions}
+    english.extend((alias, code) for alias, code in _COMMON_NAMES.items())
     eng = _unique(english)
     return _Index(
         gold=_unique([*english, *translated]),

@@ -119,7 +119,7 @@ def extract_dates(text: str, *, folded: bool = False) -> list[DateMention]:
     return extract_dates_from_tokens(tokens(text, folded=folded))
 
 
-def extract_dates_from_tokens(toks: list[str]) -> list[DateMention]:
+def extract_dates_from_tokens(toks: list[str], *, vague: bool | None = None) -> list[DateMention]:
     """Every date mention in a token list (see :func:`groundwatch.core.judging.normalize.tokens`).
 
     Works outward from each 4-digit year token, finest form first, and each mention consumes its
@@ -131,6 +131,14 @@ def extract_dates_from_tokens(toks: list[str]) -> list[DateMention]:
     out: list[DateMention] = []
     n = len(toks)
     free = 0  # first token index not yet consumed by a mention
+    if vague is None:  # the caller did not say whether decades or centuries may be written
+        vague = (
+            "century" in toks
+            or not _DECADE_WORDS.isdisjoint(toks)
+            or any(t[-1:] == "s" and t[:1].isdigit() for t in toks)
+        )
+    if vague:
+        out.extend(_vague_years(toks))
     for i in [k for k, tok in enumerate(toks) if len(tok) == 4 and tok.isdigit()]:
         if i < free:
             continue
@@ -150,6 +158,57 @@ def extract_dates_from_tokens(toks: list[str]) -> list[DateMention]:
             found = [DateMention(date(y, 1, 1), date(y, 12, 31), Granularity.YEAR, (i, i + 1))]
         out.extend(found)
         free = i + 1
+    return out
+
+
+#: Decades said in words ("the nineties"): the twentieth century's, as people mean them.
+_DECADE_WORDS = frozenset(
+    {"twenties", "thirties", "forties", "fifties", "sixties", "seventies", "eighties", "nineties"}
+)
+_DECADE_START = {w: 1900 + 10 * (i + 2) for i, w in enumerate(sorted(_DECADE_WORDS, key=[
+    "twenties", "thirties", "forties", "fifties", "sixties", "seventies", "eighties",
+    "nineties"].index))}  # fmt: skip
+_CENTURY_ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13,
+    "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18,
+    "nineteenth": 19, "twentieth": 20,
+}  # fmt: skip
+
+
+def _years(first: int, last: int, span: tuple[int, int]) -> DateMention | None:
+    if not 1 <= first <= last <= 9999:
+        return None
+    return DateMention(date(first, 1, 1), date(last, 12, 31), Granularity.RANGE, span)
+
+
+def _vague_years(toks: list[str]) -> list[DateMention]:
+    """Decades and centuries ("1990s", "90s", "the nineties", "19th century", "the 1800s"): a
+    span of years, consistent with a gold day inside it, conflicting with one outside."""
+    out: list[DateMention] = []
+    for i, tok in enumerate(toks):
+        found: DateMention | None = None
+        if tok.endswith("s") and tok[:-1].isdigit():
+            digits = tok[:-1]
+            if len(digits) == 4 and digits.endswith("0"):
+                y = int(digits)
+                found = (
+                    _years(y, y + 99, (i, i + 1)) if y % 100 == 0 else _years(y, y + 9, (i, i + 1))
+                )
+            elif len(digits) == 2 and digits.endswith("0"):
+                found = _years(1900 + int(digits), 1909 + int(digits), (i, i + 1))
+        elif tok in _DECADE_WORDS:
+            found = _years(_DECADE_START[tok], _DECADE_START[tok] + 9, (i, i + 1))
+        elif tok == "century" and i > 0:
+            prev = toks[i - 1]
+            n = _CENTURY_ORDINALS.get(prev)
+            if n is None and prev[-2:] in _DAY_SUFFIXES and prev[:-2].isdigit():
+                n = int(prev[:-2])
+            if n is not None:
+                # strictly 1801-1900 for the 19th, 1800-1899 as people say it: either reading
+                found = _years(max(1, 100 * (n - 1)), 100 * n, (i - 1, i + 1))
+        if found is not None:
+            out.append(found)
     return out
 
 

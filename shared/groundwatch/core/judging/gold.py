@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 import string
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 from datetime import date
 from functools import lru_cache
 from typing import Any
@@ -18,9 +19,9 @@ from typing import Any
 from groundwatch.core.judging.aliases import country_of
 from groundwatch.core.judging.dates import parse_gold_date
 from groundwatch.core.judging.normalize import STOPWORDS, content_tokens, fold, normalize_cached
-from groundwatch.core.judging.numbers import NumberMention, parse_gold_number
+from groundwatch.core.judging.numbers import NumberMention, parse_gold_number, words_value
 from groundwatch.core.judging.variants import stems
-from groundwatch.core.model import AnswerType, Expected
+from groundwatch.core.model import AnswerType, ColumnDomain, Expected
 
 #: A value that is nothing but a number (with separators, sign, percent, scale or unit) is typed
 #: as a number; anything with more words stays text ("Building 7" is a name, not the number 7).
@@ -47,6 +48,21 @@ class GoldPart:
     stem_needle: str  # " stem stem ", for containment of a morphological variant
     stem_last: str  # its last stem ("" for none): the cheap pre-check at the stem level
     country: str | None  # ISO alpha-2 code when the value names a country (text values only)
+    #: the value as a truth value when it can be one (1/0, yes/no, true/false): a flag column
+    #: asked as a yes/no question is answered "Yes, it has been discontinued" for the gold 1
+    boolean: bool | None = None
+    #: other ways of writing the same value, any of which is the gold ("UK" for United Kingdom)
+    alts: tuple[GoldPart, ...] = ()
+
+    @property
+    def norms(self) -> frozenset[str]:
+        """The value's normalized spellings: its own and its alternatives'."""
+        return frozenset((self.norm, *(a.norm for a in self.alts)))
+
+    @property
+    def countries(self) -> frozenset[str]:
+        """Country codes the value or any alternative names."""
+        return frozenset(c for c in (self.country, *(a.country for a in self.alts)) if c)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +131,15 @@ class Gold:
     lookups: tuple[RivalLookup, ...] = field(default=(), compare=False)
     #: the parts' raw values as a correct verdict's reason names them ("'a', 'b'"), built once
     raws: str = field(default="", compare=False)
+    #: per part: the matcher over its column's whole domain (shared by every group of the
+    #: template), or None; where there is one it supersedes the part's candidates
+    domains: tuple[DomainIndex | None, ...] = field(default=(), compare=False)
+    #: the asked row's values in other columns (never equal to a gold spelling)
+    attributes: tuple[GoldPart, ...] = ()
+    #: every normalized spelling of every part: what is never a rival
+    gold_norms: frozenset[str] = frozenset()
+    #: the attributes' last words: one set test rules them all out of most answers
+    attribute_last_words: frozenset[str] = frozenset()
 
     @property
     def has_rivals(self) -> bool:
@@ -128,6 +153,8 @@ def infer_type(value: str) -> AnswerType:
         return AnswerType.DATE
     if _NUMERIC_VALUE.fullmatch(v) and parse_gold_number(value) is not None:
         return AnswerType.NUMBER
+    if not any(ch.isdigit() for ch in v) and words_value(v) is not None:
+        return AnswerType.NUMBER  # "twelve", "one thousand, nine hundred and fifty-one"
     return AnswerType.TEXT
 
 
@@ -155,7 +182,12 @@ def gold_part(raw: str, declared: AnswerType | None) -> GoldPart:
         stem_needle=stem_needle,
         stem_last=stem_needle.rsplit(" ", 2)[-2] if stem_needle.strip() else "",
         country=country_of(raw) if typ is AnswerType.TEXT else None,
+        boolean=_BOOLEANS.get(norm),
     )
+
+
+#: Values that can be a truth value, normalized.
+_BOOLEANS = {"1": True, "0": False, "yes": True, "no": False, "true": True, "false": False}
 
 
 def _columns(values: tuple[str, ...]) -> list[int]:
@@ -172,9 +204,10 @@ def _parts(values: tuple[str, ...], types: tuple[AnswerType, ...]) -> tuple[Gold
 def _rivals(
     values: tuple[str, ...], parts: tuple[GoldPart, ...], candidates: tuple[tuple[str, ...], ...]
 ) -> tuple[tuple[GoldPart, ...], ...]:
-    """Each part's candidates, prepared; any equal to some gold part (normalized) left out, so a
-    list answer never counts one of its own items as a rival of another."""
-    gold_norms = {p.norm for p in parts}
+    """Each part's candidates, prepared; any equal to some gold part (normalized, or one of its
+    alternatives) left out, so a list answer never counts one of its own items as a rival of
+    another."""
+    gold_norms = {n for p in parts for n in p.norms}
     out: list[tuple[GoldPart, ...]] = []
     for col in _columns(values):
         cands = candidates[col] if col < len(candidates) else ()
@@ -194,8 +227,13 @@ def _prepare(
     options: tuple[str, ...] | None,
     answerable: bool,
     candidates: tuple[tuple[str, ...], ...] = (),
+    attributes: tuple[str, ...] = (),
+    alternatives: tuple[tuple[str, ...], ...] = (),
+    domain_ids: tuple[str | None, ...] = (),
 ) -> Gold:
     parts = _parts(values, types)
+    if alternatives:
+        parts = _with_alternatives(values, parts, alternatives)
     opts: tuple[GoldOption, ...] = ()
     correct: int | None = None
     if options:
@@ -208,6 +246,12 @@ def _prepare(
         frozenset().union(*(p.content for p in parts)) if parts else frozenset()
     )
     rivals = _rivals(values, parts, candidates)
+    gold_norms = frozenset(n for p in parts for n in p.norms)
+    attrs = tuple(
+        a
+        for a in (gold_part(v, AnswerType.TEXT) for v in dict.fromkeys(attributes))
+        if a.norm and a.norm not in gold_norms and not a.typed
+    )
     return Gold(
         parts=parts,
         stale=tuple(p for p in (_parts(s, types) for s in stale) if p),
@@ -222,6 +266,116 @@ def _prepare(
             rival_lookup(p, rivals[i] if i < len(rivals) else ()) for i, p in enumerate(parts)
         ),
         raws=", ".join(repr(p.raw) for p in parts),
+        attributes=attrs,
+        gold_norms=gold_norms,
+        attribute_last_words=frozenset(a.last_word for a in attrs),
+    )
+
+
+def _with_alternatives(
+    values: tuple[str, ...], parts: tuple[GoldPart, ...], alternatives: tuple[tuple[str, ...], ...]
+) -> tuple[GoldPart, ...]:
+    """Each part with its alternatives ("any of these") prepared as parts of their own."""
+    out = []
+    for part, col in zip(parts, _columns(values), strict=True):
+        alts = alternatives[col] if col < len(alternatives) else ()
+        prepared = tuple(
+            a
+            for a in (gold_part(v, None) for v in dict.fromkeys(alts))
+            if a.norm and a.norm != part.norm
+        )
+        country = part.country or next((a.country for a in prepared if a.country), None)
+        out.append(replace(part, alts=prepared, country=country) if prepared else part)
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DomainIndex:
+    """A matcher over every DISTINCT value of one answer column, built once per domain and shared
+    by every probe of the template: for each value its normalized words and stems, indexed by
+    last word and last stem, so a response is checked against thousands of values with one set
+    intersection and a look-up per hit instead of a walk over the values."""
+
+    id: str
+    raws: tuple[str, ...]
+    needles: tuple[str, ...]  # " norm ", per value
+    stem_needles: tuple[str, ...]
+    by_last: dict[str, tuple[int, ...]]
+    by_stem_last: dict[str, tuple[int, ...]]
+    last_words: frozenset[str]
+    stem_lasts: frozenset[str]
+    complete: bool
+
+
+def build_domain_index(domain: ColumnDomain) -> DomainIndex:
+    """The :class:`DomainIndex` of a domain (see :func:`domain_index` for the shared one)."""
+    raws: list[str] = []
+    needles: list[str] = []
+    stem_needles: list[str] = []
+    by_last: dict[str, list[int]] = {}
+    by_stem_last: dict[str, list[int]] = {}
+    for raw in dict.fromkeys(domain.values):
+        norm = normalize_cached(raw)
+        if not norm:
+            continue
+        k = len(raws)
+        toks = norm.split()
+        st = stems(toks)
+        raws.append(raw)
+        needles.append(f" {norm} ")
+        stem_needles.append(f" {' '.join(st)} ")
+        by_last.setdefault(toks[-1], []).append(k)
+        if st[-1]:
+            by_stem_last.setdefault(st[-1], []).append(k)
+    return DomainIndex(
+        id=domain.id,
+        raws=tuple(raws),
+        needles=tuple(needles),
+        stem_needles=tuple(stem_needles),
+        by_last={w: tuple(ix) for w, ix in by_last.items()},
+        by_stem_last={w: tuple(ix) for w, ix in by_stem_last.items()},
+        last_words=frozenset(by_last),
+        stem_lasts=frozenset(by_stem_last),
+        complete=domain.complete,
+    )
+
+
+#: Domain matchers by domain id, least recently used dropped first: one per template in use.
+_DOMAINS: OrderedDict[str, DomainIndex] = OrderedDict()
+DOMAINS_MAX = 256
+
+
+def domain_index(domain: ColumnDomain) -> DomainIndex:
+    """The shared matcher of a domain, built on its first use (keyed by the domain's id)."""
+    hit = _DOMAINS.get(domain.id)
+    if hit is not None:
+        _DOMAINS.move_to_end(domain.id)
+        return hit
+    built = build_domain_index(domain)
+    _DOMAINS[domain.id] = built
+    if len(_DOMAINS) > DOMAINS_MAX:
+        _DOMAINS.popitem(last=False)
+    return built
+
+
+def _with_domains(gold: Gold, values: tuple[str, ...], domains: list[ColumnDomain | None]) -> Gold:
+    """``gold`` with each part's domain matcher; a part with a domain has no candidates."""
+    cols = _columns(values)
+    per_part = tuple(
+        domain_index(d) if (d := domains[c] if c < len(domains) else None) is not None else None
+        for c in cols
+    )
+    if not any(per_part):
+        return gold
+    rivals = tuple(
+        () if per_part[i] is not None else (gold.rivals[i] if i < len(gold.rivals) else ())
+        for i in range(len(gold.parts))
+    )
+    return replace(
+        gold,
+        domains=per_part,
+        rivals=rivals,
+        lookups=tuple(rival_lookup(p, rivals[i]) for i, p in enumerate(gold.parts)),
     )
 
 
@@ -260,7 +414,16 @@ def _key(expected: Expected) -> GoldKey:
         tuple(expected.options) if expected.options else None,
         expected.answerable,
         tuple(tuple(c) for c in expected.candidates),
+        tuple(expected.attributes),
+        tuple(tuple(a) for a in expected.alternatives),
+        # a domain by its id: hashing thousands of values per message would cost more than the
+        # judging (the id is a hash of them)
+        tuple(d.id if d is not None else None for d in expected.domain),
     )
+
+
+#: Golds with their domain matchers, by content key (bounded, cleared when full).
+_WITH_DOMAINS: dict[GoldKey, Gold] = {}
 
 
 def _entry(expected: Expected) -> tuple[Expected, GoldKey, Gold]:
@@ -268,7 +431,16 @@ def _entry(expected: Expected) -> tuple[Expected, GoldKey, Gold]:
     if hit is not None and hit[0] is expected:
         return hit
     key = _key(expected)
-    entry = (expected, key, _prepare(*key))
+    gold = _prepare(*key)
+    if expected.domain:
+        with_domains = _WITH_DOMAINS.get(key)
+        if with_domains is None:
+            with_domains = _with_domains(gold, key[0], expected.domain)
+            if len(_WITH_DOMAINS) >= _BY_IDENTITY_MAX * 32:
+                _WITH_DOMAINS.clear()
+            _WITH_DOMAINS[key] = with_domains
+        gold = with_domains
+    entry = (expected, key, gold)
     if len(_BY_IDENTITY) >= _BY_IDENTITY_MAX:
         _BY_IDENTITY.clear()
     _BY_IDENTITY[id(expected)] = entry

@@ -59,6 +59,16 @@ _WORD_NUMBERS = {
     "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
     "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
     "seventy": 70, "eighty": 80, "ninety": 90, "a dozen": 12, "dozen": 12, "a hundred": 100,
+    # counts said as adverbs: "won the Super Bowl once" answers "how many times" with 1
+    "once": 1, "twice": 2, "thrice": 3,
+}  # fmt: skip
+#: Ordinal words, read as the number they rank ("the seventh" for 7) only when that is the gold
+#: value: "the first album in 1990" asserts no count, so a different ordinal is no conflict.
+_ORDINAL_WORDS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13,
+    "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18,
+    "nineteenth": 19, "twentieth": 20, "twenty-first": 21, "twenty first": 21,
 }  # fmt: skip
 
 _NUM = re.compile(
@@ -78,6 +88,27 @@ _WORDS = re.compile(
     r"|\b(?P<word>" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")\b"
 )
 _HAS_DIGIT = re.compile(r"\d")
+#: A digit run written as an ordinal ("19th", "22nd", "1st"): a rank, not a quantity.
+_ORDINAL_SUFFIX = re.compile(r"(?:st|nd|rd|th)\b")
+#: Vague spans of years: a decade ("1990s", "1990's", "the '90s", "the nineties"), a century
+#: ("19th century", "the nineteenth century", "the 1800s"). A vague answer is consistent with a
+#: gold inside its span and contradicts one outside it, but never *is* the value.
+_DECADE_WORDS = {
+    "twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60,
+    "seventies": 70, "eighties": 80, "nineties": 90,
+}  # fmt: skip
+_VAGUE = re.compile(
+    r"(?<![\w.,/-])(?P<decade>\d{3}0)\s?'?s\b"
+    r"|(?<![\w])'(?P<short>\d0)\s?'?s\b"
+    r"|\b(?P<cent>\d{1,2})(?:st|nd|rd|th)[- ]century\b"
+    r"|\b(?P<centw>" + "|".join(w for w in _ORDINAL_WORDS if " " not in w) + r")[- ]century\b"
+    r"|\b(?:the\s+)?(?P<dword>" + "|".join(_DECADE_WORDS) + r")\b"
+)
+#: What every vague span holds (a decade's "0s"/"0's", "century", a decade word's "ties") or an
+#: ordinal word: one quick search that most texts fail, before the patterns proper.
+_RARE_GATE = re.compile(r"0'?\s?s\b|centur|ties\b|first|second|third|[fxhnr]th\b|tieth|elfth")
+_VAGUE_GATE = re.compile(r"0'?\s?s\b|centur|ties\b")
+
 #: Words that say a number is rounded ("about 380,000", "some 30 staff", "~40").
 _APPROX_CUE = re.compile(
     r"(?:\b(?:about|around|approximately|approx|roughly|nearly|almost|some|circa|ca|c|over|"
@@ -110,6 +141,10 @@ class NumberMention:
     unit: tuple[str, float] | None
     span: tuple[int, int]
     approx: bool = False  # the text says it is approximate ("about", "around", "~")
+    #: a rank ("22nd", "seventh"): the gold value when equal, no conflicting value otherwise
+    ordinal: bool = False
+    #: a vague span (a decade, a century): ``(first, last)`` inclusive; ``value`` is its middle
+    vague: tuple[float, float] | None = None
 
 
 def _digits_value(raw: str) -> tuple[float, float]:
@@ -132,8 +167,21 @@ def extract_numbers(text: str, *, folded: bool = False) -> list[NumberMention]:
     """Every number written in ``text`` (digits or number words)."""
     t = text if folded else fold(text)
     out: list[NumberMention] = []
+    vague_spans: list[tuple[int, int]] = []
+    rare = _RARE_GATE.search(t) is not None
+    if rare and _VAGUE_GATE.search(t):
+        for m in _VAGUE.finditer(t):
+            spans = [_vague_span(m)]
+            if m["dword"]:  # "in her thirties" is an age as often as a decade: both readings
+                spans.append((_DECADE_WORDS[m["dword"]], _DECADE_WORDS[m["dword"]] + 9))
+            for lo, hi in spans:
+                out.append(NumberMention((lo + hi) / 2, hi - lo + 1, False, None, m.span(), True,
+                                         vague=(lo, hi)))  # fmt: skip
+            vague_spans.append(m.span())
     if _HAS_DIGIT.search(t):
         for m in _NUM.finditer(t):
+            if vague_spans and any(a <= m.start() < b for a, b in vague_spans):
+                continue
             value, precision = _digits_value(m["num"])
             cue = _APPROX_CUE.search(t, 0, m.start()) is not None
             if 1 < precision < 10**_ROUNDED_ZEROS and not cue:
@@ -153,21 +201,125 @@ def extract_numbers(text: str, *, folded: bool = False) -> list[NumberMention]:
             unit = _UNITS.get(unit_word) if unit_word else None
             if m["cur"]:
                 unit = _UNITS[m["cur"]]
-            out.append(NumberMention(value, precision, bool(m["pct"]), unit, m.span(), cue))
+            ordinal = (
+                not scale and unit is None and not m["pct"] and m["num"].isdigit()
+                and _ORDINAL_SUFFIX.match(t, m.end()) is not None
+            )  # fmt: skip
+            out.append(
+                NumberMention(value, precision, bool(m["pct"]), unit, m.span(), cue, ordinal)
+            )
     for m in _WORDS.finditer(t):
+        if vague_spans and any(a <= m.start() < b for a, b in vague_spans):
+            continue
         if m["tens"]:
             value = float(_WORD_NUMBERS[m["tens"]] + _WORD_NUMBERS[m["ones"]])
         else:
             value = float(_WORD_NUMBERS[m["word"]])
         out.append(NumberMention(value, 1.0, False, None, m.span()))
+    if len(out) > 1 and _HAS_DIGIT.search(t):
+        out = _compound_durations(t, out)
+    if rare:
+        for m in _ORDINALS.finditer(t):
+            if vague_spans and any(a <= m.start() < b for a, b in vague_spans):
+                continue
+            value = float(_ORDINAL_WORDS[m[0].replace("-", " ")])
+            out.append(NumberMention(value, 1.0, False, None, m.span(), ordinal=True))
     return out
+
+
+_JOINER = re.compile(r"\s*(?:,|and|,\s*and)?\s*")
+
+
+def _compound_durations(t: str, found: list[NumberMention]) -> list[NumberMention]:
+    """The duration "3 hours and 48 minutes" is one amount (228 minutes), not two numbers:
+    consecutive amounts of time joined by nothing, a comma or "and" are summed, in the smaller
+    unit."""
+    out: list[NumberMention] = []
+    for n in sorted(found, key=lambda m: m.span):
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and prev.unit is not None
+            and n.unit is not None
+            and prev.unit[0] == n.unit[0] == "time"
+            and prev.unit[1] > n.unit[1]
+            and _JOINER.fullmatch(t, prev.span[1], n.span[0])
+        ):
+            # in the smaller unit, as said: "3 hours and 48 minutes" is 228 minutes
+            value = (prev.value * prev.unit[1] + n.value * n.unit[1]) / n.unit[1]
+            out[-1] = NumberMention(value, n.precision, False, n.unit,
+                                    (prev.span[0], n.span[1]), prev.approx or n.approx)  # fmt: skip
+            continue
+        out.append(n)
+    return out
+
+
+_ORDINALS = re.compile(
+    r"\b(?:" + "|".join(sorted((w.replace(" ", "[- ]") for w in _ORDINAL_WORDS), key=len,
+                               reverse=True)) + r")\b"
+)  # fmt: skip
+
+
+def _vague_span(m: re.Match[str]) -> tuple[int, int]:
+    """The years a decade or century mention spans (inclusive)."""
+    if m["decade"]:
+        start = int(m["decade"])
+        # "the 1800s" is a century, "the 1990s" a decade
+        return (start, start + 99) if start % 100 == 0 else (start, start + 9)
+    if m["short"]:
+        return 1900 + int(m["short"]), 1900 + int(m["short"]) + 9
+    if m["dword"]:
+        start = 1900 + _DECADE_WORDS[m["dword"]]
+        return start, start + 9
+    n = int(m["cent"]) if m["cent"] else _ORDINAL_WORDS[m["centw"]]
+    # the 19th century is 1801-1900 strictly and 1800-1899 as people say it: either reading
+    return 100 * (n - 1), 100 * n
+
+
+_SMALL_WORDS = {w: v for w, v in _WORD_NUMBERS.items() if " " not in w and v < 100}
+_SMALL_WORDS.pop("dozen")
+for _w in ("once", "twice", "thrice"):
+    _SMALL_WORDS.pop(_w)
+_MULTIPLIERS = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 10**9}
+
+
+def words_value(text: str) -> float | None:
+    """A whole text that is a number written in English words ("one thousand, nine hundred and
+    fifty-one", "twelve", "eighteen million"), or None."""
+    words = [w for w in re.split(r"[\s,-]+", fold(text).strip()) if w and w != "and"]
+    if not words:
+        return None
+    total = current = 0
+    seen = False
+    for w in words:
+        if w in _SMALL_WORDS:
+            v = _SMALL_WORDS[w]
+            rest = current % 100
+            # "twenty one" and "one hundred twelve", never "forty forty" or "one two"
+            if rest and (v >= 10 or rest < 20 or rest % 10):
+                return None
+            current += v
+        elif w == "hundred":
+            current = max(current, 1) * 100
+        elif w in _MULTIPLIERS:
+            total += max(current, 1) * _MULTIPLIERS[w]
+            current = 0
+        else:
+            return None
+        seen = True
+    return float(total + current) if seen else None
 
 
 @lru_cache(maxsize=65_536)
 def parse_gold_number(text: str) -> NumberMention | None:
-    """The gold value as a single number, or None when it is not exactly one number."""
+    """The gold value as a single number, or None when it is not exactly one number. A value
+    written in words ("twelve", "one thousand, nine hundred and fifty-one") is that number."""
+    value = words_value(text) if not _HAS_DIGIT.search(text) else None
+    if value is not None:
+        return NumberMention(value, 1.0, False, None, (0, len(text)))
     found = extract_numbers(text.strip())
-    return found[0] if len(found) == 1 else None
+    # a decade or a rank ("1990s", "7th") is no single number: such a gold is compared as text
+    return found[0] if len(found) == 1 and found[0].vague is None and not found[0].ordinal else None
 
 
 def _candidates(r: NumberMention, gold: NumberMention) -> list[float]:
@@ -202,6 +354,18 @@ def match_number(
     approx = conflict = False
     g = gold.value
     for r in mentions:
+        if r.vague is not None:
+            # a decade or a century: consistent with a gold inside it, never the value itself
+            if r.vague[0] <= g <= r.vague[1] and not gold.percent and gold.unit is None:
+                approx = True
+            elif r.value not in ignore:
+                conflict = True
+            continue
+        if r.ordinal:
+            # a rank is the gold value when equal ("the 22nd Amendment" for 22), else no claim
+            if not r.percent and math.isclose(r.value, g, rel_tol=1e-9, abs_tol=1e-12):
+                return NumberMatch.FOUND
+            continue
         cands = _candidates(r, gold)
         for v in cands:
             if math.isclose(v, g, rel_tol=1e-9, abs_tol=1e-12):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from enum import IntEnum, StrEnum
 from functools import lru_cache
@@ -32,8 +32,8 @@ from groundwatch.core.judging.dates import (
     yearless_days,
 )
 from groundwatch.core.judging.decision import NO_TIER, STALE, Decision
-from groundwatch.core.judging.gold import Gold, GoldPart, prepare_gold
-from groundwatch.core.judging.normalize import STOPWORDS, fold, padded, tokens
+from groundwatch.core.judging.gold import DomainIndex, Gold, GoldPart, prepare_gold
+from groundwatch.core.judging.normalize import ARTICLES, STOPWORDS, fold, padded, tokens
 from groundwatch.core.judging.numbers import (
     NumberMatch,
     NumberMention,
@@ -87,12 +87,14 @@ class Evidence:
         "_countries",
         "_dates",
         "_numbers",
+        "_q_countries",
         "_q_dates",
         "_q_folded",
         "_q_numbers",
         "_q_stem_pad",
         "_qpad",
         "_qtoks",
+        "_raw_spans",
         "_readings",
         "_refusal",
         "_statuses",
@@ -139,6 +141,8 @@ class Evidence:
         self._q_folded: str | None = None
         self._countries: list[CountryMention] | None = None
         self._upper: frozenset[str] | None = None
+        self._raw_spans: list[tuple[int, int]] | bool | None = False
+        self._q_countries: frozenset[str] | None = None
 
     # -- lazily computed views -------------------------------------------------------------
     # The query's views are cached on the query text (see :func:`_query_toks`): like the gold, a
@@ -212,6 +216,22 @@ class Evidence:
             )
         return self._upper
 
+    @property
+    def raw_spans(self) -> list[tuple[int, int]] | None:
+        """Each token's character span in the response as written (None when the tokens cannot
+        be lined up with the text, e.g. after Unicode folding changed its length): what the
+        rare checks that need case and punctuation (a denial inside a name, a clause boundary)
+        read. Computed on first use only."""
+        if self._raw_spans is False:
+            self._raw_spans = _raw_token_spans(self.response, len(self.toks))
+        return self._raw_spans  # type: ignore[return-value]
+
+    def query_countries(self) -> frozenset[str]:
+        """Codes of the countries the query names: restated context, never a rival answer."""
+        if self._q_countries is None:
+            self._q_countries = _query_countries(self.query)
+        return self._q_countries
+
     def countries(self, gold_code: str | None) -> list[CountryMention]:
         """Countries the response names (computed for the first country part's code)."""
         if self._countries is None:
@@ -235,13 +255,21 @@ class Evidence:
     @property
     def dates(self) -> list[DateMention]:
         if self._dates is None:
-            self._dates = extract_dates_from_tokens(self.toks)
+            norm = self.norm  # decades and centuries are looked for only where they may be
+            vague = "0s" in norm or "century" in norm or "ties " in self.pad
+            self._dates = extract_dates_from_tokens(self.toks, vague=vague)
         return self._dates
 
     @property
     def numbers(self) -> list[NumberMention]:
+        """The numbers the response states as values: a digit inside a name or an address ("Qe 7
+        Bloco G", "Apollo 11 Mission") is a word of that name, neither the gold nor a rival."""
         if self._numbers is None:
-            self._numbers = extract_numbers(self.folded, folded=True)
+            found = extract_numbers(self.folded, folded=True)
+            if found and self.response.isascii():
+                asked = frozenset(self.query_toks)
+                found = [n for n in found if not _inside_name(self.response, n, asked)]
+            self._numbers = found
         return self._numbers
 
     def query_days(self) -> frozenset[date]:
@@ -276,8 +304,26 @@ class Evidence:
                 nm = match_number(
                     part.number, self.numbers, rel_tol=NUMBER_REL_TOL, ignore=self.query_numbers()
                 )
-            return _NUMBER_STATUS[nm]
-        return self.contains(part.norm, part.needle, part.last_word)
+            status = _NUMBER_STATUS[nm]
+            if status is not PartStatus.FOUND and part.alts:
+                status = self._alt_status(part, status)
+            return status
+        status = self.contains(part.norm, part.needle, part.last_word)
+        if status is not PartStatus.FOUND and part.alts:
+            status = self._alt_status(part, status)
+        return status
+
+    def _alt_status(self, part: GoldPart, status: PartStatus) -> PartStatus:
+        """FOUND when any of the gold's alternatives is named (a typed one as typed)."""
+        for alt in part.alts:
+            if alt.typed:
+                if self._status(replace(alt, alts=())) is PartStatus.FOUND:
+                    return PartStatus.FOUND
+            elif alt.last_word in self.tok_set and (
+                self.contains(alt.norm, alt.needle, alt.last_word) is PartStatus.FOUND
+            ):
+                return PartStatus.FOUND
+        return status
 
     def contains(self, gold_norm: str, needle: str = "", last_word: str = "") -> PartStatus:
         """Containment on word boundaries, discounting echoes of the query and negations."""
@@ -351,6 +397,64 @@ def _query_days(query: str) -> frozenset[date]:
 
 
 @lru_cache(maxsize=16_384)
+def _query_countries(query: str) -> frozenset[str]:
+    """The countries the query names (cached per query text)."""
+    return frozenset(m.code for m in find_countries(_query_toks(query), query, gold_code=None))
+
+
+_RAW_WORD = re.compile(r"[A-Za-z0-9]+")
+#: The words on either side of a bare number, as written.
+_WORD_BEFORE = re.compile(r"([A-Za-z][\w'’]*)[ \u00a0]+$")
+_WORD_AFTER = re.compile(r"[ \u00a0]+([A-Za-z][\w'’]*|[A-Z0-9]{1,3}\b)")
+#: Capitalised words that start a phrase rather than belong to a name ("In 1996 The …").
+_LEAD_WORDS = frozenset(
+    {"in", "on", "at", "by", "since", "from", "to", "for", "of", "the", "and", "or", "about",
+     "around", "over", "under", "after", "before", "until", "is", "was", "are", "were", "it",
+     "its", "it's", "only", "just", "number", "no", "total", "approximately"}
+)  # fmt: skip
+
+
+def _inside_name(text: str, n: NumberMention, query: frozenset[str] = frozenset()) -> bool:
+    """A bare number between two words of a name ("Qe 7 Bloco G", "Apollo 11 Mission"): both
+    neighbours capitalised (or a short code), neither a word that starts a phrase. Unless the
+    question asks about that name ("Which highway was Revisited …?": "Highway 61 Revisited"
+    answers with its number)."""
+    if n.unit is not None or n.percent or n.vague is not None or n.ordinal:
+        return False
+    a, b = n.span
+    raw = text[a:b]
+    if not raw.strip().isdigit():
+        return False
+    # the match may take in the spaces around the digits
+    a, b = a + len(raw) - len(raw.lstrip()), a + len(raw.rstrip())
+    # cheap first: a letter must stand one space before and a capital or digit one space after
+    if a < 2 or not text[a - 2].isalpha() or b + 1 >= len(text) or not text[b + 1].isupper():
+        return False
+    before = _WORD_BEFORE.search(text, max(0, a - 64), a)  # a word is near: no scan from 0
+    after = _WORD_AFTER.match(text, b)
+    if before is None or after is None:
+        return False
+    left, right = before[1], after[1]
+    if left.lower() in query or right.lower() in query:
+        return False
+    return (
+        left[0].isupper()
+        and right[0].isupper()
+        and left.lower() not in _LEAD_WORDS
+        and right.lower() not in _LEAD_WORDS
+    )
+
+
+def _raw_token_spans(response: str, n: int) -> list[tuple[int, int]] | None:
+    """Character spans of the response's tokens, as :func:`tokens` splits an ASCII text (runs of
+    letters and digits, articles dropped); None when that does not give ``n`` tokens."""
+    if not response.isascii():
+        return None
+    spans = [m.span() for m in _RAW_WORD.finditer(response) if m[0].lower() not in ARTICLES]
+    return spans if len(spans) == n else None
+
+
+@lru_cache(maxsize=16_384)
 def _query_numbers(query: str) -> frozenset[float]:
     """The numbers the query names (its own numbers are no conflicting evidence)."""
     return frozenset(m.value for m in extract_numbers(query))
@@ -414,6 +518,8 @@ class Reading:
     proven_rivals: list[str] = field(default_factory=list)  # named exactly or by alias
     denied: bool = False
     hedge: str | None = None
+    #: the asked row's other values the response gives (its own words)
+    attributes: list[str] = field(default_factory=list)
 
 
 def _spans(pad: str, needle: str) -> list[tuple[int, int]]:
@@ -448,24 +554,72 @@ def _is_echo(ev: Evidence, start: int, end: int, *, by_stem: bool = False) -> bo
     )
 
 
-def _is_denied(toks: Sequence[str], start: int) -> bool:
+def _is_denied(toks: Sequence[str], start: int, ev: Evidence | None = None) -> bool:
     """A denial among the two content words before the span ("is not X", "isn't X", "is not
     based in X"), unless it is "not only X"; or a contrast right before it ("rather than X",
-    "instead of X", "unlike X")."""
+    "instead of X", "unlike X").
+
+    With the evidence at hand the denial is scoped as written: it must stand in the span's own
+    clause (no comma, semicolon or sentence end between them: "It was not Paris, Lyon was the
+    capital" denies Paris, not Lyon) and must not be a word of a name ("The song 'I Write Sins
+    Not Tragedies' is by Panic! At The Disco" denies nothing)."""
     j = start - 1
     while j >= 0 and start - j <= 2 and toks[j] in STOPWORDS and toks[j] not in _DENIALS:
         j -= 1  # "rather than in X"
     if (j >= 1 and (toks[j - 1], toks[j]) in _CONTRASTS) or (j >= 0 and toks[j] == "unlike"):
-        return True
+        return ev is None or _scoped(ev, j, start)
     content = 0
+    copula = False
     for j in range(start - 1, max(-1, start - 5), -1):
         if toks[j] in _DENIALS:
-            return not (j + 1 < start and toks[j + 1] in _NOT_ONLY)
-        if toks[j] not in STOPWORDS:
+            if j + 1 < start and toks[j + 1] in _NOT_ONLY:
+                return False
+            return ev is None or _scoped(ev, j, start)
+        if toks[j] in _COPULAS:
+            copula = True
+        elif toks[j] not in STOPWORDS:
+            if copula:
+                # "had war not intervened was Berlin": the span is another clause's predicate
+                return False
             content += 1
             if content == 2:
                 return False
     return False
+
+
+_COPULAS = frozenset({"is", "was", "are", "were", "be", "been"})
+
+
+#: What ends a clause between a denial and what it would deny.
+_CLAUSE_END = re.compile(r"[,;:.!?()\[\]\n]|\s[-–—]\s")
+
+
+def _scoped(ev: Evidence, j: int, start: int) -> bool:
+    """Whether the denial word at token ``j`` denies the span starting at token ``start``: same
+    clause, and the denial is no word of a quoted or capitalised name."""
+    if not _DENIALS.isdisjoint(ev.query_toks):
+        # "Which grand slam did he not win?" — "He did not win the French Open" answers it
+        return False
+    spans = ev.raw_spans
+    if spans is None:
+        return True  # the text cannot be lined up: the denial stands, as before
+    text = ev.response
+    a, b = spans[j]
+    if _CLAUSE_END.search(text, b, spans[start][0]):
+        return False
+    word = text[a:b]
+    if word[:1].isupper() and (j > 0 and not _CLAUSE_END.search(text, spans[j - 1][1], a)):
+        # "Sins Not Tragedies": a capitalised denial inside a sentence is a word of a title
+        return False
+    line_start = text.rfind("\n", 0, a) + 1
+    before = text[line_start:a]
+    # inside quotes: an odd number of double quotes (or of quote marks that open a word) before
+    if before.count('"') % 2 == 1 or (before.count("“") > before.count("”")):
+        return False
+    singles = len(re.findall(r"(?:^|(?<=\s))['‘]", before)) - len(
+        re.findall(r"['’](?=\s|[.,;:!?]|$)", before)
+    )
+    return singles <= 0
 
 
 _UPPER_WORD = re.compile(r"\b[A-Z]{2,}\b")
@@ -503,10 +657,22 @@ def read_part(ev: Evidence, index: int) -> Reading:
     all_levels = (Level.SURFACE, Level.STEM)
     # The response is stemmed only when something needs it: a rival (whose stem may hide the
     # gold's) or a gold not found word for word — the hot path of the judge skips it.
+    dom = g.domains[index] if index < len(g.domains) else None
     occ = _value_occurrences(ev, part, -1, (Level.SURFACE,))
-    if rivals or not occ:
+    for alt in part.alts:  # any of the gold's spellings is the gold
+        occ += _value_occurrences(ev, alt, -1, (Level.SURFACE,))
+    if rivals or dom is not None or not occ:
         occ += _value_occurrences(ev, part, -1, (Level.STEM,))
+        for alt in part.alts:
+            occ += _value_occurrences(ev, alt, -1, (Level.STEM,))
     lookup = g.lookups[index]
+    if dom is not None:
+        occ += _domain_occurrences(ev, dom, g.gold_norms)
+    if g.attributes and not ev.tok_set.isdisjoint(g.attribute_last_words):
+        tok_set = ev.tok_set
+        for k, attr in enumerate(g.attributes):
+            if attr.last_word in tok_set:
+                occ += _value_occurrences(ev, attr, _ATTRIBUTE - k, (Level.SURFACE,))
     if rivals:
         # Most rivals are named nowhere in the response: two set intersections against the
         # rivals' last words and last stems (indexed once per gold) rule them all out; only when
@@ -518,9 +684,13 @@ def read_part(ev: Evidence, index: int) -> Reading:
                     occ += _value_occurrences(ev, rival, k, all_levels)
     rival_codes = lookup.rival_codes
     if part.country is not None or rival_codes:
+        asked = ev.query_countries()  # the question's own countries are context, not rivals
+        golds = part.countries
         for m in ev.countries(part.country):
-            if m.code == part.country:
+            if m.code in golds:
                 occ.append((-1, Level.ALIAS, m.start, m.end, m.code))
+            elif m.code in asked:
+                continue
             elif m.code in rival_codes:
                 occ.append((0, Level.ALIAS, m.start, m.end, rival_codes[m.code]))
             elif part.country is not None and not rivals:
@@ -534,6 +704,20 @@ def read_part(ev: Evidence, index: int) -> Reading:
                 continue
             occ += [
                 (owner, Level.ALIAS, j, j + 1, raw) for j, t in enumerate(ev.toks) if t == short
+            ]
+    if occ and (rivals or dom is not None or g.attributes):
+        # a rival (or the row's other value) the question itself names is the question's context
+        # restated ("During the War of 1812, the United States fought …"), not the answer's claim;
+        # a rival whose last word the query does not hold is none (one substring test)
+        toks, qf = ev.toks, ev.query_folded
+        if any(o[0] < -2 or o[0] >= 0 for o in occ if toks[o[3] - 1] in qf):
+            qpad = ev.query_pad
+            occ = [
+                o
+                for o in occ
+                if -2 <= o[0] < 0
+                or toks[o[3] - 1] not in qf
+                or padded(" ".join(toks[o[2] : o[3]])) not in qpad
             ]
     if occ:
         # _is_echo's own first test, inlined: a word the query does not hold is no echo
@@ -581,14 +765,21 @@ def read_part(ev: Evidence, index: int) -> Reading:
     r = Reading()
     toks = ev.toks
     gold_occ = [o for o in accepted if o[0] == -1]
-    affirmed = [o for o in gold_occ if not _is_denied(toks, o[2])]
+    affirmed = [o for o in gold_occ if not _is_denied(toks, o[2], ev)]
     r.denied = bool(gold_occ) and not affirmed
-    rival_occ = [o for o in accepted if o[0] != -1 and not _is_denied(toks, o[2])]
+    rival_occ = [
+        o for o in accepted if o[0] != -1 and o[0] > _ATTRIBUTE and not _is_denied(toks, o[2], ev)
+    ]
+    if g.attributes:
+        r.attributes = [_said(ev, o) for o in accepted if o[0] <= _ATTRIBUTE]
     if rival_occ:
-        r.rivals = list(dict.fromkeys(o[4] for o in rival_occ))
+        # named by the answer's own words: a reason never names what the answer does not say
+        r.rivals = list(dict.fromkeys(_said(ev, o) for o in rival_occ))
         # A stem shared with a rival blocks a "correct" but proves nothing: derivation changes
         # meaning ("hospitals" and *Hospitality* share the stem "hospit").
-        r.proven_rivals = list(dict.fromkeys(o[4] for o in rival_occ if o[1] is not Level.STEM))
+        r.proven_rivals = list(
+            dict.fromkeys(_said(ev, o) for o in rival_occ if o[1] is not Level.STEM)
+        )
     if affirmed:
         r.level = min(o[1] for o in affirmed)
         r.spans = [(o[2], o[3]) for o in affirmed]
@@ -598,7 +789,7 @@ def read_part(ev: Evidence, index: int) -> Reading:
             fz is not None
             and claimed.keys().isdisjoint(range(fz[0], fz[1]))
             and not _is_echo(ev, fz[0], fz[1])
-            and not _is_denied(ev.toks, fz[0])
+            and not _is_denied(ev.toks, fz[0], ev)
         ):
             # a near spelling, on words no exact value (gold or rival) has claimed
             r.level, r.spans = Level.FUZZY, [(fz[0], fz[1])]
@@ -611,6 +802,43 @@ def read_part(ev: Evidence, index: int) -> Reading:
     return r
 
 
+#: Owners of occurrences beyond the gold (-1), another country (-2) and candidates (0…): the
+#: asked row's other values count down from here, domain values up from :data:`_DOMAIN`.
+_ATTRIBUTE = -10
+_DOMAIN = 1 << 20
+
+
+def _domain_occurrences(
+    ev: Evidence, dom: DomainIndex, gold_norms: frozenset[str]
+) -> list[_Occurrence]:
+    """The column's values the response names: the words whose value ends there (one set
+    intersection with the response's words), then the whole value looked for; the gold's own
+    spellings are never rivals."""
+    out: list[_Occurrence] = []
+    tok_set = ev.tok_set
+    # most answers name no other value: one allocation-free test rules the domain out
+    hits = () if tok_set.isdisjoint(dom.last_words) else tok_set & dom.last_words
+    for w in sorted(hits) if len(hits) > 1 else hits:  # sorted: the same reason on every run
+        for k in dom.by_last[w]:
+            needle = dom.needles[k]
+            if needle[1:-1] in gold_norms:
+                continue
+            raw = dom.raws[k]
+            out += [(_DOMAIN + k, Level.SURFACE, a, b, raw) for a, b in _spans(ev.pad, needle)]
+    stem_set = ev.stem_set
+    stem_hits = () if stem_set.isdisjoint(dom.stem_lasts) else stem_set & dom.stem_lasts
+    for w in sorted(stem_hits) if len(stem_hits) > 1 else stem_hits:
+        for k in dom.by_stem_last[w]:
+            if dom.needles[k][1:-1] in gold_norms:
+                continue
+            raw = dom.raws[k]
+            out += [
+                (_DOMAIN + k, Level.STEM, a, b, raw)
+                for a, b in _spans(ev.stem_pad, dom.stem_needles[k])
+            ]
+    return out
+
+
 def _occ_order(o: _Occurrence) -> tuple[Level, int]:
     """Most exact level first, longer first within a level (a stable sort keeps the rest)."""
     return (o[1], o[2] - o[3])
@@ -619,12 +847,16 @@ def _occ_order(o: _Occurrence) -> tuple[Level, int]:
 def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence]) -> str | None:
     """Evidence that the response hedges between the gold and another answer.
 
-    Either the gold stands in a disjunction whose other side is not the gold again ("Either USA
-    or UK", but not "USA, or the United States"), or a rival is named next to the gold in a
-    response with a hedging word ("possibly", "might", "or").
+    A disjunction is a hedge only when its other side is a rival — another value of the answer's
+    column, or another value of the gold's type (another country for a country): "USA or UK"
+    hedges, but "a statute or statutory law", "the sinoatrial node or natural pacemaker" say the
+    gold twice, and a side the database cannot place is no evidence either way. A rival named
+    next to the gold in a response with a hedging word ("possibly", "might") is a hedge too.
     """
+    if not rival_occ:
+        return None
     toks = ev.toks
-    gold_tokens: set[int] | None = None
+    rival_tokens = {t for o in rival_occ for t in range(o[2], o[3])}
     for a, b in r.spans:
         sides: list[range] = []
         if b < len(toks) and toks[b] == "or":
@@ -639,34 +871,47 @@ def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence
             words = [j for j in side if toks[j] not in STOPWORDS]
             if not words or toks[words[0]] in _NOT_AN_ALTERNATIVE:
                 continue
-            if gold_tokens is None:
-                gold_tokens = {t for a, b in r.spans for t in range(a, b)}
-            if gold_tokens.isdisjoint(side):
-                return f"disjunction: {' '.join(toks[j] for j in side)!r}"
-    if "/" in ev.folded and (other := _slash_alternative(ev, part)) is not None:
+            named = [o for o in rival_occ if o[2] in side]
+            if named and not rival_tokens.isdisjoint(side):
+                return f"disjunction: {_said(ev, named[0])!r}"
+    if "/" in ev.folded and (other := _slash_alternative(ev, part, rival_occ)) is not None:
         return f"alternative: {other!r}"
-    if rival_occ and not _HEDGE_WORDS.isdisjoint(ev.tok_set):
-        return f"hedged_with: {', '.join(repr(o[4]) for o in rival_occ[:3])}"
+    if not _HEDGE_WORDS.isdisjoint(ev.tok_set):
+        return f"hedged_with: {', '.join(repr(_said(ev, o)) for o in rival_occ[:3])}"
     return None
+
+
+def _said(ev: Evidence, o: _Occurrence) -> str:
+    """The words of the response an occurrence stands on: what a reason names, so it never names
+    a value the answer does not hold (a rival found by a shared stem, "Hughes" for "Hugh")."""
+    return " ".join(ev.toks[o[2] : o[3]])
 
 
 _SLASH_SIDE = re.compile(r"[^\W_][^/.,;:!?()\n]*")
 
 
-def _slash_alternative(ev: Evidence, part: GoldPart) -> str | None:
-    """The other side of "gold/other" or "other/gold" when it is not the gold again."""
+def _slash_alternative(ev: Evidence, part: GoldPart, rival_occ: list[_Occurrence]) -> str | None:
+    """The other side of "gold/other" or "other/gold" when it names a rival."""
     words = part.norm.split()
     if not words:
         return None
+    rival_norms = {_said(ev, o) for o in rival_occ}
     gold_rx = r"[\W_]+".join(re.escape(w) for w in words)
-    for m in re.finditer(rf"(?<![^\W_]){gold_rx}\s*/\s*({_SLASH_SIDE.pattern})", ev.folded):
-        other = m.group(1)
-        if not _same_value(part, other):
-            return other.strip()
-    for m in re.finditer(rf"([^/.,;:!?()\n]*[^\W_])\s*/\s*{gold_rx}(?![^\W_])", ev.folded):
-        other = m.group(1).split()[-3:]
-        if other and not _same_value(part, " ".join(other)):
-            return " ".join(other)
+    sides = [
+        m.group(1)
+        for m in re.finditer(rf"(?<![^\W_]){gold_rx}\s*/\s*({_SLASH_SIDE.pattern})", ev.folded)
+    ]
+    sides += [
+        " ".join(m.group(1).split()[-3:])
+        for m in re.finditer(rf"([^/.,;:!?()\n]*[^\W_])\s*/\s*{gold_rx}(?![^\W_])", ev.folded)
+    ]
+    for other in sides:
+        if _same_value(part, other):
+            continue
+        pad = padded(" ".join(tokens(other, folded=True)))
+        for named in rival_norms:
+            if padded(named) in pad:
+                return named
     return None
 
 
@@ -674,9 +919,9 @@ def _same_value(part: GoldPart, text: str) -> bool:
     norm = " ".join(tokens(text, folded=True))
     if not norm or norm in _NOT_AN_ALTERNATIVE:
         return True
-    if padded(part.norm) in padded(norm):
+    if any(padded(n) in padded(norm) for n in part.norms):
         return True
-    return part.country is not None and country_of(text) == part.country
+    return part.country is not None and country_of(text) in part.countries
 
 
 def token_prf(gold: frozenset[str], response_tokens: Sequence[str]) -> tuple[float, float, float]:
@@ -719,16 +964,66 @@ def tier_refusal(ev: Evidence) -> Decision | None:
         return None
     if ref is None:
         return None
+    parts = ev.gold.parts
+    if len(parts) == 1 and parts[0].boolean is not None and _said_boolean(ev) is not None:
+        return None  # "No, there is no record of it": a yes/no answer, the typed tier's
+    named = _named_after(ev, ref.span[1])
     found = [s for s in ev.statuses(ev.gold.parts) if s in (PartStatus.FOUND, PartStatus.PARTIAL)]
     if found:
-        ev.notes.append(f"refusal_with_gold: {ref.phrase!r}")
+        if named is None:
+            ev.notes.append(f"refusal_with_gold: {ref.phrase!r}")
+        return None
+    if named is not None:
+        # "I couldn't find X. However, there is an actress named Joely Richardson …": a refusal
+        # followed by an answer is an answer, judged as one (by the tiers after this one)
+        ev.notes.append(f"refusal_then_answer: {ref.phrase!r} then {named!r}")
         return None
     return _wrong("refusal", f"refusal: {ref.phrase!r}")
 
 
+def _refusal_stands(ev: Evidence) -> bool:
+    """A refusal that is the answer: one not followed by an answer after all."""
+    ref = ev.refusal
+    return ref is not None and _named_after(ev, ref.span[1]) is None
+
+
+#: A word that names something: capitalised, or a number.
+_NAMING_WORD = re.compile(r"[A-Z][\w'’-]*|\d[\d.,]*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;\n\"“(]\s*)$")
+
+
+def _named_after(ev: Evidence, start: int) -> str | None:
+    """The first name or number the response gives after its refusal phrase that the question
+    does not hold — an answer after all ("…, however there is an actress named Joely
+    Richardson"); None when what follows is apology, advice or the question's own words ("If
+    you have more details about 'Dubai Skyline Tower', I'll be happy to help")."""
+    text = ev.response
+    if not text.isascii():  # offsets of the folded text are the response's only for ASCII
+        return None if not ev.refusal or not ev.refusal.other_sentences else "another sentence"
+    query = frozenset(ev.query_toks)
+    for m in _NAMING_WORD.finditer(text, start):
+        word = m[0]
+        low = word.lower().rstrip(".,")
+        if low in ("i", "i'm", "i'll", "i've", "i'd", "ai") or low in ARTICLES:
+            continue
+        if query.issuperset(tokens(low, folded=True)):
+            continue  # the question's own words
+        if word[0].isupper() and _SENTENCE_START.search(text, 0, m.start()):
+            continue  # a sentence's first word is capitalised whatever it is
+        return word
+    return None
+
+
 def tier_exact(ev: Evidence) -> Decision | None:
     g = ev.gold
-    if g.answerable and g.norm and ev.norm == g.norm:
+    if (
+        g.answerable
+        and g.norm
+        and (
+            ev.norm == g.norm
+            or (len(g.parts) == 1 and g.parts[0].alts and ev.norm in g.parts[0].norms)
+        )
+    ):
         return _ok("exact", "exact_match")
     return None
 
@@ -789,7 +1084,22 @@ def tier_typed(ev: Evidence) -> Decision | None:
     g = ev.gold
     if g.correct_option is not None:
         return None  # a multiple-choice answer is the options tier's to decide
-    if not g.answerable or not g.has_typed:
+    if not g.answerable:
+        return None
+    if len(g.parts) == 1 and g.parts[0].boolean is not None:
+        flag = _said_boolean(ev)
+        if flag is not None:
+            part = g.parts[0]
+            if flag is part.boolean:
+                return _ok("typed", f"boolean_match: gold {part.raw!r}")
+            return _wrong("typed", f"boolean_mismatch: gold {part.raw!r}")
+        if not g.has_typed:
+            return None
+        if ev.statuses(g.parts)[0] is PartStatus.ABSENT:
+            # a 0/1 flag asked as a yes/no question: no number is no missing number
+            ev.notes.append(f"no_yes_or_no: gold {g.parts[0].raw!r}")
+            return None
+    if not g.has_typed:
         return None
     statuses = ev.statuses(g.parts)
     for part, st in zip(g.parts, statuses, strict=True):
@@ -818,13 +1128,35 @@ def tier_typed(ev: Evidence) -> Decision | None:
         if part.number is not None and (span := _typed_range(ev, part)) is not None:
             return _wrong("typed", f"range: {span!r} for gold {part.raw!r}")
     if all(s is PartStatus.FOUND for s in statuses):
-        if ev.refusal is not None or not all(p.typed for p in g.parts):
+        if _refusal_stands(ev) or not all(p.typed for p in g.parts):
             return None  # the refusal tier left its note / the text parts are the text tiers'
         return _ok("typed", f"typed_match: {g.raws}")
     for part, st in zip(g.parts, statuses, strict=True):
         if part.typed and st is PartStatus.PARTIAL:
             kind = "coarser_date" if part.day is not None else "approximate_number"
             ev.notes.append(f"{kind}: gold {part.raw!r}")
+    return None
+
+
+#: How an answer says yes or no as its first word, or as the whole answer.
+_YES = frozenset({"yes", "yeah", "yep", "true", "correct", "affirmative", "indeed"})
+_NO = frozenset({"no", "nope", "false", "negative"})
+
+
+def _said_boolean(ev: Evidence) -> bool | None:
+    """The yes or no an answer leads with ("Yes, it has been discontinued." → True; "No." →
+    False; "1" alone → True), or None when it does not say one."""
+    toks = ev.toks
+    if not toks:
+        return None
+    first = toks[0]
+    if first in _YES:
+        return True
+    if first in _NO:
+        # "No, it is Marie Curie" answers no; "no longer …", "no one …" do not
+        return False if len(toks) == 1 or toks[1] not in ("longer", "one", "more") else None
+    if len(toks) == 1 and first in ("1", "0"):
+        return first == "1"
     return None
 
 
@@ -867,7 +1199,7 @@ def _typed_denied(ev: Evidence, part: GoldPart) -> bool:
         return False
     toks = ev.toks
     return bool(starts) and all(
-        _is_denied(toks, s) and _BOUND_WORDS.isdisjoint(toks[max(0, s - 3) : s]) for s in starts
+        _is_denied(toks, s, ev) and _BOUND_WORDS.isdisjoint(toks[max(0, s - 3) : s]) for s in starts
     )
 
 
@@ -908,23 +1240,47 @@ _HAS_RANGE = re.compile(r"\d\s*(?:-|–|—|to\b)\s*\d|\bbetween\b")
 
 
 def _typed_hedge(ev: Evidence, part: GoldPart) -> str | None:
-    """A conflicting date/number next to the gold one in a response that hedges ("30 or 31")."""
+    """A conflicting date/number offered as an alternative to the gold one ("30 or 31", "April 1
+    or possibly April 2"): next to a mention of the gold, joined by "or" or a hedging word. A
+    number elsewhere in a long answer ("…since 1930, likely …") is no alternative."""
     if _HEDGE_WORDS.isdisjoint(ev.tok_set):
         return None
+    toks = ev.toks
     if part.day is not None:
         ignore = ev.query_days()
+        gold_at = [m.span for m in ev.dates if match_date(part.day, [m]) is DateMatch.FOUND]
         for m in ev.dates:
-            if match_date(part.day, [m], ignore=ignore) is DateMatch.CONFLICT:
+            if match_date(part.day, [m], ignore=ignore) is DateMatch.CONFLICT and any(
+                _offered_instead(toks[min(g[1], m.span[1]) : max(g[0], m.span[0])]) for g in gold_at
+            ):
                 return repr(m.first.isoformat())
     elif part.number is not None:
         q = ev.query_numbers()
+        folded = ev.folded
+        gold_at = [
+            n.span
+            for n in ev.numbers
+            if match_number(part.number, [n], rel_tol=NUMBER_REL_TOL) is NumberMatch.FOUND
+        ]
         for n in ev.numbers:
             if (
                 n.value not in q
                 and match_number(part.number, [n], rel_tol=NUMBER_REL_TOL) is NumberMatch.CONFLICT
+                and any(
+                    _offered_instead(
+                        tokens(folded[min(g[1], n.span[1]) : max(g[0], n.span[0])], folded=True),
+                        "/" in folded[min(g[1], n.span[1]) : max(g[0], n.span[0])],
+                    )
+                    for g in gold_at
+                )
             ):
                 return repr(f"{n.value:g}")
     return None
+
+
+def _offered_instead(between: Sequence[str], slash: bool = False) -> bool:
+    """Whether the words between two values offer one as an alternative to the other."""
+    return len(between) <= 4 and (slash or not _HEDGE_WORDS.isdisjoint(between))
 
 
 def _free_text_statuses(ev: Evidence) -> list[PartStatus] | None:
@@ -963,7 +1319,7 @@ def _found(ev: Evidence, tier: str, worst: Level) -> Decision | None:
     if rivals:
         ev.notes.append(f"gold_with_other_value: {', '.join(map(repr, rivals[:3]))}")
         return None
-    if ev.refusal is not None:
+    if _refusal_stands(ev):
         return None  # the refusal tier left its note
     code = _LEVEL_CODE[max(levels)] if levels else "contains"
     return _ok(tier, f"{code}: {g.raws}")
@@ -1005,7 +1361,69 @@ def tier_conflict(ev: Evidence) -> Decision | None:
             ev.notes.append(f"rival_stem_only: {', '.join(map(repr, r.rivals[:3]))}")
         if r.denied:
             return _wrong("conflict", f"gold_denied: {part.raw!r}")
+        if len(g.parts) == 1 and (claim := _typed_claim(ev, part)) is not None:
+            return _wrong("conflict", f"type_mismatch: {claim!r} for gold {part.raw!r}")
+        if r.attributes and not _overlaps(ev, part):
+            # the right row, another column: "Robert King's phone is …, his city is Lethbridge"
+            # asked for his title names values the database holds for him, and not the one asked
+            named = ", ".join(map(repr, r.attributes[:3]))
+            return _wrong("conflict", f"other_attribute: {named} (gold {part.raw!r})")
     return None
+
+
+def _overlaps(ev: Evidence, part: GoldPart) -> bool:
+    """Whether the response shares any content word (or its stem) with the gold or one of its
+    alternatives: an answer that says part of the gold another way is no conclusive miss."""
+    for p in (part, *part.alts):
+        if not p.content.isdisjoint(ev.content_set):
+            return True
+        if not frozenset(stems(sorted(p.content))).isdisjoint(ev.stem_set):
+            return True
+    return False
+
+
+#: Words an answer wraps its value in ("The answer is 42.", "It is approximately 3 units").
+_WRAPPING = frozenset(
+    {"answer", "value", "result", "total", "number", "count", "approximately", "about",
+     "around", "roughly", "exactly", "equals", "equal", "there", "has", "have", "had", "he",
+     "she", "they", "i", "think", "believe", "here", "so", "just", "only", "which", "who"}
+)  # fmt: skip
+_MONTH_WORDS = frozenset(
+    {"january", "february", "march", "april", "may", "june", "july", "august", "september",
+     "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+     "sept", "oct", "nov", "dec"}
+)  # fmt: skip
+
+
+_HAS_DIGIT = re.compile(r"\d")
+
+
+@lru_cache(maxsize=65_536)
+def _number_like(raw: str) -> bool:
+    """A gold value that holds a number ("Building 7", "Four pieces of fruit", "Sixties")."""
+    return _HAS_DIGIT.search(raw) is not None or bool(extract_numbers(raw))
+
+
+#: A token that is a number as written (digits, a decade, a rank), not a code like "MI5".
+_NUMERIC_TOKEN = re.compile(r"\d+(?:s|st|nd|rd|th)?")
+
+
+def _typed_claim(ev: Evidence, part: GoldPart) -> str | None:
+    """The number or date an answer gives as its only claim when the gold is a name ("0" for a
+    surname, "The answer is 42." for a city): an answer of another type than the gold's is a
+    wrong one. None when the gold itself holds digits or can be a truth value, or when the answer
+    says anything besides (the question's own words and the wrapping words aside)."""
+    if part.boolean is not None or _number_like(part.raw):
+        return None
+    if not _HAS_DIGIT.search(ev.norm):  # a claim of another type holds digits: most answers none
+        return None
+    q = ev.query_pad
+    claim = [t for t in ev.toks if t not in STOPWORDS and t not in _WRAPPING and f" {t} " not in q]
+    if not claim or not all(_NUMERIC_TOKEN.fullmatch(t) or t in _MONTH_WORDS for t in claim):
+        return None
+    if all(t in _MONTH_WORDS for t in claim):
+        return None  # "April" alone may be a name
+    return " ".join(claim)
 
 
 def tier_token_f1(ev: Evidence) -> Decision | None:

@@ -90,7 +90,8 @@ def fuzzy_window(gold_norm: str, toks: Sequence[str]) -> tuple[int, int, float] 
     n = gold_norm.count(" ") + 1
     best: tuple[int, int, float] | None = None
     for size in {max(1, n - 1), n, n + 1}:
-        for i in range(0, max(0, len(toks) - size) + 1):
+        # only whole windows: a response shorter than the window has none of that size
+        for i in range(0, len(toks) - size + 1):
             window = " ".join(toks[i : i + size])
             if not window:
                 continue

@@ -104,10 +104,14 @@ class GeneratorStage:
         self.state = GeneratorState()
         self._stop = asyncio.Event()
         self._continuous: asyncio.Task[None] | None = None
+        #: one cycle at a time, whoever asks (start-up runs, the continuous loop, POST /runs):
+        #: two cycles at once interleaved their probes and their cycle numbers
+        self._cycle_lock = asyncio.Lock()
+        self._in_flight: RunSummary | None = None
         #: the forms' fields validated once, kept between cycles (see ``probes_for``)
         self._validated: FormFields = {}
-        #: liveness: cycles being published and the monotonic time of the last sign of life
-        self._in_flight = 0
+        #: liveness: cycles being published (or waiting) and the time of the last sign of life
+        self._cycles = 0
         self._beat = time.monotonic()
 
     @property
@@ -121,7 +125,7 @@ class GeneratorStage:
         """Seconds since the cycle loop last showed it is alive — a batch published, a slice of
         the wait between continuous cycles; None while there is nothing to watch (no cycle in
         flight, continuous probing off)."""
-        if not self._in_flight and not self.state.running:
+        if not self._cycles and not self.state.running:
             return None
         return time.monotonic() - self._beat
 
@@ -132,13 +136,25 @@ class GeneratorStage:
             return None
         return task.exception()
 
+    @property
+    def busy(self) -> bool:
+        """A cycle is in flight (or waiting to start behind one)."""
+        return self._cycle_lock.locked()
+
+    @property
+    def in_flight(self) -> RunSummary | None:
+        """The cycle being published now, if any."""
+        return self._in_flight
+
     async def run_cycle(self, run_id: str | None = None) -> RunSummary:
-        self._in_flight += 1
+        """Publish one cycle; a cycle asked for while another is in flight starts after it."""
+        self._cycles += 1
         self._heartbeat()
         try:
-            return await self._run_cycle(run_id)
+            async with self._cycle_lock:
+                return await self._run_cycle(run_id)
         finally:
-            self._in_flight -= 1
+            self._cycles -= 1
             self._heartbeat()
 
     async def _run_cycle(self, run_id: str | None) -> RunSummary:
@@ -155,6 +171,14 @@ class GeneratorStage:
             dataset_id=chosen[0].dataset_id if chosen else "",
             targets=list(self.targets),
         )
+        self._in_flight = summary
+        try:
+            return await self._publish_cycle(summary, chosen)
+        finally:
+            self._in_flight = None
+
+    async def _publish_cycle(self, summary: RunSummary, chosen: list[SemanticGroup]) -> RunSummary:
+        run_id, cycle = summary.run_id, summary.cycle
         if self.on_cycle is not None:
             await self.on_cycle(summary)
         if self.refresh is not None:
