@@ -151,6 +151,7 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             engine=engine,
             on_stop=[worker.stop_continuous],
             extra={"worker": worker},
+            watched=[worker],  # its cycle loop: a heartbeat for /healthz, a failure ends it
         )
 
     def routes(app: FastAPI) -> None:
@@ -199,7 +200,9 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             """Stop continuous probing after the cycle in flight."""
             return {"stopped": await worker().stop_continuous()}
 
-    return build_app("generator", bootstrap, routes=routes)
+    return build_app(
+        "generator", bootstrap, routes=routes, liveness_timeout_s=settings.liveness_timeout_s
+    )
 
 
 def main() -> None:
