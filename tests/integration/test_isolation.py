@@ -20,6 +20,7 @@ from tests.conftest import PRODUCT_VARIABLES, ROOT
 pytestmark = pytest.mark.integration
 
 CLI = str(Path(sys.executable).with_name("groundwatch"))
+PYTEST = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider")
 BARE_REPORT_TEST = "tests/unit/test_analytics_grammar.py::test_cli_rejects_bad_input"
 
 
@@ -44,8 +45,7 @@ def test_a_demo_store_in_the_working_directory_or_the_environment_is_not_read(
         (ROOT, {"GW_DATABASE_URL": f"sqlite:///{store}"}),  # or with the store in the shell
     ):
         inner = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-             f"--rootdir={ROOT}", str(ROOT / BARE_REPORT_TEST)],  # fmt: skip
+            [*PYTEST, f"--rootdir={ROOT}", str(ROOT / BARE_REPORT_TEST)],
             cwd=cwd,
             env={**os.environ, **env},
             capture_output=True,
