@@ -79,9 +79,14 @@ def finish(
     """Write the requested files, print the text report, evaluate the gate; the exit code."""
     import orjson
 
-    from groundwatch.report.gate import evaluate, junit_xml
+    from groundwatch.report.gate import evaluate, junit_xml, scope_errors
     from groundwatch.report.groups import health_lines
 
+    if report.targets:
+        misnamed = scope_errors(rules, {t: list(r.cohorts) for t, r in report.targets.items()})
+        if misnamed:
+            typer.echo(f"error: {misnamed[0]}", err=True)
+            return EXIT_USAGE
     checks = evaluate(report, rules)
     if json_out is not None:
         _write(

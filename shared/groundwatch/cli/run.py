@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
     from groundwatch.core.model import SemanticGroup
     from groundwatch.core.tagging import Tagger
+    from groundwatch.report.gate import Rule
     from groundwatch.report.model import GroupResult, Report
     from groundwatch.runtime.embedded import EmbeddedResult
     from groundwatch.stages.analytics.data_quality import DataQualityChecker
@@ -79,6 +80,19 @@ class RunOptions:
     source: str | None = None
     #: probes of the run that ended as dead letters (set by the run: ``--once`` exits 3)
     dead_letters: int = 0
+
+
+def _check_rule_scopes(
+    rules: Sequence[Rule], targets: Sequence[str], groups: Sequence[SemanticGroup]
+) -> None:
+    """A threshold scoped to a target or cohort that this run will not probe is a typo: a usage
+    error now (exit 2, with the closest name), not a broken gate after the whole run."""
+    from groundwatch.report.gate import scope_errors
+
+    cohorts = sorted({f.cohort for g in groups for f in g.forms})
+    misnamed = scope_errors(rules, dict.fromkeys(targets, cohorts))
+    if misnamed:
+        fail(misnamed[0], EXIT_USAGE)
 
 
 def load_dataset(path: Path) -> list[SemanticGroup]:
@@ -241,8 +255,10 @@ def _data_quality(corpus: Path, mrc: bool) -> DataQualityChecker:
     from groundwatch.adapters.llm.reader import LlmReader
     from groundwatch.runtime.settings import load_settings
 
+    MRC = "--mrc (the reading-comprehension check)"
     return DataQualityChecker(
-        documents, reader=LlmReader(LlmClient(load_settings(LlmSettings))).read
+        documents,
+        reader=LlmReader(LlmClient(load_settings(LlmSettings).require(MRC))).read,
     )
 
 
@@ -430,11 +446,12 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("thresholds and --junit go with --once")
         from groundwatch.adapters.targets.config import load_targets
 
-        load_targets(targets)  # a bad targets file stops here, naming the field (exit 2)
+        configs = load_targets(targets)  # a bad targets file stops here, naming the field
         url, _ = store_url(database_url)
         open_store(database_url, create=True).dispose()  # a bad URL stops here, exit 2
         groups = load_dataset(dataset)
         check_named("--compare", pair, {f.cohort for g in groups for f in g.forms}, "cohort")
+        _check_rule_scopes(rules, [c.name for c in configs], groups)
         if source is not None:
             _check_source(source, groups)
         if not once:

@@ -32,10 +32,18 @@ def load_judge(database_url: str | None = None, **overrides: Any) -> TieredJudge
     needs_llm = settings.uses_llm or bool(reference_free.reference_free)
     return build_judge(
         settings,
-        llm_settings=load_settings(LlmSettings) if needs_llm else None,
+        llm_settings=(
+            load_settings(LlmSettings).require(_feature(settings.uses_llm)) if needs_llm else None
+        ),
         database_url=database_url,
         reference_free=reference_free,
     )
+
+
+def _feature(llm_tier: bool) -> str:
+    if llm_tier:
+        return "GW_JUDGE_LLM_ENABLED (the LLM judge tier)"
+    return "GW_REFERENCE_FREE (the reference-free evaluators)"
 
 
 def load_selfcheck_sampling() -> SelfCheckSampling | None:

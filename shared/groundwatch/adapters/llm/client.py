@@ -28,7 +28,7 @@ from tenacity import (
 )
 
 from groundwatch.adapters.throttle import TokenBucket
-from groundwatch.errors import GroundwatchError
+from groundwatch.errors import ConfigError, GroundwatchError
 from groundwatch.secrets import reject_placeholder
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,24 @@ class LlmSettings(BaseSettings):
         if v is not None:
             reject_placeholder(v.get_secret_value())
         return v
+
+    @property
+    def configured(self) -> bool:
+        """Whether a model can be reached at all: a server (``GW_LLM_BASE_URL``) or an OpenAI
+        key (``GW_LLM_API_KEY``). Without either every call would fail only after its retries
+        (a 401 from OpenAI, tens of seconds per item), so a feature that needs the model refuses
+        to start instead (:meth:`require`)."""
+        return self.base_url is not None or self.api_key is not None
+
+    def require(self, feature: str) -> LlmSettings:
+        """These settings, or a :class:`ConfigError` saying that ``feature`` needs a model."""
+        if not self.configured:
+            raise ConfigError(
+                f"{feature} needs an LLM, and none is configured: set GW_LLM_BASE_URL (any"
+                " OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1) or GW_LLM_API_KEY"
+                " (OpenAI), and GW_LLM_MODEL"
+            )
+        return self
 
 
 @dataclass
