@@ -310,6 +310,11 @@ class EvaluatorReliability(_Model):
     interval: str = "wilson"
     confidence: float = 0.95
     unmatched: int = Field(0, description="Evaluator verdicts with no decided grounded verdict.")
+    unsampled: int = Field(
+        0,
+        description="Probes not scored for want of samples: the target cannot be sampled"
+        " (SelfCheck needs an answer drawn with its randomness on, not a repeat).",
+    )
 
 
 class CorrelationResult(_Model):

@@ -323,6 +323,14 @@ def quality_text(q: JudgeQualityReport) -> list[str]:
                 rrows,
             )
         )
+        for rf_target, rf_by in q.reference_free.items():
+            for rf_name, rel in rf_by.items():
+                if rel.unsampled:
+                    parts.append(
+                        f"{rf_name} on {rf_target}: {rel.unsampled} probes not scored — the target"
+                        " cannot be sampled (http_json: declare `sampling` in the targets file;"
+                        " callable: take a `temperature` parameter)\n"
+                    )
     if q.ragprobe_metrics:
         prows: list[list[str]] = []
         for target, by in q.ragprobe_metrics.items():
