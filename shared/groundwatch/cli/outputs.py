@@ -42,6 +42,16 @@ JunitOpt = Annotated[
     typer.Option(help="Write JUnit XML: one test case per semantic group, plus the thresholds."),
 ]
 HtmlOpt = Annotated[Path | None, typer.Option("--html", help="Write the HTML report here.")]
+MaxLlmCallsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-llm-calls",
+        min=0,
+        help="Send at most N LLM requests (judge tier, evaluators, LLM metrics); then stop asking:"
+        " what they would decide stays undecided. Default: GW_LLM_BUDGET, else no limit.",
+        show_default=False,
+    ),
+]
 JsonFileOpt = Annotated[Path | None, typer.Option("--json", help="Write the report as JSON.")]
 
 

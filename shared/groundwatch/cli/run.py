@@ -37,6 +37,7 @@ from groundwatch.cli.outputs import (
     HtmlOpt,
     JsonFileOpt,
     JunitOpt,
+    MaxLlmCallsOpt,
     MaxOpt,
     finish,
     parse_rules,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 
     from sqlalchemy import Engine
 
+    from groundwatch.adapters.llm.client import LlmLedger
     from groundwatch.core.model import SemanticGroup
     from groundwatch.core.tagging import Tagger
     from groundwatch.report.gate import Rule
@@ -78,6 +80,7 @@ class RunOptions:
     corpus: Path | None = None
     mrc: bool = False
     source: str | None = None
+    max_llm_calls: int | None = None
     #: probes of the run that ended as dead letters (set by the run: ``--once`` exits 3)
     dead_letters: int = 0
 
@@ -116,15 +119,25 @@ async def _run(
     groups: list[SemanticGroup], targets_file: Path, opts: RunOptions
 ) -> tuple[Report, list[GroupResult] | None]:
     from groundwatch.adapters.targets import make_http_client
+    from groundwatch.adapters.targets.config import can_sample, load_targets
     from groundwatch.core.tagging import Window
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.groups import group_results
     from groundwatch.runtime.embedded import EmbeddedPipeline, run_continuously
-    from groundwatch.runtime.judging import load_judge, load_selfcheck_sampling
+    from groundwatch.runtime.judging import llm_plan, load_judge, load_selfcheck_sampling, spend_of
     from groundwatch.stages.runner.factory import make_runner
 
-    quality = _data_quality(opts.corpus, opts.mrc) if opts.corpus is not None else None
-    judge = load_judge(opts.database_url)
+    configs = load_targets(targets_file)
+    ledger, estimate = llm_plan(
+        groups,
+        len(configs),
+        cycles=opts.runs if opts.once else 1,
+        sample=opts.sample,
+        max_calls=opts.max_llm_calls,
+        sampled_targets=sum(1 for c in configs if can_sample(c)),
+    )
+    quality = _data_quality(opts.corpus, opts.mrc, ledger) if opts.corpus is not None else None
+    judge = load_judge(opts.database_url, ledger=ledger)
     http = make_http_client(max_connections=512)
     try:
         runner = make_runner(http, targets_file=targets_file, selfcheck=load_selfcheck_sampling())
@@ -148,6 +161,8 @@ async def _run(
     if opts.source is not None:
         say(f"answers re-read every cycle from {shown_url(opts.source)}")
     say(judge.describe)
+    for line in estimate.lines():
+        say(line if opts.once else line.replace("this run", "per cycle"))
     pipeline = EmbeddedPipeline(
         groups,
         runner,
@@ -210,6 +225,16 @@ async def _run(
         report = report_from_tagger(
             tagger, compare=opts.compare, evidence=evidence, data_quality=results
         )
+        spend = spend_of(ledger, estimate.model)
+        if spend is not None:
+            report = report.model_copy(update={"llm_spend": spend})
+            if ledger.refused:  # said also with --quiet: part of the judging was not done
+                typer.echo(
+                    f"warning: the LLM budget of {ledger.max_calls:,} calls is spent:"
+                    f" {ledger.refused:,} requests were not sent and what they would have decided"
+                    " stays undecided (--max-llm-calls / GW_LLM_BUDGET)",
+                    err=True,
+                )
         if opts.junit:
             _, all_groups = group_results(tagger, evidence=evidence)
         if opts.baseline is not None:
@@ -242,7 +267,7 @@ def _warn_dead_letters(result: EmbeddedResult, database_url: str) -> None:
         )
 
 
-def _data_quality(corpus: Path, mrc: bool) -> DataQualityChecker:
+def _data_quality(corpus: Path, mrc: bool, ledger: LlmLedger | None = None) -> DataQualityChecker:
     """The gap groups' data-quality check over ``corpus``; with ``mrc``, the LLM configured by
     ``GW_LLM_*`` reads the best documents for what BM25 does not find."""
     from groundwatch.adapters.corpus_files import load_corpus
@@ -258,7 +283,7 @@ def _data_quality(corpus: Path, mrc: bool) -> DataQualityChecker:
     MRC = "--mrc (the reading-comprehension check)"
     return DataQualityChecker(
         documents,
-        reader=LlmReader(LlmClient(load_settings(LlmSettings).require(MRC))).read,
+        reader=LlmReader(LlmClient(load_settings(LlmSettings).require(MRC), ledger=ledger)).read,
     )
 
 
@@ -425,6 +450,7 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = None,
+        max_llm_calls: MaxLlmCallsOpt = None,
     ) -> None:
         """Probe targets with a dataset on the embedded bus: once (CI) or continuously.
 
@@ -475,6 +501,7 @@ def register(app: typer.Typer) -> None:
             corpus=corpus,
             mrc=mrc,
             source=source,
+            max_llm_calls=max_llm_calls,
         )
         try:
             from groundwatch.runtime.loop import run as run_on_loop

@@ -647,6 +647,8 @@ def render_html(report: Report) -> str:
         )
     if report.judge_quality is not None:
         parts.extend(_quality_html(report.judge_quality))
+    if report.llm_spend is not None:
+        parts.append(f"<h2>LLM spend</h2><p>{escape(report.llm_spend.line)}</p>")
     if report.failing_groups:
         parts.append(f"<script>{_FF_SCRIPT}</script>")
     parts.append("</body></html>")

@@ -189,6 +189,8 @@ def render_text(report: Report) -> str:
             f"Open-domain filter: {od.groups} groups answered by {od.baseline} without retrieval"
             " are left out of the numbers above"
         )
+    if report.llm_spend is not None:
+        parts.append(report.llm_spend.line)
     return "\n\n".join(parts) + "\n"
 
 

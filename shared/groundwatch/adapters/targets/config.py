@@ -232,6 +232,16 @@ def import_callable(spec: str) -> TargetCallable:
     return fn
 
 
+def can_sample(config: TargetConfig) -> bool:
+    """Whether the target of ``config`` can be asked for a SelfCheck sample (its randomness on),
+    as ``sampler_of`` will find once it is built."""
+    if isinstance(config, HttpJsonConfig):
+        return config.sampling is not None
+    if isinstance(config, OpenAIChatConfig):
+        return config.sample_temperature > 0.0
+    return CallableTarget(import_callable(config.callable)).can_sample
+
+
 def build_target(
     config: TargetConfig,
     *,

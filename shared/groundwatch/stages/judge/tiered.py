@@ -18,7 +18,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from groundwatch.adapters.llm.cache import VerdictCache, cache_key
-from groundwatch.adapters.llm.client import LlmClient, LlmSettings
+from groundwatch.adapters.llm.client import LlmClient, LlmLedger, LlmSettings
 from groundwatch.adapters.llm.llm_judge import (
     PROMPT_VERSION,
     LlmJudge,
@@ -358,6 +358,18 @@ class TieredJudge:
             items, self._tiers, model=self.llm.client.model, prompt_version=self.llm.prompt_version
         )
 
+    @property
+    def ledger(self) -> LlmLedger | None:
+        """The LLM spend of this judge's client (the LLM tier's or the evaluators'), if any."""
+        for client in (
+            self.llm.client if self.llm is not None else None,
+            self.reference_free.client if self.reference_free is not None else None,
+        ):
+            ledger = getattr(client, "ledger", None)
+            if isinstance(ledger, LlmLedger):
+                return ledger
+        return None
+
     def snapshot(self) -> dict[str, float]:
         """Flat counters (judge, self-audit, LLM tier, LLM client) for metrics and logs."""
         out: dict[str, float] = {
@@ -399,6 +411,7 @@ def build_judge(
     llm_settings: LlmSettings | None = None,
     database_url: str | None = None,
     reference_free: ReferenceFreeSettings | None = None,
+    ledger: LlmLedger | None = None,
 ) -> TieredJudge:
     """The judge a service runs, from settings its entry point loaded (``GW_JUDGE_*``,
     ``GW_LLM_*``, ``GW_REFERENCE_FREE*``).
@@ -417,7 +430,7 @@ def build_judge(
             else "GW_REFERENCE_FREE: reference-free evaluators are on"
         )
         raise ConfigError(f"{what} but no LLM settings (GW_LLM_*) were given")
-    client = LlmClient(llm_settings)
+    client = LlmClient(llm_settings, ledger=ledger)
     rf_judge = (
         ReferenceFreeJudge(reference_free, client)
         if wants_rf and reference_free is not None
