@@ -21,6 +21,7 @@ SOURCES: tuple[tuple[str, str], ...] = (
     ("judge", "services.judge.settings:JudgeServiceSettings"),
     ("judge", "groundwatch.stages.judge.tiered:JudgeSettings"),
     ("judge, rag-runner", "groundwatch.stages.judge.reference_free:ReferenceFreeSettings"),
+    ("judge", "groundwatch.stages.judge.semantic:SemanticSettings"),
     ("judge, LLM features", "groundwatch.adapters.llm.client:LlmSettings"),
     ("analytics", "services.analytics.settings:AnalyticsSettings"),
     ("reference-rag", "groundwatch.reference_rag.settings:ReferenceRagSettings"),

@@ -21,6 +21,7 @@ from groundwatch.core.model import SemanticGroup
 from groundwatch.report.model import LlmSpend
 from groundwatch.runtime.settings import load_settings
 from groundwatch.stages.judge.reference_free import ReferenceFreeSettings
+from groundwatch.stages.judge.semantic import SemanticSettings
 from groundwatch.stages.judge.spend import LlmEstimate, estimate_llm_calls
 from groundwatch.stages.judge.tiered import JudgeSettings, TieredJudge, build_judge
 from groundwatch.stages.runner.lanes import SelfCheckSampling
@@ -34,15 +35,23 @@ def load_judge(
     reference RAG's top-k)."""
     settings = load_settings(JudgeSettings, **overrides)
     reference_free = load_settings(ReferenceFreeSettings)
-    needs_llm = settings.uses_llm or bool(reference_free.reference_free)
+    semantic = load_settings(SemanticSettings)
+    needs_llm = (
+        settings.uses_llm or bool(reference_free.reference_free) or bool(semantic.llm_metrics)
+    )
     return build_judge(
         settings,
         llm_settings=(
-            load_settings(LlmSettings).require(_feature(settings.uses_llm)) if needs_llm else None
+            load_settings(LlmSettings).require(
+                _feature(settings.uses_llm, bool(reference_free.reference_free))
+            )
+            if needs_llm
+            else None
         ),
         database_url=database_url,
         reference_free=reference_free,
         ledger=ledger,
+        semantic=semantic,
     )
 
 
@@ -68,6 +77,7 @@ def llm_plan(
         cycles=cycles,
         sample=sample,
         sampled_targets=sampled_targets,
+        semantic=load_settings(SemanticSettings),
         model=llm.model,
         price=llm.price,
         budget=budget,
@@ -91,10 +101,12 @@ def spend_of(ledger: LlmLedger, model: str) -> LlmSpend | None:
     )
 
 
-def _feature(llm_tier: bool) -> str:
+def _feature(llm_tier: bool, reference_free: bool = True) -> str:
     if llm_tier:
         return "GW_JUDGE_LLM_ENABLED (the LLM judge tier)"
-    return "GW_REFERENCE_FREE (the reference-free evaluators)"
+    if reference_free:
+        return "GW_REFERENCE_FREE (the reference-free evaluators)"
+    return "GW_LLM_METRICS (the LLM-derived answer metrics)"
 
 
 def load_selfcheck_sampling() -> SelfCheckSampling | None:

@@ -17,6 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from groundwatch.adapters.llm.answer_metrics import (
+    ANSWER_CORRECTNESS_PROMPT,
+    ANSWER_RELEVANCE_PROMPT,
+    CONTEXT_RELEVANCE_PROMPT,
+)
 from groundwatch.adapters.llm.llm_judge import render_prompt
 from groundwatch.adapters.llm.reference_free import (
     CLAIMS_PROMPT,
@@ -27,6 +32,12 @@ from groundwatch.core.judge_quality import RAGAS_FACT, SELFCHECK
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import FACTUAL
 from groundwatch.stages.judge.reference_free import ReferenceFreeSettings
+from groundwatch.stages.judge.semantic import (
+    ANSWER_CORRECTNESS,
+    ANSWER_RELEVANCE,
+    CONTEXT_RELEVANCE,
+    SemanticSettings,
+)
 from groundwatch.stages.judge.tiered import JudgeSettings
 
 #: Characters per token of English text, the usual rule of thumb for GPT tokenizers.
@@ -118,6 +129,7 @@ def estimate_llm_calls(
     cycles: int = 1,
     sample: int = 0,
     sampled_targets: int | None = None,
+    semantic: SemanticSettings | None = None,
     extra: Sequence[FeatureCalls] = (),
     model: str = "",
     price: tuple[float, float] | None = None,
@@ -164,6 +176,16 @@ def estimate_llm_calls(
             sampled = targets if sampled_targets is None else sampled_targets
             calls = round(picked * sampled / targets) * rf.selfcheck_samples if targets else 0
             out.features.append(FeatureCalls("SelfCheck", calls, qa, 3, False))
+    if semantic is not None and semantic.llm_metrics:
+        picked = round(n_factual * semantic.llm_metrics_share)
+        prompts = {
+            ANSWER_CORRECTNESS: _tokens(ANSWER_CORRECTNESS_PROMPT + query + answer) + gold // 4,
+            ANSWER_RELEVANCE: _tokens(ANSWER_RELEVANCE_PROMPT + answer),
+            CONTEXT_RELEVANCE: _tokens(CONTEXT_RELEVANCE_PROMPT + query + "x" * CONTEXT_CHARS),
+        }
+        for name in semantic.llm_metrics:
+            bound = name == CONTEXT_RELEVANCE  # only answers that come with contexts
+            out.features.append(FeatureCalls(name, picked, prompts[name], 60, bound))
     out.features.extend(
         FeatureCalls(
             f.feature, round(f.calls * cycles), f.prompt_tokens, f.completion_tokens, f.bound
