@@ -146,3 +146,17 @@ def test_the_llm_judge_without_an_llm_is_refused(monkeypatch: pytest.MonkeyPatch
         load_judge()
     monkeypatch.setenv("GW_LLM_BASE_URL", "http://127.0.0.1:9/v1")
     assert load_judge().llm is not None
+
+
+def test_a_misspelt_setting_variable_is_warned_about() -> None:
+    from groundwatch.cli.settings_doc import unknown_variables
+
+    lines = unknown_variables(
+        {"GW_JUDGE_LLM_ENABLE": "true", "GW_DATABASE_URL": "sqlite://", "GW_TEST_X": "1",
+         "GW_DEBUG": "1", "PATH": "/bin"}
+    )  # fmt: skip
+    assert lines == [
+        "GW_JUDGE_LLM_ENABLE is not a groundwatch setting (did you mean 'GW_JUDGE_LLM_ENABLED'?);"
+        " it is ignored"
+    ]
+    assert unknown_variables({"HOME": "/root"}) == []
