@@ -160,3 +160,17 @@ def test_a_misspelt_setting_variable_is_warned_about() -> None:
         " it is ignored"
     ]
     assert unknown_variables({"HOME": "/root"}) == []
+
+
+def test_a_ratings_file_names_what_is_wrong(tmp_path: Path) -> None:
+    from groundwatch.adapters.grammar_files import ImportFormatError, load_likert_ratings
+
+    bad = tmp_path / "r.csv"
+    bad.write_text("probe_id,ratng\nabc,3\n")
+    with pytest.raises(ImportFormatError, match=r"got \['probe_id', 'ratng'\] \(rating: is it"):
+        load_likert_ratings(bad)
+    results = tmp_path / "short.json"
+    results.write_text(json.dumps([{"query": "q", "query_tag": 1, "judgement": "Correct"}]))
+    res = CliRunner().invoke(app, ["report", "-g", f"short={results}", "--ratings", "missing.csv"])
+    assert res.exit_code == 2
+    assert one_error_line(res.output) == "error: missing.csv: No such file or directory"

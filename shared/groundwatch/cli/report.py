@@ -244,6 +244,8 @@ def register(app: typer.Typer) -> None:
 
                 _, groups = group_results(tagger, evidence=evidence)
         except (ImportFormatError, OSError, ConfigError) as exc:
+            if isinstance(exc, OSError) and exc.filename:
+                fail(f"{exc.filename}: {exc.strerror or exc}", EXIT_USAGE)
             fail(str(exc), EXIT_USAGE)
         finally:
             if engine is not None:
