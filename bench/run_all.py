@@ -73,6 +73,7 @@ BENCHES = [
     ),
     Bench("sql_gate", "bench_sql_gate.py", 60, (), ("--repeat", "2")),
     Bench("generation", "bench_generation.py", 300, (), ("--rows", "5000"), ("--big",)),
+    Bench("semantic", "bench_semantic.py", 120, (), ("--n", "30")),
 ]
 
 

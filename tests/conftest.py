@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -79,6 +80,37 @@ def pg_url() -> str:
     except Exception as exc:
         need(f"PostgreSQL at {url} unreachable: {exc}")
     return url
+
+
+def _product_variables() -> frozenset[str]:
+    """Every ``GW_*`` variable the product reads: the settings classes' fields (what `groundwatch
+    settings` lists) and every ``GW_`` name written in the library's and services' source (the
+    few read directly, e.g. ``GW_DEBUG``). The test harness's own (``GW_TEST_*``, the ports and
+    homes scripts/*.sh read) are not among them, so a developer's servers stay reachable."""
+    from groundwatch.cli.settings_doc import rows
+
+    names = {row[0] for row in rows()}
+    for folder in (ROOT / "shared" / "groundwatch", ROOT / "services"):
+        for path in folder.rglob("*.py"):
+            names.update(re.findall(r"\bGW_[A-Z0-9_]*[A-Z0-9]", path.read_text(encoding="utf-8")))
+    return frozenset(n for n in names if not n.startswith("GW_TEST_"))
+
+
+PRODUCT_VARIABLES = _product_variables()
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test in a directory of its own with the product's default settings.
+
+    The working directory is a fresh one (`make demo` leaves groundwatch.db in the checkout, and
+    a command run with no --database-url would read it), and no ``GW_*`` setting of the shell
+    that started pytest reaches the test: a test sets what it needs with ``monkeypatch`` or a
+    subprocess's ``env``. Subprocesses inherit both.
+    """
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+    for name in PRODUCT_VARIABLES & os.environ.keys():
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture

@@ -28,6 +28,10 @@ class Unstorable(GroundwatchError):
     consume loop isolates the message that causes it and dead-letters it."""
 
 
+class BudgetExhausted(GroundwatchError):
+    """A spending limit the user set is reached: the call was not made (not a failure)."""
+
+
 class UnsafeSQL(GroundwatchError):
     """An SQL text failed validation and was not run."""
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -369,6 +370,7 @@ def register(app: typer.Typer) -> None:
 
     @gen_app.command("templates")
     def gen_templates(
+        ctx: typer.Context,
         out: Annotated[Path, typer.Option(help="YAML file to write the templates to.")],
         db: Annotated[
             str | None, typer.Option(help="Source database SQLAlchemy URL (opened read-only).")
@@ -409,8 +411,25 @@ def register(app: typer.Typer) -> None:
 
         Load the edited file with ``groundwatch gen --db URL --templates FILE --out …``.
         """
+        given = _parent_options(ctx, _SHARED_WITH_TEMPLATES)
+        db = given.get("db", db)
+        demo = given.get("demo", demo)
+        llm = given.get("llm", llm)
+        cohorts = given.get("cohorts", cohorts)
+        forms = given.get("forms", forms)
+        verbalizers = given.get("verbalizers", verbalizers)
+        include_tables = given.get("include_tables", include_tables)
+        exclude_tables = given.get("exclude_tables", exclude_tables)
+        exclude_columns = given.get("exclude_columns", exclude_columns)
+        pii = given.get("pii", pii)
+        key_ratio = given.get("key_ratio", key_ratio)
+        seed = given.get("seed", seed)
         if (db is not None) + demo != 1:
-            raise typer.BadParameter("give exactly one of --db, --demo")
+            raise typer.BadParameter(
+                "give exactly one of --db, --demo"
+                + (" (not both)" if db is not None and demo else ""),
+                param_hint="gen templates",
+            )
         cohort_list = [c.strip() for c in cohorts.split(",") if c.strip()]
         vs = _verbalizers(verbalizers)
         unknown = [c for c in cohort_list if c not in vs]
@@ -438,6 +457,30 @@ def register(app: typer.Typer) -> None:
             except GroundwatchError as e:
                 fail(str(e), EXIT_USAGE)  # one line, however long
         console.print(f"wrote {n} SQL templates to {out}; edit them, then: gen --templates {out}")
+
+
+#: Options `gen` and `gen templates` both take: `gen --db URL templates --out t.yaml` means
+#: the same as `gen templates --db URL --out t.yaml`.
+_SHARED_WITH_TEMPLATES = (
+    "db", "demo", "llm", "cohorts", "forms", "verbalizers", "include_tables", "exclude_tables",
+    "exclude_columns", "pii", "key_ratio", "seed",
+)  # fmt: skip
+
+
+def _parent_options(ctx: typer.Context, names: Sequence[str]) -> dict[str, Any]:
+    """The options of ``names`` given to the parent command (``gen``) and not to this one."""
+    parent = ctx.parent
+    if parent is None:
+        return {}
+
+    def given(source: Any) -> bool:  # by name: typer may bring its own copy of click's enum
+        return source is not None and getattr(source, "name", "") != "DEFAULT"
+
+    out: dict[str, Any] = {}
+    for name in names:
+        if not given(ctx.get_parameter_source(name)) and given(parent.get_parameter_source(name)):
+            out[name] = parent.params[name]
+    return out
 
 
 def _introspect(url: str, opts: GenOptions, demo: bool) -> SchemaInfo:
@@ -473,8 +516,9 @@ async def _llm_templates(
 ) -> tuple[list[SqlTemplate], dict[str, dict[str, list[str]]]]:
     from groundwatch.adapters.llm.client import LlmClient, LlmSettings
     from groundwatch.adapters.llm.generation import llm_sql_templates, llm_text_templates
+    from groundwatch.runtime.settings import load_settings
 
-    client = LlmClient(LlmSettings())
+    client = LlmClient(load_settings(LlmSettings).require("gen --llm"))
     try:
         sql = await llm_sql_templates(client, schema)
         texts, _ = await llm_text_templates(
@@ -701,13 +745,14 @@ def _dry_run_summary(
 async def _run_llm(url: str, opts: GenOptions) -> GenerationResult | None:
     from groundwatch.adapters.llm.client import LlmClient, LlmSettings
     from groundwatch.adapters.llm.generation import generate_groups_llm
+    from groundwatch.runtime.settings import load_settings
 
     if opts.dry_run:
         schema = _introspect(url, opts, False)
         templates, texts = await _llm_templates(schema, opts)
         _print_templates(templates, texts)
         return None
-    client = LlmClient(LlmSettings())
+    client = LlmClient(load_settings(LlmSettings).require("gen --llm"))
     try:
         with console.status("asking the LLM for templates…"):
             return await generate_groups_llm(

@@ -57,8 +57,11 @@ async def _llm_run(
 ) -> ScenarioRun:  # fmt: skip
     from groundwatch.adapters.llm.client import LlmClient, LlmSettings
     from groundwatch.adapters.llm.scenarios import CorpusScenarioGenerator
+    from groundwatch.runtime.settings import load_settings
 
-    settings = LlmSettings()
+    settings = load_settings(LlmSettings).require(
+        "gen --scenarios over a corpus (RAGProbe's generator)"
+    )
     client = LlmClient(settings)
     try:
         gen = CorpusScenarioGenerator(
@@ -137,4 +140,11 @@ def gen_scenarios(
     if quality_out is not None:
         quality_out.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
         console.print(f"wrote the quality report to {quality_out}")
+    if n == 0:
+        reasons: dict[str, int] = {}
+        for s in report["scenarios"].values():
+            for reason, k in s["dropped_by_reason"].items():
+                reasons[reason] = reasons.get(reason, 0) + k
+        why = ", ".join(f"{r} {k}" for r, k in sorted(reasons.items(), key=lambda x: -x[1]))
+        fail(f"no scenario item was kept ({why or 'nothing was attempted'})", EXIT_USAGE)
     return run

@@ -102,30 +102,6 @@ class BodySizeLimit:
         await send({"type": "http.response.body", "body": response.body})
 
 
-#: Exit status of a service whose worker loop cannot go on (uvicorn's start-up failure is 3 too).
-FATAL_EXIT = 3
-#: Seconds a failed service is given to shut down cleanly before it is ended at once.
-FATAL_GRACE_S = 20.0
-#: Default of ``GW_LIVENESS_TIMEOUT_S``.
-LIVENESS_TIMEOUT_S = 300.0
-
-
-class Watched(Protocol):
-    """A worker that is not a consume loop (the generator's cycle loop): the shell reads its
-    heartbeat for liveness and its failure to exit the process."""
-
-    @property
-    def name(self) -> str: ...
-
-    def heartbeat_age(self) -> float | None:
-        """Seconds since its last sign of life; None while it is idle (nothing to watch)."""
-        ...
-
-    def failure(self) -> BaseException | None:
-        """The error it ended with, if it ended and cannot go on."""
-        ...
-
-
 class RefuseNul:
     """ASGI middleware answering 422 to a request whose path or query holds a NUL character.
 
@@ -173,6 +149,30 @@ def add_input_guards(app: FastAPI, max_body_bytes: int = MAX_BODY_BYTES) -> None
     ``max_body_bytes``, 422 for a NUL in the path or the query."""
     app.add_middleware(RefuseNul)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+
+
+#: Exit status of a service whose worker loop cannot go on (uvicorn's start-up failure is 3 too).
+FATAL_EXIT = 3
+#: Seconds a failed service is given to shut down cleanly before it is ended at once.
+FATAL_GRACE_S = 20.0
+#: Default of ``GW_LIVENESS_TIMEOUT_S``.
+LIVENESS_TIMEOUT_S = 300.0
+
+
+class Watched(Protocol):
+    """A worker that is not a consume loop (the generator's cycle loop): the shell reads its
+    heartbeat for liveness and its failure to exit the process."""
+
+    @property
+    def name(self) -> str: ...
+
+    def heartbeat_age(self) -> float | None:
+        """Seconds since its last sign of life; None while it is idle (nothing to watch)."""
+        ...
+
+    def failure(self) -> BaseException | None:
+        """The error it ended with, if it ended and cannot go on."""
+        ...
 
 
 @dataclass

@@ -7,7 +7,7 @@ error is never judged. Only a :class:`TargetReply` reaches the judge.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
@@ -176,3 +176,24 @@ class Target(Protocol):
     """A RAG system (or LLM-only baseline) under evaluation."""
 
     async def ask(self, query: str) -> TargetReply: ...
+
+
+#: SelfCheck's samples are drawn at this temperature (Manakul et al., 2023; GRAMMAR §3), unless a
+#: target's configuration says how it samples.
+SAMPLE_TEMPERATURE = 1.0
+
+
+def sampler_of(target: object) -> Callable[[str], Awaitable[TargetReply]] | None:
+    """How to draw a *sample* from ``target`` — another answer to the same query with its
+    randomness on — or None when it has no way to.
+
+    SelfCheck compares the answer with such samples: asked the ordinary way (temperature 0, or an
+    endpoint with no knob at all) a deterministic target repeats itself, every sample agrees,
+    and SelfCheck calls every answer right. So only a target that says it can sample
+    (``can_sample``, with an async ``sample(query)``) is sampled; the others are reported as
+    not sampled, never scored on repeats."""
+    sample = getattr(target, "sample", None)
+    if not callable(sample) or not getattr(target, "can_sample", False):
+        return None
+    fn: Callable[[str], Awaitable[TargetReply]] = sample
+    return fn

@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 import orjson
@@ -156,6 +156,8 @@ class HttpJsonTarget:
         retrieved_ids_path: str | None = "retrieved_ids",
         contexts_path: str | None = "contexts",
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        sample_body: Mapping[str, Any] | None = None,
+        sample_params: Mapping[str, str | int | float] | None = None,
     ) -> None:
         self._client = as_http_client(client)
         self.url = url
@@ -181,6 +183,19 @@ class HttpJsonTarget:
         self.contexts_path = ReplyPath(contexts_path) if contexts_path else None
         self.max_response_bytes = max_response_bytes
         self._warned: set[str] = set()
+        #: How this endpoint is asked for a SelfCheck sample: fields merged into the request's
+        #: JSON object (``{"temperature": 1.0}``) and/or query parameters added to its URL. An
+        #: endpoint with neither declared cannot be sampled (see ``sampler_of``).
+        self._sample_body = dict(sample_body or {})
+        self._sample_query = urlencode({k: str(v) for k, v in (sample_params or {}).items()})
+        self.can_sample = bool(self._sample_body or self._sample_query)
+        if self._sample_body:
+            shape = orjson.loads(render_body(body_template, "q")) if body_template else None
+            if not isinstance(shape, dict):
+                raise ConfigError(
+                    "sampling.body: fields can only be added to a JSON object body; use"
+                    " sampling.params for a query-string knob"
+                )
         if PLACEHOLDER not in url and (
             body_template is None or PLACEHOLDER not in _text(body_template)
         ):
@@ -195,6 +210,19 @@ class HttpJsonTarget:
     async def ask(self, query: str) -> TargetReply:
         url = self._fixed_url or self.url.replace(PLACEHOLDER, quote(query, safe=""))
         content = render_body(self._body, query) if self._body is not None else None
+        return await self._exchange(url, content)
+
+    async def sample(self, query: str) -> TargetReply:
+        """One SelfCheck sample: the request with the declared ``sampling`` fields and params."""
+        url = self._fixed_url or self.url.replace(PLACEHOLDER, quote(query, safe=""))
+        if self._sample_query:
+            url += ("&" if "?" in url else "?") + self._sample_query
+        content = render_body(self._body, query) if self._body is not None else None
+        if self._sample_body and content is not None:
+            content = orjson.dumps({**orjson.loads(content), **self._sample_body})
+        return await self._exchange(url, content)
+
+    async def _exchange(self, url: str, content: bytes | None) -> TargetReply:
         reply = await self._client.exchange(
             self.method, url, self._headers, content, self.max_response_bytes
         )

@@ -110,8 +110,8 @@ class GeneratorStage:
         self._in_flight: RunSummary | None = None
         #: the forms' fields validated once, kept between cycles (see ``probes_for``)
         self._validated: FormFields = {}
-        #: liveness: cycles being published (or waiting) and the time of the last sign of life
-        self._cycles = 0
+        #: liveness: cycles being published and the monotonic time of the last sign of life
+        self._publishing = 0
         self._beat = time.monotonic()
 
     @property
@@ -125,7 +125,7 @@ class GeneratorStage:
         """Seconds since the cycle loop last showed it is alive — a batch published, a slice of
         the wait between continuous cycles; None while there is nothing to watch (no cycle in
         flight, continuous probing off)."""
-        if not self._cycles and not self.state.running:
+        if not self._publishing and not self.state.running:
             return None
         return time.monotonic() - self._beat
 
@@ -148,13 +148,13 @@ class GeneratorStage:
 
     async def run_cycle(self, run_id: str | None = None) -> RunSummary:
         """Publish one cycle; a cycle asked for while another is in flight starts after it."""
-        self._cycles += 1
+        self._publishing += 1
         self._heartbeat()
         try:
             async with self._cycle_lock:
                 return await self._run_cycle(run_id)
         finally:
-            self._cycles -= 1
+            self._publishing -= 1
             self._heartbeat()
 
     async def _run_cycle(self, run_id: str | None) -> RunSummary:
