@@ -3,7 +3,8 @@
 #
 # Usage: scripts/mariadb.sh {install|start|stop|status|url|reader-url}
 # Env:   GW_MARIADB_HOME (/tmp/groundwatch-mariadb)  GW_MARIADB_PORT (53306)
-# Database groundwatch_test; user gw (all rights on it), user gw_reader (SELECT only); no
+# Database groundwatch_test; user gw (all rights on it), user gw_reader (SELECT only), user gw_file
+# (SELECT and the global FILE privilege: a login groundwatch must refuse as a source); no
 # passwords, 127.0.0.1 only. The data directory is created by start and removed by stop.
 set -euo pipefail
 
@@ -74,8 +75,11 @@ ensure_db() {
 CREATE DATABASE IF NOT EXISTS $DB CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
 CREATE USER IF NOT EXISTS 'gw'@'127.0.0.1';
 CREATE USER IF NOT EXISTS 'gw_reader'@'127.0.0.1';
+CREATE USER IF NOT EXISTS 'gw_file'@'127.0.0.1';
 GRANT ALL PRIVILEGES ON $DB.* TO 'gw'@'127.0.0.1';
 GRANT SELECT ON $DB.* TO 'gw_reader'@'127.0.0.1';
+GRANT SELECT ON $DB.* TO 'gw_file'@'127.0.0.1';
+GRANT FILE ON *.* TO 'gw_file'@'127.0.0.1';
 FLUSH PRIVILEGES;
 SQL
 }

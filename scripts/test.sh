@@ -13,7 +13,10 @@ cleanup() {
 trap cleanup EXIT
 
 export GW_KAFKA_PORT=${GW_KAFKA_PORT:-9092}
-if bash scripts/kafka.sh status >/dev/null 2>&1; then
+CHAOS=${GW_TEST_ONLY_CHAOS:-0}
+if [ "$CHAOS" = cluster ]; then
+  echo "test.sh: the cluster chaos test starts a 3-node cluster of its own; no shared broker"
+elif bash scripts/kafka.sh status >/dev/null 2>&1; then
   echo "test.sh: reusing the Kafka broker on 127.0.0.1:$GW_KAFKA_PORT"
 elif bash scripts/kafka.sh start; then
   started+=(kafka)
@@ -53,10 +56,19 @@ export GW_TEST_KAFKA_BOOTSTRAP=${GW_TEST_KAFKA_BOOTSTRAP:-127.0.0.1:$GW_KAFKA_PO
 export GW_TEST_KAFKA_LOG=${GW_TEST_KAFKA_LOG:-$(bash scripts/kafka.sh logs 2>/dev/null || true)}
 export GW_TEST_DATABASE_URL=${GW_TEST_DATABASE_URL:-$(bash scripts/postgres.sh url 2>/dev/null || true)}
 
-# The randomized kill schedule (tests/chaos) takes minutes: `make chaos` runs it (GW_TEST_ONLY_CHAOS=1),
-# `make test` leaves it out.
-if [ "${GW_TEST_ONLY_CHAOS:-0}" = 1 ]; then
-  "$PYTHON" -m pytest -ra -s tests/chaos "$@"
+# The randomized fault schedules (tests/chaos) take minutes: `make chaos` runs the single-broker
+# one (GW_TEST_ONLY_CHAOS=1), `make chaos-cluster` the 3-broker one (GW_TEST_ONLY_CHAOS=cluster),
+# `make test` leaves them out. The cluster run ends with its reconciliation line.
+if [ "$CHAOS" = 1 ]; then
+  "$PYTHON" -m pytest -ra -s tests/chaos/test_kill_schedule.py "$@"
+elif [ "$CHAOS" = cluster ]; then
+  export GW_CHAOS_LINE_FILE=${GW_CHAOS_LINE_FILE:-$(mktemp)}
+  rm -f "$GW_CHAOS_LINE_FILE"
+  "$PYTHON" -m pytest -ra -s tests/chaos/test_cluster_chaos.py "$@"
+  rc=$?
+  if [ -s "$GW_CHAOS_LINE_FILE" ]; then cat "$GW_CHAOS_LINE_FILE"; else echo "chaos-cluster: no reconciliation (the run failed before it)"; fi
+  rm -f "$GW_CHAOS_LINE_FILE"
+  exit $rc
 else
   "$PYTHON" -m pytest -ra --ignore=tests/chaos "$@"
 fi

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -81,6 +82,37 @@ def pg_url() -> str:
     return url
 
 
+def _product_variables() -> frozenset[str]:
+    """Every ``GW_*`` variable the product reads: the settings classes' fields (what `groundwatch
+    settings` lists) and every ``GW_`` name written in the library's and services' source (the
+    few read directly, e.g. ``GW_DEBUG``). The test harness's own (``GW_TEST_*``, the ports and
+    homes scripts/*.sh read) are not among them, so a developer's servers stay reachable."""
+    from groundwatch.cli.settings_doc import rows
+
+    names = {row[0] for row in rows()}
+    for folder in (ROOT / "shared" / "groundwatch", ROOT / "services"):
+        for path in folder.rglob("*.py"):
+            names.update(re.findall(r"\bGW_[A-Z0-9_]*[A-Z0-9]", path.read_text(encoding="utf-8")))
+    return frozenset(n for n in names if not n.startswith("GW_TEST_"))
+
+
+PRODUCT_VARIABLES = _product_variables()
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test in a directory of its own with the product's default settings.
+
+    The working directory is a fresh one (`make demo` leaves groundwatch.db in the checkout, and
+    a command run with no --database-url would read it), and no ``GW_*`` setting of the shell
+    that started pytest reaches the test: a test sets what it needs with ``monkeypatch`` or a
+    subprocess's ``env``. Subprocesses inherit both.
+    """
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+    for name in PRODUCT_VARIABLES & os.environ.keys():
+        monkeypatch.delenv(name)
+
+
 @pytest.fixture
 def unique_prefix() -> str:
     """A fresh topic prefix per test (quix-streams style), so tests never share state."""
@@ -108,6 +140,40 @@ def fresh_pg_url(pg_url: str) -> Iterator[Callable[[], str]]:
         for name in made:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     admin.dispose()
+
+
+#: The PostgreSQL login tests read sources as: no superuser, no server-file roles, SELECT only.
+PG_READER = "gw_source_reader"
+
+
+def pg_as_reader(url: str) -> str:
+    """``url``'s database as :data:`PG_READER`, the login an operator gives groundwatch for a
+    source (a superuser is refused: ``groundwatch.adapters.sources.connect``). Grants SELECT on
+    the tables there now and on those its owner makes later; the role is made once per cluster."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    owner = create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with owner.connect() as conn:
+            conn.execute(
+                text(
+                    f"DO $$ BEGIN CREATE ROLE {PG_READER} LOGIN; EXCEPTION WHEN duplicate_object"
+                    " OR unique_violation THEN NULL; END $$"
+                )
+            )
+            conn.execute(text(f'GRANT CONNECT ON DATABASE "{parsed.database}" TO {PG_READER}'))
+            conn.execute(text(f"GRANT USAGE ON SCHEMA public TO {PG_READER}"))
+            conn.execute(text(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {PG_READER}"))
+            conn.execute(
+                text(
+                    f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO {PG_READER}"
+                )
+            )
+    finally:
+        owner.dispose()
+    return parsed.set(username=PG_READER, password=None).render_as_string(hide_password=False)
 
 
 @pytest.fixture

@@ -100,7 +100,9 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
     def routes(app: FastAPI) -> None:
         add_routes(app, lambda: app.state.parts.extra["worker"], read_token=settings.api_read_token)
 
-    return build_app("analytics", bootstrap, routes=routes)
+    return build_app(
+        "analytics", bootstrap, routes=routes, liveness_timeout_s=settings.liveness_timeout_s
+    )
 
 
 def main() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import Depends, FastAPI
+from fastapi import Depends, FastAPI, HTTPException
+from pydantic import BaseModel, ConfigDict, Field
 
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.evidence import ensure_dataset_stored
@@ -64,11 +65,28 @@ def load_groups(settings: GeneratorSettings) -> tuple[list[SemanticGroup], str |
             rule_config=RuleConfig(key_ratio=settings.key_ratio),
             steering=steering,
             list_answers=settings.allow_list_answers,
+            policy=settings.source_policy(),
         )
         return result.groups, settings.source_url
     from groundwatch.adapters.db.datasets import read_jsonl
 
     return list(read_jsonl(settings.dataset)), settings.source_url
+
+
+#: Cycles one ``POST /runs`` may ask for: each publishes every sampled group in all its forms, and
+#: the request waits for them, so a huge number is a mistake (``{"runs": 10**9}`` ran one cycle
+#: and ignored the rest before; now it is refused with 422).
+MAX_RUNS_PER_REQUEST = 100
+
+
+class RunRequest(BaseModel):
+    """The body of ``POST /runs`` (optional: no body is one cycle)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    runs: int = Field(
+        1, ge=1, le=MAX_RUNS_PER_REQUEST, description="Cycles to publish, one after the other."
+    )
 
 
 def create_app(settings: GeneratorSettings) -> FastAPI:
@@ -84,7 +102,9 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
         await asyncio.to_thread(ensure_dataset_stored, engine, groups)
         metrics = GeneratorMetrics(registry)
         refresh = (
-            answer_refresher(source_url, engine, metrics.answers_changed) if source_url else None
+            answer_refresher(source_url, engine, metrics.answers_changed, settings.source_policy())
+            if source_url
+            else None
         )
 
         series = settings.series or (groups[0].dataset_id if groups else "default")
@@ -131,6 +151,7 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             engine=engine,
             on_stop=[worker.stop_continuous],
             extra={"worker": worker},
+            watched=[worker],  # its cycle loop: a heartbeat for /healthz, a failure ends it
         )
 
     def routes(app: FastAPI) -> None:
@@ -149,10 +170,25 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
                 "runs": [vars(r) for r in w.state.runs[-100:]],
             }
 
-        @app.post("/runs", tags=["runs"], dependencies=[Depends(guard)])
-        async def start_run() -> dict[str, Any]:
-            """Publish one probing cycle now."""
-            return vars(await worker().run_cycle())
+        @app.post(
+            "/runs",
+            tags=["runs"],
+            dependencies=[Depends(guard)],
+            responses={409: {"description": "A cycle is in flight; nothing was started."}},
+        )
+        async def start_run(body: RunRequest | None = None) -> dict[str, Any]:
+            """Publish ``runs`` probing cycles now (default 1, at most 100), one after the other;
+            the answer is the last cycle's summary, with every cycle's in ``cycles``. While a
+            cycle is in flight (another request's, a start-up run, the continuous loop's) the
+            request is refused with 409 and nothing is started."""
+            w = worker()
+            if w.busy:
+                now = w.in_flight
+                which = f"cycle {now.cycle} (run {now.run_id})" if now else "a cycle"
+                raise HTTPException(409, f"{which} is in flight; ask again when it has ended")
+            wanted = body.runs if body is not None else 1
+            cycles = [vars(await w.run_cycle()) for _ in range(wanted)]
+            return {**cycles[-1], "cycles": cycles}
 
         @app.post("/runs/continuous/start", tags=["runs"], dependencies=[Depends(guard)])
         async def start_continuous() -> dict[str, bool]:
@@ -164,7 +200,9 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             """Stop continuous probing after the cycle in flight."""
             return {"stopped": await worker().stop_continuous()}
 
-    return build_app("generator", bootstrap, routes=routes)
+    return build_app(
+        "generator", bootstrap, routes=routes, liveness_timeout_s=settings.liveness_timeout_s
+    )
 
 
 def main() -> None:

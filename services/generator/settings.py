@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from groundwatch.adapters.db.engine import database_url_problem
+from groundwatch.adapters.sources.connect import SourcePolicy
 from groundwatch.runtime.settings import CommonSettings, reject_placeholder
 
 
@@ -60,6 +61,24 @@ class GeneratorSettings(CommonSettings):
         description="Source database (opened read-only) whose answers each cycle re-reads; "
         "'demo' dataset: the demo database. Unset: answers are never refreshed.",
     )
+
+    source_statement_timeout_s: float = Field(
+        60.0,
+        gt=0,
+        le=86_400,
+        description="Seconds one statement on the source database may run (a batch of rows of a"
+        " streamed one) before the database cancels it.",
+    )
+    source_allow_privileged: bool = Field(
+        False,
+        description="Accept, with a warning, a source login that can reach the server's files or"
+        " other sessions (PostgreSQL superuser, pg_read_server_files, pg_write_server_files,"
+        " pg_execute_server_program; MySQL FILE or SUPER). Off: such a login is refused.",
+    )
+
+    def source_policy(self) -> SourcePolicy:
+        """How the source database is opened."""
+        return SourcePolicy(self.source_statement_timeout_s, self.source_allow_privileged)
 
     @field_validator("source_url")
     @classmethod

@@ -43,7 +43,7 @@ def create_app(settings: JudgeServiceSettings) -> FastAPI:
             bus=bus, topics=topics, registry=registry, loops=[loop], on_stop=[judge.aclose]
         )
 
-    return build_app("judge", bootstrap)
+    return build_app("judge", bootstrap, liveness_timeout_s=settings.liveness_timeout_s)
 
 
 def main() -> None:

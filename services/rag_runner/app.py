@@ -70,7 +70,9 @@ def create_app(settings: RunnerSettings) -> FastAPI:
             runner: Runner = app.state.parts.extra["runner"]
             return {"targets": [dataclasses.asdict(s) for s in runner.snapshot()]}
 
-    return build_app("rag-runner", bootstrap, routes=routes)
+    return build_app(
+        "rag-runner", bootstrap, routes=routes, liveness_timeout_s=settings.liveness_timeout_s
+    )
 
 
 def main() -> None:

@@ -17,9 +17,19 @@ class RetryLater(GroundwatchError):
     """A transient failure (dependency down): do not commit; the message will be redelivered."""
 
 
+class BusUnavailable(RetryLater):
+    """The message bus could not take or give messages within its adapter's retry budget (a
+    broker down, no leader elected): nothing was committed, the caller backs off and tries
+    again. A fault the bus marks fatal is raised as it is, never as this."""
+
+
 class Unstorable(GroundwatchError):
     """The store is up but refuses this data (a value, a constraint): retrying cannot help, so the
     consume loop isolates the message that causes it and dead-letters it."""
+
+
+class BudgetExhausted(GroundwatchError):
+    """A spending limit the user set is reached: the call was not made (not a failure)."""
 
 
 class UnsafeSQL(GroundwatchError):

@@ -477,3 +477,29 @@ def test_image_install_from_the_context_has_every_module(tmp_path: Path) -> None
     assert expected - names == set(), "files the image would lack"
     for script in SCRIPTS:
         assert re.search(rf"^{re.escape(script)} = ", scripts, re.M), script
+
+
+@pytest.mark.unit
+def test_compose_points_at_a_real_cluster_by_its_variables() -> None:
+    """Issue 30: the bundled single broker by default; a real cluster by GW_KAFKA_BOOTSTRAP (several
+    brokers) and the replication its topics get, for every service and the `topics` one-shot."""
+    default = interpolate(COMPOSE, SAMPLE_SECRETS)
+    cluster = interpolate(
+        COMPOSE,
+        {
+            **SAMPLE_SECRETS,
+            "GW_KAFKA_BOOTSTRAP": "b1:9092,b2:9092,b3:9092",
+            "GW_KAFKA_REPLICATION_FACTOR": "3",
+            "GW_KAFKA_MIN_INSYNC_REPLICAS": "2",
+        },
+    )
+    for name in groundwatch_services():
+        env = default["services"][name]["environment"]
+        assert env["GW_KAFKA_BOOTSTRAP"] == "kafka:9092", name
+        assert env["GW_KAFKA_REPLICATION_FACTOR"] == env["GW_KAFKA_MIN_INSYNC_REPLICAS"] == "0"
+        env = cluster["services"][name]["environment"]
+        assert env["GW_KAFKA_BOOTSTRAP"] == "b1:9092,b2:9092,b3:9092", name
+        assert (env["GW_KAFKA_REPLICATION_FACTOR"], env["GW_KAFKA_MIN_INSYNC_REPLICAS"]) == (
+            "3",
+            "2",
+        )

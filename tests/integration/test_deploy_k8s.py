@@ -368,3 +368,18 @@ def test_kustomizations_reference_existing_files() -> None:
             assert target.exists(), f"{kfile.relative_to(ROOT)}: {rel} missing"
             if target.is_dir():
                 assert (target / "kustomization.yaml").is_file(), f"{rel} is not a kustomization"
+
+
+def test_replication_is_configured_for_a_cluster(overlay: tuple[str, list[dict[str, Any]]]) -> None:
+    """Issue 30: every overlay says how its topics are replicated; prod asks a real cluster for
+    three replicas, two in sync (one broker may be lost without a pause or a loss)."""
+    name, docs = overlay
+    (config,) = [
+        d for n, d in by_kind(docs, "ConfigMap").items() if n.startswith("groundwatch-config")
+    ]
+    data = config["data"]
+    rf, isr = data["GW_KAFKA_REPLICATION_FACTOR"], data["GW_KAFKA_MIN_INSYNC_REPLICAS"]
+    if name.startswith("prod"):
+        assert (rf, isr) == ("3", "2")
+    else:
+        assert (rf, isr) == ("0", "0")  # the dev overlay's single node: RF 1, min ISR 1

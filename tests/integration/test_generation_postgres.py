@@ -13,6 +13,7 @@ from groundwatch.adapters.llm.generation import generate_groups_llm
 from groundwatch.adapters.sources import generate_groups, introspect, readonly_engine
 from groundwatch.core.generation.answers import format_value
 from groundwatch.demo import build_demo
+from tests.conftest import pg_as_reader
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -25,7 +26,8 @@ def test_demo_on_postgres_matches_sqlite_and_stays_unchanged(
     lite = build_demo(f"sqlite:///{tmp_path / 'demo.sqlite'}", seed=7)
     assert pg.documents == lite.documents
 
-    engine = readonly_engine(url)
+    reader = pg_as_reader(url)
+    engine = readonly_engine(reader)
     with engine.connect() as conn:
         schema = introspect(conn)
         assert schema.dialect == "postgres"
@@ -36,7 +38,7 @@ def test_demo_on_postgres_matches_sqlite_and_stays_unchanged(
             conn.rollback()
     engine.dispose()
 
-    on_pg = generate_groups(url, k=3)
+    on_pg = generate_groups(reader, k=3)
     on_lite = generate_groups(lite.db_url, k=3)
     assert on_pg.summary.groups == on_lite.summary.groups > 200
     assert {g.group_id for g in on_pg.groups} == {g.group_id for g in on_lite.groups}
@@ -81,7 +83,7 @@ async def test_llm_sql_never_runs_before_validation_on_postgres(
 ) -> None:
     url = fresh_pg_url()
     build_demo(url, seed=3)
-    result = await generate_groups_llm(url, _EvilLlm(), k=3, cohorts=("short",))
+    result = await generate_groups_llm(pg_as_reader(url), _EvilLlm(), k=3, cohorts=("short",))
     assert {g.sql for g in result.groups} == {"SELECT city FROM clients WHERE name = :name"}
     engine = create_engine(url)
     with engine.connect() as conn:
@@ -105,7 +107,7 @@ def test_link_child_and_aggregate_templates_on_postgres(
         for stmt in gen_schemas.SCHEMAS[name].split(";"):
             if stmt.strip():
                 conn.execute(text(stmt))
-    on_pg = generate_groups(url, k=3, list_answers=True)
+    on_pg = generate_groups(pg_as_reader(url), k=3, list_answers=True)
     on_lite = generate_groups(gen_schemas.build(name, tmp_path), k=3, list_answers=True)
     kinds_pg = Counter(t.kind for t in on_pg.templates)
     assert kinds_pg == Counter(t.kind for t in on_lite.templates)

@@ -13,6 +13,7 @@ from groundwatch.adapters.scenario_files import select_scenarios
 from groundwatch.adapters.sources.scenarios import grounded_scenarios
 from groundwatch.core.generation.answers import format_value
 from groundwatch.demo import build_demo
+from tests.conftest import pg_as_reader
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -24,7 +25,7 @@ def test_grounded_scenarios_on_postgres_match_sqlite(
     pg = build_demo(url, seed=7)
     lite = build_demo(f"sqlite:///{tmp_path / 'demo.sqlite'}", seed=7)
     specs = select_scenarios("all")
-    on_pg = grounded_scenarios(url, specs, corpus=pg.documents, seed=2, max_items=12)
+    on_pg = grounded_scenarios(pg_as_reader(url), specs, corpus=pg.documents, seed=2, max_items=12)
     on_lite = grounded_scenarios(lite.db_url, specs, corpus=lite.documents, seed=2, max_items=12)
     assert on_pg.summary() == on_lite.summary()
     assert [g.forms[0].text for g in on_pg.items] == [g.forms[0].text for g in on_lite.items]

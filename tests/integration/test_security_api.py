@@ -121,10 +121,10 @@ def test_state_changing_endpoints_need_the_bearer_token(clients: dict[str, TestC
     assert ("POST", "/runs") in guarded["generator"]
     assert ("POST", "/runs/continuous/start") in guarded["generator"]
     assert ("PUT", "/faults") in guarded["reference-rag"]
-    body = {"top_k": 3}
     for name, routes in guarded.items():
         c = clients[name]
         for method, path in routes:
+            body = {"runs": 1} if path == "/runs" else {"top_k": 3}  # a valid body for each
             for headers in (
                 {},
                 {"Authorization": "Bearer wrong-token"},

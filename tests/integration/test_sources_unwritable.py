@@ -21,7 +21,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from groundwatch.adapters.sources.connect import readonly_engine
+from groundwatch.adapters.sources.connect import SourcePolicy, readonly_engine
 from groundwatch.adapters.sources.introspect import introspect
 
 pytestmark = pytest.mark.integration
@@ -190,7 +190,9 @@ PG_ATTACKS: list[tuple[str, str]] = [
 @pytest.mark.postgres
 def test_postgres_source_cannot_be_written_through_the_raw_connection(pg_source: str) -> None:
     before = pg_fingerprint(pg_source)
-    engine = readonly_engine(pg_source)
+    # as the cluster's superuser, accepted on purpose: the strongest login the walls must hold
+    # against (by default such a login is refused: test_source_attacks)
+    engine = readonly_engine(pg_source, policy=SourcePolicy(allow_privileged=True))
     refused: dict[str, str] = {}
     raw = engine.raw_connection()
     try:
@@ -220,7 +222,7 @@ def test_postgres_source_cannot_be_written_through_the_raw_connection(pg_source:
 
 @pytest.mark.postgres
 def test_postgres_source_statements_time_out(pg_source: str) -> None:
-    engine = readonly_engine(pg_source, statement_timeout_s=0.2)
+    engine = readonly_engine(pg_source, policy=SourcePolicy(0.2, allow_privileged=True))
     try:
         with engine.connect() as conn, pytest.raises(Exception, match="statement timeout"):
             conn.execute(text("SELECT pg_sleep(5)"))

@@ -324,3 +324,33 @@ async def test_requests_beyond_the_bound_wait_their_turn_and_a_waiter_may_give_u
         assert gives_up.cancelled()
         assert server.connections == 1 and len(server.requests) == 4  # one at a time
         assert client._in_use == 0 and not [w for w in client._waiting if not w.done()]
+
+
+async def test_a_redirect_over_the_wire_is_an_error_never_an_answer() -> None:
+    """A 302 whose body parses as an answer: the shared client does not follow it, the target
+    raises ``redirect``, and the runner records an error once (not retried, never judged)."""
+    from groundwatch.adapters.targets import TargetLimits
+    from groundwatch.contracts import TargetStatus
+    from groundwatch.stages.runner.lanes import Runner
+    from tests.unit._runner_helpers import probe
+
+    async def moved(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server) -> None:
+        while (req := await read_request(reader)) is not None:
+            s.requests.append(req)
+            body = b'{"answer": "Paris"}'
+            writer.write(
+                b"HTTP/1.1 302 Found\r\nLocation: http://login.local/\r\n"
+                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                % (len(body), body)
+            )
+            await writer.drain()
+
+    async with serving(moved) as server, make_http_client(4) as client:
+        target = HttpJsonTarget(client, server.url)
+        with pytest.raises(TargetError) as err:
+            await target.ask("q")
+        assert err.value.kind is ErrorKind.REDIRECT and err.value.status_code == 302
+        async with Runner({"t": target}, {"t": TargetLimits(retries=2)}) as runner:
+            response = await runner.run(probe("t"))
+    assert response.status is TargetStatus.ERROR and response.error_kind == "redirect"
+    assert response.answer in ("", None) and len(server.requests) == 2  # one ask, one run

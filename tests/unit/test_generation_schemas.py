@@ -371,7 +371,8 @@ def test_latest_date_of_child_rows_names_the_child_not_the_parent(tmp_path: Path
 
 def test_no_aggregate_over_a_name_two_rows_share(tmp_path: Path) -> None:
     """Two owners named 'Owner 1': COUNT(*) of pets by owner name would pool both into one
-    answer that is neither's, so the aggregates by that name are not proposed at all."""
+    answer that is neither's, so that name's fills are dropped (``shared_name``) — and only
+    they: the other owners' counts keep the template (issue 32: it used to be dropped whole)."""
 
     def build(name: str, dup: bool) -> GenerationResult:
         db = tmp_path / name
@@ -397,4 +398,17 @@ def test_no_aggregate_over_a_name_two_rows_share(tmp_path: Path) -> None:
         return [t.sql for t in res.templates if t.kind == "aggregate" and ":owner_" in t.sql]
 
     assert by_owner(build("distinct.db", dup=False))
-    assert by_owner(build("shared.db", dup=True)) == []
+    shared = build("shared.db", dup=True)
+    assert by_owner(shared)
+    assert shared.summary.dropped_fills["shared_name"] >= 1
+    by_name = [
+        g
+        for g in shared.groups
+        if g.template_id
+        in {t.template_id for t in shared.templates if t.kind == "aggregate" and ":owner_" in t.sql}
+    ]
+    assert by_name and all(g.params["owner_owner_name"] != "Owner 1" for g in by_name)
+    for g in by_name:
+        if g.sql.startswith("SELECT COUNT(*)"):
+            rows = _rows(f"sqlite:///{tmp_path / 'shared.db'}", g.sql, g.params)
+            assert [format_value(r[0]) for r in rows] == g.answer.values

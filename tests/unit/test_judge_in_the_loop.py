@@ -15,7 +15,7 @@ from groundwatch.adapters.llm.llm_judge import LlmJudge
 from groundwatch.adapters.targets import CallableTarget, TargetError, TargetLimits, TargetReply
 from groundwatch.adapters.targets.base import ErrorKind
 from groundwatch.contracts import Probe, RagResponse, TargetStatus
-from groundwatch.core.judge_quality import in_share
+from groundwatch.core.judge_quality import UNSAMPLED, in_share
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.errors import ConfigError
 from groundwatch.stages.judge.reference_free import ReferenceFreeJudge, ReferenceFreeSettings
@@ -248,7 +248,9 @@ async def test_reference_free_evaluators_beside_the_judge() -> None:
     assert supported.scores["rf.ragas_fact"] == 1.0 and supported.scores["rf.selfcheck"] == 1.0
     assert supported.scores["metric.ragas_faithfulness"] == 1.0
     assert supported.scores["metric.selfcheck_agreement"] == 1.0
-    assert unsupported.scores["rf.ragas_fact"] == 0.0 and "rf.selfcheck" not in unsupported.scores
+    assert unsupported.scores["rf.ragas_fact"] == 0.0
+    # picked for SelfCheck but shipped without samples: reported as not sampled, not scored
+    assert unsupported.scores["rf.selfcheck"] == UNSAMPLED and rf.counters.unsampled == 1
     # no context: RAGAS abstains (counted), never guesses; a disagreeing sample: SelfCheck says no
     assert disagreeing.scores["rf.ragas_fact"] == -1.0
     assert disagreeing.scores["rf.selfcheck"] == 0.0
@@ -271,11 +273,11 @@ def test_reference_free_settings() -> None:
 
 
 async def test_runner_ships_selfcheck_samples_from_the_target_under_test() -> None:
-    calls: list[str] = []
+    calls: list[tuple[str, float]] = []
     answers = iter(["main", "s1", "s2", "s3"])
 
-    async def target(query: str) -> TargetReply:
-        calls.append(query)
+    async def target(query: str, temperature: float = 0.0) -> TargetReply:
+        calls.append((query, temperature))
         return TargetReply(next(answers))
 
     runner = Runner(
@@ -287,13 +289,14 @@ async def test_runner_ships_selfcheck_samples_from_the_target_under_test() -> No
 
     resp = await runner.run(probe("t"))
     await runner.aclose()
-    assert resp.answer == "main" and resp.samples == ["s1", "s2", "s3"] and len(calls) == 4
+    assert resp.answer == "main" and resp.samples == ["s1", "s2", "s3"]
+    assert [t for _, t in calls] == [0.0, 1.0, 1.0, 1.0]  # the samples at temperature 1.0
 
 
 async def test_runner_stops_sampling_at_the_first_failure_and_skips_unpicked_probes() -> None:
     state = {"n": 0}
 
-    async def flaky(query: str) -> TargetReply:
+    async def flaky(query: str, temperature: float = 0.0) -> TargetReply:
         state["n"] += 1
         if state["n"] == 3:
             raise TargetError(ErrorKind.HTTP_5XX, "boom")

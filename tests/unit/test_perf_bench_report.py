@@ -72,7 +72,10 @@ def test_markdown_names_unmet_unstable_and_holes() -> None:
         "runner": outcome("runner", [0.5, 0.52, 0.49, 0.51, 0.5]),
         "embedded": outcome("embedded", [0.5, 1.0, 0.9, 0.95, 0.3]),
         "generation": run_all.Outcome(
-            run_all.BENCHES[-1], "failed", 2.0, detail="exit status 2, no output\ntrace"
+            next(b for b in run_all.BENCHES if b.name == "generation"),
+            "failed",
+            2.0,
+            detail="exit status 2, no output\ntrace",
         ),
     }
     figs = run_all.figures(outs)

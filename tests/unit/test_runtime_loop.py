@@ -52,18 +52,24 @@ def test_a_bad_value_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_services_hand_the_loop_to_uvicorn(monkeypatch: pytest.MonkeyPatch) -> None:
     import uvicorn
+    from fastapi import FastAPI
 
     from groundwatch.runtime.service import serve
     from groundwatch.runtime.settings import CommonSettings
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw))
+
+    def run(server: uvicorn.Server) -> None:
+        seen["loop"] = server.config.loop
+        server.started = True
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
     noisy = [logging.getLogger(n) for n in ("httpx", "httpcore", "aiokafka")]
     levels = [n.level for n in noisy]  # serve() quiets them: given back for the other tests
     try:
-        serve(object(), CommonSettings(event_loop="asyncio"))  # type: ignore[arg-type]
+        serve(FastAPI(), CommonSettings(event_loop="asyncio"))
         assert seen["loop"] == "asyncio"
-        serve(object(), CommonSettings(event_loop="auto"))  # type: ignore[arg-type]
+        serve(FastAPI(), CommonSettings(event_loop="auto"))
         assert seen["loop"] == ("uvloop" if HAVE_UVLOOP else "asyncio")
     finally:
         for logger, level in zip(noisy, levels, strict=True):

@@ -407,9 +407,42 @@ def test_read_only_sqlite_cannot_be_switched_back_or_attach_a_new_file(
 
 
 def test_port_runs_exactly_one_statement(db: Path, writable: Any) -> None:
-    """The third wall: even on a writable connection the port refuses stacked statements."""
+    """The third wall: even on a writable connection the port's read gate refuses stacked
+    statements, before anything is sent (``rows`` raises, not the first ``next``)."""
     before = fingerprint(db)
-    with pytest.raises(Exception, match="one statement"):
-        list(SqlAlchemyPort(writable).rows("SELECT 1; DROP TABLE Client"))
+    with pytest.raises(UnsafeSQL, match="not_exactly_one_statement"):
+        SqlAlchemyPort(writable).rows("SELECT 1; DROP TABLE Client")
     writable.rollback()
     assert fingerprint(db) == before
+
+
+def test_the_port_is_the_only_way_sql_text_reaches_a_source() -> None:
+    """The read gate stands in ``SqlAlchemyPort.rows``; no other module that opens a source (or
+    lives beside the port) may hand a text to a connection: no ``sqlalchemy.text``, no
+    ``exec_driver_sql``, no raw or driver connection. ``connect`` (the session setup's fixed
+    statements) and ``port`` itself are the two exceptions. Introspection builds its statements
+    with SQLAlchemy Core from reflected names, which this allows."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "shared" / "groundwatch"
+    allowed = {root / "adapters/sources/connect.py", root / "adapters/sources/port.py"}
+    offenders: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        near = path.parent == root / "adapters/sources"
+        if path in allowed or not (near or "readonly_engine" in source):
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and (node.module or "").startswith("sqlalchemy")
+                and any(a.name == "text" for a in node.names)
+            ):
+                offenders.append(f"{path.relative_to(root)}: imports sqlalchemy.text")
+            if isinstance(node, ast.Attribute) and node.attr in (
+                "exec_driver_sql",
+                "raw_connection",
+                "driver_connection",
+            ):
+                offenders.append(f"{path.relative_to(root)}:{node.lineno}: {node.attr}")
+    assert offenders == []

@@ -87,7 +87,30 @@ def test_yaml_and_toml_files(tmp_path: Path) -> None:
             {"targets": [{"name": "a", "type": "http_json", "url": "ftp://x"}]},
             r"targets\[0\]\.url: .*http:// or https://",
         ),
-        ({"targets": [{"name": "a", "type": "smtp"}]}, r"targets\[0\]: .*tag 'smtp'"),
+        (
+            {"targets": [{"name": "a", "type": "smtp"}]},
+            r"targets\[0\]\.type: unknown 'smtp'; known: http_json, openai_chat, callable$",
+        ),
+        (  # issue 31: a misspelt tag or key names the closest known one
+            {"targets": [{"name": "a", "type": "htp_json", "url": "http://x/{query}"}]},
+            r"targets\[0\]\.type: unknown 'htp_json' \(did you mean 'http_json'\?\)",
+        ),
+        (
+            {"targets": [{"name": "a", "type": "http_json", "url": "http://x", "answr_path": "a"}]},
+            r"targets\[0\]\.answr_path: unknown key \(did you mean 'answer_path'\?\)$",
+        ),
+        (
+            {
+                "targets": [
+                    {"name": "a", "type": "http_json", "url": "http://x", "limits": {"retrys": 1}}
+                ]
+            },
+            r"targets\[0\]\.limits\.retrys: unknown key \(did you mean 'retries'\?\)$",
+        ),
+        (
+            {"targets": [{"name": "a", "type": "openai_chat", "model": "m", "temperature": 3}]},
+            r"targets\[0\]\.temperature: 3 is out of range \(allowed: 0.0 ≤ temperature ≤ 2.0\)",
+        ),
         (
             {
                 "targets": [
@@ -103,7 +126,7 @@ def test_yaml_and_toml_files(tmp_path: Path) -> None:
         ),
         (
             {"targets": [{"name": "a", "type": "callable", "callable": "m:f", "colour": 1}]},
-            r"targets\[0\]\.colour: Extra inputs",
+            r"targets\[0\]\.colour: unknown key; known: name, limits, type, callable, in_thread$",
         ),
         (
             {
@@ -130,8 +153,9 @@ def test_yaml_and_toml_files(tmp_path: Path) -> None:
     ],
 )
 def test_bad_config_names_the_field(data: object, message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(ConfigError, match=message) as caught:
         parse_targets(data, "targets.yaml")
+    assert "\n" not in str(caught.value) and "pydantic.dev" not in str(caught.value)
 
 
 def test_unreadable_or_malformed_files(tmp_path: Path) -> None:

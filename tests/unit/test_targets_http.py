@@ -272,3 +272,65 @@ async def test_an_escaped_lone_surrogate_is_an_answer_not_a_bad_payload() -> Non
             _mock(lambda r: httpx.Response(200, content=b'{"answer": "\\ud80')), "http://x/q"
         ).ask("q")
     assert err.value.kind is ErrorKind.BAD_PAYLOAD
+
+
+@pytest.mark.parametrize("status", [300, 301, 302, 303, 304, 307, 308])
+async def test_a_redirect_is_a_target_error_of_its_own_kind(status: int) -> None:
+    """A 3xx is the endpoint sending the question elsewhere: its body — even one that parses as
+    an answer — is never judged (a 302 reply's body used to be judged as the answer)."""
+    reply = httpx.Response(
+        status, headers={"Location": "http://login.local/"}, json={"answer": "Paris"}
+    )
+    with pytest.raises(TargetError) as err:
+        await HttpJsonTarget(_mock(lambda r: reply), "http://rag.local/q").ask("q")
+    assert err.value.kind is ErrorKind.REDIRECT and err.value.status_code == status
+    assert not err.value.transient  # it will redirect again: no retry, no circuit count
+
+
+@pytest.mark.parametrize(
+    ("raw", "answer", "ids"),
+    [
+        (b'{"answer": 1e400}', "1e400", []),
+        (b'{"answer": -1E+400}', "-1E+400", []),
+        (b'{"answer": 1e-400}', "1e-400", []),
+        (b'{"answer": 123456789012345678901234567890}', "123456789012345678901234567890", []),
+        (b'{"answer": 2.50}', "2.50", []),
+        (b'{"answer": 1.0}', "1.0", []),
+        (b'{"answer": 42, "retrieved_ids": [7, 8]}', "42", ["7", "8"]),
+        (b'{"answer": "x", "retrieved_ids": [98765432109876543210987, 1.5e3]}', "x",
+         ["98765432109876543210987", "1.5e3"]),
+        (b'{"answer": 1e400, "x": "\\ud800"}', "1e400", []),
+    ],
+)  # fmt: skip
+def test_a_numeric_answer_keeps_the_text_the_endpoint_wrote(
+    raw: bytes, answer: str, ids: list[str]
+) -> None:
+    """``1e400`` used to become "inf" (orjson refused it, Python's parser made it a float), a
+    30-digit integer lost its digits and ``1e-400`` became "0.0"."""
+    target = HttpJsonTarget(_mock(lambda r: httpx.Response(200)), "http://rag.local/q")
+    reply = target.parse(raw)
+    assert (reply.answer, reply.retrieved_ids) == (answer, ids)
+
+
+@pytest.mark.parametrize(
+    "raw", [b'{"answer": NaN}', b'{"answer": Infinity}', b'{"answer": -Infinity}']
+)
+def test_non_json_number_constants_are_a_bad_payload(raw: bytes) -> None:
+    target = HttpJsonTarget(_mock(lambda r: httpx.Response(200)), "http://rag.local/q")
+    with pytest.raises(TargetError) as err:
+        target.parse(raw)
+    assert err.value.kind is ErrorKind.BAD_PAYLOAD
+
+
+def test_a_jsonpath_filter_still_compares_numbers_kept_as_text() -> None:
+    """The exact re-read keeps numbers floats for whatever compares them."""
+    target = HttpJsonTarget(
+        _mock(lambda r: httpx.Response(200)),
+        "http://rag.local/q",
+        answer_path="$.hits[?(@.score > 0.5)].text",
+        retrieved_ids_path="$.hits[?(@.score > 0.5)].id",
+        contexts_path=None,
+    )
+    raw = b'{"hits": [{"score": 0.25, "text": "no", "id": 1}, {"score": 0.75, "text": 1e400, "id": 2}]}'
+    reply = target.parse(raw)
+    assert (reply.answer, reply.retrieved_ids) == ("1e400", ["2"])

@@ -32,6 +32,7 @@ from groundwatch.core.data_quality import GroupSpec
 from groundwatch.core.model import Expected, Verdict, form_id_for
 from groundwatch.core.tagging import Observation
 from groundwatch.errors import GroundwatchError
+from groundwatch.validation import did_you_mean
 
 
 class ImportFormatError(GroundwatchError):
@@ -162,7 +163,13 @@ def load_likert_ratings(path: str | Path) -> tuple[dict[str, float], dict[str, d
         reader = csv.DictReader(fh)
         cols = reader.fieldnames or []
         if "probe_id" not in cols or "rating" not in cols:
-            raise ImportFormatError(f"{p}: CSV header needs 'probe_id' and 'rating', got {cols}")
+            missing = [c for c in ("probe_id", "rating") if c not in cols]
+            hint = "".join(
+                did_you_mean(m, cols).replace("did you mean", f"{m}: is it") for m in missing
+            )
+            raise ImportFormatError(
+                f"{p}: CSV header needs 'probe_id' and 'rating', got {cols}{hint}"
+            )
         extra = [c for c in cols if c not in ("probe_id", "rating")]
         for line, row in enumerate(reader, start=2):
             try:

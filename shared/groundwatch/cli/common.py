@@ -36,6 +36,25 @@ DatabaseUrlOpt = Annotated[
         show_default=False,
     ),
 ]
+AllowPrivilegedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-privileged-source",
+        help="Accept a source database login that can reach the server's files or other"
+        " sessions (a PostgreSQL superuser or member of pg_read_server_files,"
+        " pg_write_server_files, pg_execute_server_program; a MySQL user with FILE or SUPER),"
+        " with a warning. Without it such a login is refused.",
+    ),
+]
+SourceTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--source-timeout",
+        min=0.001,
+        help="Seconds one statement on the source database may run (one batch of rows of a"
+        " streamed one) before the database cancels it.",
+    ),
+]
 QuietOpt = Annotated[
     bool,
     typer.Option("--quiet", "-q", help="No progress bars or text report (errors still print)."),

@@ -31,7 +31,14 @@ from groundwatch.cli.common import (
     shown_url,
     store_url,
 )
-from groundwatch.cli.outputs import FailUnderOpt, JunitOpt, MaxOpt, finish, parse_rules
+from groundwatch.cli.outputs import (
+    FailUnderOpt,
+    JunitOpt,
+    MaxLlmCallsOpt,
+    MaxOpt,
+    finish,
+    parse_rules,
+)
 from groundwatch.report.model import GroupResult, Report
 
 if TYPE_CHECKING:
@@ -93,6 +100,7 @@ async def _demo(
     scenarios: str = "all",
     store: str | None = None,
     with_groups: bool = False,
+    max_llm_calls: int | None = None,
 ) -> DemoOutcome:
     from groundwatch.cli.run import CycleLine
     from groundwatch.core.tagging import Window
@@ -104,7 +112,12 @@ async def _demo(
     from groundwatch.report.text import render_text
     from groundwatch.runtime.embedded import EmbeddedPipeline, reference_runner, run_continuously
     from groundwatch.runtime.evidence_settings import evidence_rule
-    from groundwatch.runtime.judging import load_judge, load_selfcheck_sampling
+    from groundwatch.runtime.judging import (
+        llm_plan,
+        load_judge,
+        load_selfcheck_sampling,
+        spend_of,
+    )
     from groundwatch.stages.analytics.data_quality import DataQualityChecker
 
     say = (lambda *_: None) if quiet else typer.echo
@@ -131,8 +144,13 @@ async def _demo(
         kept = {s: n["kept"] for s, n in scenario_run.summary().items()}
         say(f"RAGProbe scenario probes (SQL truth): {kept}")
     settings = ReferenceRagSettings(rag_retriever=retriever)
-    judge = load_judge(metrics_k=settings.rag_top_k)  # K of the IR metrics: what it retrieves
+    # the reference target has no sampling knob: SelfCheck reports it as not sampled
+    ledger, estimate = llm_plan(probes_of, 1, max_calls=max_llm_calls, sampled_targets=0)
+    # K of the IR metrics: what the reference RAG retrieves
+    judge = load_judge(metrics_k=settings.rag_top_k, ledger=ledger)
     say(judge.describe)
+    for line in estimate.lines():
+        say(line)
     # in-process without the HTTP stack (the services ask the same pipeline over HTTP)
     runner, close = reference_runner(
         ReferenceTarget(build_pipeline(settings, dict(domain.documents))),
@@ -153,7 +171,7 @@ async def _demo(
     try:
         if serve is not None:
             interval, host, port = serve
-            line = CycleLine()
+            per_cycle = CycleLine()
             say(
                 f"probing every {interval:g}s; metrics on http://{host}:{port}/metrics, "
                 f"report on http://{host}:{port}/report.html (Ctrl-C to stop)"
@@ -165,7 +183,7 @@ async def _demo(
                 port=port,
                 on_cycle=lambda r: say(
                     f"cycle {', '.join(map(str, r.cycles))}: {r.published} probes in"
-                    f" {r.elapsed_s:.1f}s — " + line.after(pipeline.analytics.tagger)
+                    f" {r.elapsed_s:.1f}s — " + per_cycle.after(pipeline.analytics.tagger)
                 ),
             )
         with progress_bar("probing", enabled=interactive(quiet)) as update:
@@ -178,6 +196,9 @@ async def _demo(
             evidence=pipeline.evidence,
             data_quality=quality.results(),
         )
+        spend = spend_of(ledger, estimate.model)
+        if spend is not None:
+            report = report.model_copy(update={"llm_spend": spend})
         every: list[GroupResult] = []
         if with_groups:
             from groundwatch.report.groups import group_results
@@ -269,6 +290,7 @@ def register(app: typer.Typer) -> None:
         fail_under: FailUnderOpt = None,
         maximum: MaxOpt = None,
         junit: JunitOpt = None,
+        max_llm_calls: MaxLlmCallsOpt = None,
     ) -> None:
         """Run the whole pipeline on the embedded bus and print the group report.
 
@@ -293,6 +315,7 @@ def register(app: typer.Typer) -> None:
                     scenarios,
                     store=url,
                     with_groups=junit is not None,
+                    max_llm_calls=max_llm_calls,
                 )
             )
         except KeyboardInterrupt:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -26,7 +27,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import orjson
 import typer
 
-from groundwatch.cli.common import EXIT_USAGE, fail, interactive, make_progress, progress_bar
+from groundwatch.cli.common import (
+    EXIT_USAGE,
+    AllowPrivilegedOpt,
+    SourceTimeoutOpt,
+    fail,
+    interactive,
+    make_progress,
+    progress_bar,
+)
 from groundwatch.errors import ConfigError, GroundwatchError
 
 if TYPE_CHECKING:
@@ -34,6 +43,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
     from rich.table import Table
 
+    from groundwatch.adapters.sources.connect import SourcePolicy
     from groundwatch.core.generation.pipeline import GenerationResult, StageSummary
     from groundwatch.core.generation.rules import RuleConfig
     from groundwatch.core.generation.schema import SchemaInfo
@@ -126,6 +136,15 @@ class GenOptions:
     doc_ids: Path | None = None
     allow_unverified: bool = False
     quiet: bool = False
+    allow_privileged: bool = False
+    source_timeout_s: float = 60.0
+
+    def policy(self) -> SourcePolicy:
+        """How the source database is opened (``--source-timeout``,
+        ``--allow-privileged-source``)."""
+        from groundwatch.adapters.sources.connect import SourcePolicy
+
+        return SourcePolicy(self.source_timeout_s, self.allow_privileged)
 
     def rules(self, demo: bool) -> RuleConfig:
         from groundwatch.core.generation.rules import RuleConfig
@@ -212,7 +231,12 @@ def register(app: typer.Typer) -> None:
         key_ratio: Annotated[
             float | None,
             typer.Option(
-                min=0.0, max=1.0, help="Distinct share for a text column to name its rows."
+                min=0.0,
+                max=1.0,
+                help=(
+                    "Distinct share for a text column to name its rows (a column called a"
+                    " name needs at most 0.6: fills on a shared name are dropped)."
+                ),
             ),
         ] = None,
         allow_list_answers: Annotated[
@@ -232,6 +256,8 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[
             bool, typer.Option("--quiet", "-q", help="No progress bar (also off on CI or a pipe).")
         ] = False,
+        allow_privileged_source: AllowPrivilegedOpt = False,
+        source_timeout: SourceTimeoutOpt = 60.0,
         seed: Annotated[int, typer.Option(help="Demo domain seed.")] = 7,
         docs_out: Annotated[
             Path | None, typer.Option(help="With --demo: write the corpus JSON here.")
@@ -280,6 +306,9 @@ def register(app: typer.Typer) -> None:
                 max_items=per_scenario,
                 quality_out=quality,
                 scenario_paths=scenario_file or [],
+                policy=GenOptions(
+                    allow_privileged=allow_privileged_source, source_timeout_s=source_timeout
+                ).policy(),
             )
             return
         sources = sum([db is not None, demo, grammar is not None])
@@ -320,6 +349,8 @@ def register(app: typer.Typer) -> None:
             doc_ids=doc_ids,
             allow_unverified=allow_unverified_readonly,
             quiet=quiet,
+            allow_privileged=allow_privileged_source,
+            source_timeout_s=source_timeout,
         )
         if db is not None:
             from groundwatch.adapters.db.engine import check_database_url
@@ -339,6 +370,7 @@ def register(app: typer.Typer) -> None:
 
     @gen_app.command("templates")
     def gen_templates(
+        ctx: typer.Context,
         out: Annotated[Path, typer.Option(help="YAML file to write the templates to.")],
         db: Annotated[
             str | None, typer.Option(help="Source database SQLAlchemy URL (opened read-only).")
@@ -363,17 +395,41 @@ def register(app: typer.Typer) -> None:
         key_ratio: Annotated[
             float | None,
             typer.Option(
-                min=0.0, max=1.0, help="Distinct share for a text column to name its rows."
+                min=0.0,
+                max=1.0,
+                help=(
+                    "Distinct share for a text column to name its rows (a column called a"
+                    " name needs at most 0.6: fills on a shared name are dropped)."
+                ),
             ),
         ] = None,
+        allow_privileged_source: AllowPrivilegedOpt = False,
+        source_timeout: SourceTimeoutOpt = 60.0,
         seed: Annotated[int, typer.Option(help="Demo domain seed.")] = 7,
     ) -> None:
         """Write the SQL templates (and text templates per cohort) to a YAML file to edit.
 
         Load the edited file with ``groundwatch gen --db URL --templates FILE --out …``.
         """
+        given = _parent_options(ctx, _SHARED_WITH_TEMPLATES)
+        db = given.get("db", db)
+        demo = given.get("demo", demo)
+        llm = given.get("llm", llm)
+        cohorts = given.get("cohorts", cohorts)
+        forms = given.get("forms", forms)
+        verbalizers = given.get("verbalizers", verbalizers)
+        include_tables = given.get("include_tables", include_tables)
+        exclude_tables = given.get("exclude_tables", exclude_tables)
+        exclude_columns = given.get("exclude_columns", exclude_columns)
+        pii = given.get("pii", pii)
+        key_ratio = given.get("key_ratio", key_ratio)
+        seed = given.get("seed", seed)
         if (db is not None) + demo != 1:
-            raise typer.BadParameter("give exactly one of --db, --demo")
+            raise typer.BadParameter(
+                "give exactly one of --db, --demo"
+                + (" (not both)" if db is not None and demo else ""),
+                param_hint="gen templates",
+            )
         cohort_list = [c.strip() for c in cohorts.split(",") if c.strip()]
         vs = _verbalizers(verbalizers)
         unknown = [c for c in cohort_list if c not in vs]
@@ -386,6 +442,8 @@ def register(app: typer.Typer) -> None:
             verbalizers=vs,
             steering=_steering(include_tables, exclude_tables, exclude_columns, pii),
             key_ratio=key_ratio,
+            allow_privileged=allow_privileged_source,
+            source_timeout_s=source_timeout,
         )
         with tempfile.TemporaryDirectory(prefix="groundwatch-demo-") as workdir:
             try:
@@ -397,16 +455,39 @@ def register(app: typer.Typer) -> None:
                 assert url is not None
                 n = _write_templates(url, out, opts, demo=demo)
             except GroundwatchError as e:
-                console.print(f"[red]error:[/red] {e}")
-                raise typer.Exit(2) from e
+                fail(str(e), EXIT_USAGE)  # one line, however long
         console.print(f"wrote {n} SQL templates to {out}; edit them, then: gen --templates {out}")
+
+
+#: Options `gen` and `gen templates` both take: `gen --db URL templates --out t.yaml` means
+#: the same as `gen templates --db URL --out t.yaml`.
+_SHARED_WITH_TEMPLATES = (
+    "db", "demo", "llm", "cohorts", "forms", "verbalizers", "include_tables", "exclude_tables",
+    "exclude_columns", "pii", "key_ratio", "seed",
+)  # fmt: skip
+
+
+def _parent_options(ctx: typer.Context, names: Sequence[str]) -> dict[str, Any]:
+    """The options of ``names`` given to the parent command (``gen``) and not to this one."""
+    parent = ctx.parent
+    if parent is None:
+        return {}
+
+    def given(source: Any) -> bool:  # by name: typer may bring its own copy of click's enum
+        return source is not None and getattr(source, "name", "") != "DEFAULT"
+
+    out: dict[str, Any] = {}
+    for name in names:
+        if not given(ctx.get_parameter_source(name)) and given(parent.get_parameter_source(name)):
+            out[name] = parent.params[name]
+    return out
 
 
 def _introspect(url: str, opts: GenOptions, demo: bool) -> SchemaInfo:
     from groundwatch.adapters.sources.connect import readonly_engine
     from groundwatch.adapters.sources.introspect import introspect
 
-    engine = readonly_engine(url, allow_unverified=opts.allow_unverified)
+    engine = readonly_engine(url, allow_unverified=opts.allow_unverified, policy=opts.policy())
     try:
         with engine.connect() as conn, conn.begin():
             return introspect(conn, steering=opts.steering, key_ratio=opts.rules(demo).key_ratio)
@@ -415,6 +496,7 @@ def _introspect(url: str, opts: GenOptions, demo: bool) -> SchemaInfo:
 
 
 def _write_templates(url: str, out: Path, opts: GenOptions, *, demo: bool) -> int:
+    from groundwatch.adapters.lexicon import wordnet
     from groundwatch.adapters.template_files import dump_templates
     from groundwatch.core.generation.pipeline import offline_text_templates
     from groundwatch.core.generation.rules import rule_templates
@@ -424,7 +506,7 @@ def _write_templates(url: str, out: Path, opts: GenOptions, *, demo: bool) -> in
         templates, texts = asyncio.run(_llm_templates(schema, opts))
     else:
         templates = rule_templates(schema, opts.rules(demo))
-        texts = offline_text_templates(templates, opts.verbalizers, opts.cohorts, schema)
+        texts = offline_text_templates(templates, opts.verbalizers, opts.cohorts, schema, wordnet())
     out.write_text(dump_templates(templates, texts, dialect=schema.dialect), encoding="utf-8")
     return len(templates)
 
@@ -434,8 +516,9 @@ async def _llm_templates(
 ) -> tuple[list[SqlTemplate], dict[str, dict[str, list[str]]]]:
     from groundwatch.adapters.llm.client import LlmClient, LlmSettings
     from groundwatch.adapters.llm.generation import llm_sql_templates, llm_text_templates
+    from groundwatch.runtime.settings import load_settings
 
-    client = LlmClient(LlmSettings())
+    client = LlmClient(load_settings(LlmSettings).require("gen --llm"))
     try:
         sql = await llm_sql_templates(client, schema)
         texts, _ = await llm_text_templates(
@@ -495,10 +578,11 @@ def _gen_db(
         from groundwatch.adapters.sources.doc_ids import annotate_doc_ids, read_doc_id_map
 
         try:
-            groups = annotate_doc_ids(url, groups, read_doc_id_map(opts.doc_ids))
+            groups = annotate_doc_ids(
+                url, groups, read_doc_id_map(opts.doc_ids), policy=opts.policy()
+            )
         except GroundwatchError as e:
-            console.print(f"[red]error:[/red] {e}")
-            raise typer.Exit(2) from e
+            fail(str(e), EXIT_USAGE)  # one line, however long
         with_docs = sum(1 for g in groups if g.relevant_doc_ids)
         console.print(
             f"relevant documents from {opts.doc_ids}: {with_docs} of {len(groups)} groups"
@@ -553,6 +637,7 @@ def _print_examples(summary: StageSummary) -> None:
 
 
 def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
+    from groundwatch.adapters.lexicon import wordnet
     from groundwatch.adapters.sources.generate import generate_groups
     from groundwatch.core.generation.pipeline import offline_text_templates
 
@@ -586,10 +671,14 @@ def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
             loaded = load(schema)
             templates, texts = loaded.templates, dict(loaded.text_templates)
             missing = [t for t in templates if t.template_id not in texts]
-            texts.update(offline_text_templates(missing, opts.verbalizers, opts.cohorts, schema))
+            texts.update(
+                offline_text_templates(missing, opts.verbalizers, opts.cohorts, schema, wordnet())
+            )
         else:
             templates = rule_templates(schema, opts.rules(demo))
-            texts = offline_text_templates(templates, opts.verbalizers, opts.cohorts, schema)
+            texts = offline_text_templates(
+                templates, opts.verbalizers, opts.cohorts, schema, wordnet()
+            )
         _print_templates(templates, texts)
         _dry_run_summary(templates, texts, opts)
         return None
@@ -615,6 +704,7 @@ def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
             on_template=on_template,
             on_plan=on_plan,
             allow_unverified=opts.allow_unverified,
+            policy=opts.policy(),
         )
 
 
@@ -655,13 +745,14 @@ def _dry_run_summary(
 async def _run_llm(url: str, opts: GenOptions) -> GenerationResult | None:
     from groundwatch.adapters.llm.client import LlmClient, LlmSettings
     from groundwatch.adapters.llm.generation import generate_groups_llm
+    from groundwatch.runtime.settings import load_settings
 
     if opts.dry_run:
         schema = _introspect(url, opts, False)
         templates, texts = await _llm_templates(schema, opts)
         _print_templates(templates, texts)
         return None
-    client = LlmClient(LlmSettings())
+    client = LlmClient(load_settings(LlmSettings).require("gen --llm"))
     try:
         with console.status("asking the LLM for templates…"):
             return await generate_groups_llm(
@@ -673,6 +764,7 @@ async def _run_llm(url: str, opts: GenOptions) -> GenerationResult | None:
                 verbalizers=opts.verbalizers,
                 steering=opts.steering,
                 list_answers=opts.list_answers,
+                policy=opts.policy(),
             )
     finally:
         await client.aclose()
@@ -694,8 +786,7 @@ def _gen_grammar(
             imported = read_grammar_dir(directory, cohorts, dataset_id=dataset_id, on_step=update)
             update(len(cohorts), len(cohorts))
     except GroundwatchError as e:
-        console.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from e
+        fail(str(e), EXIT_USAGE)  # one line, however long
     groups = imported.groups
     if dry_run:
         for sql in dict.fromkeys(g.sql for g in groups):

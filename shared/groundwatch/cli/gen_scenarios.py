@@ -15,7 +15,7 @@ import asyncio
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import typer
@@ -23,10 +23,14 @@ from rich.console import Console
 from rich.table import Table
 
 from groundwatch.adapters.scenario_files import builtin_scenarios, load_scenarios, select_scenarios
+from groundwatch.cli.common import EXIT_USAGE, fail
 from groundwatch.core.scenarios.items import ScenarioRun
 from groundwatch.core.scenarios.quality import quality_report
 from groundwatch.core.scenarios.spec import ScenarioSpec
 from groundwatch.errors import GroundwatchError
+
+if TYPE_CHECKING:
+    from groundwatch.adapters.sources.connect import SourcePolicy
 
 console = Console(stderr=True)
 
@@ -53,8 +57,11 @@ async def _llm_run(
 ) -> ScenarioRun:  # fmt: skip
     from groundwatch.adapters.llm.client import LlmClient, LlmSettings
     from groundwatch.adapters.llm.scenarios import CorpusScenarioGenerator
+    from groundwatch.runtime.settings import load_settings
 
-    settings = LlmSettings()
+    settings = load_settings(LlmSettings).require(
+        "gen --scenarios over a corpus (RAGProbe's generator)"
+    )
     client = LlmClient(settings)
     try:
         gen = CorpusScenarioGenerator(
@@ -79,6 +86,7 @@ def gen_scenarios(
     max_items: int | None,
     quality_out: Path | None,
     scenario_paths: Sequence[Path] = (),
+    policy: SourcePolicy | None = None,
 ) -> ScenarioRun:
     """The ``gen --scenarios`` command body; returns the run (for tests and callers)."""
     if demo == (db is not None or corpus_path is not None):
@@ -117,10 +125,10 @@ def gen_scenarios(
                         seed=seed,
                         dataset_id=dataset_id,
                         max_items=max_items,
+                        policy=policy,
                     )
     except GroundwatchError as e:
-        console.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from e
+        fail(str(e), EXIT_USAGE)  # one line, however long
     from groundwatch.adapters.db.datasets import write_jsonl
 
     n = write_jsonl(run.items, out)
@@ -132,4 +140,11 @@ def gen_scenarios(
     if quality_out is not None:
         quality_out.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
         console.print(f"wrote the quality report to {quality_out}")
+    if n == 0:
+        reasons: dict[str, int] = {}
+        for s in report["scenarios"].values():
+            for reason, k in s["dropped_by_reason"].items():
+                reasons[reason] = reasons.get(reason, 0) + k
+        why = ", ".join(f"{r} {k}" for r, k in sorted(reasons.items(), key=lambda x: -x[1]))
+        fail(f"no scenario item was kept ({why or 'nothing was attempted'})", EXIT_USAGE)
     return run

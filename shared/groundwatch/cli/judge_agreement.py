@@ -39,6 +39,7 @@ from groundwatch.core.model import Expected, Verdict
 
 if TYPE_CHECKING:
     from groundwatch.core.judging import Decision
+from groundwatch.cli.common import EXIT_USAGE, fail
 from groundwatch.errors import GroundwatchError
 
 
@@ -378,8 +379,7 @@ def register(app: typer.Typer) -> None:
             tier_list = validate_tiers([t.strip() for t in tiers.split(",")]) if tiers else None
             items = [item for f in files for item in load_results(f)]
         except (GroundwatchError, ValueError) as exc:
-            console.print(f"[red]error:[/] {exc}")
-            raise typer.Exit(2) from None
+            fail(str(exc), EXIT_USAGE)
         per_file = measure_per_file(items, tier_list)
         for name, file_report in per_file.items():
             _print(file_report, console, show, name)

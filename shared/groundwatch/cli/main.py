@@ -73,12 +73,21 @@ def _json_without_file(argv: list[str]) -> list[str]:
     return out
 
 
+#: Commands that read ``GW_*`` settings: a misspelt variable is warned about before they run.
+_READS_SETTINGS = frozenset({"run", "demo", "gen", "report", "groups", "show", "runs"})
+
+
 def main() -> None:
     """Console entry ``groundwatch``: errors end the command with one line and the documented
     exit code (see the module docstring), never with a traceback."""
     from groundwatch.errors import ConfigError, GroundwatchError, UnsafeSQL
 
     argv = _json_without_file(sys.argv[1:])
+    if argv and argv[0] in _READS_SETTINGS and any(n.startswith("GW_") for n in os.environ):
+        from groundwatch.cli.settings_doc import unknown_variables
+
+        for line in unknown_variables(os.environ):
+            typer.echo(f"warning: {line}", err=True)
     try:
         app(args=argv, prog_name="groundwatch")
     except GroundwatchError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING
 
 import typer
@@ -49,19 +50,51 @@ def register(app: typer.Typer) -> None:
         bootstrap: str = typer.Option(None, help="Kafka bootstrap (default: GW_KAFKA_BOOTSTRAP)."),
         prefix: str = typer.Option(None, help="Topic prefix (default: GW_TOPIC_PREFIX)."),
         partitions: int = typer.Option(None, help="Partitions per topic (default: GW_PARTITIONS)."),
+        replication_factor: int = typer.Option(
+            None,
+            min=1,
+            help="Replicas per topic (default: GW_KAFKA_REPLICATION_FACTOR, else min(3, brokers)).",
+        ),
+        min_insync_replicas: int = typer.Option(
+            None,
+            min=1,
+            help="min.insync.replicas (default: GW_KAFKA_MIN_INSYNC_REPLICAS, else RF-1, >= 1).",
+        ),
+        wait: float = typer.Option(
+            120.0,
+            "--wait",
+            min=0.0,
+            help="Seconds to wait for the brokers (reachable, and as many up as the replication).",
+        ),
     ) -> None:
-        """Create the four topics (probes, responses, judgements, dead-letter) if missing."""
-        from groundwatch.adapters.bus import make_bus
+        """Create the four topics (probes, responses, judgements, dead-letter) if missing, with
+        the cluster's replication (a topic that exists is left as it is, with a warning when it
+        has fewer replicas)."""
+        from groundwatch.adapters.bus.kafka import KafkaBus
         from groundwatch.contracts import Topics
+        from groundwatch.errors import ConfigError
 
         s = _settings()
         topics = Topics(s.topic_prefix if prefix is None else prefix)
-        bus = make_bus(
-            "kafka", bootstrap=bootstrap or s.kafka_bootstrap, partitions=partitions or s.partitions
+        bus = KafkaBus(
+            bootstrap=bootstrap or s.kafka_bootstrap,
+            partitions=partitions or s.partitions,
+            replication_factor=replication_factor or s.kafka_replication_factor,
+            min_insync_replicas=min_insync_replicas or s.kafka_min_insync_replicas,
         )
 
         async def create() -> None:
-            await bus.ensure_topics(topics.all())
+            await bus.ensure_topics(topics.all(), wait_s=wait)
 
-        asyncio.run(create())
+        # the adapter's "retrying" notes are for a service's log; a command says one line
+        logging.getLogger("groundwatch.adapters.bus.kafka").setLevel(logging.ERROR)
+
+        try:
+            asyncio.run(create())
+        except ConfigError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        except Exception as exc:  # no broker, or too few up, for the whole --wait
+            typer.echo(f"error: topics not created: {' '.join(str(exc).split())}", err=True)
+            raise typer.Exit(1) from None
         typer.echo("topics: " + ", ".join(topics.all()))

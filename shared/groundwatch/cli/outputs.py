@@ -42,6 +42,16 @@ JunitOpt = Annotated[
     typer.Option(help="Write JUnit XML: one test case per semantic group, plus the thresholds."),
 ]
 HtmlOpt = Annotated[Path | None, typer.Option("--html", help="Write the HTML report here.")]
+MaxLlmCallsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-llm-calls",
+        min=0,
+        help="Send at most N LLM requests (judge tier, evaluators, LLM metrics); then stop asking:"
+        " what they would decide stays undecided. Default: GW_LLM_BUDGET, else no limit.",
+        show_default=False,
+    ),
+]
 JsonFileOpt = Annotated[Path | None, typer.Option("--json", help="Write the report as JSON.")]
 
 
@@ -79,9 +89,14 @@ def finish(
     """Write the requested files, print the text report, evaluate the gate; the exit code."""
     import orjson
 
-    from groundwatch.report.gate import evaluate, junit_xml
+    from groundwatch.report.gate import evaluate, junit_xml, scope_errors
     from groundwatch.report.groups import health_lines
 
+    if report.targets:
+        misnamed = scope_errors(rules, {t: list(r.cohorts) for t, r in report.targets.items()})
+        if misnamed:
+            typer.echo(f"error: {misnamed[0]}", err=True)
+            return EXIT_USAGE
     checks = evaluate(report, rules)
     if json_out is not None:
         _write(

@@ -77,7 +77,9 @@ def data_quality(
         from groundwatch.adapters.llm.reader import LlmReader
         from groundwatch.runtime.settings import load_settings
 
-        reader = LlmReader(LlmClient(load_settings(LlmSettings))).read
+        MRC = "--mrc (the reading-comprehension check)"
+
+        reader = LlmReader(LlmClient(load_settings(LlmSettings).require(MRC))).read
     checker = DataQualityChecker(load_corpus(corpus, "--corpus"), reader=reader)
     gaps = sorted({t.group_id for t in tagger.tallies(status=GroupStatus.GAP)})
     asyncio.run(checker.check_many([specs[g] for g in gaps if g in specs]))
@@ -244,6 +246,8 @@ def register(app: typer.Typer) -> None:
 
                 _, groups = group_results(tagger, evidence=evidence)
         except (ImportFormatError, OSError, ConfigError) as exc:
+            if isinstance(exc, OSError) and exc.filename:
+                fail(f"{exc.filename}: {exc.strerror or exc}", EXIT_USAGE)
             fail(str(exc), EXIT_USAGE)
         finally:
             if engine is not None:

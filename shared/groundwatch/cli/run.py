@@ -22,8 +22,10 @@ import typer
 from groundwatch.cli.common import (
     EXIT_RUNTIME,
     EXIT_USAGE,
+    AllowPrivilegedOpt,
     DatabaseUrlOpt,
     QuietOpt,
+    SourceTimeoutOpt,
     check_named,
     fail,
     interactive,
@@ -37,6 +39,7 @@ from groundwatch.cli.outputs import (
     HtmlOpt,
     JsonFileOpt,
     JunitOpt,
+    MaxLlmCallsOpt,
     MaxOpt,
     finish,
     parse_rules,
@@ -47,8 +50,11 @@ if TYPE_CHECKING:
 
     from sqlalchemy import Engine
 
+    from groundwatch.adapters.llm.client import LlmLedger
+    from groundwatch.adapters.sources.connect import SourcePolicy
     from groundwatch.core.model import SemanticGroup
     from groundwatch.core.tagging import Tagger
+    from groundwatch.report.gate import Rule
     from groundwatch.report.model import GroupResult, Report
     from groundwatch.runtime.embedded import EmbeddedResult
     from groundwatch.stages.analytics.data_quality import DataQualityChecker
@@ -77,8 +83,23 @@ class RunOptions:
     corpus: Path | None = None
     mrc: bool = False
     source: str | None = None
+    source_policy: SourcePolicy | None = None
+    max_llm_calls: int | None = None
     #: probes of the run that ended as dead letters (set by the run: ``--once`` exits 3)
     dead_letters: int = 0
+
+
+def _check_rule_scopes(
+    rules: Sequence[Rule], targets: Sequence[str], groups: Sequence[SemanticGroup]
+) -> None:
+    """A threshold scoped to a target or cohort that this run will not probe is a typo: a usage
+    error now (exit 2, with the closest name), not a broken gate after the whole run."""
+    from groundwatch.report.gate import scope_errors
+
+    cohorts = sorted({f.cohort for g in groups for f in g.forms})
+    misnamed = scope_errors(rules, dict.fromkeys(targets, cohorts))
+    if misnamed:
+        fail(misnamed[0], EXIT_USAGE)
 
 
 def load_dataset(path: Path) -> list[SemanticGroup]:
@@ -102,16 +123,26 @@ async def _run(
     groups: list[SemanticGroup], targets_file: Path, opts: RunOptions
 ) -> tuple[Report, list[GroupResult] | None]:
     from groundwatch.adapters.targets import make_http_client
+    from groundwatch.adapters.targets.config import can_sample, load_targets
     from groundwatch.core.tagging import Window
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.groups import group_results
     from groundwatch.runtime.embedded import EmbeddedPipeline, run_continuously
     from groundwatch.runtime.evidence_settings import evidence_rule
-    from groundwatch.runtime.judging import load_judge, load_selfcheck_sampling
+    from groundwatch.runtime.judging import llm_plan, load_judge, load_selfcheck_sampling, spend_of
     from groundwatch.stages.runner.factory import make_runner
 
-    quality = _data_quality(opts.corpus, opts.mrc) if opts.corpus is not None else None
-    judge = load_judge(opts.database_url)
+    configs = load_targets(targets_file)
+    ledger, estimate = llm_plan(
+        groups,
+        len(configs),
+        cycles=opts.runs if opts.once else 1,
+        sample=opts.sample,
+        max_calls=opts.max_llm_calls,
+        sampled_targets=sum(1 for c in configs if can_sample(c)),
+    )
+    quality = _data_quality(opts.corpus, opts.mrc, ledger) if opts.corpus is not None else None
+    judge = load_judge(opts.database_url, ledger=ledger)
     http = make_http_client(max_connections=512)
     try:
         runner = make_runner(http, targets_file=targets_file, selfcheck=load_selfcheck_sampling())
@@ -135,6 +166,8 @@ async def _run(
     if opts.source is not None:
         say(f"answers re-read every cycle from {shown_url(opts.source)}")
     say(judge.describe)
+    for line in estimate.lines():
+        say(line if opts.once else line.replace("this run", "per cycle"))
     pipeline = EmbeddedPipeline(
         groups,
         runner,
@@ -147,6 +180,7 @@ async def _run(
         series=opts.series,
         window=Window(runs=opts.window_runs or None, evidence=evidence_rule()),
         source_url=opts.source,
+        source_policy=opts.source_policy,
     )
     await pipeline.start()
     _warn_if_series_mixes_datasets(pipeline.engine, pipeline.generator.series, groups)
@@ -172,13 +206,13 @@ async def _run(
                 f" {shown_url(opts.database_url)}"
             )
 
-            line = CycleLine()
+            per_cycle = CycleLine()
 
             def on_cycle(r: EmbeddedResult) -> None:
                 say(
                     f"cycle {', '.join(map(str, r.cycles))} (run {', '.join(r.run_ids)}):"
                     f" {r.published} probes in {r.elapsed_s:.1f}s — "
-                    + line.after(pipeline.analytics.tagger)
+                    + per_cycle.after(pipeline.analytics.tagger)
                 )
                 _warn_dead_letters(r, opts.database_url)
 
@@ -200,6 +234,16 @@ async def _run(
         report = report_from_tagger(
             tagger, compare=opts.compare, evidence=evidence, data_quality=results
         )
+        spend = spend_of(ledger, estimate.model)
+        if spend is not None:
+            report = report.model_copy(update={"llm_spend": spend})
+            if ledger.refused:  # said also with --quiet: part of the judging was not done
+                typer.echo(
+                    f"warning: the LLM budget of {ledger.max_calls:,} calls is spent:"
+                    f" {ledger.refused:,} requests were not sent and what they would have decided"
+                    " stays undecided (--max-llm-calls / GW_LLM_BUDGET)",
+                    err=True,
+                )
         if opts.junit:
             _, all_groups = group_results(tagger, evidence=evidence)
         if opts.baseline is not None:
@@ -268,7 +312,7 @@ def _warn_dead_letters(result: EmbeddedResult, database_url: str) -> None:
         )
 
 
-def _data_quality(corpus: Path, mrc: bool) -> DataQualityChecker:
+def _data_quality(corpus: Path, mrc: bool, ledger: LlmLedger | None = None) -> DataQualityChecker:
     """The gap groups' data-quality check over ``corpus``; with ``mrc``, the LLM configured by
     ``GW_LLM_*`` reads the best documents for what BM25 does not find."""
     from groundwatch.adapters.corpus_files import load_corpus
@@ -281,19 +325,22 @@ def _data_quality(corpus: Path, mrc: bool) -> DataQualityChecker:
     from groundwatch.adapters.llm.reader import LlmReader
     from groundwatch.runtime.settings import load_settings
 
+    MRC = "--mrc (the reading-comprehension check)"
     return DataQualityChecker(
-        documents, reader=LlmReader(LlmClient(load_settings(LlmSettings))).read
+        documents,
+        reader=LlmReader(LlmClient(load_settings(LlmSettings).require(MRC), ledger=ledger)).read,
     )
 
 
-def _check_source(source: str, groups: list[SemanticGroup]) -> None:
-    """A source that does not open, or is not the dataset's database: one line, exit 2."""
+def _check_source(source: str, groups: list[SemanticGroup], policy: SourcePolicy) -> None:
+    """A source that does not open, a login it refuses, SQL the read gate refuses, or another
+    database than the dataset's: one line, exit 2."""
     from groundwatch.adapters.db.engine import check_database_url
     from groundwatch.errors import GroundwatchError
     from groundwatch.runtime.refresh import check_source
 
     try:
-        check_source(check_database_url(source, "--source"), groups)
+        check_source(check_database_url(source, "--source"), groups, policy)
     except GroundwatchError as exc:
         message = str(exc)
         fail(message if message.startswith("--source") else f"--source: {message}", EXIT_USAGE)
@@ -449,6 +496,9 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = None,
+        allow_privileged_source: AllowPrivilegedOpt = False,
+        source_timeout: SourceTimeoutOpt = 60.0,
+        max_llm_calls: MaxLlmCallsOpt = None,
     ) -> None:
         """Probe targets with a dataset on the embedded bus: once (CI) or continuously.
 
@@ -470,13 +520,17 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("thresholds and --junit go with --once")
         from groundwatch.adapters.targets.config import load_targets
 
-        load_targets(targets)  # a bad targets file stops here, naming the field (exit 2)
+        configs = load_targets(targets)  # a bad targets file stops here, naming the field
         url, _ = store_url(database_url)
         open_store(database_url, create=True).dispose()  # a bad URL stops here, exit 2
         groups = load_dataset(dataset)
         check_named("--compare", pair, {f.cohort for g in groups for f in g.forms}, "cohort")
+        from groundwatch.adapters.sources.connect import SourcePolicy
+
+        policy = SourcePolicy(source_timeout, allow_privileged_source)
+        _check_rule_scopes(rules, [c.name for c in configs], groups)
         if source is not None:
-            _check_source(source, groups)
+            _check_source(source, groups, policy)
         if not once:
             _check_port_free(host, port)
         opts = RunOptions(
@@ -498,6 +552,8 @@ def register(app: typer.Typer) -> None:
             corpus=corpus,
             mrc=mrc,
             source=source,
+            source_policy=policy,
+            max_llm_calls=max_llm_calls,
         )
         try:
             from groundwatch.runtime.loop import run as run_on_loop

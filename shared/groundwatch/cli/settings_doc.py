@@ -7,6 +7,7 @@ equal), so the documentation cannot drift from what the services read.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
@@ -21,6 +22,7 @@ SOURCES: tuple[tuple[str, str], ...] = (
     ("judge", "services.judge.settings:JudgeServiceSettings"),
     ("judge", "groundwatch.stages.judge.tiered:JudgeSettings"),
     ("judge, rag-runner", "groundwatch.stages.judge.reference_free:ReferenceFreeSettings"),
+    ("judge", "groundwatch.stages.judge.semantic:SemanticSettings"),
     ("judge, LLM features", "groundwatch.adapters.llm.client:LlmSettings"),
     ("analytics", "services.analytics.settings:AnalyticsSettings"),
     (
@@ -74,6 +76,30 @@ def rows() -> list[tuple[str, str, str, str]]:
                 continue
             desc = (field.description or "").replace("|", "\\|")
             out.append((var, _default(field), who, desc))
+    return out
+
+
+#: ``GW_*`` variables read outside the settings classes (the CLI's own, and the test harness's
+#: and scripts' prefixes), so they are not taken for typos.
+OTHER_VARIABLES = frozenset({"GW_DEBUG", "GW_CHAOS_SEED"})
+OTHER_PREFIXES = ("GW_TEST_", "GW_KAFKA_", "GW_PG_", "GW_MARIADB_", "GW_PROM_")
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """One warning line per ``GW_*`` variable of ``environ`` that no setting reads — a typo
+    (``GW_JUDGE_LLM_ENABLE``) is otherwise silently ignored and the default used — with the
+    closest known name."""
+    from groundwatch.validation import did_you_mean
+
+    names = [n for n in environ if n.startswith("GW_")]
+    if not names:
+        return []
+    known = {row[0] for row in rows()} | OTHER_VARIABLES
+    out = []
+    for name in sorted(names):
+        if name in known or name.startswith(OTHER_PREFIXES):
+            continue
+        out.append(f"{name} is not a groundwatch setting{did_you_mean(name, known)}; it is ignored")
     return out
 
 

@@ -67,6 +67,11 @@ def in_share(key: str, share: float) -> bool:
     return int.from_bytes(digest, "big") < share * 2.0**64
 
 
+#: ``rf.selfcheck`` of a probe SelfCheck should have scored but got no sample of the target
+#: (the target cannot be sampled): counted apart, neither a call nor an abstention.
+UNSAMPLED = -2.0
+
+
 def outcome_code(outcome: bool | None) -> float:
     """A three-way outcome as a score: True → 1, False → 0, None (no call) → -1."""
     if outcome is None:
@@ -197,6 +202,8 @@ class EvaluatorCounts:
     abstained: int = 0
     #: calls on judgements without a decided grounded verdict (error or undecided): no truth
     unmatched: int = 0
+    #: probes the evaluator could not score for want of samples (SelfCheck, unsampleable target)
+    unsampled: int = 0
 
 
 @dataclass(slots=True)
@@ -317,6 +324,9 @@ class JudgeQuality:
         c = self.evaluators.get((target, name))
         if c is None:
             c = self.evaluators[(target, name)] = EvaluatorCounts()
+        if code == UNSAMPLED:
+            c.unsampled += 1
+            return
         says = outcome_of(code)
         if verdict is not Verdict.CORRECT and verdict is not Verdict.INCORRECT:
             c.unmatched += 1

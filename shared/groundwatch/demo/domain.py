@@ -16,13 +16,14 @@ from pathlib import Path
 
 from sqlalchemy import create_engine
 
-from groundwatch.adapters.sources.connect import readonly_engine
+from groundwatch.adapters.sources.connect import SourcePolicy, readonly_engine
 from groundwatch.adapters.sources.generate import generate_groups
 from groundwatch.adapters.sources.introspect import introspect
 from groundwatch.adapters.sources.provenance import group_facts
 from groundwatch.core.generation.pipeline import GenerationResult
 from groundwatch.core.generation.rules import RuleConfig
 from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.sql_gate import ReadGate
 from groundwatch.core.generation.steering import Steering
 from groundwatch.core.model import SemanticGroup
 from groundwatch.demo.corpus import (
@@ -40,6 +41,13 @@ from groundwatch.demo.db import create_demo_db
 #: whom it points at, never counts, latest dates or two-hop chains, so those shapes would be
 #: reported as gaps that were never injected.
 DEMO_RULES = RuleConfig(max_hops=1, aggregates=False)
+
+
+#: How the demo reads its database: the database is groundwatch's own, written by this very login
+#: when it was built (``build_demo(url)`` on PostgreSQL), so the refusal of privileged logins —
+#: which guards a source someone else owns — does not apply; the read gate and the read-only
+#: connection still do.
+DEMO_SOURCE = SourcePolicy(allow_privileged=True)
 
 
 @dataclass(slots=True)
@@ -64,14 +72,15 @@ class DemoDomain:
         """The database facts each group's answer rests on (traced through the SQL)."""
         todo = [g for g in groups if g.group_id not in self._facts_cache]
         if todo:
-            engine = readonly_engine(self.db_url)
+            engine = readonly_engine(self.db_url, policy=DEMO_SOURCE)
             try:
                 with engine.connect() as conn:
                     if self._schema is None:
                         self._schema = introspect(conn, profile=False)
+                    gate = ReadGate(self._schema)
                     for g in todo:
                         self._facts_cache[g.group_id] = group_facts(
-                            conn, self._schema, g.sql, g.params
+                            conn, self._schema, g.sql, g.params, gate
                         )
             finally:
                 engine.dispose()
@@ -176,6 +185,7 @@ def demo_generation(
         rule_config=rule_config,
         steering=steering,
         list_answers=list_answers,
+        policy=DEMO_SOURCE,
     )
     result.groups = domain.annotate(result.groups)
     return domain, result

@@ -32,7 +32,7 @@ from groundwatch.reference_rag.corpus import load_corpus
 from groundwatch.reference_rag.metrics import RagMetrics
 from groundwatch.reference_rag.settings import ReferenceRagSettings
 from groundwatch.runtime.auth import require_token
-from groundwatch.runtime.service import BodySizeLimit
+from groundwatch.runtime.service import add_input_guards
 
 
 class QueryRequest(BaseModel):
@@ -122,7 +122,7 @@ def create_app(
     admin = [Depends(require_token(token))]
 
     app = FastAPI(title="groundwatch reference RAG")
-    app.add_middleware(BodySizeLimit)  # 413 for a body over 1 MiB
+    add_input_guards(app)  # 413 for a body over 1 MiB, 422 for a NUL in the path or query
     app.state.pipeline = pipeline
     app.state.metrics = metrics
 

@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 
 from groundwatch.core.balance import GroupSample, balance
 from groundwatch.core.data_quality import QualityLabel, QualityResults
+from groundwatch.core.judge_quality import EVALUATOR, METRIC, METRIC_K
 from groundwatch.core.model import Verdict
 from groundwatch.core.open_domain import closed_domain
 from groundwatch.core.stats import (
@@ -817,11 +818,21 @@ def _human_agreement(
     ratings: Mapping[str, float],
     metric_scores: Mapping[str, Mapping[str, float]],
 ) -> HumanAgreement:
-    """Spearman's ρ between human Likert ratings and each metric (Oro et al.)."""
+    """Spearman's ρ between human Likert ratings and each metric (Oro et al.): the judge's
+    verdict, the retrieval judgement, every score stored with the rated judgements (``metric.*``
+    — EM, F1, ROUGE-L, BLEU, the IR metrics, semantic similarity, BERTScore, the LLM-derived
+    ones — and the reference-free evaluators' calls), and the CSV's own metric columns."""
     metrics: dict[str, dict[str, float]] = {"judge_verdict": {}, "retrieval_sufficient": {}}
     for pid in ratings:
         o = view.obs.get(pid)
-        if o is None or not _decided(o):
+        if o is None:
+            continue
+        for name, value in o.scores.items():
+            if name.startswith(METRIC) and name != METRIC_K:
+                metrics.setdefault(name[len(METRIC) :], {})[pid] = value
+            elif name.startswith(EVALUATOR) and value >= 0:  # a call, not an abstention
+                metrics.setdefault(name, {})[pid] = value
+        if not _decided(o):
             continue
         metrics["judge_verdict"][pid] = 1.0 if o.verdict is Verdict.CORRECT else 0.0
         ok = view.retrieval(o.target, o.group_id).get(pid, _NO_EVIDENCE)[0]

@@ -242,6 +242,11 @@ ANSWER_METRIC_HEADERS: tuple[tuple[str, str], ...] = (
     ("ap@{k}", "AP@{k}"),
     ("rr", "RR"),
     ("ndcg@{k}", "nDCG@{k}"),
+    ("semantic_similarity", "SemSim"),
+    ("bertscore_f1", "BERTScore"),
+    ("answer_correctness", "AnsCorr"),
+    ("answer_relevance", "AnsRel"),
+    ("context_relevance", "CtxRel"),
     ("ragas_faithfulness", "faithful"),
     ("selfcheck_agreement", "SC agree"),
 )

@@ -11,12 +11,14 @@ gate that cannot be evaluated must not pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from xml.etree import ElementTree as ET
 
 from groundwatch.report.columns import fmt
 from groundwatch.report.model import CohortNumbers, GroupResult, Report, TargetHealth
+from groundwatch.validation import did_you_mean
 
 
 def _share(num: int, den: int) -> float | None:
@@ -89,7 +91,10 @@ class Rule:
 
     @property
     def text(self) -> str:
-        scope = "" if self.target == self.cohort == "*" else f"{self.target}/{self.cohort}:"
+        if self.target == "*":
+            scope = "" if self.cohort == "*" else f"{self.cohort}:"
+        else:
+            scope = f"{self.target}/{self.cohort}:"
         op = ">=" if self.kind == "min" else "<="
         return f"{scope}{self.figure} {op} {self.threshold:g}"
 
@@ -107,12 +112,51 @@ def parse_rule(spec: str, kind: str) -> Rule:
         target, cohort = (t.strip() or "*") if slash else "*", c.strip() or "*"
     known = figures()
     if name not in known:
-        raise ValueError(f"unknown figure {name!r}; one of: {', '.join(known)}")
+        hint = did_you_mean(name, known)
+        raise ValueError(f"unknown figure {name!r}{hint}; one of: {', '.join(known)}")
     try:
         threshold = float(value)
     except ValueError:
         raise ValueError(f"{name}: threshold {value!r} is not a number") from None
+    low, high = figure_range(name)
+    if not low <= threshold <= high:  # NaN fails both
+        allowed = f"{low:g} to {high:g}" if high != math.inf else f"at least {low:g}"
+        raise ValueError(f"{name}={value}: out of range (allowed: {allowed})")
     return Rule(name, threshold, kind, target, cohort)
+
+
+def figure_range(name: str) -> tuple[float, float]:
+    """The values figure ``name`` can take: a rate or share is in [0, 1], a count is ≥ 0 — a
+    threshold outside can never hold (or always does), which is a typo, not a gate."""
+    if name in SHARES:
+        return 0.0, 1.0
+    field = CohortNumbers.model_fields["lambda_" if name == "lambda" else name]
+    return (0.0, 1.0) if "float" in str(field.annotation) else (0.0, math.inf)
+
+
+def scope_errors(
+    rules: Sequence[Rule], cohorts_by_target: Mapping[str, Iterable[str]]
+) -> list[str]:
+    """Rules whose target or cohort names nothing that is evaluated: a typo in a scope, told
+    with the closest name (a usage error, before any probing when the caller knows the names)."""
+    targets = sorted(cohorts_by_target)
+    out = []
+    for rule in rules:
+        opt = "--fail-under" if rule.kind == "min" else "--max"
+        if rule.target != "*" and rule.target not in cohorts_by_target:
+            out.append(
+                f"{opt} {rule.text}: no target {rule.target!r}"
+                f"{did_you_mean(rule.target, targets)}; targets: {', '.join(targets) or 'none'}"
+            )
+            continue
+        scoped = [rule.target] if rule.target != "*" else targets
+        cohorts = sorted({c for t in scoped for c in cohorts_by_target[t]})
+        if rule.cohort != "*" and rule.cohort not in cohorts:
+            out.append(
+                f"{opt} {rule.text}: no cohort {rule.cohort!r}"
+                f"{did_you_mean(rule.cohort, cohorts)}; cohorts: {', '.join(cohorts) or 'none'}"
+            )
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -724,6 +724,8 @@ def render_html(report: Report) -> str:
         )
     if report.judge_quality is not None:
         parts.extend(_quality_html(report.judge_quality))
+    if report.llm_spend is not None:
+        parts.append(f"<h2>LLM spend</h2><p>{escape(report.llm_spend.line)}</p>")
     if report.failing_groups:
         parts.append(f"<script>{_FF_SCRIPT}</script>")
     parts.append("</body></html>")
@@ -844,6 +846,7 @@ def _quality_html(q: JudgeQualityReport) -> list[str]:
                     "evaluator",
                     "n",
                     "abstained",
+                    "not sampled",
                     "precision",
                     "95% CI",
                     "recall",
@@ -859,6 +862,7 @@ def _quality_html(q: JudgeQualityReport) -> list[str]:
                         name,
                         r.n,
                         r.abstained,
+                        r.unsampled,
                         r.precision,
                         _ci(r.precision_ci),
                         r.recall,

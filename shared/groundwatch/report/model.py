@@ -323,6 +323,11 @@ class EvaluatorReliability(_Model):
     interval: str = "wilson"
     confidence: float = 0.95
     unmatched: int = Field(0, description="Evaluator verdicts with no decided grounded verdict.")
+    unsampled: int = Field(
+        0,
+        description="Probes not scored for want of samples: the target cannot be sampled"
+        " (SelfCheck needs an answer drawn with its randomness on, not a repeat).",
+    )
 
 
 class CorrelationResult(_Model):
@@ -576,6 +581,36 @@ class TargetHealth(_Model):
     all_failed: bool = False
 
 
+class LlmSpend(_Model):
+    """What the run's LLM calls (judge tier, evaluators, LLM-derived metrics) spent."""
+
+    model: str
+    calls: int = Field(description="Requests sent (retries included).")
+    refused: int = Field(
+        0, description="Requests the budget stopped: their answers stay undecided."
+    )
+    budget: int | None = Field(None, description="--max-llm-calls / GW_LLM_BUDGET; None: none.")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = Field(
+        None, description="From the price table (GW_LLM_PRICES); None when the model has none."
+    )
+
+    @property
+    def line(self) -> str:
+        cost = f"${self.cost_usd:,.4f}" if self.cost_usd is not None else "no price known"
+        budget = f" of a budget of {self.budget:,}" if self.budget is not None else ""
+        refused = (
+            f"; {self.refused:,} not sent (budget spent: what they would decide stays undecided)"
+            if self.refused
+            else ""
+        )
+        return (
+            f"LLM spend ({self.model}): {self.calls:,} calls{budget}, {self.prompt_tokens:,}"
+            f" prompt + {self.completion_tokens:,} completion tokens, {cost}{refused}"
+        )
+
+
 class Report(_Model):
     """The whole group report. ``target`` is the first target (most reports have one)."""
 
@@ -620,6 +655,9 @@ class Report(_Model):
         default_factory=list,
         description="Every group's results, robust ones too, when asked for"
         " (groundwatch.evaluate); empty otherwise.",
+    )
+    llm_spend: LlmSpend | None = Field(
+        None, description="The run's LLM calls, tokens and cost (None: no LLM was used)."
     )
 
     @computed_field  # type: ignore[prop-decorator]

@@ -68,7 +68,7 @@ def quality_report(q: JudgeQuality) -> JudgeQualityReport | None:
             c.true_positive, c.false_positive, c.false_negative, c.true_negative, c.abstained
         )
         reference_free.setdefault(target, {})[name] = EvaluatorReliability(
-            **asdict(r), unmatched=c.unmatched
+            **asdict(r), unmatched=c.unmatched, unsampled=c.unsampled
         )
     ragprobe: dict[str, dict[str, RagProbeScenarioMetrics]] = {}
     for (target, scenario), p in sorted(q.ragprobe.items()):

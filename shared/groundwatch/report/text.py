@@ -189,6 +189,8 @@ def render_text(report: Report) -> str:
             f"Open-domain filter: {od.groups} groups answered by {od.baseline} without retrieval"
             " are left out of the numbers above"
         )
+    if report.llm_spend is not None:
+        parts.append(report.llm_spend.line)
     return "\n\n".join(parts) + "\n"
 
 
@@ -323,6 +325,14 @@ def quality_text(q: JudgeQualityReport) -> list[str]:
                 rrows,
             )
         )
+        for rf_target, rf_by in q.reference_free.items():
+            for rf_name, rel in rf_by.items():
+                if rel.unsampled:
+                    parts.append(
+                        f"{rf_name} on {rf_target}: {rel.unsampled} probes not scored — the target"
+                        " cannot be sampled (http_json: declare `sampling` in the targets file;"
+                        " callable: take a `temperature` parameter)\n"
+                    )
     if q.ragprobe_metrics:
         prows: list[list[str]] = []
         for target, by in q.ragprobe_metrics.items():

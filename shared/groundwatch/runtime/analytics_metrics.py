@@ -334,6 +334,7 @@ def _evaluator_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetr
                 ("wrong", "wrong", r.true_negative),
                 ("abstained", "any", r.abstained),
                 ("any", "unknown", r.unmatched),
+                ("not_sampled", "any", r.unsampled),
             ):
                 calls.add_metric([target, name, says, truth], n)
     yield value

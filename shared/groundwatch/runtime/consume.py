@@ -19,7 +19,7 @@ from typing import Generic, TypeVar
 
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from groundwatch.adapters.bus.base import Bus, Consumer, Record
+from groundwatch.adapters.bus.base import Bus, Consumer, Outgoing, Record
 from groundwatch.adapters.bus.encode import to_outgoing
 from groundwatch.contracts import (
     MAX_DEAD_LETTER_KEY,
@@ -29,7 +29,7 @@ from groundwatch.contracts import (
     Topics,
     _Contract,
 )
-from groundwatch.errors import PoisonMessage, Reject, RetryLater
+from groundwatch.errors import BusUnavailable, PoisonMessage, Reject, RetryLater
 from groundwatch.stages.base import AssignmentHook, Stage
 
 log = logging.getLogger(__name__)
@@ -217,6 +217,9 @@ class ConsumeLoop(Generic[M]):
         self._failures = 0
         #: monotonic time since which the loop holds records it has not committed (None: none)
         self._pending_since: float | None = None
+        #: monotonic time of the loop's last sign of life (each poll, each slice of a backoff):
+        #: liveness reads it, so a loop wedged in an await fails /healthz, not only a dead one
+        self._beat = time.monotonic()
 
     def stop(self) -> None:
         self._stopping.set()
@@ -234,15 +237,54 @@ class ConsumeLoop(Generic[M]):
         """No progress for the policy's ``stall_after_s``: readiness red, alert."""
         return self.stalled_for() >= self.policy.stall_after_s
 
+    @property
+    def name(self) -> str:
+        return f"{self.service}:{self.source.name}"
+
+    def heartbeat_age(self) -> float:
+        """Seconds since the loop last showed it is alive (polling, handling, backing off)."""
+        return time.monotonic() - self._beat
+
+    def _heartbeat(self) -> None:
+        self._beat = time.monotonic()
+
+    async def _wait(self, seconds: float) -> None:
+        """Back off for ``seconds`` (less when asked to stop), beating the heartbeat meanwhile:
+        a loop waiting out an outage is alive."""
+        deadline = time.monotonic() + seconds
+        while not self._stopping.is_set():
+            self._heartbeat()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                await asyncio.wait_for(self._stopping.wait(), min(left, 1.0))
+            except TimeoutError:
+                continue
+
     async def run(self) -> None:
+        """Poll, handle, publish, commit until ``stop()``. A bus fault that the adapter's retry
+        budget did not cure is waited out here with the policy's backoff (nothing is committed
+        meanwhile); anything else that escapes ends the loop with that exception — the service
+        shell then exits the process non-zero so that the supervisor restarts it."""
         tune_gc()
+        self._heartbeat()
         consumer = self.bus.consumer([self.source.name], self.group, client_id=self.client_id)
         self._consumer = consumer
         await consumer.start()
         self.ready.set()
+        poll_failures = 0
         try:
             while not self._stopping.is_set():
-                records = await consumer.poll(self.max_records, timeout_s=0.2)
+                self._heartbeat()
+                try:
+                    records = await consumer.poll(self.max_records, timeout_s=0.2)
+                except BusUnavailable as exc:
+                    poll_failures += 1
+                    log.warning("%s: poll failed, backing off: %s", self.name, exc)
+                    await self._wait(self.policy.backoff(poll_failures))
+                    continue
+                poll_failures = 0
                 if self.on_assignment is not None:
                     # Before the records: a stateful consumer must drop or load the state of
                     # partitions that moved before it applies anything from the new ones.
@@ -400,7 +442,25 @@ class ConsumeLoop(Generic[M]):
         self._failures += 1
         self.stats.count("retry", len(records))
         await consumer.rewind(records)
-        await asyncio.sleep(self.policy.backoff(self._failures))
+        await self._wait(self.policy.backoff(self._failures))
+
+    async def _publish(self, out: Sequence[Outgoing]) -> bool:
+        """Publish the batch's output, waiting out a bus outage with the policy's backoff (the
+        output is kept: a runner does not ask its target again, a judge does not judge again).
+        False when the loop is stopped before the bus came back."""
+        failures = 0
+        while True:
+            self._heartbeat()
+            try:
+                await self.bus.publish_many(out)
+                return True
+            except BusUnavailable as exc:
+                failures += 1
+                self.stats.count("retry", len(out))
+                log.warning("%s: publish failed, backing off: %s", self.name, exc)
+                await self._wait(self.policy.backoff(failures))
+                if self._stopping.is_set():
+                    return False
 
     async def _publish_and_commit(
         self,
@@ -411,11 +471,19 @@ class ConsumeLoop(Generic[M]):
         n_valid: int,
     ) -> None:
         out = to_outgoing([*outputs, *letters], self.topics)
-        await self.bus.publish_many(out)
+        if not await self._publish(out):
+            await consumer.rewind(records)  # stopping: nothing committed, redelivered later
+            return
         self.stats.batches += 1
         if self.before_commit is not None:
             self.before_commit(self.stats.batches)  # test-only fault hook (off in production)
-        await consumer.commit(records)
+        self._heartbeat()
+        try:
+            await consumer.commit(records)
+        except BusUnavailable as exc:
+            # Not committed: the next batch's commit covers these offsets, and a new owner of
+            # the partition gets them again (duplicates are allowed, counted once).
+            log.warning("%s: commit failed, the next commit covers it: %s", self.name, exc)
         self._failures = 0
         self._pending_since = None
         self.stats.count("ok", n_valid)

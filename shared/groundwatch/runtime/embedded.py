@@ -25,6 +25,7 @@ from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.adapters.db.dead_letters import DeadLetterStore
 from groundwatch.adapters.db.evidence import StoreEvidence, ensure_dataset_stored
 from groundwatch.adapters.db.runs import finish_cycle, next_cycle, record_cycle
+from groundwatch.adapters.sources.connect import SourcePolicy
 from groundwatch.contracts import Topics
 from groundwatch.core.data_quality import spec_of
 from groundwatch.core.model import SemanticGroup
@@ -83,6 +84,7 @@ class EmbeddedPipeline:
         data_quality: DataQualityChecker | None = None,
         open_domain_baseline: str | None = None,
         source_url: str | None = None,
+        source_policy: SourcePolicy | None = None,
         keep_consumed: bool = False,
     ) -> None:
         """``window``: each group's status over its last N cycles (default 1, the live view);
@@ -92,7 +94,8 @@ class EmbeddedPipeline:
         from the corpus as they appear (with the groups' own specs); ``open_domain_baseline``
         names the LLM-only target whose correctly answered groups the metrics and the report
         leave out (GRAMMAR §5.2); ``source_url``: the source database each cycle re-reads the
-        answers from (a changed fact becomes a new answer version; the old one is stale).
+        answers from (a changed fact becomes a new answer version; the old one is stale), opened by
+        ``source_policy`` (statement timeout, privileged logins).
 
         The in-process topics drop what every stage has committed (a continuous run would
         otherwise hold every message of every cycle); ``keep_consumed`` keeps them all (tests
@@ -149,7 +152,9 @@ class EmbeddedPipeline:
             on_cycle=record,
             on_publish=generator_metrics.count,
             refresh=(
-                answer_refresher(source_url, engine, generator_metrics.answers_changed)
+                answer_refresher(
+                    source_url, engine, generator_metrics.answers_changed, source_policy
+                )
                 if source_url
                 else None
             ),
@@ -373,8 +378,10 @@ def monitoring_app(pipeline: EmbeddedPipeline, read_token: str | None = None) ->
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
     from groundwatch.runtime.api import add_routes
+    from groundwatch.runtime.service import add_input_guards
 
     app = FastAPI(title="groundwatch (embedded)")
+    add_input_guards(app)  # 413 for a big body, 422 for a NUL in the path or query
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:

@@ -6,6 +6,11 @@ re-reads each group's answer first; a changed one becomes a new answer version (
 judgements, so `groundwatch show` names it) and an answer that still gives the old value is
 judged ``stale``, not a gap. Used by the generator service (``GW_SOURCE_URL``) and by
 ``groundwatch run --source``.
+
+A dataset file's SQL is untrusted text: each runs through the read gate
+(:mod:`groundwatch.core.generation.sql_gate`) on a read-only, time-limited connection, and a group
+whose SQL the gate refuses is never run — ``check_source`` stops a run before its first cycle,
+and a cycle keeps such a group's answer and says so.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from groundwatch.adapters.db.models import AnswerVersionRow
+from groundwatch.adapters.sources.connect import SourcePolicy
+from groundwatch.core.generation.sql_gate import ReadGate, Rejection
 from groundwatch.core.model import SemanticGroup
 from groundwatch.errors import ConfigError
 from groundwatch.stages.generator.stage import Refresher
@@ -27,14 +34,21 @@ log = logging.getLogger(__name__)
 
 
 def answer_refresher(
-    source_url: str, engine: Engine, on_changed: Callable[[int], None] | None = None
+    source_url: str,
+    engine: Engine,
+    on_changed: Callable[[int], None] | None = None,
+    policy: SourcePolicy | None = None,
 ) -> Refresher:
-    """Re-read answers from ``source_url`` on a read-only connection; record each new version
-    in ``engine``'s store; ``on_changed(n)`` after a cycle that changed ``n`` answers."""
+    """Re-read answers from ``source_url`` on a read-only connection (opened by ``policy``);
+    record each new version in ``engine``'s store; ``on_changed(n)`` after a cycle that changed
+    ``n`` answers."""
     from groundwatch.adapters.sources.connect import readonly_engine
     from groundwatch.adapters.sources.refresh import refresh_answers
 
-    source = readonly_engine(source_url)
+    source = readonly_engine(source_url, policy=policy)
+    # the gate over the source's tables, introspected by the first cycle and kept while it
+    # refuses nothing (a refusal may mean the schema changed: the next cycle looks again)
+    gate: list[ReadGate | None] = [None]
 
     def store(groups: list[SemanticGroup], changed: list[str]) -> None:
         by_id = {g.group_id: g for g in groups}
@@ -52,12 +66,21 @@ def answer_refresher(
 
     async def refresh(groups: list[SemanticGroup]) -> tuple[list[SemanticGroup], list[str]]:
         try:
-            result = await asyncio.to_thread(refresh_answers, source, groups)
+            result = await asyncio.to_thread(refresh_answers, source, groups, gate=gate[0])
         except SQLAlchemyError as exc:
             # a source that is down for a while must not stop the monitor: the cycle asks with
             # the answers it has, and says so
             log.warning("source database unreadable, answers kept this cycle: %s", _line(exc))
             return groups, []
+        gate[0] = None if result.refused else result.gate
+        if result.refused:
+            gid, why = next(iter(result.refused.items()))
+            log.warning(
+                "%d group(s) not refreshed: their SQL is refused by the read gate (group %s: %s)",
+                len(result.refused),
+                gid,
+                why,
+            )
         if result.changed:
             await asyncio.to_thread(store, result.groups, result.changed)
             if on_changed is not None:
@@ -73,14 +96,16 @@ def _line(exc: BaseException) -> str:
     return f"{type(orig).__name__}: {lines[0][:300] if lines else ''}"
 
 
-def check_source(source_url: str, groups: Sequence[SemanticGroup]) -> None:
-    """:class:`ConfigError` in one line unless ``source_url`` opens read-only and the dataset's
-    SQL runs on it (a group of each distinct SQL template, so another database is caught before
-    the first cycle, not as an error in each)."""
+def check_source(
+    source_url: str, groups: Sequence[SemanticGroup], policy: SourcePolicy | None = None
+) -> None:
+    """:class:`ConfigError` in one line unless ``source_url`` opens read-only (by ``policy``)
+    and the dataset's SQL passes the read gate and runs on it (a group of each distinct SQL
+    template, so another database is caught before the first cycle, not as an error in each)."""
     from groundwatch.adapters.sources.connect import readonly_engine
     from groundwatch.adapters.sources.refresh import refresh_answers
 
-    engine = readonly_engine(source_url)
+    engine = readonly_engine(source_url, policy=policy)
     seen: dict[str, SemanticGroup] = {}
     for g in groups:
         seen.setdefault(g.sql, g)
@@ -91,8 +116,17 @@ def check_source(source_url: str, groups: Sequence[SemanticGroup]) -> None:
         except SQLAlchemyError as exc:
             raise ConfigError(f"cannot open it ({_line(exc)})") from None
         try:
-            refresh_answers(engine, list(seen.values()))
+            result = refresh_answers(engine, list(seen.values()))
         except SQLAlchemyError as exc:
             raise ConfigError(f"the dataset's SQL does not run on it ({_line(exc)})") from None
+        if result.refused:
+            gid, why = next(iter(result.refused.items()))
+            if why.startswith((Rejection.UNKNOWN_TABLE, Rejection.UNKNOWN_COLUMN)):
+                # names this database does not have: another database than the dataset's
+                raise ConfigError(f"the dataset's SQL does not run on it (group {gid}: {why})")
+            raise ConfigError(
+                f"the dataset's SQL is refused by the read gate ({len(result.refused)} of"
+                f" {len(seen)} distinct queries; group {gid}: {why})"
+            )
     finally:
         engine.dispose()

@@ -13,9 +13,10 @@ import contextlib
 import logging
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -101,6 +102,79 @@ class BodySizeLimit:
         await send({"type": "http.response.body", "body": response.body})
 
 
+class RefuseNul:
+    """ASGI middleware answering 422 to a request whose path or query holds a NUL character.
+
+    No route takes one (ids, names, statuses), and PostgreSQL cannot store or compare one: a
+    store lookup with ``GET /groups/a%00b`` raised ``psycopg.DataError`` and answered 500. The
+    refusal has FastAPI's validation-error shape, so it is the 422 every route documents.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            where = _nul_in(scope)
+            if where is not None:
+                detail = [
+                    {
+                        "type": "value_error",
+                        "loc": list(where),
+                        "msg": "Value error, a NUL character is not allowed",
+                    }
+                ]
+                response = JSONResponse({"detail": detail}, status_code=422)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _nul_in(scope: Scope) -> tuple[str, ...] | None:
+    """Where a request carries a NUL: ``("path",)`` or ``("query", name)``; None if nowhere."""
+    from urllib.parse import parse_qsl
+
+    if "\x00" in scope.get("path", ""):
+        return ("path",)
+    raw = scope.get("query_string", b"")
+    if raw and (b"%00" in raw or b"\x00" in raw):
+        for name, value in parse_qsl(raw.decode("latin-1"), keep_blank_values=True):
+            if "\x00" in name or "\x00" in value:
+                return ("query", name.replace("\x00", ""))
+    return None
+
+
+def add_input_guards(app: FastAPI, max_body_bytes: int = MAX_BODY_BYTES) -> None:
+    """The request guards every groundwatch HTTP app has: 413 for a body over
+    ``max_body_bytes``, 422 for a NUL in the path or the query."""
+    app.add_middleware(RefuseNul)
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+
+
+#: Exit status of a service whose worker loop cannot go on (uvicorn's start-up failure is 3 too).
+FATAL_EXIT = 3
+#: Seconds a failed service is given to shut down cleanly before it is ended at once.
+FATAL_GRACE_S = 20.0
+#: Default of ``GW_LIVENESS_TIMEOUT_S``.
+LIVENESS_TIMEOUT_S = 300.0
+
+
+class Watched(Protocol):
+    """A worker that is not a consume loop (the generator's cycle loop): the shell reads its
+    heartbeat for liveness and its failure to exit the process."""
+
+    @property
+    def name(self) -> str: ...
+
+    def heartbeat_age(self) -> float | None:
+        """Seconds since its last sign of life; None while it is idle (nothing to watch)."""
+        ...
+
+    def failure(self) -> BaseException | None:
+        """The error it ended with, if it ended and cannot go on."""
+        ...
+
+
 @dataclass
 class ServiceParts:
     """What a service's bootstrap hands to the shell."""
@@ -113,6 +187,54 @@ class ServiceParts:
     background: list[Callable[[], Coroutine[Any, Any, None]]] = field(default_factory=list)
     on_stop: list[Callable[[], Awaitable[object]]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    watched: list[Watched] = field(default_factory=list)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:500]}" if text else type(exc).__name__
+
+
+def fail_service(app: FastAPI, name: str, what: str, exc: BaseException) -> None:
+    """A worker cannot go on: say so in one line and end the process non-zero (when ``serve``
+    runs it), so that the supervisor (Kubernetes, compose, systemd) restarts it. Before, a loop
+    that died left the process up and ``/healthz`` 200: nothing restarted it."""
+    if getattr(app.state, "fatal", None) is not None:
+        return
+    app.state.fatal = f"{what}: {_one_line(exc)}"
+    log.critical(
+        "%s: %s cannot go on (%s); exiting with status %d for a restart",
+        name,
+        what,
+        _one_line(exc),
+        FATAL_EXIT,
+    )
+    exit_hook: Callable[[], None] | None = getattr(app.state, "exit_on_fatal", None)
+    if exit_hook is not None:
+        exit_hook()
+
+
+def liveness(
+    parts: ServiceParts, tasks: list[asyncio.Task[None]], timeout_s: float
+) -> dict[str, str]:
+    """What is wrong with the workers, by name (empty: all alive): a consume loop whose task
+    ended or whose heartbeat is older than ``timeout_s``, a watched worker that failed or went
+    quiet."""
+    problems: dict[str, str] = {}
+    for loop, task in zip(parts.loops, tasks, strict=False):
+        if task.done():
+            problems[loop.name] = "ended"
+        elif (age := loop.heartbeat_age()) > timeout_s:
+            problems[loop.name] = f"no heartbeat for {age:.0f}s"
+    for job, task in zip(parts.background, tasks[len(parts.loops) :], strict=False):
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            problems[getattr(job, "__name__", "background")] = "failed"
+    for w in parts.watched:
+        if w.failure() is not None:
+            problems[w.name] = "failed"
+        elif (quiet := w.heartbeat_age()) is not None and quiet > timeout_s:
+            problems[w.name] = f"no heartbeat for {quiet:.0f}s"
+    return problems
 
 
 def build_app(
@@ -121,26 +243,56 @@ def build_app(
     *,
     routes: Callable[[FastAPI], None] | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    liveness_timeout_s: float = LIVENESS_TIMEOUT_S,
 ) -> FastAPI:
-    """The app: ``/healthz`` (process up), ``/readyz`` (bus, database, loops), ``/metrics``;
-    request bodies over ``max_body_bytes`` are refused with 413."""
+    """The app: ``/healthz`` (every worker alive), ``/readyz`` (bus, database, loops progressing),
+    ``/metrics``; request bodies over ``max_body_bytes`` are refused with 413, a NUL in the path
+    or query with 422. A worker loop or background job that ends with an error, or a watched
+    worker that fails, ends the process (:func:`fail_service`)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.fatal = None
+        app.state.stopping = False
         parts = await bootstrap()
         app.state.parts = parts
         await parts.bus.start()
         await parts.bus.ensure_topics(parts.topics.all())
         metrics = LoopMetrics(parts.registry, name)
         tasks: list[asyncio.Task[None]] = []
+
+        def watch(task: asyncio.Task[None]) -> None:
+            if app.state.stopping or task.cancelled() or task.exception() is None:
+                return
+            exc = task.exception()
+            assert exc is not None
+            fail_service(app, name, task.get_name(), exc)
+
         for loop in parts.loops:
             metrics.attach(loop)
-            tasks.append(asyncio.create_task(loop.run(), name=f"{name}:{loop.source.name}"))
-        tasks.extend(asyncio.create_task(job(), name=f"{name}:bg") for job in parts.background)
+            tasks.append(asyncio.create_task(loop.run(), name=f"loop {loop.name}"))
+        tasks.extend(
+            asyncio.create_task(job(), name=f"job {getattr(job, '__name__', 'background')}")
+            for job in parts.background
+        )
+        for task in tasks:
+            task.add_done_callback(watch)
+
+        async def watch_workers() -> None:
+            while not app.state.stopping:
+                for w in parts.watched:
+                    if (exc := w.failure()) is not None:
+                        fail_service(app, name, w.name, exc)
+                        return
+                await asyncio.sleep(1.0)
+
+        watcher = asyncio.create_task(watch_workers(), name=f"{name}:watch")
         app.state.tasks = tasks
         try:
             yield
         finally:
+            app.state.stopping = True
+            watcher.cancel()
             for loop in parts.loops:
                 loop.stop()
             for job in parts.on_stop:
@@ -149,19 +301,30 @@ def build_app(
             for t in pending:
                 t.cancel()
             for t in done:
-                if not t.cancelled() and t.exception() is not None:
+                if not t.cancelled() and t.exception() is not None and app.state.fatal is None:
                     log.error("%s task %s ended with %r", name, t.get_name(), t.exception())
             await parts.bus.stop()
             if parts.engine is not None:
                 parts.engine.dispose()
 
     app = FastAPI(title=f"groundwatch {name}", lifespan=lifespan)
-    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    add_input_guards(app, max_body_bytes)
 
     @app.get("/healthz", tags=["ops"])
-    async def healthz() -> dict[str, str]:
-        """Liveness: the process serves requests."""
-        return {"status": "ok", "service": name}
+    async def healthz() -> JSONResponse:
+        """Liveness: every worker loop runs and has beaten its heartbeat within
+        ``GW_LIVENESS_TIMEOUT_S`` (503 otherwise, naming the loops), so a liveness probe restarts
+        a process whose loops died or wedged — not only one whose HTTP server stopped."""
+        parts: ServiceParts | None = getattr(app.state, "parts", None)
+        tasks: list[asyncio.Task[None]] = getattr(app.state, "tasks", [])
+        problems = liveness(parts, tasks, liveness_timeout_s) if parts is not None else {}
+        fatal: str | None = getattr(app.state, "fatal", None)
+        if fatal is not None:
+            problems["service"] = fatal
+        body: dict[str, Any] = {"status": "failing" if problems else "ok", "service": name}
+        if problems:
+            body["problems"] = problems
+        return JSONResponse(body, status_code=503 if problems else 200)
 
     @app.get("/readyz", tags=["ops"])
     async def readyz() -> JSONResponse:
@@ -221,7 +384,7 @@ def serve(app: FastAPI, settings: CommonSettings) -> None:
     if settings.log_level != "DEBUG":
         for noisy in ("httpx", "httpcore", "aiokafka"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
@@ -229,6 +392,22 @@ def serve(app: FastAPI, settings: CommonSettings) -> None:
         access_log=settings.log_level == "DEBUG",
         loop=loop_name(settings.event_loop),  # GW_EVENT_LOOP: uvloop when installed
     )
+    server = uvicorn.Server(config)
+
+    def exit_on_fatal() -> None:
+        # A clean shutdown (loops stopped, producer flushed) and then exit FATAL_EXIT; if the
+        # shutdown hangs on the very fault (a broker gone), the timer ends the process anyway.
+        server.should_exit = True
+        timer = threading.Timer(FATAL_GRACE_S, os._exit, args=(FATAL_EXIT,))
+        timer.daemon = True
+        timer.start()
+
+    app.state.exit_on_fatal = exit_on_fatal
+    server.run()
+    if getattr(app.state, "fatal", None) is not None:
+        sys.exit(FATAL_EXIT)
+    if not server.started:
+        sys.exit(3)  # as uvicorn.run: the lifespan start-up failed
 
 
 def instance_name(settings: CommonSettings, service: str) -> str:
@@ -255,5 +434,8 @@ def wiring(settings: CommonSettings, service: str) -> Wiring:
         bootstrap=settings.kafka_bootstrap,
         partitions=settings.partitions,
         client_id=client_id,
+        replication_factor=settings.kafka_replication_factor,
+        min_insync_replicas=settings.kafka_min_insync_replicas,
+        retry=settings.bus_retry(),
     )
     return Wiring(CollectorRegistry(), bus, Topics(settings.topic_prefix), client_id)

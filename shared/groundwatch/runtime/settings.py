@@ -37,6 +37,26 @@ class CommonSettings(LoopSettings):
     kafka_bootstrap: str = Field("127.0.0.1:9092", description="Kafka bootstrap servers.")
     topic_prefix: str = Field("gw.", description="Prefix of every topic name.")
     partitions: int = Field(6, ge=1, le=1024, description="Partitions per topic when created.")
+    kafka_replication_factor: int = Field(
+        0,
+        ge=0,
+        le=32,
+        description="Replicas of each topic when created; 0: min(3, brokers in the cluster).",
+    )
+    kafka_min_insync_replicas: int = Field(
+        0,
+        ge=0,
+        le=32,
+        description="min.insync.replicas of each topic when created (acks=all waits for them); "
+        "0: the replication factor - 1, at least 1.",
+    )
+    kafka_retry_s: float = Field(
+        60.0,
+        gt=0,
+        le=3600,
+        description="How long one publish, poll or commit retries broker faults (leader "
+        "elections, a broker restarting) before the consume loop backs off and retries the batch.",
+    )
     database_url: str = Field(
         "sqlite:///groundwatch.db",
         description="SQLAlchemy URL (SQLite default, PostgreSQL in prod).",
@@ -66,6 +86,12 @@ class CommonSettings(LoopSettings):
         description="A consumer holding uncommitted records this long is stalled: /readyz 503, "
         "groundwatch_consumer_stalled = 1.",
     )
+    liveness_timeout_s: float = Field(
+        300.0,
+        gt=0,
+        description="/healthz answers 503 (so the liveness probe restarts the process) when a "
+        "worker loop has not beaten its heartbeat for this long.",
+    )
     test_kill_before_commit: int = Field(
         0,
         ge=0,
@@ -80,6 +106,14 @@ class CommonSettings(LoopSettings):
             backoff_max_s=max(self.retry_backoff_s, self.retry_backoff_max_s),
             message_attempts=self.message_attempts,
             stall_after_s=self.stall_after_s,
+        )
+
+    def bus_retry(self) -> tuple[float, float, float]:
+        """The bus adapter's retry of broker faults: (first backoff, longest, deadline) in s."""
+        return (
+            self.retry_backoff_s,
+            max(self.retry_backoff_s, self.retry_backoff_max_s),
+            self.kafka_retry_s,
         )
 
     @field_validator("kafka_bootstrap")

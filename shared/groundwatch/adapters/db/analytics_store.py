@@ -104,10 +104,27 @@ class _Bulk:
                 out.append(dict(zip(self.names, values, strict=True)))
         return out
 
-    def run(self, conn: Any, rows: Iterable[Sequence[Any]]) -> None:
+    def run(self, conn: Any, rows: Iterable[Sequence[Any]]) -> int:
+        """Run the statement over ``rows``; returns the rows it changed (the driver's summed
+        ``rowcount``: sqlite3, psycopg and PyMySQL all sum it over an executemany, and a row an
+        ``ON CONFLICT DO NOTHING`` / ``INSERT IGNORE`` skipped counts 0)."""
         params = self.params(rows)
-        if params:
-            conn.exec_driver_sql(self.sql, params)
+        if not params:
+            return 0
+        return int(conn.exec_driver_sql(self.sql, params).rowcount)
+
+
+class AlreadyStored(Exception):
+    """Some judgements of the batch were in the store already — another instance applied them
+    while this one did not own their partition (frozen past its session timeout, then resumed
+    with the batch in hand). The whole transaction was rolled back: this instance's view is
+    behind the store, its tallies would overwrite newer ones and its counters count the other
+    instance's work. The caller rebuilds from the store and tries again."""
+
+    def __init__(self, present: int, total: int) -> None:
+        super().__init__(f"{present} of {total} judgements already stored by another instance")
+        self.present = present
+        self.total = total
 
 
 #: The columns each store write gives, in the order ``save`` builds its value tuples.
@@ -194,7 +211,10 @@ class AnalyticsStore:
         transitions: Sequence[Transition] = (),
     ) -> None:
         """One transaction: the applied judgements, the tallies they changed and the status
-        transitions they caused — so a replay after a crash finds all or none of them.
+        transitions they caused — so a replay after a crash finds all or none of them. And only
+        if every judgement is new: one stored already (by another instance) rolls the whole
+        transaction back and raises :class:`AlreadyStored` — the store is the fence that decides
+        which instance applied (and counts) a judgement, whatever each believes it owns.
 
         Each table is one driver-level ``executemany`` of plain tuples (:class:`_Bulk`): the
         statement compiled once, the rows streamed by the driver (sqlite3 executemany, psycopg
@@ -283,9 +303,21 @@ class AnalyticsStore:
             for tr in transitions
         ]
         with self.engine.begin() as conn:
-            self._judgements.run(conn, rows)
+            inserted = self._judgements.run(conn, rows)
+            if inserted != len(rows):
+                raise AlreadyStored(len(rows) - inserted, len(rows))  # leaving `begin`: rollback
             self._tallies.run(conn, tally_rows)
             self._transitions.run(conn, transition_rows)
+
+    def stored_probe_ids(self, probe_ids: Sequence[str]) -> set[str]:
+        """Which of ``probe_ids`` have a stored judgement."""
+        found: set[str] = set()
+        with self.engine.connect() as conn:
+            for i in range(0, len(probe_ids), 500):
+                chunk = list(probe_ids[i : i + 500])
+                stmt = select(JudgementRow.probe_id).where(JudgementRow.probe_id.in_(chunk))
+                found.update(str(r[0]) for r in conn.execute(stmt))
+        return found
 
     def save_epoch(self, epoch: Epoch) -> list[Epoch]:
         """Store a restart of a series' numbering unless one at the same start is stored (another

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import orjson
+from pydantic import ValidationError
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
@@ -26,6 +27,7 @@ from groundwatch.core.generation.grammar_format import (
 )
 from groundwatch.core.model import Expected, SemanticGroup, TextForm
 from groundwatch.errors import ConfigError
+from groundwatch.validation import validation_line
 
 
 def group_line(group: SemanticGroup) -> bytes:
@@ -88,8 +90,11 @@ def iter_jsonl(path: str | Path | IO[bytes]) -> Iterator[SemanticGroup]:
             continue
         try:
             yield SemanticGroup.model_validate(orjson.loads(line))
+        except ValidationError as e:
+            problem = validation_line(e, SemanticGroup)
+            raise ValueError(f"line {lineno}: not a semantic group: {problem}") from e
         except (orjson.JSONDecodeError, ValueError) as e:
-            raise ValueError(f"line {lineno}: not a semantic group: {e}") from e
+            raise ValueError(f"line {lineno}: not JSON: {e}") from e
 
 
 def read_jsonl(path: str | Path | IO[bytes]) -> list[SemanticGroup]:

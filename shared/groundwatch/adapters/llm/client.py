@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import openai
 from openai import AsyncOpenAI
@@ -28,7 +28,7 @@ from tenacity import (
 )
 
 from groundwatch.adapters.throttle import TokenBucket
-from groundwatch.errors import GroundwatchError
+from groundwatch.errors import BudgetExhausted, ConfigError, GroundwatchError
 from groundwatch.secrets import reject_placeholder
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,24 @@ log = logging.getLogger(__name__)
 
 class LlmError(GroundwatchError):
     """The model could not be reached or kept failing after every retry."""
+
+
+class LlmBudgetExhausted(LlmError, BudgetExhausted):
+    """The run's LLM budget (``--max-llm-calls`` / ``GW_LLM_BUDGET``) is spent: nothing was
+    sent. What the model would have decided stays undecided."""
+
+
+#: USD per million (prompt, completion) tokens, as OpenAI listed them in 2025. ``GW_LLM_PRICES``
+#: adds or replaces models (a local server's model has no price: its spend is counted in tokens).
+DEFAULT_PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-4-turbo": (10.00, 30.00),
+    "gpt-3.5-turbo": (0.50, 1.50),
+}
 
 
 class LlmSettings(BaseSettings):
@@ -57,6 +75,32 @@ class LlmSettings(BaseSettings):
     max_retries: int = Field(4, ge=0, le=20, description="Extra attempts on 429/5xx/timeouts.")
     backoff_initial: float = Field(0.5, ge=0, description="First backoff sleep, seconds.")
     backoff_max: float = Field(20.0, ge=0, description="Cap of one backoff sleep, seconds.")
+    budget: int | None = Field(
+        None,
+        ge=0,
+        description="Most LLM requests one run (a service: since it started) sends; then it"
+        " stops asking and what the model would decide stays undecided. Unset: no limit.",
+    )
+    prices: dict[str, tuple[float, float]] = Field(
+        default_factory=lambda: dict(DEFAULT_PRICES),
+        description="USD per million prompt and completion tokens by model, JSON"
+        ' {"model": [prompt, completion]}, added to the built-in table (gpt-4o-mini, gpt-4o,'
+        " gpt-4.1*): the cost in the run's estimate, the report and /metrics.",
+    )
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _over_defaults(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            import json
+
+            v = json.loads(v)
+        return {**DEFAULT_PRICES, **v} if isinstance(v, dict) else v
+
+    @property
+    def price(self) -> tuple[float, float] | None:
+        """USD per million (prompt, completion) tokens of ``model``; None when unknown."""
+        return self.prices.get(self.model)
 
     @field_validator("api_key")
     @classmethod
@@ -64,6 +108,24 @@ class LlmSettings(BaseSettings):
         if v is not None:
             reject_placeholder(v.get_secret_value())
         return v
+
+    @property
+    def configured(self) -> bool:
+        """Whether a model can be reached at all: a server (``GW_LLM_BASE_URL``) or an OpenAI
+        key (``GW_LLM_API_KEY``). Without either every call would fail only after its retries
+        (a 401 from OpenAI, tens of seconds per item), so a feature that needs the model refuses
+        to start instead (:meth:`require`)."""
+        return self.base_url is not None or self.api_key is not None
+
+    def require(self, feature: str) -> LlmSettings:
+        """These settings, or a :class:`ConfigError` saying that ``feature`` needs a model."""
+        if not self.configured:
+            raise ConfigError(
+                f"{feature} needs an LLM, and none is configured: set GW_LLM_BASE_URL (any"
+                " OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1) or GW_LLM_API_KEY"
+                " (OpenAI), and GW_LLM_MODEL"
+            )
+        return self
 
 
 @dataclass
@@ -81,6 +143,55 @@ class LlmCounters:
 
     def snapshot(self) -> dict[str, int]:
         return asdict(self)
+
+
+@dataclass
+class LlmLedger:
+    """What the evaluation's LLM calls cost, and the budget they are held to.
+
+    One ledger is shared by every client of a run (the judge's tier, its evaluators, the
+    data-quality reader), so ``max_calls`` bounds the run, not each feature. A request counts
+    when it is sent (retries included: a retried 429 is a request too); ``refused`` counts those
+    the budget stopped."""
+
+    max_calls: int | None = None
+    calls: int = 0
+    refused: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    #: requests of a model with no price in the table (their cost is not in ``cost_usd``)
+    unpriced: int = 0
+
+    def take(self) -> bool:
+        """One request's permit; False when the budget is spent."""
+        if self.max_calls is not None and self.calls >= self.max_calls:
+            self.refused += 1
+            return False
+        self.calls += 1
+        return True
+
+    def spend(self, prompt: int, completion: int, price: tuple[float, float] | None) -> None:
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        if price is None:
+            self.unpriced += 1
+        else:
+            self.cost_usd += (prompt * price[0] + completion * price[1]) / 1e6
+
+    @property
+    def exhausted(self) -> bool:
+        return self.max_calls is not None and self.calls >= self.max_calls
+
+    def snapshot(self) -> dict[str, float]:
+        return {
+            "calls": self.calls,
+            "refused": self.refused,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": self.cost_usd,
+            "unpriced": self.unpriced,
+        }
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -129,10 +240,18 @@ class LlmClient:
     inside the running loop. An injected ``client`` is used as is, in whatever loop calls it.
     """
 
-    def __init__(self, settings: LlmSettings, *, client: AsyncOpenAI | None = None) -> None:
+    def __init__(
+        self,
+        settings: LlmSettings,
+        *,
+        client: AsyncOpenAI | None = None,
+        ledger: LlmLedger | None = None,
+    ) -> None:
         self.settings = settings
         self.model = settings.model
         self.counters = LlmCounters()
+        #: spend and budget; pass one ledger to every client a run makes
+        self.ledger = ledger if ledger is not None else LlmLedger(settings.budget)
         self._injected = client
         self._per_loop: _PerLoop | None = None
         base_wait = wait_exponential_jitter(
@@ -207,9 +326,14 @@ class LlmClient:
         try:
             async for attempt in retrying:
                 with attempt:
+                    if self.ledger.exhausted:  # before the rate limit: a refusal never waits
+                        self.ledger.refused += 1
+                        self._refuse()
                     if limits.bucket is not None:
                         await limits.bucket.acquire()
                     async with limits.semaphore:
+                        if not self.ledger.take():
+                            self._refuse()
                         self.counters.attempts += 1
                         try:
                             resp = await limits.client.chat.completions.create(**kwargs)
@@ -226,9 +350,18 @@ class LlmClient:
             raise LlmError(f"LLM call to {self.model} failed: {type(exc).__name__}: {exc}") from exc
         self.counters.calls += 1
         if resp.usage is not None:
-            self.counters.prompt_tokens += resp.usage.prompt_tokens or 0
-            self.counters.completion_tokens += resp.usage.completion_tokens or 0
+            prompt, completion = resp.usage.prompt_tokens or 0, resp.usage.completion_tokens or 0
+            self.counters.prompt_tokens += prompt
+            self.counters.completion_tokens += completion
+            self.ledger.spend(prompt, completion, self.settings.price)
         return [(c.message.content or "") if c.message else "" for c in resp.choices or []]
+
+    def _refuse(self) -> NoReturn:
+        """A request the budget stops (``LlmLedger.refused`` counts it)."""
+        raise LlmBudgetExhausted(
+            f"the LLM budget of {self.ledger.max_calls} calls is spent"
+            " (--max-llm-calls / GW_LLM_BUDGET): not asked"
+        )
 
     def _before_sleep(self, state: RetryCallState) -> None:
         self.counters.retries += 1

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from groundwatch.core.generation.pipeline import GenerationResult
 from groundwatch.core.generation.schema import SchemaInfo
@@ -23,6 +23,9 @@ from groundwatch.core.generation.templates import SqlTemplate, tokens_in
 from groundwatch.core.generation.validation import Rejection, rejection_code, validate_sql
 from groundwatch.core.generation.verbalizers import Verbalizer, default_verbalizers
 from groundwatch.errors import UnsafeSQL
+
+if TYPE_CHECKING:
+    from groundwatch.adapters.sources.connect import SourcePolicy
 
 
 class CompletionClient(Protocol):
@@ -302,19 +305,21 @@ async def generate_groups_llm(
     sql_templates: Sequence[SqlTemplate] | None = None,
     steering: Steering | None = None,
     list_answers: bool = False,
+    policy: SourcePolicy | None = None,
 ) -> GenerationResult:
     """The LLM path end to end: schema → model SQL templates (validated) → model text templates →
     groups from one grouped query per template (via
     :func:`groundwatch.adapters.sources.generate_groups`).
 
     ``sql_templates`` skips the SQL step (e.g. rule-based templates with LLM text templates).
-    ``steering`` keeps tables and columns out of the schema the model sees and of the answers.
+    ``steering`` keeps tables and columns out of the schema the model sees and of the answers;
+    ``policy`` is how the source is opened (statement timeout, privileged logins).
     """
     from groundwatch.adapters.sources.connect import readonly_engine
     from groundwatch.adapters.sources.generate import generate_groups
     from groundwatch.adapters.sources.introspect import introspect
 
-    engine = readonly_engine(engine_url)
+    engine = readonly_engine(engine_url, policy=policy)
     try:
         with engine.connect() as conn, conn.begin():
             schema = introspect(conn, steering=steering)
@@ -340,6 +345,7 @@ async def generate_groups_llm(
         text_templates=texts,
         steering=steering,
         list_answers=list_answers,
+        policy=policy,
     )
     s = result.summary
     s.sql_templates_proposed += sql_result.proposed - len(sql_result.templates)

@@ -18,7 +18,7 @@ from groundwatch.adapters.llm.cache import CachedVerdict, VerdictCache, cache_ke
 from groundwatch.core.judging import JUDGE_ERROR, Decision
 from groundwatch.core.judging.normalize import fold
 from groundwatch.core.model import Verdict
-from groundwatch.errors import GroundwatchError
+from groundwatch.errors import BudgetExhausted, GroundwatchError
 
 #: Bump whenever a character of the prompt changes: it is part of every cache key and judgement.
 PROMPT_VERSION = "grammar-ours-v1"
@@ -102,6 +102,7 @@ class LlmJudgeCounters:
     judge_errors: int = 0  # unreadable verdicts + failed calls
     unparseable: int = 0
     failed_calls: int = 0
+    budget_refused: int = 0  # not asked: the run's LLM budget was spent
 
     def snapshot(self) -> dict[str, int]:
         return asdict(self)
@@ -169,6 +170,11 @@ class LlmJudge:
                 max_tokens=self.max_tokens,
             )
         except GroundwatchError as exc:
+            if isinstance(exc, BudgetExhausted):  # not a failure: the run's own limit
+                self.counters.budget_refused += 1
+                return Decision(
+                    Verdict.UNDECIDED, "llm", f"llm_budget: {exc}", {}, self.prompt_version
+                )
             self.counters.failed_calls += 1
             return self._error(f"call failed: {exc}")
         latency = time.perf_counter() - started

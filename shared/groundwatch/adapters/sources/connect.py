@@ -1,16 +1,26 @@
 """Read-only engines: the generator must never be able to change the database it learns from.
 
-Validation already refuses anything but a SELECT; the connection is the second wall. SQLite opens
-the file with ``mode=ro`` (the driver itself refuses writes) plus ``PRAGMA query_only``; PostgreSQL
-sessions start with ``default_transaction_read_only=on`` and every transaction is begun with
-``SET TRANSACTION READ ONLY``; MySQL sessions are set read-only. Other backends are refused unless
-the caller explicitly accepts the risk.
+Every SQL text the adapter runs passes the read gate first (:mod:`groundwatch.core.generation.
+sql_gate`, applied by :class:`~groundwatch.adapters.sources.port.SqlAlchemyPort`); the connection
+is the second wall. SQLite opens the file with ``mode=ro`` (the driver itself refuses writes) plus
+``PRAGMA query_only`` and an authorizer that allows reads only; PostgreSQL sessions start with
+``default_transaction_read_only=on`` and every transaction is begun ``READ ONLY``; MySQL/MariaDB
+sessions are set read-only. Every backend cancels a statement that runs longer than the policy's
+statement timeout (SQLite by a progress handler, PostgreSQL by ``statement_timeout``, MariaDB by
+``max_statement_time``, MySQL by ``max_execution_time``), and a login that could reach the
+server's files or other sessions (a PostgreSQL superuser or member of ``pg_read_server_files``,
+``pg_write_server_files``, ``pg_execute_server_program``; a MySQL user with ``FILE`` or ``SUPER``)
+is refused unless the policy allows it. Other backends are refused unless the caller explicitly
+accepts the risk.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import sqlite3
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -21,12 +31,37 @@ from sqlalchemy.pool import NullPool
 
 from groundwatch.errors import ConfigError
 
+log = logging.getLogger(__name__)
+
+#: PostgreSQL's predefined roles that read or write the server's files or run its programs.
+PG_SERVER_ROLES = ("pg_read_server_files", "pg_write_server_files", "pg_execute_server_program")
+#: MySQL/MariaDB global privileges with the same reach (``LOAD_FILE``, ``INTO OUTFILE``, killing
+#: other sessions, changing the server's variables).
+MYSQL_SERVER_PRIVILEGES = ("FILE", "SUPER")
+
+
+@dataclass(frozen=True, slots=True)
+class SourcePolicy:
+    """How a source database is opened: the longest a statement may run, and whether a login
+    with server-wide powers is accepted — with a warning — instead of refused
+    (``--allow-privileged-source``, ``GW_SOURCE_ALLOW_PRIVILEGED``)."""
+
+    statement_timeout_s: float = 60.0
+    allow_privileged: bool = False
+
 
 def readonly_engine(
-    url: str, *, allow_unverified: bool = False, statement_timeout_s: float = 60.0
+    url: str,
+    *,
+    allow_unverified: bool = False,
+    statement_timeout_s: float | None = None,
+    policy: SourcePolicy | None = None,
 ) -> Engine:
-    """An engine whose connections cannot write (see module docstring); on PostgreSQL a
-    statement running longer than ``statement_timeout_s`` is cancelled by the server."""
+    """An engine whose connections cannot write (see module docstring). ``statement_timeout_s``
+    overrides the policy's timeout; opening a connection raises :class:`ConfigError` when the
+    login is privileged and the policy does not allow it."""
+    policy = policy or SourcePolicy()
+    timeout_s = policy.statement_timeout_s if statement_timeout_s is None else statement_timeout_s
     parsed = make_url(url)
     backend = parsed.get_backend_name()
     if backend == "sqlite":
@@ -40,7 +75,9 @@ def readonly_engine(
         if not path.is_file():
             raise ConfigError(f"SQLite source {url!r}: no such file {path}")
         ro_url = f"sqlite+pysqlite:///file:{quote(str(path))}?mode=ro&uri=true"
-        engine = create_engine(ro_url, poolclass=NullPool)
+        engine = create_engine(
+            ro_url, poolclass=NullPool, connect_args={"factory": SourceConnection}
+        )
 
         @event.listens_for(engine, "connect")
         def _read_only(dbapi_conn: Any, _record: Any) -> None:
@@ -48,14 +85,19 @@ def readonly_engine(
             cur.execute("PRAGMA query_only = ON")
             cur.close()
             seal_sqlite(dbapi_conn)
+            if isinstance(dbapi_conn, SourceConnection):
+                dbapi_conn.clock.timeout_s = timeout_s
 
         return engine
     if backend == "postgresql":
         connect_args: dict[str, Any] = {}
         if parsed.get_driver_name() in ("psycopg", "psycopg2", ""):
-            timeout_ms = int(statement_timeout_s * 1000)
+            timeout_ms = max(1, int(timeout_s * 1000))
+            # standard_conforming_strings: a backslash in a string is a character, as the read
+            # gate's printing of a statement assumes (with it off, 'a\'' would end the string)
             connect_args["options"] = (
                 f"-c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
+                " -c standard_conforming_strings=on"
             )
         if parsed.get_driver_name() == "psycopg":
             connect_args["cursor_factory"] = _read_only_cursor_class()
@@ -67,6 +109,7 @@ def readonly_engine(
             # BEGIN READ ONLY (the session default above can be SET back; this cannot by SQL)
             if hasattr(dbapi_conn, "read_only"):
                 dbapi_conn.read_only = True
+            _refuse_privileged(_pg_powers(dbapi_conn), url, policy)
 
         if parsed.get_driver_name() != "psycopg":  # psycopg: BEGIN READ ONLY, cursor above
 
@@ -84,8 +127,19 @@ def readonly_engine(
         @event.listens_for(engine, "connect")
         def _mysql_ro(dbapi_conn: Any, _record: Any) -> None:
             cur = dbapi_conn.cursor()
-            cur.execute("SET SESSION TRANSACTION READ ONLY")
-            cur.close()
+            try:
+                cur.execute("SET SESSION TRANSACTION READ ONLY")
+                cur.execute("SELECT VERSION()")
+                version = str(cur.fetchone()[0])
+                if "mariadb" in version.lower():  # seconds, every statement
+                    cur.execute(f"SET SESSION max_statement_time = {max(timeout_s, 0.001):.3f}")
+                else:  # milliseconds, SELECTs (all a source runs)
+                    cur.execute(f"SET SESSION max_execution_time = {max(1, int(timeout_s * 1000))}")
+                powers = _mysql_powers(cur)
+            finally:
+                cur.close()
+            dbapi_conn.commit()
+            _refuse_privileged(powers, url, policy)
 
         return engine
     if not allow_unverified:
@@ -95,6 +149,56 @@ def readonly_engine(
             " pass --allow-unverified-readonly"
         )
     return create_engine(url, pool_pre_ping=True)
+
+
+def _refuse_privileged(powers: list[str], url: str, policy: SourcePolicy) -> None:
+    """:class:`ConfigError` if the login has server-wide powers the policy does not accept; a
+    warning if it accepts them."""
+    if not powers:
+        return
+    who = make_url(url).username or "the login"
+    what = ", ".join(powers)
+    if policy.allow_privileged:
+        log.warning("source database user %s holds %s (accepted by the policy)", who, what)
+        return
+    raise ConfigError(
+        f"source database user {who!r} holds {what}, which reach the server's files or other"
+        " sessions; connect as a user that can only SELECT, or pass --allow-privileged-source"
+        " (GW_SOURCE_ALLOW_PRIVILEGED=true)"
+    )
+
+
+def _pg_powers(dbapi_conn: Any) -> list[str]:
+    """``superuser``, or the server-file roles the session's user is a member of."""
+    roles = ", ".join(f"'{r}'" for r in PG_SERVER_ROLES)
+    cur = dbapi_conn.cursor()
+    try:
+        cur.execute(
+            "SELECT r.rolsuper, ARRAY(SELECT b.rolname::text FROM pg_roles b WHERE b.rolname IN"
+            f" ({roles}) AND pg_has_role(r.oid, b.oid, 'MEMBER') ORDER BY 1)"
+            " FROM pg_roles r WHERE r.rolname = current_user"
+        )
+        row = cur.fetchone()
+    finally:
+        cur.close()
+    dbapi_conn.rollback()
+    if row is None:
+        return []
+    return ["superuser"] if row[0] else list(row[1] or [])
+
+
+def _mysql_powers(cur: Any) -> list[str]:
+    """The global privileges of :data:`MYSQL_SERVER_PRIVILEGES` the current user holds."""
+    wanted = ", ".join(f"'{p}'" for p in MYSQL_SERVER_PRIVILEGES)
+    grantee = (
+        "CONCAT(CHAR(39), SUBSTRING_INDEX(CURRENT_USER(), '@', 1), CHAR(39), '@', CHAR(39),"
+        " SUBSTRING_INDEX(CURRENT_USER(), '@', -1), CHAR(39))"
+    )
+    cur.execute(
+        "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES"
+        f" WHERE GRANTEE = {grantee} AND PRIVILEGE_TYPE IN ({wanted}) ORDER BY 1"
+    )
+    return [str(r[0]) for r in cur.fetchall()]
 
 
 # ------------------------------------------------------------------------------------- SQLite
@@ -167,6 +271,48 @@ def seal_sqlite(dbapi_conn: sqlite3.Connection) -> None:
     attachment ``VACUUM INTO`` makes)."""
     dbapi_conn.set_authorizer(_sqlite_authorizer)
     dbapi_conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+
+
+#: SQLite virtual-machine instructions between two looks at the clock (well under a millisecond).
+_PROGRESS_EVERY = 10_000
+
+
+class StatementClock:
+    """SQLite's statement timeout: it has none of its own, so a progress handler interrupts the
+    statement running on the connection once it has run ``timeout_s``.
+
+    The clock starts when a statement starts (the trace callback) and again each time the source
+    adapter asks for the next batch of rows (:meth:`restart`), so — as PostgreSQL's
+    ``statement_timeout`` does for each fetch of a cursor — the time a consumer spends between
+    batches is not counted, while a statement that computes for longer than ``timeout_s`` without
+    yielding a batch (an endless recursive CTE, a cross join of large tables) is interrupted."""
+
+    __slots__ = ("_deadline", "fired", "timeout_s")
+
+    def __init__(self, timeout_s: float = 60.0) -> None:
+        self.timeout_s = timeout_s
+        self._deadline = float("inf")
+        self.fired = False
+
+    def restart(self, _statement: object = None) -> None:
+        self._deadline = time.monotonic() + self.timeout_s
+        self.fired = False
+
+    def expired(self) -> int:
+        if time.monotonic() > self._deadline:
+            self.fired = True
+            return 1  # SQLite interrupts the statement ("interrupted")
+        return 0
+
+
+class SourceConnection(sqlite3.Connection):
+    """A sqlite3 connection with a :class:`StatementClock` (``sqlite3.connect(factory=…)``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.clock = StatementClock()
+        self.set_trace_callback(self.clock.restart)
+        self.set_progress_handler(self.clock.expired, _PROGRESS_EVERY)
 
 
 # --------------------------------------------------------------------------------- PostgreSQL

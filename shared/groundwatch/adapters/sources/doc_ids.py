@@ -11,10 +11,11 @@ from pathlib import Path
 
 import yaml
 
-from groundwatch.adapters.sources.connect import readonly_engine
+from groundwatch.adapters.sources.connect import SourcePolicy, readonly_engine
 from groundwatch.adapters.sources.introspect import introspect
 from groundwatch.adapters.sources.provenance import group_facts
 from groundwatch.core.generation.doc_ids import DocIdMap, doc_ids_for, validate_doc_id_map
+from groundwatch.core.generation.sql_gate import ReadGate
 from groundwatch.core.model import SemanticGroup
 from groundwatch.errors import ConfigError, parse_error_line
 
@@ -32,17 +33,21 @@ def read_doc_id_map(path: Path) -> DocIdMap:
 
 
 def annotate_doc_ids(
-    url: str, groups: Sequence[SemanticGroup], mapping: DocIdMap
+    url: str,
+    groups: Sequence[SemanticGroup],
+    mapping: DocIdMap,
+    policy: SourcePolicy | None = None,
 ) -> list[SemanticGroup]:
     """Copies of ``groups`` with ``relevant_doc_ids`` from the rows their answers read (a group
     whose answer cannot be traced, or reads no mapped table, keeps what it had)."""
-    engine = readonly_engine(url)
+    engine = readonly_engine(url, policy=policy)
     try:
         with engine.connect() as conn:
             schema = introspect(conn, profile=False)
+            gate = ReadGate(schema)
             out = []
             for g in groups:
-                docs = doc_ids_for(group_facts(conn, schema, g.sql, g.params), mapping)
+                docs = doc_ids_for(group_facts(conn, schema, g.sql, g.params, gate), mapping)
                 out.append(g.model_copy(update={"relevant_doc_ids": docs}) if docs else g)
             return out
     finally:

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from sqlalchemy import Connection
 
-from groundwatch.adapters.sources.connect import readonly_engine
+from groundwatch.adapters.lexicon import wordnet
+from groundwatch.adapters.sources.connect import SourcePolicy, readonly_engine
 from groundwatch.adapters.sources.introspect import introspect
 from groundwatch.adapters.sources.port import SqlAlchemyPort
 from groundwatch.core.generation.pipeline import (
@@ -54,6 +55,7 @@ def generate_groups(
     list_answers: bool = False,
     load_templates: Callable[[SchemaInfo], TemplateSet] | None = None,
     allow_unverified: bool = False,
+    policy: SourcePolicy | None = None,
 ) -> GenerationResult:
     """Semantic groups with SQL truth from the database at ``engine_url`` (opened read-only).
 
@@ -64,10 +66,11 @@ def generate_groups(
     tables and columns out of generation; ``list_answers`` keeps fills with several answers as
     list answers (see :func:`~groundwatch.core.generation.pipeline.iter_groups`).
     ``allow_unverified`` accepts a backend whose read-only mode cannot be checked
-    (:func:`~groundwatch.adapters.sources.connect.readonly_engine`).
+    (:func:`~groundwatch.adapters.sources.connect.readonly_engine`); ``policy`` sets the
+    statement timeout and whether a privileged login is accepted.
     """
     cfg = rule_config or RuleConfig()
-    engine = readonly_engine(engine_url, allow_unverified=allow_unverified)
+    engine = readonly_engine(engine_url, allow_unverified=allow_unverified, policy=policy)
     try:
         with engine.connect() as conn, conn.begin():
             schema = introspect(conn, steering=steering, key_ratio=cfg.key_ratio)
@@ -83,7 +86,7 @@ def generate_groups(
             ]
             if missing:
                 realized = offline_text_templates(
-                    missing, verbalizers or default_verbalizers(), cohorts, schema
+                    missing, verbalizers or default_verbalizers(), cohorts, schema, wordnet()
                 )
                 for tid, per_cohort in realized.items():
                     have = texts.setdefault(tid, {})
@@ -92,7 +95,7 @@ def generate_groups(
             if on_plan:
                 on_plan(schema, tpls)
             result = build_groups(
-                SqlAlchemyPort(conn),
+                SqlAlchemyPort(conn, schema),
                 schema,
                 tpls,
                 texts,
@@ -127,7 +130,7 @@ def stream_groups(
 ) -> Iterator[SemanticGroup]:
     """Groups one at a time over an open (read-only) connection: for outputs too big to hold."""
     return iter_groups(
-        SqlAlchemyPort(conn),
+        SqlAlchemyPort(conn, schema),
         schema,
         templates,
         text_templates,
@@ -153,7 +156,7 @@ def stream_group_records(
     (:func:`~groundwatch.adapters.db.datasets.write_group_records`): the same lines, no model
     validated and serialized again per group."""
     return iter_group_records(
-        SqlAlchemyPort(conn),
+        SqlAlchemyPort(conn, schema),
         schema,
         templates,
         text_templates,

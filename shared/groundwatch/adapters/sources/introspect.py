@@ -25,10 +25,12 @@ from sqlalchemy import (
     distinct,
     func,
     inspect,
+    literal,
     select,
 )
 from sqlalchemy import types as sqltypes
 
+from groundwatch.core.generation.naming import words
 from groundwatch.core.generation.schema import ColumnInfo, ForeignKeyInfo, SchemaInfo, TableInfo
 from groundwatch.core.generation.steering import Steering, steer, table_allowed
 from groundwatch.core.model import AnswerType
@@ -141,7 +143,40 @@ def introspect(
     schema = steer(SchemaInfo(tuple(infos), dialect=_dialect(conn)), steer_by)
     if not profile:
         return schema
-    return replace(schema, tables=tuple(_profile(conn, handles[t.name], t) for t in schema.tables))
+    schema = replace(
+        schema, tables=tuple(_profile(conn, handles[t.name], t) for t in schema.tables)
+    )
+    return replace(schema, shared_names=_shared_names(conn, schema, handles))
+
+
+#: Most pairs of naming columns compared for shared values (one INTERSECT query each).
+_MAX_NAME_PAIRS = 200
+
+
+def _shared_names(
+    conn: Connection, schema: SchemaInfo, handles: dict[str, Table]
+) -> frozenset[tuple[str, str]]:
+    """Naming columns that share a value with a naming column of another table.
+
+    Only columns called alike are compared (``LastName`` with ``LastName``, ``Name`` with
+    ``Name``): values of unlike columns rarely meet, and a schema of a hundred tables would
+    otherwise cost thousands of queries.
+    """
+    names = [(t, c) for t in schema.tables for c in t.columns if t.is_key_like(c)]
+    out: set[tuple[str, str]] = set()
+    pairs = 0
+    for (t1, c1), (t2, c2) in combinations(names, 2):
+        if t1.name == t2.name or c1.name.lower() != c2.name.lower():
+            continue
+        pairs += 1
+        if pairs > _MAX_NAME_PAIRS:
+            break
+        a = select(handles[t1.name].c[c1.name])
+        b = select(handles[t2.name].c[c2.name])
+        both = a.intersect(b).subquery("gw_shared")
+        if conn.execute(select(func.count()).select_from(both)).scalar_one():
+            out.update({(t1.name, c1.name), (t2.name, c2.name)})
+    return frozenset(out)
 
 
 _SAMPLES = 20
@@ -166,6 +201,27 @@ def _multi(col: Any) -> Any:
     return func.count(distinct(col)) + func.max(case((col.is_(None), 1), else_=0))
 
 
+#: Words of a number column that say it counts or measures, so its 0s and 1s are amounts, not
+#: no and yes (a quantity of 1, a discount of 0).
+_AMOUNT_WORDS = frozenset(
+    {"quantity", "qty", "count", "number", "num", "amount", "total", "price", "cost", "units",
+     "discount", "rate", "score", "level", "rank", "order", "year", "size", "weight", "stock"}
+)  # fmt: skip
+
+
+def _is_flag(col: ColumnInfo, low: Any, high: Any) -> bool:
+    """A yes/no column stored as a number: only 0 and 1 occur, and its name is no amount."""
+    if col.primary_key or col.non_null == 0 or low is None or high is None:
+        return False
+    try:
+        lo, hi = float(low), float(high)
+    except (TypeError, ValueError):
+        return False
+    if lo not in (0.0, 1.0) or hi not in (0.0, 1.0) or col.distinct > 2:
+        return False
+    return not (set(words(col.name)) & _AMOUNT_WORDS)
+
+
 def _profile(conn: Connection, table: Table, info: TableInfo) -> TableInfo:
     """Row count, distinct/non-null counts, functional dependencies and pair profiles.
 
@@ -174,18 +230,30 @@ def _profile(conn: Connection, table: Table, info: TableInfo) -> TableInfo:
     cols = [c for c in info.columns if c.kind is not None][:_MAX_PROFILED_COLUMNS]
     exprs: list[Any] = [func.count()]
     for c in cols:
-        exprs += [func.count(table.c[c.name]), func.count(distinct(table.c[c.name]))]
+        col = table.c[c.name]
+        exprs += [func.count(col), func.count(distinct(col))]
+        # numbers: their range (a 0/1 column is a flag); text: its mean length (a label or prose)
+        if c.kind is AnswerType.NUMBER:
+            exprs += [func.min(col), func.max(col)]
+        elif c.kind is AnswerType.TEXT and not isinstance(col.type, sqltypes.Boolean):
+            exprs += [func.avg(func.length(col)), literal(None)]
+        else:
+            exprs += [literal(None), literal(None)]
     row = conn.execute(select(*exprs).select_from(table)).one()
     rows = int(row[0])
-    counts = {c.name: (int(row[1 + 2 * i]), int(row[2 + 2 * i])) for i, c in enumerate(cols)}
-    columns = tuple(
-        replace(
-            c,
-            distinct=counts.get(c.name, (0, 0))[1],
-            non_null=counts.get(c.name, (0, 0))[0],
-        )
-        for c in info.columns
-    )
+    profiled: dict[str, ColumnInfo] = {}
+    for i, c in enumerate(cols):
+        non_null, n_distinct, a, b = row[1 + 4 * i : 5 + 4 * i]
+        prof = replace(c, distinct=int(n_distinct), non_null=int(non_null))
+        if c.kind is AnswerType.NUMBER:
+            prof = replace(prof, flag=_is_flag(prof, a, b))
+        elif c.kind is AnswerType.TEXT:
+            boolean = isinstance(table.c[c.name].type, sqltypes.Boolean)
+            prof = replace(
+                prof, flag=boolean, avg_length=None if boolean or a is None else float(a)
+            )
+        profiled[c.name] = prof
+    columns = tuple(profiled.get(c.name, replace(c, distinct=0, non_null=0)) for c in info.columns)
     info = replace(info, columns=columns, rows=rows)
     descriptive = info.descriptive()
     keys = [c for c in descriptive if c.kind is AnswerType.TEXT and c.distinct >= 2]

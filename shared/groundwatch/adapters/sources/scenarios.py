@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 
-from groundwatch.adapters.sources.connect import readonly_engine
+from groundwatch.adapters.sources.connect import SourcePolicy, readonly_engine
 from groundwatch.adapters.sources.introspect import introspect
 from groundwatch.adapters.sources.port import SqlAlchemyPort
 from groundwatch.core.generation.pipeline import build_groups, offline_text_templates
@@ -38,6 +38,7 @@ def grounded_scenarios(
     dataset_id: str = "scenarios",
     max_items: int | None = None,
     rule_config: RuleConfig | None = None,
+    policy: SourcePolicy | None = None,
 ) -> ScenarioRun:
     """Scenario items with SQL truth from the database at ``engine_url`` (opened read-only).
 
@@ -45,7 +46,7 @@ def grounded_scenarios(
     answer, and S6 names are checked absent from every document.
     """
     verbalizer = default_verbalizers()[QUESTION_COHORT]
-    engine = readonly_engine(engine_url)
+    engine = readonly_engine(engine_url, policy=policy)
     run = ScenarioRun()
     try:
         with engine.connect() as conn, conn.begin():
@@ -54,7 +55,7 @@ def grounded_scenarios(
             texts = offline_text_templates(
                 templates, {QUESTION_COHORT: verbalizer}, [QUESTION_COHORT]
             )
-            port = SqlAlchemyPort(conn)
+            port = SqlAlchemyPort(conn, schema)
             result = build_groups(
                 port,
                 schema,

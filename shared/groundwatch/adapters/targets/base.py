@@ -7,7 +7,7 @@ error is never judged. Only a :class:`TargetReply` reaches the judge.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
@@ -32,6 +32,9 @@ class ErrorKind(StrEnum):
     RATE_LIMITED = "rate_limited"
     EXCEPTION = "exception"
     UNKNOWN_TARGET = "unknown_target"
+    #: an HTTP 3xx: the endpoint sent the request elsewhere instead of answering (a moved URL, a
+    #: login page); its body is not an answer and is never judged
+    REDIRECT = "redirect"
 
 
 #: Failures worth retrying (with jitter) and counted by the circuit breaker. A 4xx or a bad
@@ -113,6 +116,28 @@ class TargetReply:
         )
 
 
+class JsonNumber(float):
+    """A JSON number as the endpoint wrote it: a float for whatever compares numbers (a JSONPath
+    filter), and ``text``, the number's own characters, for what becomes text. ``1e400`` is
+    ``inf`` as a float and stays ``"1e400"`` as text; ``1e-400`` stays ``"1e-400"``, not
+    ``"0.0"``; ``12345678901234567890123`` keeps every digit."""
+
+    __slots__ = ("text",)
+
+    text: str
+
+    def __new__(cls, text: str) -> JsonNumber:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def number_text(value: object) -> str:
+    """A number from a reply as text: the endpoint's own characters when they are known
+    (:class:`JsonNumber`), else Python's shortest round-trip form."""
+    return value.text if isinstance(value, JsonNumber) else str(value)
+
+
 def reply_from(
     answer: object, retrieved_ids: Sequence[object] = (), contexts: Sequence[object] = ()
 ) -> TargetReply:
@@ -127,7 +152,7 @@ def reply_from(
             answer = ""
         elif isinstance(answer, bool) or not isinstance(answer, str | int | float):
             raise TargetError(ErrorKind.BAD_PAYLOAD, f"answer is {type(answer).__name__}, not text")
-        answer = str(answer)
+        answer = number_text(answer)
     return TargetReply(
         answer, _texts("retrieved_ids", retrieved_ids), _texts("contexts", contexts)
     ).bounded()
@@ -143,7 +168,7 @@ def _texts(name: str, values: Sequence[object]) -> list[str]:
     for v in values:
         if isinstance(v, bool) or not isinstance(v, str | int | float):
             raise TargetError(ErrorKind.BAD_PAYLOAD, f"{name} holds a {type(v).__name__}, not text")
-    return [str(v) for v in values]
+    return [v if isinstance(v, str) else number_text(v) for v in values]
 
 
 @runtime_checkable
@@ -151,3 +176,24 @@ class Target(Protocol):
     """A RAG system (or LLM-only baseline) under evaluation."""
 
     async def ask(self, query: str) -> TargetReply: ...
+
+
+#: SelfCheck's samples are drawn at this temperature (Manakul et al., 2023; GRAMMAR §3), unless a
+#: target's configuration says how it samples.
+SAMPLE_TEMPERATURE = 1.0
+
+
+def sampler_of(target: object) -> Callable[[str], Awaitable[TargetReply]] | None:
+    """How to draw a *sample* from ``target`` — another answer to the same query with its
+    randomness on — or None when it has no way to.
+
+    SelfCheck compares the answer with such samples: asked the ordinary way (temperature 0, or an
+    endpoint with no knob at all) a deterministic target repeats itself, every sample agrees,
+    and SelfCheck calls every answer right. So only a target that says it can sample
+    (``can_sample``, with an async ``sample(query)``) is sampled; the others are reported as
+    not sampled, never scored on repeats."""
+    sample = getattr(target, "sample", None)
+    if not callable(sample) or not getattr(target, "can_sample", False):
+        return None
+    fn: Callable[[str], Awaitable[TargetReply]] = sample
+    return fn

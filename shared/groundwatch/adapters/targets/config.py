@@ -12,6 +12,7 @@
         retrieved_ids_path: "$.data.sources[*].id"
         contexts_path: data.sources.*.text
         limits: {concurrency: 4, rate_per_s: 2, timeout_s: 20}
+        sampling: {body: {temperature: 1.0}}   # how to ask for a SelfCheck sample
       - name: llm-only
         type: openai_chat
         model: gpt-4o-mini
@@ -52,6 +53,7 @@ from groundwatch.adapters.targets.openai_chat import BASELINE_SYSTEM_PROMPT, Ope
 from groundwatch.adapters.targets.paths import ReplyPath
 from groundwatch.adapters.targets.transport import HttpClient
 from groundwatch.errors import ConfigError, parse_error_line
+from groundwatch.validation import validation_line
 
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
@@ -61,6 +63,26 @@ class _TargetBase(BaseModel):
 
     name: str = Field(pattern=_NAME, description="Target name; probes and metrics refer to it.")
     limits: TargetLimits = Field(default_factory=TargetLimits)
+
+
+class HttpSampling(BaseModel):
+    """How an ``http_json`` endpoint is asked for a SelfCheck sample (an answer with its
+    randomness on): ``body`` fields merged into the JSON request, ``params`` added to the URL."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    body: dict[str, Any] = Field(
+        default_factory=dict, description="Fields set in the request body, e.g. temperature: 1.0."
+    )
+    params: dict[str, str | int | float] = Field(
+        default_factory=dict, description="Query parameters added to the URL, e.g. sample: 1."
+    )
+
+    @model_validator(mode="after")
+    def _says_something(self) -> HttpSampling:
+        if not self.body and not self.params:
+            raise ValueError("give body or params: how the endpoint is asked for a sample")
+        return self
 
 
 class HttpJsonConfig(_TargetBase):
@@ -73,6 +95,9 @@ class HttpJsonConfig(_TargetBase):
     retrieved_ids_path: str | None = "retrieved_ids"
     contexts_path: str | None = "contexts"
     max_response_bytes: int = Field(DEFAULT_MAX_RESPONSE_BYTES, ge=1024)
+    sampling: HttpSampling | None = Field(
+        None, description="How to ask for a SelfCheck sample; unset: the target is not sampled."
+    )
 
     @field_validator("url")
     @classmethod
@@ -103,6 +128,9 @@ class OpenAIChatConfig(_TargetBase):
     system_prompt: str = BASELINE_SYSTEM_PROMPT
     max_tokens: int | None = Field(256, ge=1)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
+    sample_temperature: float = Field(
+        1.0, ge=0.0, le=2.0, description="SelfCheck samples' temperature; 0: never sampled."
+    )
 
 
 class CallableConfig(_TargetBase):
@@ -132,18 +160,6 @@ class TargetsFile(BaseModel):
         return v
 
 
-def _loc(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in ("http_json", "openai_chat", "callable"):
-            continue  # the union member pydantic tried; the user did not write it
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "<root>"
-
-
 def parse_targets(data: Any, source: str = "<config>") -> list[TargetConfig]:
     """Validate already-parsed config data; errors name the source and the field."""
     if isinstance(data, list):
@@ -151,8 +167,7 @@ def parse_targets(data: Any, source: str = "<config>") -> list[TargetConfig]:
     try:
         return TargetsFile.model_validate(data).targets
     except ValidationError as exc:
-        problems = [f"{_loc(e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False)]
-        raise ConfigError(f"{source}: " + "; ".join(problems[:8])) from None
+        raise ConfigError(f"{source}: {validation_line(exc, TargetsFile)}") from None
 
 
 def load_targets(path: Path | str) -> list[TargetConfig]:
@@ -217,6 +232,16 @@ def import_callable(spec: str) -> TargetCallable:
     return fn
 
 
+def can_sample(config: TargetConfig) -> bool:
+    """Whether the target of ``config`` can be asked for a SelfCheck sample (its randomness on),
+    as ``sampler_of`` will find once it is built."""
+    if isinstance(config, HttpJsonConfig):
+        return config.sampling is not None
+    if isinstance(config, OpenAIChatConfig):
+        return config.sample_temperature > 0.0
+    return CallableTarget(import_callable(config.callable)).can_sample
+
+
 def build_target(
     config: TargetConfig,
     *,
@@ -244,6 +269,8 @@ def build_target(
                 retrieved_ids_path=config.retrieved_ids_path,
                 contexts_path=config.contexts_path,
                 max_response_bytes=config.max_response_bytes,
+                sample_body=config.sampling.body if config.sampling else None,
+                sample_params=config.sampling.params if config.sampling else None,
             )
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
@@ -258,6 +285,7 @@ def build_target(
             system_prompt=config.system_prompt,
             max_tokens=config.max_tokens,
             temperature=config.temperature,
+            sample_temperature=config.sample_temperature,
         )
     return CallableTarget(import_callable(config.callable), in_thread=config.in_thread)
 

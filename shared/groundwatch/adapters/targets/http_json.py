@@ -14,12 +14,18 @@ import re
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 import orjson
 
-from groundwatch.adapters.targets.base import ErrorKind, TargetError, TargetReply, reply_from
+from groundwatch.adapters.targets.base import (
+    ErrorKind,
+    JsonNumber,
+    TargetError,
+    TargetReply,
+    reply_from,
+)
 from groundwatch.adapters.targets.paths import MissingPath, PathError, ReplyPath
 from groundwatch.adapters.targets.transport import HttpClient, HttpReply, as_http_client
 from groundwatch.errors import ConfigError
@@ -106,6 +112,25 @@ def render_body(template: JsonTemplate, query: str) -> bytes:
     return orjson.dumps(_fill(template, query))
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _loads_exact(raw: bytes) -> Any:
+    """``raw`` as JSON with every non-integer number a :class:`JsonNumber` (its text kept) and
+    every integer exact; ``NaN``/``Infinity``, which Python's parser would take, are not JSON:
+    ``bad_payload``, as is anything else that is not JSON."""
+    try:
+        return json.loads(raw, parse_float=JsonNumber, parse_constant=_not_json)
+    except ValueError:  # JSONDecodeError, _not_json, an integer beyond Python's digit limit
+        raise TargetError(ErrorKind.BAD_PAYLOAD, "reply is not JSON") from None
+
+
+def _has_float(found: tuple[Any, list[Any], list[Any]]) -> bool:
+    answer, ids, contexts = found
+    return type(answer) is float or float in map(type, ids) or float in map(type, contexts)
+
+
 def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
@@ -131,6 +156,8 @@ class HttpJsonTarget:
         retrieved_ids_path: str | None = "retrieved_ids",
         contexts_path: str | None = "contexts",
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        sample_body: Mapping[str, Any] | None = None,
+        sample_params: Mapping[str, str | int | float] | None = None,
     ) -> None:
         self._client = as_http_client(client)
         self.url = url
@@ -156,6 +183,19 @@ class HttpJsonTarget:
         self.contexts_path = ReplyPath(contexts_path) if contexts_path else None
         self.max_response_bytes = max_response_bytes
         self._warned: set[str] = set()
+        #: How this endpoint is asked for a SelfCheck sample: fields merged into the request's
+        #: JSON object (``{"temperature": 1.0}``) and/or query parameters added to its URL. An
+        #: endpoint with neither declared cannot be sampled (see ``sampler_of``).
+        self._sample_body = dict(sample_body or {})
+        self._sample_query = urlencode({k: str(v) for k, v in (sample_params or {}).items()})
+        self.can_sample = bool(self._sample_body or self._sample_query)
+        if self._sample_body:
+            shape = orjson.loads(render_body(body_template, "q")) if body_template else None
+            if not isinstance(shape, dict):
+                raise ConfigError(
+                    "sampling.body: fields can only be added to a JSON object body; use"
+                    " sampling.params for a query-string knob"
+                )
         if PLACEHOLDER not in url and (
             body_template is None or PLACEHOLDER not in _text(body_template)
         ):
@@ -170,6 +210,19 @@ class HttpJsonTarget:
     async def ask(self, query: str) -> TargetReply:
         url = self._fixed_url or self.url.replace(PLACEHOLDER, quote(query, safe=""))
         content = render_body(self._body, query) if self._body is not None else None
+        return await self._exchange(url, content)
+
+    async def sample(self, query: str) -> TargetReply:
+        """One SelfCheck sample: the request with the declared ``sampling`` fields and params."""
+        url = self._fixed_url or self.url.replace(PLACEHOLDER, quote(query, safe=""))
+        if self._sample_query:
+            url += ("&" if "?" in url else "?") + self._sample_query
+        content = render_body(self._body, query) if self._body is not None else None
+        if self._sample_body and content is not None:
+            content = orjson.dumps({**orjson.loads(content), **self._sample_body})
+        return await self._exchange(url, content)
+
+    async def _exchange(self, url: str, content: bytes | None) -> TargetReply:
         reply = await self._client.exchange(
             self.method, url, self._headers, content, self.max_response_bytes
         )
@@ -178,8 +231,12 @@ class HttpJsonTarget:
 
     def _check_status(self, reply: HttpReply) -> None:
         code = reply.status
-        if code < 400:
+        if code < 300:
             return
+        if code < 400:
+            # the endpoint sent the question elsewhere (a moved URL, a login page): its body is
+            # not an answer, and following it could send the question (and its headers) anywhere
+            raise TargetError(ErrorKind.REDIRECT, f"HTTP {code}", status_code=code)
         hint = _retry_after(reply.retry_after)
         if code == 429:
             kind = ErrorKind.RATE_LIMITED
@@ -192,24 +249,34 @@ class HttpJsonTarget:
         raise TargetError(ErrorKind.HTTP_4XX, f"HTTP {code}", status_code=code)
 
     def parse(self, raw: bytes) -> TargetReply:
-        """The reply's answer, ids and contexts by the configured paths."""
+        """The reply's answer, ids and contexts by the configured paths.
+
+        A number among them is kept as the endpoint wrote it: orjson reads numbers as floats
+        (``1e400`` is an error, a 30-digit integer loses digits, ``1e-400`` is 0.0), so a reply
+        where one of them is a float is read again by :func:`_loads_exact`, which keeps each
+        number's text (``"1e400"``, never ``"inf"``)."""
         try:
             doc = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            # orjson refuses an escaped lone surrogate ("\ud800"), which JSON's grammar allows
-            # and Python's json.dumps writes: the standard parser takes it, and the contract
-            # then replaces the character and flags the answer (answer_sanitized)
-            try:
-                doc = json.loads(raw)
-            except ValueError:
-                raise TargetError(ErrorKind.BAD_PAYLOAD, "reply is not JSON") from None
+            # orjson also refuses an escaped lone surrogate ("\ud800"), which JSON's grammar
+            # allows and Python's json.dumps writes: the standard parser takes it, and the
+            # contract then replaces the character and flags the answer (answer_sanitized)
+            doc = _loads_exact(raw)
+        else:
+            found = self._find(doc)
+            if not _has_float(found):
+                return reply_from(*found)
+            doc = _loads_exact(raw)
+        return reply_from(*self._find(doc))
+
+    def _find(self, doc: Any) -> tuple[Any, list[Any], list[Any]]:
         try:
             answer = self.answer_path.one(doc)
             ids = self._optional(self.retrieved_ids_path, doc, "retrieved_ids_path")
             contexts = self._optional(self.contexts_path, doc, "contexts_path")
         except PathError as exc:
             raise TargetError(ErrorKind.BAD_PAYLOAD, str(exc)) from None
-        return reply_from(answer, ids, contexts)
+        return answer, ids, contexts
 
     def _optional(self, path: ReplyPath | None, doc: Any, setting: str) -> list[Any]:
         """Retrieved ids and contexts are optional: a reply without them is an answer without

@@ -12,7 +12,13 @@ from __future__ import annotations
 import openai
 
 from groundwatch.adapters.llm.reader import LlmClient
-from groundwatch.adapters.targets.base import ErrorKind, TargetError, TargetReply, reply_from
+from groundwatch.adapters.targets.base import (
+    SAMPLE_TEMPERATURE,
+    ErrorKind,
+    TargetError,
+    TargetReply,
+    reply_from,
+)
 from groundwatch.core.model import DONT_KNOW
 from groundwatch.errors import GroundwatchError, RetryLater
 
@@ -32,21 +38,32 @@ class OpenAIChatTarget:
         system_prompt: str = BASELINE_SYSTEM_PROMPT,
         max_tokens: int | None = 256,
         temperature: float = 0.0,
+        sample_temperature: float = SAMPLE_TEMPERATURE,
     ) -> None:
         self._client = client
         self.system_prompt = system_prompt
         self.max_tokens = max_tokens
         self.temperature = temperature
+        #: SelfCheck's samples: the same prompt at this temperature (1.0, as the paper samples)
+        self.sample_temperature = sample_temperature
+        self.can_sample = sample_temperature > 0.0
 
     def __repr__(self) -> str:
         return "OpenAIChatTarget()"
 
     async def ask(self, query: str) -> TargetReply:
+        return await self._complete(query, self.temperature)
+
+    async def sample(self, query: str) -> TargetReply:
+        """One stochastic answer for SelfCheck, at ``sample_temperature``."""
+        return await self._complete(query, self.sample_temperature)
+
+    async def _complete(self, query: str, temperature: float) -> TargetReply:
         try:
             replies = await self._client.complete(
                 self.system_prompt,
                 query,
-                temperature=self.temperature,
+                temperature=temperature,
                 max_tokens=self.max_tokens,
             )
         except TargetError:

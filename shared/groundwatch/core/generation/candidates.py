@@ -140,7 +140,8 @@ def candidate_queries(template: SqlTemplate, schema: SchemaInfo) -> list[str | N
     for sel in template.selected:
         table = schema.table(sel.table)
         column = table.column(sel.column) if table is not None else None
-        if table is None or column is None or column.kind is not AnswerType.TEXT:
+        # a flag's gold is yes/no: its stored values (true/false) are no rivals of it
+        if table is None or column is None or column.kind is not AnswerType.TEXT or sel.flag:
             out.append(None)
         else:
             out.append(distinct_values_sql(table.name, column.name, schema.dialect))

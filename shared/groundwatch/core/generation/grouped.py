@@ -146,8 +146,10 @@ def _rewrite(
     if any(_is_aggregate(e) for e in tree.expressions):
         # ``SELECT COUNT(*) … WHERE k = :k`` → ``SELECT k, COUNT(*), 1 … GROUP BY k``: one row,
         # hence one answer, per fill that has rows at all
+        # ``n`` is how many rows the placeholder values named: a name two rows share (two
+        # playlists called "Music") pools both into one count, so the fill is dropped, not kept
         agg = tree.copy()
-        agg.set("expressions", [*projections, exp.alias_(exp.Literal.number(1), "gw_n")])
+        agg.set("expressions", [*projections, exp.alias_(_rows_named(template, schema), "gw_n")])
         agg.set("where", exp.Where(this=cond))
         agg.set("group", exp.Group(expressions=[by_param[p].copy() for p in template.params]))
         agg.set("order", exp.Order(expressions=[exp.Ordered(this=k.copy()) for k in keys]))
@@ -205,6 +207,25 @@ def _rewrite(
         limit=exp.Limit(expression=exp.Literal.number(1)),
     )
     return render(grouped, schema.dialect), render(multi, schema.dialect), list_sql
+
+
+def _rows_named(template: SqlTemplate, schema: SchemaInfo) -> exp.Expression:
+    """The product of ``COUNT(DISTINCT alias.pk)`` over the slots whose column is not declared
+    unique: 1 exactly when every placeholder value names one row; 1 when nothing can be shared."""
+    factors: list[exp.Expression] = []
+    for s in template.slots:
+        info = schema.table(s.table)
+        col = info.column(s.column) if info is not None else None
+        if info is None or col is None or col.unique or len(info.primary_key) != 1:
+            continue
+        key = exp.Column(this=ident(info.primary_key[0]), table=ident(s.alias))
+        factors.append(exp.Count(this=exp.Distinct(expressions=[key])))
+    if not factors:
+        return exp.Literal.number(1)
+    out = factors[0]
+    for f in factors[1:]:
+        out = exp.Mul(this=out, expression=f)
+    return out
 
 
 def _one_row_per_fill(

@@ -150,3 +150,82 @@ def attribute_label(column: str, kind: str | None) -> str:
     if kind == "number" and "year" not in ws:
         return f"{label} year"
     return label
+
+
+#: Words a foreign key's name may end in that make it a verb phrase, not a noun (``ShipVia``,
+#: ``ReportsTo``, ``managed_by``): the role is a relation, the row it points at needs its own noun.
+ROLE_PREPOSITIONS = frozenset(
+    {"to", "by", "via", "for", "from", "of", "on", "at", "with", "in", "into", "under"}
+)
+#: What the row a self-reference points at is called, by the key's words: ``ReportsTo`` names the
+#: employee's manager, never "the employee of the employee".
+_SELF_ROLES = {
+    "reports to": "manager", "report to": "manager", "reports": "manager",
+    "managed by": "manager", "manager": "manager", "mgr": "manager", "manager emp": "manager",
+    "supervisor": "supervisor", "supervised by": "supervisor", "boss": "boss",
+    "superior": "superior", "lead": "lead", "head": "head", "mentor": "mentor",
+    "referred by": "referrer", "referrer": "referrer", "sponsor": "sponsor",
+    "parent": "parent", "replaced by": "successor", "successor": "successor",
+    "predecessor": "predecessor", "reply to": "parent", "in reply to": "parent",
+}  # fmt: skip
+#: Self-reference roles whose rows pointing back are "direct reports".
+HIERARCHY_ROLES = frozenset({"manager", "supervisor", "boss", "superior", "lead", "head"})
+
+
+def self_role(fk_column: str, noun: str) -> str | None:
+    """The role noun of a self-referencing key (``ReportsTo`` → manager, ``parent_id`` → parent
+    category), or None when its name gives no role that can be said (``employee_id`` pointing at
+    another employee: the wording would be "the employee of the employee")."""
+    role = role_of_fk(fk_column)
+    if role in _SELF_ROLES:
+        r = _SELF_ROLES[role]
+        return f"parent {noun}" if r == "parent" else r
+    ws = role.split()
+    if not ws or ws[-1] in ROLE_PREPOSITIONS or singular(role) == noun:
+        return None
+    if ws[-1] == noun.split()[-1] and len(ws) > 1:  # parent_category_id → parent category
+        return role
+    return role
+
+
+def relation_verb(fk_column: str) -> str | None:
+    """The participle phrase a verb-like key names (``ShipVia`` → "shipped via",
+    ``assigned_to`` → "assigned to"), or None for a noun key (``CustomerID``)."""
+    ws = role_of_fk(fk_column).split()
+    if len(ws) < 2 or ws[-1] not in ROLE_PREPOSITIONS:
+        return None
+    return " ".join([*(participle(w) for w in ws[:-1][:1]), *ws[1:]])
+
+
+_IRREGULAR_PARTICIPLES = {
+    "bear": "born", "buy": "bought", "sell": "sold", "make": "made", "write": "written",
+    "take": "taken", "give": "given", "send": "sent", "build": "built", "pay": "paid",
+    "begin": "begun", "hold": "held", "lead": "led", "bring": "brought", "find": "found",
+    "keep": "kept", "leave": "left", "put": "put", "set": "set", "run": "run", "get": "got",
+    "see": "seen", "know": "known", "win": "won", "teach": "taught", "tell": "told",
+    "choose": "chosen", "drive": "driven", "ride": "ridden", "fly": "flown", "grow": "grown",
+    "draw": "drawn", "throw": "thrown", "break": "broken", "speak": "spoken", "steal": "stolen",
+    "freeze": "frozen", "hide": "hidden", "lend": "lent", "spend": "spent", "ship": "shipped",
+}  # fmt: skip
+
+
+def participle(verb: str) -> str:
+    """A verb's past participle (``hire`` → hired, ``ship`` → shipped, ``bear`` → born)."""
+    v = verb.lower()
+    if v in _IRREGULAR_PARTICIPLES:
+        return _IRREGULAR_PARTICIPLES[v]
+    if v.endswith(("ed", "en")) and len(v) > 4:
+        return v
+    if v.endswith("e"):
+        return v + "d"
+    if v.endswith("y") and len(v) > 2 and v[-2] not in "aeiou":
+        return v[:-1] + "ied"
+    if (
+        len(v) >= 3
+        and v[-1] not in "aeiouwxy"
+        and v[-2] in "aeiou"
+        and v[-3] not in "aeiou"
+        and sum(ch in "aeiou" for ch in v) == 1
+    ):
+        return v + v[-1] + "ed"  # one syllable ending consonant-vowel-consonant: ship → shipped
+    return v + "ed"

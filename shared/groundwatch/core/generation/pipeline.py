@@ -18,10 +18,12 @@ from itertools import product
 from typing import Any, Protocol
 
 from groundwatch.core.generation.answers import (
+    date_text,
     format_value,
     json_param,
     kind_of_value,
     typed_answer,
+    value_renderer,
 )
 from groundwatch.core.generation.candidates import (
     ColumnSample,
@@ -32,6 +34,7 @@ from groundwatch.core.generation.candidates import (
     entity_attributes_query,
 )
 from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, list_rows, plan
+from groundwatch.core.generation.lexicon import Lexicon, Thesaurus, schema_context
 from groundwatch.core.generation.realize import (
     compile_percent,
     compile_pieces,
@@ -40,7 +43,7 @@ from groundwatch.core.generation.realize import (
     vocabulary,
 )
 from groundwatch.core.generation.schema import SchemaInfo
-from groundwatch.core.generation.templates import SqlTemplate
+from groundwatch.core.generation.templates import Slot, SqlTemplate
 from groundwatch.core.generation.validation import Rejection
 from groundwatch.core.generation.verbalizers import Verbalizer
 from groundwatch.core.model import MAX_DOMAIN, AnswerType, SemanticGroup, group_id_hasher
@@ -182,19 +185,31 @@ def offline_text_templates(
     verbalizers: Mapping[str, Verbalizer],
     cohorts: Sequence[str],
     schema: SchemaInfo | None = None,
+    lexicon: Lexicon | None = None,
 ) -> dict[str, dict[str, list[str]]]:
     """Text templates from the deterministic realizer for every template and cohort.
 
     With ``schema`` the long forms talk in the schema's own words (see
-    :func:`~groundwatch.core.generation.realize.vocabulary`).
+    :func:`~groundwatch.core.generation.realize.vocabulary`); with a ``lexicon`` too, the forms
+    also name attributes the way people do (synonyms in the schema's sense, see
+    :mod:`~groundwatch.core.generation.lexicon`) and "who"/"when" need it to tell people and
+    events.
     """
     missing = [c for c in cohorts if c not in verbalizers]
     if missing:
         raise KeyError(f"no verbalizer for cohorts {missing}; known: {sorted(verbalizers)}")
+    names: list[str] = []
+    for tbl in schema.tables if schema is not None else ():
+        names.append(tbl.name)
+        names.extend(c.name for c in tbl.columns)
+    thesaurus = Thesaurus(lexicon, schema_context(names)) if lexicon is not None else None
+    shared = schema.shared_names if schema is not None else frozenset()
     out: dict[str, dict[str, list[str]]] = {}
     for t in templates:
         vocab = vocabulary(t, schema)
-        out[t.template_id] = {c: realize(t, verbalizers[c], vocab) for c in cohorts}
+        out[t.template_id] = {
+            c: realize(t, verbalizers[c], vocab, thesaurus, shared) for c in cohorts
+        }
     return out
 
 
@@ -427,7 +442,17 @@ def _records_of(
             fills = iter(buffered)
         else:
             fills = _per_combination(port, grouped, s)
-    kinds = tuple(sel.kind for sel in t.selected)
+    # a flag's answer is yes/no text; a midnight date-time its date; money with its currency
+    kinds = tuple(
+        AnswerType.TEXT if sel.flag and sel.agg in ("", "max", "min") else sel.kind
+        for sel in t.selected
+    )
+    renderers = [value_renderer(sel.kind, sel.flag, sel.column, sel.agg) for sel in t.selected]
+    render_any = any(r is not None for r in renderers)
+    # placeholder values as the question shows them: a date-time at midnight as its date
+    slot_dates = [_is_date_slot(schema, sl) for sl in t.slots]
+    any_date_slot = any(slot_dates)
+    shared_reason = "shared_name" if any(sel.agg for sel in t.selected) else None
     # every column's kind declared: the same types for every fill, one shared tuple
     declared = tuple(kd for kd in kinds if kd is not None)
     known_types = declared if len(declared) == len(kinds) else None
@@ -475,6 +500,8 @@ def _records_of(
                 params = raw if kind in native else {slot_name: json_param(value)}
                 if kind is not str:
                     value = format_value(value)
+                if any_date_slot:
+                    value = date_text(value)
             else:
                 for v in raw.values():
                     if type(v) not in native:
@@ -485,14 +512,15 @@ def _records_of(
             if fill.n_answers > 1:
                 if not (as_lists and fill.answers and fill.n_answers <= MAX_LIST_ANSWERS):
                     s.drop(
-                        Rejection.MULTIPLE_ANSWERS,
+                        shared_reason or Rejection.MULTIPLE_ANSWERS,
                         {"sql": sql, "params": params, "answers": fill.n_answers},
                     )
                     continue
                 if any(v is None for a in fill.answers for v in a):
                     s.drop("null_answer", {"sql": sql, "params": params})
                     continue
-                values = [format_value(a[0]) for a in fill.answers]
+                r0 = renderers[0] or format_value
+                values = [r0(a[0]) for a in fill.answers]
                 types: Sequence[AnswerType] = [kinds[0] or kind_of_value(fill.answers[0][0])] * len(
                     values
                 )
@@ -506,6 +534,11 @@ def _records_of(
                     values = [a if type(a) is str else format_value(a)]
                 else:
                     values = [v if type(v) is str else format_value(v) for v in answer]
+                if render_any:
+                    values = [
+                        r(a) if r is not None else v
+                        for r, a, v in zip(renderers, answer, values, strict=True)
+                    ]
                 types = known_types if known_types is not None else typed_answer(answer, kinds)[1]
             if one_slot:
                 shown = [value]
@@ -513,6 +546,10 @@ def _records_of(
                 shown_low = value.casefold()
             else:
                 shown = [v if type(v) is str else format_value(v) for v in raw.values()]
+                if any_date_slot:
+                    shown = [
+                        date_text(v) if d else v for v, d in zip(shown, slot_dates, strict=True)
+                    ]
                 by_slot = dict(zip(slot_keys, shown, strict=True))
                 texts = [f % by_slot for f in percents]
                 shown_low = "\x00".join(shown).casefold()
@@ -607,6 +644,12 @@ def _records_of(
     if produced == 0 and seen == 0:
         s.reject(Rejection.NO_FILLS, {"sql": sql})
     return produced
+
+
+def _is_date_slot(schema: SchemaInfo, slot: Slot) -> bool:
+    table = schema.table(slot.table)
+    col = table.column(slot.column) if table is not None else None
+    return col is not None and col.kind is AnswerType.DATE
 
 
 def _candidate_samples(

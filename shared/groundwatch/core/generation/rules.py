@@ -27,12 +27,16 @@ from itertools import combinations, permutations
 from sqlglot import exp
 
 from groundwatch.core.generation.naming import (
+    HIERARCHY_ROLES,
+    ROLE_PREPOSITIONS,
     attribute_label,
     entity_noun,
     humanize,
     param_name,
     plural,
+    relation_verb,
     role_of_fk,
+    self_role,
     singular,
     words,
 )
@@ -108,13 +112,13 @@ def single_template(
     return SqlTemplate(
         sql=render(tree, schema.dialect),
         slots=assign_tokens(slots),
-        selected=(Selected(table.name, attr.name, table.name, attr.kind),),
+        selected=(Selected(table.name, attr.name, table.name, attr.kind, flag=attr.flag),),
         tables=(table.name,),
         origin="rule",
         kind="single" if len(keys) == 1 else "pair",
         answer_label=attribute_label(attr.name, attr.kind),
         entity=entity_noun(table.name),
-        on_multiple="reject" if len(keys) == 1 else "drop",
+        on_multiple="drop",
         identifier_slots=key_like,
     )
 
@@ -169,14 +173,14 @@ def join_template(
     return SqlTemplate(
         sql=render(tree, schema.dialect),
         slots=assign_tokens([slot]),
-        selected=(Selected(other.name, attr.name, role_alias, attr.kind),),
+        selected=(Selected(other.name, attr.name, role_alias, attr.kind, flag=attr.flag),),
         tables=(base.name, other.name),
         origin="rule",
         kind="join",
         answer_label=label,
         entity=entity,
         join=join,
-        on_multiple="reject",
+        on_multiple="drop",
         identifier_slots=(slot.param,),
     )
 
@@ -194,7 +198,7 @@ def rule_templates(schema: SchemaInfo, config: RuleConfig | None = None) -> list
         keys = [c for c in descriptive if table.is_key_like(c, cfg.key_ratio)]
         for key in keys:
             for attr in descriptive:
-                if attr.name == key.name or table.determines(key.name, attr.name) is False:
+                if attr.name == key.name or not _mostly_determines(table, key, attr):
                     continue
                 out.append(single_template(table, [key], attr, schema))
         if cfg.pairs:
@@ -205,11 +209,28 @@ def rule_templates(schema: SchemaInfo, config: RuleConfig | None = None) -> list
             out.extend(_chain_templates(table, keys, cfg, schema))
         if cfg.links and is_link_table(table):
             out.extend(_link_templates(table, schema, cfg))
+            if cfg.aggregates:
+                out.extend(_payload_templates(table, schema))
         elif cfg.children and table.identifier() is None:
             out.extend(_child_templates(table, schema))
         if cfg.aggregates:
             out.extend(_aggregate_templates(table, schema))
     return _unique(out)
+
+
+#: Share of a key column's values that may map to several values of an attribute and the
+#: template still be made: those fills are dropped one by one ("several_answers").
+FD_TOLERANCE = 0.1
+
+
+def _mostly_determines(table: TableInfo, key: ColumnInfo, attr: ColumnInfo) -> bool:
+    """Whether ``key → attr`` holds for all but a few key values (None: not profiled, assumed).
+
+    A track name that three tracks share breaks the dependency for that name only; rejecting
+    every "genre of track X" for it threw away the other fifty-seven tracks.
+    """
+    v = table.fd_violations.get((key.name, attr.name))
+    return v is None or v <= FD_TOLERANCE * max(1, key.distinct)
 
 
 def _unique(templates: list[SqlTemplate]) -> list[SqlTemplate]:
@@ -268,7 +289,9 @@ def _join_templates(
         other = schema.table(fk.ref_table)
         if other is None:
             continue
-        role = role_of_fk(fk.column)
+        role = _noun(fk, other, table)
+        if role is None:  # a self-reference whose key names no role: no wording is right
+            continue
         forward = JoinInfo(table.name, fk.column, other.name, fk.ref_column, role, "forward")
         target = other.identifier()
         attrs = [target] if target is not None else []
@@ -352,12 +375,19 @@ def is_link_table(table: TableInfo) -> bool:
     return len(table.fk_columns) >= 2 and table.identifier() is None
 
 
-def _noun(fk: ForeignKeyInfo, other: TableInfo) -> str:
+def _noun(fk: ForeignKeyInfo, other: TableInfo, own: TableInfo | None = None) -> str | None:
     """What the row a foreign key points at is called here: its role if the key names one
-    (``director_id`` → director), else the table's noun (``Company_ID`` → company)."""
-    role = role_of_fk(fk.column)
+    (``director_id`` → director), else the table's noun (``Company_ID`` → company, ``ShipVia``
+    → shipper). A self-reference is named by its role (``ReportsTo`` → manager), or None when
+    its key names none that can be said."""
     noun = entity_noun(other.name)
+    if own is not None and own.name == other.name:
+        return self_role(fk.column, noun)
+    role = role_of_fk(fk.column)
+    ws = role.split()
     if not role or role == humanize(fk.column) or singular(role) == noun:
+        return noun
+    if ws[-1] in ROLE_PREPOSITIONS:
         return noun
     return role
 
@@ -399,7 +429,9 @@ def _chain_templates(
             target = end.identifier() if end is not None else None
             if end is None or target is None:
                 continue
-            role1, role2 = _noun(fk1, mid), _noun(fk2, end)
+            role1, role2 = _noun(fk1, mid, table), _noun(fk2, end, mid)
+            if role1 is None or role2 is None:
+                continue
             taken = {table.name.lower()}
             a1, a2 = _alias(role1, taken), _alias(role2, taken)
             steps = [
@@ -446,16 +478,34 @@ def _ends(table: TableInfo, schema: SchemaInfo) -> list[_End]:
     return out
 
 
+#: Nouns of rows that hold other rows: a link between one of these and another table reads as
+#: membership ("which playlists contain track X", "how many tracks are in playlist X").
+CONTAINERS = frozenset(
+    {"playlist", "list", "album", "collection", "set", "group", "category", "folder", "basket",
+     "cart", "order", "invoice", "bundle", "package", "catalog", "catalogue", "library", "menu",
+     "team", "class", "course", "project", "portfolio", "queue", "board", "channel", "box",
+     "shelf", "batch", "shipment", "route", "tour", "program", "programme", "curriculum"}
+)  # fmt: skip
+
+
+def _is_container(noun: str, other: str) -> bool:
+    return noun.split()[-1] in CONTAINERS and other.split()[-1] not in CONTAINERS
+
+
 def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> list[SqlTemplate]:
     """Through a many-to-many link table: its own attributes asked with one placeholder per end
     ("year working of the person named X and the company named Y", as GRAMMAR's authors asked
-    of ``employment``), and each end asked from the other ("company of the person named X")."""
+    of ``employment``), and each end asked from the other, worded as membership where one end
+    holds the other ("which playlist contains track X", "which track is in playlist X")."""
     out: list[SqlTemplate] = []
     entity = entity_noun(link.name)
+    event = bool(link.descriptive())  # orders, invoice lines: rows with facts of their own
     for (fa, a_tbl, ka), (fb, b_tbl, kb) in combinations(_ends(link, schema), 2):
         if fa.column == fb.column:
             continue
-        na, nb = _noun(fa, a_tbl), _noun(fb, b_tbl)
+        na, nb = _noun(fa, a_tbl, link), _noun(fb, b_tbl, link)
+        if na is None or nb is None:
+            continue
         taken = {link.name.lower()}
         aa, ab = _alias(na, taken), _alias(nb, taken)
         steps = [
@@ -485,7 +535,9 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
                         schema.dialect,
                     ),
                     slots=slots,
-                    selected=(Selected(link.name, attr.name, link.name, attr.kind),),
+                    selected=(
+                        Selected(link.name, attr.name, link.name, attr.kind, flag=attr.flag),
+                    ),
                     tables=tables,
                     origin="rule",
                     kind="link",
@@ -496,11 +548,13 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
                     refs=both,
                 )
             )
-        for (x_alias, x_tbl, kx, nx), (y_alias, y_tbl, ky, ny) in permutations(
-            [(aa, a_tbl, ka, na), (ab, b_tbl, kb, nb)]
+        for (x_alias, x_tbl, kx, nx, fx), (y_alias, y_tbl, ky, ny, _) in permutations(
+            [(aa, a_tbl, ka, na, fa), (ab, b_tbl, kb, nb, fb)]
         ):
             p = param_name(f"{nx} {kx.name}", set())
             slot = assign_tokens([Slot(p, x_tbl.name, kx.name, x_alias)])
+            tok = f"{nx} {_token(slot[0])}"
+            wh = _membership(ny, nx, tok, entity, event, relation_verb(fx.column))
             out.append(
                 SqlTemplate(
                     sql=_query(
@@ -519,10 +573,23 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
                     entity=nx,
                     on_multiple="drop",
                     identifier_slots=(p,),
-                    refs=(_token(slot[0]), named(nx, kx.name, _token(slot[0]))),
+                    refs=(tok, named(nx, kx.name, _token(slot[0]))),
+                    wh=(wh, wh),
                 )
             )
     return out
+
+
+def _membership(ny: str, nx: str, tok: str, entity: str, event: bool, verb: str | None) -> str:
+    """ "which Y …" for a link asked from one end: membership, an event's other party, or a
+    plain link ("which territory does employee X have" is not membership)."""
+    if event:
+        return f"which {ny} is on the {plural(entity)} {verb or 'of'} {tok}"
+    if _is_container(nx, ny):
+        return f"which {ny} is in {tok}"
+    if _is_container(ny, nx):
+        return f"which {ny} contains {tok}"
+    return f"which {ny} is linked to {tok}"
 
 
 def _child_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
@@ -543,7 +610,9 @@ def _child_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
     for fk, parent, kp in _ends(table, schema):
         if parent.name == table.name:
             continue
-        noun = _noun(fk, parent)
+        noun = _noun(fk, parent, table)
+        if noun is None:
+            continue
         taken = {table.name.lower()}
         ap = _alias(noun, taken)
         steps = [_Step(parent.name, ap, table.name, fk.column, fk.ref_column)]
@@ -564,7 +633,9 @@ def _child_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
                         schema.dialect,
                     ),
                     slots=slots,
-                    selected=(Selected(table.name, attr.name, table.name, attr.kind),),
+                    selected=(
+                        Selected(table.name, attr.name, table.name, attr.kind, flag=attr.flag),
+                    ),
                     tables=tables,
                     origin="rule",
                     kind="child",
@@ -595,7 +666,9 @@ def _child_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
                             schema.dialect,
                         ),
                         slots=slots,
-                        selected=(Selected(table.name, attr.name, table.name, attr.kind),),
+                        selected=(
+                            Selected(table.name, attr.name, table.name, attr.kind, flag=attr.flag),
+                        ),
                         tables=tables,
                         origin="rule",
                         kind="child",
@@ -625,59 +698,92 @@ def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTempla
     """Over the rows of ``table`` that point at a named row: how many, and the latest date.
 
     The answer is one value per fill by construction (an aggregate), read from the database like
-    every other answer. Through a link table the count is of the distinct rows at the other end
-    ("number of companies of the person named X").
+    every other answer. Each count is named by what it counts: through a link table the distinct
+    rows at the other end ("how many tracks are in playlist X", "number of different employees
+    on the orders shipped via X"), over a self-reference the rows under the named one ("number of
+    direct reports of employee X", "birth date of the youngest direct report of employee X"); a
+    self-reference whose role cannot be said gets no aggregate. A name two parent rows share
+    would pool both: such fills are dropped (:mod:`.grouped` counts the rows a name matched).
     """
     out: list[SqlTemplate] = []
     link = is_link_table(table)
     entity = entity_noun(table.name)
+    pure_link = link and not table.descriptive()
     dates = [c for c in table.descriptive() if c.kind is AnswerType.DATE]
     for fk, parent, kp in _ends(table, schema):
-        if not kp.unique and kp.distinct < kp.non_null:
-            # a name two parent rows share: the aggregate would pool both ("number of vets of
-            # Max" over two pets named Max) and still be one answer, so no fill could catch it
+        self_ref = parent.name == table.name
+        noun = _noun(fk, parent, table)
+        if noun is None:
             continue
-        noun = _noun(fk, parent)
+        counted = entity
+        if self_ref:
+            if noun in HIERARCHY_ROLES:
+                counted = "direct report"
+            elif noun.startswith("parent "):
+                counted = f"child {entity}"
+            else:
+                continue
+            noun = entity  # the named row is an employee, not "the manager 'X'"
         taken = {table.name.lower()}
-        ap = _alias(noun, taken)
+        ap = _alias(_noun(fk, parent, table) or noun, taken)
         steps = [_Step(parent.name, ap, table.name, fk.column, fk.ref_column)]
         p = param_name(f"{noun} {kp.name}", set())
         slots = assign_tokens([Slot(p, parent.name, kp.name, ap)])
-        refs = (_token(slots[0]), named(noun, kp.name, _token(slots[0])))
-        counted: list[tuple[exp.Expression, str, str]] = []
+        tok = f"{noun} {_token(slots[0])}"
+        refs = (tok, named(noun, kp.name, _token(slots[0])))
+        verb = relation_verb(fk.column)
+        rows = f"{plural(entity)} {verb}" if verb else f"{plural(entity)} of"
+        items: list[tuple[exp.Expression, str, str, AnswerType | None, str, str | None]] = []
+        wh: str | None
         if link:
             for other in table.foreign_keys:
                 target = schema.table(other.ref_table)
                 if other.column == fk.column or target is None:
                     continue
-                counted.append(
-                    (
-                        exp.Count(this=exp.Distinct(expressions=[_col(other.column, table.name)])),
-                        other.column,
-                        f"number of {plural(_noun(other, target))}",
-                    )
+                on = _noun(other, target, table)
+                if on is None:
+                    continue
+                distinct = exp.Count(
+                    this=exp.Distinct(expressions=[_col(other.column, table.name)])
                 )
-        else:
-            counted.append((exp.Count(this=exp.Star()), "*", f"number of {plural(entity)}"))
-        items: list[tuple[exp.Expression, str, str, AnswerType | None, str]] = [
-            (e, col, label, AnswerType.NUMBER, "count") for e, col, label in counted
-        ]
+                if pure_link:
+                    label = f"number of {plural(on)}"
+                    if _is_container(noun, on):
+                        wh = f"how many {plural(on)} are in {tok}"
+                    elif _is_container(on, noun):
+                        wh = f"how many {plural(on)} contain {tok}"
+                    else:
+                        wh = f"how many {plural(on)} are linked to {tok}"
+                else:
+                    label = f"number of different {plural(on)} on the {plural(entity)}"
+                    wh = f"how many different {plural(on)} are on the {rows} {tok}"
+                items.append((distinct, other.column, label, AnswerType.NUMBER, "count", wh))
+        if not pure_link:
+            label = f"number of {plural(counted)}"
+            if self_ref:
+                wh = f"how many {plural(counted)} does {tok} have"
+            elif verb:
+                wh = f"how many {plural(entity)} were {verb} {tok}"
+            else:
+                wh = None
+            items.append((exp.Count(this=exp.Star()), "*", label, AnswerType.NUMBER, "count", wh))
         for d in dates:
             attr = attribute_label(d.name, d.kind)
-            # the date is the counted rows', not the named row's: "latest pet birth date of the
-            # owner named X", never "latest birth date of the owner named X" (the owner's own)
-            if not link and entity.split()[-1] not in attr.split():
-                attr = f"{entity} {attr}"
-            items.append(
-                (
-                    exp.Max(this=_col(d.name, table.name)),
-                    d.name,
-                    f"latest {attr}",
-                    d.kind,
-                    "max",
-                )
-            )
-        for expr, col, label, kind, agg in items:
+            wh = None
+            if self_ref:
+                if "birth" in words(d.name):
+                    label = f"{attr} of the youngest {counted}"
+                    wh = f"when was the youngest {counted} of {refs[1]} born"
+                else:
+                    label = f"latest {attr} among the {plural(counted)}"
+            else:
+                # the date is the counted rows', not the named row's: "latest pet birth date of
+                # the owner named X", never "latest birth date of the owner named X"
+                if not link and entity.split()[-1] not in attr.split():
+                    attr = f"{entity} {attr}"
+                label = f"latest {attr}"
+            items.append((exp.Max(this=_col(d.name, table.name)), d.name, label, d.kind, "max", wh))
+        for expr, col, label, kind, agg, wh in items:
             out.append(
                 SqlTemplate(
                     sql=_query([expr], table.name, steps, [(ap, kp.name, p)], schema.dialect),
@@ -691,6 +797,100 @@ def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTempla
                     on_multiple="drop",
                     identifier_slots=(p,),
                     refs=refs,
+                    wh=(wh, _embedded(wh)) if wh else None,
                 )
             )
+    return out
+
+
+def _embedded(question: str) -> str:
+    """ "how many direct reports does X have" → "how many direct reports X has" (the order of an
+    indirect question); questions whose subject is the wh-phrase keep their order."""
+    head, sep, rest = question.partition(" does ")
+    if sep and rest.endswith(" have"):
+        return f"{head} {rest[: -len(' have')]} has"
+    return question
+
+
+#: Words of a numeric link column that add up over rows: a sum of them means something.
+_ADDITIVE = frozenset({"quantity", "qty", "units", "amount", "count", "hours", "minutes"})
+
+
+def _payload_templates(link: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
+    """A link's additive payload keyed by both ends when one end is reached through an unnamed
+    row: "how many units of track X are on the invoices of customer Y" sums
+    ``InvoiceLine.Quantity`` over the lines of track X on the invoices (unnamed) of customer Y.
+    """
+    out: list[SqlTemplate] = []
+    payload = [
+        c
+        for c in link.descriptive()
+        if c.kind is AnswerType.NUMBER and not c.flag and set(words(c.name)) & _ADDITIVE
+    ]
+    if not payload:
+        return out
+    entity = entity_noun(link.name)
+    for fd, d_tbl, kd in _ends(link, schema):
+        nd = _noun(fd, d_tbl, link)
+        for fm in link.foreign_keys:
+            mid = schema.table(fm.ref_table)
+            if fm.column == fd.column or mid is None or mid.identifier() is not None:
+                continue
+            for f2, n_tbl, kn in _ends(mid, schema):
+                nn = _noun(f2, n_tbl, mid)
+                if nd is None or nn is None or n_tbl.name in (d_tbl.name, link.name):
+                    continue
+                taken = {link.name.lower()}
+                a_d, a_m = _alias(nd, taken), _alias(entity_noun(mid.name), taken)
+                a_n = _alias(nn, taken)
+                steps = [
+                    _Step(d_tbl.name, a_d, link.name, fd.column, fd.ref_column),
+                    _Step(mid.name, a_m, link.name, fm.column, fm.ref_column),
+                    _Step(n_tbl.name, a_n, a_m, f2.column, f2.ref_column),
+                ]
+                ptaken: set[str] = set()
+                pd = param_name(f"{nd} {kd.name}", ptaken)
+                pn = param_name(f"{nn} {kn.name}", ptaken)
+                slots = assign_tokens(
+                    [Slot(pd, d_tbl.name, kd.name, a_d), Slot(pn, n_tbl.name, kn.name, a_n)]
+                )
+                sd, sn = slots
+                mids = plural(entity_noun(mid.name))
+                verb = relation_verb(f2.column) or "of"
+                terse = f"{nd} {_token(sd)} on the {mids} {verb} {nn} {_token(sn)}"
+                full = (
+                    f"{named(nd, kd.name, _token(sd))} on the {mids} {verb} "
+                    f"{named(nn, kn.name, _token(sn))}"
+                )
+                for q in payload:
+                    label = attribute_label(q.name, q.kind)
+                    unit = "units" if set(words(q.name)) & {"quantity", "qty", "units"} else label
+                    wh = f"how many {unit} of {terse} are there"
+                    if unit == "units":
+                        wh = (
+                            f"how many units of {nd} {_token(sd)} are on the {mids} {verb} "
+                            f"{nn} {_token(sn)}"
+                        )
+                    out.append(
+                        SqlTemplate(
+                            sql=_query(
+                                [exp.Sum(this=_col(q.name, link.name))],
+                                link.name,
+                                steps,
+                                [(a_d, kd.name, pd), (a_n, kn.name, pn)],
+                                schema.dialect,
+                            ),
+                            slots=slots,
+                            selected=(Selected(link.name, q.name, link.name, q.kind, "sum"),),
+                            tables=_dedup([link.name, d_tbl.name, mid.name, n_tbl.name]),
+                            origin="rule",
+                            kind="link",
+                            answer_label="number of units" if unit == "units" else f"total {label}",
+                            entity=entity,
+                            on_multiple="drop",
+                            identifier_slots=(pd, pn),
+                            refs=(terse, full),
+                            wh=(wh, wh),
+                        )
+                    )
     return out

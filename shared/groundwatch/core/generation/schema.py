@@ -14,6 +14,12 @@ from dataclasses import dataclass, field
 from groundwatch.core.generation.naming import is_name_like, is_surrogate_name
 from groundwatch.core.model import AnswerType
 
+#: Distinct share of a column *called* a name (``Name``, ``Title``) to name rows: lower than the
+#: key ratio, since the fills on a shared name are dropped one by one.
+NAME_RATIO = 0.6
+#: Longest mean value length of a text column that names rows without being called a name.
+MAX_LABEL_LENGTH = 40.0
+
 
 @dataclass(frozen=True, slots=True)
 class ForeignKeyInfo:
@@ -30,7 +36,10 @@ class ColumnInfo:
 
     ``kind`` is None for types an answer cannot be compared as (blobs, JSON, arrays): such columns
     are never asked about. ``samples``: a few values as text, read only when steering needs to
-    tell personal data by its values (e-mail addresses, phone numbers).
+    tell personal data by its values (e-mail addresses, phone numbers). ``flag``: a yes/no column
+    (a declared boolean, or integers that are only ever 0 and 1), asked as a yes/no question with
+    a yes/no answer. ``avg_length``: the mean length of a text column's values (None: not
+    profiled), which tells a short label from free text.
     """
 
     name: str
@@ -42,6 +51,8 @@ class ColumnInfo:
     non_null: int = 0
     unique: bool = False
     samples: tuple[str, ...] = ()
+    flag: bool = False
+    avg_length: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +121,24 @@ class TableInfo:
         if col.unique:
             return True
         share = self.key_ratio if ratio is None else ratio
-        return is_name_like(col.name) and col.distinct >= share * col.non_null
+        if is_name_like(col.name):
+            # a name column a few rows share ("Music" twice among ten playlists) still names
+            # rows: the fills on a shared name are dropped where their answers differ, the rest
+            # keep the template (a "Name" column just below the ratio used to yield nothing)
+            return col.distinct >= min(share, NAME_RATIO) * col.non_null
+        return col.distinct >= share * col.non_null and self._sole_label(col)
+
+    def _sole_label(self, col: ColumnInfo) -> bool:
+        """The only meaningful text column of a table, with short values: the row's name even
+        when its column is not called one (``TerritoryDescription``: 'Boston', 'Westboro')."""
+        if col.avg_length is None or col.avg_length > MAX_LABEL_LENGTH:
+            return False
+        texts = [
+            c
+            for c in self.columns
+            if c.kind is AnswerType.TEXT and not self.is_surrogate(c) and c.non_null > 0
+        ]
+        return texts == [col]
 
     def determines(self, key: str, attr: str) -> bool | None:
         """Whether ``key → attr`` holds in the data (None if it was not profiled)."""
@@ -138,6 +166,10 @@ class SchemaInfo:
     dialect: str = "sqlite"
     excluded: Mapping[tuple[str, str], str] = field(default_factory=dict)
     excluded_tables: Mapping[str, str] = field(default_factory=dict)
+    #: ``(table, column)`` naming columns some of whose values also name a row of another table
+    #: ('Mitchell' an employee's and a customer's last name): questions by them say which kind
+    #: of row they mean ("address for employee 'Mitchell'").
+    shared_names: frozenset[tuple[str, str]] = frozenset()
 
     def table(self, name: str) -> TableInfo | None:
         for t in self.tables:

@@ -128,6 +128,8 @@ class Selected:
     alias: str
     kind: AnswerType | None = AnswerType.TEXT
     agg: str = ""
+    #: a yes/no column (:attr:`ColumnInfo.flag`): its 0/1 (or boolean) answer reads "yes"/"no"
+    flag: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +157,10 @@ class SqlTemplate:
     fill that has several answers: drop that fill, or reject the whole template. ``refs`` is the
     (terse, full) way to name what the placeholders identify, when the generator that wrote the
     template knows better than the generic wording (a link table's two ends, a child row of a
-    named parent); None lets the realizer derive it from the slots.
+    named parent); None lets the realizer derive it from the slots. ``wh`` is the question as a
+    person would ask it, direct and embedded ("how many tracks are in playlist '[…]'", "how
+    many tracks are in playlist '[…]'"), when the generator knows a better one than the
+    realizer's wording by answer type; it carries the same placeholders.
     """
 
     sql: str
@@ -170,6 +175,7 @@ class SqlTemplate:
     on_multiple: OnMultiple = "drop"
     identifier_slots: tuple[str, ...] = field(default_factory=tuple)
     refs: tuple[str, str] | None = None
+    wh: tuple[str, str] | None = None
 
     @property
     def template_id(self) -> str:

@@ -6,16 +6,18 @@ plain SELECT built from an allow-list of node types (so DML, DDL, PRAGMA, ATTACH
 column exists in the introspected schema, and every placeholder is a named parameter compared for
 equality with a real column. Rejections raise :class:`UnsafeSQL` with a short reason code, which
 the stage summary counts.
+
+A template is a narrower shape than a query that may run: the execution gate
+(:mod:`groundwatch.core.generation.sql_gate`, which the source adapter applies to every text it
+runs) parses it the same way and accepts every template this module accepts; the checks here add
+what makes a template a question (a placeholder per condition, an answer column).
 """
 
 from __future__ import annotations
 
-import logging
 import re
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 
 from groundwatch.core.generation.naming import (
     attribute_label,
@@ -25,6 +27,13 @@ from groundwatch.core.generation.naming import (
     plural,
 )
 from groundwatch.core.generation.schema import SchemaInfo, TableInfo
+from groundwatch.core.generation.sql_gate import (
+    Rejection,
+    check_read,
+    parse_statement,
+    reject,
+    rejection_code,
+)
 from groundwatch.core.generation.templates import (
     Origin,
     Selected,
@@ -34,7 +43,8 @@ from groundwatch.core.generation.templates import (
     render,
 )
 from groundwatch.core.model import AnswerType
-from groundwatch.errors import UnsafeSQL
+
+__all__ = ["Rejection", "paper_to_named", "reject", "rejection_code", "validate_sql"]
 
 _ALLOWED: tuple[type[exp.Expression], ...] = (
     exp.Select,
@@ -97,38 +107,6 @@ _AGG_WORDS = {
 _PAPER_TOKEN = re.compile(r"'?\[([A-Za-z_][\w ]*)\.([A-Za-z_][\w ]*)\]'?")
 
 
-class Rejection:
-    """Reason codes (stable strings: they are the keys of the rejected-template counts)."""
-
-    PARSE = "parse_error"
-    STATEMENTS = "not_exactly_one_statement"
-    NOT_SELECT = "not_a_select"
-    FORBIDDEN = "forbidden_construct"
-    STAR = "select_star"
-    UNKNOWN_TABLE = "unknown_table"
-    UNKNOWN_COLUMN = "unknown_column"
-    NO_PLACEHOLDER = "no_placeholder"
-    BAD_PLACEHOLDER = "placeholder_not_column_equality"
-    SELF_ANSWER = "selects_condition_column"
-    SURROGATE = "surrogate_column"
-    NOT_COLUMN = "projection_not_a_column"
-    TEXT_PLACEHOLDERS = "text_placeholders_mismatch"
-    MULTIPLE_ANSWERS = "several_answers"
-    NO_FILLS = "no_answered_fill"
-    TOO_FEW_TEXT = "too_few_text_templates"
-    EXCLUDED = "excluded_by_steering"
-
-
-def reject(code: str, detail: str) -> UnsafeSQL:
-    err = UnsafeSQL(f"{code}: {detail}")
-    err.code = code  # type: ignore[attr-defined]
-    return err
-
-
-def rejection_code(err: UnsafeSQL) -> str:
-    return str(getattr(err, "code", Rejection.FORBIDDEN))
-
-
 def paper_to_named(sql: str) -> tuple[str, dict[str, tuple[str, str]]]:
     """``WHERE Name = '[Client.Name]'`` → ``WHERE Name = :name`` and {param: (table, column)}."""
     taken: set[str] = set()
@@ -145,18 +123,7 @@ def paper_to_named(sql: str) -> tuple[str, dict[str, tuple[str, str]]]:
 
 
 def _parse_single_select(sql: str, dialect: str) -> exp.Select:
-    logger = logging.getLogger("sqlglot")
-    level = logger.level
-    logger.setLevel(logging.ERROR)  # sqlglot warns when it falls back to an opaque Command
-    try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    except SqlglotError as e:
-        raise reject(Rejection.PARSE, str(e).splitlines()[0]) from e
-    finally:
-        logger.setLevel(level)
-    if len(statements) != 1:
-        raise reject(Rejection.STATEMENTS, f"{len(statements)} statements")
-    stmt = statements[0]
+    stmt = parse_statement(sql, dialect)
     if not isinstance(stmt, exp.Select):
         raise reject(Rejection.NOT_SELECT, type(stmt).__name__)
     if any(
@@ -259,6 +226,7 @@ def validate_sql(
     named, _ = paper_to_named(sql.strip())
     stmt = _parse_single_select(named, schema.dialect)
     scope = _scope(stmt, schema)
+    check_read(stmt, schema)  # what the execution gate will ask of it, refused here already
     for col in stmt.find_all(exp.Column):
         _resolve(col, scope, schema)
 

@@ -12,6 +12,10 @@ employee named '[Employee.Name]'"). From the schema's own vocabulary (for long f
 and hire date"), ``{related}`` tables they are linked to ("projects and clients"),
 ``{related_clause}`` (", which are linked to the projects and clients,", or empty), ``{kind_noun}``
 what kind of value is asked ("date", "number", "value"). Padding entries are patterns too.
+The question as a person asks it, by answer type: ``{wh}`` ("when was the employee named
+'[Employee.LastName]' hired", "how much does the track named '[Track.Name]' cost") and
+``{wh_embedded}`` (its indirect order: "when the employee named '[…]' was hired"); for a yes/no
+column ``{state}`` ("discontinued"), with ``{wh}`` "is the product named '[…]' discontinued".
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ class Verbalizer:
     patterns: tuple[str, ...]
     min_words: int = 0
     padding: tuple[str, ...] = ()
+    #: patterns for a yes/no column ("is the product named '[…]' discontinued?"); empty: the
+    #: patterns that use ``{wh}``/``{wh_embedded}``
+    yes_no: tuple[str, ...] = ()
 
 
 SHORT_CRITERIA = (
@@ -57,6 +64,9 @@ LONG_CRITERIA = (
 LONG_PADDING = (
     "The {entities} are also connected to the {related}.",
     "I only need the {kind_noun} itself, nothing else about it.",
+    "It is for a short note that I am writing about the {entities}.",
+    "Please keep the reply to that one {kind_noun}.",
+    "Nothing else about the {related} matters to me here.",
 )
 
 DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
@@ -71,6 +81,7 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
             "{answer} linked to {ref}",
             "get {answer} of {ref}",
         ),
+        yes_no=("{ref} {state}?", "is {ref} {state}?", "{ref}: {state} or not?", "{state} {ref}?"),
     ),
     Verbalizer(
         "long",
@@ -91,9 +102,25 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
             "Since each of the {entities} is described by a number of details, I would like "
             "you to find out the {answer} of {the_ref} for me and then tell me what that "
             "{kind_noun} is, if you would be so kind.",
+            "I have been looking through the {entities}{related_clause} and I would like to know "
+            "{wh_embedded}, since that is the one detail I still need before I can finish what "
+            "I am doing.",
+            "There is one thing about {the_ref} that I could not find out by myself, namely "
+            "{wh_embedded}, and I would be grateful if you could look it up and tell me.",
         ),
         min_words=30,
         padding=LONG_PADDING,
+        yes_no=(
+            "I have been looking through the {entities}{related_clause} and I would like to know "
+            "{wh_embedded}, since that is the one detail I still need before I can go on with "
+            "what I am doing.",
+            "There is one thing about {the_ref} that I could not find out by myself, namely "
+            "{wh_embedded}, so could you please check it and simply tell me yes or no?",
+            "Before I go any further with the {entities}, could you please check for me "
+            "{wh_embedded} and let me know the answer, because the next step depends on it?",
+            "Going through what is kept about each of the {entities}, I would like to find out "
+            "{wh_embedded}, and a plain yes or no would be all that I need from you.",
+        ),
     ),
     Verbalizer(
         "interrogative",
@@ -105,6 +132,14 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
             "Do you know the {answer} of {ref}?",
             "Can you tell me the {answer} for {ref}?",
             "What {answer} does {the_ref} have?",
+            "{wh}?",
+            "Could you tell me {wh_embedded}?",
+        ),
+        yes_no=(
+            "{wh}?",
+            "Can you tell me {wh_embedded}?",
+            "Do you know {wh_embedded}?",
+            "Would you check {wh_embedded}?",
         ),
     ),
     Verbalizer(
@@ -117,6 +152,14 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
             "Report the {answer} of {the_ref}.",
             "Retrieve the {answer} recorded for {ref}.",
             "State the {answer} of {the_ref}.",
+            "Tell me {wh_embedded}.",
+            "Find out {wh_embedded}.",
+        ),
+        yes_no=(
+            "Tell me {wh_embedded}.",
+            "Find out {wh_embedded}.",
+            "Check {wh_embedded}.",
+            "Confirm {wh_embedded}.",
         ),
     ),
     Verbalizer(
@@ -129,6 +172,13 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
             "Please be so kind as to specify the {answer} on record for {the_ref}.",
             "May I request the {answer} pertaining to {the_ref}?",
             "I would appreciate being informed of the {answer} of {the_ref}.",
+            "Could you kindly let me know {wh_embedded}?",
+        ),
+        yes_no=(
+            "Could you kindly confirm {wh_embedded}?",
+            "I would be grateful to learn {wh_embedded}.",
+            "Please indicate {wh_embedded}.",
+            "May I ask {wh_embedded}?",
         ),
     ),
     Verbalizer(
@@ -141,7 +191,9 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
             "any idea what the {answer} of {ref} is?",
             "just wondering, what's the {answer} for {ref}?",
             "so what's the {answer} of {ref} again?",
+            "so {wh}?",
         ),
+        yes_no=("{wh}?", "quick q: {wh}?", "hey, {wh}?", "any idea {wh_embedded}?"),
     ),
 )
 
@@ -160,7 +212,7 @@ def verbalizers_from_config(
     silently produce a cohort without patterns.
     """
     out = dict(base if base is not None else default_verbalizers())
-    allowed = {"criteria", "patterns", "min_words", "padding"}
+    allowed = {"criteria", "patterns", "min_words", "padding", "yes_no"}
     for name, spec in config.items():
         unknown = set(spec) - allowed
         if unknown:
@@ -176,5 +228,6 @@ def verbalizers_from_config(
             patterns=tuple(str(p) for p in patterns),
             min_words=int(spec.get("min_words", prev.min_words if prev else 0)),
             padding=tuple(spec.get("padding", prev.padding if prev else ())),
+            yes_no=tuple(spec.get("yes_no", prev.yes_no if prev else ())),
         )
     return out

@@ -166,7 +166,9 @@ class GroundedBuilder:
                 if t is None or len(g.forms) != 1 or len(g.answer.values) != 1:
                     continue
                 kind = g.answer.types[0] if g.answer.types else AnswerType.TEXT
-                entity = (t.tables[0], *(s.column for s in t.slots), *g.params.values())
+                # the row the placeholders name, whatever table the answer comes from: "the
+                # latest start date of director X's projects" is about employee X too
+                entity = (*((s.table, s.column) for s in t.slots), *g.params.values())
                 part = _Part(g, t, g.forms[0].text, g.answer.values[0], kind, entity)
                 if self.corpus is not None:
                     names = [format_value(v) for v in g.params.values()]

@@ -21,6 +21,7 @@ from groundwatch.core.ragprobe_metrics import (
     RagProbeMetric,
 )
 from groundwatch.errors import ConfigError
+from groundwatch.validation import validation_line
 
 #: The package directory holding the shipped scenario files.
 
@@ -210,8 +211,4 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> ScenarioSpec:
     try:
         return ScenarioSpec.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        detail = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}" for e in errors
-        )
-        raise ConfigError(f"{source}: {detail}") from exc
+        raise ConfigError(f"{source}: {validation_line(exc, ScenarioSpec)}") from exc

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from sqlalchemy.exc import SQLAlchemyError
 
 from groundwatch.adapters.bus.base import Consumer
-from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.adapters.db.analytics_store import AlreadyStored, AnalyticsStore
 from groundwatch.adapters.db.engine import refused_data
 from groundwatch.contracts import Judgement, Topic, Topics, _Contract
 from groundwatch.core.cycles import SeriesClock
@@ -121,6 +121,28 @@ class AnalyticsStage:
         return n
 
     async def handle(self, judgements: list[Judgement]) -> Sequence[_Contract | Reject]:
+        try:
+            return await self._handle(judgements)
+        except AlreadyStored as exc:
+            # Another instance applied part of this batch while this one was not the owner (a
+            # freeze past the session timeout): nothing was stored or counted. Rebuild from the
+            # store, which holds the other's work, and apply only what is not stored yet — so
+            # this instance counts exactly what its own transaction commits. (A judgement the
+            # rebuilt window does not hold, from an older cycle, is found the same way.)
+            log.warning("%s: rebuilding from the store before applying the rest", exc)
+            self._stale = True
+            try:
+                ids = [str(j.probe_id) for j in judgements]
+                present = await asyncio.to_thread(self.store.stored_probe_ids, ids)
+                rest = [j for j in judgements if str(j.probe_id) not in present]
+                return await self._handle(rest) if rest else []
+            except AlreadyStored as again:  # the other instance is still writing: back off
+                self._stale = True
+                raise RetryLater(str(again)) from again
+            except SQLAlchemyError as failed:
+                raise RetryLater(f"database unavailable: {failed}") from failed
+
+    async def _handle(self, judgements: list[Judgement]) -> Sequence[_Contract | Reject]:
         if self._stale:
             try:
                 n = await asyncio.to_thread(self.reload)
@@ -142,6 +164,7 @@ class AnalyticsStage:
         applied: list[Observation] = []
         kept: list[Judgement] = []  # what is stored: the applied judgements, cycles placed
         rejects: list[Reject] = []
+        behind: list[tuple[Judgement, str]] = []
         now = time.time()
         for pid, j in seen.items():
             cycle = await self._place(j, now)
@@ -154,7 +177,19 @@ class AnalyticsStage:
                 applied.append(obs)
                 kept.append(placed)
             else:
-                rejects.append(Reject(j, self._behind(obs)))
+                behind.append((j, self._behind(obs)))
+        if behind:
+            # A judgement older than its group's window may be one this store holds already —
+            # redelivered after a rebuild, which keeps only each group's window: a duplicate to
+            # skip, not a letter. Only what the store lacks is too late to count.
+            try:
+                stored = await asyncio.to_thread(
+                    self.store.stored_probe_ids, [str(j.probe_id) for j, _ in behind]
+                )
+            except SQLAlchemyError as exc:
+                self._stale = True  # what was applied above is not stored: rebuild first
+                raise RetryLater(f"database unavailable: {exc}") from exc
+            rejects.extend(Reject(j, why) for j, why in behind if str(j.probe_id) not in stored)
         if not kept:
             return rejects
         keys = {(o.target, o.cohort, o.group_id) for o in applied}
@@ -162,6 +197,9 @@ class AnalyticsStage:
         transitions = tagger.drain_transitions()
         try:
             await asyncio.to_thread(self.store.save, kept, tallies, transitions)
+        except AlreadyStored:
+            self._stale = True  # memory ran ahead of the store (and behind the other instance)
+            raise
         except SQLAlchemyError as exc:
             self._stale = True  # memory ran ahead of the store: rebuild before the redelivery
             if refused_data(exc):

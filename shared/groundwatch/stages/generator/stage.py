@@ -104,10 +104,60 @@ class GeneratorStage:
         self.state = GeneratorState()
         self._stop = asyncio.Event()
         self._continuous: asyncio.Task[None] | None = None
+        #: one cycle at a time, whoever asks (start-up runs, the continuous loop, POST /runs):
+        #: two cycles at once interleaved their probes and their cycle numbers
+        self._cycle_lock = asyncio.Lock()
+        self._in_flight: RunSummary | None = None
         #: the forms' fields validated once, kept between cycles (see ``probes_for``)
         self._validated: FormFields = {}
+        #: liveness: cycles being published and the monotonic time of the last sign of life
+        self._publishing = 0
+        self._beat = time.monotonic()
+
+    @property
+    def name(self) -> str:
+        return "generator:cycles"
+
+    def _heartbeat(self) -> None:
+        self._beat = time.monotonic()
+
+    def heartbeat_age(self) -> float | None:
+        """Seconds since the cycle loop last showed it is alive — a batch published, a slice of
+        the wait between continuous cycles; None while there is nothing to watch (no cycle in
+        flight, continuous probing off)."""
+        if not self._publishing and not self.state.running:
+            return None
+        return time.monotonic() - self._beat
+
+    def failure(self) -> BaseException | None:
+        """The error continuous probing ended with (it cannot go on: the service exits)."""
+        task = self._continuous
+        if task is None or not task.done() or task.cancelled():
+            return None
+        return task.exception()
+
+    @property
+    def busy(self) -> bool:
+        """A cycle is in flight (or waiting to start behind one)."""
+        return self._cycle_lock.locked()
+
+    @property
+    def in_flight(self) -> RunSummary | None:
+        """The cycle being published now, if any."""
+        return self._in_flight
 
     async def run_cycle(self, run_id: str | None = None) -> RunSummary:
+        """Publish one cycle; a cycle asked for while another is in flight starts after it."""
+        self._publishing += 1
+        self._heartbeat()
+        try:
+            async with self._cycle_lock:
+                return await self._run_cycle(run_id)
+        finally:
+            self._publishing -= 1
+            self._heartbeat()
+
+    async def _run_cycle(self, run_id: str | None) -> RunSummary:
         run_id = run_id or new_run_id()
         chosen = sample_groups(self.groups, self.sample, self.rng)
         cycle, self.next_cycle = self.next_cycle, self.next_cycle + 1
@@ -121,6 +171,14 @@ class GeneratorStage:
             dataset_id=chosen[0].dataset_id if chosen else "",
             targets=list(self.targets),
         )
+        self._in_flight = summary
+        try:
+            return await self._publish_cycle(summary, chosen)
+        finally:
+            self._in_flight = None
+
+    async def _publish_cycle(self, summary: RunSummary, chosen: list[SemanticGroup]) -> RunSummary:
+        run_id, cycle = summary.run_id, summary.cycle
         if self.on_cycle is not None:
             await self.on_cycle(summary)
         if self.refresh is not None:
@@ -162,6 +220,7 @@ class GeneratorStage:
 
     async def _publish(self, batch: list[Probe], summary: RunSummary, started: float) -> None:
         await self.bus.publish_many(to_outgoing(batch, self.topics))
+        self._heartbeat()
         if self.on_publish is not None:
             self.on_publish(batch)
         summary.probes += len(batch)
@@ -179,9 +238,12 @@ class GeneratorStage:
             while not self._stop.is_set():
                 cycle_start = time.monotonic()
                 await self.run_cycle()
-                wait = max(0.0, interval_s - (time.monotonic() - cycle_start))
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), wait)
+                next_start = cycle_start + interval_s
+                # the wait in slices, each a heartbeat: an hour between cycles is alive
+                while not self._stop.is_set() and (left := next_start - time.monotonic()) > 0:
+                    self._heartbeat()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stop.wait(), min(left, 5.0))
         finally:
             self.state.running = False
 

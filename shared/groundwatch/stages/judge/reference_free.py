@@ -35,6 +35,7 @@ from groundwatch.core.judge_quality import (
     METRIC,
     RAGAS_FACT,
     SELFCHECK,
+    UNSAMPLED,
     in_share,
     outcome_code,
 )
@@ -95,6 +96,7 @@ class ReferenceFreeCounters:
     ragas_fact: int = 0
     selfcheck: int = 0
     abstained: int = 0
+    unsampled: int = 0
 
     def snapshot(self) -> dict[str, int]:
         return asdict(self)
@@ -133,10 +135,15 @@ class ReferenceFreeJudge:
             out[EVALUATOR + SELFCHECK] = _code(sc.verdict)
             if sc.agreement_rate is not None:
                 out[METRIC + "selfcheck_agreement"] = sc.agreement_rate
+        elif SELFCHECK in names and self.selected(response):
+            # the runner picked this probe but shipped no sample: the target cannot be sampled
+            # (or its first sample failed). Said so, never scored as agreement.
+            self.counters.unsampled += 1
+            out[EVALUATOR + SELFCHECK] = UNSAMPLED
         if out:
             self.counters.evaluated += 1
             self.counters.abstained += sum(
-                1 for k, v in out.items() if k.startswith(EVALUATOR) and v < 0
+                1 for k, v in out.items() if k.startswith(EVALUATOR) and v < 0 and v != UNSAMPLED
             )
         return out
 

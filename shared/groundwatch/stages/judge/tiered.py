@@ -9,6 +9,7 @@ it. Tiers are configured per deployment with ``GW_JUDGE_TIERS`` (a comma list of
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from groundwatch.adapters.llm.cache import VerdictCache, cache_key
-from groundwatch.adapters.llm.client import LlmClient, LlmSettings
+from groundwatch.adapters.llm.client import LlmClient, LlmLedger, LlmSettings
 from groundwatch.adapters.llm.llm_judge import (
     PROMPT_VERSION,
     LlmJudge,
@@ -26,6 +27,7 @@ from groundwatch.adapters.llm.llm_judge import (
     render_prompt,
 )
 from groundwatch.adapters.llm.ragprobe import RagProbeJudge
+from groundwatch.contracts import RagResponse
 from groundwatch.core.answer_metrics import DEFAULT_K
 from groundwatch.core.judge_quality import AUDIT, RAGPROBE, in_share, outcome_code
 from groundwatch.core.judging import (
@@ -46,7 +48,14 @@ from groundwatch.core.ragprobe_metrics import (
 )
 from groundwatch.errors import ConfigError
 from groundwatch.stages.judge.reference_free import ReferenceFreeJudge, ReferenceFreeSettings
-from groundwatch.stages.judge.stage import AnswerScorer, JudgeFn, JudgeStage, ScenarioJudgeFn
+from groundwatch.stages.judge.semantic import SemanticScorer, SemanticSettings, build_semantic
+from groundwatch.stages.judge.stage import (
+    Annotator,
+    AnswerScorer,
+    JudgeFn,
+    JudgeStage,
+    ScenarioJudgeFn,
+)
 
 LLM_TIER = "llm"
 #: Tiers of a RAGProbe scenario probe: its metrics decided by the rules only, or with the LLM.
@@ -201,6 +210,7 @@ class TieredJudge:
         llm: LlmJudge | None = None,
         *,
         reference_free: ReferenceFreeJudge | None = None,
+        semantic: SemanticScorer | None = None,
     ) -> None:
         # model_construct: the defaults without reading GW_JUDGE_* (only entry points read the
         # environment; a service passes the settings it loaded)
@@ -215,6 +225,8 @@ class TieredJudge:
             RagProbeJudge(self.llm.client, self.llm.cache) if self.llm is not None else None
         )
         self.reference_free = reference_free
+        #: Oro et al.'s semantic and LLM-derived answer metrics (None: none configured)
+        self.semantic = semantic
         self.scorer = (
             AnswerScorer(self.settings.metrics_k) if self.settings.answer_metrics else None
         )
@@ -236,8 +248,22 @@ class TieredJudge:
             concurrency=concurrency,
             scenario_judge=wrap_scenario(scenario) if wrap_scenario else scenario,
             scorer=self.scorer,
-            annotate=self.reference_free,
+            annotate=self._annotate(),
         )
+
+    def _annotate(self) -> Annotator | None:
+        """The reference-free evaluators and the semantic metrics as one annotator."""
+        parts = [a for a in (self.reference_free, self.semantic) if a is not None]
+        if len(parts) <= 1:
+            return parts[0] if parts else None
+
+        async def both(response: RagResponse, decision: Decision) -> dict[str, float]:
+            out: dict[str, float] = {}
+            for scores in await asyncio.gather(*(a(response, decision) for a in parts)):
+                out.update(scores)
+            return out
+
+        return both
 
     @property
     def describe(self) -> str:
@@ -248,7 +274,7 @@ class TieredJudge:
                 rf = f"; reference-free: {', '.join(self.reference_free.settings.reference_free)}"
             return (
                 "judge: rules only (no LLM tier configured); what they leave undecided is shown"
-                f" as undecided and in the coverage{rf}"
+                f" as undecided and in the coverage{rf}{self._metrics_note}"
             )
         audit = f", {self._audit_share:.0%} of rule-decided answers audited by it"
         extra = ""
@@ -258,7 +284,14 @@ class TieredJudge:
                 f"; reference-free: {', '.join(rfs.reference_free)} on"
                 f" {rfs.reference_free_share:.0%} of factual probes"
             )
-        return f"judge: rules, then the LLM tier ({self.llm.client.model}){audit}{extra}"
+        return (
+            f"judge: rules, then the LLM tier ({self.llm.client.model}){audit}{extra}"
+            f"{self._metrics_note}"
+        )
+
+    @property
+    def _metrics_note(self) -> str:
+        return self.semantic.describe if self.semantic is not None else ""
 
     async def judge(self, query: str, expected: Expected, response: str | None) -> Decision:
         key = (query, gold_key(expected), response)
@@ -358,6 +391,19 @@ class TieredJudge:
             items, self._tiers, model=self.llm.client.model, prompt_version=self.llm.prompt_version
         )
 
+    @property
+    def ledger(self) -> LlmLedger | None:
+        """The LLM spend of this judge's client (the LLM tier's or the evaluators'), if any."""
+        for client in (
+            self.llm.client if self.llm is not None else None,
+            self.reference_free.client if self.reference_free is not None else None,
+            self.semantic.client if self.semantic is not None else None,
+        ):
+            ledger = getattr(client, "ledger", None)
+            if isinstance(ledger, LlmLedger):
+                return ledger
+        return None
+
     def snapshot(self) -> dict[str, float]:
         """Flat counters (judge, self-audit, LLM tier, LLM client) for metrics and logs."""
         out: dict[str, float] = {
@@ -399,32 +445,39 @@ def build_judge(
     llm_settings: LlmSettings | None = None,
     database_url: str | None = None,
     reference_free: ReferenceFreeSettings | None = None,
+    ledger: LlmLedger | None = None,
+    semantic: SemanticSettings | None = None,
 ) -> TieredJudge:
     """The judge a service runs, from settings its entry point loaded (``GW_JUDGE_*``,
-    ``GW_LLM_*``, ``GW_REFERENCE_FREE*``).
+    ``GW_LLM_*``, ``GW_REFERENCE_FREE*``, ``GW_SEMANTIC_*``/``GW_LLM_METRICS*``).
 
     The LLM client and the database engine for the verdict cache are made only when the LLM
-    tier or a reference-free evaluator needs them, so a rules-only judge needs neither network
-    nor database.
+    tier, a reference-free evaluator or an LLM-derived metric needs them, so a rules-only judge
+    needs neither network nor database.
     """
     wants_rf = reference_free is not None and bool(reference_free.reference_free)
-    if not settings.uses_llm and not wants_rf:
-        return TieredJudge(settings)
+    wants_metrics = semantic is not None and bool(semantic.llm_metrics)
+    if not settings.uses_llm and not wants_rf and not wants_metrics:
+        scorer = build_semantic(semantic) if semantic is not None else None
+        return TieredJudge(settings, semantic=scorer)
     if llm_settings is None:
         what = (
             "GW_JUDGE_LLM_ENABLED: the LLM tier is on"
             if settings.uses_llm
             else "GW_REFERENCE_FREE: reference-free evaluators are on"
+            if wants_rf
+            else "GW_LLM_METRICS: LLM-derived answer metrics are on"
         )
         raise ConfigError(f"{what} but no LLM settings (GW_LLM_*) were given")
-    client = LlmClient(llm_settings)
+    client = LlmClient(llm_settings, ledger=ledger)
+    scorer = build_semantic(semantic, client) if semantic is not None else None
     rf_judge = (
         ReferenceFreeJudge(reference_free, client)
         if wants_rf and reference_free is not None
         else None
     )
     if not settings.uses_llm:
-        return TieredJudge(settings, reference_free=rf_judge)
+        return TieredJudge(settings, reference_free=rf_judge, semantic=scorer)
     cache: VerdictCache | None = None
     if settings.llm_cache and database_url:
         from groundwatch.adapters.db.engine import make_engine
@@ -435,4 +488,4 @@ def build_judge(
         from groundwatch.adapters.llm.cache import MemoryVerdictCache
 
         cache = MemoryVerdictCache()
-    return TieredJudge(settings, LlmJudge(client, cache), reference_free=rf_judge)
+    return TieredJudge(settings, LlmJudge(client, cache), reference_free=rf_judge, semantic=scorer)

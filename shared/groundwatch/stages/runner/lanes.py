@@ -27,7 +27,13 @@ from tenacity import (
     stop_after_attempt,
 )
 
-from groundwatch.adapters.targets.base import ErrorKind, Target, TargetError, TargetReply
+from groundwatch.adapters.targets.base import (
+    ErrorKind,
+    Target,
+    TargetError,
+    TargetReply,
+    sampler_of,
+)
 from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
 from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.throttle import Clock, TokenBucket
@@ -103,7 +109,10 @@ class _Lane:
         self.name = name
         self.selfcheck = selfcheck
         self.samples_asked = 0
+        #: SelfCheck probes of a target that cannot be sampled (shipped without samples)
+        self.unsampleable = 0
         self.target = target
+        self._sampler = sampler_of(target)
         self.limits = limits
         self._clock = clock
         self._hook = hook
@@ -210,13 +219,26 @@ class _Lane:
         return response
 
     async def _samples(self, probe: Probe, n: int) -> list[str]:
-        """Up to ``n`` more answers to the probe's query, each one attempt under the lane's
-        limits; the first failure stops (a struggling target is not pressed for extras)."""
+        """Up to ``n`` samples of the target's answer to the probe's query (``sampler_of``: its
+        randomness on, as SelfCheck needs), each one attempt under the lane's limits; the first
+        failure stops (a struggling target is not pressed for extras). A target that cannot
+        be sampled is not asked at all: its repeats would always agree."""
+        if self._sampler is None:
+            self.unsampleable += 1
+            if self.unsampleable == 1:
+                log.warning(
+                    "SelfCheck: target %s cannot be sampled (an http_json target needs"
+                    " `sampling` in the targets file, a callable a `temperature` parameter,"
+                    " an openai_chat target a sample_temperature above 0); its SelfCheck"
+                    " probes are reported as not sampled",
+                    self.name,
+                )
+            return []
         out: list[str] = []
         for _ in range(n):
             self.samples_asked += 1
             try:
-                reply = await self._attempt(probe.query, _Timing(), probe.group_id)
+                reply = await self._attempt(probe.query, _Timing(), probe.group_id, sample=True)
             except TargetError:
                 break
             out.append(reply.bounded().answer)
@@ -247,9 +269,12 @@ class _Lane:
         reply: TargetReply = await retrying(again)
         return reply
 
-    async def _attempt(self, query: str, timing: _Timing, key: str | None = None) -> TargetReply:
+    async def _attempt(
+        self, query: str, timing: _Timing, key: str | None = None, *, sample: bool = False
+    ) -> TargetReply:
         """One call under the rate limit, the breaker and the timeout; ``key`` (the probe's
-        semantic group) is what the breaker counts a failure against.
+        semantic group) is what the breaker counts a failure against; ``sample`` asks for a
+        SelfCheck sample instead of the answer.
 
         Latency is the target's own time on this attempt: waiting for a rate token or for a
         half-open trial is the runner's doing and must not make the target look slow."""
@@ -267,7 +292,10 @@ class _Lane:
         started = self._clock()
         deadline = self.deadlines.start()
         try:
-            reply = await self.target.ask(query)
+            if sample and self._sampler is not None:
+                reply = await self._sampler(query)
+            else:
+                reply = await self.target.ask(query)
         except TargetError as exc:
             error = exc
         except asyncio.CancelledError:

@@ -1,0 +1,180 @@
+"""Every endpoint answers within its contract (issue 30): 4xx for bad input, never 500, on a
+PostgreSQL store too; ``POST /runs`` validates its body and runs one cycle at a time.
+
+Before: ``GET /groups/a%00b`` on a PostgreSQL store raised ``psycopg.DataError`` (PostgreSQL text
+cannot hold NUL) and answered 500, as did ``/groups/{id}?target=%00`` and
+``/transitions?group_id=%00``; ``POST /runs`` ignored its body (``{"runs": 10**9}`` ran one cycle)
+and three concurrent POSTs ran three interleaved cycles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+
+from groundwatch.adapters.targets import CallableTarget, TargetLimits
+from groundwatch.demo import demo_dataset
+from groundwatch.runtime.embedded import EmbeddedPipeline, monitoring_app
+from groundwatch.stages.runner.lanes import Runner
+from services.analytics.app import create_app as analytics_app
+from services.analytics.settings import AnalyticsSettings
+from services.generator.app import MAX_RUNS_PER_REQUEST
+from services.generator.app import create_app as generator_app
+from services.generator.settings import GeneratorSettings
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+
+TOKEN = "contract-token-5c1e"
+#: Raw (already percent-encoded) values put in every path and query parameter: NUL, a lone
+#: surrogate's UTF-8 bytes, invalid UTF-8, LIKE wildcards, a quote, a long value, numbers out of
+#: any range, and the empty string.
+BAD = [
+    "a%00b",
+    "%00",
+    "%ED%A0%80",
+    "%FF%FE",
+    "%25",
+    "_",
+    "%27",
+    "x" * 3000,
+    "-1",
+    "99999999999999999999999999",
+    "1e400",
+    "NaN",
+    "",
+]
+
+
+def _requests(app: FastAPI) -> list[str]:
+    """A GET per route × bad value: the value in every path parameter, or in one query
+    parameter at a time (the path's own parameters then hold a harmless id)."""
+    out: list[str] = []
+    for route in app.routes:
+        if not isinstance(route, APIRoute) or "GET" not in route.methods:
+            continue
+        names = [p.name for p in route.dependant.query_params]
+        for bad in BAD:
+            path = re.sub(r"\{[^}]+\}", bad or "x", route.path)
+            out.append(path)
+            plain = re.sub(r"\{[^}]+\}", "deadbeef", route.path)
+            out += [f"{plain}?{name}={bad}" for name in names]
+    return out
+
+
+async def _fuzz(app: FastAPI) -> dict[int, int]:
+    statuses: dict[int, int] = {}
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+        for url in _requests(app):
+            r = await client.get(url)
+            statuses[r.status_code] = statuses.get(r.status_code, 0) + 1
+            assert r.status_code < 500, (url[:120], r.status_code, r.text[:200])
+    return statuses
+
+
+@pytest.fixture
+async def pg_pipeline(fresh_pg_url: Callable[[], str]) -> AsyncIterator[EmbeddedPipeline]:
+    """One demo cycle stored in a fresh PostgreSQL store: the routes read real rows."""
+    _, groups = demo_dataset(k=1, cohorts=("short",))
+    runner = Runner(
+        {"t": CallableTarget(lambda q: {"answer": "I do not know."})},
+        {"t": TargetLimits(concurrency=8)},
+    )
+    pipeline = EmbeddedPipeline(groups[:30], runner, database_url=fresh_pg_url())
+    await pipeline.start()
+    try:
+        await pipeline.run(1, timeout_s=120)
+        yield pipeline
+    finally:
+        await pipeline.stop()
+
+
+async def test_no_route_answers_500_for_any_path_or_query_value_on_postgres(
+    pg_pipeline: EmbeddedPipeline,
+) -> None:
+    live = monitoring_app(pg_pipeline)
+    stored = analytics_app(AnalyticsSettings(bus="memory", database_url=pg_pipeline.database_url))
+    seen: dict[str, dict[int, int]] = {}
+    seen["embedded"] = await _fuzz(live)
+    async with stored.router.lifespan_context(stored):
+        seen["analytics"] = await _fuzz(stored)
+    for name, statuses in seen.items():
+        assert 422 in statuses and 200 in statuses, (name, statuses)
+        print(f"\nCONTRACT-FIGURES {name} on PostgreSQL: {dict(sorted(statuses.items()))}")
+
+
+async def test_nul_in_a_path_or_query_is_a_422_naming_where() -> None:
+    _, groups = demo_dataset(k=1, cohorts=("short",))
+    runner = Runner({"t": CallableTarget(lambda q: {"answer": "x"})}, {"t": TargetLimits()})
+    pipeline = EmbeddedPipeline(groups[:3], runner)
+    transport = httpx.ASGITransport(app=monitoring_app(pipeline))
+    async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+        path = await client.get("/groups/a%00b")
+        query = await client.get("/transitions?group_id=%00")
+    await pipeline.stop()
+    assert path.status_code == query.status_code == 422
+    assert path.json()["detail"][0]["loc"] == ["path"]
+    assert query.json()["detail"][0]["loc"] == ["query", "group_id"]
+
+
+@pytest.fixture
+async def generator(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    # a cycle of 5 groups at 40 probes/s lasts about a second: long enough to overlap
+    app = generator_app(
+        GeneratorSettings(
+            bus="memory",
+            runs=0,
+            api_token=TOKEN,
+            sample=5,
+            rate=40,
+            database_url=f"sqlite:///{tmp_path / 'gen.db'}",
+        )
+    )
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport,
+            base_url="http://gen",
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=60,
+        ) as client:
+            yield client
+
+
+async def test_post_runs_validates_its_body(generator: httpx.AsyncClient) -> None:
+    refused: list[dict[str, Any]] = []
+    for body in ({"runs": 10**9}, {"runs": 0}, {"runs": "many"}, {"runs": 1, "cycles": 2}):
+        r = await generator.post("/runs", json=body)
+        assert r.status_code == 422, (body, r.text)
+        refused.append(r.json()["detail"][0])
+    assert refused[0]["loc"] == ["body", "runs"] and refused[0]["ctx"] == {
+        "le": MAX_RUNS_PER_REQUEST
+    }
+    assert (await generator.post("/runs", content=b"not json")).status_code == 422
+    assert (await generator.get("/runs")).json()["runs"] == []  # nothing ran
+
+    one = await generator.post("/runs")
+    two = await generator.post("/runs", json={"runs": 2})
+    assert one.status_code == two.status_code == 200
+    assert one.json()["cycle"] == 1 and [c["cycle"] for c in two.json()["cycles"]] == [2, 3]
+    assert two.json()["cycle"] == 3
+
+
+async def test_concurrent_post_runs_start_one_run(generator: httpx.AsyncClient) -> None:
+    answers = await asyncio.gather(*(generator.post("/runs") for _ in range(3)))
+    codes = sorted(a.status_code for a in answers)
+    assert codes == [200, 409, 409], [a.text for a in answers]
+    busy = [a.json()["detail"] for a in answers if a.status_code == 409]
+    assert all("cycle 1" in d and "in flight" in d for d in busy), busy
+    state = (await generator.get("/runs")).json()
+    assert [r["cycle"] for r in state["runs"]] == [1]
+    # once it has ended, the next one starts
+    assert (await generator.post("/runs")).json()["cycle"] == 2
