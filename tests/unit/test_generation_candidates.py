@@ -95,10 +95,11 @@ def test_generated_groups_carry_candidates_of_text_columns(tmp_path: Path) -> No
 
 T, N, D = AnswerType.TEXT, AnswerType.NUMBER, AnswerType.DATE
 PORTS = [("Bergen", "Norway"), ("Gdansk", "Poland"), ("Valletta", "Malta")]
-#: name, builder, launched, commissioned (the port is the i-th ship's i % 3-th)
+#: name, builder, launched, commissioned, refitted (a day stored as a date-time at midnight);
+#: the i-th ship is in port i % 3 and in service when i is even (a yes/no flag)
 SHIPS = [
     (f"Vessel {chr(65 + i)}", ["Kockums", "Damen", "Navantia", "Meyer Werft"][i % 4],
-     1950 + 3 * i, dt.date(1951 + 3 * i, 1 + i, 10 + i))
+     1950 + 3 * i, dt.date(1951 + 3 * i, 1 + i, 10 + i), f"{1990 + i}-0{1 + i % 9}-15 00:00:00")
     for i in range(12)
 ]  # fmt: skip
 
@@ -118,18 +119,19 @@ def _harbour(path: Path) -> str:
             text(
                 "CREATE TABLE ship (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, "
                 "port_id INTEGER NOT NULL REFERENCES port(id), builder TEXT NOT NULL, "
-                "launched INTEGER NOT NULL, commissioned DATE NOT NULL)"
+                "launched INTEGER NOT NULL, commissioned DATE NOT NULL, "
+                "refitted DATETIME NOT NULL, in_service INTEGER NOT NULL)"
             )
         )
         for i, (name, country) in enumerate(PORTS):
             conn.execute(
                 text("INSERT INTO port VALUES (:i, :n, :c)"), {"i": i + 1, "n": name, "c": country}
             )
-        for i, (name, builder, launched, commissioned) in enumerate(SHIPS):
+        for i, (name, builder, launched, commissioned, refitted) in enumerate(SHIPS):
             conn.execute(
-                text("INSERT INTO ship VALUES (:i, :n, :p, :b, :l, :c)"),
+                text("INSERT INTO ship VALUES (:i, :n, :p, :b, :l, :c, :r, :s)"),
                 {"i": i + 1, "n": name, "p": 1 + i % 3, "b": builder, "l": launched,
-                 "c": commissioned},
+                 "c": commissioned, "r": refitted, "s": int(i % 2 == 0)},
             )  # fmt: skip
     engine.dispose()
     return url
@@ -147,11 +149,12 @@ def test_the_named_rows_other_values_of_every_type_through_joins_and_aggregates(
         values = dict(zip(a.attributes, a.attribute_types, strict=True))
         sql, named = " ".join(g.sql.split()), next(iter(g.params.values()))
         if named in ships:
-            # the ship the question names: its builder, launch year and commissioning day, typed;
-            # never its name (the question's own), its ids, or the asked value (the gold) —
-            # also when the answer is the port it is joined to
-            builder, launched, commissioned = ships[named]
-            row = {builder: T, str(launched): N, commissioned.isoformat(): D}
+            # the ship the question names: its builder, launch year, commissioning and refit
+            # days, typed; never its name (the question's own), its ids, its yes/no flag (any
+            # answer's word), or the asked value (the gold) — also when the answer is the port
+            # it is joined to
+            builder, launched, commissioned, refitted = ships[named]
+            row = {builder: T, str(launched): N, commissioned.isoformat(): D, refitted[:10]: D}
             assert values == {v: t for v, t in row.items() if v not in a.values}, sql
             kinds.add("join" if " JOIN " in sql else "single")
         elif named in countries and " JOIN " in sql:

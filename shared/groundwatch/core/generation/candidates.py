@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from groundwatch.core.generation.answers import format_value
+from groundwatch.core.generation.answers import date_text, format_value
 from groundwatch.core.generation.schema import SchemaInfo
 from groundwatch.core.generation.templates import SqlTemplate, ident, render
 from groundwatch.core.judging.normalize import normalize
@@ -176,9 +176,10 @@ def entity_attributes_query(template: SqlTemplate, schema: SchemaInfo) -> Attrib
     under ("the number of ships of the port named X": the port's row). Its other columns, of
     every type, are what a reader that picked the right entity's wrong sentence answers with.
     Slots on two tables or two aliases (a link between two named rows, a self-join) name no one
-    row; surrogate and foreign-key columns are no fact anyone states; the asked columns are the
-    gold. Whether a slot value names exactly one row is the data's to say
-    (:func:`entity_attributes` drops a key that two rows share)."""
+    row; surrogate and foreign-key columns are no fact anyone states, a yes/no flag's "1", "true"
+    or "yes" is any answer's word; the asked columns are the gold. Whether a slot value names
+    exactly one row is the data's to say (:func:`entity_attributes` drops a key that two rows
+    share)."""
     if not template.slots or not template.selected:
         return None
     if len({(s.table.lower(), s.alias.lower()) for s in template.slots}) != 1:
@@ -199,6 +200,7 @@ def entity_attributes_query(template: SqlTemplate, schema: SchemaInfo) -> Attrib
         c
         for c in table.columns
         if c.kind is not None
+        and not c.flag
         and not table.is_surrogate(c)
         and c.name.lower() not in asked
         and c.name not in keys
@@ -254,12 +256,15 @@ def entity_attributes(
         for j, v in enumerate(row[n_keys:]):
             if v is None or len(vals) >= MAX_ATTRIBUTES:
                 continue
+            kind = types[j] if j < len(types) else text_type
             text = format_value(v).strip()
+            if kind is AnswerType.DATE:
+                text = date_text(text)  # a day stored as a date-time at midnight: its day
             if 0 < len(text) <= MAX_CANDIDATE_CHARS and text not in vals:
                 text = pool.get(text) or (
                     pool.setdefault(text, text) if len(pool) < _POOLED else text
                 )
-                vals[text] = types[j] if j < len(types) else text_type
+                vals[text] = kind
         kept += len(vals)
         if kept > max_values:
             return None
