@@ -36,9 +36,9 @@ from groundwatch.errors import PoisonMessage
 
 #: Version 2 added the monitoring series and cycle of every probe; version-1 messages are still
 #: read (they belong to no series: cycle 0). Version 3 added to the expected answer the answer
-#: column's whole domain, the asked row's other values and the gold's alternatives (issue 29);
-#: messages of versions 1 and 2 are still read (they carry none of them: the judge falls back to
-#: the bounded candidates).
+#: column's whole domain, the asked row's other values (with their types) and the gold's
+#: alternatives (issue 29); messages of versions 1 and 2 are still read (they carry none of them:
+#: the judge falls back to the bounded candidates).
 SCHEMA_VERSION: Literal[3] = 3
 
 #: Text fields are capped so that one oversize reply cannot blow up a partition or the store.

@@ -9,7 +9,11 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from groundwatch.adapters.sources import generate_groups
-from groundwatch.core.generation.candidates import ColumnSample, candidates_for
+from groundwatch.core.generation.candidates import (
+    ColumnSample,
+    candidates_for,
+    entity_attributes,
+)
 from groundwatch.core.model import MAX_CANDIDATES, AnswerType
 
 pytestmark = pytest.mark.unit
@@ -87,3 +91,86 @@ def test_generated_groups_carry_candidates_of_text_columns(tmp_path: Path) -> No
     assert len(ids) == 1
     numeric = [g for g in groups if g.answer.types == [AnswerType.NUMBER]]
     assert numeric and all(not any(g.answer.domain) for g in numeric)
+
+
+T, N, D = AnswerType.TEXT, AnswerType.NUMBER, AnswerType.DATE
+PORTS = [("Bergen", "Norway"), ("Gdansk", "Poland"), ("Valletta", "Malta")]
+#: name, builder, launched, commissioned, refitted (a day stored as a date-time at midnight);
+#: the i-th ship is in port i % 3 and in service when i is even (a yes/no flag)
+SHIPS = [
+    (f"Vessel {chr(65 + i)}", ["Kockums", "Damen", "Navantia", "Meyer Werft"][i % 4],
+     1950 + 3 * i, dt.date(1951 + 3 * i, 1 + i, 10 + i), f"{1990 + i}-0{1 + i % 9}-15 00:00:00")
+    for i in range(12)
+]  # fmt: skip
+
+
+def _harbour(path: Path) -> str:
+    """Ports and the ships registered in them: text, numbers and dates, a foreign key."""
+    url = f"sqlite:///{path}"
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "CREATE TABLE port (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, "
+                "country TEXT NOT NULL)"
+            )
+        )
+        conn.execute(
+            text(
+                "CREATE TABLE ship (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, "
+                "port_id INTEGER NOT NULL REFERENCES port(id), builder TEXT NOT NULL, "
+                "launched INTEGER NOT NULL, commissioned DATE NOT NULL, "
+                "refitted DATETIME NOT NULL, in_service INTEGER NOT NULL)"
+            )
+        )
+        for i, (name, country) in enumerate(PORTS):
+            conn.execute(
+                text("INSERT INTO port VALUES (:i, :n, :c)"), {"i": i + 1, "n": name, "c": country}
+            )
+        for i, (name, builder, launched, commissioned, refitted) in enumerate(SHIPS):
+            conn.execute(
+                text("INSERT INTO ship VALUES (:i, :n, :p, :b, :l, :c, :r, :s)"),
+                {"i": i + 1, "n": name, "p": 1 + i % 3, "b": builder, "l": launched,
+                 "c": commissioned, "r": refitted, "s": int(i % 2 == 0)},
+            )  # fmt: skip
+    engine.dispose()
+    return url
+
+
+def test_the_named_rows_other_values_of_every_type_through_joins_and_aggregates(
+    tmp_path: Path,
+) -> None:
+    groups = generate_groups(_harbour(tmp_path / "h.sqlite"), k=1, cohorts=("short",)).groups
+    ships = {name: row for name, *row in SHIPS}
+    countries = dict(PORTS)
+    kinds: set[str] = set()
+    for g in groups:
+        a = g.answer
+        values = dict(zip(a.attributes, a.attribute_types, strict=True))
+        sql, named = " ".join(g.sql.split()), next(iter(g.params.values()))
+        if named in ships:
+            # the ship the question names: its builder, launch year, commissioning and refit
+            # days, typed; never its name (the question's own), its ids, its yes/no flag (any
+            # answer's word), or the asked value (the gold) — also when the answer is the port
+            # it is joined to
+            builder, launched, commissioned, refitted = ships[named]
+            row = {builder: T, str(launched): N, commissioned.isoformat(): D, refitted[:10]: D}
+            assert values == {v: t for v, t in row.items() if v not in a.values}, sql
+            kinds.add("join" if " JOIN " in sql else "single")
+        elif named in countries and " JOIN " in sql:
+            # an aggregate over the ships of the port the question names: the port's values
+            assert values == {countries[named]: T}, sql
+            kinds.add("aggregate")
+    assert kinds == {"single", "join", "aggregate"}
+
+
+def test_a_key_two_rows_share_names_no_row_and_the_map_is_bounded() -> None:
+    rows = [("A", "x", 1), ("B", "y", 2), ("A", "z", 3), (None, "w", 4)]
+    types = (AnswerType.TEXT, AnswerType.NUMBER)
+    got = entity_attributes(rows, 1, types)
+    assert got is not None
+    assert got[("B",)] == (("y", "2"), (AnswerType.TEXT, AnswerType.NUMBER))
+    assert got[("A",)] == ((), ())  # two rows: which one the question is about is unknown
+    assert (None,) not in got and ("None",) not in got
+    assert entity_attributes(rows, 1, types, limit=1) is None
+    assert entity_attributes(rows, 1, types, max_values=3) is None

@@ -279,3 +279,72 @@ def test_any_of_the_alternatives_is_the_gold() -> None:
     assert judge("Britain or France.", exp).verdict is I
     assert judge("France.", exp).verdict is I
     assert judge("It is 61.", E("sixty-one", alternatives=[["61"]])).verdict is C
+
+
+@pytest.mark.parametrize(
+    ("query", "response", "verdict"),
+    [
+        # the only claims are numbers once the words that report them are set aside
+        ("'Fortuna' builder", "Fortuna is listed with 1969 and 31298.", I),
+        ("Who built the ship Fortuna?", "The records give 31298 for Fortuna.", I),
+        # the question's own words said another way ("ships" for "ship") are no claim either
+        ("Who built the ship named Fortuna?", "The ships' list shows Fortuna with 1969.", I),
+        # a word that may name the builder another way keeps it open
+        ("Who built the ship Fortuna?", "Fortuna was listed in 1969 by a Papenburg yard.", U),
+        ("Who built the ship Fortuna?", "Fortuna was built in 1969 by shipwrights.", U),
+    ],
+)
+def test_type_evidence_sets_aside_what_the_question_said_and_the_reporting_words(
+    query: str, response: str, verdict: Verdict
+) -> None:
+    d = judge(response, E("Meyer Werft"), query)
+    assert d.verdict is verdict, d.reason
+    if verdict is I:
+        assert d.reason.startswith("type_mismatch"), d.reason
+
+
+SHIP_ROW = {
+    "attributes": ["Kockums", "1969", "31298", "1970-05-14"],
+    "attribute_types": [AnswerType.TEXT, AnswerType.NUMBER, AnswerType.NUMBER, AnswerType.DATE],
+}
+
+
+def test_the_rows_other_numbers_and_dates_are_evidence() -> None:
+    q = "Which port is the ship Fortuna registered in?"
+    port = E("Bergen", **SHIP_ROW)
+    d = judge("Fortuna is listed with 1969 and 31298.", port, q)
+    assert (d.verdict, d.reason) == (I, "other_attribute: '1969', '31298' (gold 'Bergen')")
+    d = judge("Fortuna was launched in 1969 and commissioned on 14 May 1970.", port, q)
+    assert d.verdict is I and "1969" in d.reason and "1970" in d.reason, d.reason
+    d = judge("It has a tonnage of 31,298 tonnes and was built by Kockums.", port, q)
+    assert d.verdict is I and d.reason.startswith("other_attribute"), d.reason
+    # the gold named beside the row's other values is the answer
+    assert judge("Fortuna (1969, 31298 t) sails from Bergen.", port, q).verdict is C
+    # another name beside them may be the gold said another way: no conclusion
+    assert judge("Fortuna, launched in 1969, sails from Bjorgvin.", port, q).verdict is U
+    # a number the question holds is the question's, a number word no value of the row
+    assert (
+        judge("Built 1969.", E("Bergen", **SHIP_ROW), "Which port, for the 1969 ship?").verdict is U
+    )
+    assert judge("Fortuna is one of the ships.", E("Bergen", attributes=["1"],
+                 attribute_types=[AnswerType.NUMBER]), q).verdict is U  # fmt: skip
+    # a numeric gold: the row's other numbers are named as such
+    tonnage = E("31298", types=[AnswerType.NUMBER], attributes=["Kockums", "1969"],
+                attribute_types=[AnswerType.TEXT, AnswerType.NUMBER])  # fmt: skip
+    d = judge("Fortuna is listed with Kockums and 1969.", tonnage, "Tonnage of Fortuna?")
+    assert (d.verdict, d.reason) == (I, "other_attribute: '1969' (gold '31298')")
+    assert judge("31,298 tonnes; launched 1969.", tonnage, "Tonnage of Fortuna?").verdict is C
+    # the gold's own value is never one of the row's other values
+    same = E("1969", types=[AnswerType.NUMBER], attributes=["1969.0"],
+             attribute_types=[AnswerType.NUMBER])  # fmt: skip
+    assert prepare_gold(same).typed_attributes == ()
+
+
+def test_the_rows_other_values_beside_another_name_decide_nothing() -> None:
+    q = "What is Robert King's title?"
+    exp = E("Vice President Sales", attributes=["Lethbridge", "(71) 555-5598"])
+    # 'VP' may be the gold said another way: the city beside it proves nothing
+    d = judge("Robert King lives in Lethbridge and is the company's VP.", exp, q)
+    assert d.verdict is U and "other_attribute_beside: 'VP'" in d.reason, d.reason
+    d = judge("Robert King lives in Lethbridge.", exp, q)
+    assert d.verdict is I and d.reason.startswith("other_attribute"), d.reason

@@ -7,6 +7,7 @@ are decided wrong (not left undecided), so the groups it answers both ways are n
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import re
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from sqlalchemy import create_engine, text
 
 from groundwatch.adapters.sources import generate_groups
 from groundwatch.adapters.targets import CallableTarget, TargetLimits
-from groundwatch.core.model import SemanticGroup
+from groundwatch.core.judging import judge_deterministic
+from groundwatch.core.model import SemanticGroup, Verdict
 from groundwatch.core.tagging import GroupStatus, Tagger
 from groundwatch.runtime.embedded import EmbeddedPipeline
 from groundwatch.stages.runner.lanes import Runner
@@ -143,3 +145,91 @@ def test_a_sentence_picking_reader_is_decided_wrong_and_non_robust(tmp_path: Pat
     assert decided >= 0.95, decided
     # every group is answered right by one form and wrong by the others in each cohort
     assert recall >= 0.95, recall
+
+
+# -- a reader over two tables: the named row's other values of every type, through a join -------
+
+LIBRARIES = [("Bodleian", "Oxford"), ("Marciana", "Venice"), ("Strahov", "Prague")]
+#: title, author, pages, acquired (the book is in library i % 3)
+BOOKS = [
+    (f"Codex {w}", ["Ana Ruiz", "Li Wei", "Omar Haddad", "Eva Novak"][i % 4], 120 + 37 * i,
+     dt.date(1961 + 2 * i, 1 + i % 12, 3 + i))
+    for i, w in enumerate(["Aurelius", "Borgia", "Corvinus", "Dunstan", "Eadwine", "Falconer",
+                           "Gervase", "Hildegard", "Isidore", "Jerome"])
+]  # fmt: skip
+
+
+def _library(path: Path) -> tuple[str, dict[str, dict[str, str]]]:
+    """A database of books in libraries, and each named row's values by its name, as text."""
+    url = f"sqlite:///{path}"
+    engine = create_engine(url)
+    rows: dict[str, dict[str, str]] = {}
+    with engine.begin() as conn:
+        conn.execute(
+            text("CREATE TABLE library (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, "
+                 "city TEXT NOT NULL)")
+        )  # fmt: skip
+        conn.execute(
+            text("CREATE TABLE book (id INTEGER PRIMARY KEY, title TEXT UNIQUE NOT NULL, "
+                 "library_id INTEGER NOT NULL REFERENCES library(id), author TEXT NOT NULL, "
+                 "pages INTEGER NOT NULL, acquired DATE NOT NULL)")
+        )  # fmt: skip
+        for i, (name, city) in enumerate(LIBRARIES):
+            conn.execute(
+                text("INSERT INTO library VALUES (:i, :n, :c)"), {"i": i, "n": name, "c": city}
+            )
+            rows[name] = {"city": city}
+        for i, (title, author, pages, acquired) in enumerate(BOOKS):
+            conn.execute(
+                text("INSERT INTO book VALUES (:i, :t, :l, :a, :p, :d)"),
+                {"i": i, "t": title, "l": i % 3, "a": author, "p": pages, "d": acquired},
+            )
+            rows[title] = {"author": author, "pages": str(pages), "acquired": acquired.isoformat()}
+    engine.dispose()
+    return url, rows
+
+
+def _say(value: str) -> str:
+    """A value as a reader writes it: a day in words, a number with its thousands separator."""
+    if len(value) == 10 and value[4] == "-":
+        return dt.date.fromisoformat(value).strftime("%-d %B %Y")
+    return f"{int(value):,}" if value.isdigit() else value
+
+
+def test_a_reader_giving_the_named_rows_other_values_is_wrong_through_joins_and_aggregates(
+    tmp_path: Path,
+) -> None:
+    url, rows = _library(tmp_path / "books.db")
+    groups = generate_groups(url, k=3, cohorts=("short",)).groups
+    decided: dict[str, list[str]] = {"single": [], "join": [], "aggregate": []}
+    for g in groups:
+        named = str(next(iter(g.params.values())))
+        row = rows[named]
+        gold = g.answer.values[0]
+        others = [_say(v) for v in row.values() if v != gold]
+        if not others:
+            continue
+        kind = (
+            "aggregate"
+            if "(" in g.sql.split("FROM")[0]
+            else "join"
+            if "JOIN" in g.sql
+            else "single"
+        )
+        for i, f in enumerate(g.forms):
+            right = judge_deterministic(
+                f.text, g.answer, f"The records give {_say(gold)} for {named}."
+            )
+            assert right.verdict is Verdict.CORRECT, (g.sql, f.text, right.reason)
+            wrong = [
+                f"{named} is listed with {', '.join(others)}.",
+                f"The records give {others[i % len(others)]} for {named}.",
+                f"According to the catalogue, {named}: {' / '.join(others)}.",
+            ][i % 3]
+            d = judge_deterministic(f.text, g.answer, wrong)
+            assert d.verdict is Verdict.INCORRECT, (g.sql, f.text, wrong, d.reason)
+            decided[kind].append(d.reason.split(":")[0])
+    # every kind of template met, and the rows' other values named as the reason where the gold
+    # is a name (a number or date gold may be told wrong by its own mismatch first)
+    assert all(decided.values()), {k: len(v) for k, v in decided.items()}
+    assert set(decided["join"]) == {"other_attribute"}, decided["join"]

@@ -111,8 +111,19 @@ class Expected(BaseModel):
         default_factory=list,
         max_length=MAX_ATTRIBUTES,
         description=(
-            "The asked row's values in its other columns (schema version 3): an answer that gives "
-            "these and not the gold answered about the right entity with the wrong attribute."
+            "The values of the row the question names (its slots' row: the asked row, or the "
+            "joined-from row of a join or an aggregate) in its other columns, of every type "
+            "(schema version 3): an answer that gives these and not the gold answered about the "
+            "right entity with the wrong attribute."
+        ),
+    )
+    attribute_types: list[AnswerType] = Field(
+        default_factory=list,
+        max_length=MAX_ATTRIBUTES,
+        description=(
+            "Per attribute (aligned with attributes): its column's type, so a number or a date "
+            "of the row is compared as one (schema version 3); absent entries are typed by what "
+            "the value parses as."
         ),
     )
     alternatives: list[Annotated[list[str], Field(max_length=MAX_ALTERNATIVES)]] = Field(

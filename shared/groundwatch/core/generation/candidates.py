@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from groundwatch.core.generation.answers import format_value
+from groundwatch.core.generation.answers import date_text, format_value
 from groundwatch.core.generation.schema import SchemaInfo
 from groundwatch.core.generation.templates import SqlTemplate, ident, render
 from groundwatch.core.judging.normalize import normalize
@@ -37,6 +37,9 @@ from groundwatch.core.model import (
 #: Rows of a table whose other values are kept per template for :attr:`Expected.attributes`;
 #: a larger table's templates get none (a bounded map per template, released after it).
 MAX_ENTITY_ROWS = 200_000
+#: Values kept in all for one template's rows (every type now, so a wide table's rows hold more
+#: of them than its text columns did): beyond, the template gets no attributes.
+MAX_ENTITY_VALUES = 1_000_000
 
 
 def _rank(text: str) -> bytes:
@@ -154,52 +157,119 @@ def domain_record(sample: ColumnSample | None) -> dict[str, Any] | None:
     return {"id": d.id, "values": d.values, "complete": d.complete}
 
 
-def entity_attributes_query(template: SqlTemplate, schema: SchemaInfo) -> tuple[str, int] | None:
-    """``SELECT slot columns…, other text columns… FROM table`` for a template that asks one
-    column of the row its slots name (no join, no aggregate), with the number of slot columns;
-    None for any other template. The other columns' values of the asked row are what a reader
-    that picked the right entity's wrong sentence answers with."""
-    if template.join is not None or not template.slots or not template.selected:
+@dataclass(frozen=True, slots=True)
+class AttributesQuery:
+    """How to read the other values of the row a template's slots name: ``sql`` selects the slot
+    columns (``n_keys`` of them) and then the row's other columns, whose types are ``types``."""
+
+    sql: str
+    n_keys: int
+    types: tuple[AnswerType, ...]
+
+
+def entity_attributes_query(template: SqlTemplate, schema: SchemaInfo) -> AttributesQuery | None:
+    """The query for the other values of the row the template's slots name, or None when the
+    slots name no one row of one table.
+
+    The row is the one the question is about: the asked row of a single-table template, the row
+    a join starts from ("the port of the ship named X": the ship's row) or an aggregate counts
+    under ("the number of ships of the port named X": the port's row). Its other columns, of
+    every type, are what a reader that picked the right entity's wrong sentence answers with.
+    Slots on two tables or two aliases (a link between two named rows, a self-join) name no one
+    row; surrogate and foreign-key columns are no fact anyone states, a yes/no flag's "1", "true"
+    or "yes" is any answer's word; the asked columns are the gold. Whether a slot value names
+    exactly one row is the data's to say (:func:`entity_attributes` drops a key that two rows
+    share)."""
+    if not template.slots or not template.selected:
         return None
-    tables = {s.table for s in template.slots} | {s.table for s in template.selected}
-    if len(tables) != 1 or any(s.agg for s in template.selected):
+    if len({(s.table.lower(), s.alias.lower()) for s in template.slots}) != 1:
         return None
-    table = schema.table(next(iter(tables)))
+    table = schema.table(template.slots[0].table)
     if table is None:
         return None
-    keys = [s.column for s in template.slots]
-    asked = {s.column for s in template.selected}
-    others = [
-        c.name
-        for c in table.columns
-        if c.kind is AnswerType.TEXT and c.name not in asked and c.name not in keys
-    ]
-    if not others or any(table.column(k) is None for k in keys):
+    key_cols = [table.column(s.column) for s in template.slots]
+    if any(c is None for c in key_cols):
         return None
-    cols = [exp.Column(this=ident(c)) for c in [*keys, *others]]
+    keys = [c.name for c in key_cols if c is not None]
+    asked = {
+        s.column.lower()
+        for s in template.selected
+        if (t := schema.table(s.table)) is not None and t.name == table.name
+    }
+    others = [
+        c
+        for c in table.columns
+        if c.kind is not None
+        and not c.flag
+        and not table.is_surrogate(c)
+        and c.name.lower() not in asked
+        and c.name not in keys
+    ]
+    if not others:
+        return None
+    cols = [exp.Column(this=ident(c)) for c in [*keys, *(c.name for c in others)]]
     sql = render(
         exp.Select(expressions=cols, from_=exp.From(this=exp.Table(this=ident(table.name)))),
         schema.dialect,
     )
-    return sql, len(keys)
+    return AttributesQuery(sql, len(keys), tuple(c.kind for c in others if c.kind is not None))
+
+
+#: Distinct values one template's map shares a string for.
+_POOLED = 100_000
+
+#: One row's other values and their types (aligned), as :attr:`Expected.attributes` and
+#: :attr:`Expected.attribute_types` carry them (tuples: a map of 200,000 rows holds one each).
+RowValues = tuple[tuple[str, ...], tuple[AnswerType, ...]]
 
 
 def entity_attributes(
-    rows: Iterable[Sequence[Any]], n_keys: int, limit: int = MAX_ENTITY_ROWS
-) -> dict[tuple[str, ...], list[str]] | None:
-    """The other values of each row by its key values (formatted as a fill's parameters are);
-    None when the table has more than ``limit`` rows (memory stays bounded per template)."""
-    out: dict[tuple[str, ...], list[str]] = {}
+    rows: Iterable[Sequence[Any]],
+    n_keys: int,
+    types: Sequence[AnswerType] = (),
+    limit: int = MAX_ENTITY_ROWS,
+    max_values: int = MAX_ENTITY_VALUES,
+) -> dict[tuple[str, ...], RowValues] | None:
+    """The other values of each row by its key values (formatted as a fill's parameters are),
+    typed by their columns (``types``; text where not given); None when the table has more than
+    ``limit`` rows or its rows more than ``max_values`` values in all (memory stays bounded per
+    template: about 120 MB at the values bound). A key two rows share names no one row: it gets no
+    values (an empty pair)."""
+    out: dict[tuple[str, ...], RowValues] = {}
+    shared: dict[tuple[AnswerType, ...], tuple[AnswerType, ...]] = {}  # one per type pattern
+    # one string per distinct value: a city, a segment, a year or a day repeats over the rows,
+    # and a string costs more than the reference to it (bounded: later values are not pooled)
+    pool: dict[str, str] = {}
+    ambiguous: RowValues = ((), ())
+    kept = 0
+    text_type = AnswerType.TEXT
     for row in rows:
         if len(out) >= limit:
             return None
+        if any(v is None for v in row[:n_keys]):
+            continue  # a NULL names no row a question can ask about
         key = tuple(format_value(v) for v in row[:n_keys])
-        vals = [
-            text
-            for v in row[n_keys:]
-            if v is not None and 0 < len(text := format_value(v).strip()) <= MAX_CANDIDATE_CHARS
-        ]
-        out[key] = list(dict.fromkeys(vals))[:MAX_ATTRIBUTES]
+        if key in out:
+            out[key] = ambiguous
+            continue
+        vals: dict[str, AnswerType] = {}
+        for j, v in enumerate(row[n_keys:]):
+            if v is None or len(vals) >= MAX_ATTRIBUTES:
+                continue
+            kind = types[j] if j < len(types) else text_type
+            text = format_value(v).strip()
+            if kind is AnswerType.DATE:
+                text = date_text(text)  # a day stored as a date-time at midnight: its day
+            if 0 < len(text) <= MAX_CANDIDATE_CHARS and text not in vals:
+                text = pool.get(text) or (
+                    pool.setdefault(text, text) if len(pool) < _POOLED else text
+                )
+                vals[text] = kind
+        kept += len(vals)
+        if kept > max_values:
+            return None
+        pattern = tuple(vals.values())
+        out[key] = (tuple(vals), shared.setdefault(pattern, pattern))
     return out
 
 

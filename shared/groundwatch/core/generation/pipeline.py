@@ -27,6 +27,7 @@ from groundwatch.core.generation.answers import (
 )
 from groundwatch.core.generation.candidates import (
     ColumnSample,
+    RowValues,
     candidate_queries,
     domain_record,
     entity_attributes,
@@ -591,9 +592,10 @@ def _records_of(
                 # a list answer's elements all come from the one column: its domain each
                 answer_domain = domains * len(values)
             row_values: Any = ()
+            row_types: Any = ()
             if attributes is not None:
                 key = tuple(format_value(raw[p]) for p in slot_params)
-                row_values = attributes.get(key, ())
+                row_values, row_types = attributes.get(key, _NO_ROW_VALUES)
             s.queries += 1
             s.groups += 1
             produced += 1
@@ -613,6 +615,7 @@ def _records_of(
                     "candidates": (),
                     "domain": answer_domain,
                     "attributes": row_values,
+                    "attribute_types": row_types,
                     "alternatives": (),
                 },
                 "forms": [
@@ -664,16 +667,20 @@ def _candidate_samples(
     return out
 
 
+#: What a fill whose row the map does not hold (or holds twice) gets: no values.
+_NO_ROW_VALUES: RowValues = ((), ())
+
+
 def _entity_attributes(
     port: QueryPort, t: SqlTemplate, schema: SchemaInfo, s: StageSummary
-) -> dict[tuple[str, ...], list[str]] | None:
-    """The asked rows' other text values by their slot values (one streamed query per
-    template), or None for a template that asks no single row's column."""
+) -> dict[tuple[str, ...], RowValues] | None:
+    """The other values (and their types) of the rows the template's slots name, by their slot
+    values (one streamed query per template), or None for a template whose slots name no row."""
     query = entity_attributes_query(t, schema)
     if query is None:
         return None
     s.sql_statements += 1
-    return entity_attributes(port.rows(query[0]), query[1])
+    return entity_attributes(port.rows(query.sql), query.n_keys, query.types)
 
 
 def _has_multiple(port: QueryPort, grouped: GroupedPlan) -> bool:

@@ -134,8 +134,14 @@ class Gold:
     #: per part: the matcher over its column's whole domain (shared by every group of the
     #: template), or None; where there is one it supersedes the part's candidates
     domains: tuple[DomainIndex | None, ...] = field(default=(), compare=False)
-    #: the asked row's values in other columns (never equal to a gold spelling)
+    #: the named row's text values in other columns (never equal to a gold spelling)
     attributes: tuple[GoldPart, ...] = ()
+    #: the named row's numbers and dates in other columns (never equal to a gold value)
+    typed_attributes: tuple[GoldPart, ...] = ()
+    #: their values, days and the days' years: one set test rules them out of most answers
+    attribute_numbers: frozenset[float] = frozenset()
+    attribute_days: frozenset[date] = frozenset()
+    attribute_years: frozenset[str] = frozenset()
     #: every normalized spelling of every part: what is never a rival
     gold_norms: frozenset[str] = frozenset()
     #: the attributes' last words: one set test rules them all out of most answers
@@ -230,6 +236,7 @@ def _prepare(
     attributes: tuple[str, ...] = (),
     alternatives: tuple[tuple[str, ...], ...] = (),
     domain_ids: tuple[str | None, ...] = (),
+    attribute_types: tuple[AnswerType, ...] = (),
 ) -> Gold:
     parts = _parts(values, types)
     if alternatives:
@@ -247,11 +254,7 @@ def _prepare(
     )
     rivals = _rivals(values, parts, candidates)
     gold_norms = frozenset(n for p in parts for n in p.norms)
-    attrs = tuple(
-        a
-        for a in (gold_part(v, AnswerType.TEXT) for v in dict.fromkeys(attributes))
-        if a.norm and a.norm not in gold_norms and not a.typed
-    )
+    attrs, typed_attrs = _attributes(parts, gold_norms, attributes, attribute_types)
     return Gold(
         parts=parts,
         stale=tuple(p for p in (_parts(s, types) for s in stale) if p),
@@ -267,9 +270,46 @@ def _prepare(
         ),
         raws=", ".join(repr(p.raw) for p in parts),
         attributes=attrs,
+        typed_attributes=typed_attrs,
+        attribute_numbers=frozenset(a.number.value for a in typed_attrs if a.number is not None),
+        attribute_days=frozenset(a.day for a in typed_attrs if a.day is not None),
+        attribute_years=frozenset(str(a.day.year) for a in typed_attrs if a.day is not None),
         gold_norms=gold_norms,
         attribute_last_words=frozenset(a.last_word for a in attrs),
     )
+
+
+def _attributes(
+    parts: tuple[GoldPart, ...],
+    gold_norms: frozenset[str],
+    values: tuple[str, ...],
+    types: tuple[AnswerType, ...],
+) -> tuple[tuple[GoldPart, ...], tuple[GoldPart, ...]]:
+    """The named row's other values, prepared as parts of their declared type (typed by what
+    they parse as where no type is given): its text values and its numbers and dates apart. A
+    value the gold holds — its spelling, or the same number or day — is never one of them."""
+    text: list[GoldPart] = []
+    typed: list[GoldPart] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(values):
+        if raw in seen:
+            continue
+        seen.add(raw)
+        a = gold_part(raw, types[i] if i < len(types) else None)
+        if not a.norm or a.norm in gold_norms:
+            continue
+        if not a.typed:
+            text.append(a)
+        elif not any(_same_typed(a, p) for gp in parts for p in (gp, *gp.alts)):
+            typed.append(a)
+    return tuple(text), tuple(typed)
+
+
+def _same_typed(a: GoldPart, p: GoldPart) -> bool:
+    """Whether typed value ``a`` is the same day or number as part ``p``."""
+    if a.day is not None:
+        return a.day == p.day
+    return a.number is not None and p.number is not None and a.number.value == p.number.value
 
 
 def _with_alternatives(
@@ -419,6 +459,7 @@ def _key(expected: Expected) -> GoldKey:
         # a domain by its id: hashing thousands of values per message would cost more than the
         # judging (the id is a hash of them)
         tuple(d.id if d is not None else None for d in expected.domain),
+        tuple(expected.attribute_types),
     )
 
 

@@ -9,8 +9,9 @@ tier (outside the pure core) may take it from there.
 
 ``incorrect`` needs positive evidence of a different answer: a conflicting date or number, a
 refusal, the gold negated, another value of the answer's column (a grounded candidate, or another
-country when the gold is one), or a hedge between the gold and something else. That the gold's
-words are absent is no such evidence — the response may say it another way ("the retail
+country when the gold is one), the named row's values in other columns and nothing else, an
+answer of another type than the gold, or a hedge between the gold and something else. That the
+gold's words are absent is no such evidence — the response may say it another way ("the retail
 industry" for *Retailing*) — so a free-text answer without any of it stays ``undecided``.
 """
 
@@ -1107,6 +1108,10 @@ def tier_typed(ev: Evidence) -> Decision | None:
             continue
         kind = "date" if part.day is not None else "number"
         if st is PartStatus.CONFLICT:
+            if g.typed_attributes and (stated := _stated_typed_attributes(ev)):
+                # the named row's other numbers ("listed with 1963 and Kockums" for its tonnage)
+                named = ", ".join(map(repr, list(dict.fromkeys(stated))[:3]))
+                return _wrong("typed", f"other_attribute: {named} (gold {part.raw!r})")
             return _wrong("typed", f"{kind}_mismatch: gold {part.raw!r}")
         if st is PartStatus.ABSENT:
             days = yearless_days(ev.toks) if part.day is not None else ()
@@ -1361,13 +1366,76 @@ def tier_conflict(ev: Evidence) -> Decision | None:
             ev.notes.append(f"rival_stem_only: {', '.join(map(repr, r.rivals[:3]))}")
         if r.denied:
             return _wrong("conflict", f"gold_denied: {part.raw!r}")
+        stated = [*r.attributes, *_stated_typed_attributes(ev)]
+        if stated and not _overlaps(ev, part):
+            # the right row, other columns: "Robert King's phone is …, his city is Lethbridge" or
+            # "Fortuna is listed with 1969 and 31298" asked for his title / its builder names
+            # values the database holds for that row, and not the one asked — unless the answer
+            # also names something else, which may be the gold said another way
+            other = _other_name(ev, stated)
+            if other is None:
+                named = ", ".join(map(repr, list(dict.fromkeys(stated))[:3]))
+                return _wrong("conflict", f"other_attribute: {named} (gold {part.raw!r})")
+            ev.notes.append(f"other_attribute_beside: {other!r}")
         if len(g.parts) == 1 and (claim := _typed_claim(ev, part)) is not None:
             return _wrong("conflict", f"type_mismatch: {claim!r} for gold {part.raw!r}")
-        if r.attributes and not _overlaps(ev, part):
-            # the right row, another column: "Robert King's phone is …, his city is Lethbridge"
-            # asked for his title names values the database holds for him, and not the one asked
-            named = ", ".join(map(repr, r.attributes[:3]))
-            return _wrong("conflict", f"other_attribute: {named} (gold {part.raw!r})")
+    return None
+
+
+def _stated_typed_attributes(ev: Evidence) -> list[str]:
+    """The named row's other numbers and dates the response states, as it writes them: a number
+    of the same value written in digits (a number word is as often an article: "one of the
+    ships"), a date to the day; never one the question itself holds."""
+    g = ev.gold
+    if not g.typed_attributes or _HAS_DIGIT.search(ev.norm) is None:
+        return []
+    out: list[str] = []
+    if g.attribute_numbers:
+        values = g.attribute_numbers
+        folded = ev.folded
+        for n in ev.numbers:
+            if n.value not in values or n.vague is not None or n.ordinal or n.percent:
+                continue
+            said = folded[n.span[0] : n.span[1]].strip()
+            if _HAS_DIGIT.search(said) is not None and n.value not in ev.query_numbers():
+                out.append(said)
+    if g.attribute_days and not ev.tok_set.isdisjoint(g.attribute_years):
+        asked = ev.query_days()
+        for m in ev.dates:
+            if m.first == m.last and m.first in g.attribute_days and m.first not in asked:
+                out.append(" ".join(ev.toks[m.span[0] : m.span[1]]))
+    return out
+
+
+#: A word written with a capital (a name, or a sentence's first word).
+_CAPITALISED = re.compile(r"(?<![\w'’])[^\W\d_][\w'’-]*")
+
+
+def _other_name(ev: Evidence, stated: Sequence[str]) -> str | None:
+    """A capitalised word of the response beyond the question's words, the row's values it
+    states (``stated``) and the words an answer wraps a value in — a name that may be the gold
+    said another way ("… and is its VP" for *Vice President Sales*); None when there is none. A
+    sentence's first word is capitalised whatever it is, so it is no name here."""
+    text = ev.response
+    known = set(ev.query_toks)
+    for value in stated:
+        known.update(value.split())
+    for m in _CAPITALISED.finditer(text):
+        word = m[0]
+        if not word[0].isupper() or _SENTENCE_START.search(text, 0, m.start()):
+            continue
+        words = tokens(word)
+        if all(
+            w in known
+            or w in STOPWORDS
+            or w in _WRAPPING
+            or w in _FRAMING
+            or w in ARTICLES
+            or w in _MONTH_WORDS  # "commissioned in May 1970": a date's month, no name
+            for w in words
+        ):
+            continue
+        return word
     return None
 
 
@@ -1408,17 +1476,41 @@ def _number_like(raw: str) -> bool:
 _NUMERIC_TOKEN = re.compile(r"\d+(?:s|st|nd|rd|th)?")
 
 
+#: Words by which an answer reports a value without being one ("Fortuna is listed with 1969",
+#: "the records give 31298"): no claim of their own.
+_FRAMING = frozenset(
+    {"list", "lists", "listed", "listing", "give", "gives", "given", "gave", "show", "shows",
+     "shown", "showed", "state", "states", "stated", "say", "says", "said", "read", "reads",
+     "record", "records", "recorded", "note", "notes", "noted", "mention", "mentions",
+     "mentioned", "report", "reports", "reported", "registered", "entered", "entry", "entries",
+     "appear", "appears", "appeared", "indicate", "indicates", "indicated", "documents",
+     "document", "documented", "database", "data", "table", "information", "according",
+     "source", "sources", "figure", "figures", "put", "puts"}
+)  # fmt: skip
+
+
 def _typed_claim(ev: Evidence, part: GoldPart) -> str | None:
     """The number or date an answer gives as its only claim when the gold is a name ("0" for a
-    surname, "The answer is 42." for a city): an answer of another type than the gold's is a
-    wrong one. None when the gold itself holds digits or can be a truth value, or when the answer
-    says anything besides (the question's own words and the wrapping words aside)."""
+    surname, "The answer is 42." for a city, "Fortuna is listed with 1969 and 31298." for a
+    builder): an answer of another type than the gold's is a wrong one. None when the gold
+    itself holds digits or can be a truth value, or when the answer says anything besides — what
+    the question already said (its words, or their stems: "Fortuna's", "ships") and the words an
+    answer wraps or reports a value in aside."""
     if part.boolean is not None or _number_like(part.raw):
         return None
     if not _HAS_DIGIT.search(ev.norm):  # a claim of another type holds digits: most answers none
         return None
     q = ev.query_pad
-    claim = [t for t in ev.toks if t not in STOPWORDS and t not in _WRAPPING and f" {t} " not in q]
+    at = [
+        i
+        for i, t in enumerate(ev.toks)
+        if t not in STOPWORDS and t not in _WRAPPING and t not in _FRAMING and f" {t} " not in q
+    ]
+    toks = ev.toks
+    if not all(_NUMERIC_TOKEN.fullmatch(toks[i]) for i in at):
+        qs, st = ev.query_stem_pad, ev.stems  # an echo said another way: by its stem
+        at = [i for i in at if f" {st[i]} " not in qs]
+    claim = [toks[i] for i in at]
     if not claim or not all(_NUMERIC_TOKEN.fullmatch(t) or t in _MONTH_WORDS for t in claim):
         return None
     if all(t in _MONTH_WORDS for t in claim):
