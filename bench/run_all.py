@@ -72,8 +72,8 @@ BENCHES = [
         "pipeline_kafka", "bench_pipeline_kafka.py", 300, (), ("--quick",), ("--judges", "1,2,3")
     ),
     Bench("sql_gate", "bench_sql_gate.py", 60, (), ("--repeat", "2")),
-    Bench("generation", "bench_generation.py", 300, (), ("--rows", "5000"), ("--big",)),
     Bench("semantic", "bench_semantic.py", 120, (), ("--n", "30")),
+    Bench("generation", "bench_generation.py", 300, (), ("--rows", "5000"), ("--big",)),
 ]
 
 

@@ -83,7 +83,7 @@ UNDECIDED = Decision(Verdict.UNDECIDED, "test", "test")
 
 
 async def test_semantic_metrics_score_meaning_not_shared_tokens(encoder: CachedEncoder) -> None:
-    scorer = SemanticScorer(SemanticSettings(semantic_metrics="on"), encoder)
+    scorer = SemanticScorer(SemanticSettings(semantic_metrics="on", semantic_share=1.0), encoder)
     gold = "The Oslo office opened in March 2019."
     close = await scorer(
         response("It opened its doors in Oslo during spring 2019.", gold), UNDECIDED
@@ -96,6 +96,10 @@ async def test_semantic_metrics_score_meaning_not_shared_tokens(encoder: CachedE
     assert close["metric.semantic_similarity"] - far["metric.semantic_similarity"] > 0.3
     off = SemanticScorer(SemanticSettings(semantic_metrics="off"), encoder)
     assert await off(response(gold, gold), UNDECIDED) == {}
+    # the default share scores a hash-picked tenth of the probes, the same ones every time
+    tenth = SemanticScorer(SemanticSettings(semantic_metrics="on"), encoder)
+    picked = [bool(await tenth(response(gold, gold), UNDECIDED)) for _ in range(300)]
+    assert 10 <= sum(picked) <= 60
 
 
 def test_auto_is_on_where_the_model_is_installed_and_on_refuses_without_it() -> None:

@@ -8,7 +8,7 @@ writer and CI gate as ``run`` (:mod:`groundwatch.cli.outputs`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -210,6 +210,8 @@ def register(app: typer.Typer) -> None:
                 for name, file in (_split(s, "NAME=FILE") for s in evaluator)
             }
             human, metrics = load_likert_ratings(ratings) if ratings else ({}, {})
+            if human and engine is not None:
+                _score_rated(engine, human, observations, metrics)
             if not observations:
                 fail("no judgements found" + (f" for run {', '.join(run)}" if run else ""),
                      EXIT_USAGE)  # fmt: skip
@@ -263,6 +265,52 @@ def register(app: typer.Typer) -> None:
             fail_on_dead_target=False,
         )
         raise typer.Exit(code)
+
+
+def _score_rated(
+    engine: Engine,
+    ratings: Mapping[str, float],
+    observations: Sequence[Observation],
+    metrics: dict[str, dict[str, float]],
+) -> None:
+    """Semantic similarity and BERTScore of the rated answers the judge did not score (it
+    scores a share, ``GW_SEMANTIC_SHARE``), from the answers and golds in the store, so the
+    correlation covers every rated answer. Nothing when the embedding model is not installed
+    or the metrics are off."""
+    from sqlalchemy import select
+
+    from groundwatch.adapters.db.models import JudgementRow
+    from groundwatch.core.answer_metrics import gold_text
+    from groundwatch.core.judge_quality import METRIC
+    from groundwatch.runtime.settings import load_settings
+    from groundwatch.stages.judge.semantic import (
+        BERTSCORE_F1,
+        SEMANTIC_SIMILARITY,
+        SemanticSettings,
+        build_semantic,
+    )
+
+    settings = load_settings(SemanticSettings, llm_metrics=[])
+    scorer = build_semantic(settings)
+    if scorer is None or scorer.encoder is None or settings.semantic_metrics == "off":
+        return
+    scored = {o.probe_id for o in observations if METRIC + SEMANTIC_SIMILARITY in o.scores}
+    missing = [pid for pid in ratings if pid not in scored]
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(JudgementRow.probe_id, JudgementRow.answer, JudgementRow.expected).where(
+                JudgementRow.probe_id.in_(missing)
+            )
+        ).all()
+    from groundwatch.core.semantic import bertscore
+
+    for pid, answer, expected in rows:
+        gold = gold_text((expected or {}).get("values") or [])
+        if not answer or not gold:
+            continue
+        a, g = scorer.encoder.encode([answer, gold])
+        metrics.setdefault(SEMANTIC_SIMILARITY, {})[str(pid)] = float(a.sentence @ g.sentence)
+        metrics.setdefault(BERTSCORE_F1, {})[str(pid)] = bertscore(a.tokens, g.tokens)[2]
 
 
 def _load_runs(engine: Engine, run_ids: Sequence[str]) -> list[Observation]:

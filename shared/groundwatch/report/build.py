@@ -838,8 +838,8 @@ def _human_agreement(
         ok = view.retrieval(o.target, o.group_id).get(pid, _NO_EVIDENCE)[0]
         if ok is not None:
             metrics["retrieval_sufficient"][pid] = 1.0 if ok else 0.0
-    for name, scores in metric_scores.items():
-        metrics[name] = dict(scores)
+    for name, scores in metric_scores.items():  # given scores add to (or correct) stored ones
+        metrics.setdefault(name, {}).update(scores)
     correlations: dict[str, CorrelationResult] = {}
     for name, scores in metrics.items():
         common = [pid for pid in ratings if pid in scores]
