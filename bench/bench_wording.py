@@ -11,8 +11,9 @@ offline generation on each, and reports per schema:
   left out), compared with the stored gold;
 * ``non_column_word_share``: share of groups where some form names the attribute without the
   column's own words (by Snowball stem, placeholder values left out);
-* ``distinct_2``: per cohort, distinct-2 over one group's forms, averaged over templates, and
-  over all text templates of the cohort (boilerplate repeated across templates).
+* ``distinct_2``/``distinct_3``: per cohort, distinct-n over one group's forms, averaged over
+  templates; over all of one template's text templates, averaged (the forms a group can get);
+  and over all text templates of the cohort (boilerplate repeated across templates).
 
 Usage: ``python bench/bench_wording.py [--sample 300] [--out FILE]``. JSON on stdout.
 """
@@ -131,16 +132,22 @@ def report(name: str, url: str, sample: int) -> dict[str, Any]:
     checked, n_wrong, examples = wrong_golds(url.removeprefix("sqlite:///"), res, sample)
     paraphrased = sum(named_without_column_words(g, by_id[str(g.template_id)]) for g in res.groups)
     cohorts = sorted({f.cohort for g in res.groups for f in g.forms})
-    within: dict[str, float] = {}
-    across: dict[str, float] = {}
+    within: dict[int, dict[str, float]] = {2: {}, 3: {}}
+    template: dict[int, dict[str, float]] = {2: {}, 3: {}}
+    across: dict[int, dict[str, float]] = {2: {}, 3: {}}
     first = {}
     for g in res.groups:
         first.setdefault(str(g.template_id), g)
-    for c in cohorts:
-        per = [distinct_n([f.text for f in g.forms if f.cohort == c]) for g in first.values()]
-        within[c] = round(sum(per) / len(per), 3) if per else 0.0
-        texts = [x for v in res.text_templates.values() for x in v.get(c, [])]
-        across[c] = round(distinct_n(texts), 3)
+    for n in (2, 3):
+        for c in cohorts:
+            per = [
+                distinct_n([f.text for f in g.forms if f.cohort == c], n) for g in first.values()
+            ]
+            within[n][c] = round(sum(per) / len(per), 3) if per else 0.0
+            own = [distinct_n(v.get(c, []), n) for v in res.text_templates.values() if v.get(c)]
+            template[n][c] = round(sum(own) / len(own), 3) if own else 0.0
+            texts = [x for v in res.text_templates.values() for x in v.get(c, [])]
+            across[n][c] = round(distinct_n(texts, n), 3)
     return {
         "schema": name,
         "seconds": round(seconds, 2),
@@ -151,8 +158,12 @@ def report(name: str, url: str, sample: int) -> dict[str, Any]:
         "dropped_fills": dict(res.summary.dropped_fills),
         "wrong_golds": {"checked": checked, "wrong": n_wrong, "examples": examples},
         "non_column_word_share": round(paraphrased / len(res.groups), 3) if res.groups else 0.0,
-        "distinct_2_within_template": within,
-        "distinct_2_across_templates": across,
+        "distinct_2_within_template": within[2],
+        "distinct_3_within_template": within[3],
+        "distinct_2_over_template_texts": template[2],
+        "distinct_3_over_template_texts": template[3],
+        "distinct_2_across_templates": across[2],
+        "distinct_3_across_templates": across[3],
     }
 
 

@@ -35,7 +35,9 @@ def test_demo_finds_the_injected_gaps_and_the_fragile_cohort(tmp_path: Path) -> 
 
     assert report["injected_gaps"], "the demo injects no gaps"
     assert report["gap_recall"] == 1.0, set(report["injected_gaps"]) - set(report["detected_gaps"])
-    assert report["gap_precision"] >= 0.95
+    assert report["gap_precision"] == 1.0, set(report["detected_gaps"]) - set(
+        report["injected_gaps"]
+    )
     # the data-quality check (GRAMMAR Appendix I): the corpus lacks every injected fact
     assert report["injected_gap_quality"] == {"knowledge_gap": len(report["injected_gaps"])}
     assert report["data_quality"]["corpus_documents"] > 0

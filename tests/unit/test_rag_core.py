@@ -206,3 +206,24 @@ def test_keyword_retriever_ranks_exactly_as_intersecting_every_document() -> Non
         exclude = frozenset(rng.sample(ids, 3)) if rng.random() < 0.3 else frozenset()
         k = rng.choice([1, 3, 10])
         assert retriever.retrieve(query, k, exclude=exclude) == plain(query, k, exclude), query
+
+
+async def test_a_quoted_name_is_never_answered_about_another_entity() -> None:
+    """A question about 'Juniper Masterplan' whose retrieval found only Marble Masterplan's
+    report: the reader used to answer "The status of the project Marble Masterplan is active.",
+    which a judge takes for a right answer when both happen to be active (it hid a fact left out
+    of the demo corpus). A sentence naming none of the quoted names is about something else."""
+    corpus = {
+        "marble": "The status of the project Marble Masterplan is active. It is in Cork.",
+        "staff": "Ada Lovelace works in the department Research. Her office is Lisbon.",
+    }
+    reader = ExtractiveReader(corpus)
+    docs = [Retrieved("marble", corpus["marble"], 1.0)]
+    assert await reader.read("Status of 'Juniper Masterplan'", docs) == DONT_KNOW
+    assert await reader.read("Status of 'Marble Masterplan'", docs) == (
+        "The status of the project Marble Masterplan is active."
+    )
+    # two quoted conditions: a sentence holding one of them still answers
+    staff = [Retrieved("staff", corpus["staff"], 1.0)]
+    answer = await reader.read("Who works in department 'Research' and office 'Lisbon'?", staff)
+    assert "Ada Lovelace" in answer

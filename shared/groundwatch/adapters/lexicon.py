@@ -78,12 +78,22 @@ class _Sorted:
 
 
 class WordNet:
-    """:class:`~groundwatch.core.generation.lexicon.Lexicon` over a WordNet 3.0 directory."""
+    """:class:`~groundwatch.core.generation.lexicon.Lexicon` over a WordNet 3.0 directory, with
+    ``wordfreq``'s English word frequencies for :meth:`zipf` (None when that package is not
+    installed: the realizer then goes without that rule)."""
 
     def __init__(self, directory: Path) -> None:
         self._dir = directory
         self._files: dict[str, _Sorted] = {}
         self._sense_cache: dict[str, Sense | None] = {}
+        self._zipf: dict[str, float | None] = {}
+
+    def zipf(self, text: str) -> float | None:
+        """How common ``text`` (a word or phrase) is in English: wordfreq's Zipf value (log10 of
+        its uses per billion words: "city" 5.6, "surname" 3.5, "aerodrome" 2.5); None unknown."""
+        if text not in self._zipf:
+            self._zipf[text] = _zipf(text)
+        return self._zipf[text]
 
     def _file(self, name: str) -> _Sorted:
         f = self._files.get(name)
@@ -140,6 +150,14 @@ class WordNet:
         return _clean(lemmas[i])
 
 
+def _zipf(text: str) -> float | None:
+    try:
+        from wordfreq import zipf_frequency  # its lists are read on first use, then cached
+    except ImportError:
+        return None
+    return float(zipf_frequency(text, "en"))
+
+
 def _clean(lemma: str) -> str:
     lemma = lemma.split("(")[0]  # adjective markers: "galore(ip)"
     return lemma.replace("_", " ")
@@ -157,17 +175,22 @@ def _parse(line: str, pos: str, wn: WordNet) -> Sense | None:
     n_ptrs = int(parts[i])
     hypernyms: list[str] = []
     verbs: list[str] = []
+    topics: list[str] = []
     for j in range(n_ptrs):
         sym, target, tpos, src_tgt = parts[i + 1 + 4 * j : i + 5 + 4 * j]
         tpos = "a" if tpos == "s" else tpos
         if sym in ("@", "@i"):
             hypernyms.append(f"{tpos}:{target}")
+        elif sym == ";c":  # the topic the sense belongs to: (computer science), (sports)
+            topics.append(f"{tpos}:{target}")
         elif sym == "+" and tpos == "v":
             v = wn._lemma_of("v", target, int(src_tgt[2:], 16))
             if v is not None and v not in verbs:
                 verbs.append(v)
     gloss_text = gloss.split(";")[0].strip().strip('"')
-    return Sense(f"{pos}:{offset}", lemmas, gloss_text, tuple(hypernyms), tuple(verbs))
+    return Sense(
+        f"{pos}:{offset}", lemmas, gloss_text, tuple(hypernyms), tuple(verbs), tuple(topics)
+    )
 
 
 @lru_cache(maxsize=1)

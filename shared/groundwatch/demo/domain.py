@@ -39,8 +39,12 @@ from groundwatch.demo.db import create_demo_db
 
 #: The template shapes the demo's corpus can answer: it states every entity's own attributes and
 #: whom it points at, never counts, latest dates or two-hop chains, so those shapes would be
-#: reported as gaps that were never injected.
-DEMO_RULES = RuleConfig(max_hops=1, aggregates=False)
+#: reported as gaps that were never injected. Nor the reverse of a link ("project of client X"):
+#: a client's document lists its projects in one sentence, and when the one project's link is
+#: left out the question's only telling word is its role, which the client's own document
+#: holds ("Client profile: X"), so the extractive reader answers that line and no judge can
+#: call it wrong: an injected gap the demo could never find.
+DEMO_RULES = RuleConfig(max_hops=1, aggregates=False, reverse_joins=False)
 
 
 #: How the demo reads its database: the database is groundwatch's own, written by this very login

@@ -46,9 +46,12 @@ class ExtractiveReader:
     retrieved sentences): boilerplate that every document repeats ("reported to the management
     team at each review meeting") then weighs little, and the entity's name a lot, so a long,
     wordy question still lands on the sentence about its entity. A sentence holding every phrase
-    the query puts in quotes ranks first, the way a search engine treats quotes as "exactly this".
-    Ties go to the higher-ranked document, then to the earlier sentence: the same context always
-    yields the same answer.
+    the query puts in quotes ranks first, the way a search engine treats quotes as "exactly this";
+    a query that quotes names is never answered by a sentence holding none of them (it abstains):
+    such a sentence is about another entity ("The status of the project Marble Masterplan is
+    active." for a question on 'Juniper Masterplan'), and its value, when it happens to equal the
+    asked one, would pass for an answer. Ties go to the higher-ranked document, then to the
+    earlier sentence: the same context always yields the same answer.
 
     With the corpus known, the reader abstains (``I don't know.``) when the best sentence shares
     none of the question's *specific* words outside its quoted names — words in fewer than
@@ -155,6 +158,9 @@ class ExtractiveReader:
         if best is None:
             return None
         sentence = sentences[best_i][1]
+        # a quoted name pins the entity: a sentence naming none of them is about another one
+        if quoted and not best[0] and not any(q <= token_sets[best_i] for q in quoted):
+            return None
         # the sentence must mention one of the question's specific words (see the class)
         if specific and not specific & token_sets[best_i]:
             return None

@@ -1,17 +1,29 @@
-"""Words people use for a schema's names: synonyms and hypernyms from a lexical resource.
+"""Words people use for a schema's names: synonyms from a lexical resource, in the schema's sense.
 
 The offline realizer says "industry" for ``Industry``; a person asks for the *sector* or the
-*business*, and a retriever that only matches keywords is never tested on those words. A
+*surname*, and a retriever that only matches keywords is never tested on those words. A
 :class:`Lexicon` (WordNet, read by :mod:`groundwatch.adapters.lexicon`) gives each name's senses;
-this module picks the sense the schema means and the alternatives a reader takes the same way:
+this module picks the sense the schema means and the few alternatives a user of that schema would
+write for it — none rather than a bad one, since a question in words nobody uses ("metropolis of
+project X", "task of manager Y") tests nothing and cannot be answered or judged:
 
 - **which sense**: a simplified Lesk (Banerjee & Pedersen's extended overlap): the sense whose
   lemmas, gloss and hypernyms share most words with the schema's own names ("track" in a schema
   of albums and playlists: the piece of music, not the path); with no overlap, the most frequent
-  sense only when the annotated corpus says it is the clear majority, else none;
-- **which alternatives**: a synonym (another lemma of that sense) or, lacking one, a hypernym,
-  kept only if that word's own most frequent sense *is* that sense — "damage" is a lemma of
-  "price" in WordNet, but nobody reads "damage of the track" as its price.
+  sense only when the annotated corpus says it is the clear majority, else none. A sense WordNet
+  files under a topic ("(computer science) address") gives no alternatives unless the schema
+  names that topic;
+- **which alternatives** (:meth:`Thesaurus.alternatives`): another lemma of that sense, kept only
+  if a reader takes it the same way and people use it for it, by the sense-tagged counts of
+  WordNet (SemCor): its own most frequent sense is that sense, and holds most of its tagged uses
+  ("task" is tagged 18 times for a project, 15 for a chore: rejected); it is used for that sense
+  at least a quarter as often as the schema's word ("metropolis" 7 times to "city"'s 103:
+  rejected); it is no rare word of English at all (``wordfreq``: "aerodrome"); a sense the
+  schema's word is rarely used in (the *charge* sense of "freight") is specialised and its
+  lemmas with it; a phrase must keep the schema word's head ("family name" for "last name",
+  never "urban center" for "city"); and it must not be a word of another of the schema's names
+  ("director" for ``manager`` in a schema that has a director too). Hypernyms are never used: a
+  broader word ("list" for a playlist) asks a different question.
 
 The lexicon is looked up once per name (:class:`Thesaurus` caches), so realizing a template costs
 no lookups of its own.
@@ -23,6 +35,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from groundwatch.core.generation.naming import singular, words
 
 #: WordNet's synset for a human being (noun 00007846): a name whose sense falls under it is a
 #: person ("who is the manager of …").
@@ -70,31 +84,47 @@ _STOP = frozenset(
 )
 _WORD = re.compile(r"[a-z]+")
 #: Share of a word's sense-tagged occurrences its first sense must have to be taken without
-#: context, and the fewest tagged occurrences that share is trusted on.
+#: context (and an alternative's in the schema's sense), and the fewest tagged occurrences that
+#: share is trusted on.
 DOMINANT_SHARE = 0.7
 MIN_TAGGED = 5
+#: How often, in the schema's sense, an alternative must be used compared with the schema's own
+#: word ("metropolis" 7 to "city"'s 103: rejected; "nation" 33 to "country"'s 68: kept). In a
+#: compound only an alternative as common as the head it replaces will do ("billing nation"
+#: is nobody's phrase; "sales district" for "sales territory" is).
+SYNONYM_SHARE = 0.25
+#: Fewest uses per million words (Zipf 3) an alternative needs: rarer words ("aerodrome",
+#: "forename") are not what people type.
+MIN_ZIPF = 3.0
 
 
 @dataclass(frozen=True, slots=True)
 class Sense:
     """One meaning: its id (``n:08065234``), lemmas (spaces, not underscores), gloss, the ids of
-    its hypernyms, and the verbs derivationally related to it (``hire`` n → ``hire`` v)."""
+    its hypernyms and topics, and the verbs derivationally related to it (``hire`` n → ``hire``
+    v)."""
 
     key: str
     lemmas: tuple[str, ...]
     gloss: str
     hypernyms: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ()
+    #: the topics WordNet files the sense under (``(computer science)``): a specialised sense
+    topics: tuple[str, ...] = ()
 
 
 class Lexicon(Protocol):
-    """A lexical resource: senses of a lemma, most frequent first, and a sense by its id."""
+    """A lexical resource: senses of a lemma, most frequent first, how often each was tagged in
+    a sense-annotated corpus, a sense by its id, and how common a word is in English (Zipf
+    scale, None when unknown)."""
 
     def senses(self, lemma: str, pos: str = "n") -> Sequence[Sense]: ...
 
     def tag_counts(self, lemma: str, pos: str = "n") -> Sequence[int]: ...
 
     def sense(self, key: str) -> Sense | None: ...
+
+    def zipf(self, text: str) -> float | None: ...
 
 
 def _signature(sense: Sense, lexicon: Lexicon) -> set[str]:
@@ -176,8 +206,13 @@ class Thesaurus:
             if word == noun or head not in _GENERIC_HEADS:
                 sense = self.sense_of(word)
                 # the schema's sense if it can be told, else every sense must be a person's
-                # ("manager": whoever is meant, it is someone)
-                candidates = [sense] if sense is not None else list(lex.senses(word))
+                # ("manager": whoever is meant, it is someone) — but for the senses of a topic
+                # the schema is not about ("supervisor" in computing is a program)
+                candidates = (
+                    [sense]
+                    if sense is not None
+                    else [s for s in lex.senses(word) if self._on_topic(s)]
+                )
                 found = bool(candidates) and all(self._under(s.key, PERSON) for s in candidates)
         self._person[noun] = found
         return found
@@ -207,11 +242,12 @@ class Thesaurus:
         return sense.verbs if sense is not None else ()
 
     def alternatives(self, phrase: str) -> tuple[str, ...]:
-        """Other ways to say ``phrase`` (a column's or table's words), best first.
+        """Other ways a user of this schema says ``phrase`` (a column's or table's words), best
+        first; often none (see the module's rules).
 
         The whole phrase first ("last name" → surname, family name); else its head noun with
-        the modifiers kept ("unit price" → unit cost). Alternatives that share no word with
-        the phrase come first: they are the ones a keyword match misses.
+        the modifiers kept ("sales territory" → sales district). Alternatives that share no word
+        with the phrase come first: they are the ones a keyword match misses.
         """
         if phrase in self._alts:
             return self._alts[phrase]
@@ -220,12 +256,12 @@ class Thesaurus:
         # a derived label ("number of orders", "latest hire date", "quantity per unit") is
         # the generator's phrase, not a name to look up
         if not (set(ws) & _PHRASE_WORDS):
-            out = self._lookup(phrase)
+            out = self._lookup(phrase, set(ws))
             if not out and len(ws) > 1 and ws[-1] not in _GENERIC_HEADS:
                 head = ws[-1]
                 out = tuple(
                     f"{' '.join(ws[:-1])} {alt}"
-                    for alt in self._lookup(head)
+                    for alt in self._lookup(head, set(ws), compound=True)
                     if head not in alt.split()
                 )
         own = set(ws)
@@ -233,51 +269,87 @@ class Thesaurus:
         self._alts[phrase] = tuple(ranked)
         return self._alts[phrase]
 
-    def _lookup(self, word: str) -> tuple[str, ...]:
+    def _lookup(self, word: str, own: set[str], compound: bool = False) -> tuple[str, ...]:
+        """The lemmas of ``word``'s sense that pass every rule of the module docstring;
+        ``own``: the words of the whole phrase, which an alternative may share; ``compound``:
+        ``word`` is the head of a longer name (the stricter bar of :data:`SYNONYM_SHARE`)."""
         lex = self.lexicon
         sense = self.sense_of(word)
-        if lex is None or sense is None:
+        if lex is None or sense is None or not self._on_topic(sense):
             return ()
-        synonyms = _readable(sense, word, lex)
-        if synonyms:
-            return synonyms
-        senses = lex.senses(word)
-        if self.is_person(word) or len(senses) > 1:
-            # "musician" for a composer names someone else; a hypernym of a word with several
-            # senses is one guess on top of another
+        in_sense, tagged = self._counts(word, sense.key)
+        if tagged >= MIN_TAGGED and in_sense < MIN_TAGGED:
+            # the word is well attested, but hardly ever in this sense: its lemmas here are
+            # the specialists' ("freightage" for the charge of carrying goods)
             return ()
-        hyper: list[str] = []
-        for h in sense.hypernyms:
-            hs = lex.sense(h)
-            if hs is not None:
-                hyper.extend(_readable(hs, word, lex))
-        return tuple(dict.fromkeys(hyper))[:2]
-
-
-def _readable(sense: Sense, word: str, lexicon: Lexicon) -> tuple[str, ...]:
-    """The lemmas of ``sense`` other than ``word`` that a reader takes in that sense: lower-case
-    common words of at most three words whose own most frequent sense is this one."""
-    out: list[str] = []
-    for lemma in sense.lemmas:
-        low = lemma.lower()
-        if (
-            low == word
-            or low.replace(" ", "") == word.replace(" ", "")
-            or lemma != low
-            or len(low.split()) > 3
-            or not _WORD.fullmatch(low.replace(" ", ""))
-        ):
-            continue
-        first = lexicon.senses(low)
-        if first and first[0].key == sense.key:
+        others = self.context - own - {singular_of(w) for w in own}
+        out: list[str] = []
+        for lemma in sense.lemmas:
+            low = lemma.lower()
+            if (
+                low == word
+                or low.replace(" ", "") == word.replace(" ", "")
+                or singular_of(low) == singular_of(word)  # "profits" for profit says nothing new
+                or lemma != low
+                or not _WORD.fullmatch(low.replace(" ", ""))
+                or not _keeps_head(low, word)
+                or {singular_of(w) for w in low.split()} & others
+            ):
+                continue
+            first = lex.senses(low)
+            if not first or first[0].key != sense.key:
+                continue  # a reader takes it in another sense first ("damage" for a price)
+            mine, total = self._counts(low, sense.key)
+            if total >= MIN_TAGGED and mine < DOMINANT_SHARE * total:
+                continue  # as often meant otherwise ("task": a project or a chore)
+            share = 1.0 if compound else SYNONYM_SHARE
+            if in_sense >= MIN_TAGGED and mine < share * in_sense:
+                continue  # rare for this meaning ("metropolis" for a city)
+            zipf = lex.zipf(low)
+            if zipf is not None and zipf < MIN_ZIPF:
+                continue  # rare at all ("aerodrome" for an airport)
             out.append(low)
-    return tuple(out)
+        return tuple(out)
+
+    def _counts(self, lemma: str, key: str) -> tuple[int, int]:
+        """How often ``lemma`` is tagged in sense ``key``, and in all its noun senses."""
+        lex = self.lexicon
+        if lex is None:
+            return 0, 0
+        counts = list(lex.tag_counts(lemma))
+        keys = [s.key for s in lex.senses(lemma)]
+        mine = sum(c for k, c in zip(keys, counts, strict=False) if k == key)
+        return mine, sum(counts)
+
+    def _on_topic(self, sense: Sense) -> bool:
+        """Whether a sense filed under a topic is one the schema is about (its names share a
+        word with the topic's lemmas); a sense without a topic is."""
+        if not sense.topics or self.lexicon is None:
+            return True
+        for t in sense.topics:
+            ts = self.lexicon.sense(t)
+            if ts is not None and {w for lm in ts.lemmas for w in lm.lower().split()} & (
+                self.context
+            ):
+                return True
+        return False
+
+
+def _keeps_head(alternative: str, word: str) -> bool:
+    """A one-word alternative, or a phrase ending in the word's own head: "family name" for
+    "last name" reads as a name; "urban center" for "city" or "computer address" for
+    "address" reads as something else."""
+    alt, ws = alternative.split(), word.split()
+    return len(alt) == 1 or (len(ws) > 1 and alt[-1] == ws[-1])
+
+
+def singular_of(word: str) -> str:
+    """The schema context's form of a word (singular, lower-case)."""
+    return singular(word.lower())
 
 
 def schema_context(names: Iterable[str]) -> frozenset[str]:
     """The words of a schema's names, singular and lower-case: the Lesk context."""
-    from groundwatch.core.generation.naming import singular, words
-
     out: set[str] = set()
     for n in names:
         for w in words(n):

@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import product
 from typing import Any, Protocol
 
@@ -39,6 +40,7 @@ from groundwatch.core.generation.realize import (
     compile_percent,
     compile_pieces,
     compile_text,
+    people_nouns,
     realize,
     vocabulary,
 )
@@ -46,6 +48,7 @@ from groundwatch.core.generation.schema import SchemaInfo
 from groundwatch.core.generation.templates import Slot, SqlTemplate
 from groundwatch.core.generation.validation import Rejection
 from groundwatch.core.generation.verbalizers import Verbalizer
+from groundwatch.core.generation.wording import in_other_words
 from groundwatch.core.model import MAX_DOMAIN, AnswerType, SemanticGroup, group_id_hasher
 
 #: text templates: SQL template id → cohort → text templates (with paper placeholders)
@@ -204,25 +207,45 @@ def offline_text_templates(
         names.extend(c.name for c in tbl.columns)
     thesaurus = Thesaurus(lexicon, schema_context(names)) if lexicon is not None else None
     shared = schema.shared_names if schema is not None else frozenset()
+    people = people_nouns(schema)
     out: dict[str, dict[str, list[str]]] = {}
     for t in templates:
         vocab = vocabulary(t, schema)
         out[t.template_id] = {
-            c: realize(t, verbalizers[c], vocab, thesaurus, shared) for c in cohorts
+            c: realize(t, verbalizers[c], vocab, thesaurus, shared, people) for c in cohorts
         }
     return out
 
 
-def balance(texts: Sequence[str], k: int, key: str) -> list[str] | None:
+def balance(
+    texts: Sequence[str],
+    k: int,
+    key: str,
+    other_words: Callable[[str], bool] | None = None,
+) -> list[str] | None:
     """Exactly ``k`` of the distinct text templates (None if there are fewer).
 
     The choice is seeded by ``key`` (template and cohort) so it is stable across runs yet does not
-    always take the same pattern positions for every template.
+    always take the same pattern positions for every template. ``other_words`` tells a text that
+    names the attribute without the column's own words: with two or more picks, both kinds are
+    kept when the cohort has both (a random draw could take only one), so every group is asked
+    in the words people use and in the schema's.
     """
     distinct = list(dict.fromkeys(texts))
     if len(distinct) < k:
         return None
-    picked = sorted(random.Random(key).sample(range(len(distinct)), k))
+    rng = random.Random(key)
+    picked = sorted(rng.sample(range(len(distinct)), k))
+    if other_words is not None and k >= 2:
+        kinds = [other_words(t) for t in distinct]
+        for want in (True, False):
+            have = [i for i in picked if kinds[i] is want]
+            spare = [i for i in range(len(distinct)) if kinds[i] is want and i not in picked]
+            if not have and spare:
+                # swap out a pick of the kind there are most of
+                many = [i for i in picked if kinds[i] is not want]
+                picked.remove(many[-1])
+                picked = sorted([*picked, spare[rng.randrange(len(spare))]])
     return [distinct[i] for i in picked]
 
 
@@ -323,7 +346,12 @@ def iter_group_records(
         chosen: dict[str, list[str]] = {}
         per_cohort = text_templates.get(t.template_id, {})
         for c in cohorts:
-            picked = balance(per_cohort.get(c, ()), k, f"{t.template_id}:{c}")
+            picked = balance(
+                per_cohort.get(c, ()),
+                k,
+                f"{t.template_id}:{c}",
+                partial(in_other_words, template=t),
+            )
             if picked is None:
                 break
             chosen[c] = picked

@@ -19,6 +19,7 @@ from groundwatch.core.generation.naming import (
     humanize,
     participle,
     plural,
+    singular,
 )
 from groundwatch.core.generation.rules import named
 from groundwatch.core.generation.schema import SchemaInfo, TableInfo
@@ -90,7 +91,9 @@ def vocabulary(template: SqlTemplate, schema: SchemaInfo | None = None) -> dict[
                 related.append(plural(entity_noun(t.name)))
     else:
         related = [plural(entity_noun(t)) for t in template.tables[1:]]
-    related = [r for r in dict.fromkeys(related) if r != plural(entity)][:3]
+    # never the tables the answer comes from: "linked to the categories" gives the category away
+    answered = {plural(entity_noun(s.table)) for s in template.selected}
+    related = [r for r in dict.fromkeys(related) if r != plural(entity) and r not in answered][:3]
     kinds = {s.kind for s in template.selected}
     kind_noun = (
         "answer"
@@ -124,9 +127,13 @@ def template_parts(
         ref, the_ref = template.refs
     elif len(slots) == 1 and slots[0].param in template.identifier_slots:
         # the entity type with a name other rows share: "address for 'Mitchell'" could be an
-        # employee's or a customer's
+        # employee's or a customer's; and the role of the named row in a reverse join: "client
+        # of account manager 'X'", never "client linked to 'X'" (an employee is an account
+        # manager of some clients, a project manager of other rows: the bare name does not say
+        # which)
         shared = (slots[0].table, slots[0].column) in shared_names
-        ref = f"{entity} {quoted[0]}" if shared else quoted[0]
+        reverse = template.join is not None and template.join.direction == "reverse"
+        ref = f"{entity} {quoted[0]}" if shared or reverse else quoted[0]
         the_ref = named(entity, slots[0].column, quoted[0])
     elif len({s.table for s in slots}) > 1:
         nouns = [entity_noun(s.table) for s in slots]
@@ -171,6 +178,8 @@ _MONEY_TOTAL = frozenset({"total", "amount", "sum"})
 _MONEY_PAY = frozenset({"salary", "wage", "pay", "income", "earnings"})
 _WHERE = frozenset({"address", "location", "headquarters", "venue", "place", "whereabouts"})
 _PLACES = frozenset({"city", "country", "region", "state", "province", "town", "county"})
+#: A column that sorts rows into kinds: "what kind of product is 'X'" asks for its category.
+_KINDS = frozenset({"category", "type", "kind", "class", "sort"})
 
 
 def wh_question(
@@ -179,8 +188,10 @@ def wh_question(
     """The question as a person asks it, by answer type: direct and embedded, no end mark.
 
     who (a person's name), when (an event's date: "when was employee 'X' hired"), where (an
-    address), how many (counts), how much (money: "how much does track 'X' cost"), which
-    (anything else); a yes/no column as "is … discontinued". A generator's own wording
+    address), how many (counts), how much (money: "how much does track 'X' cost"), what kind (a
+    category or type: "what kind of product is 'X'"), which (a row singled out by two
+    conditions: "which employee has title 'X' and city 'Y'", or anything else); a yes/no column
+    as "is … discontinued". A generator's own wording
     (:attr:`SqlTemplate.wh`) wins.
     """
     if template.wh is not None:
@@ -193,6 +204,11 @@ def wh_question(
         if state.startswith("has "):
             return (f"does {the_ref} have {state[4:]}", f"whether {the_ref} has {state[4:]}")
         return (f"is {the_ref} {state}", f"whether {the_ref} is {state}")
+    if template.kind == "pair" and template.entity:
+        # two conditions single out a row and its name is asked: the row itself is the answer
+        conds = " and ".join(f"{humanize(s.column)} '{s.grammar_token()}'" for s in template.slots)
+        which = f"which {template.entity} has {conds}"
+        return (which, which)
     if label.startswith("number of "):
         what = label.removeprefix("number of ")
         return (f"how many {what} does {the_ref} have", f"how many {what} {the_ref} has")
@@ -210,6 +226,11 @@ def wh_question(
             return (f"how much does {the_ref} come to", f"how much {the_ref} comes to")
         if last & _MONEY_PAY:
             return (f"how much does {the_ref} earn", f"how much {the_ref} earns")
+    if kind is AnswerType.TEXT and len(ws) == 1 and last & _KINDS and template.entity:
+        # "what kind of product is 'X'": the noun is said once, not "… the product named 'X'"
+        noun = template.entity
+        ref = parts["ref"].removeprefix(f"{noun} ")
+        return (f"what kind of {noun} is {ref}", f"what kind of {noun} {ref} is")
     if last & _WHERE:
         return (f"where is {the_ref} located", f"where {the_ref} is located")
     if last & _PLACES:
@@ -242,6 +263,72 @@ def _event_participle(event: str, entity: str, thesaurus: Thesaurus | None) -> s
     return None
 
 
+def _with_questions(
+    template: SqlTemplate, parts: dict[str, str], thesaurus: Thesaurus | None
+) -> dict[str, str]:
+    """``parts`` with the question by answer type: ``wh``, ``wh_embedded`` and ``wh_short``, the
+    latter with the terse reference ("when was 'Adams' hired"). A terse reference that is a
+    relation ("customer 'X' invoice", "shipper 'X' and employee 'Y'") is no subject for a
+    question by type ("when was shipper 'X' and employee 'Y' shipped"): the short question then
+    asks for the attribute by its label, unless the generator worded one of its own."""
+    parts["wh"], parts["wh_embedded"] = wh_question(template, parts, thesaurus)
+    if template.wh is not None or template.kind == "pair" or _ONE_ENTITY.fullmatch(parts["ref"]):
+        terse = dict(parts, the_ref=parts["ref"])
+        parts["wh_short"] = wh_question(template, terse, thesaurus)[0]
+    else:
+        parts["wh_short"] = f"what is the {parts['answer']} of {parts['ref']}"
+    return parts
+
+
+#: A terse reference to one row: its name, after its type ("employee 'Adams'", "'Adams'").
+_ONE_ENTITY = re.compile(r"(?:[a-z][a-z ]* )?'[^']*'")
+_COUNT_FIELDS = frozenset({"answer", "wh", "wh_embedded", "wh_short"})
+_COUNT_LABEL = re.compile(r"^number of (?:different )?([a-z]+(?: [a-z]+)?)(?: (?:on|in|of) .*)?$")
+
+
+def counted_alternatives(
+    label: str, thesaurus: Thesaurus, people: frozenset[str] = frozenset()
+) -> list[tuple[str, str]]:
+    """For a count ("number of territories", "number of different orders on the …"), the
+    counted noun in the plural and each of its alternatives in the plural ("territories" →
+    "districts"), by the thesaurus's rules for the noun alone; rows of a table of people
+    (``people``: see :func:`people_nouns`) are also counted as people ("how many different
+    people are on the orders of customer 'X'")."""
+    m = _COUNT_LABEL.match(label)
+    if m is None:
+        return []
+    said = m.group(1)
+    noun = singular(said)
+    if plural(noun) != said:
+        return []
+    out = [(said, plural(alt)) for alt in thesaurus.alternatives(noun)]
+    if said in people:
+        out.append((said, "people"))
+    return out
+
+
+#: Words of a column that holds part of a person's name: a table with one holds people.
+_PERSON_NAME = (("first", "name"), ("last", "name"), ("surname",), ("forename",), ("given", "name"))
+
+
+def people_nouns(schema: SchemaInfo | None) -> frozenset[str]:
+    """The plural nouns of the tables whose rows are people, told by a column for a first or
+    last name (an ``Employees`` table with ``LastName``; not a ``Customers`` table of companies
+    with a ``ContactName``)."""
+    out: set[str] = set()
+    for t in schema.tables if schema is not None else ():
+        for c in t.columns:
+            ws = tuple(w.lower() for w in humanize(c.name).split())
+            if any(ws[-len(p) :] == p for p in _PERSON_NAME):
+                out.add(plural(entity_noun(t.name)))
+                break
+    return frozenset(out)
+
+
+def _reword(text: str, said: str, alt: str) -> str:
+    return re.sub(rf"\b{re.escape(said)}\b", alt, text)
+
+
 def _tidy(text: str) -> str:
     text = _SPACES.sub(" ", text).strip()
     return text[:1].upper() + text[1:] if text[:1].islower() and not text.startswith("'") else text
@@ -253,26 +340,32 @@ def realize(
     vocab: Mapping[str, str] | None = None,
     thesaurus: Thesaurus | None = None,
     shared_names: frozenset[tuple[str, str]] = frozenset(),
+    people: frozenset[str] = frozenset(),
 ) -> list[str]:
     """Distinct text templates for one SQL template in one cohort, in pattern order.
 
-    With a ``thesaurus`` the patterns take turns naming the attribute by the column's words and
-    by the alternatives a person uses ("surname" for ``LastName``), so every cohort asks both
-    ways. A yes/no column is asked with the verbalizer's ``yes_no`` patterns. Long forms are
-    padded with sentences about the schema (the verbalizer's padding patterns, each pattern
-    starting at another one, so the forms of a group do not end alike) until they reach
-    ``min_words``; every text template carries exactly the SQL template's placeholders (a
-    pattern that would drop one is skipped).
+    With a ``thesaurus`` every other pattern names the attribute by an alternative a person uses
+    ("surname" for ``LastName``) and the rest by the column's own words, so a cohort asks both
+    ways and most of a group stays in the words a corpus is likely to use (a group whose every
+    form is in other words says little when none is answered). A yes/no column is asked with
+    the verbalizer's ``yes_no`` patterns. Long forms are padded with sentences about the schema
+    (the verbalizer's padding patterns, each pattern starting at another one, so the forms of a
+    group do not end alike) until they reach ``min_words``; every text template carries
+    exactly the SQL template's placeholders (a pattern that would drop one is skipped).
     """
     base = template_parts(template, vocab, shared_names)
-    labels = [base["answer"]]
+    first = _with_questions(template, dict(base), thesaurus)
+    variants = [first]
     if thesaurus is not None and not base["state"]:
-        labels += list(thesaurus.alternatives(base["answer"]))[:2]
-    variants = []
-    for label in labels:
-        parts = dict(base, answer=label)
-        parts["wh"], parts["wh_embedded"] = wh_question(template, parts, thesaurus)
-        variants.append(parts)
+        label = base["answer"]
+        for alt in list(thesaurus.alternatives(label))[:2]:
+            variants.append(_with_questions(template, dict(base, answer=alt), thesaurus))
+        for said, alt in counted_alternatives(label, thesaurus, people)[:2]:
+            # a count is named by what it counts: "number of districts" for territories, the
+            # generator's own question reworded the same way
+            variants.append(
+                {k: _reword(v, said, alt) if k in _COUNT_FIELDS else v for k, v in first.items()}
+            )
     patterns = verbalizer.patterns
     if base["state"]:
         patterns = verbalizer.yes_no or tuple(p for p in patterns if "{wh" in p) or patterns
@@ -280,7 +373,12 @@ def realize(
     out: list[str] = []
     pads = verbalizer.padding
     for i, pattern in enumerate(patterns):
-        parts = variants[(i + 1) % len(variants)]
+        # odd positions take the alternatives in turn, even ones the column's own words
+        parts = (
+            variants[1 + (i // 2) % (len(variants) - 1)]
+            if i % 2 and len(variants) > 1
+            else (variants[0])
+        )
         text = _tidy(pattern.format(**parts))
         j = 0
         while word_count(text) < verbalizer.min_words and j < len(pads):

@@ -14,7 +14,8 @@ and hire date"), ``{related}`` tables they are linked to ("projects and clients"
 what kind of value is asked ("date", "number", "value"). Padding entries are patterns too.
 The question as a person asks it, by answer type: ``{wh}`` ("when was the employee named
 '[Employee.LastName]' hired", "how much does the track named '[Track.Name]' cost") and
-``{wh_embedded}`` (its indirect order: "when the employee named '[…]' was hired"); for a yes/no
+``{wh_embedded}`` (its indirect order: "when the employee named '[…]' was hired") and
+``{wh_short}`` (with the terse reference: "when was '[Employee.LastName]' hired"); for a yes/no
 column ``{state}`` ("discontinued"), with ``{wh}`` "is the product named '[…]' discontinued".
 """
 
@@ -55,18 +56,22 @@ LONG_CRITERIA = (
     "context and background information to the query."
 )
 
-#: What long forms add until they are long enough: sentences about the schema itself, filled with
-#: the same fields, so the context is the domain's (albums and tracks in a music schema). It is
-#: what makes a keyword-overlap retriever stumble on long queries (GRAMMAR §5). The default long
-#: patterns name the entity's tables, not its other columns: a question that lists "job title,
-#: office and hire date" sends an extractive reader to the wrong sentence of the right document,
-#: a reader failure the long cohort is not meant to measure.
+#: What long forms add until they are long enough: sentences about the schema itself and about
+#: what the user is doing, filled with the same fields, so the context is the domain's (albums
+#: and tracks in a music schema). It is what makes a keyword-overlap retriever stumble on long
+#: queries (GRAMMAR §5). The default long patterns name the entity's tables, not its other
+#: columns: a question that lists "job title, office and hire date" sends an extractive reader
+#: to the wrong sentence of the right document, a reader failure the long cohort is not meant
+#: to measure. They read as a user at work (comparing, filling in a spreadsheet, checking a
+#: draft), never as customer-service phrasing ("let me know as soon as you have it", "if you
+#: would be so kind"): that is what a corpus's own boilerplate says ("we will let you know as
+#: soon as we have it"), and a reader that matches words then answers the boilerplate.
 LONG_PADDING = (
-    "The {entities} are also connected to the {related}.",
-    "I only need the {kind_noun} itself, nothing else about it.",
-    "It is for a short note that I am writing about the {entities}.",
-    "Please keep the reply to that one {kind_noun}.",
-    "Nothing else about the {related} matters to me here.",
+    "The {entities} are also connected to the {related}, but those are not what this is about.",
+    "A short answer with just the {kind_noun} is enough for me.",
+    "I am putting the {entities} into a spreadsheet, and this cell is still empty.",
+    "My list of the {related} is complete already, so only this is missing.",
+    "Until then my comparison of the {entities} stays incomplete.",
 )
 
 DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
@@ -80,6 +85,7 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
             "look up {answer}, {ref}",
             "{answer} linked to {ref}",
             "get {answer} of {ref}",
+            "{wh_short}?",
         ),
         yes_no=("{ref} {state}?", "is {ref} {state}?", "{ref}: {state} or not?", "{state} {ref}?"),
     ),
@@ -87,39 +93,34 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
         "long",
         LONG_CRITERIA,
         (
-            "As I am going through the {entities}{related_clause} I would like you to tell me "
-            "the {answer} of {the_ref}, which is a {kind_noun} that I will need for the next "
-            "step of what I am doing with them.",
-            "Looking at the {entities} and at what is kept about each of them, could you please "
-            "find out for me what the {answer} of {the_ref} is, and let me know as soon as you "
-            "have it, so that I do not have to ask about it again?",
-            "When you look up {the_ref} among all of the {entities} that there are, which "
-            "{kind_noun} is it that you find there as the {answer}, and would you be able to "
-            "give it to me as it is, if that is at all possible for you?",
-            "For {the_ref}, which is one of the {entities}, I am trying to find out the "
-            "{answer}, so it would be a great help to me if you could tell me which {kind_noun} "
-            "is given for it.",
-            "Since each of the {entities} is described by a number of details, I would like "
-            "you to find out the {answer} of {the_ref} for me and then tell me what that "
-            "{kind_noun} is, if you would be so kind.",
-            "I have been looking through the {entities}{related_clause} and I would like to know "
-            "{wh_embedded}, since that is the one detail I still need before I can finish what "
-            "I am doing.",
-            "There is one thing about {the_ref} that I could not find out by myself, namely "
-            "{wh_embedded}, and I would be grateful if you could look it up and tell me.",
+            "I am comparing a few of the {entities}{related_clause} side by side, and for "
+            "{the_ref} there is still a piece missing from what I have, namely the {answer}: "
+            "what is it?",
+            "While I was filling in a table about the {entities}, I got stuck, since the papers "
+            "in front of me do not show what the {answer} of {the_ref} is.",
+            "Going through all of the {entities} in turn, I have now got as far as {the_ref}, "
+            "and before moving on to the rest I would rather confirm the {answer} stored there.",
+            "Someone mentioned {the_ref} to me earlier today, but the {answer} slipped my mind, "
+            "so what exactly is it?",
+            "For a comparison of the {entities} that I am drafting at the moment, I want to "
+            "double-check the {answer} of {the_ref}, as the {kind_noun} in my draft might no "
+            "longer be correct.",
+            "I have been looking through the {entities} for a while now, and I am curious "
+            "{wh_embedded}, because that is the last blank left in my spreadsheet.",
+            "Checking what I jotted down about the {entities}, I realised that I never found out "
+            "{wh_embedded}: what is the answer, as a single {kind_noun}?",
         ),
         min_words=30,
         padding=LONG_PADDING,
         yes_no=(
-            "I have been looking through the {entities}{related_clause} and I would like to know "
-            "{wh_embedded}, since that is the one detail I still need before I can go on with "
-            "what I am doing.",
-            "There is one thing about {the_ref} that I could not find out by myself, namely "
-            "{wh_embedded}, so could you please check it and simply tell me yes or no?",
-            "Before I go any further with the {entities}, could you please check for me "
-            "{wh_embedded} and let me know the answer, because the next step depends on it?",
-            "Going through what is kept about each of the {entities}, I would like to find out "
-            "{wh_embedded}, and a plain yes or no would be all that I need from you.",
+            "I have been looking through the {entities}{related_clause} and I am trying to "
+            "establish {wh_embedded}, since my spreadsheet has a yes/no column for it.",
+            "I could not figure out by myself {wh_embedded}, and for the spreadsheet about the "
+            "{entities} that I am filling in, a plain yes or no is enough.",
+            "Before comparing the {entities} any further, I want to check {wh_embedded}, because "
+            "the rest of my overview depends on it.",
+            "Going through the {entities} in turn, I have got to the point where I am unsure "
+            "{wh_embedded}, so is it yes or no?",
         ),
     ),
     Verbalizer(

@@ -23,6 +23,7 @@ from functools import lru_cache
 import Stemmer
 
 from groundwatch.core.generation.naming import words
+from groundwatch.core.generation.templates import SqlTemplate
 
 _QUOTED = re.compile(r"'[^']*'")
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -53,6 +54,18 @@ def avoids_column_words(text: str, column: str) -> bool:
     """True if ``text`` uses none of ``column``'s words (compared by stem, values left out)."""
     own = column_stems(column)
     return bool(own) and not (own & _stems(text_tokens(text)))
+
+
+def asked_columns(template: SqlTemplate) -> list[str]:
+    """The names a question's attribute is the column's own words of: each selected column (a
+    count's table for ``COUNT(*)``)."""
+    return [s.table if s.column == "*" else s.column for s in template.selected]
+
+
+def in_other_words(text: str, template: SqlTemplate) -> bool:
+    """Whether ``text`` names every attribute ``template`` asks without its column's words."""
+    cols = asked_columns(template)
+    return bool(cols) and all(avoids_column_words(text, c) for c in cols)
 
 
 def ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
