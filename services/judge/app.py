@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from groundwatch.runtime.consume import consume
 from groundwatch.runtime.faults import kill_before_commit
+from groundwatch.runtime.judge_metrics import JudgeMetrics
 from groundwatch.runtime.judging import load_judge
 from groundwatch.runtime.service import (
     ServiceParts,
@@ -17,7 +18,6 @@ from groundwatch.runtime.service import (
     settings_or_exit,
     wiring,
 )
-from services.judge.metrics import JudgeMetrics
 from services.judge.settings import JudgeServiceSettings
 
 log = logging.getLogger(__name__)

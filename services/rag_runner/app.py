@@ -11,6 +11,7 @@ from groundwatch.adapters.targets import make_http_client
 from groundwatch.runtime.consume import consume
 from groundwatch.runtime.faults import kill_before_commit
 from groundwatch.runtime.judging import load_selfcheck_sampling
+from groundwatch.runtime.runner_metrics import RunnerMetrics
 from groundwatch.runtime.service import (
     ServiceParts,
     build_app,
@@ -21,7 +22,6 @@ from groundwatch.runtime.service import (
 from groundwatch.stages.runner.factory import make_runner
 from groundwatch.stages.runner.lanes import Runner
 from groundwatch.stages.runner.stage import RunnerStage
-from services.rag_runner.metrics import RunnerMetrics
 from services.rag_runner.settings import RunnerSettings
 
 

@@ -20,13 +20,13 @@ from sqlalchemy import select
 
 from groundwatch.adapters.db.models import JudgementRow
 from groundwatch.adapters.llm.client import LlmSettings
+from groundwatch.app.embedded import EmbeddedPipeline, monitoring_app, reference_runner
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus
 from groundwatch.core.judging.normalize import normalize
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.report.build import report_from_tagger
 from groundwatch.report.html import render_html
 from groundwatch.report.text import render_text
-from groundwatch.runtime.embedded import EmbeddedPipeline, monitoring_app, reference_runner
 from groundwatch.stages.judge.reference_free import ReferenceFreeSettings
 from groundwatch.stages.judge.tiered import JudgeSettings, build_judge
 from groundwatch.stages.runner.lanes import SelfCheckSampling

@@ -102,6 +102,7 @@ async def _demo(
     with_groups: bool = False,
     max_llm_calls: int | None = None,
 ) -> DemoOutcome:
+    from groundwatch.app.embedded import EmbeddedPipeline, reference_runner, run_continuously
     from groundwatch.cli.run import CycleLine
     from groundwatch.core.tagging import Window
     from groundwatch.demo import demo_dataset
@@ -110,7 +111,6 @@ async def _demo(
     from groundwatch.reference_rag.target import ReferenceTarget
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.text import render_text
-    from groundwatch.runtime.embedded import EmbeddedPipeline, reference_runner, run_continuously
     from groundwatch.runtime.evidence_settings import evidence_rule
     from groundwatch.runtime.judging import (
         llm_plan,

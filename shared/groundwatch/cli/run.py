@@ -52,11 +52,11 @@ if TYPE_CHECKING:
 
     from groundwatch.adapters.llm.client import LlmLedger
     from groundwatch.adapters.sources.connect import SourcePolicy
+    from groundwatch.app.embedded import EmbeddedResult
     from groundwatch.core.model import SemanticGroup
     from groundwatch.core.tagging import Tagger
     from groundwatch.report.gate import Rule
     from groundwatch.report.model import GroupResult, Report
-    from groundwatch.runtime.embedded import EmbeddedResult
     from groundwatch.stages.analytics.data_quality import DataQualityChecker
 
 
@@ -124,10 +124,10 @@ async def _run(
 ) -> tuple[Report, list[GroupResult] | None]:
     from groundwatch.adapters.targets import make_http_client
     from groundwatch.adapters.targets.config import can_sample, load_targets
+    from groundwatch.app.embedded import EmbeddedPipeline, run_continuously
     from groundwatch.core.tagging import Window
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.groups import group_results
-    from groundwatch.runtime.embedded import EmbeddedPipeline, run_continuously
     from groundwatch.runtime.evidence_settings import evidence_rule
     from groundwatch.runtime.judging import llm_plan, load_judge, load_selfcheck_sampling, spend_of
     from groundwatch.stages.runner.factory import make_runner

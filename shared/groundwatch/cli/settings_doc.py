@@ -17,14 +17,14 @@ from pydantic_core import PydanticUndefined
 #: (who reads it, settings class path); shared fields are listed once, under "all services".
 SOURCES: tuple[tuple[str, str], ...] = (
     ("all services", "groundwatch.runtime.settings:CommonSettings"),
-    ("generator", "services.generator.settings:GeneratorSettings"),
-    ("rag-runner", "services.rag_runner.settings:RunnerSettings"),
-    ("judge", "services.judge.settings:JudgeServiceSettings"),
+    ("generator", "groundwatch.app.settings:GeneratorSettings"),
+    ("rag-runner", "groundwatch.app.settings:RunnerSettings"),
+    ("judge", "groundwatch.app.settings:JudgeServiceSettings"),
     ("judge", "groundwatch.stages.judge.tiered:JudgeSettings"),
     ("judge, rag-runner", "groundwatch.stages.judge.reference_free:ReferenceFreeSettings"),
     ("judge", "groundwatch.stages.judge.semantic:SemanticSettings"),
     ("judge, LLM features", "groundwatch.adapters.llm.client:LlmSettings"),
-    ("analytics", "services.analytics.settings:AnalyticsSettings"),
+    ("analytics", "groundwatch.app.settings:AnalyticsSettings"),
     (
         "analytics, run, demo, report, groups",
         "groundwatch.runtime.evidence_settings:EvidenceSettings",

@@ -139,9 +139,9 @@ async def evaluate_async(
 ) -> Report:
     """:func:`evaluate` for callers with their own event loop."""
     from groundwatch.adapters.targets import make_http_client
+    from groundwatch.app.embedded import EmbeddedPipeline
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.groups import group_results
-    from groundwatch.runtime.embedded import EmbeddedPipeline
     from groundwatch.stages.runner.factory import make_runner
     from groundwatch.stages.runner.lanes import Runner
 
