@@ -7,10 +7,10 @@ import logging
 
 from fastapi import FastAPI
 
+from groundwatch.app.bootstrap import load_judge
 from groundwatch.runtime.consume import consume
 from groundwatch.runtime.faults import kill_before_commit
 from groundwatch.runtime.judge_metrics import JudgeMetrics
-from groundwatch.runtime.judging import load_judge
 from groundwatch.runtime.service import (
     ServiceParts,
     build_app,

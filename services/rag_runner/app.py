@@ -8,9 +8,9 @@ from typing import Any
 from fastapi import FastAPI
 
 from groundwatch.adapters.targets import make_http_client
+from groundwatch.app.bootstrap import load_selfcheck_sampling
 from groundwatch.runtime.consume import consume
 from groundwatch.runtime.faults import kill_before_commit
-from groundwatch.runtime.judging import load_selfcheck_sampling
 from groundwatch.runtime.runner_metrics import RunnerMetrics
 from groundwatch.runtime.service import (
     ServiceParts,

@@ -103,7 +103,6 @@ class GeneratorSettings(CommonSettings):
         return reject_placeholder(v)
 
 
-
 class RunnerSettings(CommonSettings):
     port: int = Field(8002, ge=0, le=65535)
     runner_group: str = Field("rag-runner", description="Consumer group of runner instances.")
@@ -120,11 +119,9 @@ class RunnerSettings(CommonSettings):
     runner_batch: int = Field(500, ge=1, le=10_000, description="Probes consumed per batch.")
 
 
-
 class JudgeServiceSettings(CommonSettings):
     port: int = Field(8003, ge=0, le=65535)
     judge_group: str = Field("judge", description="Consumer group shared by all judge workers.")
-
 
 
 class AnalyticsSettings(CommonSettings):

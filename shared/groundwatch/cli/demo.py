@@ -102,6 +102,12 @@ async def _demo(
     with_groups: bool = False,
     max_llm_calls: int | None = None,
 ) -> DemoOutcome:
+    from groundwatch.app.bootstrap import (
+        llm_plan,
+        load_judge,
+        load_selfcheck_sampling,
+        spend_of,
+    )
     from groundwatch.app.embedded import EmbeddedPipeline, reference_runner, run_continuously
     from groundwatch.cli.run import CycleLine
     from groundwatch.core.tagging import Window
@@ -112,12 +118,6 @@ async def _demo(
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.text import render_text
     from groundwatch.runtime.evidence_settings import evidence_rule
-    from groundwatch.runtime.judging import (
-        llm_plan,
-        load_judge,
-        load_selfcheck_sampling,
-        spend_of,
-    )
     from groundwatch.stages.analytics.data_quality import DataQualityChecker
 
     say = (lambda *_: None) if quiet else typer.echo

@@ -124,12 +124,12 @@ async def _run(
 ) -> tuple[Report, list[GroupResult] | None]:
     from groundwatch.adapters.targets import make_http_client
     from groundwatch.adapters.targets.config import can_sample, load_targets
+    from groundwatch.app.bootstrap import llm_plan, load_judge, load_selfcheck_sampling, spend_of
     from groundwatch.app.embedded import EmbeddedPipeline, run_continuously
     from groundwatch.core.tagging import Window
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.groups import group_results
     from groundwatch.runtime.evidence_settings import evidence_rule
-    from groundwatch.runtime.judging import llm_plan, load_judge, load_selfcheck_sampling, spend_of
     from groundwatch.stages.runner.factory import make_runner
 
     configs = load_targets(targets_file)
