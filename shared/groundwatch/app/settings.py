@@ -10,12 +10,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings
 
 from groundwatch.adapters.db.engine import database_url_problem
 from groundwatch.adapters.sources.connect import SourcePolicy
 from groundwatch.runtime.settings import CommonSettings, reject_placeholder
 
-__all__ = ["AnalyticsSettings", "GeneratorSettings", "JudgeServiceSettings", "RunnerSettings"]
+__all__ = [
+    "AnalyticsSettings",
+    "GeneratorSettings",
+    "JudgeServiceSettings",
+    "RunnerSettings",
+    "documented",
+]
 
 
 class GeneratorSettings(CommonSettings):
@@ -161,3 +168,29 @@ class AnalyticsSettings(CommonSettings):
         " answers correctly are open-domain and left out of the metrics, the alerts and the"
         " report (GRAMMAR §5.2).",
     )
+
+
+def documented() -> list[tuple[str, type[BaseSettings]]]:
+    """(who reads it, settings class) for every class of ``GW_*`` settings, the shared ones
+    first: what ``groundwatch settings`` and the README's table list, and what a misspelt
+    variable is checked against."""
+    from groundwatch.adapters.llm.client import LlmSettings
+    from groundwatch.reference_rag.settings import ReferenceRagSettings
+    from groundwatch.runtime.evidence_settings import EvidenceSettings
+    from groundwatch.stages.judge.reference_free import ReferenceFreeSettings
+    from groundwatch.stages.judge.semantic import SemanticSettings
+    from groundwatch.stages.judge.tiered import JudgeSettings
+
+    return [
+        ("all services", CommonSettings),
+        ("generator", GeneratorSettings),
+        ("rag-runner", RunnerSettings),
+        ("judge", JudgeServiceSettings),
+        ("judge", JudgeSettings),
+        ("judge, rag-runner", ReferenceFreeSettings),
+        ("judge", SemanticSettings),
+        ("judge, LLM features", LlmSettings),
+        ("analytics", AnalyticsSettings),
+        ("analytics, run, demo, report, groups", EvidenceSettings),
+        ("reference-rag", ReferenceRagSettings),
+    ]
