@@ -30,13 +30,13 @@ from typing import Any
 
 from _common import emit, figure, machine
 
+from groundwatch.app.embedded import EmbeddedPipeline, reference_runner
 from groundwatch.core.model import SemanticGroup
 from groundwatch.demo import demo_dataset
 from groundwatch.reference_rag.app import build_pipeline, create_app
 from groundwatch.reference_rag.settings import ReferenceRagSettings
 from groundwatch.reference_rag.target import ReferenceTarget
 from groundwatch.runtime.consume import tune_gc
-from groundwatch.runtime.embedded import EmbeddedPipeline, reference_runner
 from groundwatch.stages.judge.tiered import TieredJudge
 
 TARGET_PROBES_PER_S = 5_000

@@ -43,11 +43,11 @@ from fast_target import AnswerBook
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.adapters.targets import CallableTarget, TargetLimits
+from groundwatch.app.embedded import EmbeddedPipeline
 from groundwatch.contracts import Judgement, RagResponse, TargetStatus
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Tagger
 from groundwatch.runtime.consume import ConsumeLoop, tune_gc
-from groundwatch.runtime.embedded import EmbeddedPipeline
 from groundwatch.stages.analytics.observe import observation_from_judgement
 from groundwatch.stages.analytics.stage import AnalyticsStage
 from groundwatch.stages.generator.planner import probes_for

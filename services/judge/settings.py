@@ -1,12 +1,9 @@
-"""Judge service settings (``GW_*``; the judging tiers themselves read ``GW_JUDGE_*``)."""
+"""Judge service settings (``GW_*``; the judging tiers themselves read ``GW_JUDGE_*``).
 
-from __future__ import annotations
+The class lives in the library (:mod:`groundwatch.app.settings`), where the bootstrap builds
+the service from it.
+"""
 
-from pydantic import Field
+from groundwatch.app.settings import JudgeServiceSettings
 
-from groundwatch.runtime.settings import CommonSettings
-
-
-class JudgeServiceSettings(CommonSettings):
-    port: int = Field(8003, ge=0, le=65535)
-    judge_group: str = Field("judge", description="Consumer group shared by all judge workers.")
+__all__ = ["JudgeServiceSettings"]

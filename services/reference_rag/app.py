@@ -4,25 +4,17 @@ from __future__ import annotations
 
 import sys
 
-from groundwatch.adapters.llm.reader import LlmClient
+from groundwatch.app.services import reference_rag_app
 from groundwatch.errors import ConfigError
-from groundwatch.reference_rag.app import create_app
 from groundwatch.runtime.service import serve, settings_or_exit
-from groundwatch.runtime.settings import load_settings
 from services.reference_rag.settings import ReferenceRagServiceSettings
 
 
 def main() -> None:
     """Console entry ``groundwatch-reference-rag``."""
     settings = settings_or_exit(ReferenceRagServiceSettings)
-    llm: LlmClient | None = None
     try:
-        if settings.rag_reader == "llm":  # the model and its limits come from GW_LLM_*
-            from groundwatch.adapters.llm.client import LlmClient as OpenAIClient
-            from groundwatch.adapters.llm.client import LlmSettings
-
-            llm = OpenAIClient(load_settings(LlmSettings))
-        app = create_app(settings, llm=llm)
+        app = reference_rag_app(settings)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

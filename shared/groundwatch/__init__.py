@@ -13,13 +13,13 @@ __version__ = "0.1.0"
 __all__ = ["Report", "TargetFailedWarning", "__version__", "evaluate", "evaluate_async"]
 
 if TYPE_CHECKING:
+    from groundwatch.app.evaluate import TargetFailedWarning, evaluate, evaluate_async
     from groundwatch.report.model import Report
-    from groundwatch.runtime.evaluate import TargetFailedWarning, evaluate, evaluate_async
 
 
 def __getattr__(name: str) -> Any:
     if name in ("evaluate", "evaluate_async", "TargetFailedWarning"):
-        from groundwatch.runtime import evaluate as module
+        from groundwatch.app import evaluate as module
 
         return getattr(module, name)
     if name == "Report":

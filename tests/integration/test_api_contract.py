@@ -21,8 +21,8 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
 from groundwatch.adapters.targets import CallableTarget, TargetLimits
+from groundwatch.app.embedded import EmbeddedPipeline, monitoring_app
 from groundwatch.demo import demo_dataset
-from groundwatch.runtime.embedded import EmbeddedPipeline, monitoring_app
 from groundwatch.stages.runner.lanes import Runner
 from services.analytics.app import create_app as analytics_app
 from services.analytics.settings import AnalyticsSettings

@@ -250,7 +250,16 @@ def test_compose_environment_loads_each_services_settings(monkeypatch: pytest.Mo
             targets: list[type[BaseSettings]] = [CommonSettings]
         else:
             package = entry_module(command[0]).rsplit(".", 1)[0]
-            targets = [c for c in classes if c.__module__ == f"{package}.settings"]
+            # the service's settings class: defined in its settings module, or re-exported there
+            # (`__all__`) from the library, where the bootstrap builds the service from it
+            module = importlib.import_module(f"{package}.settings")
+            exported = set(getattr(module, "__all__", ()))
+            targets = [
+                c
+                for c in classes
+                if c.__module__ == module.__name__
+                or (c.__name__ in exported and getattr(module, c.__name__) is c)
+            ]
             assert targets, f"{name}: no settings class in {package}.settings"
         prefixes = {str(c.model_config.get("env_prefix", "")).upper() for c in classes}
         for cls in classes:

@@ -18,10 +18,10 @@ from sqlalchemy import create_engine
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.dead_letters import DeadLetterStore
 from groundwatch.adapters.targets import CallableTarget, TargetLimits
+from groundwatch.app.embedded import EmbeddedPipeline
 from groundwatch.contracts import DeadLetter, RagResponse
 from groundwatch.core.tagging import GroupStatus
 from groundwatch.demo import demo_dataset
-from groundwatch.runtime.embedded import EmbeddedPipeline
 from groundwatch.stages.runner.lanes import Runner
 from tests.integration import _judge_bug
 

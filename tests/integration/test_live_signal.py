@@ -43,10 +43,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from groundwatch.adapters.db.datasets import read_jsonl
 from groundwatch.adapters.targets.http_json import HttpJsonTarget
+from groundwatch.app.embedded import EmbeddedPipeline
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Tagger, Window
 from groundwatch.report.groups import overall_status
-from groundwatch.runtime.embedded import EmbeddedPipeline
 from groundwatch.stages.runner.lanes import Runner, TargetLimits
 from tests.integration.test_deploy_prometheus import prometheus_tool
 

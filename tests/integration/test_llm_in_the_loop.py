@@ -20,13 +20,13 @@ from sqlalchemy import select
 
 from groundwatch.adapters.db.models import JudgementRow
 from groundwatch.adapters.llm.client import LlmSettings
+from groundwatch.app.embedded import EmbeddedPipeline, monitoring_app, reference_runner
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus
 from groundwatch.core.judging.normalize import normalize
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.report.build import report_from_tagger
 from groundwatch.report.html import render_html
 from groundwatch.report.text import render_text
-from groundwatch.runtime.embedded import EmbeddedPipeline, monitoring_app, reference_runner
 from groundwatch.stages.judge.reference_free import ReferenceFreeSettings
 from groundwatch.stages.judge.tiered import JudgeSettings, build_judge
 from groundwatch.stages.runner.lanes import SelfCheckSampling
@@ -219,7 +219,8 @@ async def test_demo_uses_the_llm_tier_the_environment_configures(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from groundwatch.cli.demo import _demo
+    from groundwatch.app.demo import run_demo
+    from groundwatch.app.runs import Console
 
     fake_openai.responder = judge_model
     for name, value in {
@@ -231,7 +232,7 @@ async def test_demo_uses_the_llm_tier_the_environment_configures(
         "GW_LLM_REQUESTS_PER_SECOND": "0",
     }.items():
         monkeypatch.setenv(name, value)
-    out = await _demo(1, ("short", "long"), 1, "keyword", False, None, "none")
+    out = await run_demo(1, ("short", "long"), 1, "keyword", Console(say=print), None, "none")
     printed = capsys.readouterr().out
     assert "judge: rules, then the LLM tier (demo-judge), 10% of rule-decided answers" in printed
     q = out.report.judge_quality
@@ -242,7 +243,7 @@ async def test_demo_uses_the_llm_tier_the_environment_configures(
     # without the LLM: nothing is asked, undecided verdicts stay undecided and are shown
     fake_openai.reset()
     monkeypatch.setenv("GW_JUDGE_LLM_ENABLED", "false")
-    plain = await _demo(1, ("short", "long"), 1, "keyword", False, None, "none")
+    plain = await run_demo(1, ("short", "long"), 1, "keyword", Console(say=print), None, "none")
     assert not fake_openai.requests and "rules only" in capsys.readouterr().out
     assert plain.report.judge_quality is not None and not plain.report.judge_quality.audit
     coverage = [c.coverage for c in plain.report.cohorts.values()]

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from groundwatch.cli.demo import _demo
+from groundwatch.app.demo import run_demo
+from groundwatch.app.runs import Console
 
 pytestmark = pytest.mark.integration
 
@@ -22,9 +23,9 @@ def _without_time(report: dict[str, Any]) -> dict[str, Any]:
 async def test_demo_reports_scenario_failure_rates_without_disturbing_gap_detection(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    with_scenarios = (await _demo(1, ("short", "long"), 1, "keyword", False, None, "all")).to_json()
+    with_scenarios = (await run_demo(1, ("short", "long"), 1, "keyword", Console(say=print), None, "all")).to_json()
     printed = capsys.readouterr().out
-    without = (await _demo(1, ("short", "long"), 1, "keyword", True, None, "none")).to_json()
+    without = (await run_demo(1, ("short", "long"), 1, "keyword", Console(), None, "none")).to_json()
 
     assert _without_time(with_scenarios) == _without_time(without)
     assert without["scenarios"] == {}

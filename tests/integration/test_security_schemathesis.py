@@ -49,8 +49,8 @@ def seeded_pg_store(pg_url: str) -> str:
     from sqlalchemy.engine import make_url
 
     from groundwatch.adapters.targets import CallableTarget, TargetLimits
+    from groundwatch.app.embedded import run_embedded
     from groundwatch.demo import demo_dataset
-    from groundwatch.runtime.embedded import run_embedded
     from groundwatch.stages.runner.lanes import Runner
 
     name = f"gw_st_{uuid.uuid4().hex[:10]}"

@@ -44,11 +44,11 @@ from groundwatch.adapters.sources.connect import SourcePolicy, readonly_engine
 from groundwatch.adapters.sources.introspect import introspect
 from groundwatch.adapters.sources.port import SqlAlchemyPort
 from groundwatch.adapters.targets import CallableTarget, TargetLimits
+from groundwatch.app.embedded import EmbeddedPipeline
 from groundwatch.core.generation.sql_gate import ReadGate, rejection_code
 from groundwatch.core.model import AnswerType, Expected, SemanticGroup, TextForm
 from groundwatch.errors import ConfigError, UnsafeSQL
 from groundwatch.report.build import report_from_tagger
-from groundwatch.runtime.embedded import EmbeddedPipeline
 from groundwatch.runtime.refresh import check_source
 from groundwatch.stages.runner.lanes import Runner
 from tests.conftest import pg_as_reader

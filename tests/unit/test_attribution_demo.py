@@ -17,6 +17,7 @@ import orjson
 import pytest
 
 from groundwatch.adapters.targets import HttpJsonTarget, TargetLimits
+from groundwatch.app.embedded import EmbeddedPipeline
 from groundwatch.core.model import SemanticGroup, Verdict
 from groundwatch.core.tagging import Cause, RetrievalEvidence, Tagger
 from groundwatch.demo import DemoDomain, demo_dataset
@@ -25,7 +26,6 @@ from groundwatch.reference_rag.settings import ReferenceRagSettings
 from groundwatch.report.build import report_from_tagger
 from groundwatch.report.model import CohortNumbers
 from groundwatch.report.text import render_text
-from groundwatch.runtime.embedded import EmbeddedPipeline
 from groundwatch.stages.runner.lanes import Runner
 
 pytestmark = pytest.mark.unit

@@ -139,7 +139,7 @@ def test_an_llm_feature_without_an_llm_stops_at_once(tmp_path: Path) -> None:
 
 
 def test_the_llm_judge_without_an_llm_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from groundwatch.runtime.judging import load_judge
+    from groundwatch.app.bootstrap import load_judge
 
     monkeypatch.setenv("GW_JUDGE_LLM_ENABLED", "true")
     with pytest.raises(ConfigError, match=r"GW_JUDGE_LLM_ENABLED .* needs an LLM"):

@@ -10,6 +10,7 @@ import pytest
 
 from groundwatch.adapters.llm.client import LlmClient, LlmSettings
 from groundwatch.adapters.llm.reader import LlmReader
+from groundwatch.app.embedded import EmbeddedPipeline, reference_runner
 from groundwatch.core.data_quality import (
     CorpusIndex,
     GroupSpec,
@@ -24,7 +25,6 @@ from groundwatch.reference_rag.settings import ReferenceRagSettings
 from groundwatch.report.build import report_from_tagger
 from groundwatch.report.html import render_html
 from groundwatch.report.text import render_text
-from groundwatch.runtime.embedded import EmbeddedPipeline, reference_runner
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from tests.fakes import FakeOpenAIServer, Reply
 

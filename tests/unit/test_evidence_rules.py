@@ -176,7 +176,7 @@ def test_a_right_answer_in_a_cohort_of_too_little_evidence_refutes_the_knowledge
 
 def test_the_continuous_run_line_says_statuses_transitions_and_target_errors() -> None:
     """What `run` prints after each cycle (issue 34: the operator's one line per cycle)."""
-    from groundwatch.cli.run import CycleLine
+    from groundwatch.app.runs import CycleLine
 
     t = Tagger(Window(runs=1))
     line = CycleLine()

@@ -326,7 +326,7 @@ def test_long_forms_use_the_schemas_own_words(results: dict[str, GenerationResul
 
 
 def test_generator_service_settings_steer_generation(urls: dict[str, str]) -> None:
-    from services.generator.app import load_groups
+    from groundwatch.app.datasets import service_dataset
     from services.generator.settings import GeneratorSettings
 
     settings = GeneratorSettings(
@@ -338,7 +338,7 @@ def test_generator_service_settings_steer_generation(urls: dict[str, str]) -> No
         key_ratio=0.8,
         allow_list_answers=True,
     )
-    groups, source = load_groups(settings)
+    groups, source = service_dataset(settings)
     assert groups and source == urls["shop"]
     for g in groups:
         assert not re.search(r"email|phone|birth_date|street|contact|sensors|price", g.sql), g.sql

@@ -17,10 +17,10 @@ from sqlalchemy import create_engine, text
 
 from groundwatch.adapters.sources import generate_groups
 from groundwatch.adapters.targets import CallableTarget, TargetLimits
+from groundwatch.app.embedded import EmbeddedPipeline
 from groundwatch.core.judging import judge_deterministic
 from groundwatch.core.model import SemanticGroup, Verdict
 from groundwatch.core.tagging import GroupStatus, Tagger
-from groundwatch.runtime.embedded import EmbeddedPipeline
 from groundwatch.stages.runner.lanes import Runner
 
 pytestmark = pytest.mark.unit

@@ -6,17 +6,20 @@ imports every command module, and a CLI that takes seconds to print its help is 
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar, cast
 
 import typer
 
 if TYPE_CHECKING:
     from rich.progress import Progress
-    from sqlalchemy import Engine
+
+    from groundwatch.app.store import Store
+    from groundwatch.errors import GroundwatchError
 
 #: Exit codes, documented in the README and ``groundwatch --help``.
 EXIT_OK = 0
@@ -70,15 +73,11 @@ def fail(message: str, code: int = EXIT_RUNTIME) -> NoReturn:
 def check_named(option: str, names: tuple[str, str] | None, known: set[str], what: str) -> None:
     """A usage error (exit 2) when ``option`` names a cohort or target the data does not have:
     a typo would otherwise print "no observations" and exit 0, and a CI gate would pass."""
-    if names is None:
-        return
-    missing = [n for n in names if n not in known]
-    if missing:
-        fail(
-            f"{option}: no {what} {missing[0]!r} in these judgements; {what}s:"
-            f" {', '.join(sorted(known)) or 'none'}",
-            EXIT_USAGE,
-        )
+    from groundwatch.app.reports import unknown_name
+
+    problem = unknown_name(option, names, known, what)
+    if problem is not None:
+        fail(problem, EXIT_USAGE)
 
 
 def store_url(option: str | None) -> tuple[str, str]:
@@ -92,82 +91,49 @@ def store_url(option: str | None) -> tuple[str, str]:
     return DEFAULT_DATABASE_URL, "--database-url"
 
 
-def open_store(option: str | None, *, create: bool = False) -> Engine:
-    """The store's engine, connected; with ``create`` the schema is brought to the newest
-    migration, else a store without our tables is an error naming the option."""
-    from groundwatch.adapters.db.engine import open_engine
-    from groundwatch.errors import ConfigError
+def open_store(option: str | None, *, create: bool = False) -> Store:
+    """The store the option, ``GW_DATABASE_URL`` or the default names, connected; with
+    ``create`` its schema brought to the newest migration (:func:`groundwatch.app.store.open_store`:
+    a bad URL or a store without our tables is a usage error naming the option)."""
+    from groundwatch.app.store import open_store as open_
 
     url, name = store_url(option)
-    if not create:
-        _no_new_sqlite_file(url, name, default=not option and name == "--database-url")
-    try:
-        # reading never writes: a file that is no store stays byte for byte as it was
-        engine = open_engine(url, name, read_only=not create)
-    except ConfigError as exc:
-        fail(str(exc), EXIT_USAGE)
-    if create:
-        from groundwatch.adapters.db import create_schema
-
-        try:
-            create_schema(engine)
-        except Exception as exc:  # a read-only file, a user without DDL rights
-            engine.dispose()
-            fail(f"{name}: cannot create the groundwatch tables ({_first_line(exc)})", EXIT_USAGE)
-        return engine
-    from sqlalchemy import inspect
-
-    if not inspect(engine).has_table("judgements"):
-        engine.dispose()
-        where = "the default store" if name == "--database-url" and not option else name
-        fail(
-            f"{where} ({_shown(url)}) holds no groundwatch judgements; run `groundwatch run"
-            " --once` or `groundwatch demo` first, or point --database-url at their store",
-            EXIT_USAGE,
-        )
-    return engine
-
-
-def _no_new_sqlite_file(url: str, name: str, *, default: bool) -> None:
-    """Reading a SQLite store that is not there must not create an empty one as a side effect
-    (SQLite makes the file on connect): say where the store was looked for instead."""
-    from pathlib import Path
-
-    from groundwatch.adapters.db.engine import database_url_problem
-
-    if database_url_problem(url) is not None:
-        return  # open_engine names the problem
-    from sqlalchemy.engine import make_url
-
-    parsed = make_url(url)
-    db = parsed.database or ""
-    if parsed.get_backend_name() != "sqlite" or db in ("", ":memory:") or db.startswith("file:"):
-        return
-    if not Path(db).exists():
-        where = "the default store" if default else name
-        fail(
-            f"{where}: cannot connect (no such database file {Path(db).resolve()}); run"
-            " `groundwatch run --once` or `groundwatch demo` first, or point --database-url"
-            " at their store",
-            EXIT_USAGE,
-        )
-
-
-def _shown(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).render_as_string(hide_password=True)
+    return open_(url, name, create=create, default=not option and name == "--database-url")
 
 
 def shown_url(url: str) -> str:
     """A URL as it may be printed (password hidden)."""
-    return _shown(url)
+    from groundwatch.app.store import shown_url as shown
+
+    return shown(url)
 
 
-def _first_line(exc: BaseException) -> str:
-    orig = getattr(exc, "orig", None) or exc
-    text = str(orig).strip().splitlines()
-    return f"{type(orig).__name__}: {text[0] if text else ''}"[:300]
+def exit_code_of(exc: GroundwatchError) -> int:
+    """The exit code of an error a use case raised: 2 for a usage, configuration or input
+    error (a bad option, URL, file or SQL text), else 3."""
+    from groundwatch.errors import ConfigError, UnsafeSQL
+
+    usage = isinstance(exc, ConfigError | UnsafeSQL) or type(exc).__name__.endswith("FormatError")
+    return EXIT_USAGE if usage else EXIT_RUNTIME
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_line_errors(command: F) -> F:
+    """``command`` with the errors its use cases raise (:class:`GroundwatchError`) turned into
+    one ``error:`` line and the exit code of :func:`exit_code_of`: the use cases raise typed
+    errors, and only the entry point decides how a failure ends the process."""
+    from groundwatch.errors import GroundwatchError
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except GroundwatchError as exc:
+            fail(str(exc), exit_code_of(exc))
+
+    return cast(F, run)
 
 
 def interactive(quiet: bool) -> bool:

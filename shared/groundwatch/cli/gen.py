@@ -17,16 +17,23 @@ writes RAGProbe scenario items instead (see :mod:`groundwatch.cli.gen_scenarios`
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
 
+from groundwatch.app.datasets import write_dataset
+from groundwatch.app.generation import (
+    GenOptions,
+    check_source_url,
+    import_grammar,
+    source_errors,
+    write_templates,
+)
 from groundwatch.cli.common import (
     EXIT_USAGE,
     AllowPrivilegedOpt,
@@ -34,21 +41,19 @@ from groundwatch.cli.common import (
     fail,
     interactive,
     make_progress,
+    one_line_errors,
     progress_bar,
 )
-from groundwatch.errors import ConfigError, GroundwatchError
+from groundwatch.errors import GroundwatchError
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
     from rich.table import Table
 
-    from groundwatch.adapters.sources.connect import SourcePolicy
-    from groundwatch.core.generation.pipeline import GenerationResult, StageSummary
-    from groundwatch.core.generation.rules import RuleConfig
+    from groundwatch.core.generation.pipeline import StageSummary
     from groundwatch.core.generation.schema import SchemaInfo
     from groundwatch.core.generation.steering import Steering
-    from groundwatch.core.generation.template_file import TemplateSet
     from groundwatch.core.generation.templates import SqlTemplate
     from groundwatch.core.generation.verbalizers import Verbalizer
 
@@ -118,42 +123,6 @@ def _print_templates(templates: list[SqlTemplate], texts: dict[str, dict[str, li
                 typer.echo(f"    {cohort}: {text}")
 
 
-@dataclass(slots=True)
-class GenOptions:
-    """What ``gen`` and ``gen templates`` were asked for, past the source."""
-
-    llm: bool = False
-    k: int = 3
-    cohorts: list[str] = field(default_factory=lambda: ["short", "long"])
-    dataset_id: str = "default"
-    verbalizers: dict[str, Verbalizer] = field(default_factory=dict)
-    dry_run: bool = False
-    steering: Steering | None = None
-    key_ratio: float | None = None
-    list_answers: bool = False
-    templates: Path | None = None
-    as_json: bool = False
-    doc_ids: Path | None = None
-    allow_unverified: bool = False
-    quiet: bool = False
-    allow_privileged: bool = False
-    source_timeout_s: float = 60.0
-
-    def policy(self) -> SourcePolicy:
-        """How the source database is opened (``--source-timeout``,
-        ``--allow-privileged-source``)."""
-        from groundwatch.adapters.sources.connect import SourcePolicy
-
-        return SourcePolicy(self.source_timeout_s, self.allow_privileged)
-
-    def rules(self, demo: bool) -> RuleConfig:
-        from groundwatch.core.generation.rules import RuleConfig
-        from groundwatch.demo.domain import DEMO_RULES
-
-        base = DEMO_RULES if demo else RuleConfig()
-        return base if self.key_ratio is None else replace(base, key_ratio=self.key_ratio)
-
-
 PatternsOpt = Annotated[
     list[str] | None,
     typer.Option(help="Glob patterns, comma-separated or repeated (case-insensitive)."),
@@ -185,6 +154,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(gen_app, name="gen")
 
     @gen_app.callback(invoke_without_command=True)
+    @one_line_errors
     def gen(
         ctx: typer.Context,
         db: Annotated[
@@ -306,9 +276,8 @@ def register(app: typer.Typer) -> None:
                 max_items=per_scenario,
                 quality_out=quality,
                 scenario_paths=scenario_file or [],
-                policy=GenOptions(
-                    allow_privileged=allow_privileged_source, source_timeout_s=source_timeout
-                ).policy(),
+                source_timeout_s=source_timeout,
+                allow_privileged_source=allow_privileged_source,
             )
             return
         sources = sum([db is not None, demo, grammar is not None])
@@ -353,12 +322,7 @@ def register(app: typer.Typer) -> None:
             source_timeout_s=source_timeout,
         )
         if db is not None:
-            from groundwatch.adapters.db.engine import check_database_url
-
-            try:
-                check_database_url(db, "--db")
-            except ConfigError as exc:
-                fail(str(exc), EXIT_USAGE)
+            check_source_url(db, "--db")
             if allow_unverified_readonly:
                 console.print(
                     "warning: --allow-unverified-readonly: groundwatch does not check that this"
@@ -369,6 +333,7 @@ def register(app: typer.Typer) -> None:
             _gen_db(db, demo, seed, workdir, docs_out, opts, out=out)
 
     @gen_app.command("templates")
+    @one_line_errors
     def gen_templates(
         ctx: typer.Context,
         out: Annotated[Path, typer.Option(help="YAML file to write the templates to.")],
@@ -453,7 +418,7 @@ def register(app: typer.Typer) -> None:
 
                     url = build_demo(seed=seed, workdir=workdir).db_url
                 assert url is not None
-                n = _write_templates(url, out, opts, demo=demo)
+                n = write_templates(url, out, opts, demo=demo)
             except GroundwatchError as e:
                 fail(str(e), EXIT_USAGE)  # one line, however long
         console.print(f"wrote {n} SQL templates to {out}; edit them, then: gen --templates {out}")
@@ -483,56 +448,6 @@ def _parent_options(ctx: typer.Context, names: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def _introspect(url: str, opts: GenOptions, demo: bool) -> SchemaInfo:
-    from groundwatch.adapters.sources.connect import readonly_engine
-    from groundwatch.adapters.sources.introspect import introspect
-
-    engine = readonly_engine(url, allow_unverified=opts.allow_unverified, policy=opts.policy())
-    try:
-        with engine.connect() as conn, conn.begin():
-            return introspect(conn, steering=opts.steering, key_ratio=opts.rules(demo).key_ratio)
-    finally:
-        engine.dispose()
-
-
-def _write_templates(url: str, out: Path, opts: GenOptions, *, demo: bool) -> int:
-    from groundwatch.adapters.lexicon import wordnet
-    from groundwatch.adapters.template_files import dump_templates
-    from groundwatch.core.generation.pipeline import offline_text_templates
-    from groundwatch.core.generation.rules import rule_templates
-
-    schema = _introspect(url, opts, demo)
-    if opts.llm:
-        templates, texts = asyncio.run(_llm_templates(schema, opts))
-    else:
-        templates = rule_templates(schema, opts.rules(demo))
-        texts = offline_text_templates(templates, opts.verbalizers, opts.cohorts, schema, wordnet())
-    out.write_text(dump_templates(templates, texts, dialect=schema.dialect), encoding="utf-8")
-    return len(templates)
-
-
-async def _llm_templates(
-    schema: SchemaInfo, opts: GenOptions
-) -> tuple[list[SqlTemplate], dict[str, dict[str, list[str]]]]:
-    from groundwatch.adapters.llm.client import LlmClient, LlmSettings
-    from groundwatch.adapters.llm.generation import llm_sql_templates, llm_text_templates
-    from groundwatch.runtime.settings import load_settings
-
-    client = LlmClient(load_settings(LlmSettings).require("gen --llm"))
-    try:
-        sql = await llm_sql_templates(client, schema)
-        texts, _ = await llm_text_templates(
-            client,
-            sql.templates,
-            opts.cohorts,
-            verbalizers=opts.verbalizers,
-            num_generations=max(opts.k, 3),
-        )
-        return sql.templates, texts
-    finally:
-        await client.aclose()
-
-
 def _gen_db(
     db: str | None,
     demo: bool,
@@ -543,6 +458,11 @@ def _gen_db(
     *,
     out: Path | None,
 ) -> None:
+    from groundwatch.app.generation import dry_run_templates, generate_dataset
+
+    def note(message: str) -> None:
+        console.print(message, markup=False)
+
     url = db
     domain = None
     try:
@@ -554,72 +474,60 @@ def _gen_db(
             if docs_out is not None:
                 docs_out.write_bytes(orjson.dumps(domain.documents, option=orjson.OPT_INDENT_2))
         assert url is not None
-        result = _run(url, opts, demo=demo)
-    except GroundwatchError as e:
-        # a ConfigError about the source database gets its option's name; one that names its
-        # own option already (--templates, --verbalizers…) keeps it
-        named = str(e).startswith("--")
-        fail(
-            f"--db: {e}" if db is not None and isinstance(e, ConfigError) and not named else str(e),
-            EXIT_USAGE,
+        if opts.dry_run:
+            with source_errors("--db" if db is not None else None):
+                templates, texts = dry_run_templates(url, opts, demo=demo, note=note)
+            _print_templates(templates, texts)
+            if not opts.llm:
+                _dry_run_summary(templates, texts, opts)
+            return
+        generate = functools.partial(
+            generate_dataset,
+            url,
+            opts,
+            out=out,
+            source_option="--db" if db is not None else None,
+            domain=domain,
+            note=note,
         )
-    except Exception as e:
-        _source_error(e)
-    if result is None:
-        return
-    groups = domain.annotate(result.groups) if domain is not None else result.groups
-    if not groups:
+        if opts.llm:
+            with console.status("asking the LLM for templates…"):
+                made = generate()
+        else:
+            with _progress(opts.quiet) as progress:
+                task = progress.add_task("templates", total=None)
+
+                def on_plan(_schema: SchemaInfo, templates: list[SqlTemplate]) -> None:
+                    progress.update(task, total=len(templates))
+
+                def on_template(_t: SqlTemplate, _n: int) -> None:
+                    progress.advance(task)
+
+                made = generate(on_plan=on_plan, on_template=on_template)
+    except GroundwatchError as e:
+        fail(str(e), EXIT_USAGE)  # a source's errors name --db (source_errors)
+    summary = made.result.summary
+    if not made.groups:
         from groundwatch.core.generation.pipeline import why_empty
 
-        console.print(summary_table(result.summary, opts.k))
-        _print_examples(result.summary)
-        fail(f"no semantic group generated: {why_empty(result.summary)}", EXIT_USAGE)
-    if opts.doc_ids is not None and url is not None:
-        from groundwatch.adapters.sources.doc_ids import annotate_doc_ids, read_doc_id_map
-
-        try:
-            groups = annotate_doc_ids(
-                url, groups, read_doc_id_map(opts.doc_ids), policy=opts.policy()
-            )
-        except GroundwatchError as e:
-            fail(str(e), EXIT_USAGE)  # one line, however long
-        with_docs = sum(1 for g in groups if g.relevant_doc_ids)
+        console.print(summary_table(summary, opts.k))
+        _print_examples(summary)
+        fail(f"no semantic group generated: {why_empty(summary)}", EXIT_USAGE)
+    if made.with_docs is not None:
         console.print(
-            f"relevant documents from {opts.doc_ids}: {with_docs} of {len(groups)} groups"
+            f"relevant documents from {opts.doc_ids}: {made.with_docs} of {len(made.groups)} groups"
         )
-    if out is not None:
-        from groundwatch.adapters.db.datasets import write_jsonl
-
-        n = write_jsonl(groups, out)
-        console.print(f"wrote {n} semantic groups to {out}")
+    if made.written is not None:
+        console.print(f"wrote {made.written} semantic groups to {out}")
     if domain is not None:
-        gaps = domain.injected_gap_group_ids(groups)
         console.print(
             f"demo: {len(domain.omitted_facts)} facts omitted from the corpus, "
-            f"{len(gaps)} groups rest on them (injected gaps)"
+            f"{made.injected_gaps} groups rest on them (injected gaps)"
         )
-    console.print(summary_table(result.summary, opts.k))
-    _print_examples(result.summary)
+    console.print(summary_table(summary, opts.k))
+    _print_examples(summary)
     if opts.as_json:
-        typer.echo(orjson.dumps(result.summary.as_dict(), default=str).decode())
-
-
-def _source_error(exc: Exception) -> None:
-    """A database error while reading the source: one line naming --db (exit 2), or re-raised
-    when it is no database error."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    if not isinstance(exc, SQLAlchemyError):
-        raise exc
-    orig = getattr(exc, "orig", None) or exc
-    lines = [ln.strip() for ln in str(orig).splitlines() if ln.strip()]
-    detail = next(
-        (ln for ln in lines if "refused" in ln or "does not exist" in ln),
-        lines[0] if lines else "",
-    )
-    fail(
-        f"--db: cannot read the source database ({type(orig).__name__}: {detail[:300]})", EXIT_USAGE
-    )
+        typer.echo(orjson.dumps(summary.as_dict(), default=str).decode())
 
 
 def _print_examples(summary: StageSummary) -> None:
@@ -634,78 +542,6 @@ def _print_examples(summary: StageSummary) -> None:
                 f"dropped fill [{reason}]: {orjson.dumps(ex, default=str).decode()}",
                 markup=False,
             )
-
-
-def _run(url: str, opts: GenOptions, *, demo: bool) -> GenerationResult | None:
-    from groundwatch.adapters.lexicon import wordnet
-    from groundwatch.adapters.sources.generate import generate_groups
-    from groundwatch.core.generation.pipeline import offline_text_templates
-
-    if opts.llm:
-        return asyncio.run(_run_llm(url, opts))
-    load = None
-    if opts.templates is not None:
-        from groundwatch.adapters.template_files import read_template_file
-        from groundwatch.core.generation.template_file import load_templates
-
-        entries = read_template_file(opts.templates)
-
-        def load(schema: SchemaInfo) -> TemplateSet:
-            loaded = load_templates(entries, schema)
-            for r in loaded.rejected:
-                console.print(f"rejected {r.line()}", markup=False)
-            if loaded.rejected_texts:
-                console.print(
-                    f"{loaded.rejected_texts} text templates dropped: their placeholders do not "
-                    "match their SQL template's"
-                )
-            if not loaded.templates:
-                raise ConfigError(f"{opts.templates}: no valid template left")
-            return loaded
-
-    if opts.dry_run:
-        from groundwatch.core.generation.rules import rule_templates
-
-        schema = _introspect(url, opts, demo)
-        if load is not None:
-            loaded = load(schema)
-            templates, texts = loaded.templates, dict(loaded.text_templates)
-            missing = [t for t in templates if t.template_id not in texts]
-            texts.update(
-                offline_text_templates(missing, opts.verbalizers, opts.cohorts, schema, wordnet())
-            )
-        else:
-            templates = rule_templates(schema, opts.rules(demo))
-            texts = offline_text_templates(
-                templates, opts.verbalizers, opts.cohorts, schema, wordnet()
-            )
-        _print_templates(templates, texts)
-        _dry_run_summary(templates, texts, opts)
-        return None
-    with _progress(opts.quiet) as progress:
-        task = progress.add_task("templates", total=None)
-
-        def on_plan(_schema: SchemaInfo, templates: list[SqlTemplate]) -> None:
-            progress.update(task, total=len(templates))
-
-        def on_template(_t: SqlTemplate, _n: int) -> None:
-            progress.advance(task)
-
-        return generate_groups(
-            url,
-            k=opts.k,
-            cohorts=opts.cohorts,
-            dataset_id=opts.dataset_id,
-            verbalizers=opts.verbalizers,
-            rule_config=opts.rules(demo),
-            steering=opts.steering,
-            list_answers=opts.list_answers,
-            load_templates=load,
-            on_template=on_template,
-            on_plan=on_plan,
-            allow_unverified=opts.allow_unverified,
-            policy=opts.policy(),
-        )
 
 
 def _dry_run_summary(
@@ -742,34 +578,6 @@ def _dry_run_summary(
         )
 
 
-async def _run_llm(url: str, opts: GenOptions) -> GenerationResult | None:
-    from groundwatch.adapters.llm.client import LlmClient, LlmSettings
-    from groundwatch.adapters.llm.generation import generate_groups_llm
-    from groundwatch.runtime.settings import load_settings
-
-    if opts.dry_run:
-        schema = _introspect(url, opts, False)
-        templates, texts = await _llm_templates(schema, opts)
-        _print_templates(templates, texts)
-        return None
-    client = LlmClient(load_settings(LlmSettings).require("gen --llm"))
-    try:
-        with console.status("asking the LLM for templates…"):
-            return await generate_groups_llm(
-                url,
-                client,
-                k=opts.k,
-                cohorts=opts.cohorts,
-                dataset_id=opts.dataset_id,
-                verbalizers=opts.verbalizers,
-                steering=opts.steering,
-                list_answers=opts.list_answers,
-                policy=opts.policy(),
-            )
-    finally:
-        await client.aclose()
-
-
 def _gen_grammar(
     directory: Path,
     cohorts: list[str],
@@ -779,11 +587,9 @@ def _gen_grammar(
     as_json: bool = False,
     quiet: bool = False,
 ) -> None:
-    from groundwatch.adapters.db.datasets import read_grammar_dir, write_jsonl
-
     try:
         with progress_bar("importing", enabled=interactive(quiet), total=len(cohorts)) as update:
-            imported = read_grammar_dir(directory, cohorts, dataset_id=dataset_id, on_step=update)
+            imported = import_grammar(directory, cohorts, dataset_id, on_step=update)
             update(len(cohorts), len(cohorts))
     except GroundwatchError as e:
         fail(str(e), EXIT_USAGE)  # one line, however long
@@ -792,7 +598,7 @@ def _gen_grammar(
         for sql in dict.fromkeys(g.sql for g in groups):
             typer.echo(sql)
     if out is not None and not dry_run:
-        n = write_jsonl(groups, out)
+        n = write_dataset(groups, out)
         console.print(f"wrote {n} semantic groups to {out}")
     counts: dict[str, Any] = {c: sum(len(g.forms_in(c)) for g in groups) for c in cohorts}
     console.print(f"imported {len(groups)} semantic groups; text queries per cohort: {counts}")

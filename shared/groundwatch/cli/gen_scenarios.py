@@ -11,26 +11,21 @@ quality report (kept / dropped by reason / validity by retrieval) is printed and
 
 from __future__ import annotations
 
-import asyncio
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from groundwatch.adapters.scenario_files import builtin_scenarios, load_scenarios, select_scenarios
+from groundwatch.app.datasets import write_dataset
+from groundwatch.app.scenarios import scenario_items
 from groundwatch.cli.common import EXIT_USAGE, fail
 from groundwatch.core.scenarios.items import ScenarioRun
 from groundwatch.core.scenarios.quality import quality_report
-from groundwatch.core.scenarios.spec import ScenarioSpec
 from groundwatch.errors import GroundwatchError
-
-if TYPE_CHECKING:
-    from groundwatch.adapters.sources.connect import SourcePolicy
 
 console = Console(stderr=True)
 
@@ -51,28 +46,6 @@ def quality_table(report: Mapping[str, Any]) -> Table:
     return t
 
 
-async def _llm_run(
-    corpus: Mapping[str, str], specs: Sequence[ScenarioSpec], seed: int, dataset_id: str,
-    max_items: int | None,
-) -> ScenarioRun:  # fmt: skip
-    from groundwatch.adapters.llm.client import LlmClient, LlmSettings
-    from groundwatch.adapters.llm.scenarios import CorpusScenarioGenerator
-    from groundwatch.runtime.settings import load_settings
-
-    settings = load_settings(LlmSettings).require(
-        "gen --scenarios over a corpus (RAGProbe's generator)"
-    )
-    client = LlmClient(settings)
-    try:
-        gen = CorpusScenarioGenerator(
-            client, corpus, seed=seed, dataset_id=dataset_id, model=settings.model
-        )
-        with console.status("asking the LLM for scenario items…"):
-            return await gen.generate(specs, max_items=max_items)
-    finally:
-        await client.aclose()
-
-
 def gen_scenarios(
     wanted: str,
     *,
@@ -86,7 +59,8 @@ def gen_scenarios(
     max_items: int | None,
     quality_out: Path | None,
     scenario_paths: Sequence[Path] = (),
-    policy: SourcePolicy | None = None,
+    source_timeout_s: float = 60.0,
+    allow_privileged_source: bool = False,
 ) -> ScenarioRun:
     """The ``gen --scenarios`` command body; returns the run (for tests and callers)."""
     if demo == (db is not None or corpus_path is not None):
@@ -94,44 +68,23 @@ def gen_scenarios(
     if out is None:
         raise typer.BadParameter("--out is required")
     try:
-        available = builtin_scenarios()
-        if scenario_paths:
-            available.update(load_scenarios(scenario_paths))
-        specs = select_scenarios(wanted, available)
-        with tempfile.TemporaryDirectory(prefix="groundwatch-demo-") as workdir:
-            corpus: dict[str, str] | None = None
-            url = db
-            if demo:
-                from groundwatch.demo import build_demo
-
-                domain = build_demo(seed=seed, workdir=workdir)
-                url, corpus = domain.db_url, domain.documents
-            elif corpus_path is not None:
-                from groundwatch.adapters.sources.scenarios import load_corpus
-
-                corpus = load_corpus(corpus_path)
-            if llm or url is None:
-                if corpus is None:
-                    raise typer.BadParameter("the LLM path needs a corpus (--corpus or --demo)")
-                run = asyncio.run(_llm_run(corpus, specs, seed, dataset_id, max_items))
-            else:
-                from groundwatch.adapters.sources.scenarios import grounded_scenarios
-
-                with console.status("building scenario items with SQL truth…"):
-                    run = grounded_scenarios(
-                        url,
-                        specs,
-                        corpus=corpus,
-                        seed=seed,
-                        dataset_id=dataset_id,
-                        max_items=max_items,
-                        policy=policy,
-                    )
+        with console.status("building scenario items…"):
+            run, specs, corpus = scenario_items(
+                wanted,
+                demo=demo,
+                db=db,
+                corpus_path=corpus_path,
+                llm=llm,
+                seed=seed,
+                dataset_id=dataset_id,
+                max_items=max_items,
+                scenario_paths=scenario_paths,
+                source_timeout_s=source_timeout_s,
+                allow_privileged_source=allow_privileged_source,
+            )
     except GroundwatchError as e:
         fail(str(e), EXIT_USAGE)  # one line, however long
-    from groundwatch.adapters.db.datasets import write_jsonl
-
-    n = write_jsonl(run.items, out)
+    n = write_dataset(run.items, out)
     report = quality_report(run, {s.id: s for s in specs}, corpus)
     console.print(f"wrote {n} scenario items to {out}")
     if corpus is None:

@@ -18,13 +18,13 @@ from groundwatch.cli.common import (
     EXIT_USAGE,
     DatabaseUrlOpt,
     fail,
+    one_line_errors,
     open_store,
 )
 
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
-
-    from groundwatch.core.tagging import GroupStatus, Tagger
+    from groundwatch.app.store import GroupListing, Store
+    from groundwatch.core.tagging import GroupStatus
     from groundwatch.report.model import GroupResult
 
 STATUSES = ("gap", "non_robust", "flaky", "unknown", "pending", "robust")
@@ -50,27 +50,14 @@ JsonOpt = Annotated[
 ]
 
 
-def load_tagger(engine: Engine, series: str | None, window_runs: int) -> tuple[str, int, Tagger]:
-    """(series, latest cycle, tagger over the series' judgements with the window)."""
-    from sqlalchemy.orm import Session
+def _listing(store: Store, **query: Any) -> GroupListing:
+    """The store's groups, or (none stored) one line naming what to run first."""
+    from groundwatch.app.store import NothingStored, list_groups
 
-    from groundwatch.adapters.db.observations import observations_for_series
-    from groundwatch.adapters.db.runs import latest_cycle
-    from groundwatch.core.tagging import Tagger, Window
-
-    latest = latest_cycle(engine, series)
-    if latest is None:
-        what = f"series {series!r}" if series else "monitoring cycles"
-        fail(f"no {what} in the store; run `groundwatch run --once` or `groundwatch demo` first")
-    name, _ = latest
-    with Session(engine) as session:
-        observations = observations_for_series(session, name)
-    from groundwatch.runtime.evidence_settings import evidence_rule
-
-    tagger = Tagger(Window(runs=window_runs or None, evidence=evidence_rule()))
-    tagger.apply_many(observations)
-    cycle = max((o.cycle for o in observations), default=0)
-    return name, cycle, tagger
+    try:
+        return list_groups(store, **query)
+    except NothingStored as exc:
+        fail(f"{exc}; run `groundwatch run --once` or `groundwatch demo` first")
 
 
 def _statuses(spec: str | None) -> list[GroupStatus] | None:
@@ -165,6 +152,7 @@ def _one_line(text: str | None, n: int) -> str:
 
 def register(app: typer.Typer) -> None:
     @app.command("groups")
+    @one_line_errors
     def groups(
         status: Annotated[
             str | None,
@@ -191,27 +179,23 @@ def register(app: typer.Typer) -> None:
         database_url: DatabaseUrlOpt = None,
     ) -> None:
         """List semantic groups with their status, worst first (latest cycle of the store)."""
-        from groundwatch.adapters.db.evidence import StoreEvidence
-        from groundwatch.report.groups import group_results
         from groundwatch.report.model import GroupPage
         from groundwatch.report.text import table
 
         wanted = _statuses(status)
-        engine = open_store(database_url)
-        try:
-            name, cycle, tagger = load_tagger(engine, series, window_runs)
-            total, rows = group_results(
-                tagger,
+        with open_store(database_url) as store:
+            listing = _listing(
+                store,
+                series=series,
+                window_runs=window_runs,
                 target=target,
                 cohort=cohort,
                 status=wanted,
                 scenario=None if scenario.lower() == "all" else scenario,
-                evidence=StoreEvidence(engine),
                 offset=offset,
                 limit=limit,
             )
-        finally:
-            engine.dispose()
+        name, cycle, total, rows = listing.series, listing.cycle, listing.total, listing.rows
         if json_out is not None:
             page = GroupPage(
                 total=total,
@@ -252,6 +236,7 @@ def register(app: typer.Typer) -> None:
             )
 
     @app.command("show")
+    @one_line_errors
     def show(
         group_id: Annotated[str, typer.Argument(help="Group id (or a unique prefix of one).")],
         target: Annotated[str | None, typer.Option(help="Only this target.")] = None,
@@ -262,22 +247,17 @@ def register(app: typer.Typer) -> None:
         database_url: DatabaseUrlOpt = None,
     ) -> None:
         """One semantic group: SQL, gold answer, each form's question, answer, verdict, cause."""
-        from groundwatch.adapters.db.evidence import StoreEvidence
-        from groundwatch.report.groups import group_results
-
-        engine = open_store(database_url)
-        try:
-            _, _, tagger = load_tagger(engine, series, window_runs)
-            total, rows = group_results(
-                tagger,
+        with open_store(database_url) as store:
+            listing = _listing(
+                store,
+                series=series,
+                window_runs=window_runs,
                 target=target,
                 cohort=cohort,
                 scenario=None,
                 group_id=group_id,
-                evidence=StoreEvidence(engine),
             )
-        finally:
-            engine.dispose()
+        total, rows = listing.total, listing.rows
         ids = sorted({g.group_id for g in rows})
         if not rows:
             fail(f"no group {group_id!r} in the store's latest cycle", EXIT_USAGE)
@@ -294,6 +274,7 @@ def register(app: typer.Typer) -> None:
         typer.echo("\n\n".join(render_group(g) for g in rows))
 
     @app.command("runs")
+    @one_line_errors
     def runs(
         series: Annotated[str | None, typer.Option(help="Only this monitoring series.")] = None,
         limit: Annotated[int, typer.Option(min=1, help="Newest N runs.")] = 20,
@@ -303,14 +284,10 @@ def register(app: typer.Typer) -> None:
         """The runs (cycles) stored, newest first, with their judgements by verdict."""
         from dataclasses import asdict
 
-        from groundwatch.adapters.db.runs import list_runs
         from groundwatch.report.text import table
 
-        engine = open_store(database_url)
-        try:
-            found = list_runs(engine, series=series, limit=limit)
-        finally:
-            engine.dispose()
+        with open_store(database_url) as store:
+            found = store.runs(series=series, limit=limit)
         if json_out is not None:
             _write_json(
                 json_out,
@@ -350,6 +327,7 @@ def register(app: typer.Typer) -> None:
         )  # fmt: skip
 
     @app.command("dead-letters")
+    @one_line_errors
     def dead_letters(
         service: Annotated[
             str | None,
@@ -363,8 +341,6 @@ def register(app: typer.Typer) -> None:
 
         With --json, each message's raw bytes too (base64).
         """
-        from sqlalchemy import inspect
-
         if service is not None and service not in DEAD_LETTER_STAGES:
             fail(
                 f"--service {service!r}: not a stage that dead-letters"
@@ -372,23 +348,17 @@ def register(app: typer.Typer) -> None:
                 EXIT_USAGE,
             )
 
-        from groundwatch.adapters.db.dead_letters import DeadLetterStore
         from groundwatch.report.text import table
 
-        engine = open_store(database_url)
-        try:
-            if not inspect(engine).has_table("dead_letters"):
-                typer.echo(
-                    "this store keeps no dead letters yet (it predates them):"
-                    " `groundwatch db-upgrade` adds the table"
-                )
-                return
-            store = DeadLetterStore(engine)
-            found = store.newest(limit=limit, service=service)
-            total = store.count(service=service)
-            everywhere = store.count() if service is not None and not found else total
-        finally:
-            engine.dispose()
+        with open_store(database_url) as store:
+            letters = store.dead_letters(service=service, limit=limit)
+        if letters is None:
+            typer.echo(
+                "this store keeps no dead letters yet (it predates them):"
+                " `groundwatch db-upgrade` adds the table"
+            )
+            return
+        found, total, everywhere = letters.newest, letters.total, letters.everywhere
         if json_out is not None:
             _write_json(
                 json_out,

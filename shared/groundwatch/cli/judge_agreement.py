@@ -39,7 +39,7 @@ from groundwatch.core.model import Expected, Verdict
 
 if TYPE_CHECKING:
     from groundwatch.core.judging import Decision
-from groundwatch.cli.common import EXIT_USAGE, fail
+from groundwatch.cli.common import EXIT_USAGE, fail, one_line_errors
 from groundwatch.errors import GroundwatchError
 
 
@@ -350,6 +350,7 @@ def _print(report: AgreementReport, console: Console, show: int, title: str = ""
 
 def register(app: typer.Typer) -> None:
     @app.command("judge-agreement")
+    @one_line_errors
     def judge_agreement(
         files: Annotated[
             list[Path],
@@ -391,17 +392,16 @@ def register(app: typer.Typer) -> None:
             "per_file": {name: r.to_json() for name, r in per_file.items()},
         }
         if dry_run:
-            from groundwatch.adapters.llm.llm_judge import PROMPT_VERSION
-            from groundwatch.stages.judge.tiered import estimate_llm_spend
+            from groundwatch.app.bootstrap import llm_judge_spend
 
-            calls, tokens = estimate_llm_spend(
+            calls, tokens, prompt_version = llm_judge_spend(
                 ((i.query, i.expected, i.response) for i in items), tier_list
             )
             payload["llm_dry_run"] = {
-                "calls": calls, "tokens": tokens, "prompt_version": PROMPT_VERSION
+                "calls": calls, "tokens": tokens, "prompt_version": prompt_version
             }  # fmt: skip
             console.print(
-                f"dry run: the LLM tier ({PROMPT_VERSION}) would make {calls} calls, "
+                f"dry run: the LLM tier ({prompt_version}) would make {calls} calls, "
                 f"~{tokens} tokens, for the undecided items; nothing was sent"
             )
         if json_out is not None:

@@ -18,6 +18,7 @@ import sys
 import typer
 
 from groundwatch import __version__
+from groundwatch.cli.common import exit_code_of
 
 app = typer.Typer(
     name="groundwatch",
@@ -80,7 +81,7 @@ _READS_SETTINGS = frozenset({"run", "demo", "gen", "report", "groups", "show", "
 def main() -> None:
     """Console entry ``groundwatch``: errors end the command with one line and the documented
     exit code (see the module docstring), never with a traceback."""
-    from groundwatch.errors import ConfigError, GroundwatchError, UnsafeSQL
+    from groundwatch.errors import GroundwatchError
 
     argv = _json_without_file(sys.argv[1:])
     if argv and argv[0] in _READS_SETTINGS and any(n.startswith("GW_") for n in os.environ):
@@ -92,10 +93,7 @@ def main() -> None:
         app(args=argv, prog_name="groundwatch")
     except GroundwatchError as exc:
         typer.echo(f"error: {exc}", err=True)
-        usage = isinstance(exc, ConfigError | UnsafeSQL) or type(exc).__name__.endswith(
-            "FormatError"
-        )
-        raise SystemExit(2 if usage else 3) from None
+        raise SystemExit(exit_code_of(exc)) from None
     except KeyboardInterrupt:
         raise SystemExit(130) from None
     except Exception as exc:

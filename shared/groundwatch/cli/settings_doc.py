@@ -1,4 +1,5 @@
-"""``groundwatch settings``: every ``GW_*`` variable of every service, from the settings classes.
+"""``groundwatch settings``: every ``GW_*`` variable of every service, from the settings classes
+(:func:`groundwatch.app.settings.documented` lists them; the library never imports the services).
 
 The README's configuration table is this command's ``--markdown`` output (a test keeps the two
 equal), so the documentation cannot drift from what the services read.
@@ -6,36 +7,14 @@ equal), so the documentation cannot drift from what the services read.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-#: (who reads it, settings class path); shared fields are listed once, under "all services".
-SOURCES: tuple[tuple[str, str], ...] = (
-    ("all services", "groundwatch.runtime.settings:CommonSettings"),
-    ("generator", "services.generator.settings:GeneratorSettings"),
-    ("rag-runner", "services.rag_runner.settings:RunnerSettings"),
-    ("judge", "services.judge.settings:JudgeServiceSettings"),
-    ("judge", "groundwatch.stages.judge.tiered:JudgeSettings"),
-    ("judge, rag-runner", "groundwatch.stages.judge.reference_free:ReferenceFreeSettings"),
-    ("judge", "groundwatch.stages.judge.semantic:SemanticSettings"),
-    ("judge, LLM features", "groundwatch.adapters.llm.client:LlmSettings"),
-    ("analytics", "services.analytics.settings:AnalyticsSettings"),
-    (
-        "analytics, run, demo, report, groups",
-        "groundwatch.runtime.evidence_settings:EvidenceSettings",
-    ),
-    ("reference-rag", "groundwatch.reference_rag.settings:ReferenceRagSettings"),
-)
-
-
-def _load(path: str) -> Any:
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
+from groundwatch.cli.common import one_line_errors
 
 
 def _default(field: FieldInfo) -> str:
@@ -57,11 +36,13 @@ def _default(field: FieldInfo) -> str:
 
 def rows() -> list[tuple[str, str, str, str]]:
     """(variable, default, read by, description) for every setting, shared ones once."""
-    common = _load(SOURCES[0][1])
+    from groundwatch.app.settings import documented
+
+    sources = documented()
+    common = sources[0][1]
     seen: set[str] = set()
     out = []
-    for who, path in SOURCES:
-        cls = _load(path)
+    for who, cls in sources:
         prefix = str(cls.model_config.get("env_prefix", ""))
         for name, field in cls.model_fields.items():
             var = f"{prefix}{name}".upper()
@@ -117,6 +98,7 @@ def markdown() -> str:
 
 def register(app: typer.Typer) -> None:
     @app.command("settings")
+    @one_line_errors
     def settings_cmd(
         as_markdown: Annotated[bool, typer.Option("--markdown", help="A markdown table.")] = False,
     ) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
+from typing import TypedDict, Unpack
 
 from groundwatch.core.balance import GroupSample, balance
 from groundwatch.core.data_quality import QualityLabel, QualityResults
@@ -91,52 +92,46 @@ MAX_LISTED = 50
 """Group ids listed per category in comparisons (counts are always complete)."""
 
 
+class ReportOptions(TypedDict, total=False):
+    """What a report is asked for beside its judgements (:func:`report_from_tagger`'s keywords),
+    so that a caller that passes them on names them once."""
+
+    cohorts: Sequence[str] | None
+    compare: tuple[str, str] | None
+    compare_targets: tuple[str, str] | None
+    evaluators: Mapping[str, Mapping[str, bool]] | None
+    human_ratings: Mapping[str, float] | None
+    metric_scores: Mapping[str, Mapping[str, float]] | None
+    alpha: float
+    lambda_tolerance: float
+    balance_seed: int
+    data_quality: QualityResults | None
+    evidence: Evidence | None
+    failing_limit: int | None
+
+
 def build_report(
     observations: Iterable[Observation],
     *,
-    cohorts: Sequence[str] | None = None,
-    compare: tuple[str, str] | None = None,
-    compare_targets: tuple[str, str] | None = None,
-    evaluators: Mapping[str, Mapping[str, bool]] | None = None,
-    human_ratings: Mapping[str, float] | None = None,
-    metric_scores: Mapping[str, Mapping[str, float]] | None = None,
-    alpha: float = 0.05,
-    lambda_tolerance: float = 0.05,
     window: Window | None = None,
-    balance_seed: int = 0,
-    data_quality: QualityResults | None = None,
-    evidence: Evidence | None = None,
-    failing_limit: int | None = None,
+    **options: Unpack[ReportOptions],
 ) -> Report:
     """The report over a batch of observations (duplicates by ``probe_id`` count once).
 
-    ``cohorts`` selects and orders the cohorts; ``compare`` = (hypothetically robust,
-    hypothetically non-robust) cohorts for the hypothesis test, by default the first two cohorts;
-    ``compare_targets`` = (baseline, candidate), by default the two targets when there are two.
     ``window`` keeps each group's last N cycles (observations in cycle order; default: every
-    cycle pooled). ``evaluators`` maps an evaluator name to its verdicts by probe_id
-    (reliability, judge verdicts as truth); ``human_ratings`` maps probe_id to a 1–5 rating,
-    correlated with the judge verdict, the retrieval judgement and every metric of
-    ``metric_scores`` (name → probe_id → score). ``balance_seed`` seeds the λ-balancing draw;
-    ``data_quality`` holds the gap groups' labels (:mod:`groundwatch.core.data_quality`).
+    cycle pooled); ``options`` are :func:`report_from_tagger`'s: ``cohorts`` selects and orders
+    the cohorts; ``compare`` = (hypothetically robust, hypothetically non-robust) cohorts for the
+    hypothesis test, by default the first two cohorts; ``compare_targets`` = (baseline,
+    candidate), by default the two targets when there are two. ``evaluators`` maps an evaluator
+    name to its verdicts by probe_id (reliability, judge verdicts as truth); ``human_ratings``
+    maps probe_id to a 1–5 rating, correlated with the judge verdict, the retrieval judgement and
+    every metric of ``metric_scores`` (name → probe_id → score). ``balance_seed`` seeds the
+    λ-balancing draw; ``data_quality`` holds the gap groups' labels
+    (:mod:`groundwatch.core.data_quality`).
     """
     tagger = Tagger(window)
     tagger.apply_many(observations)
-    return report_from_tagger(
-        tagger,
-        cohorts=cohorts,
-        compare=compare,
-        compare_targets=compare_targets,
-        evaluators=evaluators,
-        human_ratings=human_ratings,
-        metric_scores=metric_scores,
-        alpha=alpha,
-        lambda_tolerance=lambda_tolerance,
-        balance_seed=balance_seed,
-        data_quality=data_quality,
-        evidence=evidence,
-        failing_limit=failing_limit,
-    )
+    return report_from_tagger(tagger, **options)
 
 
 #: Failing groups a report lists in full by default (counts are always complete).
@@ -168,39 +163,15 @@ def report_from_tagger(
     ``failing_limit`` (default :data:`MAX_FAILING`) are listed in full.
     """
     baseline = tagger.open_domain_baseline
+    outer = tagger
+    flagged: set[str] = set()
     if baseline is not None:
-        flagged = tagger.open_domain_groups()
-        closed = Tagger(tagger.window)
-        closed.apply_many(closed_domain(tagger.observations(), baseline, flagged))
-        closed.drain_transitions()
-        inner = report_from_tagger(
-            closed,
-            cohorts=cohorts,
-            compare=compare,
-            compare_targets=compare_targets,
-            evaluators=evaluators,
-            human_ratings=human_ratings,
-            metric_scores=metric_scores,
-            alpha=alpha,
-            lambda_tolerance=lambda_tolerance,
-            balance_seed=balance_seed,
-            data_quality=data_quality,
-            evidence=evidence,
-            failing_limit=failing_limit,
-        )
-        kept = [
-            transition_entry(tr)
-            for tr in tagger.recent_transitions(50)
-            if tr.target != baseline and tr.group_id not in flagged
-        ]
-        return inner.model_copy(
-            update={
-                "open_domain": OpenDomainFilter(
-                    baseline=baseline, groups=len(flagged), group_ids=sorted(flagged)
-                ),
-                "transitions": kept,
-            }
-        )
+        # the report of the closed domain: the same report over a tagger without the baseline
+        # and the groups it answers
+        flagged = outer.open_domain_groups()
+        tagger = Tagger(outer.window)
+        tagger.apply_many(closed_domain(outer.observations(), baseline, flagged))
+        tagger.drain_transitions()
     view = _View(tagger)
     view.quality = data_quality
     targets = view.targets
@@ -226,7 +197,7 @@ def report_from_tagger(
     tpair = compare_targets
     if tpair is None and len(targets) == 2:
         tpair = (targets[0], targets[1])
-    return Report(
+    report = Report(
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         alpha=alpha,
         target=targets[0] if targets else None,
@@ -248,6 +219,21 @@ def report_from_tagger(
         failing_groups=failing,
         failing_groups_total=failing_total,
         target_health=target_health(tagger, evidence),
+    )
+    if baseline is None:
+        return report
+    kept = [
+        transition_entry(tr)
+        for tr in outer.recent_transitions(50)
+        if tr.target != baseline and tr.group_id not in flagged
+    ]
+    return report.model_copy(
+        update={
+            "open_domain": OpenDomainFilter(
+                baseline=baseline, groups=len(flagged), group_ids=sorted(flagged)
+            ),
+            "transitions": kept,
+        }
     )
 
 

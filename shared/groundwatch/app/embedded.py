@@ -20,26 +20,23 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from groundwatch.adapters.bus.memory import MemoryBus
-from groundwatch.adapters.db import create_schema, make_engine
+from groundwatch.adapters.db import make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.adapters.db.dead_letters import DeadLetterStore
-from groundwatch.adapters.db.evidence import StoreEvidence, ensure_dataset_stored
-from groundwatch.adapters.db.runs import finish_cycle, next_cycle, record_cycle
+from groundwatch.adapters.db.evidence import StoreEvidence
 from groundwatch.adapters.sources.connect import SourcePolicy
+from groundwatch.app.bootstrap import generator
 from groundwatch.contracts import Topics
 from groundwatch.core.data_quality import spec_of
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Tagger, Window
 from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
 from groundwatch.runtime.consume import ConsumeLoop, consume
-from groundwatch.runtime.generator_metrics import GeneratorMetrics
 from groundwatch.runtime.judging import register_judge_metrics
 from groundwatch.runtime.loop_metrics import LoopMetrics
-from groundwatch.runtime.refresh import answer_refresher
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.stage import AnalyticsStage
 from groundwatch.stages.dead_letters.stage import DeadLetterKeeper
-from groundwatch.stages.generator.stage import GeneratorStage, RunSummary
 from groundwatch.stages.judge.tiered import TieredJudge
 from groundwatch.stages.runner.lanes import Runner, SelfCheckSampling
 from groundwatch.stages.runner.stage import RunnerStage
@@ -111,53 +108,25 @@ class EmbeddedPipeline:
             database_url = f"sqlite:///{Path(self._tmp.name) / 'groundwatch.db'}"
         self.database_url = database_url
         self.engine = make_engine(database_url)
-        create_schema(self.engine)
-        # the SQL truth beside the judgements: `groundwatch groups`/`show` and /groups read it
-        ensure_dataset_stored(self.engine, groups)
         self.evidence = StoreEvidence(self.engine)
         self.judge = judge or TieredJudge()
         self.runner = runner
-        series = series or (groups[0].dataset_id if groups else "default")
-        engine = self.engine
-
         self.registry = registry or CollectorRegistry()
-        generator_metrics = GeneratorMetrics(self.registry)
-
-        #: cycles recorded as running and not finished yet: marked aborted if the run is cut
-        self._open_runs: dict[str, RunSummary] = {}
-
-        async def record(summary: RunSummary) -> None:
-            self._open_runs[summary.run_id] = summary
-            generator_metrics.started(summary)
-            await asyncio.to_thread(
-                record_cycle,
-                engine,
-                run_id=summary.run_id,
-                series=summary.series,
-                cycle=summary.cycle,
-                dataset_id=summary.dataset_id,
-                targets=summary.targets,
-                started_at=summary.started_at,
-            )
-
-        self.generator = GeneratorStage(
+        # the generator service's wiring: the SQL truth stored beside the judgements (what
+        # `groundwatch groups`/`show` and /groups read), cycles numbered on from the store and
+        # recorded as they start, probes and answer changes counted under the same names
+        self.generator, self.cycles = generator(
             self.bus,
             self.topics,
             groups,
             list(targets or runner.targets),
+            self.engine,
+            self.registry,
+            series=series,
             sample=sample,
             rate=rate,
-            series=series,
-            first_cycle=next_cycle(engine, series),
-            on_cycle=record,
-            on_publish=generator_metrics.count,
-            refresh=(
-                answer_refresher(
-                    source_url, engine, generator_metrics.answers_changed, source_policy
-                )
-                if source_url
-                else None
-            ),
+            source_url=source_url,
+            source_policy=source_policy,
         )
         window = window if window is not None else Window(runs=1)
         metrics = AnalyticsMetrics(
@@ -299,10 +268,7 @@ class EmbeddedPipeline:
         if on_progress is not None:
             on_progress(total, total)
         for summary in summaries:
-            await asyncio.to_thread(
-                finish_cycle, self.engine, summary.run_id, probes=summary.probes
-            )
-            self._open_runs.pop(summary.run_id, None)
+            await self.cycles.finished(summary)
         elapsed = time.perf_counter() - started
         letters = self.dead_lettered() - letters_before
         return EmbeddedResult(
@@ -318,13 +284,7 @@ class EmbeddedPipeline:
     async def abort_open_cycles(self) -> list[str]:
         """Mark the cycles recorded as running and not finished ``aborted`` (``groundwatch
         runs`` shows it); returns their run ids."""
-        aborted = list(self._open_runs.values())
-        self._open_runs.clear()
-        for summary in aborted:
-            await asyncio.to_thread(
-                finish_cycle, self.engine, summary.run_id, probes=summary.probes, status="aborted"
-            )
-        return [s.run_id for s in aborted]
+        return await self.cycles.abort_open()
 
 
 async def run_embedded(

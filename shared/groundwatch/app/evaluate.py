@@ -107,21 +107,6 @@ def _warn_dead_targets(report: Report) -> None:
         warnings.warn(line, TargetFailedWarning, stacklevel=3)
 
 
-def _groups(dataset: str | Path | Sequence[SemanticGroup]) -> list[SemanticGroup]:
-    if isinstance(dataset, str | Path):
-        from groundwatch.adapters.db.datasets import read_jsonl
-
-        try:
-            groups = read_jsonl(dataset)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"dataset {dataset}: {exc}") from None
-    else:
-        groups = list(dataset)
-    if not groups:
-        raise ConfigError("the dataset has no semantic groups")
-    return groups
-
-
 async def evaluate_async(
     dataset: str | Path | Sequence[SemanticGroup],
     targets: Targets,
@@ -139,13 +124,13 @@ async def evaluate_async(
 ) -> Report:
     """:func:`evaluate` for callers with their own event loop."""
     from groundwatch.adapters.targets import make_http_client
-    from groundwatch.report.build import report_from_tagger
-    from groundwatch.report.groups import group_results
-    from groundwatch.runtime.embedded import EmbeddedPipeline
+    from groundwatch.app.datasets import dataset_groups
+    from groundwatch.app.embedded import EmbeddedPipeline
+    from groundwatch.app.reports import tagger_report
     from groundwatch.stages.runner.factory import make_runner
     from groundwatch.stages.runner.lanes import Runner
 
-    groups = _groups(dataset)
+    groups = dataset_groups(dataset)
     http = make_http_client(max_connections=256)
     closers: list[Callable[[], Awaitable[None]]] = [http.aclose]
     try:
@@ -179,10 +164,13 @@ async def evaluate_async(
     await pipeline.start()
     try:
         await pipeline.run(runs, timeout_s=timeout_total_s)
-        tagger = pipeline.analytics.tagger
-        tagger.refresh_causes()
-        report = report_from_tagger(tagger, compare=compare, evidence=pipeline.evidence)
-        _, every = group_results(tagger, scenario=None, evidence=pipeline.evidence)
+        report, every = tagger_report(
+            pipeline.analytics.tagger,
+            evidence=pipeline.evidence,
+            compare=compare,
+            with_groups=True,
+            scenario=None,
+        )
         _warn_dead_targets(report)
         return report.model_copy(update={"groups": every})
     finally:

@@ -1,0 +1,188 @@
+"""Count the file hops of one semantic group's path from the source database to the gauge.
+
+Runs the two commands a user runs — ``groundwatch gen --db SOURCE`` and ``groundwatch run --once
+--source SOURCE`` against an in-process target — in this process under a profiler, and records,
+in call order, every groundwatch (or services) file whose function is called with the group in
+its arguments: its id (text or a message key's bytes), an object carrying it (``group_id``), or a
+collection holding one. The path ends at the first call into the analytics metrics (the gauge's
+module). Consecutive calls in one file are one stop; a hop is a move to another file, and a
+reversal a change between going down the layers and going up them (layers as in
+``pyproject.toml``'s import-linter contract; a hop within a layer keeps the direction).
+
+A coroutine or generator resumed is not a new call. The source is one small table, the dataset
+one form per group in one cohort asked of one target, and the path followed the first group's.
+The same script measures any checkout (``PYTHONPATH=CHECKOUT/shared:CHECKOUT python
+scripts/probe_path.py``) and prints the stops with ``-v``; docs/architecture.md quotes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import os
+import sqlite3
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+#: Layer rank of each package (higher imports lower), as the import-linter layers contract.
+RANKS = (
+    ("groundwatch.core", 0),
+    ("groundwatch.contracts", 1),
+    ("groundwatch.errors", 1),
+    ("groundwatch.adapters", 2),
+    ("groundwatch.stages", 3),
+    ("groundwatch.report", 3),
+    ("groundwatch.demo", 3),
+    ("groundwatch.runtime", 4),
+    ("groundwatch.reference_rag", 5),
+    ("groundwatch.app", 6),
+    ("groundwatch.cli", 7),
+    ("services", 7),
+)
+GAUGE = "groundwatch.runtime.analytics_metrics"
+#: CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+RESUMABLE = 0x20 | 0x80 | 0x200
+
+
+def rank(module: str) -> int:
+    return max((r for p, r in RANKS if module == p or module.startswith(p + ".")), default=-1)
+
+
+def module_of(filename: str) -> str | None:
+    path = Path(filename)
+    parts = path.with_suffix("").parts
+    for root in ("groundwatch", "services"):
+        if root in parts:
+            i = len(parts) - 1 - parts[::-1].index(root)
+            mod = ".".join(parts[i:])
+            return mod.removesuffix(".__init__")
+    return None
+
+
+class Tracer:
+    """The profiler: the modules called with the group, in order."""
+
+    def __init__(self, group_id: str) -> None:
+        self.group_id = group_id
+        self.key = group_id.encode()
+        self.stops: list[str] = []
+        self.done = False
+        self._lock = threading.Lock()
+        self._modules: dict[str, str | None] = {}
+        #: coroutine and generator frames entered once: a resumption is no new call (kept
+        #: alive here so that an id is never reused)
+        self._entered: dict[int, FrameType] = {}
+
+    def _carries(self, value: Any, depth: int = 0) -> bool:
+        if isinstance(value, str):
+            return value == self.group_id
+        if isinstance(value, bytes | bytearray):
+            return bytes(value) == self.key
+        if depth < 2 and isinstance(value, list | tuple | set | frozenset):
+            return any(self._carries(v, depth + 1) for v in list(value)[:200])
+        if depth < 2 and isinstance(value, dict):
+            items = list(value.items())[:200]
+            return any(self._carries(k, depth + 1) or self._carries(v, depth + 1) for k, v in items)
+        with contextlib.suppress(Exception):
+            for name in ("group_id", "key"):
+                attr = getattr(value, name, None)
+                if isinstance(attr, str | bytes) and self._carries(attr, depth):
+                    return True
+        return False
+
+    def __call__(self, frame: FrameType, event: str, _arg: object) -> None:
+        if event != "call" or self.done:
+            return
+        filename = frame.f_code.co_filename
+        module = self._modules.get(filename, "?")
+        if module == "?":
+            module = self._modules[filename] = module_of(filename)
+        if module is None:
+            return
+        code = frame.f_code
+        if code.co_flags & RESUMABLE:
+            if id(frame) in self._entered:
+                return
+            self._entered[id(frame)] = frame
+        names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        local = frame.f_locals
+        if not any(self._carries(local.get(n)) for n in names):
+            return
+        with self._lock:
+            if not self.stops or self.stops[-1] != module:
+                self.stops.append(module)
+            if module == GAUGE:
+                self.done = True
+
+
+def figures(stops: list[str]) -> tuple[int, int]:
+    """(hops, reversals of direction) of a path of modules."""
+    moves = [(rank(b) > rank(a)) - (rank(b) < rank(a)) for a, b in itertools.pairwise(stops)]
+    turns = [d for d in moves if d]
+    return len(stops) - 1, sum(1 for a, b in itertools.pairwise(turns) if a != b)
+
+
+def answer(question: str) -> str:
+    """The in-process target of the run: it answers every question the same way."""
+    return "Oslo"
+
+
+def main() -> None:
+    from typer.testing import CliRunner
+
+    from groundwatch.cli.main import app
+
+    verbose = "-v" in sys.argv
+    work = Path(tempfile.mkdtemp(prefix="probe-path-"))
+    source = work / "source.db"
+    con = sqlite3.connect(source)
+    con.execute("CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT UNIQUE, city TEXT)")
+    con.executemany(
+        "INSERT INTO people (name, city) VALUES (?, ?)",
+        [("Ann Lee", "Oslo"), ("Bo Chen", "Lima"), ("Cy Diaz", "Pune"), ("Di Evans", "Kyiv")],
+    )
+    con.commit()
+    con.close()
+    dataset = work / "d.jsonl"
+    targets = work / "t.yaml"
+    targets.write_text(
+        "targets:\n  - name: t\n    type: callable\n    callable: probe_path:answer\n"
+    )
+    sys.path.insert(0, str(Path(__file__).parent))
+    url = f"sqlite:///{source}"
+    gen = ["gen", "--db", url, "--out", str(dataset), "--forms", "1", "--cohorts", "short", "-q"]
+    run = ["run", "--dataset", str(dataset), "--targets", str(targets), "--once", "-q",
+           "--source", url, "--database-url", f"sqlite:///{work / 'store.db'}"]  # fmt: skip
+    runner = CliRunner()
+    first = runner.invoke(app, gen)
+    assert first.exit_code == 0, first.output
+    lines = dataset.read_text().splitlines()
+    import orjson
+
+    group_id = orjson.loads(lines[0])["group_id"]
+    tracer = Tracer(group_id)
+    os.environ.setdefault("GW_SEMANTIC_METRICS", "off")
+    threading.setprofile(tracer)
+    sys.setprofile(tracer)
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            runner.invoke(app, gen)
+            result = runner.invoke(app, run)
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+    assert result.exit_code in (0, 1), result.output
+    hops, reversals = figures(tracer.stops)
+    if verbose:
+        for stop in tracer.stops:
+            print(f"  {rank(stop)} {stop}")
+    print(f"groups {len(lines)}; files {len(tracer.stops)}; hops {hops}; reversals {reversals}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,327 @@
+"""The one bootstrap: what every entry point builds from settings — the judge and its LLM plan,
+the runner and its targets, the LLM clients, the data-quality check, the generator and the record
+of its cycles — so the services, ``groundwatch run``, ``groundwatch demo`` and
+``groundwatch.evaluate`` build each the same way, in one place.
+
+The judge service, ``groundwatch run`` and ``groundwatch demo`` all judge with the same settings
+(``GW_JUDGE_*``, ``GW_LLM_*``, ``GW_REFERENCE_FREE*``): without an LLM configured the rules
+decide alone and what they leave undecided stays undecided (shown as coverage, never guessed);
+with one, the LLM tier decides the rest, audits a share of the rules' verdicts, and the
+reference-free evaluators run when named.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from groundwatch.adapters.llm.client import LlmClient, LlmLedger, LlmSettings
+from groundwatch.core.model import Expected, SemanticGroup
+from groundwatch.report.model import LlmSpend
+from groundwatch.runtime.settings import load_settings
+from groundwatch.stages.judge.reference_free import ReferenceFreeSettings
+from groundwatch.stages.judge.semantic import SemanticSettings
+from groundwatch.stages.judge.spend import LlmEstimate, estimate_llm_calls
+from groundwatch.stages.judge.tiered import JudgeSettings, TieredJudge, build_judge
+from groundwatch.stages.runner.lanes import ResponseHook, Runner, SelfCheckSampling
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+    from sqlalchemy import Engine
+
+    from groundwatch.adapters.bus.base import Bus
+    from groundwatch.adapters.sources.connect import SourcePolicy
+    from groundwatch.contracts import Topics
+    from groundwatch.stages.analytics.data_quality import DataQualityChecker
+    from groundwatch.stages.generator.stage import GeneratorStage, RunSummary
+
+
+def load_judge(
+    database_url: str | None = None, *, ledger: LlmLedger | None = None, **overrides: Any
+) -> TieredJudge:
+    """The judge the environment configures; the LLM client is made only when needed.
+    ``overrides`` are ``JudgeSettings`` fields an entry point knows better (the demo's K is its
+    reference RAG's top-k)."""
+    settings = load_settings(JudgeSettings, **overrides)
+    reference_free = load_settings(ReferenceFreeSettings)
+    semantic = load_settings(SemanticSettings)
+    needs_llm = (
+        settings.uses_llm or bool(reference_free.reference_free) or bool(semantic.llm_metrics)
+    )
+    return build_judge(
+        settings,
+        llm_settings=(
+            load_settings(LlmSettings).require(
+                _feature(settings.uses_llm, bool(reference_free.reference_free))
+            )
+            if needs_llm
+            else None
+        ),
+        database_url=database_url,
+        reference_free=reference_free,
+        ledger=ledger,
+        semantic=semantic,
+    )
+
+
+def llm_plan(
+    groups: Sequence[SemanticGroup],
+    targets: int,
+    *,
+    cycles: int = 1,
+    sample: int = 0,
+    max_calls: int | None = None,
+    sampled_targets: int | None = None,
+) -> tuple[LlmLedger, LlmEstimate]:
+    """The run's LLM ledger (its budget: ``max_calls``, else ``GW_LLM_BUDGET``) and the estimate
+    of its calls and cost, from the settings the judge will be built with."""
+    llm = load_settings(LlmSettings)
+    budget = max_calls if max_calls is not None else llm.budget
+    judge = load_settings(JudgeSettings)
+    estimate = estimate_llm_calls(
+        groups,
+        targets,
+        judge=judge,
+        reference_free=load_settings(ReferenceFreeSettings),
+        cycles=cycles,
+        sample=sample,
+        sampled_targets=sampled_targets,
+        semantic=load_settings(SemanticSettings),
+        model=llm.model,
+        price=llm.price,
+        budget=budget,
+    )
+    return LlmLedger(budget), estimate
+
+
+def spend_of(ledger: LlmLedger, model: str) -> LlmSpend | None:
+    """The report's LLM-spend section from the run's ledger (None when nothing was asked)."""
+    if not ledger.calls and not ledger.refused:
+        return None
+    priced = ledger.unpriced == 0
+    return LlmSpend(
+        model=model,
+        calls=ledger.calls,
+        refused=ledger.refused,
+        budget=ledger.max_calls,
+        prompt_tokens=ledger.prompt_tokens,
+        completion_tokens=ledger.completion_tokens,
+        cost_usd=ledger.cost_usd if priced else None,
+    )
+
+
+def _feature(llm_tier: bool, reference_free: bool = True) -> str:
+    if llm_tier:
+        return "GW_JUDGE_LLM_ENABLED (the LLM judge tier)"
+    if reference_free:
+        return "GW_REFERENCE_FREE (the reference-free evaluators)"
+    return "GW_LLM_METRICS (the LLM-derived answer metrics)"
+
+
+def load_selfcheck_sampling() -> SelfCheckSampling | None:
+    """The runner's SelfCheck sampling when ``GW_REFERENCE_FREE`` names selfcheck, else None."""
+    rf = load_settings(ReferenceFreeSettings)
+    if not rf.selfcheck:
+        return None
+    return SelfCheckSampling(rf.reference_free_share, rf.selfcheck_samples)
+
+
+def llm_client(feature: str | None = None, *, ledger: LlmLedger | None = None) -> LlmClient:
+    """The LLM client ``GW_LLM_*`` configures; with ``feature`` (what needs it, as the user
+    named it) a missing model or key is a :class:`~groundwatch.errors.ConfigError` saying so."""
+    settings = load_settings(LlmSettings)
+    return LlmClient(settings.require(feature) if feature else settings, ledger=ledger)
+
+
+#: What the data-quality check's LLM step is called in an error naming it.
+MRC = "--mrc (the reading-comprehension check)"
+
+
+def data_quality_checker(
+    corpus: Path,
+    option: str,
+    *,
+    mrc: bool = False,
+    ledger: LlmLedger | None = None,
+    feature: str | None = MRC,
+) -> DataQualityChecker:
+    """The gap groups' data-quality check over ``corpus`` (GRAMMAR Appendix I; ``option`` names
+    where the corpus came from, in errors); with ``mrc`` the LLM ``GW_LLM_*`` configures reads
+    the best documents for what BM25 does not find (``feature`` names it when it is missing)."""
+    from groundwatch.adapters.corpus_files import load_corpus
+    from groundwatch.stages.analytics.data_quality import DataQualityChecker
+
+    documents = load_corpus(corpus, option)
+    if not mrc:
+        return DataQualityChecker(documents)
+    from groundwatch.adapters.llm.reader import LlmReader
+
+    reader = LlmReader(llm_client(feature, ledger=ledger))
+    return DataQualityChecker(documents, reader=reader.read)
+
+
+def target_names(targets_file: Path) -> list[str]:
+    """The targets a targets file names (a bad file is a ConfigError naming the field)."""
+    from groundwatch.adapters.targets.config import load_targets
+
+    return [c.name for c in load_targets(targets_file)]
+
+
+def sampled_targets(targets_file: Path) -> int:
+    """How many of the file's targets can be sampled (SelfCheck asks them several times)."""
+    from groundwatch.adapters.targets.config import can_sample, load_targets
+
+    return sum(1 for c in load_targets(targets_file) if can_sample(c))
+
+
+async def file_runner(
+    targets_file: Path | None,
+    *,
+    reference_url: str | None = None,
+    reference_concurrency: int = 32,
+    on_response: ResponseHook | None = None,
+    max_connections: int = 512,
+) -> tuple[Runner, Callable[[], Awaitable[None]]]:
+    """The runner over a targets file's targets (and the reference RAG at ``reference_url``)
+    on one shared HTTP client, with the SelfCheck sampling of the settings, and the closer of
+    both. (The H1 client: asyncio + httptools, the least CPU per request of the clients
+    measured, bench/bench_runner.py.)"""
+    from groundwatch.adapters.targets import make_http_client
+    from groundwatch.stages.runner.factory import make_runner
+
+    http = make_http_client(max_connections=max_connections)
+    try:
+        runner = make_runner(
+            http,
+            targets_file=targets_file,
+            reference_url=reference_url,
+            reference_concurrency=reference_concurrency,
+            on_response=on_response,
+            selfcheck=load_selfcheck_sampling(),
+        )
+    except BaseException:
+        await http.aclose()
+        raise
+
+    async def close() -> None:
+        await runner.aclose()
+        await http.aclose()
+
+    return runner, close
+
+
+class CycleBook:
+    """The store's record of a series' cycles: each is recorded ``running`` as it starts (the
+    runs table), and finished or aborted by whoever waits for it; the generator's metrics see
+    each start. The generator service and the embedded pipeline wire their generator to it."""
+
+    def __init__(self, engine: Engine, on_started: Callable[[RunSummary], None]) -> None:
+        self.engine = engine
+        self._on_started = on_started
+        #: cycles recorded as running and not finished yet: marked aborted if the run is cut
+        self.open_runs: dict[str, RunSummary] = {}
+
+    async def started(self, summary: RunSummary) -> None:
+        from groundwatch.adapters.db.runs import record_cycle
+
+        self.open_runs[summary.run_id] = summary
+        self._on_started(summary)
+        await asyncio.to_thread(
+            record_cycle,
+            self.engine,
+            run_id=summary.run_id,
+            series=summary.series,
+            cycle=summary.cycle,
+            dataset_id=summary.dataset_id,
+            targets=summary.targets,
+            started_at=summary.started_at,
+        )
+
+    async def finished(self, summary: RunSummary, status: str = "finished") -> None:
+        from groundwatch.adapters.db.runs import finish_cycle
+
+        await asyncio.to_thread(
+            finish_cycle, self.engine, summary.run_id, probes=summary.probes, status=status
+        )
+        self.open_runs.pop(summary.run_id, None)
+
+    async def abort_open(self) -> list[str]:
+        """Mark the cycles recorded as running and not finished ``aborted``; their run ids."""
+        aborted = list(self.open_runs.values())
+        for summary in aborted:
+            await self.finished(summary, "aborted")
+        return [s.run_id for s in aborted]
+
+
+def generator(
+    bus: Bus,
+    topics: Topics,
+    groups: Sequence[SemanticGroup],
+    targets: Sequence[str],
+    engine: Engine,
+    registry: CollectorRegistry,
+    *,
+    series: str | None = None,
+    sample: int = 0,
+    rate: float = 0.0,
+    seed: int = 7,
+    source_url: str | None = None,
+    source_policy: SourcePolicy | None = None,
+) -> tuple[GeneratorStage, CycleBook]:
+    """The generator of a series over ``groups`` — the groups' SQL truth stored beside the
+    judgements (:func:`store_dataset`), its cycles numbered on from the store's, each recorded
+    there as it starts, its probes and answer changes counted in ``registry``, and the answers
+    re-read from ``source_url`` every cycle when one is given — and the record of its cycles.
+    The one wiring of the generator service and the embedded pipeline."""
+    from groundwatch.adapters.db.runs import next_cycle
+    from groundwatch.runtime.generator_metrics import GeneratorMetrics
+    from groundwatch.runtime.refresh import answer_refresher
+    from groundwatch.stages.generator.stage import GeneratorStage
+
+    store_dataset(engine, groups)
+    metrics = GeneratorMetrics(registry)
+    book = CycleBook(engine, metrics.started)
+    series = series or (groups[0].dataset_id if groups else "default")
+    stage = GeneratorStage(
+        bus,
+        topics,
+        groups,
+        list(targets),
+        sample=sample,
+        rate=rate,
+        seed=seed,
+        series=series,
+        first_cycle=next_cycle(engine, series),
+        on_cycle=book.started,
+        on_publish=metrics.count,
+        refresh=(
+            answer_refresher(source_url, engine, metrics.answers_changed, source_policy)
+            if source_url
+            else None
+        ),
+    )
+    return stage, book
+
+
+def store_dataset(engine: Engine, groups: Sequence[SemanticGroup]) -> None:
+    """The schema at head and the dataset's SQL truth stored beside the judgements:
+    ``groundwatch groups``/``show`` and ``/groups`` read it."""
+    from groundwatch.adapters.db import create_schema
+    from groundwatch.adapters.db.evidence import ensure_dataset_stored
+
+    create_schema(engine)
+    ensure_dataset_stored(engine, groups)
+
+
+def llm_judge_spend(
+    items: Iterable[tuple[str, Expected, str | None]], tiers: Sequence[str] | None
+) -> tuple[int, int, str]:
+    """What the LLM tier would cost on the answers the rules leave undecided: (calls, tokens,
+    the prompt's version) — nothing is sent (``judge-agreement --dry-run``)."""
+    from groundwatch.adapters.llm.llm_judge import PROMPT_VERSION
+    from groundwatch.stages.judge.tiered import estimate_llm_spend
+
+    calls, tokens = estimate_llm_spend(items, tiers)
+    return calls, tokens, PROMPT_VERSION

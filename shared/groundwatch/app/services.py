@@ -1,0 +1,296 @@
+"""The services' bootstraps: what each of the five services is made of, from its settings.
+
+``services/<name>/app.py`` hands one of these to the service shell
+(:func:`groundwatch.runtime.service.build_app`) and adds its own routes; the shell starts the bus,
+runs the loops and tears everything down. The generator is wired as the embedded pipeline wires
+it (:func:`groundwatch.app.bootstrap.generator`), the judge and the runner are built as ``run``
+builds them (:mod:`groundwatch.app.bootstrap`), so a deployment and a ``groundwatch run`` differ
+only in the bus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from typing import TYPE_CHECKING, Any
+
+from groundwatch.app.bootstrap import (
+    data_quality_checker,
+    file_runner,
+    generator,
+    llm_client,
+    load_judge,
+)
+from groundwatch.app.datasets import service_dataset
+from groundwatch.runtime.consume import consume
+from groundwatch.runtime.faults import kill_before_commit
+from groundwatch.runtime.service import ServiceParts, wiring
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from groundwatch.app.settings import (
+        AnalyticsSettings,
+        GeneratorSettings,
+        JudgeServiceSettings,
+        RunnerSettings,
+    )
+    from groundwatch.reference_rag.settings import ReferenceRagSettings
+    from groundwatch.runtime.settings import CommonSettings
+    from groundwatch.stages.analytics.stage import AnalyticsStage
+    from groundwatch.stages.generator.stage import GeneratorStage
+    from groundwatch.stages.runner.lanes import Runner
+
+log = logging.getLogger(__name__)
+
+
+class Cycles:
+    """What the generator service's routes may do with its generator: list the cycles, start
+    some now, start and stop continuous probing."""
+
+    def __init__(self, stage: GeneratorStage, interval_s: float) -> None:
+        self._stage = stage
+        self._interval_s = interval_s
+
+    def listing(self, last: int = 100) -> dict[str, Any]:
+        """Runs so far and whether continuous probing is on."""
+        s = self._stage
+        return {
+            "published": s.state.published,
+            "continuous": s.state.running,
+            "groups": len(s.groups),
+            "runs": [vars(r) for r in s.state.runs[-last:]],
+        }
+
+    def in_flight(self) -> str | None:
+        """The cycle in flight (another request's, a start-up run, the continuous loop's), as
+        words, or None when none is."""
+        if not self._stage.busy:
+            return None
+        now = self._stage.in_flight
+        return f"cycle {now.cycle} (run {now.run_id})" if now else "a cycle"
+
+    async def run(self, cycles: int) -> list[dict[str, Any]]:
+        """Publish ``cycles`` probing cycles now, one after the other; their summaries."""
+        return [vars(await self._stage.run_cycle()) for _ in range(cycles)]
+
+    def start_continuous(self) -> bool:
+        return self._stage.start_continuous(self._interval_s)
+
+    async def stop_continuous(self) -> bool:
+        return await self._stage.stop_continuous()
+
+
+async def generator_service(settings: GeneratorSettings) -> ServiceParts:
+    """Publishes probe cycles of the configured dataset (``extra["cycles"]``: :class:`Cycles`)."""
+    from groundwatch.adapters.db import make_engine
+
+    w = wiring(settings, "generator")
+    groups, source_url = await asyncio.to_thread(service_dataset, settings)
+    engine = make_engine(settings.database_url)
+    # the SQL truth stored beside the judgements (analytics' /groups and `groundwatch show`
+    # read it), cycles numbered on from the store's
+    worker, _ = await asyncio.to_thread(
+        generator,
+        w.bus,
+        w.topics,
+        groups,
+        settings.targets,
+        engine,
+        w.registry,
+        series=settings.series or None,
+        sample=settings.sample,
+        rate=settings.rate,
+        seed=settings.seed,
+        source_url=source_url,
+        source_policy=settings.source_policy(),
+    )
+
+    async def startup_runs() -> None:
+        for _ in range(settings.runs):
+            await worker.run_cycle()
+        if settings.continuous:
+            worker.start_continuous(settings.interval_s)
+
+    return ServiceParts(
+        bus=w.bus,
+        topics=w.topics,
+        registry=w.registry,
+        background=[startup_runs],
+        engine=engine,
+        on_stop=[worker.stop_continuous],
+        extra={"cycles": Cycles(worker, settings.interval_s)},
+        watched=[worker],  # its cycle loop: a heartbeat for /healthz, a failure ends it
+    )
+
+
+async def runner_service(settings: RunnerSettings) -> ServiceParts:
+    """Asks every probe to its target within that target's limits (``extra["targets"]``: a
+    callable listing each target's queue, requests in flight and breaker state)."""
+    from groundwatch.runtime.runner_metrics import RunnerMetrics
+    from groundwatch.stages.runner.stage import RunnerStage
+
+    w = wiring(settings, "rag-runner")
+    runner, close = await file_runner(
+        settings.runner_targets_file,
+        reference_url=settings.runner_reference_url,
+        reference_concurrency=settings.runner_reference_concurrency,
+        on_response=RunnerMetrics(w.registry).on_response,
+    )
+    loop = consume(
+        RunnerStage(runner, batch=settings.runner_batch),
+        w.bus,
+        w.topics,
+        group=settings.runner_group,
+        client_id=w.client_id,
+        policy=settings.retry_policy(),
+        before_commit=kill_before_commit(settings.test_kill_before_commit),
+    )
+
+    def targets(r: Runner = runner) -> list[dict[str, Any]]:
+        return [dataclasses.asdict(s) for s in r.snapshot()]
+
+    return ServiceParts(
+        bus=w.bus,
+        topics=w.topics,
+        registry=w.registry,
+        loops=[loop],
+        on_stop=[close],
+        extra={"targets": targets},
+    )
+
+
+async def judge_service(settings: JudgeServiceSettings) -> ServiceParts:
+    """Judges every response: rules, the LLM tier when configured, answer metrics, the
+    self-audit and the reference-free evaluators."""
+    from groundwatch.runtime.judge_metrics import JudgeMetrics
+
+    w = wiring(settings, "judge")
+    judge = load_judge(settings.database_url)
+    log.info("%s", judge.describe)
+    metrics = JudgeMetrics(w.registry, judge)
+    loop = consume(
+        judge.stage(wrap=metrics.instrument, wrap_scenario=metrics.instrument),
+        w.bus,
+        w.topics,
+        group=settings.judge_group,
+        client_id=w.client_id,
+        policy=settings.retry_policy(),
+        before_commit=kill_before_commit(settings.test_kill_before_commit),
+    )
+    return ServiceParts(
+        bus=w.bus, topics=w.topics, registry=w.registry, loops=[loop], on_stop=[judge.aclose]
+    )
+
+
+async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
+    """Live group tagging, the Prometheus tallies, the group API and the report; and the
+    dead-letter keeper, which copies the dead-letter topic into the store (``groundwatch
+    dead-letters`` lists it; the topic's retention would drop them). ``extra["worker"]`` is the
+    analytics stage the routes read."""
+    from groundwatch.adapters.db import create_schema, make_engine
+    from groundwatch.adapters.db.analytics_store import AnalyticsStore
+    from groundwatch.adapters.db.dead_letters import DeadLetterStore
+    from groundwatch.core.tagging import Window
+    from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
+    from groundwatch.runtime.evidence_settings import evidence_rule
+    from groundwatch.stages.analytics.stage import AnalyticsStage
+    from groundwatch.stages.dead_letters.stage import DeadLetterKeeper
+
+    w = wiring(settings, "analytics")
+    engine = make_engine(settings.database_url)
+    await asyncio.to_thread(create_schema, engine)
+    store = AnalyticsStore(engine)
+    window = Window(runs=settings.window_runs or None, evidence=evidence_rule())
+    holder: dict[str, AnalyticsStage] = {}
+    quality = (
+        await asyncio.to_thread(
+            data_quality_checker,
+            settings.corpus,
+            "GW_CORPUS",
+            mrc=settings.data_quality_mrc,
+            feature=None,
+        )
+        if settings.corpus is not None
+        else None
+    )
+    metrics = AnalyticsMetrics(
+        w.registry,
+        lambda: holder["worker"].tagger,
+        quality.results if quality is not None else None,
+    )
+    worker = AnalyticsStage(
+        store,
+        window=window,
+        on_applied=metrics.observe,
+        quality=quality,
+        open_domain_baseline=settings.open_domain_baseline,
+    )
+    loop = consume(
+        worker,
+        w.bus,
+        w.topics,
+        group=settings.analytics_group,
+        client_id=w.client_id,
+        policy=settings.retry_policy(),
+        before_commit=kill_before_commit(settings.test_kill_before_commit),
+    )
+    keeper = consume(
+        DeadLetterKeeper(DeadLetterStore(engine)),
+        w.bus,
+        w.topics,
+        client_id=w.client_id,
+        policy=settings.retry_policy(),
+    )
+    holder["worker"] = worker
+    await asyncio.to_thread(worker.reload)
+    return ServiceParts(
+        bus=w.bus,
+        topics=w.topics,
+        registry=w.registry,
+        loops=[loop, keeper],
+        engine=engine,
+        extra={"worker": worker},
+    )
+
+
+def reference_rag_app(settings: ReferenceRagSettings) -> FastAPI:
+    """The example RAG under test as an HTTP app; its reader is the LLM ``GW_LLM_*`` configures
+    when ``GW_RAG_READER=llm`` (a ConfigError when the settings cannot make it)."""
+    from groundwatch.reference_rag.app import create_app
+
+    llm = llm_client() if settings.rag_reader == "llm" else None
+    return create_app(settings, llm=llm)
+
+
+def create_topics(
+    settings: CommonSettings,
+    *,
+    bootstrap: str | None = None,
+    prefix: str | None = None,
+    partitions: int | None = None,
+    replication_factor: int | None = None,
+    min_insync_replicas: int | None = None,
+    wait_s: float = 120.0,
+) -> list[str]:
+    """Create the four topics on Kafka if missing, with the cluster's replication (an existing
+    one is left as it is); each value not given comes from ``settings``. The topics' names."""
+    from groundwatch.adapters.bus.kafka import KafkaBus
+    from groundwatch.contracts import Topics
+
+    topics = Topics(settings.topic_prefix if prefix is None else prefix)
+    bus = KafkaBus(
+        bootstrap=bootstrap or settings.kafka_bootstrap,
+        partitions=partitions or settings.partitions,
+        replication_factor=replication_factor or settings.kafka_replication_factor,
+        min_insync_replicas=min_insync_replicas or settings.kafka_min_insync_replicas,
+    )
+
+    async def create() -> None:
+        await bus.ensure_topics(topics.all(), wait_s=wait_s)
+
+    # the adapter's "retrying" notes are for a service's log; a command says one line
+    logging.getLogger("groundwatch.adapters.bus.kafka").setLevel(logging.ERROR)
+    asyncio.run(create())
+    return topics.all()

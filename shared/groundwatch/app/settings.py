@@ -1,0 +1,196 @@
+"""Each service's settings (``GW_*``): one class per service, in the library so the one bootstrap
+(:mod:`groundwatch.app.services`) builds a service from them and ``groundwatch settings`` lists
+them without importing the services (``services/<name>/settings.py`` re-exports its class).
+
+Moved from ``services/<name>/settings.py`` unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings
+
+from groundwatch.adapters.db.engine import database_url_problem
+from groundwatch.adapters.sources.connect import SourcePolicy
+from groundwatch.runtime.settings import CommonSettings, reject_placeholder
+
+__all__ = [
+    "AnalyticsSettings",
+    "GeneratorSettings",
+    "JudgeServiceSettings",
+    "RunnerSettings",
+    "documented",
+]
+
+
+class GeneratorSettings(CommonSettings):
+    port: int = Field(8001, ge=0, le=65535)
+    dataset: str = Field(
+        "demo",
+        description="'demo' (built-in demo domain), 'source' (generate from source_url) or a "
+        "path to a dataset JSONL file.",
+    )
+    forms: int = Field(
+        3, ge=1, le=20, description="Text forms per group per cohort (demo, source)."
+    )
+    cohorts: list[str] = Field(["short", "long"], description="Cohorts to generate (demo, source).")
+    include_tables: list[str] = Field(
+        [], description="Generate only from tables matching these globs (empty: all)."
+    )
+    exclude_tables: list[str] = Field([], description="Never generate from these tables (globs).")
+    exclude_columns: list[str] = Field(
+        [], description="Never ask about or by these columns (globs, e.g. 'people.*Name')."
+    )
+    pii: bool = Field(
+        False,
+        description="Exclude columns whose names or values look personal (e-mail, phone, "
+        "address, birth date, national ids).",
+    )
+    key_ratio: float = Field(
+        0.9, ge=0.0, le=1.0, description="Distinct share for a text column to name its rows."
+    )
+    allow_list_answers: bool = Field(
+        False, description="Keep fills with several answers as list answers."
+    )
+    targets: list[str] = Field(["reference"], min_length=1, description="Target names to probe.")
+    runs: int = Field(
+        1, ge=0, description="Cycles to run at start-up; 0 = none until started via API."
+    )
+    continuous: bool = Field(
+        False, description="Keep probing every interval_s after the start-up runs."
+    )
+    interval_s: float = Field(60.0, gt=0, description="Seconds between continuous cycles.")
+    sample: int = Field(0, ge=0, description="Groups per cycle (0 = all).")
+    rate: float = Field(0.0, ge=0, description="Probes per second (0 = as fast as the bus takes).")
+    seed: int = Field(7, description="Seed of the group sampler (reproducible cycles).")
+    series: str = Field(
+        "",
+        max_length=128,
+        description="Monitoring series the cycles belong to (default: the dataset's id); a"
+        " restarted generator continues the series' cycle numbers from the database.",
+    )
+    api_token: str | None = Field(None, description="Bearer token for state-changing endpoints.")
+    source_url: str | None = Field(
+        None,
+        description="Source database (opened read-only) whose answers each cycle re-reads; "
+        "'demo' dataset: the demo database. Unset: answers are never refreshed.",
+    )
+
+    source_statement_timeout_s: float = Field(
+        60.0,
+        gt=0,
+        le=86_400,
+        description="Seconds one statement on the source database may run (a batch of rows of a"
+        " streamed one) before the database cancels it.",
+    )
+    source_allow_privileged: bool = Field(
+        False,
+        description="Accept, with a warning, a source login that can reach the server's files or"
+        " other sessions (PostgreSQL superuser, pg_read_server_files, pg_write_server_files,"
+        " pg_execute_server_program; MySQL FILE or SUPER). Off: such a login is refused.",
+    )
+
+    def source_policy(self) -> SourcePolicy:
+        """How the source database is opened."""
+        return SourcePolicy(self.source_statement_timeout_s, self.source_allow_privileged)
+
+    @field_validator("source_url")
+    @classmethod
+    def _source_url_opens(cls, v: str | None) -> str | None:
+        problem = None if v is None else database_url_problem(v)
+        if problem is not None:
+            raise ValueError(problem)
+        return v
+
+    @field_validator("api_token")
+    @classmethod
+    def _no_placeholder(cls, v: str | None) -> str | None:
+        return reject_placeholder(v)
+
+
+class RunnerSettings(CommonSettings):
+    port: int = Field(8002, ge=0, le=65535)
+    runner_group: str = Field("rag-runner", description="Consumer group of runner instances.")
+    runner_targets_file: Path | None = Field(
+        None, description="YAML/TOML file of targets (http_json, openai_chat, callable)."
+    )
+    runner_reference_url: str | None = Field(
+        "http://127.0.0.1:8005/query",
+        description="URL of the target named 'reference' (the reference RAG); empty to disable.",
+    )
+    runner_reference_concurrency: int = Field(
+        32, ge=1, le=4096, description="Requests in flight at once to the reference target."
+    )
+    runner_batch: int = Field(500, ge=1, le=10_000, description="Probes consumed per batch.")
+
+
+class JudgeServiceSettings(CommonSettings):
+    port: int = Field(8003, ge=0, le=65535)
+    judge_group: str = Field("judge", description="Consumer group shared by all judge workers.")
+
+
+class AnalyticsSettings(CommonSettings):
+    port: int = Field(8004, ge=0, le=65535)
+    analytics_group: str = Field("analytics", description="Consumer group of analytics instances.")
+    window_runs: int = Field(
+        1,
+        ge=0,
+        description="A group's status is over its own last N probed cycles (1: the latest);"
+        " 0 pools every cycle (a batch view, never live).",
+    )
+    api_read_token: str | None = Field(
+        None,
+        description="Bearer token for /groups, /transitions, /report and /report.html (they serve "
+        "ground-truth answers and target replies); unset: open.",
+    )
+
+    @field_validator("api_read_token")
+    @classmethod
+    def _no_placeholder(cls, v: str | None) -> str | None:
+        return reject_placeholder(v)
+
+    corpus: Path | None = Field(
+        None,
+        description="Corpus the system under test answers from (a JSON file {doc_id: text} or a"
+        " directory of .txt/.md files, as GW_RAG_CORPUS), for the data-quality check of gap"
+        " groups; unset: gap groups stay unchecked.",
+    )
+    data_quality_mrc: bool = Field(
+        False,
+        description="Have the LLM (GW_LLM_*) read the best-matching documents of a gap group the"
+        " BM25 check did not find in the corpus (GRAMMAR's MRC check).",
+    )
+    open_domain_baseline: str | None = Field(
+        None,
+        description="Target name of an LLM-only baseline (e.g. an openai_chat target): groups it"
+        " answers correctly are open-domain and left out of the metrics, the alerts and the"
+        " report (GRAMMAR §5.2).",
+    )
+
+
+def documented() -> list[tuple[str, type[BaseSettings]]]:
+    """(who reads it, settings class) for every class of ``GW_*`` settings, the shared ones
+    first: what ``groundwatch settings`` and the README's table list, and what a misspelt
+    variable is checked against."""
+    from groundwatch.adapters.llm.client import LlmSettings
+    from groundwatch.reference_rag.settings import ReferenceRagSettings
+    from groundwatch.runtime.evidence_settings import EvidenceSettings
+    from groundwatch.stages.judge.reference_free import ReferenceFreeSettings
+    from groundwatch.stages.judge.semantic import SemanticSettings
+    from groundwatch.stages.judge.tiered import JudgeSettings
+
+    return [
+        ("all services", CommonSettings),
+        ("generator", GeneratorSettings),
+        ("rag-runner", RunnerSettings),
+        ("judge", JudgeServiceSettings),
+        ("judge", JudgeSettings),
+        ("judge, rag-runner", ReferenceFreeSettings),
+        ("judge", SemanticSettings),
+        ("judge, LLM features", LlmSettings),
+        ("analytics", AnalyticsSettings),
+        ("analytics, run, demo, report, groups", EvidenceSettings),
+        ("reference-rag", ReferenceRagSettings),
+    ]

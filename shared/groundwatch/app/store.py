@@ -1,0 +1,291 @@
+"""The store of judgements as the use cases read it: open it, replay a series into the tagger,
+list the groups, runs and dead letters.
+
+The commands that read the store (``groups``, ``show``, ``runs``, ``dead-letters``, ``report``)
+and the ones that write it (``run``, ``demo``, ``db-upgrade``) open it here; none of them holds an
+engine or a session. A store that is not there, or holds no groundwatch tables, is a
+:class:`~groundwatch.errors.ConfigError` naming the option or variable that pointed at it (exit 2);
+what was asked for and is not stored (a series, a group) is :class:`NothingStored` (exit 3).
+
+SQLAlchemy is imported inside the functions: the CLI imports this module for its help text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from groundwatch.errors import ConfigError, GroundwatchError
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from groundwatch.adapters.db.evidence import StoreEvidence
+    from groundwatch.adapters.db.models import DeadLetterRow
+    from groundwatch.adapters.db.runs import RunSummaryRow
+    from groundwatch.core.data_quality import GroupSpec
+    from groundwatch.core.tagging import GroupStatus, Observation, Tagger
+    from groundwatch.report.model import GroupResult
+
+
+class NothingStored(GroundwatchError):
+    """What was asked for (a monitoring series, a group) is not in the store."""
+
+
+def shown_url(url: str) -> str:
+    """A URL as it may be printed (password hidden)."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _first_line(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    text = str(orig).strip().splitlines()
+    return f"{type(orig).__name__}: {text[0] if text else ''}"[:300]
+
+
+@dataclass
+class Store:
+    """An open store: its URL, the option or variable that named it (for errors) and its
+    engine, which stays inside the service layer. Close it (or use it as a context manager)."""
+
+    url: str
+    name: str
+    engine: Engine
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def evidence(self) -> StoreEvidence:
+        """The texts beside the judgements (questions, answers, SQL) that fill a group's rows."""
+        from groundwatch.adapters.db.evidence import StoreEvidence
+
+        return StoreEvidence(self.engine)
+
+    def latest_series(self, series: str | None) -> tuple[str, list[Observation]]:
+        """(series, its stored judgements in cycle order): ``series``, else the latest probed."""
+        from sqlalchemy.orm import Session
+
+        from groundwatch.adapters.db.observations import observations_for_series
+        from groundwatch.adapters.db.runs import latest_cycle
+
+        latest = latest_cycle(self.engine, series)
+        if latest is None:
+            what = f"series {series!r}" if series else "monitoring cycles"
+            raise NothingStored(f"no {what} in the store")
+        with Session(self.engine) as session:
+            return latest[0], observations_for_series(session, latest[0])
+
+    def replay(self, series: str | None, window_runs: int) -> Replay:
+        """The series' judgements replayed through the tagger with the live services' window
+        and evidence rule, so a status here is the one ``/groups`` and the report show."""
+        from groundwatch.core.tagging import Tagger, Window
+        from groundwatch.runtime.evidence_settings import evidence_rule
+
+        name, observations = self.latest_series(series)
+        tagger = Tagger(Window(runs=window_runs or None, evidence=evidence_rule()))
+        tagger.apply_many(observations)
+        cycle = max((o.cycle for o in observations), default=0)
+        return Replay(name, cycle, tagger)
+
+    def observations_for_runs(self, run_ids: Sequence[str]) -> list[Observation]:
+        from sqlalchemy.orm import Session
+
+        from groundwatch.adapters.db.observations import observations_for_runs
+
+        with Session(self.engine) as session:
+            return observations_for_runs(session, run_ids)
+
+    def specs_for_runs(self, run_ids: Sequence[str]) -> dict[str, GroupSpec]:
+        """The groups' specs (SQL, answer, domain) of these runs, for the data-quality check."""
+        from sqlalchemy.orm import Session
+
+        from groundwatch.adapters.db.observations import specs_for_runs
+
+        with Session(self.engine) as session:
+            return specs_for_runs(session, run_ids)
+
+    def answers(self, probe_ids: Sequence[str]) -> list[tuple[str, str | None, Any]]:
+        """(probe id, answer, expected) of stored judgements."""
+        from sqlalchemy import select
+
+        from groundwatch.adapters.db.models import JudgementRow
+
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(JudgementRow.probe_id, JudgementRow.answer, JudgementRow.expected).where(
+                    JudgementRow.probe_id.in_(list(probe_ids))
+                )
+            ).all()
+        return [(str(p), a, e) for p, a, e in rows]
+
+    def runs(self, *, series: str | None = None, limit: int = 20) -> list[RunSummaryRow]:
+        """The stored runs (cycles), newest first, with their judgements by verdict."""
+        from groundwatch.adapters.db.runs import list_runs
+
+        return list_runs(self.engine, series=series, limit=limit)
+
+    def series_group_ids(self, series: str) -> set[str]:
+        from groundwatch.adapters.db.runs import series_group_ids
+
+        return series_group_ids(self.engine, series)
+
+    def dead_letters(self, *, service: str | None = None, limit: int = 20) -> DeadLetters | None:
+        """The newest dead letters (of ``service``), with the counts; None when the store
+        predates the dead-letter table."""
+        from sqlalchemy import inspect
+
+        from groundwatch.adapters.db.dead_letters import DeadLetterStore
+
+        if not inspect(self.engine).has_table("dead_letters"):
+            return None
+        store = DeadLetterStore(self.engine)
+        found = store.newest(limit=limit, service=service)
+        total = store.count(service=service)
+        everywhere = store.count() if service is not None and not found else total
+        return DeadLetters(found, total, everywhere)
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A monitoring series replayed from the store: its name, latest cycle and tagger."""
+
+    series: str
+    cycle: int
+    tagger: Tagger
+
+
+@dataclass(frozen=True)
+class DeadLetters:
+    """The newest dead letters asked for, how many there are of the stage asked for, and (when
+    none of that stage) how many of every stage."""
+
+    newest: list[DeadLetterRow]
+    total: int
+    everywhere: int
+
+
+@dataclass(frozen=True)
+class GroupListing:
+    """A page of semantic groups of a series' latest window."""
+
+    series: str
+    cycle: int
+    total: int
+    rows: list[GroupResult]
+
+
+def list_groups(
+    store: Store,
+    *,
+    series: str | None,
+    window_runs: int,
+    target: str | None = None,
+    cohort: str | None = None,
+    status: Sequence[GroupStatus] | None = None,
+    scenario: str | None = "factual",
+    group_id: str | None = None,
+    offset: int = 0,
+    limit: int | None = None,
+) -> GroupListing:
+    """Semantic groups worst first with their SQL, gold answer and forms (``groups``, ``show``)."""
+    from groundwatch.report.groups import group_results
+
+    replay = store.replay(series, window_runs)
+    total, rows = group_results(
+        replay.tagger,
+        target=target,
+        cohort=cohort,
+        status=status,
+        scenario=scenario,
+        group_id=group_id,
+        evidence=store.evidence(),
+        offset=offset,
+        limit=limit,
+    )
+    return GroupListing(replay.series, replay.cycle, total, rows)
+
+
+def open_store(url: str, name: str, *, create: bool = False, default: bool = False) -> Store:
+    """The store at ``url``, connected; with ``create`` the schema is brought to the newest
+    migration, else a store without our tables is an error naming ``name`` (the option or
+    variable that gave the URL; ``default``: it is the default file, said so)."""
+    from groundwatch.adapters.db.engine import open_engine
+
+    if not create:
+        _no_new_sqlite_file(url, name, default=default)
+    # reading never writes: a file that is no store stays byte for byte as it was
+    engine = open_engine(url, name, read_only=not create)
+    if create:
+        from groundwatch.adapters.db import create_schema
+
+        try:
+            create_schema(engine)
+        except Exception as exc:  # a read-only file, a user without DDL rights
+            engine.dispose()
+            raise ConfigError(
+                f"{name}: cannot create the groundwatch tables ({_first_line(exc)})"
+            ) from None
+        return Store(url, name, engine)
+    from sqlalchemy import inspect
+
+    if not inspect(engine).has_table("judgements"):
+        engine.dispose()
+        where = "the default store" if default else name
+        raise ConfigError(
+            f"{where} ({shown_url(url)}) holds no groundwatch judgements; run `groundwatch run"
+            " --once` or `groundwatch demo` first, or point --database-url at their store"
+        )
+    return Store(url, name, engine)
+
+
+def _no_new_sqlite_file(url: str, name: str, *, default: bool) -> None:
+    """Reading a SQLite store that is not there must not create an empty one as a side effect
+    (SQLite makes the file on connect): say where the store was looked for instead."""
+    from sqlalchemy.engine import make_url
+
+    from groundwatch.adapters.db.engine import database_url_problem
+
+    if database_url_problem(url) is not None:
+        return  # open_engine names the problem
+    parsed = make_url(url)
+    db = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or db in ("", ":memory:") or db.startswith("file:"):
+        return
+    if not Path(db).exists():
+        where = "the default store" if default else name
+        raise ConfigError(
+            f"{where}: cannot connect (no such database file {Path(db).resolve()}); run"
+            " `groundwatch run --once` or `groundwatch demo` first, or point --database-url"
+            " at their store"
+        )
+
+
+def upgrade_schema(url: str, name: str) -> str:
+    """Migrate the store at ``url`` to the newest schema (Alembic); its URL as shown."""
+    from groundwatch.adapters.db import create_schema
+    from groundwatch.adapters.db.engine import open_engine
+
+    engine = open_engine(url, name)
+    try:
+        create_schema(engine)
+        return engine.url.render_as_string(hide_password=True)
+    finally:
+        engine.dispose()
+
+
+def check_database_url(url: str, name: str) -> str:
+    """``url`` if it names a database SQLAlchemy can open, else :class:`ConfigError` naming
+    ``name``."""
+    from groundwatch.adapters.db.engine import check_database_url as check
+
+    return check(url, name)
