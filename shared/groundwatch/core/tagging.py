@@ -56,7 +56,8 @@ answering is closed-domain again.
 
 from __future__ import annotations
 
-from collections import Counter, deque
+import functools
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -374,15 +375,17 @@ def status_of(
 def flaky_forms(history: dict[str, list[tuple[int, bool, int]]]) -> frozenset[str]:
     """Forms whose decided verdict reversed at the next probed cycle (A, B, A) while the SQL truth
     stayed the same. A change that persists (A, B, B) is a transition, not flakiness."""
-    return frozenset(form for form, h in history.items() if form_is_flaky(h))
+    return frozenset(form for form, h in history.items() if len(h) > 2 and form_is_flaky(h))
 
 
 def form_is_flaky(h: list[tuple[int, bool, int]]) -> bool:
     """One form's history (cycle, correct, truth version), oldest first: see :func:`flaky_forms`."""
-    if len(h) < 3:
+    n = len(h)
+    if n < 3:
         return False
-    for (_, a, ta), (_, b, tb), (_, c, tc) in zip(h, h[1:], h[2:], strict=False):
-        if a == c != b and ta == tb == tc:
+    for i in range(n - 2):
+        a, b, c = h[i], h[i + 1], h[i + 2]
+        if a[1] == c[1] != b[1] and a[2] == b[2] == c[2]:
             return True
     return False
 
@@ -485,9 +488,7 @@ def attribution_status(status: GroupStatus, answered_in_another_cohort: bool) ->
     Acc_db, R and λ, stays exactly GRAMMAR's. The same holds for a wrong form of a cohort with
     too little evidence for a status (unknown): the fact was answered in another wording, so
     that form's failure is fragility, whatever the rest of its cohort did."""
-    if (
-        status is GroupStatus.GAP or status is GroupStatus.UNKNOWN
-    ) and answered_in_another_cohort:
+    if (status is GroupStatus.GAP or status is GroupStatus.UNKNOWN) and answered_in_another_cohort:
         return GroupStatus.NON_ROBUST
     return status
 
@@ -522,6 +523,8 @@ class Tagger:
         if evidence is None:
             evidence = window.evidence if window is not None else DEFAULT_EVIDENCE
         self.evidence = evidence
+        # the rule's verdict per (right, wrong, forms): a few distinct triples, asked per status
+        self._cycle_status = functools.lru_cache(maxsize=4096)(evidence.cycle_status)
         # groups per (target, cohort) whose status stands on an older cycle than their newest
         self._stale_counts: dict[tuple[str, str], int] = {}
         # target → [newest cycle, probes judged in it, of which answered]: its health right now
@@ -549,6 +552,8 @@ class Tagger:
         # targets that reported retrieved ids at least once: an empty list from them means
         # "nothing retrieved", from any other target "not reported"
         self._id_targets: set[str] = set()
+        # a restore derives every group's knowledge gap once, after all its cohorts are back
+        self._gaps_deferred = False
 
     @property
     def window(self) -> Window:
@@ -845,10 +850,11 @@ class Tagger:
                 self._transition_counts[tk] = self._transition_counts.get(tk, 0) + 1
                 kk = (key[0], key[1], tr.kind)
                 self._kind_counts[kk] = self._kind_counts.get(kk, 0) + 1
-            self._update_knowledge_gap(key[0], key[2])
+            if not self._gaps_deferred:
+                self._update_knowledge_gap(key[0], key[2])
             if new_status in DECIDED_STATUSES:
                 t.conclusive = new_status
-        elif (correct > 0) is not (o_correct > 0):
+        elif (correct > 0) is not (o_correct > 0) and not self._gaps_deferred:
             # a right answer in a cohort of too little evidence refutes a knowledge gap too
             self._update_knowledge_gap(key[0], key[2])
         t.last_closed = last_closed
@@ -894,7 +900,6 @@ class Tagger:
         without evidence is skipped, so the status stays that of the newest cycle with some."""
         if not closed:
             return GroupStatus.PENDING, None
-        rule = self.evidence
         mixed = False  # a cycle with a right and a wrong form
         last: _Cycle | None = None  # the latest cycle with evidence
         for cy in closed:
@@ -910,7 +915,9 @@ class Tagger:
         if mixed:
             status = GroupStatus.NON_ROBUST  # culprits: the wrong forms of mixed cycles
         else:
-            status = rule.cycle_status(last.right, last.wrong, t.group_forms) or GroupStatus.UNKNOWN
+            status = (
+                self._cycle_status(last.right, last.wrong, t.group_forms) or GroupStatus.UNKNOWN
+            )
             if status is not GroupStatus.GAP:
                 return status, last_cycle  # robust, or unknown: too little decided
         flaky = t.flaky
@@ -1401,6 +1408,17 @@ def _snapshot(key: GroupKey, t: _Tally) -> GroupTally:
 
 def _verdict_counts(observations: Iterable[Observation]) -> tuple[int, int, int, int]:
     """(correct, incorrect, error, undecided) among ``observations``: the full recount; the
-    per-judgement path moves the four counts by one verdict inline instead."""
-    counts = Counter(o.verdict for o in observations)
-    return counts[_CORRECT], counts[_INCORRECT], counts[_ERROR], counts[Verdict.UNDECIDED]
+    per-judgement path moves the four counts by one verdict inline instead. (A loop, not a
+    ``Counter``: a group has a handful of forms, and a restore recounts every group.)"""
+    correct = incorrect = error = undecided = 0
+    for o in observations:
+        v = o.verdict
+        if v is _CORRECT:
+            correct += 1
+        elif v is _INCORRECT:
+            incorrect += 1
+        elif v is _ERROR:
+            error += 1
+        else:
+            undecided += 1
+    return correct, incorrect, error, undecided
