@@ -60,7 +60,7 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
         quality = await asyncio.to_thread(data_quality, settings)
         metrics = AnalyticsMetrics(
             registry,
-            lambda: holder["worker"].tagger,
+            lambda: holder["worker"].view,  # the published read model
             quality.results if quality is not None else None,
         )
         worker = AnalyticsStage(

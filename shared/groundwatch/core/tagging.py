@@ -160,10 +160,21 @@ class Tagger(TallyReads):
         self._id_targets: set[str] = set()
         # a restore derives every group's knowledge gap once, after all its cohorts are back
         self._gaps_deferred = False
+        # the read model (groundwatch.core.tagging_view): groups changed or gone since the last
+        # published view, which of this tagger's views the next one is made from, and cycles
+        # opened so far (the order of the groups' first kept observations)
+        self._changed: set[GroupKey] = set()
+        self._removed: set[GroupKey] = set()
+        self._publish_token = object()
+        self._seq = 0
 
     @property
     def window(self) -> Window:
         return Window(runs=self._w, evidence=self.evidence)
+
+    @property
+    def lineage(self) -> object:
+        return self._publish_token
 
     # ------------------------------------------------------------------ ingest
     def apply(self, obs: Observation) -> bool:
@@ -217,7 +228,8 @@ class Tagger(TallyReads):
             changed = True
             # a late verdict of an older cycle opens it already closed: a newer one has started
             newer = bool(cycles) and c < top
-            cycle = _Cycle(c, closed=newer)
+            cycle = _Cycle(c, closed=newer, seq=self._seq)
+            self._seq += 1
             # a newer cycle started: every older open cycle is as complete as it will get
             for cc, cy in cycles.items():
                 if cc < c:
@@ -465,6 +477,7 @@ class Tagger(TallyReads):
             self._update_knowledge_gap(key[0], key[2])
         t.last_closed = last_closed
         self._dirty.add(key)
+        self._changed.add(key)
         self._mutations += 1
         if key[0] == self.open_domain_baseline:
             answers = correct > 0
@@ -607,6 +620,8 @@ class Tagger(TallyReads):
                 del self._cohorts_of[(key[0], key[2])]
             self._knowledge_gaps.get(key[0], set()).discard(group_id)
             self._dirty.discard(key)
+            self._changed.discard(key)
+            self._removed.add(key)
         # a transition the discarded group produced while being emptied is no real one
         self._pending_transitions = [
             tr for tr in self._pending_transitions if tr.group_id != group_id
@@ -693,4 +708,5 @@ class Tagger(TallyReads):
                 ck = (target, cohort, cause)
                 counts[ck] = counts.get(ck, 0) + n
             t.causes = fresh
+            self._changed.add((target, cohort, group_id))
             self._mutations += 1

@@ -23,6 +23,7 @@ from groundwatch.core.tagging_model import (
     Observation,
     RetrievalEvidence,
     Transition,
+    Window,
 )
 
 
@@ -55,6 +56,28 @@ class TallyReads:
         raise NotImplementedError
 
     def refresh_causes(self, max_groups: int | None = None) -> int:
+        raise NotImplementedError
+
+    @property
+    def window(self) -> Window:
+        raise NotImplementedError
+
+    @property
+    def lineage(self) -> object:
+        """What stays the same across the views one tagger publishes (a restore, a new
+        tagger, changes it): what a reader caching something derived keys it by."""
+        raise NotImplementedError
+
+    def tally(self, target: str, cohort: str, group_id: str) -> GroupTally | None:
+        raise NotImplementedError
+
+    def observations(self) -> Iterator[Observation]:
+        raise NotImplementedError
+
+    def group_history(self, target: str, cohort: str, group_id: str) -> list[Observation]:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
         raise NotImplementedError
 
     def status(self, target: str, cohort: str, group_id: str) -> GroupStatus:

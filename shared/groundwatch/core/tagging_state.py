@@ -149,7 +149,8 @@ def restore(tagger: Tagger, states: Iterable[tuple[GroupKey, TallyState]]) -> in
             if reports_ids:
                 tagger._id_targets.add(target)
             for c, closed, rows in cycles:
-                cy = _Cycle(c, closed=closed)
+                cy = _Cycle(c, closed=closed, seq=tagger._seq)
+                tagger._seq += 1
                 for row in rows:
                     obs = _load_observation(row, target, cohort, group_id, c)
                     cy.add(obs)

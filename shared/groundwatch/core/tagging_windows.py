@@ -27,10 +27,13 @@ class _Cycle:
     groups); and the arrival list exists only once a form is repeated in the cycle (before, it
     is ``forms`` itself): every container a cycle holds is more work for the garbage collector."""
 
-    __slots__ = ("_repeats", "closed", "cycle", "forms", "right", "wrong")
+    __slots__ = ("_repeats", "closed", "cycle", "forms", "right", "seq", "wrong")
 
-    def __init__(self, cycle: int, *, closed: bool = False) -> None:
+    def __init__(self, cycle: int, *, closed: bool = False, seq: int = 0) -> None:
         self.cycle = cycle
+        # when it began to arrive, in the tagger's count of cycles opened: the order of the
+        # groups' first kept observations (the read model lists groups by it)
+        self.seq = seq
         # form → its latest observation here (keys in order of first appearance)
         self.forms: dict[str, Observation] = {}
         # probe id → observation, in arrival order: only once a form came twice

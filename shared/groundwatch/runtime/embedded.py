@@ -162,7 +162,7 @@ class EmbeddedPipeline:
         window = window if window is not None else Window(runs=1)
         metrics = AnalyticsMetrics(
             self.registry,
-            lambda: self.analytics.tagger,
+            lambda: self.analytics.view,
             (lambda: data_quality.results()) if data_quality is not None else None,
         )
         self.analytics = AnalyticsStage(

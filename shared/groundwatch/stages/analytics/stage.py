@@ -23,12 +23,14 @@ from groundwatch.core.tagging import (
     FACTUAL,
     GroupKey,
     GroupStatus,
+    GroupTally,
     Observation,
     Tagger,
     Transition,
     Window,
 )
 from groundwatch.core.tagging_state import TallyState, dump_state, restore, valid
+from groundwatch.core.tagging_view import TaggerView, publish
 from groundwatch.errors import Reject, RetryLater, Unstorable
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.observe import observation_from_judgement
@@ -75,7 +77,11 @@ class AnalyticsStage:
         self.quality = quality
         self.specs = specs or {}
         self.open_domain_baseline = open_domain_baseline
+        #: The write model: owned by the consume loop, changed by it only.
         self.tagger = Tagger(window, open_domain_baseline=open_domain_baseline)
+        #: The read model: what /report, /metrics and /groups read — an immutable view of the
+        #: tagger, published after each stored batch (groundwatch.core.tagging_view).
+        self.view: TaggerView = publish(self.tagger)
         self.clock = clock if clock is not None else SeriesClock()
         self._stale = True
         # the fence token of each owned tally's stored state (what the next write must find)
@@ -158,6 +164,7 @@ class AnalyticsStage:
         tagger.drain_transitions()  # replayed, not new: they are in the store already
         self.clock.restore(self.store.load_epochs(), self.store.newest_cycles())
         self.tagger = tagger
+        self.view = publish(tagger)
         self._tokens = tokens
         self._stale = False
         return n
@@ -253,11 +260,13 @@ class AnalyticsStage:
             raise
         tokens = self._tokens
         for w in writes:
-            t = w.tally
-            tokens[(t.target, t.cohort, t.group_id)] = w.token
+            tokens[_key(w.tally)] = w.token
+        tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
+        # the batch is stored: its state is what the readers see from now on (the hook's
+        # metrics read it too)
+        self.view = publish(tagger, self.view, {_key(w.tally): w.tally for w in writes})
         if self.on_applied is not None:
             self.on_applied(applied, transitions, time.time())
-        tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
         if self.quality is not None and self.quality.configured:
             await self.check_quality({(o.target, o.cohort, o.group_id) for o in applied})
         return rejects
@@ -374,6 +383,10 @@ class AnalyticsStage:
 
 #: Stored judgements read to rebuild a group's spec: every form of its recent cycles.
 _SPEC_ROWS = 2000
+
+
+def _key(t: GroupTally) -> GroupKey:
+    return (t.target, t.cohort, t.group_id)
 
 
 @contextlib.contextmanager
