@@ -74,6 +74,8 @@ BENCHES = [
     Bench("sql_gate", "bench_sql_gate.py", 60, (), ("--repeat", "2")),
     Bench("generation", "bench_generation.py", 300, (), ("--rows", "5000"), ("--big",)),
     Bench("semantic", "bench_semantic.py", 120, (), ("--n", "30")),
+    # one run of each cycle size per repeat: the figures are peak RSS, stable run to run
+    Bench("run", "bench_memory.py", 900, (), ("--probes", "5000,50000")),
 ]
 
 

@@ -19,6 +19,7 @@ The format is a JSON-able list headed by :data:`STATE_FORMAT`: a state of anothe
 from __future__ import annotations
 
 from collections.abc import Iterable
+from sys import intern
 from typing import Any
 
 from groundwatch.core.judge_quality import NO_SCORES, PackedScores, pack_scores
@@ -211,9 +212,9 @@ def _load_observation(
         group_id,
         row[1],
         _VERDICTS[row[2]],
-        row[3],
-        row[4],
-        row[5],
+        intern(row[3]),  # run, dataset, scenario, series: shared by many (see observe.py)
+        intern(row[4]),
+        intern(row[5]),
         row[6],
         tuple(row[7]) if row[7] else (),
         tuple(row[8]) if row[8] else (),
@@ -221,7 +222,7 @@ def _load_observation(
         row[10],
         row[11],
         row[12],
-        row[13],
+        intern(row[13]),
         cycle,
         row[14],
         row[15],
