@@ -16,7 +16,6 @@ copied only where a batch changed something, and each changed group is one new
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from groundwatch.core.evidence import EvidenceRule, GroupStatus
@@ -24,7 +23,7 @@ from groundwatch.core.tagging import Tagger
 from groundwatch.core.tagging_counts import _ClosedDomain, _CohortSums
 from groundwatch.core.tagging_model import Cause, GroupKey, GroupTally, Observation, Window
 from groundwatch.core.tagging_reads import TallyReads
-from groundwatch.core.tagging_windows import _snapshot, _Tally
+from groundwatch.core.tagging_windows import _Tally, _tally_fields
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -119,41 +118,60 @@ class CowMap(Generic[K, V]):
         return CowMap(shards, n)
 
 
-@dataclass(frozen=True, slots=True)
 class GroupView:
-    """One (target, cohort, group) as published: its snapshot and what the reads need of its
-    window, under the names the tagger's record uses (so :class:`TallyReads` reads either)."""
+    """One (target, cohort, group) as published: its snapshot's fields and what the reads need
+    of its window, under the names the tagger's record uses (so :class:`TallyReads` reads
+    either). Never changed after publishing (a plain class with slots, not a frozen dataclass:
+    a full publish makes one per group, and a frozen dataclass's ``__init__`` cost most of it)."""
 
-    tally: GroupTally
-    #: each form's latest counted observation (never changed after publishing)
-    latest: Mapping[str, Observation]
-    #: every observation in the window, oldest cycle first
-    history: tuple[Observation, ...]
-    flaky: frozenset[str]
-    causes: Mapping[Cause, int]
-    #: when the oldest cycle the window keeps began to arrive (the tagger's arrival count):
-    #: the order the tagger's observations list the groups in
-    first_seq: int
+    __slots__ = ("_fields", "_tally", "causes", "first_seq", "flaky", "history", "latest")
+
+    def __init__(
+        self,
+        fields: tuple[Any, ...],
+        tally: GroupTally | None,
+        latest: Mapping[str, Observation],
+        history: tuple[Observation, ...],
+        flaky: frozenset[str],
+        causes: Mapping[Cause, int],
+        first_seq: int,
+    ) -> None:
+        self._fields = fields  # GroupTally's fields, in its order
+        self._tally = tally  # the snapshot itself, when the publisher had it made already
+        #: each form's latest counted observation
+        self.latest = latest
+        #: every observation in the window, oldest cycle first
+        self.history = history
+        self.flaky = flaky
+        self.causes = causes
+        #: when the oldest cycle the window keeps began to arrive (the tagger's count of
+        #: cycles opened): the order the tagger's observations list the groups in
+        self.first_seq = first_seq
+
+    @property
+    def tally(self) -> GroupTally:
+        t = self._tally
+        return t if t is not None else GroupTally(*self._fields)
 
     @property
     def status(self) -> GroupStatus:
-        return self.tally.status
+        return self._fields[11]  # type: ignore[no-any-return]
 
     @property
     def correct(self) -> int:
-        return self.tally.correct
+        return self._fields[7]  # type: ignore[no-any-return]
 
     @property
     def incorrect(self) -> int:
-        return self.tally.incorrect
+        return self._fields[8]  # type: ignore[no-any-return]
 
     @property
     def error(self) -> int:
-        return self.tally.error
+        return self._fields[9]  # type: ignore[no-any-return]
 
     @property
     def undecided(self) -> int:
-        return self.tally.undecided
+        return self._fields[10]  # type: ignore[no-any-return]
 
 
 class TaggerView(TallyReads):
@@ -250,15 +268,14 @@ def _copy_sums(s: _CohortSums) -> _CohortSums:
 
 def _group_view(key: GroupKey, t: _Tally, tally: GroupTally | None) -> GroupView:
     cycles = t.cycles  # ascending
-    history = tuple(o for cy in cycles.values() for o in cy.observations())
-    return GroupView(
-        tally if tally is not None else _snapshot(key, t),
-        dict(t.latest),
-        history,
-        t.flaky,
-        t.causes,
-        min((cy.seq for cy in cycles.values()), default=0),
-    )
+    if len(cycles) == 1:  # the common case, without the generators
+        (cy,) = cycles.values()
+        history = tuple(cy.observations())
+        seq = cy.seq
+    else:
+        history = tuple(o for cy in cycles.values() for o in cy.observations())
+        seq = min((cy.seq for cy in cycles.values()), default=0)
+    return GroupView(_tally_fields(key, t), tally, dict(t.latest), history, t.flaky, t.causes, seq)
 
 
 def publish(
@@ -270,32 +287,58 @@ def publish(
     last) and the groups changed since: O(changed groups). Without a previous view of this
     tagger, every group is published (once, after a restore). ``tallies``: snapshots of some
     changed groups the caller made already (the batch's writes), reused."""
-    changed = tagger._changed
-    removed = tagger._removed
+    baseline = tagger.open_domain_baseline
     if previous is None or previous._source is not tagger._publish_token:
-        groups: CowMap[GroupKey, GroupView] = CowMap()
-        cohorts_of: CowMap[tuple[str, str], tuple[str, ...]] = CowMap()
-        gaps: dict[str, CowMap[str, bool]] = {}
-        open_domain: CowMap[str, int] = CowMap()
-        changed = set(tagger._tallies)
-        removed = set()
+        # everything, each map built in one pass (after a restore: 200k groups)
+        snaps = tallies or {}
+        groups: CowMap[GroupKey, GroupView] = CowMap.of(
+            (key, _group_view(key, t, snaps.get(key))) for key, t in tagger._tallies.items()
+        )
+        cohorts_of = CowMap.of(
+            (gk, tuple(sorted(cs))) for gk, cs in tagger._cohorts_of.items() if cs
+        )
+        gaps = {
+            target: CowMap.of((gid, True) for gid in gids)
+            for target, gids in tagger._knowledge_gaps.items()
+        }
+        open_domain = CowMap.of((gid, n) for gid, n in tagger._open_domain.items() if n)
     else:
-        groups = previous._tallies
-        cohorts_of = previous._cohorts_of
-        gaps = dict(previous._knowledge_gaps)
-        open_domain = previous._open_domain
-    snaps = tallies or {}
-    group_changes: dict[GroupKey, Any] = {key: REMOVE for key in removed}
+        groups, cohorts_of, gaps, open_domain = _changes(tagger, previous, tallies or {})
+    view = TaggerView(
+        tagger._publish_token,
+        tagger.window,
+        baseline,
+        groups,
+        cohorts_of,
+        gaps,
+        open_domain,
+        tagger,
+        len(tagger),
+    )
+    tagger._changed = set()
+    tagger._removed = set()
+    return view
+
+
+def _changes(
+    tagger: Tagger, previous: TaggerView, snaps: Mapping[GroupKey, GroupTally]
+) -> tuple[
+    CowMap[GroupKey, GroupView],
+    CowMap[tuple[str, str], tuple[str, ...]],
+    dict[str, CowMap[str, bool]],
+    CowMap[str, int],
+]:
+    """``previous``'s maps with the groups changed or gone since applied: O(changed groups)."""
+    group_changes: dict[GroupKey, Any] = {key: REMOVE for key in tagger._removed}
     live = tagger._tallies
-    for key in changed:
+    for key in tagger._changed:
         t = live.get(key)
         group_changes[key] = REMOVE if t is None else _group_view(key, t, snaps.get(key))
-    semantic = {(k[0], k[2]) for k in group_changes}
     cohort_changes: dict[tuple[str, str], Any] = {}
     gap_changes: dict[str, dict[str, Any]] = {}
     od_changes: dict[str, Any] = {}
     baseline = tagger.open_domain_baseline
-    for target, gid in semantic:
+    for target, gid in {(k[0], k[2]) for k in group_changes}:
         cohorts = tagger._cohorts_of.get((target, gid))
         cohort_changes[(target, gid)] = tuple(sorted(cohorts)) if cohorts else REMOVE
         is_gap = gid in tagger._knowledge_gaps.get(target, ())
@@ -303,19 +346,12 @@ def publish(
         if target == baseline:
             n = tagger._open_domain.get(gid)
             od_changes[gid] = n if n else REMOVE
+    gaps = dict(previous._knowledge_gaps)
     for target, ch in gap_changes.items():
         gaps[target] = gaps.get(target, CowMap()).evolve(ch)
-    view = TaggerView(
-        tagger._publish_token,
-        tagger.window,
-        baseline,
-        groups.evolve(group_changes),
-        cohorts_of.evolve(cohort_changes),
+    return (
+        previous._tallies.evolve(group_changes),
+        previous._cohorts_of.evolve(cohort_changes),
         gaps,
-        open_domain.evolve(od_changes),
-        tagger,
-        len(tagger),
+        previous._open_domain.evolve(od_changes),
     )
-    tagger._changed = set()
-    tagger._removed = set()
-    return view
