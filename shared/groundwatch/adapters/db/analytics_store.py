@@ -165,15 +165,6 @@ class TallyWrite:
     parent: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class StoredState:
-    """A tally's stored state as read back: ``state`` decoded (``None``: none written)."""
-
-    key: GroupKey
-    state: Any
-    token: int
-
-
 #: The columns each store write gives, in the order ``save`` builds its value tuples.
 _JUDGEMENT_COLUMNS = (
     "probe_id",
@@ -495,10 +486,11 @@ class AnalyticsStore:
             ).all()
         return {r[0]: (int(r[1]), None if r[2] is None else float(r[2])) for r in rows}
 
-    def load_states(self) -> Iterator[StoredState]:
-        """Every stored tally's state (decoded; ``None`` where none was written) and fence
+    def load_states(self) -> Iterator[tuple[GroupKey, Any, int]]:
+        """Every stored tally's key, state (decoded; ``None`` where none was written) and fence
         token: what a new owner restores its partitions from. Streamed in chunks, through the
-        driver's cursor: SQLAlchemy's row objects cost more than the decoding at 200k rows."""
+        driver's cursor, as plain tuples: SQLAlchemy's row objects cost more than the decoding
+        at 200k rows."""
         loads = orjson.loads
         sql = str(
             select(
@@ -515,7 +507,7 @@ class AnalyticsStore:
             cursor.execute(sql)
             while rows := cursor.fetchmany(5000):
                 for target, cohort, group_id, blob, token in rows:
-                    yield StoredState(
+                    yield (
                         (target, cohort, group_id),
                         None if blob is None else loads(blob),
                         int(token),

@@ -140,14 +140,14 @@ class AnalyticsStage:
 
         def owned() -> Iterator[tuple[GroupKey, TallyState]]:
             nonlocal tallies
-            for stored in self.store.load_states():
+            everything = self._owned is None  # one instance: every group is its own
+            for key, state, token in self.store.load_states():
                 tallies += 1
-                key = stored.key
-                if not self.owns(key[2]):
+                if not everything and not self.owns(key[2]):
                     continue
-                tokens[key] = stored.token
-                if valid(stored.state):
-                    yield key, stored.state
+                tokens[key] = token
+                if valid(state):
+                    yield key, state
                 else:
                     stateless.add(key)
 
