@@ -74,8 +74,16 @@ BENCHES = [
     Bench("sql_gate", "bench_sql_gate.py", 60, (), ("--repeat", "2")),
     Bench("generation", "bench_generation.py", 300, (), ("--rows", "5000"), ("--big",)),
     Bench("semantic", "bench_semantic.py", 120, (), ("--n", "30")),
-    # one run of each cycle size per repeat: the figures are peak RSS, stable run to run
-    Bench("run", "bench_memory.py", 900, (), ("--probes", "5000,50000")),
+    # peak RSS of run --once: the 50k-probe cycle every repeat, the 500k one (minutes) in the
+    # first only
+    Bench(
+        "run",
+        "bench_memory.py",
+        1800,
+        ("--probes", "50000"),
+        ("--probes", "5000"),
+        ("--probes", "50000,500000"),
+    ),
 ]
 
 
