@@ -73,6 +73,16 @@ BENCHES = [
     ),
     Bench("sql_gate", "bench_sql_gate.py", 60, (), ("--repeat", "2")),
     Bench("semantic", "bench_semantic.py", 120, (), ("--n", "30")),
+    # peak RSS of run --once: the 50k-probe cycle every repeat, the 500k one (minutes) in the
+    # first only
+    Bench(
+        "run",
+        "bench_memory.py",
+        1800,
+        ("--probes", "50000"),
+        ("--probes", "5000"),
+        ("--probes", "50000,500000"),
+    ),
     Bench("generation", "bench_generation.py", 300, (), ("--rows", "5000"), ("--big",)),
 ]
 

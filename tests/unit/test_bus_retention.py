@@ -83,3 +83,36 @@ async def test_without_trimming_every_record_is_kept() -> None:
     await consume_all(bus, "a")
     assert len(bus.records("t")) == 3 * TRIM_AT
     assert bus.start_offsets("t") == [0, 0]
+
+
+async def test_a_publisher_waits_while_a_topic_holds_max_backlog_uncommitted_records() -> None:
+    """Backpressure: the generator of a big cycle must not put every probe in the bus at once
+    (a 50k-probe cycle held them all); it waits for the readers' commits, as a producer waits on
+    a full buffer, and a topic nobody reads never blocks."""
+    import asyncio
+
+    bus = MemoryBus(partitions=2, trim_consumed=True, max_backlog=100)
+    await publish(bus, 500, topic="unread")  # no reader: nothing to wait for
+    reader = bus.consumer(["t"], "g")
+    await reader.start()
+    backlogs: list[int] = []
+
+    async def produce() -> None:
+        for _ in range(10):
+            await publish(bus, 50)
+            backlogs.append(bus.backlog("t"))
+
+    producer = asyncio.create_task(produce())
+    await asyncio.sleep(0.05)
+    assert not producer.done()  # blocked: 150 uncommitted > 100
+    assert bus.backlog("t") == 150
+    seen = 0
+    while seen < 500:
+        records = await reader.poll(40, 0.5)
+        assert records, "the producer stalled"
+        seen += len(records)
+        await reader.commit(records)
+        await asyncio.sleep(0)
+    await asyncio.wait_for(producer, 5)
+    assert max(backlogs) <= 100 + 50  # at most one batch over the bound
+    await reader.stop()

@@ -41,6 +41,10 @@ from groundwatch.stages.judge.tiered import TieredJudge
 from groundwatch.stages.runner.lanes import Runner, SelfCheckSampling
 from groundwatch.stages.runner.stage import RunnerStage
 
+#: Messages of one topic of the in-process bus not yet committed by its readers, at most: a few
+#: of the stages' batches (the analytics stage takes 2,000 at a time), whatever the cycle's size.
+MAX_IN_FLIGHT = 10_000
+
 
 @dataclass
 class EmbeddedResult:
@@ -100,7 +104,13 @@ class EmbeddedPipeline:
         ``dead_letters`` table, and a probe that ends as one counts as done: a cycle waits for
         its probes to be tallied or dead-lettered, never for a message that will not come."""
         self._on_stop = list(on_stop)
-        self.bus = MemoryBus(partitions=partitions, trim_consumed=not keep_consumed)
+        # at most this many messages of a topic in flight: a cycle of any size streams through
+        # (the generator waits for the runner as a producer waits on a full buffer)
+        self.bus = MemoryBus(
+            partitions=partitions,
+            trim_consumed=not keep_consumed,
+            max_backlog=None if keep_consumed else MAX_IN_FLIGHT,
+        )
         self.topics = Topics("gw.")
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if database_url is None:
@@ -131,7 +141,7 @@ class EmbeddedPipeline:
         window = window if window is not None else Window(runs=1)
         metrics = AnalyticsMetrics(
             self.registry,
-            lambda: self.analytics.tagger,
+            lambda: self.analytics.view,
             (lambda: data_quality.results()) if data_quality is not None else None,
         )
         self.analytics = AnalyticsStage(

@@ -217,7 +217,7 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
     )
     metrics = AnalyticsMetrics(
         w.registry,
-        lambda: holder["worker"].tagger,
+        lambda: holder["worker"].view,  # the published read model
         quality.results if quality is not None else None,
     )
     worker = AnalyticsStage(

@@ -56,11 +56,9 @@ answering is closed-domain again.
 
 from __future__ import annotations
 
-from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from enum import StrEnum
-from types import MappingProxyType
+import functools
+from collections import deque
+from collections.abc import Iterable, Iterator
 
 # re-exported: every reader of statuses imports them from the tagger
 from groundwatch.core.evidence import DECIDED_STATUSES as DECIDED_STATUSES
@@ -68,431 +66,40 @@ from groundwatch.core.evidence import DEFAULT_EVIDENCE as DEFAULT_EVIDENCE
 from groundwatch.core.evidence import EvidenceRule as EvidenceRule
 from groundwatch.core.evidence import GroupStatus as GroupStatus
 from groundwatch.core.model import Verdict
+from groundwatch.core.tagging_attribution import _correct_contexts as _correct_contexts
+from groundwatch.core.tagging_attribution import attribution_status as attribution_status
+from groundwatch.core.tagging_attribution import cause_of as cause_of
+from groundwatch.core.tagging_attribution import judge_retrieval as judge_retrieval
+from groundwatch.core.tagging_attribution import retrieval_sufficient as retrieval_sufficient
+from groundwatch.core.tagging_counts import _ClosedDomain as _ClosedDomain
+from groundwatch.core.tagging_counts import _CohortSums as _CohortSums
+from groundwatch.core.tagging_counts import _minus as _minus
+from groundwatch.core.tagging_counts import _verdict_counts as _verdict_counts
+from groundwatch.core.tagging_model import FACTUAL as FACTUAL
+from groundwatch.core.tagging_model import FLAKY_HISTORY as FLAKY_HISTORY
+from groundwatch.core.tagging_model import RECENT_TRANSITIONS as RECENT_TRANSITIONS
+from groundwatch.core.tagging_model import STALE_REASON as STALE_REASON
+from groundwatch.core.tagging_model import Cause as Cause
+from groundwatch.core.tagging_model import GroupKey as GroupKey
+from groundwatch.core.tagging_model import GroupTally as GroupTally
+from groundwatch.core.tagging_model import Observation as Observation
+from groundwatch.core.tagging_model import RetrievalEvidence as RetrievalEvidence
+from groundwatch.core.tagging_model import Transition as Transition
+from groundwatch.core.tagging_model import Window as Window
+from groundwatch.core.tagging_reads import TallyReads
+from groundwatch.core.tagging_status import flaky_forms as flaky_forms
+from groundwatch.core.tagging_status import form_is_flaky as form_is_flaky
+from groundwatch.core.tagging_status import status_of as status_of
+from groundwatch.core.tagging_windows import _Cycle as _Cycle
+from groundwatch.core.tagging_windows import _snapshot as _snapshot
+from groundwatch.core.tagging_windows import _Tally as _Tally
 
-#: The judge's reason for a response that matches an earlier answer version of its group.
-STALE_REASON = "stale"
-#: The scenario of a GRAMMAR probe; anything else is a RAGProbe scenario (S1…S6).
-FACTUAL = "factual"
-#: Decided verdicts kept per form across cycles (beyond the window) to tell flaky forms.
-FLAKY_HISTORY = 6
-#: Transitions kept in memory for the report and the API (the store keeps them all).
-RECENT_TRANSITIONS = 1000
-
-_NO_SCORES: Mapping[str, float] = MappingProxyType({})
-
-GroupKey = tuple[str, str, str]
-"""(target, cohort, group_id)."""
 _CORRECT = Verdict.CORRECT
 _INCORRECT = Verdict.INCORRECT
 _ERROR = Verdict.ERROR
-_NO_CAUSES: dict[Cause, int] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class Observation:
-    """One judged text form: the unit both the live tagger and the batch report consume.
-
-    ``series`` and ``cycle`` place it in a monitoring series (cycle 0: no series, e.g. an imported
-    batch result, where everything is one cycle). ``truth_version`` is the SQL answer's version,
-    so a verdict that changes with the truth is not flakiness. ``retrieval_ok`` is a retrieval
-    judgement given from outside (an imported GRAMMAR result); when it is ``None`` the retrieval
-    is judged from ``relevant_doc_ids``, by context comparison or from the retrieved text
-    (:func:`judge_retrieval`). ``context_has_answer`` is the judge stage's bounded summary of the
-    retrieved texts — True: the gold answer is stated in them; False: there were contexts and it
-    is not; None: no contexts (or not computed) — so the texts themselves never travel further.
-    ``at`` is the judgement time in epoch seconds; ``latency_s`` is probe → judgement latency.
-    """
-
-    probe_id: str
-    target: str
-    cohort: str
-    group_id: str
-    form_id: str
-    verdict: Verdict
-    run_id: str = ""
-    dataset_id: str = ""
-    scenario: str = "factual"
-    group_forms: int = 1
-    retrieved_ids: tuple[str, ...] = ()
-    relevant_doc_ids: tuple[str, ...] = ()
-    retrieval_ok: bool | None = None
-    at: float = 0.0
-    latency_s: float = 0.0
-    stale: bool = False
-    series: str = ""
-    cycle: int = 0
-    truth_version: int = 1
-    error_kind: str | None = None
-    context_has_answer: bool | None = None
-    #: The judgement's quality scores (answer metrics, self-audit, reference-free calls, RAGProbe
-    #: metric outcomes: :mod:`groundwatch.core.judge_quality`), which the tagger only carries.
-    scores: Mapping[str, float] = field(default_factory=lambda: _NO_SCORES)
-
-    @property
-    def key(self) -> GroupKey:
-        return (self.target, self.cohort, self.group_id)
-
-
-class Cause(StrEnum):
-    """Why an example failed (GRAMMAR §4.3), or why it was not attributed."""
-
-    GAP = "gap"
-    RETRIEVAL = "retrieval"
-    LM = "lm"
-    INCONCLUSIVE = "inconclusive"
-    FLAKY = "flaky"
-    TARGET_ERROR = "target_error"
-    STALE = "stale"
-    UNDECIDED = "undecided"
-    PENDING = "pending"
-
-
-class RetrievalEvidence(StrEnum):
-    """What a retrieval judgement stands on (:func:`judge_retrieval`), strongest first."""
-
-    GIVEN = "given"  # judged outside (an imported GRAMMAR result's retrieval_judgement)
-    GROUND_TRUTH = "ground_truth"  # relevant document ids ⊆ retrieved ids
-    NOTHING_RETRIEVED = "nothing_retrieved"  # a target that reports ids returned none here
-    CONTEXT_COMPARISON = "context_comparison"  # retrieved ids against correctly answered forms
-    CONTEXT_TEXT = "context_text"  # the gold answer stated (or not) in the retrieved texts
-    NONE = "none"  # no evidence: inconclusive
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    """Which cycles count: each group's own last ``runs`` closed cycles with evidence
-    (``None``: every cycle, a batch report that pools a span), and how much of a group must be
-    decided for a conclusive status (``evidence``: :mod:`groundwatch.core.evidence`)."""
-
-    runs: int | None = None
-    evidence: EvidenceRule = DEFAULT_EVIDENCE
-
-    def __post_init__(self) -> None:
-        if self.runs is not None and self.runs < 1:
-            raise ValueError("Window.runs must be >= 1")
-
-
-@dataclass(frozen=True, slots=True)
-class Transition:
-    """A group's status changed when ``cycle`` closed (or a late verdict reopened it)."""
-
-    target: str
-    cohort: str
-    group_id: str
-    from_status: GroupStatus
-    to_status: GroupStatus
-    cycle: int
-    series: str
-    at: float
-    #: The last conclusive status before this change (gap, robust, non-robust or flaky), when
-    #: ``from_status`` is not one: robust → unknown (too little evidence) → gap lost the fact
-    #: as surely as robust → gap did, and gap → unknown → gap lost nothing.
-    from_conclusive: GroupStatus | None = None
-
-    @property
-    def kind(self) -> str:
-        """regression (→ gap from a status with right answers), recovery (gap → robust), or
-        change; judged from the last conclusive status, so a cycle of too little evidence in
-        between neither hides a regression nor makes a gap regress again."""
-        before = self.from_conclusive or self.from_status
-        if self.to_status is GroupStatus.GAP and before in (
-            GroupStatus.ROBUST,
-            GroupStatus.NON_ROBUST,
-            GroupStatus.FLAKY,
-        ):
-            return "regression"
-        if before is GroupStatus.GAP and self.to_status is GroupStatus.ROBUST:
-            return "recovery"
-        return "change"
-
-
-@dataclass(frozen=True, slots=True)
-class GroupTally:
-    """A read-only snapshot of one group's window (what the service stores and serves).
-
-    Counts are over the window's *forms* (each form's latest verdict), not over repeats.
-    """
-
-    target: str
-    cohort: str
-    group_id: str
-    dataset_id: str
-    scenario: str
-    group_forms: int
-    forms_judged: int
-    correct: int
-    incorrect: int
-    error: int
-    undecided: int
-    status: GroupStatus
-    flaky_forms: int = 0
-    cycle: int = 0
-    window_from_cycle: int = 0
-    history_from_cycle: int = 0
-    series: str = ""
-    #: The cycle the status stands on: the group's newest cycle with evidence (0: none yet).
-    evidence_cycle: int = 0
-    #: The status is older than the group's newest cycle: cycles with no evidence (the target
-    #: erred, the judge abstained) came after it and did not move it.
-    stale: bool = False
-
-    @property
-    def examples(self) -> int:
-        """Decisively judged forms: the denominator of accuracy (errors excluded)."""
-        return self.correct + self.incorrect
-
-    @property
-    def coverage(self) -> float | None:
-        """Decided forms / forms with any verdict (``None`` when nothing was probed)."""
-        return self.examples / self.forms_judged if self.forms_judged else None
-
-    @property
-    def partial(self) -> bool:
-        """Some form erred or was undecided: the status holds over the answered forms only."""
-        return self.error + self.undecided > 0
-
-
-@dataclass(slots=True)
-class _CohortSums:
-    """Running sums per (target, cohort): what eq. 1–3 need, so /metrics never scans groups.
-
-    ``correct``/``incorrect``/``gap_examples`` count forms of *decided* groups only (Acc_db, R and
-    λ over the same groups); ``probed``/``decided``/``error``/``undecided`` count every form (the
-    coverage beside every rate)."""
-
-    correct: int = 0
-    incorrect: int = 0
-    gap_examples: int = 0
-    probed: int = 0
-    decided: int = 0
-    error: int = 0
-    undecided: int = 0
-    flaky_forms: int = 0
-
-
-class _Cycle:
-    """One cycle of a group: each form's latest observation, every observation in arrival
-    order, and how many forms stand right and wrong — kept as verdicts arrive, so neither the
-    closing test nor the status rescans the observations per judgement. Counts, not sets of
-    forms: the wrong forms are listed only when flakiness has to be checked against them (few
-    groups); and the arrival list exists only once a form is repeated in the cycle (before, it
-    is ``forms`` itself): every container a cycle holds is more work for the garbage collector."""
-
-    __slots__ = ("_repeats", "closed", "cycle", "forms", "right", "wrong")
-
-    def __init__(self, cycle: int, *, closed: bool = False) -> None:
-        self.cycle = cycle
-        # form → its latest observation here (keys in order of first appearance)
-        self.forms: dict[str, Observation] = {}
-        # probe id → observation, in arrival order: only once a form came twice
-        self._repeats: dict[str, Observation] | None = None
-        self.right = 0  # forms whose latest verdict here is correct
-        self.wrong = 0  # … incorrect
-        self.closed = closed
-
-    def add(self, obs: Observation) -> None:
-        """Add a verdict; the form's latest verdict in the cycle is the one that stands."""
-        forms = self.forms
-        form = obs.form_id
-        prev = forms.get(form)
-        if prev is not None:
-            if self._repeats is None:  # so far one observation per form, in arrival order
-                self._repeats = {o.probe_id: o for o in forms.values()}
-            v = prev.verdict
-            if v is _CORRECT:
-                self.right -= 1
-            elif v is _INCORRECT:
-                self.wrong -= 1
-        if self._repeats is not None:
-            self._repeats[obs.probe_id] = obs
-        forms[form] = obs
-        v = obs.verdict
-        if v is _CORRECT:
-            self.right += 1
-        elif v is _INCORRECT:
-            self.wrong += 1
-
-    def observations(self) -> Iterable[Observation]:
-        """Every observation of the cycle (repeats of a form included), in arrival order."""
-        return self.forms.values() if self._repeats is None else self._repeats.values()
-
-    def wrong_forms(self) -> Iterator[str]:
-        """The forms whose latest verdict here is incorrect."""
-        return (f for f, o in self.forms.items() if o.verdict is _INCORRECT)
-
-
-@dataclass(slots=True)
-class _Tally:
-    key: GroupKey
-    dataset_id: str
-    scenario: str
-    group_forms: int
-    series: str
-    sums: _CohortSums
-    # ascending by cycle number (kept so on insertion): the window is read in order without
-    # sorting per judgement
-    cycles: dict[int, _Cycle] = field(default_factory=dict)
-    status: GroupStatus = GroupStatus.PENDING
-    # derived over the window: each form's latest observation
-    latest: dict[str, Observation] = field(default_factory=dict)
-    # a cycle opened, closed or left since the last recompute: the counted cycles may differ
-    reshaped: bool = True
-    correct: int = 0
-    incorrect: int = 0
-    error: int = 0
-    undecided: int = 0
-    # per form: (cycle, correct?, truth_version) of its decided verdicts, oldest first
-    history: dict[str, list[tuple[int, bool, int]]] = field(default_factory=dict)
-    flaky: frozenset[str] = frozenset()
-    # replaced, never changed in place (Tagger._reattribute): all tallies start with one empty
-    causes: dict[Cause, int] = field(default_factory=lambda: _NO_CAUSES)
-    # the last of the cycles ``latest`` was derived from (see Tagger._recompute)
-    counted_last: _Cycle | None = None
-    last_closed: int | None = None
-    # the last conclusive status (see Transition.from_conclusive), for transitions out of unknown
-    conclusive: GroupStatus | None = None
-    # the status stands on an older cycle than the group's newest closed one (see GroupTally)
-    stale: bool = False
-    evicted_before: int | None = None
-    answers_open_domain: bool = False  # a baseline tally with a correct latest verdict
-
-
-def status_of(
-    correct: int,
-    incorrect: int,
-    forms_judged: int,
-    group_forms: int,
-    evidence: EvidenceRule = DEFAULT_EVIDENCE,
-) -> GroupStatus:
-    """The status one complete cycle alone supports (no flakiness, no window): pending while
-    forms are missing, unknown when nothing or too little was decided (the evidence rules)."""
-    if forms_judged < group_forms:
-        return GroupStatus.PENDING
-    return evidence.cycle_status(correct, incorrect, group_forms) or GroupStatus.UNKNOWN
-
-
-def flaky_forms(history: dict[str, list[tuple[int, bool, int]]]) -> frozenset[str]:
-    """Forms whose decided verdict reversed at the next probed cycle (A, B, A) while the SQL truth
-    stayed the same. A change that persists (A, B, B) is a transition, not flakiness."""
-    return frozenset(form for form, h in history.items() if form_is_flaky(h))
-
-
-def form_is_flaky(h: list[tuple[int, bool, int]]) -> bool:
-    """One form's history (cycle, correct, truth version), oldest first: see :func:`flaky_forms`."""
-    if len(h) < 3:
-        return False
-    for (_, a, ta), (_, b, tb), (_, c, tc) in zip(h, h[1:], h[2:], strict=False):
-        if a == c != b and ta == tb == tc:
-            return True
-    return False
-
-
-def judge_retrieval(
-    obs: Observation, correct_contexts: set[frozenset[str]], *, reports_ids: bool = False
-) -> tuple[bool | None, RetrievalEvidence]:
-    """Whether the retrieval gave ``obs`` sufficient context, and what that stands on; ``None``
-    (inconclusive) when nothing says.
-
-    In order of strength:
-
-    1. the judgement given with the observation (imported GRAMMAR results);
-    2. ground-truth document ids, when the target reported retrieved ids: sufficient when every
-       relevant document was retrieved (relevant ⊆ retrieved — a top-k retriever always brings
-       extra documents, so set equality as in the authors' tool would blame retrieval for every
-       k > |relevant|, while mere overlap would call half of a two-document answer sufficient);
-    3. an empty retrieval from a target that reports ids for other queries (``reports_ids``):
-       nothing was retrieved, so nothing sufficed;
-    4. context comparison (§4.3) on ids: sufficient when the retrieved ids contain (⊇) those of a
-       correctly answered form of the same semantic group — that form got its answer from those
-       documents, and more documents do not take them away (a correct form matches itself);
-    5. the retrieved text (the judge's ``context_has_answer``): the gold answer stated in the
-       contexts → sufficient; contexts without it → insufficient;
-    6. context comparison, negative: the retrieved ids share no document with any correctly
-       answered form's → insufficient (none of the documents that answered the group came back);
-    7. otherwise inconclusive: no ids and no contexts (every ``openai_chat`` target, an
-       ``http_json`` target without id or context paths), or ids that overlap a correct form's
-       without containing them. The paper itself warns that a missing match "does not
-       conclusively indicate retrieval failures" (000 §3.6), so no evidence is never a verdict.
-
-    A target error has no retrieval judgement. An undecided verdict keeps whatever evidence the
-    retrieval has (its correctness is not evidence either way).
-    """
-    if obs.verdict is Verdict.ERROR:
-        return None, RetrievalEvidence.NONE
-    if obs.retrieval_ok is not None:
-        return obs.retrieval_ok, RetrievalEvidence.GIVEN
-    retrieved = obs.retrieved_ids
-    if retrieved and obs.relevant_doc_ids:
-        return set(obs.relevant_doc_ids) <= set(retrieved), RetrievalEvidence.GROUND_TRUTH
-    if not retrieved and reports_ids:
-        return False, RetrievalEvidence.NOTHING_RETRIEVED
-    if retrieved and correct_contexts:
-        got = frozenset(retrieved)
-        if any(c <= got for c in correct_contexts):
-            return True, RetrievalEvidence.CONTEXT_COMPARISON
-    if obs.context_has_answer is not None:
-        return obs.context_has_answer, RetrievalEvidence.CONTEXT_TEXT
-    if retrieved and correct_contexts and all(got.isdisjoint(c) for c in correct_contexts):
-        return False, RetrievalEvidence.CONTEXT_COMPARISON
-    return None, RetrievalEvidence.NONE
-
-
-def retrieval_sufficient(
-    obs: Observation, correct_contexts: set[frozenset[str]], *, reports_ids: bool = False
-) -> bool | None:
-    """:func:`judge_retrieval` without its evidence: True, False, or None (inconclusive)."""
-    return judge_retrieval(obs, correct_contexts, reports_ids=reports_ids)[0]
-
-
-def cause_of(obs: Observation, status: GroupStatus, retrieval_ok: bool | None) -> Cause | None:
-    """Failure attribution of one example; ``None`` for a correct one.
-
-    error → target error; undecided → undecided; a response matching an earlier answer version
-    (the source database changed, the RAG's knowledge did not) → stale; a wrong example in a gap
-    group → gap (the knowledge base lacks the fact); in a flaky group → flaky; in a pending group
-    → pending (it may yet turn out to be a gap); otherwise insufficient retrieval → retrieval,
-    sufficient → LM, not judgeable (``None``) → inconclusive. Callers pass the status from
-    :func:`attribution_status`, so a group that is a gap in one cohort only is not blamed on the
-    knowledge base.
-    """
-    v = obs.verdict
-    if v is Verdict.CORRECT:
-        return None
-    if v is Verdict.ERROR:
-        return Cause.TARGET_ERROR
-    if v is Verdict.UNDECIDED:
-        return Cause.UNDECIDED
-    if obs.stale:
-        return Cause.STALE  # the answer matches an earlier SQL truth: outdated, not missing
-    if status is GroupStatus.GAP:
-        return Cause.GAP
-    if status is GroupStatus.FLAKY:
-        return Cause.FLAKY
-    if status is GroupStatus.PENDING or status is GroupStatus.UNKNOWN:
-        return Cause.PENDING
-    if retrieval_ok is None:
-        return Cause.INCONCLUSIVE
-    return Cause.LM if retrieval_ok else Cause.RETRIEVAL
-
-
-def attribution_status(status: GroupStatus, answered_in_another_cohort: bool) -> GroupStatus:
-    """The status attribution works from: a *cohort gap* — every form of this cohort wrong while
-    a form of another cohort of the same semantic group was answered correctly — is no knowledge
-    gap (the fact is in the knowledge base, the target just cannot reach it in this form), so its
-    failures are judged like those of a non-robust group: retrieval or LM. This is the authors'
-    rule that gap groups are identified "by considering both hypothesis and counter-hypothesis
-    clusters" (mutual gap groups), applied to attribution; the per-cohort status, and with it
-    Acc_db, R and λ, stays exactly GRAMMAR's. The same holds for a wrong form of a cohort with
-    too little evidence for a status (unknown): the fact was answered in another wording, so
-    that form's failure is fragility, whatever the rest of its cohort did."""
-    if (
-        status is GroupStatus.GAP or status is GroupStatus.UNKNOWN
-    ) and answered_in_another_cohort:
-        return GroupStatus.NON_ROBUST
-    return status
-
-
-class Tagger:
+class Tagger(TallyReads):
     """Incremental, idempotent GRAMMAR tagging of a stream of judged observations.
 
     ``apply`` returns False for a duplicate ``probe_id`` (a redelivered judgement) and for an
@@ -522,6 +129,8 @@ class Tagger:
         if evidence is None:
             evidence = window.evidence if window is not None else DEFAULT_EVIDENCE
         self.evidence = evidence
+        # the rule's verdict per (right, wrong, forms): a few distinct triples, asked per status
+        self._cycle_status = functools.lru_cache(maxsize=4096)(evidence.cycle_status)
         # groups per (target, cohort) whose status stands on an older cycle than their newest
         self._stale_counts: dict[tuple[str, str], int] = {}
         # target → [newest cycle, probes judged in it, of which answered]: its health right now
@@ -549,10 +158,23 @@ class Tagger:
         # targets that reported retrieved ids at least once: an empty list from them means
         # "nothing retrieved", from any other target "not reported"
         self._id_targets: set[str] = set()
+        # a restore derives every group's knowledge gap once, after all its cohorts are back
+        self._gaps_deferred = False
+        # the read model (groundwatch.core.tagging_view): groups changed or gone since the last
+        # published view, which of this tagger's views the next one is made from, and cycles
+        # opened so far (the order of the groups' first kept observations)
+        self._changed: set[GroupKey] = set()
+        self._removed: set[GroupKey] = set()
+        self._publish_token = object()
+        self._seq = 0
 
     @property
     def window(self) -> Window:
         return Window(runs=self._w, evidence=self.evidence)
+
+    @property
+    def lineage(self) -> object:
+        return self._publish_token
 
     # ------------------------------------------------------------------ ingest
     def apply(self, obs: Observation) -> bool:
@@ -606,7 +228,8 @@ class Tagger:
             changed = True
             # a late verdict of an older cycle opens it already closed: a newer one has started
             newer = bool(cycles) and c < top
-            cycle = _Cycle(c, closed=newer)
+            cycle = _Cycle(c, closed=newer, seq=self._seq)
+            self._seq += 1
             # a newer cycle started: every older open cycle is as complete as it will get
             for cc, cy in cycles.items():
                 if cc < c:
@@ -845,14 +468,16 @@ class Tagger:
                 self._transition_counts[tk] = self._transition_counts.get(tk, 0) + 1
                 kk = (key[0], key[1], tr.kind)
                 self._kind_counts[kk] = self._kind_counts.get(kk, 0) + 1
-            self._update_knowledge_gap(key[0], key[2])
+            if not self._gaps_deferred:
+                self._update_knowledge_gap(key[0], key[2])
             if new_status in DECIDED_STATUSES:
                 t.conclusive = new_status
-        elif (correct > 0) is not (o_correct > 0):
+        elif (correct > 0) is not (o_correct > 0) and not self._gaps_deferred:
             # a right answer in a cohort of too little evidence refutes a knowledge gap too
             self._update_knowledge_gap(key[0], key[2])
         t.last_closed = last_closed
         self._dirty.add(key)
+        self._changed.add(key)
         self._mutations += 1
         if key[0] == self.open_domain_baseline:
             answers = correct > 0
@@ -894,7 +519,6 @@ class Tagger:
         without evidence is skipped, so the status stays that of the newest cycle with some."""
         if not closed:
             return GroupStatus.PENDING, None
-        rule = self.evidence
         mixed = False  # a cycle with a right and a wrong form
         last: _Cycle | None = None  # the latest cycle with evidence
         for cy in closed:
@@ -910,7 +534,9 @@ class Tagger:
         if mixed:
             status = GroupStatus.NON_ROBUST  # culprits: the wrong forms of mixed cycles
         else:
-            status = rule.cycle_status(last.right, last.wrong, t.group_forms) or GroupStatus.UNKNOWN
+            status = (
+                self._cycle_status(last.right, last.wrong, t.group_forms) or GroupStatus.UNKNOWN
+            )
             if status is not GroupStatus.GAP:
                 return status, last_cycle  # robust, or unknown: too little decided
         flaky = t.flaky
@@ -994,6 +620,8 @@ class Tagger:
                 del self._cohorts_of[(key[0], key[2])]
             self._knowledge_gaps.get(key[0], set()).discard(group_id)
             self._dirty.discard(key)
+            self._changed.discard(key)
+            self._removed.add(key)
         # a transition the discarded group produced while being emptied is no real one
         self._pending_transitions = [
             tr for tr in self._pending_transitions if tr.group_id != group_id
@@ -1001,193 +629,12 @@ class Tagger:
         return n
 
     # ------------------------------------------------------------------ reads
-    def status(self, target: str, cohort: str, group_id: str) -> GroupStatus:
-        t = self._tallies.get((target, cohort, group_id))
-        return GroupStatus.PENDING if t is None else t.status
+    def _snap(self, key: GroupKey, t: _Tally) -> GroupTally:
+        return _snapshot(key, t)
 
     def tally(self, target: str, cohort: str, group_id: str) -> GroupTally | None:
         t = self._tallies.get((target, cohort, group_id))
         return None if t is None else _snapshot((target, cohort, group_id), t)
-
-    def tallies(
-        self,
-        target: str | None = None,
-        cohort: str | None = None,
-        status: GroupStatus | None = None,
-    ) -> Iterator[GroupTally]:
-        """Snapshots of every tracked group, optionally filtered (for ``/groups``)."""
-        for key, t in list(self._tallies.items()):  # a snapshot: see the class docstring
-            if (
-                (target is None or key[0] == target)
-                and (cohort is None or key[1] == cohort)
-                and (status is None or t.status is status)
-            ):
-                yield _snapshot(key, t)
-
-    def status_counts(
-        self, *, closed_domain: bool = False
-    ) -> dict[tuple[str, str, GroupStatus], int]:
-        """Groups per (target, cohort, status); maintained incrementally, so this is a copy only.
-        ``closed_domain``: without the open-domain groups and the baseline (see the module)."""
-        if closed_domain and self.open_domain_baseline is not None:
-            cd = self._closed()
-            return {
-                k: n - cd.status.get(k, 0)
-                for k, n in list(self._status_counts.items())
-                if k[0] != self.open_domain_baseline and n - cd.status.get(k, 0)
-            }
-        return {k: n for k, n in list(self._status_counts.items()) if n}
-
-    def stale_counts(self) -> dict[tuple[str, str], int]:
-        """Groups per (target, cohort) whose status stands on an older cycle than their newest
-        one: cycles without evidence (an outage) came after it (what the operator must know
-        beside a gap list that an outage did not erase)."""
-        return {k: n for k, n in list(self._stale_counts.items()) if n}
-
-    def target_health(self) -> dict[str, tuple[int, int, int]]:
-        """target → (its newest cycle, probes judged in that cycle, of which the target
-        answered): whether the endpoint is up now, which the group statuses no longer say
-        (an outage keeps them, stale)."""
-        return {t: (h[0], h[1], h[2]) for t, h in list(self._health.items())}
-
-    def open_domain_groups(self) -> set[str]:
-        """Semantic groups the open-domain baseline answers correctly (in its window)."""
-        return set(self._open_domain)
-
-    def _closed(self) -> _ClosedDomain:
-        """What the open-domain groups contribute to the other targets' running counts, to be
-        subtracted: O(open-domain groups × cohorts), recomputed only after the tagger changed."""
-        cached = self._closed_cache
-        if cached is not None and cached[0] == self._mutations:
-            return cached[1]
-        cd = _ClosedDomain()
-        baseline = self.open_domain_baseline
-        targets = {t for t, _ in list(self._sums) if t != baseline}
-        for gid in list(self._open_domain):
-            for target in targets:
-                for cohort in self._cohorts_of.get((target, gid), ()):
-                    t = self._tallies[(target, cohort, gid)]
-                    ck = (target, cohort)
-                    s = cd.sums.setdefault(ck, _CohortSums())
-                    decided = t.status in DECIDED_STATUSES
-                    s.probed += len(t.latest)
-                    s.decided += t.correct + t.incorrect
-                    s.error += t.error
-                    s.undecided += t.undecided
-                    s.flaky_forms += len(t.flaky)
-                    if decided:
-                        s.correct += t.correct
-                        s.incorrect += t.incorrect
-                    if t.status is GroupStatus.GAP:
-                        s.gap_examples += t.correct + t.incorrect
-                    sk = (target, cohort, t.status)
-                    cd.status[sk] = cd.status.get(sk, 0) + 1
-                    for cause, n in t.causes.items():
-                        cause_key = (target, cohort, cause)
-                        cd.causes[cause_key] = cd.causes.get(cause_key, 0) + n
-        self._closed_cache = (self._mutations, cd)
-        return cd
-
-    def transition_counts(self) -> dict[tuple[str, str, GroupStatus, GroupStatus], int]:
-        """Transitions seen by this tagger per (target, cohort, from, to)."""
-        return {k: n for k, n in list(self._transition_counts.items()) if n}
-
-    def transition_kinds(self) -> dict[tuple[str, str, str], int]:
-        """Transitions seen by this tagger per (target, cohort, kind): regression, recovery or
-        change, each judged from the last conclusive status (:attr:`Transition.kind`)."""
-        return dict(list(self._kind_counts.items()))
-
-    def recent_transitions(self, limit: int = 50) -> list[Transition]:
-        """The latest transitions, newest first."""
-        return list(reversed(self._recent))[:limit]
-
-    def cohort_numbers(
-        self, *, closed_domain: bool = False
-    ) -> dict[tuple[str, str], dict[str, float | int | None]]:
-        """GRAMMAR's numbers per (target, cohort) from running sums — O(cohorts), for /metrics.
-
-        Acc_db, R, λ and accuracy are over the same set: decided groups (gap, robust,
-        non-robust, flaky); pending and unknown groups are left out of all of them and counted
-        apart. ``coverage`` = decided forms / forms with a verdict, over every group. ``None``
-        when a denominator is 0. The same definitions as the report's per-cohort numbers.
-        ``closed_domain``: the open-domain groups and the baseline left out (§5.2).
-        """
-        out: dict[tuple[str, str], dict[str, float | int | None]] = {}
-        status = self._status_counts
-        sums = self._sums
-        if closed_domain and self.open_domain_baseline is not None:
-            status = self.status_counts(closed_domain=True)
-            cd = self._closed()
-            sums = {
-                ck: _minus(s, cd.sums.get(ck))
-                for ck, s in list(self._sums.items())
-                if ck[0] != self.open_domain_baseline
-            }
-        for (target, cohort), s in list(sums.items()):
-            by = {st: status.get((target, cohort, st), 0) for st in GroupStatus}
-            gaps = by[GroupStatus.GAP]
-            groups = sum(by[st] for st in DECIDED_STATUSES)
-            if not any(by.values()):
-                continue
-            examples = s.correct + s.incorrect
-            refined = examples - s.gap_examples
-            out[(target, cohort)] = {
-                "examples": examples,
-                "correct": s.correct,
-                "errors": s.error,
-                "undecided": s.undecided,
-                "probed": s.probed,
-                "coverage": s.decided / s.probed if s.probed else None,
-                "groups": groups,
-                "gap_groups": gaps,
-                "non_robust_groups": by[GroupStatus.NON_ROBUST],
-                "flaky_groups": by[GroupStatus.FLAKY],
-                "robust_groups": by[GroupStatus.ROBUST],
-                "pending_groups": by[GroupStatus.PENDING],
-                "unknown_groups": by[GroupStatus.UNKNOWN],
-                "stale_groups": self._stale_counts.get((target, cohort), 0),
-                "flaky_forms": s.flaky_forms,
-                "gap_examples": s.gap_examples,
-                "accuracy": s.correct / examples if examples else None,
-                "acc_db": 1 - gaps / groups if groups else None,
-                "refined_accuracy": s.correct / refined if refined else None,
-                "lambda": s.gap_examples / examples if examples else None,
-            }
-        return out
-
-    def verdict_counts(self) -> dict[tuple[str, Verdict], int]:
-        """Judgements in the window per (target, verdict)."""
-        counts = self._verdict_counts
-        return {
-            (target, v): n for target, vc in list(counts.items()) for v, n in list(vc.items()) if n
-        }
-
-    def scenario_counts(self) -> dict[tuple[str, str], dict[Verdict, int]]:
-        """Judgements in the window per (target, RAGProbe scenario), by verdict; GRAMMAR's
-        factual probes are not in it. Kept as verdicts arrive and leave, so this is a copy of
-        O(targets × scenarios) counters — what /metrics reads."""
-        return {k: dict(c) for k, c in list(self._scenario_counts.items()) if any(c.values())}
-
-    def cause_counts(
-        self, *, refresh: bool = True, closed_domain: bool = False
-    ) -> dict[tuple[str, str, Cause], int]:
-        """Failure attribution per (target, cohort, cause), over each form's latest verdict.
-
-        Context comparison looks across a group's forms and cohorts, so attribution is
-        recomputed lazily for the groups touched since the last refresh. With ``refresh=False``
-        this is a copy of the maintained counts — what an exporter should read, while the
-        consumer loop calls :meth:`refresh_causes` with a budget after each batch.
-        """
-        if refresh:
-            self.refresh_causes()
-        if closed_domain and self.open_domain_baseline is not None:
-            sub = self._closed().causes
-            return {
-                k: n - sub.get(k, 0)
-                for k, n in self._cause_counts.items()
-                if k[0] != self.open_domain_baseline and n - sub.get(k, 0)
-            }
-        return {k: n for k, n in self._cause_counts.items() if n}
 
     def refresh_causes(self, max_groups: int | None = None) -> int:
         """Re-attribute up to ``max_groups`` touched semantic groups (all when None); returns
@@ -1211,16 +658,6 @@ class Tagger:
         it in one step under the GIL."""
         return iter(list(self._live.values()))
 
-    def counted_observations(self) -> Iterator[Observation]:
-        """The observations that count: each form's latest verdict in its group's window."""
-        for t in list(self._tallies.values()):
-            yield from list(t.latest.values())
-
-    def group_observations(self, target: str, cohort: str, group_id: str) -> list[Observation]:
-        """The group's counted observations (each form's latest verdict in the window)."""
-        t = self._tallies.get((target, cohort, group_id))
-        return [] if t is None else list(t.latest.values())
-
     def group_history(self, target: str, cohort: str, group_id: str) -> list[Observation]:
         """Every observation of the group in the window, oldest cycle first."""
         t = self._tallies.get((target, cohort, group_id))
@@ -1229,61 +666,6 @@ class Tagger:
         cycles = list(t.cycles.values())  # a cycle may leave the window meanwhile
         return [o for cy in sorted(cycles, key=lambda cy: cy.cycle) for o in cy.observations()]
 
-    def flaky(self, target: str, cohort: str, group_id: str) -> frozenset[str]:
-        """Form ids of the group whose verdict reversed with an unchanged truth."""
-        t = self._tallies.get((target, cohort, group_id))
-        return frozenset() if t is None else t.flaky
-
-    def knowledge_gaps(self, target: str, *, closed_domain: bool = False) -> set[str]:
-        """Semantic groups of ``target`` the knowledge base lacks: a gap in every cohort with a
-        decided status, at least one (maintained as statuses change). ``closed_domain``: without
-        the open-domain groups (and nothing for the baseline itself)."""
-        gaps = set(self._knowledge_gaps.get(target, ()))
-        if closed_domain and self.open_domain_baseline is not None:
-            if target == self.open_domain_baseline:
-                return set()
-            gaps -= self._open_domain.keys()
-        return gaps
-
-    def knowledge_gap_counts(self, *, closed_domain: bool = False) -> dict[str, int]:
-        """Knowledge-gap groups per target (what the gap alert watches)."""
-        if closed_domain and self.open_domain_baseline is not None:
-            out = {
-                t: len(self.knowledge_gaps(t, closed_domain=True))
-                for t in list(self._knowledge_gaps)
-            }
-            return {t: n for t, n in out.items() if n}
-        return {t: len(g) for t, g in list(self._knowledge_gaps.items()) if g}
-
-    def answered_anywhere(self, target: str, group_id: str) -> bool:
-        """Whether any cohort of the semantic group has a correct (latest) verdict."""
-        return any(t.correct for t in self._group_tallies((target, group_id)))
-
-    def reports_ids(self, target: str) -> bool:
-        """Whether ``target`` ever reported retrieved ids (then an empty list is an empty
-        retrieval, not a missing one)."""
-        return target in self._id_targets
-
-    def retrieval_judgements(
-        self, target: str, group_id: str
-    ) -> dict[str, tuple[bool | None, RetrievalEvidence]]:
-        """probe_id → (retrieval sufficiency, its evidence) for every counted observation of a
-        semantic group (all cohorts of ``target``), by :func:`judge_retrieval`."""
-        tallies = self._group_tallies((target, group_id))
-        contexts = _correct_contexts(tallies)
-        ids = target in self._id_targets
-        return {
-            o.probe_id: judge_retrieval(o, contexts, reports_ids=ids)
-            for t in tallies
-            for o in list(t.latest.values())
-        }
-
-    def targets(self) -> list[str]:
-        return sorted({k[0] for k in list(self._tallies)})
-
-    def cohorts(self, target: str | None = None) -> list[str]:
-        return sorted({k[1] for k in list(self._tallies) if target is None or k[0] == target})
-
     def __len__(self) -> int:
         return len(self._live)
 
@@ -1291,14 +673,6 @@ class Tagger:
         return probe_id in self._live
 
     # ------------------------------------------------------------------ attribution
-    def _group_tallies(self, gk: tuple[str, str]) -> list[_Tally]:
-        target, group_id = gk
-        return [
-            self._tallies[(target, c, group_id)]
-            for c in sorted(self._cohorts_of.get(gk, ()))
-            if (target, c, group_id) in self._tallies
-        ]
-
     def _reattribute(self, gk: tuple[str, str]) -> None:
         target, group_id = gk
         cohorts = self._cohorts_of.get(gk)
@@ -1334,73 +708,5 @@ class Tagger:
                 ck = (target, cohort, cause)
                 counts[ck] = counts.get(ck, 0) + n
             t.causes = fresh
+            self._changed.add((target, cohort, group_id))
             self._mutations += 1
-
-
-@dataclass(slots=True)
-class _ClosedDomain:
-    """The open-domain groups' share of the running counts (per target and cohort)."""
-
-    sums: dict[tuple[str, str], _CohortSums] = field(default_factory=dict)
-    status: dict[tuple[str, str, GroupStatus], int] = field(default_factory=dict)
-    causes: dict[tuple[str, str, Cause], int] = field(default_factory=dict)
-
-
-def _minus(a: _CohortSums, b: _CohortSums | None) -> _CohortSums:
-    if b is None:
-        return a
-    return _CohortSums(
-        correct=a.correct - b.correct,
-        incorrect=a.incorrect - b.incorrect,
-        gap_examples=a.gap_examples - b.gap_examples,
-        probed=a.probed - b.probed,
-        decided=a.decided - b.decided,
-        error=a.error - b.error,
-        undecided=a.undecided - b.undecided,
-        flaky_forms=a.flaky_forms - b.flaky_forms,
-    )
-
-
-def _correct_contexts(tallies: Iterable[_Tally]) -> set[frozenset[str]]:
-    """Retrieved-id sets of the correctly answered forms of one semantic group, across cohorts:
-    any semantically identical, correctly answered form is evidence that a context suffices."""
-    return {
-        frozenset(o.retrieved_ids)
-        for t in tallies
-        if t.correct
-        for o in t.latest.values()
-        if o.verdict is _CORRECT and o.retrieved_ids
-    }
-
-
-def _snapshot(key: GroupKey, t: _Tally) -> GroupTally:
-    cycles = sorted(t.cycles)
-    history_from = min((h[0][0] for h in t.history.values() if h), default=0)
-    return GroupTally(
-        target=key[0],
-        cohort=key[1],
-        group_id=key[2],
-        dataset_id=t.dataset_id,
-        scenario=t.scenario,
-        group_forms=t.group_forms,
-        forms_judged=len(t.latest),
-        correct=t.correct,
-        incorrect=t.incorrect,
-        error=t.error,
-        undecided=t.undecided,
-        status=t.status,
-        flaky_forms=len(t.flaky),
-        cycle=cycles[-1] if cycles else 0,
-        window_from_cycle=cycles[0] if cycles else 0,
-        history_from_cycle=min(history_from, cycles[0]) if cycles else history_from,
-        series=t.series,
-        evidence_cycle=t.last_closed or 0,
-        stale=t.stale,
-    )
-
-
-def _verdict_counts(observations: Iterable[Observation]) -> tuple[int, int, int, int]:
-    """(correct, incorrect, error, undecided) among ``observations``: the full recount; the
-    per-judgement path moves the four counts by one verdict inline instead."""
-    counts = Counter(o.verdict for o in observations)
-    return counts[_CORRECT], counts[_INCORRECT], counts[_ERROR], counts[Verdict.UNDECIDED]

@@ -60,6 +60,7 @@ from groundwatch.core.tagging import (
     attribution_status,
     cause_of,
 )
+from groundwatch.core.tagging_reads import TallyReads
 from groundwatch.report.columns import fmt
 from groundwatch.report.groups import FAILING, Evidence, group_results, target_health
 from groundwatch.report.model import (
@@ -139,7 +140,7 @@ MAX_FAILING = 2000
 
 
 def report_from_tagger(
-    tagger: Tagger,
+    tagger: TallyReads,
     *,
     cohorts: Sequence[str] | None = None,
     compare: tuple[str, str] | None = None,
@@ -287,7 +288,7 @@ def transition_entry(tr: Transition) -> TransitionEntry:
     )
 
 
-def scenario_numbers(tagger: Tagger) -> dict[str, dict[str, ScenarioNumbers]]:
+def scenario_numbers(tagger: TallyReads) -> dict[str, dict[str, ScenarioNumbers]]:
     """RAGProbe failure rates per target and scenario, from the tagger's running counts."""
     out: dict[str, dict[str, ScenarioNumbers]] = {}
     for (target, scenario), c in sorted(tagger.scenario_counts().items()):
@@ -310,7 +311,7 @@ def scenario_numbers(tagger: Tagger) -> dict[str, dict[str, ScenarioNumbers]]:
 class _View:
     """Per-report caches over a tagger: group snapshots, observations and retrieval judgements."""
 
-    def __init__(self, tagger: Tagger) -> None:
+    def __init__(self, tagger: TallyReads) -> None:
         self.tagger = tagger
         self.targets: list[str] = []
         self.cohorts: dict[str, list[str]] = {}

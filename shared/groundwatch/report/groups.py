@@ -25,11 +25,11 @@ from groundwatch.core.tagging import (
     GroupStatus,
     GroupTally,
     Observation,
-    Tagger,
     attribution_status,
     cause_of,
     status_of,
 )
+from groundwatch.core.tagging_reads import TallyReads
 from groundwatch.report.model import FormResult, GroupResult, StatusPoint, TargetHealth
 
 #: Worst first: the order of every listing.
@@ -107,7 +107,7 @@ def overall_status(statuses: Iterable[GroupStatus], *, answered: bool = False) -
 _Key = tuple[str, str]  # (target, group_id)
 
 
-def status_summary(tagger: Tagger, target: str | None = None) -> dict[str, int]:
+def status_summary(tagger: TallyReads, target: str | None = None) -> dict[str, int]:
     """Semantic groups by their status over every cohort (:func:`overall_status`), factual
     probes only, and how many of them stand on kept evidence (``stale``): the numbers of a
     continuous run's line per cycle. O(groups)."""
@@ -125,7 +125,7 @@ def status_summary(tagger: Tagger, target: str | None = None) -> dict[str, int]:
 
 
 def _index(
-    tagger: Tagger, target: str | None, cohort: str | None, scenario: str | None
+    tagger: TallyReads, target: str | None, cohort: str | None, scenario: str | None
 ) -> dict[_Key, dict[str, GroupTally]]:
     out: dict[_Key, dict[str, GroupTally]] = {}
     for t in tagger.tallies(target, cohort):
@@ -136,7 +136,7 @@ def _index(
 
 
 def select_groups(
-    tagger: Tagger,
+    tagger: TallyReads,
     *,
     target: str | None = None,
     cohort: str | None = None,
@@ -175,7 +175,7 @@ def select_groups(
 
 
 def group_results(
-    tagger: Tagger,
+    tagger: TallyReads,
     *,
     target: str | None = None,
     cohort: str | None = None,
@@ -199,7 +199,7 @@ def group_results(
 
 
 def _build(
-    tagger: Tagger,
+    tagger: TallyReads,
     key: _Key,
     status: GroupStatus,
     by_cohort: Mapping[str, GroupTally],
@@ -327,7 +327,7 @@ def fill_evidence(rows: list[GroupResult], evidence: Evidence) -> list[GroupResu
     return out
 
 
-def target_health(tagger: Tagger, evidence: Evidence | None = None) -> dict[str, TargetHealth]:
+def target_health(tagger: TallyReads, evidence: Evidence | None = None) -> dict[str, TargetHealth]:
     """Per target over each form's latest verdict: probes, answered, errors by kind, and the
     message of the first error (from the evidence: the judge keeps the target's error there)."""
     counts: dict[str, list[int]] = {}

@@ -1,4 +1,5 @@
-"""Prometheus export of the live tallies, read from the tagger at scrape time.
+"""Prometheus export of the live tallies, read at scrape time from the view the analytics consume
+loop published last (:mod:`groundwatch.core.tagging_view`; never the live tagger).
 
 Label sets are bounded (target, cohort, status, verdict, cause, scenario) — never group ids or
 text — so the series count does not grow with the dataset. Gauges are read at scrape time from
@@ -19,7 +20,8 @@ from prometheus_client.registry import Collector
 from groundwatch.core.data_quality import QualityLabel, QualityResults
 from groundwatch.core.judge_quality import BUCKETS, JudgeQuality
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import GroupStatus, Observation, Tagger, Transition
+from groundwatch.core.tagging import GroupStatus, Observation, Transition
+from groundwatch.core.tagging_reads import TallyReads
 from groundwatch.report.model import JudgeQualityReport
 from groundwatch.report.quality import quality_report
 
@@ -27,7 +29,7 @@ from groundwatch.report.quality import quality_report
 class TallyCollector(Collector):
     def __init__(
         self,
-        tagger: Callable[[], Tagger],
+        tagger: Callable[[], TallyReads],
         quality: Callable[[], QualityResults | None] | None = None,
     ) -> None:
         self._tagger = tagger
@@ -176,7 +178,7 @@ class TallyCollector(Collector):
         yield from _scenario_families(tagger)
 
 
-def _scenario_families(tagger: Tagger) -> Iterator[GaugeMetricFamily]:
+def _scenario_families(tagger: TallyReads) -> Iterator[GaugeMetricFamily]:
     """RAGProbe scenario probes: failure ratio = incorrect / decided (errors and undecided are
     not failures; they are exported next to it), from the tagger's running counts."""
     ratio = GaugeMetricFamily(
@@ -209,7 +211,7 @@ class QualityCollector(Collector):
     Rebuilt from the tagger's window only when a batch was applied since the last build, and at
     most every ``refresh_s`` seconds: a scrape in between reads the last build (O(series))."""
 
-    def __init__(self, tagger: Callable[[], Tagger], *, refresh_s: float = 10.0) -> None:
+    def __init__(self, tagger: Callable[[], TallyReads], *, refresh_s: float = 10.0) -> None:
         self._tagger = tagger
         self.refresh_s = refresh_s
         self.dirty = True
@@ -219,13 +221,14 @@ class QualityCollector(Collector):
         tagger = self._tagger()
         now = time.monotonic()
         built = self._built
-        stale = built is None or built[0] != id(tagger)
+        # rebuilt after a restore (another lineage), else at most every refresh_s
+        stale = built is None or built[0] != id(tagger.lineage)
         if not stale and self.dirty and built is not None:
             stale = now - built[1] >= self.refresh_s
         if stale or built is None:
             self.dirty = False
             q = JudgeQuality.of(tagger.observations())
-            built = self._built = (id(tagger), now, quality_report(q), q)
+            built = self._built = (id(tagger.lineage), now, quality_report(q), q)
         return built[2], built[3]
 
     def collect(self) -> Iterator[Metric]:
@@ -384,7 +387,7 @@ _ALERTED_TRANSITIONS = (
 )
 
 
-def knowledge_regressions(tagger: Tagger, transitions: list[Transition]) -> dict[str, set[str]]:
+def knowledge_regressions(tagger: TallyReads, transitions: list[Transition]) -> dict[str, set[str]]:
     """Per target, the semantic groups these transitions made a knowledge gap.
 
     A cohort that turned gap from a status with right answers (robust, non-robust, flaky) was
@@ -412,7 +415,7 @@ class AnalyticsMetrics:
     def __init__(
         self,
         registry: CollectorRegistry,
-        tagger: Callable[[], Tagger],
+        tagger: Callable[[], TallyReads],
         quality: Callable[[], QualityResults | None] | None = None,
     ) -> None:
         self.judgements = Counter(

@@ -14,7 +14,8 @@ from fastapi import Depends, FastAPI, HTTPException, Query
 from fastapi.responses import HTMLResponse
 
 from groundwatch.adapters.db.evidence import StoreEvidence
-from groundwatch.core.tagging import GroupStatus, Tagger, Transition
+from groundwatch.core.tagging import GroupStatus, Transition
+from groundwatch.core.tagging_reads import TallyReads
 from groundwatch.report.build import report_from_tagger
 from groundwatch.report.groups import FAILING, fill_evidence, group_results
 from groundwatch.report.html import render_html
@@ -52,8 +53,10 @@ def add_routes(
     token."""
     guard = [Depends(require_read_token(read_token))]
 
-    def tagger() -> Tagger:
-        return worker().tagger
+    def tagger() -> TallyReads:
+        # the read model the consume loop published last: never the live tagger, which the
+        # loop changes while a request reads
+        return worker().view
 
     @app.get("/groups", tags=["groups"], response_model=GroupPage, dependencies=guard)
     async def groups(
@@ -72,8 +75,8 @@ def add_routes(
         """Semantic groups worst first, each with its SQL, gold answer, and every form's
         question, answer, verdict and cause (the same rows as `groundwatch groups`)."""
         wanted = _statuses(status)  # the pattern admits only known statuses
-        # the selection reads the live tagger, so it runs on the loop that feeds it; the texts
-        # are read from the store in a thread
+        # the selection reads the published view (immutable); the texts are read from the
+        # store in a thread
         total, rows = group_results(
             tagger(),
             target=target,
@@ -204,7 +207,7 @@ def add_routes(
         w = worker()
         quality = w.quality.results() if w.quality is not None else None
         return report_from_tagger(
-            w.tagger, data_quality=quality, evidence=StoreEvidence(w.store.engine)
+            w.view, data_quality=quality, evidence=StoreEvidence(w.store.engine)
         )
 
     @app.get(

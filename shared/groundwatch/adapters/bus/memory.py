@@ -10,6 +10,12 @@ every consumer group reading it has committed, as a broker's retention would dro
 a continuous ``groundwatch run`` keeps at most the records still in flight, not every message of
 every cycle (it grew ~17 MB per cycle of 2,200 probes, without end). Offsets stay absolute, and a
 group that joins later starts at the earliest record kept (Kafka's ``auto.offset.reset=earliest``).
+
+Backpressure: with ``max_backlog`` a publisher waits while a topic holds more records its readers
+have not committed than that, as a producer waits on a full buffer. The generator publishes a
+cycle far faster than the targets answer it: without a bound every probe of the cycle sat in the
+bus at once (a 50k-probe cycle held ~850 MB, growing with the cycle); with it, a cycle of any size
+keeps a bounded number of messages in flight. A topic nobody reads never blocks.
 """
 
 from __future__ import annotations
@@ -36,9 +42,14 @@ TRIM_AT = 2048
 class MemoryBus:
     """Topics as lists of partitions held in memory; at-least-once consumer groups."""
 
-    def __init__(self, partitions: int = 6, *, trim_consumed: bool = False) -> None:
+    def __init__(
+        self, partitions: int = 6, *, trim_consumed: bool = False, max_backlog: int | None = None
+    ) -> None:
         self.partitions = partitions
         self.trim_consumed = trim_consumed
+        self.max_backlog = max_backlog
+        #: set (and replaced) whenever a group commits: a publisher waiting on a backlog looks again
+        self._committed = asyncio.Event()
         self._logs: dict[str, list[list[Record]]] = {}
         #: per topic, per partition: the absolute offset of the first record kept
         self._bases: dict[str, list[int]] = {}
@@ -83,6 +94,23 @@ class MemoryBus:
         if messages:
             self._wakeup.set()
             self._wakeup = asyncio.Event()
+        if self.max_backlog is not None:
+            for topic in logs:
+                while self.backlog(topic) > self.max_backlog:
+                    await self._committed.wait()
+
+    def backlog(self, topic: str) -> int:
+        """Records of ``topic`` some group reading it has not committed (0 when none reads it):
+        what :attr:`max_backlog` bounds."""
+        readers = [g for g in self._groups.values() if any(topic in m.topics for m in g.members)]
+        if not readers:
+            return 0
+        total = 0
+        for p, (base, plog) in enumerate(zip(self._bases[topic], self._log(topic), strict=True)):
+            end = base + len(plog)
+            lowest = min(g.committed.get((topic, p), base) for g in readers)
+            total += end - max(lowest, base)
+        return total
 
     def consumer(self, topics: Sequence[str], group: str, *, client_id: str = "") -> MemoryConsumer:
         return MemoryConsumer(self, list(topics), group, client_id)
@@ -213,6 +241,9 @@ class MemoryConsumer:
         if self.bus.trim_consumed:
             for topic, partition in moved:
                 self.bus._trim(topic, partition)
+        if moved:
+            self.bus._committed.set()
+            self.bus._committed = asyncio.Event()
 
     def assignment(self) -> frozenset[tuple[str, int]]:
         return frozenset(self._assigned)

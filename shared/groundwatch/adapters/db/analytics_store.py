@@ -8,20 +8,28 @@ tagger's duplicate check make the replay a no-op.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, and_, func, insert, select
+import orjson
+from sqlalchemy import Engine, and_, case, func, insert, select, tuple_
 from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import Session, sessionmaker
 
 from groundwatch.adapters.db.engine import dialect_insert, is_mysql
-from groundwatch.adapters.db.models import JudgementRow, SeriesEpochRow, TallyRow, TransitionRow
+from groundwatch.adapters.db.models import (
+    JudgementRow,
+    SeriesClockRow,
+    SeriesEpochRow,
+    TallyRow,
+    TransitionRow,
+)
 from groundwatch.adapters.db.observations import OBSERVATION_COLUMNS, observation_from_row
 from groundwatch.contracts import Judgement
 from groundwatch.core.cycles import Epoch
-from groundwatch.core.tagging import GroupTally, Observation, Transition
+from groundwatch.core.tagging import GroupKey, GroupTally, Observation, Transition
 
 #: Tally columns an upsert overwrites (the key columns stay).
 _TALLY_UPDATED = (
@@ -38,6 +46,9 @@ _TALLY_UPDATED = (
     "cycle",
     "history_from_cycle",
     "updated_at",
+    "state",
+    "state_token",
+    "state_parent",
 )
 
 
@@ -127,6 +138,33 @@ class AlreadyStored(Exception):
         self.total = total
 
 
+class StateFenced(AlreadyStored):
+    """A tally's stored state is not the one this instance built on: another instance wrote it
+    since (it owns the group's partition now, or owned it while this one was frozen). The
+    transaction was rolled back; the caller restores from the store and tries again."""
+
+    def __init__(self, fenced: int, total: int) -> None:
+        Exception.__init__(
+            self, f"{fenced} of {total} tally states written meanwhile by another instance"
+        )
+        self.present = 0
+        self.total = total
+
+
+@dataclass(frozen=True, slots=True)
+class TallyWrite:
+    """One tally to store: its numbers, its whole state (plain data, :mod:`groundwatch.core.
+    tagging_state`; ``None``: none, the tally will be replayed), the fresh ``token`` this write
+    sets and the ``parent`` token it must find (the one its writer restored or wrote last; 0:
+    none). A bare :class:`GroupTally` given to :meth:`AnalyticsStore.save` writes no state and
+    no fence."""
+
+    tally: GroupTally
+    state: Any = None
+    token: int = 0
+    parent: int = 0
+
+
 #: The columns each store write gives, in the order ``save`` builds its value tuples.
 _JUDGEMENT_COLUMNS = (
     "probe_id",
@@ -173,11 +211,39 @@ class AnalyticsStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.sessions = sessionmaker(engine, expire_on_commit=False)
-        if is_mysql(engine):
+        self._mysql = is_mysql(engine)
+        table = TallyRow.__table__
+        if self._mysql:
             self._insert_judgements = mysql.insert(JudgementRow).prefix_with("IGNORE")
             ins = mysql.insert(TallyRow)
-            self._upsert_tallies = ins.on_duplicate_key_update(
-                {c: ins.inserted[c] for c in _TALLY_UPDATED}
+            # the fence: a row is updated only over the token its writer built on; MySQL has no
+            # WHERE on an upsert, so every column keeps its value unless the tokens match, and
+            # the token itself is assigned last (MySQL reads the new values of the columns
+            # assigned before it)
+            fenced = table.c.state_token == ins.inserted.state_parent
+            # (a list of pairs: SQLAlchemy keeps its order, a dict's it sorts by the table's)
+            updates: list[tuple[str, Any]] = [
+                (c, func.if_(fenced, ins.inserted[c], table.c[c]))
+                for c in _TALLY_UPDATED
+                if c != "state_token"
+            ]
+            updates.append(
+                ("state_token", func.if_(fenced, ins.inserted.state_token, table.c.state_token))
+            )
+            self._upsert_tallies = ins.on_duplicate_key_update(updates)
+            clock = mysql.insert(SeriesClockRow)
+            newer = clock.inserted.cycle > SeriesClockRow.cycle
+            same = clock.inserted.cycle == SeriesClockRow.cycle
+            self._upsert_clocks = clock.on_duplicate_key_update(
+                [  # started_at first: it compares with the cycle as stored
+                    (
+                        "started_at",
+                        _clock_started(
+                            newer, same, clock.inserted.started_at, SeriesClockRow.started_at
+                        ),
+                    ),
+                    ("cycle", case((newer, clock.inserted.cycle), else_=SeriesClockRow.cycle)),
+                ]
             )
         else:
             self._insert_judgements = dialect_insert(engine, JudgementRow).on_conflict_do_nothing()
@@ -185,6 +251,19 @@ class AnalyticsStore:
             self._upsert_tallies = upsert.on_conflict_do_update(
                 index_elements=["target", "cohort", "group_id"],
                 set_={c: getattr(upsert.excluded, c) for c in _TALLY_UPDATED},
+                where=table.c.state_token == upsert.excluded.state_parent,
+            )
+            clock = dialect_insert(engine, SeriesClockRow)
+            newer = clock.excluded.cycle > SeriesClockRow.cycle
+            same = clock.excluded.cycle == SeriesClockRow.cycle
+            self._upsert_clocks = clock.on_conflict_do_update(
+                index_elements=["series"],
+                set_={
+                    "cycle": case((newer, clock.excluded.cycle), else_=SeriesClockRow.cycle),
+                    "started_at": _clock_started(
+                        newer, same, clock.excluded.started_at, SeriesClockRow.started_at
+                    ),
+                },
             )
         self._judgements = _Bulk(
             engine,
@@ -203,18 +282,24 @@ class AnalyticsStore:
         self._transitions = _Bulk(
             engine, insert(TransitionRow), TransitionRow.__table__, _TRANSITION_COLUMNS
         )
+        self._clocks = _Bulk(
+            engine, self._upsert_clocks, SeriesClockRow.__table__, ("series", "cycle", "started_at")
+        )
 
     def save(
         self,
         judgements: Sequence[Judgement],
-        tallies: Iterable[GroupTally],
+        tallies: Iterable[GroupTally | TallyWrite],
         transitions: Sequence[Transition] = (),
     ) -> None:
         """One transaction: the applied judgements, the tallies they changed and the status
         transitions they caused — so a replay after a crash finds all or none of them. And only
         if every judgement is new: one stored already (by another instance) rolls the whole
         transaction back and raises :class:`AlreadyStored` — the store is the fence that decides
-        which instance applied (and counts) a judgement, whatever each believes it owns.
+        which instance applied (and counts) a judgement, whatever each believes it owns. A
+        tally's state is fenced likewise: written only over the state its writer built on
+        (:class:`TallyWrite`), else :class:`StateFenced` (an :class:`AlreadyStored`) rolls all
+        back. The series' newest cycles move with the judgements (``series_clocks``).
 
         Each table is one driver-level ``executemany`` of plain tuples (:class:`_Bulk`): the
         statement compiled once, the rows streamed by the driver (sqlite3 executemany, psycopg
@@ -268,27 +353,40 @@ class AnalyticsStore:
             for j in judgements
         ]
         updated_at = self._tallies.bind("updated_at", now)
-        tally_rows = [
-            (
-                t.target,
-                t.cohort,
-                t.group_id,
-                t.dataset_id,
-                t.scenario,
-                t.group_forms,
-                t.correct,
-                t.incorrect,
-                t.error,
-                t.undecided,
-                t.status.value,
-                t.flaky_forms,
-                t.series,
-                t.cycle,
-                t.history_from_cycle,
-                updated_at,
+        tally_rows = []
+        fenced: list[tuple[GroupKey, int]] = []
+        dumps = orjson.dumps
+        for w in tallies:
+            if isinstance(w, GroupTally):
+                t, state, token, parent = w, None, 0, 0
+            else:
+                t, state, token, parent = w.tally, w.state, w.token, w.parent
+            tally_rows.append(
+                (
+                    t.target,
+                    t.cohort,
+                    t.group_id,
+                    t.dataset_id,
+                    t.scenario,
+                    t.group_forms,
+                    t.correct,
+                    t.incorrect,
+                    t.error,
+                    t.undecided,
+                    t.status.value,
+                    t.flaky_forms,
+                    t.series,
+                    t.cycle,
+                    t.history_from_cycle,
+                    updated_at,
+                    None if state is None else dumps(state),
+                    token,
+                    parent,
+                )
             )
-            for t in tallies
-        ]
+            if token:
+                fenced.append(((t.target, t.cohort, t.group_id), token))
+        clock_rows = _clock_rows(judgements)
         transition_rows = [
             (
                 tr.target,
@@ -306,8 +404,30 @@ class AnalyticsStore:
             inserted = self._judgements.run(conn, rows)
             if inserted != len(rows):
                 raise AlreadyStored(len(rows) - inserted, len(rows))  # leaving `begin`: rollback
-            self._tallies.run(conn, tally_rows)
+            written = self._tallies.run(conn, tally_rows)
+            # a row the fence kept is not counted by SQLite and PostgreSQL (ON CONFLICT … WHERE
+            # false); MySQL counts it as found, so its tokens are read back
+            lost = self._fenced_off(conn, fenced) if self._mysql else len(tally_rows) - written
+            if lost:
+                raise StateFenced(lost, len(tally_rows))  # leaving `begin`: rollback
             self._transitions.run(conn, transition_rows)
+            self._clocks.run(conn, clock_rows)
+
+    @staticmethod
+    def _fenced_off(conn: Any, fenced: Sequence[tuple[GroupKey, int]]) -> int:
+        """How many of ``fenced`` (key, token written) do not hold their token now: rows the
+        fence kept (MySQL counts a row found and left unchanged like an insert, so its rowcount
+        cannot tell). The rows are locked by the upsert until the commit."""
+        lost = 0
+        for i in range(0, len(fenced), 500):
+            chunk = dict(fenced[i : i + 500])
+            key = tuple_(TallyRow.target, TallyRow.cohort, TallyRow.group_id)
+            stmt = select(
+                TallyRow.target, TallyRow.cohort, TallyRow.group_id, TallyRow.state_token
+            ).where(key.in_(list(chunk)))
+            found = {(r[0], r[1], r[2]): int(r[3]) for r in conn.execute(stmt)}
+            lost += sum(1 for k, token in chunk.items() if found.get(k) != token)
+        return lost
 
     def stored_probe_ids(self, probe_ids: Sequence[str]) -> set[str]:
         """Which of ``probe_ids`` have a stored judgement."""
@@ -358,35 +478,50 @@ class AnalyticsStore:
     def newest_cycles(self) -> dict[str, tuple[int, float | None]]:
         """Per series: the newest stored cycle (as the series counts it) and the first probe
         time of that cycle — a lower bound of no later cycle's start, which is what the clock
-        needs to tell a restarted numbering from a late judgement after a restart."""
-        newest = (
-            select(JudgementRow.series, func.max(JudgementRow.cycle).label("cycle"))
-            .where(JudgementRow.series != "")
-            .group_by(JudgementRow.series)
-            .subquery()
-        )
-        stmt = (
-            select(newest.c.series, newest.c.cycle, func.min(JudgementRow.probe_created_at))
-            .join(
-                JudgementRow,
-                and_(JudgementRow.series == newest.c.series, JudgementRow.cycle == newest.c.cycle),
-            )
-            .group_by(newest.c.series, newest.c.cycle)
-        )
+        needs to tell a restarted numbering from a late judgement after a restart. Kept with
+        every batch (``series_clocks``): one row per series, no scan of the judgements."""
         with self.engine.connect() as conn:
-            rows = conn.execute(stmt).all()
-        out: dict[str, tuple[int, float | None]] = {}
-        for series, cycle, first in rows:
-            at = None
-            if first is not None:
-                at = (first if first.tzinfo else first.replace(tzinfo=UTC)).timestamp()
-            out[series] = (int(cycle), at)
-        return out
+            rows = conn.execute(
+                select(SeriesClockRow.series, SeriesClockRow.cycle, SeriesClockRow.started_at)
+            ).all()
+        return {r[0]: (int(r[1]), None if r[2] is None else float(r[2])) for r in rows}
 
-    def load_observations(self) -> list[Observation]:
+    def load_states(self) -> Iterator[tuple[GroupKey, Any, int]]:
+        """Every stored tally's key, state (decoded; ``None`` where none was written) and fence
+        token: what a new owner restores its partitions from. Streamed in chunks, through the
+        driver's cursor, as plain tuples: SQLAlchemy's row objects cost more than the decoding
+        at 200k rows."""
+        loads = orjson.loads
+        sql = str(
+            select(
+                TallyRow.target,
+                TallyRow.cohort,
+                TallyRow.group_id,
+                TallyRow.state,
+                TallyRow.state_token,
+            ).compile(dialect=self.engine.dialect)
+        )
+        raw = self.engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            cursor.execute(sql)
+            while rows := cursor.fetchmany(5000):
+                for target, cohort, group_id, blob, token in rows:
+                    yield (
+                        (target, cohort, group_id),
+                        None if blob is None else loads(blob),
+                        int(token),
+                    )
+            cursor.close()
+        finally:
+            raw.close()
+
+    def load_observations(self, *, stateless_only: bool = False) -> list[Observation]:
         """The stored judgements a rebuild needs, in cycle order: for each group, those from its
         tally's ``history_from_cycle`` on (its window and its forms' recent verdict history),
-        never the whole series. Judgements of groups without a tally (none yet stored) all."""
+        never the whole series. Judgements of groups without a tally (none yet stored) all.
+        ``stateless_only``: only those of tallies stored without a state (the rest are
+        restored from their states: :meth:`load_states`)."""
         window = and_(
             TallyRow.target == JudgementRow.target,
             TallyRow.cohort == JudgementRow.cohort,
@@ -394,14 +529,25 @@ class AnalyticsStore:
         )
         # the columns an observation needs, as plain rows: no ORM objects (identity map, every
         # column decoded) for what may be millions of judgements after a rebalance
-        stmt = (
-            select(*OBSERVATION_COLUMNS)
-            .outerjoin(TallyRow, window)
-            .where(
-                (TallyRow.group_id.is_(None)) | (JudgementRow.cycle >= TallyRow.history_from_cycle)
+        if stateless_only:
+            stmt = (
+                select(*OBSERVATION_COLUMNS)
+                .join(TallyRow, window)
+                .where(
+                    TallyRow.state.is_(None),
+                    JudgementRow.cycle >= TallyRow.history_from_cycle,
+                )
             )
-            .order_by(JudgementRow.cycle, JudgementRow.tallied_at, JudgementRow.probe_id)
-        )
+        else:
+            stmt = (
+                select(*OBSERVATION_COLUMNS)
+                .outerjoin(TallyRow, window)
+                .where(
+                    (TallyRow.group_id.is_(None))
+                    | (JudgementRow.cycle >= TallyRow.history_from_cycle)
+                )
+            )
+        stmt = stmt.order_by(JudgementRow.cycle, JudgementRow.tallied_at, JudgementRow.probe_id)
         with self.engine.connect() as conn:
             return [observation_from_row(r) for r in conn.execute(stmt)]
 
@@ -449,3 +595,30 @@ class AnalyticsStore:
         with Session(self.engine) as s:
             rows = s.scalars(select(JudgementRow).where(JudgementRow.run_id == run_id)).all()
             return [observation_from_row(r) for r in rows]
+
+
+def _clock_started(newer: Any, same: Any, new: Any, old: Any) -> Any:
+    """A series clock's first probe time after an upsert: the new cycle's when it is newer, the
+    earlier of the two for the same cycle, else the stored one (NULL: not known)."""
+    return case(
+        (newer, new),
+        (same & old.is_(None), new),
+        (same & (new < old), new),
+        else_=old,
+    )
+
+
+def _clock_rows(judgements: Sequence[Judgement]) -> list[tuple[str, int, float | None]]:
+    """Per series of the batch: its newest cycle and that cycle's first probe time (what
+    ``series_clocks`` keeps, merged with the stored row by the upsert)."""
+    newest: dict[str, list[Any]] = {}
+    for j in judgements:
+        if not j.series:
+            continue
+        at = j.probe_created_at.timestamp()
+        cur = newest.get(j.series)
+        if cur is None or j.cycle > cur[0]:
+            newest[j.series] = [j.cycle, at]
+        elif j.cycle == cur[0] and at < cur[1]:
+            cur[1] = at
+    return [(series, c, at) for series, (c, at) in sorted(newest.items())]

@@ -22,6 +22,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
 )
@@ -156,6 +157,11 @@ class JudgementRow(Base):
     )
 
 
+#: A tally's state: up to megabytes for a big group over a long window (MySQL's BLOB stops at
+#: 64 KB).
+_STATE_BLOB = LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
+
+
 class TallyRow(Base):
     """Per (target, cohort, group) verdict counts: the live state analytics exports."""
 
@@ -179,6 +185,15 @@ class TallyRow(Base):
     #: history (flakiness) — so a restart reads the window, never the whole series.
     history_from_cycle: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    #: The tally's whole state (:mod:`groundwatch.core.tagging_state`, JSON): what a new owner of
+    #: the group's partition restores instead of replaying its judgements. NULL: none written
+    #: (a store from before it, or a tally written without one): that tally is replayed.
+    state: Mapped[bytes | None] = mapped_column(_STATE_BLOB, nullable=True)
+    #: A fence for the state: each write sets a fresh token and applies only over the token its
+    #: writer restored or wrote last (``state_parent``), so an instance that lost the partition
+    #: (frozen past its session) cannot overwrite the state of the one that took it over.
+    state_token: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    state_parent: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class TransitionRow(Base):
@@ -221,6 +236,20 @@ class SeriesEpochRow(Base):
     offset: Mapped[int] = mapped_column(Integer)
     first_cycle: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class SeriesClockRow(Base):
+    """Per monitoring series, the newest cycle stored (as the series counts it) and the first
+    probe time of that cycle: what the series clock restarts from (:mod:`groundwatch.core.
+    cycles`). Kept with every batch, so a restart reads one row per series instead of
+    scanning every stored judgement for it."""
+
+    __tablename__ = "series_clocks"
+
+    series: Mapped[str] = mapped_column(String(128), primary_key=True)
+    cycle: Mapped[int] = mapped_column(Integer)
+    #: epoch seconds; NULL when the cycle's judgements carried no probe time
+    started_at: Mapped[float | None] = mapped_column(Double, nullable=True)
 
 
 class DeadLetterRow(Base):

@@ -1,0 +1,231 @@
+"""A tally's state as plain data: what a partition's owner writes beside each tally, and what a
+new owner restores the partition from — instead of replaying every stored judgement.
+
+Stream processors keep state per partition and recover it from a compact changelog of it
+(Kafka Streams, quix-streams), not by re-reading the system of record: a rebuild that replayed
+each group's judgements since its ``history_from_cycle`` took 45 s at 100k groups, and the moved
+partitions' tallies were stale that long. The state of one (target, cohort, group) is small and
+bounded: the observations of the cycles its window keeps (at most ``W`` closed cycles with
+evidence, the newest empty one and the one filling), its forms' verdict history (at most
+:data:`~groundwatch.core.tagging.FLAKY_HISTORY` entries a form), the last conclusive status, the
+eviction mark and the failure attribution. Everything else — the window's numbers, the status,
+stale, the flaky forms, every running count of the tagger — is derived from it again on restore
+by the same code the live path runs, so a restored tagger is the live one, not an approximation.
+
+The format is a JSON-able list headed by :data:`STATE_FORMAT`: a state of another format is
+``None`` to :func:`restore` (the caller replays that tally's judgements instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from sys import intern
+from typing import Any
+
+from groundwatch.core.judge_quality import NO_SCORES, PackedScores, pack_scores
+from groundwatch.core.model import Verdict
+from groundwatch.core.tagging import (
+    Cause,
+    GroupKey,
+    GroupStatus,
+    Observation,
+    Tagger,
+    _CohortSums,
+    _Cycle,
+    _Tally,
+)
+
+#: Bumped whenever the layout below changes: an older state is replayed, never misread.
+STATE_FORMAT = 1
+
+TallyState = list[Any]
+"""``[STATE_FORMAT, dataset_id, scenario, group_forms, series, conclusive, evicted_before,
+reports_ids, cycles, history, causes]`` — see :func:`dump_state`."""
+
+_VERDICTS = {v.value: v for v in Verdict}
+_STATUSES = {s.value: s for s in GroupStatus}
+_CAUSES = {c.value: c for c in Cause}
+
+
+def dump_state(tagger: Tagger, key: GroupKey) -> TallyState | None:
+    """The state of one tally as plain data (``None``: the tagger has no such tally).
+
+    ``cycles`` are ``[cycle, closed, observations]`` ascending, each cycle's observations in
+    arrival order (repeats of a form included: the latest stands); ``history`` is ``[form,
+    [[cycle, correct, truth_version], …]]``; ``causes`` the attribution last computed."""
+    t = tagger._tallies.get(key)
+    if t is None:
+        return None
+    return [
+        STATE_FORMAT,
+        t.dataset_id,
+        t.scenario,
+        t.group_forms,
+        t.series,
+        t.conclusive.value if t.conclusive is not None else None,
+        t.evicted_before,
+        key[0] in tagger._id_targets,
+        [
+            [c, cy.closed, [_dump_observation(o) for o in cy.observations()]]
+            for c, cy in t.cycles.items()
+        ],
+        [[form, [list(e) for e in h]] for form, h in t.history.items()],
+        {cause.value: n for cause, n in t.causes.items()},
+    ]
+
+
+def _dump_observation(o: Observation) -> list[Any]:
+    scores = o.scores
+    if isinstance(scores, PackedScores):
+        names, values = zip(*scores.items_fast(), strict=True) if len(scores) else ((), ())
+    else:
+        names, values = tuple(scores), tuple(scores.values())
+    return [
+        o.probe_id,
+        o.form_id,
+        o.verdict.value,
+        o.run_id,
+        o.dataset_id,
+        o.scenario,
+        o.group_forms,
+        o.retrieved_ids,
+        o.relevant_doc_ids,
+        o.retrieval_ok,
+        o.at,
+        o.latency_s,
+        o.stale,
+        o.series,
+        o.truth_version,
+        o.error_kind,
+        o.context_has_answer,
+        names,
+        values,
+    ]
+
+
+def valid(state: object) -> bool:
+    """Whether ``state`` is a tally state this code restores (the format it writes)."""
+    return isinstance(state, list) and len(state) == 11 and state[0] == STATE_FORMAT
+
+
+def restore(tagger: Tagger, states: Iterable[tuple[GroupKey, TallyState]]) -> int:
+    """Load the given tally states into ``tagger`` (a fresh one, or one holding other groups:
+    each key must be new to it); returns how many observations they hold.
+
+    Each tally is put back as it was — its cycles (closed or filling), its forms' histories,
+    its last conclusive status and eviction mark, its attribution — and everything derived is
+    derived once, by the code the live path runs (:meth:`Tagger._recompute`), as
+    :meth:`Tagger.rebuild` does. Attribution is marked due for every restored group, so the
+    causes kept with the state are refreshed with the first budgeted refresh."""
+    live = tagger._live
+    count_verdict = tagger._count_verdict
+    health = tagger._health
+    recompute = tagger._recompute
+    cause_counts = tagger._cause_counts
+    groups: set[tuple[str, str]] = set()
+    n = 0
+    # one pass, tally by tally (the states are streamed from the store): each is rebuilt and
+    # its numbers derived at once; only the knowledge gaps, which read every cohort of a
+    # semantic group, wait for the end
+    tagger._gaps_deferred = True
+    try:
+        for key, state in states:
+            if key in tagger._tallies:
+                raise ValueError(f"tally {key} is present already")
+            (
+                _fmt,
+                dataset_id,
+                scenario,
+                group_forms,
+                series,
+                conclusive,
+                evicted_before,
+                reports_ids,
+                cycles,
+                history,
+                causes,
+            ) = state
+            t = _open(tagger, key, dataset_id, scenario, group_forms, series)
+            target, cohort, group_id = key
+            if reports_ids:
+                tagger._id_targets.add(target)
+            for c, closed, rows in cycles:
+                cy = _Cycle(c, closed=closed, seq=tagger._seq)
+                tagger._seq += 1
+                for row in rows:
+                    obs = _load_observation(row, target, cohort, group_id, c)
+                    cy.add(obs)
+                    live[obs.probe_id] = obs
+                    count_verdict(obs, 1)
+                    h = health.get(target)
+                    if h is None or c > h[0]:
+                        health[target] = [c, 1, obs.verdict is not Verdict.ERROR]
+                    elif c == h[0]:
+                        h[1] += 1
+                        h[2] += obs.verdict is not Verdict.ERROR
+                    n += 1
+                t.cycles[c] = cy
+            t.history = {form: [(e[0], e[1], e[2]) for e in h] for form, h in history}
+            t.evicted_before = evicted_before
+            recompute(key, t, None)
+            # the last conclusive status is history, not derivable from the window: a group
+            # that is unknown now remembers what it was before (a later gap regresses from it)
+            t.conclusive = _STATUSES[conclusive] if conclusive is not None else None
+            if causes:
+                t.causes = {_CAUSES[c]: k for c, k in causes.items()}
+                for cause, k in t.causes.items():
+                    ck = (target, cohort, cause)
+                    cause_counts[ck] = cause_counts.get(ck, 0) + k
+            groups.add((target, group_id))
+    finally:
+        tagger._gaps_deferred = False
+    for target, group_id in groups:
+        tagger._update_knowledge_gap(target, group_id)
+    tagger._pending_transitions.clear()
+    return n
+
+
+def _open(
+    tagger: Tagger, key: GroupKey, dataset_id: str, scenario: str, group_forms: int, series: str
+) -> _Tally:
+    """A new, empty tally for ``key``, counted pending (as :meth:`Tagger._open` makes one)."""
+    ck = (key[0], key[1])
+    sums = tagger._sums.get(ck)
+    if sums is None:
+        sums = tagger._sums[ck] = _CohortSums()
+    t = tagger._tallies[key] = _Tally(key, dataset_id, scenario, group_forms, series, sums)
+    sc = (key[0], key[1], GroupStatus.PENDING)
+    counts = tagger._status_counts
+    counts[sc] = counts.get(sc, 0) + 1
+    tagger._cohorts_of.setdefault((key[0], key[2]), set()).add(key[1])
+    return t
+
+
+def _load_observation(
+    row: list[Any], target: str, cohort: str, group_id: str, cycle: int
+) -> Observation:
+    names = row[17]
+    return Observation(
+        row[0],
+        target,
+        cohort,
+        group_id,
+        row[1],
+        _VERDICTS[row[2]],
+        intern(row[3]),  # run, dataset, scenario, series: shared by many (see observe.py)
+        intern(row[4]),
+        intern(row[5]),
+        row[6],
+        tuple(row[7]) if row[7] else (),
+        tuple(row[8]) if row[8] else (),
+        row[9],
+        row[10],
+        row[11],
+        row[12],
+        intern(row[13]),
+        cycle,
+        row[14],
+        row[15],
+        row[16],
+        pack_scores(dict(zip(names, row[18], strict=True))) if names else NO_SCORES,
+    )

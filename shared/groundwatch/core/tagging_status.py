@@ -1,0 +1,39 @@
+"""Statuses from verdicts over cycles: one cycle's status by the evidence rules, and flakiness
+(a form whose verdict reverses with an unchanged truth). The rules themselves live in
+:mod:`groundwatch.core.evidence`; the tagger applies these per group as cycles close."""
+
+from __future__ import annotations
+
+from groundwatch.core.evidence import DEFAULT_EVIDENCE, EvidenceRule, GroupStatus
+
+
+def status_of(
+    correct: int,
+    incorrect: int,
+    forms_judged: int,
+    group_forms: int,
+    evidence: EvidenceRule = DEFAULT_EVIDENCE,
+) -> GroupStatus:
+    """The status one complete cycle alone supports (no flakiness, no window): pending while
+    forms are missing, unknown when nothing or too little was decided (the evidence rules)."""
+    if forms_judged < group_forms:
+        return GroupStatus.PENDING
+    return evidence.cycle_status(correct, incorrect, group_forms) or GroupStatus.UNKNOWN
+
+
+def flaky_forms(history: dict[str, list[tuple[int, bool, int]]]) -> frozenset[str]:
+    """Forms whose decided verdict reversed at the next probed cycle (A, B, A) while the SQL truth
+    stayed the same. A change that persists (A, B, B) is a transition, not flakiness."""
+    return frozenset(form for form, h in history.items() if len(h) > 2 and form_is_flaky(h))
+
+
+def form_is_flaky(h: list[tuple[int, bool, int]]) -> bool:
+    """One form's history (cycle, correct, truth version), oldest first: see :func:`flaky_forms`."""
+    n = len(h)
+    if n < 3:
+        return False
+    for i in range(n - 2):
+        a, b, c = h[i], h[i + 1], h[i + 2]
+        if a[1] == c[1] != b[1] and a[2] == b[2] == c[2]:
+            return True
+    return False
