@@ -1,4 +1,4 @@
-"""Judgement scores beyond the verdict and their aggregates (core), and the report section."""
+"""Judgement scores beyond the verdict and their tallies (core), and the report section."""
 
 from __future__ import annotations
 
@@ -6,17 +6,27 @@ import sys
 
 import pytest
 
-from groundwatch.core.answer_metrics import answer_metrics
-from groundwatch.core.judge_quality import (
-    NO_SCORES,
-    JudgeQuality,
-    in_share,
-    metric_scores,
-    outcome_code,
-    outcome_of,
-    pack_scores,
-)
+from groundwatch.core.answer_metrics import answer_metrics, answer_scores, retrieval_scores
 from groundwatch.core.model import Verdict
+from groundwatch.core.sampling import in_share
+from groundwatch.core.score_tallies import ScoreTallies
+from groundwatch.core.scores import (
+    NO_SCORES,
+    AnswerScores,
+    AuditScore,
+    EvaluatorCall,
+    LlmCallScores,
+    LlmMetricScores,
+    MetricOutcome,
+    RagProbeOutcomes,
+    ReferenceFreeScores,
+    RulesScores,
+    Scores,
+    SemanticScores,
+    scores_from_flat,
+    scores_from_json,
+    scores_json,
+)
 from groundwatch.core.stats import evaluator_reliability, reliability_from_counts
 from groundwatch.core.tagging import Observation
 from groundwatch.report.quality import judge_quality
@@ -26,7 +36,7 @@ pytestmark = pytest.mark.unit
 
 def obs(
     verdict: Verdict,
-    scores: dict[str, float],
+    scores: Scores,
     *,
     target: str = "t",
     cohort: str = "short",
@@ -41,8 +51,20 @@ def obs(
         form_id="f",
         verdict=verdict,
         scenario=scenario,
-        scores=pack_scores(scores),
+        scores=scores.tallied(),
     )
+
+
+def audit(tier: str, agreed: bool | None) -> Scores:
+    return Scores(audit=AuditScore(tier, agreed))
+
+
+def selfcheck(call: EvaluatorCall) -> Scores:
+    return Scores(reference_free=ReferenceFreeScores(selfcheck=call))
+
+
+def ragprobe(outcome: MetricOutcome) -> Scores:
+    return Scores(ragprobe=RagProbeOutcomes(correctness=outcome))
 
 
 def test_share_is_a_stable_uniform_draw() -> None:
@@ -56,41 +78,96 @@ def test_share_is_a_stable_uniform_draw() -> None:
     assert set(picked) <= {k for k in keys if in_share(k, 0.05)}
 
 
-def test_outcome_codes_round_trip() -> None:
-    for outcome in (True, False, None):
-        assert outcome_of(outcome_code(outcome)) is outcome
+def test_tallied_scores_drop_the_judges_detail_and_are_shared() -> None:
+    rules = RulesScores(0.5, 1.0, 0.66)
+    scores = Scores(
+        answer=AnswerScores(5, 0.0, 0.5, 0.5, 0.25),
+        audit=AuditScore("typed", True),
+        rules=rules,
+        llm_call=LlmCallScores(False, 2.0),
+    )
+    tallied = scores.tallied()
+    assert tallied.rules is None and tallied.llm_call is None
+    assert tallied.answer == scores.answer and tallied.audit == scores.audit
+    # the same scores of another judgement (a repeated answer, a new cycle) are one object
+    again = Scores(
+        answer=AnswerScores(5, 0.0, 0.5, 0.5, 0.25),
+        audit=AuditScore("typed", True),
+        rules=RulesScores(0.1, 0.1, 0.1),
+    )
+    assert again.tallied() is tallied
+    per_copy = sum(sys.getsizeof(x) for x in (again, again.answer, again.audit, again.rules))
+    assert per_copy > 200  # what each judgement would otherwise hold in the window
+    assert Scores(rules=rules).tallied() is NO_SCORES and NO_SCORES.tallied() is NO_SCORES
 
 
-def test_packed_scores_keep_only_quality_scores_compactly() -> None:
-    scores = {"token_f1": 0.5, "metric.bleu": 0.25, "audit.typed": 1.0, "llm_latency_s": 2.0}
-    packed = pack_scores(scores)
-    assert dict(packed) == {"audit.typed": 1.0, "metric.bleu": 0.25}
-    assert packed["metric.bleu"] == 0.25 and "token_f1" not in packed
-    with pytest.raises(KeyError):
-        packed["token_f1"]
-    again = pack_scores({"metric.bleu": 0.5, "audit.typed": 0.0})
-    assert list(again) is not None and list(again) == list(packed)
-    # the names are shared between observations, the values are raw doubles
-    assert again._keys is packed._keys  # type: ignore[attr-defined]
-    twelve = {f"metric.m{i}": i / 12 for i in range(12)}
-    big = pack_scores(twelve)
-    packed_size = sys.getsizeof(big) + sys.getsizeof(big._values)  # type: ignore[attr-defined]
-    dict_size = sys.getsizeof(twelve) + sum(sys.getsizeof(v) for v in twelve.values())
-    assert packed_size < dict_size / 3
-    assert pack_scores({}) is NO_SCORES and pack_scores({"token_f1": 1.0}) is NO_SCORES
+def test_flat_scores_of_schema_3_read_into_the_families() -> None:
+    """Judgements and stored rows of schema version 3 and older carried a flat dict."""
+    flat = {
+        "token_precision": 0.5,
+        "token_recall": 1.0,
+        "token_f1": 0.66,
+        "metric.k": 3.0,
+        "metric.exact_match": 0.0,
+        "metric.token_f1": 0.5,
+        "metric.rouge_l": 0.5,
+        "metric.bleu": 0.1,
+        "metric.recall@3": 1.0,
+        "metric.precision@3": 1 / 3,
+        "metric.ap@3": 0.5,
+        "metric.rr": 0.5,
+        "metric.ndcg@3": 0.63,
+        "metric.semantic_similarity": 0.9,
+        "metric.bertscore_f1": 0.8,
+        "metric.answer_relevance": 0.7,
+        "metric.ragas_faithfulness": 0.5,
+        "audit.contains": -1.0,
+        "rf.ragas_fact": 1.0,
+        "rf.selfcheck": -2.0,
+        "llm_cached": 1.0,
+        "llm_latency_s": 0.25,
+        "someone_elses": 4.0,  # a name no judge wrote: ignored
+    }
+    s = scores_from_flat(flat)
+    assert s.answer == AnswerScores(3, 0.0, 0.5, 0.5, 0.1)
+    assert s.retrieval is not None and (s.retrieval.k, s.retrieval.rr) == (3, 0.5)
+    assert s.semantic == SemanticScores(0.9, 0.8)
+    assert s.llm_metrics is not None and s.llm_metrics.answer_relevance == 0.7
+    assert s.llm_metrics.answer_correctness is None
+    assert s.reference_free == ReferenceFreeScores(
+        EvaluatorCall.RIGHT, 0.5, EvaluatorCall.NOT_SAMPLED, None
+    )
+    assert s.audit == AuditScore("contains", None)
+    assert s.rules == RulesScores(0.5, 1.0, 0.66) and s.llm_call == LlmCallScores(True, 0.25)
+    scenario = scores_from_flat({"ragprobe.correctness": 1.0, "ragprobe.relevance": -1.0})
+    assert scenario.ragprobe == RagProbeOutcomes(
+        correctness=MetricOutcome.PASSED, relevance=MetricOutcome.OPEN
+    )
+    assert scores_from_flat({"someone_elses": 1.0}) is NO_SCORES
+    # the store reads either shape, and writes the typed one
+    assert scores_from_json(flat) == s and scores_from_json(scores_json(s)) == s
+    assert scores_from_json({}) is NO_SCORES and scores_from_json(None) is NO_SCORES
+
+
+def test_a_family_refuses_a_score_that_is_not_finite() -> None:
+    with pytest.raises(ValueError, match="finite"):
+        AnswerScores(5, float("nan"))
+    with pytest.raises(ValueError, match="finite"):
+        RulesScores(0.5, float("inf"), 0.5)
 
 
 def test_metric_means_count_undefined_metrics_of_scored_answers() -> None:
-    with_ir = metric_scores(
-        answer_metrics("Ada Quinn", ["Ada Quinn"], retrieved_ids=["d1", "d2"], relevant_ids={"d2"})
+    ranked = answer_metrics(
+        "Ada Quinn", ["Ada Quinn"], retrieved_ids=["d1", "d2"], relevant_ids={"d2"}
     )
-    without_ir = metric_scores(answer_metrics("Bob", ["Ada Quinn"]))
-    assert with_ir["metric.k"] == 5.0 and "metric.recall@5" not in without_ir
-    q = JudgeQuality.of(
+    with_ir = Scores(answer=answer_scores(ranked), retrieval=retrieval_scores(ranked))
+    without_ir = Scores(answer=answer_scores(answer_metrics("Bob", ["Ada Quinn"])))
+    assert with_ir.answer is not None and with_ir.answer.k == 5 and without_ir.retrieval is None
+    q = ScoreTallies.of(
         [
             obs(Verdict.CORRECT, with_ir, pid="1"),
             obs(Verdict.INCORRECT, without_ir, pid="2"),
-            obs(Verdict.ERROR, {}, pid="3"),  # no answer: not scored, not counted
+            obs(Verdict.ERROR, NO_SCORES, pid="3"),  # no answer: not scored, not counted
         ]
     )
     group = ("t", "short", "factual")
@@ -105,12 +182,12 @@ def test_metric_means_count_undefined_metrics_of_scored_answers() -> None:
 
 
 def test_audit_counts_agreement_by_tier_and_direction() -> None:
-    q = JudgeQuality.of(
+    q = ScoreTallies.of(
         [
-            obs(Verdict.CORRECT, {"audit.typed": 1.0}, pid="1"),
-            obs(Verdict.CORRECT, {"audit.typed": 0.0}, pid="2"),
-            obs(Verdict.INCORRECT, {"audit.conflict": 0.0}, pid="3"),
-            obs(Verdict.INCORRECT, {"audit.conflict": -1.0}, pid="4"),
+            obs(Verdict.CORRECT, audit("typed", True), pid="1"),
+            obs(Verdict.CORRECT, audit("typed", False), pid="2"),
+            obs(Verdict.INCORRECT, audit("conflict", False), pid="3"),
+            obs(Verdict.INCORRECT, audit("conflict", None), pid="4"),
         ]
     )
     typed, conflict = q.audit[("t", "typed")], q.audit[("t", "conflict")]
@@ -119,37 +196,31 @@ def test_audit_counts_agreement_by_tier_and_direction() -> None:
 
 
 def test_evaluator_calls_against_the_grounded_verdict() -> None:
-    q = JudgeQuality.of(
+    right, wrong = EvaluatorCall.RIGHT, EvaluatorCall.WRONG
+    q = ScoreTallies.of(
         [
-            obs(Verdict.CORRECT, {"rf.selfcheck": 1.0}, pid="1"),  # true positive
-            obs(Verdict.INCORRECT, {"rf.selfcheck": 1.0}, pid="2"),  # optimistic: false positive
-            obs(Verdict.INCORRECT, {"rf.selfcheck": 0.0}, pid="3"),  # caught
-            obs(Verdict.CORRECT, {"rf.selfcheck": -1.0}, pid="4"),  # abstained
-            obs(Verdict.UNDECIDED, {"rf.selfcheck": 1.0}, pid="5"),  # no truth
+            obs(Verdict.CORRECT, selfcheck(right), pid="1"),  # true positive
+            obs(Verdict.INCORRECT, selfcheck(right), pid="2"),  # optimistic: false positive
+            obs(Verdict.INCORRECT, selfcheck(wrong), pid="3"),  # caught
+            obs(Verdict.CORRECT, selfcheck(EvaluatorCall.ABSTAINED), pid="4"),  # abstained
+            obs(Verdict.UNDECIDED, selfcheck(right), pid="5"),  # no truth
+            obs(Verdict.CORRECT, selfcheck(EvaluatorCall.NOT_SAMPLED), pid="6"),  # no samples
         ]
     )
     c = q.evaluators[("t", "selfcheck")]
     assert (c.true_positive, c.false_positive, c.true_negative, c.false_negative) == (1, 1, 1, 0)
-    assert (c.abstained, c.unmatched) == (1, 1)
+    assert (c.abstained, c.unmatched, c.unsampled) == (1, 1, 1)
 
 
 def test_ragprobe_failures_are_over_all_probes() -> None:
-    q = JudgeQuality.of(
-        [
-            obs(Verdict.INCORRECT, {"ragprobe.correctness": 0.0}, scenario="S1", pid="1"),
-            obs(Verdict.CORRECT, {"ragprobe.correctness": 1.0}, scenario="S1", pid="2"),
-            obs(Verdict.UNDECIDED, {"ragprobe.correctness": -1.0}, scenario="S1", pid="3"),
-            obs(Verdict.ERROR, {}, scenario="S1", pid="4"),
-        ]
-    )
-    report = judge_quality(
-        [
-            obs(Verdict.INCORRECT, {"ragprobe.correctness": 0.0}, scenario="S1", pid="1"),
-            obs(Verdict.CORRECT, {"ragprobe.correctness": 1.0}, scenario="S1", pid="2"),
-            obs(Verdict.UNDECIDED, {"ragprobe.correctness": -1.0}, scenario="S1", pid="3"),
-            obs(Verdict.ERROR, {}, scenario="S1", pid="4"),
-        ]
-    )
+    probes = [
+        obs(Verdict.INCORRECT, ragprobe(MetricOutcome.FAILED), scenario="S1", pid="1"),
+        obs(Verdict.CORRECT, ragprobe(MetricOutcome.PASSED), scenario="S1", pid="2"),
+        obs(Verdict.UNDECIDED, ragprobe(MetricOutcome.OPEN), scenario="S1", pid="3"),
+        obs(Verdict.ERROR, NO_SCORES, scenario="S1", pid="4"),
+    ]
+    q = ScoreTallies.of(probes)
+    report = judge_quality(probes)
     p = q.ragprobe[("t", "S1")]
     assert (p.probes, p.failed, p.passed, p.undecided, p.errors) == (4, 1, 1, 1, 1)
     assert report is not None
@@ -160,7 +231,10 @@ def test_ragprobe_failures_are_over_all_probes() -> None:
 
 
 def test_section_is_absent_without_scores() -> None:
-    assert judge_quality([obs(Verdict.CORRECT, {}), obs(Verdict.ERROR, {}, scenario="S2")]) is None
+    none = [obs(Verdict.CORRECT, NO_SCORES), obs(Verdict.ERROR, NO_SCORES, scenario="S2")]
+    assert judge_quality(none) is None
+    # the judge's own detail alone is no section either: the tallies never see it
+    assert judge_quality([obs(Verdict.CORRECT, Scores(rules=RulesScores(1.0, 1.0, 1.0)))]) is None
 
 
 def test_reliability_from_counts_is_evaluator_reliability() -> None:
@@ -170,9 +244,11 @@ def test_reliability_from_counts_is_evaluator_reliability() -> None:
 
 
 def test_audit_and_reliability_in_the_report_have_wilson_intervals() -> None:
-    items = [obs(Verdict.CORRECT, {"audit.typed": 1.0, "rf.ragas_fact": 1.0}, pid=str(i))
-             for i in range(9)]  # fmt: skip
-    items.append(obs(Verdict.INCORRECT, {"audit.typed": 0.0, "rf.ragas_fact": 1.0}, pid="x"))
+    says_right = ReferenceFreeScores(ragas_fact=EvaluatorCall.RIGHT)
+    agreed = Scores(audit=AuditScore("typed", True), reference_free=says_right)
+    items = [obs(Verdict.CORRECT, agreed, pid=str(i)) for i in range(9)]
+    disagreed = Scores(audit=AuditScore("typed", False), reference_free=says_right)
+    items.append(obs(Verdict.INCORRECT, disagreed, pid="x"))
     report = judge_quality(items)
     assert report is not None
     audit = report.audit["t"]["typed"]
@@ -181,3 +257,19 @@ def test_audit_and_reliability_in_the_report_have_wilson_intervals() -> None:
     rf = report.reference_free["t"]["ragas_fact"]
     assert (rf.precision, rf.recall, rf.error_recall) == (0.9, 1.0, 0.0)
     assert rf.precision_ci is not None and rf.interval == "wilson"
+
+
+def test_semantic_and_llm_metrics_are_tallied_without_the_text_metrics() -> None:
+    """With ``GW_JUDGE_ANSWER_METRICS=false`` the judge still ships the semantic and LLM-derived
+    metrics; the flat scores had no ``metric.k`` then, and their means were dropped."""
+    scored = Scores(
+        semantic=SemanticScores(0.9, 0.8),
+        llm_metrics=LlmMetricScores(answer_relevance=0.7),
+    )
+    q = ScoreTallies.of([obs(Verdict.CORRECT, scored), obs(Verdict.CORRECT, NO_SCORES, pid="2")])
+    group = ("t", "short", "factual")
+    assert q.means.answers(group) == 1
+    assert q.means.mean(group, "semantic_similarity") == 0.9
+    assert q.means.mean(group, "answer_relevance") == 0.7
+    # nothing of the text metrics was scored, so none is counted undefined either
+    assert q.means.get(group, "exact_match") is None

@@ -60,7 +60,7 @@ def _judge(query: str, gold: Any, response: str) -> tuple[Any, ...]:
     for tier in TIERS.values():
         d = tier(ev)
         if d is not None:
-            return d.verdict, d.tier, d.reason, tuple(sorted(d.scores.items()))
+            return d.verdict, d.tier, d.reason, d.scores
     return Verdict.UNDECIDED, "none", tuple(ev.notes)
 
 

@@ -281,7 +281,6 @@ def _score_rated(
 
     from groundwatch.adapters.db.models import JudgementRow
     from groundwatch.core.answer_metrics import gold_text
-    from groundwatch.core.judge_quality import METRIC
     from groundwatch.runtime.settings import load_settings
     from groundwatch.stages.judge.semantic import (
         BERTSCORE_F1,
@@ -294,7 +293,11 @@ def _score_rated(
     scorer = build_semantic(settings)
     if scorer is None or scorer.encoder is None or settings.semantic_metrics == "off":
         return
-    scored = {o.probe_id for o in observations if METRIC + SEMANTIC_SIMILARITY in o.scores}
+    scored = {
+        o.probe_id
+        for o in observations
+        if o.scores.semantic is not None and o.scores.semantic.similarity is not None
+    }
     missing = [pid for pid in ratings if pid not in scored]
     with engine.connect() as conn:
         rows = conn.execute(

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 
 from groundwatch.core.judging import Decision, judge_deterministic
 from groundwatch.core.judging.gold import prepare_gold
@@ -29,17 +28,7 @@ from groundwatch.core.judging.normalize import fold, tokens
 from groundwatch.core.judging.refusal import count_sentences, detect_refusal
 from groundwatch.core.judging.tiers import Evidence, PartStatus
 from groundwatch.core.model import Expected, Verdict
-
-
-class RagProbeMetric(StrEnum):
-    CORRECTNESS = "correctness"
-    RELEVANCE = "relevance"
-    COMPLETENESS = "completeness"
-    CONSISTENCY = "consistency"
-    EXPLICITNESS = "explicitness"
-    CONTRADICTION = "contradiction"
-    NO_QUESTION_RELATED_INFORMATION = "no_question_related_information"
-
+from groundwatch.core.scores import RagProbeMetric as RagProbeMetric
 
 ANSWERABLE_METRICS = (
     RagProbeMetric.CORRECTNESS,

@@ -57,10 +57,9 @@ answering is closed-domain again.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from types import MappingProxyType
 
 # re-exported: every reader of statuses imports them from the tagger
 from groundwatch.core.evidence import DECIDED_STATUSES as DECIDED_STATUSES
@@ -68,6 +67,7 @@ from groundwatch.core.evidence import DEFAULT_EVIDENCE as DEFAULT_EVIDENCE
 from groundwatch.core.evidence import EvidenceRule as EvidenceRule
 from groundwatch.core.evidence import GroupStatus as GroupStatus
 from groundwatch.core.model import Verdict
+from groundwatch.core.scores import NO_SCORES, Scores
 
 #: The judge's reason for a response that matches an earlier answer version of its group.
 STALE_REASON = "stale"
@@ -77,8 +77,6 @@ FACTUAL = "factual"
 FLAKY_HISTORY = 6
 #: Transitions kept in memory for the report and the API (the store keeps them all).
 RECENT_TRANSITIONS = 1000
-
-_NO_SCORES: Mapping[str, float] = MappingProxyType({})
 
 GroupKey = tuple[str, str, str]
 """(target, cohort, group_id)."""
@@ -124,9 +122,10 @@ class Observation:
     truth_version: int = 1
     error_kind: str | None = None
     context_has_answer: bool | None = None
-    #: The judgement's quality scores (answer metrics, self-audit, reference-free calls, RAGProbe
-    #: metric outcomes: :mod:`groundwatch.core.judge_quality`), which the tagger only carries.
-    scores: Mapping[str, float] = field(default_factory=lambda: _NO_SCORES)
+    #: The judgement's scores analytics tallies (answer metrics, self-audit, reference-free
+    #: calls, RAGProbe metric outcomes: :mod:`groundwatch.core.scores`), which the tagger only
+    #: carries (:mod:`groundwatch.core.score_tallies` reads them).
+    scores: Scores = NO_SCORES
 
     @property
     def key(self) -> GroupKey:
@@ -485,9 +484,7 @@ def attribution_status(status: GroupStatus, answered_in_another_cohort: bool) ->
     Acc_db, R and λ, stays exactly GRAMMAR's. The same holds for a wrong form of a cohort with
     too little evidence for a status (unknown): the fact was answered in another wording, so
     that form's failure is fragility, whatever the rest of its cohort did."""
-    if (
-        status is GroupStatus.GAP or status is GroupStatus.UNKNOWN
-    ) and answered_in_another_cohort:
+    if (status is GroupStatus.GAP or status is GroupStatus.UNKNOWN) and answered_in_another_cohort:
         return GroupStatus.NON_ROBUST
     return status
 

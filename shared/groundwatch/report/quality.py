@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict
 
-from groundwatch.core.judge_quality import JudgeQuality, ScoredJudgement
+from groundwatch.core.score_tallies import ScoredJudgement, ScoreTallies
 from groundwatch.core.stats import proportion, reliability_from_counts, wilson_ci
 from groundwatch.report.model import (
     AnswerMetricsGroup,
@@ -28,10 +28,10 @@ from groundwatch.report.model import (
 def judge_quality(judgements: Iterable[ScoredJudgement]) -> JudgeQualityReport | None:
     """The section over ``judgements``; None when none carries a score of any kind (results
     imported from elsewhere, or judged before the judge shipped them)."""
-    return quality_report(JudgeQuality.of(judgements))
+    return quality_report(ScoreTallies.of(judgements))
 
 
-def quality_report(q: JudgeQuality) -> JudgeQualityReport | None:
+def quality_report(q: ScoreTallies) -> JudgeQualityReport | None:
     if not (len(q.means) or q.audit or q.evaluators or _scored_ragprobe(q)):
         return None
     means: dict[str, dict[str, dict[str, AnswerMetricsGroup]]] = {}
@@ -100,7 +100,7 @@ def quality_report(q: JudgeQuality) -> JudgeQualityReport | None:
     )
 
 
-def _scored_ragprobe(q: JudgeQuality) -> bool:
+def _scored_ragprobe(q: ScoreTallies) -> bool:
     """Scenario probes count only when the per-metric evaluator judged them (a result imported
     without scores has verdicts, not metrics)."""
     return any(p.metrics for p in q.ragprobe.values())

@@ -17,8 +17,8 @@ from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from groundwatch.core.data_quality import QualityLabel, QualityResults
-from groundwatch.core.judge_quality import BUCKETS, JudgeQuality
 from groundwatch.core.model import Verdict
+from groundwatch.core.score_tallies import BUCKETS, ScoreTallies
 from groundwatch.core.tagging import GroupStatus, Observation, Tagger, Transition
 from groundwatch.report.model import JudgeQualityReport
 from groundwatch.report.quality import quality_report
@@ -213,9 +213,9 @@ class QualityCollector(Collector):
         self._tagger = tagger
         self.refresh_s = refresh_s
         self.dirty = True
-        self._built: tuple[int, float, JudgeQualityReport | None, JudgeQuality] | None = None
+        self._built: tuple[int, float, JudgeQualityReport | None, ScoreTallies] | None = None
 
-    def quality(self) -> tuple[JudgeQualityReport | None, JudgeQuality]:
+    def quality(self) -> tuple[JudgeQualityReport | None, ScoreTallies]:
         tagger = self._tagger()
         now = time.monotonic()
         built = self._built
@@ -224,7 +224,7 @@ class QualityCollector(Collector):
             stale = now - built[1] >= self.refresh_s
         if stale or built is None:
             self.dirty = False
-            q = JudgeQuality.of(tagger.observations())
+            q = ScoreTallies.of(tagger.observations())
             built = self._built = (id(tagger), now, quality_report(q), q)
         return built[2], built[3]
 

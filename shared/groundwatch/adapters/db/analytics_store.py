@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from sqlalchemy import Engine, and_, func, insert, select
 from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import Session, sessionmaker
@@ -21,6 +22,7 @@ from groundwatch.adapters.db.models import JudgementRow, SeriesEpochRow, TallyRo
 from groundwatch.adapters.db.observations import OBSERVATION_COLUMNS, observation_from_row
 from groundwatch.contracts import Judgement
 from groundwatch.core.cycles import Epoch
+from groundwatch.core.scores import scores_json_bytes
 from groundwatch.core.tagging import GroupTally, Observation, Transition
 
 #: Tally columns an upsert overwrites (the key columns stay).
@@ -260,7 +262,8 @@ class AnalyticsStore:
                 j.series,
                 j.cycle,
                 j.expected.version,
-                j.scores,
+                # serialized by pydantic in one call, embedded as is by the JSON column's orjson
+                orjson.Fragment(scores_json_bytes(j.scores)),
                 j.probe_created_at,
                 j.judged_at,
                 tallied_at,

@@ -45,6 +45,7 @@ from groundwatch.core.judging.numbers import (
 from groundwatch.core.judging.refusal import Refusal, detect_refusal
 from groundwatch.core.judging.variants import fuzzy_window, stems
 from groundwatch.core.model import Expected, Verdict
+from groundwatch.core.scores import RulesScores, Scores
 
 #: A rounded number within 1 % of the gold value counts as the value.
 NUMBER_REL_TOL = 0.01
@@ -1038,8 +1039,9 @@ def tier_stale(ev: Evidence) -> Decision | None:
         return None
     for idx, version in enumerate(g.stale):
         if all(s is PartStatus.FOUND for s in ev.statuses(version)):
-            d = Decision(Verdict.INCORRECT, "stale", STALE, {"stale_version_index": float(idx)})
-            return d
+            return Decision.made(
+                Verdict.INCORRECT, "stale", STALE, Scores(rules=RulesScores(0.0, 0.0, 0.0, idx))
+            )
     return None
 
 
@@ -1588,16 +1590,22 @@ def judge_deterministic(
     # ``isspace`` is ``not strip()`` (the same white-space test) without copying the response
     if not response or response.isspace():
         if "empty" in names:
-            return Decision(Verdict.INCORRECT, "empty", "empty_response", _ZERO_SCORES.copy())
-        return Decision(Verdict.UNDECIDED, NO_TIER, "empty_response", _ZERO_SCORES.copy())
+            return Decision.made(Verdict.INCORRECT, "empty", "empty_response", _NO_OVERLAP)
+        return Decision.made(Verdict.UNDECIDED, NO_TIER, "empty_response", _NO_OVERLAP)
     ev = Evidence(query, gold, response)
-    p, r, f = _prf(gold.content, ev.content_set)
-    scores = {"token_precision": p, "token_recall": r, "token_f1": f}
+    scores = _overlap(gold.content, ev.content_set)
     for tier in _DEFAULT_CHAIN if tiers is None else _chain(tuple(names)):
         decision = tier(ev)
         if decision is not None:
-            decision.scores.update(scores)
-            return decision
+            stale = decision.scores.rules  # only the stale tier says which version it matched
+            if stale is not None and scores.rules is not None:
+                o = scores.rules
+                scores = Scores(
+                    rules=RulesScores(
+                        o.token_precision, o.token_recall, o.token_f1, stale.stale_version
+                    )
+                )
+            return decision.scored(scores)
     reason = "; ".join(dict.fromkeys(ev.notes)) if ev.notes else "no_tier_decided"
     return Decision.made(Verdict.UNDECIDED, NO_TIER, reason, scores)
 
@@ -1608,4 +1616,24 @@ def _chain(names: tuple[str, ...]) -> tuple[Tier, ...]:
 
 
 _DEFAULT_CHAIN = _chain(DEFAULT_TIERS)
-_ZERO_SCORES = {"token_precision": 0.0, "token_recall": 0.0, "token_f1": 0.0}
+_NO_OVERLAP = Scores(rules=RulesScores(0.0, 0.0, 0.0))
+#: (common, response, gold) content-token counts → the rules' scores: the ratios of a few small
+#: counts, so a handful of objects serve every judgement (one per count triple, bounded).
+_OVERLAPS: dict[tuple[int, int, int], Scores] = {}
+
+
+def _overlap(gold: frozenset[str], resp: frozenset[str] | set[str]) -> Scores:
+    """:func:`_prf` as the rules' scores, shared per count triple."""
+    if not gold or not resp:
+        return _NO_OVERLAP
+    common = len(gold & resp)
+    if common == 0:
+        return _NO_OVERLAP
+    key = (common, len(resp), len(gold))
+    hit = _OVERLAPS.get(key)
+    if hit is None:
+        p, r = common / key[1], common / key[2]
+        hit = Scores(rules=RulesScores(p, r, 2 * p * r / (p + r)))
+        if len(_OVERLAPS) < 4096:
+            _OVERLAPS[key] = hit
+    return hit

@@ -7,7 +7,6 @@ wire contracts, so the contracts can change their schema without touching the do
 from __future__ import annotations
 
 from groundwatch.contracts import Judgement
-from groundwatch.core.judge_quality import pack_scores
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import STALE_REASON, Observation
 
@@ -41,5 +40,5 @@ def observation_from_judgement(j: Judgement, probe_id: str | None = None) -> Obs
         truth_version=j.expected.version,
         error_kind=j.error_kind,
         context_has_answer=j.context_has_answer,
-        scores=pack_scores(j.scores),
+        scores=j.scores.tallied(),
     )

@@ -28,8 +28,8 @@ from groundwatch.adapters.llm.reference_free import (
     RAGAS_NLI_PROMPT,
     SELFCHECK_QA_PROMPT,
 )
-from groundwatch.core.judge_quality import RAGAS_FACT, SELFCHECK
 from groundwatch.core.model import SemanticGroup
+from groundwatch.core.scores import RAGAS_FACT, SELFCHECK
 from groundwatch.core.tagging import FACTUAL
 from groundwatch.stages.judge.reference_free import ReferenceFreeSettings
 from groundwatch.stages.judge.semantic import (
