@@ -41,7 +41,7 @@ def data_quality(settings: AnalyticsSettings) -> DataQualityChecker | None:
     if not settings.data_quality_mrc:
         return DataQualityChecker(documents)
     from groundwatch.adapters.llm.client import LlmClient, LlmSettings
-    from groundwatch.adapters.llm.reader import LlmReader
+    from groundwatch.reference_rag.llm_reader import LlmReader
     from groundwatch.runtime.settings import load_settings
 
     reader = LlmReader(LlmClient(load_settings(LlmSettings)))

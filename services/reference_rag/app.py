@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from groundwatch.adapters.llm.reader import LlmClient
+from groundwatch.core.llm import ChatModel
 from groundwatch.errors import ConfigError
 from groundwatch.reference_rag.app import create_app
 from groundwatch.runtime.service import serve, settings_or_exit
@@ -15,7 +15,7 @@ from services.reference_rag.settings import ReferenceRagServiceSettings
 def main() -> None:
     """Console entry ``groundwatch-reference-rag``."""
     settings = settings_or_exit(ReferenceRagServiceSettings)
-    llm: LlmClient | None = None
+    llm: ChatModel | None = None
     try:
         if settings.rag_reader == "llm":  # the model and its limits come from GW_LLM_*
             from groundwatch.adapters.llm.client import LlmClient as OpenAIClient

@@ -17,9 +17,9 @@ from groundwatch.adapters.db.engine import make_engine
 from groundwatch.adapters.db.models import Base, LlmCacheRow
 from groundwatch.adapters.llm.cache import SqlVerdictCache
 from groundwatch.adapters.llm.client import LlmClient, LlmError, LlmSettings
-from groundwatch.adapters.llm.llm_judge import PROMPT_VERSION, LlmJudge
 from groundwatch.core.judging import JUDGE_ERROR
 from groundwatch.core.model import Expected, Verdict
+from groundwatch.stages.judge.llm_tier import PROMPT_VERSION, LlmJudge
 from groundwatch.stages.judge.tiered import JudgeSettings, TieredJudge
 from tests.fakes import FakeOpenAIServer, Reply, fake_openai, fake_openai_server  # noqa: F401
 

@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 
 from groundwatch.adapters.db.datasets import read_jsonl
 from groundwatch.adapters.llm.client import LlmClient, LlmSettings
-from groundwatch.adapters.llm.scenarios import CorpusScenarioGenerator
 from groundwatch.adapters.scenario_files import select_scenarios
 from groundwatch.cli.gen import register
+from groundwatch.core.scenarios.generate import CorpusScenarioGenerator
 from groundwatch.core.scenarios.spec import DocumentSampling, ScenarioSpec
 from groundwatch.core.scenarios.validation import supported
 from tests.fakes import FakeOpenAIServer, Reply, fake_openai, fake_openai_server  # noqa: F401

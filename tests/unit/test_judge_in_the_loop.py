@@ -11,7 +11,6 @@ from collections.abc import Callable
 import pytest
 
 from groundwatch.adapters.llm.cache import MemoryVerdictCache
-from groundwatch.adapters.llm.llm_judge import LlmJudge
 from groundwatch.adapters.targets import CallableTarget, TargetError, TargetLimits, TargetReply
 from groundwatch.adapters.targets.base import ErrorKind
 from groundwatch.contracts import Probe, RagResponse, TargetStatus
@@ -25,6 +24,7 @@ from groundwatch.core.scores import (
     ReferenceFreeScores,
 )
 from groundwatch.errors import ConfigError
+from groundwatch.stages.judge.llm_tier import LlmJudge
 from groundwatch.stages.judge.reference_free import ReferenceFreeJudge, ReferenceFreeSettings
 from groundwatch.stages.judge.tiered import JudgeSettings, TieredJudge, build_judge
 from groundwatch.stages.runner.lanes import Runner, SelfCheckSampling

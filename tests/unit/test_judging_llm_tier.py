@@ -5,17 +5,17 @@ from __future__ import annotations
 import pytest
 
 from groundwatch.adapters.llm.cache import MemoryVerdictCache, cache_key
-from groundwatch.adapters.llm.llm_judge import (
+from groundwatch.core.judging import JUDGE_ERROR
+from groundwatch.core.model import Expected, Verdict
+from groundwatch.errors import ConfigError, GroundwatchError
+from groundwatch.runtime.settings import load_settings
+from groundwatch.stages.judge.llm_tier import (
     GRAMMAR_PROMPT,
     PROMPT_VERSION,
     LlmJudge,
     parse_verdict,
     render_prompt,
 )
-from groundwatch.core.judging import JUDGE_ERROR
-from groundwatch.core.model import Expected, Verdict
-from groundwatch.errors import ConfigError, GroundwatchError
-from groundwatch.runtime.settings import load_settings
 from groundwatch.stages.judge.tiered import JudgeSettings, TieredJudge, build_judge, gold_text
 
 pytestmark = pytest.mark.unit

@@ -515,7 +515,7 @@ async def _llm_templates(
     schema: SchemaInfo, opts: GenOptions
 ) -> tuple[list[SqlTemplate], dict[str, dict[str, list[str]]]]:
     from groundwatch.adapters.llm.client import LlmClient, LlmSettings
-    from groundwatch.adapters.llm.generation import llm_sql_templates, llm_text_templates
+    from groundwatch.core.generation.llm import llm_sql_templates, llm_text_templates
     from groundwatch.runtime.settings import load_settings
 
     client = LlmClient(load_settings(LlmSettings).require("gen --llm"))
@@ -744,7 +744,7 @@ def _dry_run_summary(
 
 async def _run_llm(url: str, opts: GenOptions) -> GenerationResult | None:
     from groundwatch.adapters.llm.client import LlmClient, LlmSettings
-    from groundwatch.adapters.llm.generation import generate_groups_llm
+    from groundwatch.adapters.sources.generate import generate_groups_llm
     from groundwatch.runtime.settings import load_settings
 
     if opts.dry_run:

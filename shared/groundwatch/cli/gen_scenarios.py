@@ -56,7 +56,7 @@ async def _llm_run(
     max_items: int | None,
 ) -> ScenarioRun:  # fmt: skip
     from groundwatch.adapters.llm.client import LlmClient, LlmSettings
-    from groundwatch.adapters.llm.scenarios import CorpusScenarioGenerator
+    from groundwatch.core.scenarios.generate import CorpusScenarioGenerator
     from groundwatch.runtime.settings import load_settings
 
     settings = load_settings(LlmSettings).require(

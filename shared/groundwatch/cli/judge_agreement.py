@@ -391,7 +391,7 @@ def register(app: typer.Typer) -> None:
             "per_file": {name: r.to_json() for name, r in per_file.items()},
         }
         if dry_run:
-            from groundwatch.adapters.llm.llm_judge import PROMPT_VERSION
+            from groundwatch.stages.judge.llm_tier import PROMPT_VERSION
             from groundwatch.stages.judge.tiered import estimate_llm_spend
 
             calls, tokens = estimate_llm_spend(

@@ -74,7 +74,7 @@ def data_quality(
     reader = None
     if mrc:
         from groundwatch.adapters.llm.client import LlmClient, LlmSettings
-        from groundwatch.adapters.llm.reader import LlmReader
+        from groundwatch.reference_rag.llm_reader import LlmReader
         from groundwatch.runtime.settings import load_settings
 
         MRC = "--mrc (the reading-comprehension check)"

@@ -322,7 +322,7 @@ def _data_quality(corpus: Path, mrc: bool, ledger: LlmLedger | None = None) -> D
     if not mrc:
         return DataQualityChecker(documents)
     from groundwatch.adapters.llm.client import LlmClient, LlmSettings
-    from groundwatch.adapters.llm.reader import LlmReader
+    from groundwatch.reference_rag.llm_reader import LlmReader
     from groundwatch.runtime.settings import load_settings
 
     MRC = "--mrc (the reading-comprehension check)"

@@ -6,7 +6,7 @@ no-question-related-information. A probe fails if any metric of its scenario fai
 (RAGProbe §5: "Failure is any answer … that does not pass one or more evaluation metrics").
 
 Each metric here is pass, fail or ``None`` (the rules cannot tell); ``None`` goes to the
-LLM-judged metrics of :mod:`groundwatch.adapters.llm.ragprobe`. What is decided here:
+LLM-judged metrics of :mod:`groundwatch.stages.judge.ragprobe_llm`. What is decided here:
 
 * correctness — the deterministic tier chain's verdict;
 * completeness — every gold part found (pass), or a part with none of its words (fail);

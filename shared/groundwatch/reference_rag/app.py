@@ -16,8 +16,8 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from pydantic import BaseModel, ConfigDict, Field
 
-from groundwatch.adapters.llm.reader import LlmClient, LlmReader
 from groundwatch.contracts import MAX_TEXT
+from groundwatch.core.llm import ChatModel
 from groundwatch.core.model import DONT_KNOW
 from groundwatch.core.retrieval import DenseRetriever, Embedder, Retriever, sparse_retriever
 from groundwatch.errors import ConfigError
@@ -29,6 +29,7 @@ from groundwatch.reference_rag import (
     Reader,
 )
 from groundwatch.reference_rag.corpus import load_corpus
+from groundwatch.reference_rag.llm_reader import LlmReader
 from groundwatch.reference_rag.metrics import RagMetrics
 from groundwatch.reference_rag.settings import ReferenceRagSettings
 from groundwatch.runtime.auth import require_token
@@ -72,7 +73,7 @@ def build_pipeline(
     settings: ReferenceRagSettings,
     corpus: dict[str, str],
     *,
-    llm: LlmClient | None = None,
+    llm: ChatModel | None = None,
     embedder: Embedder | None = None,
 ) -> RagPipeline:
     """Retriever + reader + fault switches as the settings say; refuses what cannot be built."""
@@ -102,7 +103,7 @@ def create_app(
     settings: ReferenceRagSettings,
     corpus: dict[str, str] | None = None,
     *,
-    llm: LlmClient | None = None,
+    llm: ChatModel | None = None,
     embedder: Embedder | None = None,
     registry: CollectorRegistry | None = None,
 ) -> FastAPI:

@@ -2,7 +2,7 @@
 checks generated items must pass, the grounded variants with SQL truth, and the validity report.
 
 The LLM path (items from a corpus through a chat model) is
-:mod:`groundwatch.adapters.llm.scenarios`; the database wiring of the grounded variants is
+:mod:`groundwatch.core.scenarios.generate`; the database wiring of the grounded variants is
 :mod:`groundwatch.adapters.sources.scenarios`."""
 
 from groundwatch.core.scenarios.chunking import Chunk, chunk_corpus, sample_contexts, split_text

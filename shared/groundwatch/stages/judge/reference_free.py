@@ -26,10 +26,9 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from groundwatch.adapters.llm.llm_judge import ChatModel
-from groundwatch.adapters.llm.reference_free import ragas_faithfulness, selfcheck
 from groundwatch.contracts import MAX_SAMPLES, RagResponse, TargetStatus
 from groundwatch.core.judging import Decision
+from groundwatch.core.llm import ChatModel
 from groundwatch.core.model import Verdict
 from groundwatch.core.sampling import in_share
 from groundwatch.core.scores import (
@@ -42,6 +41,7 @@ from groundwatch.core.scores import (
     Scores,
 )
 from groundwatch.core.tagging import FACTUAL
+from groundwatch.stages.judge.evaluators import ragas_faithfulness, selfcheck
 
 
 class ReferenceFreeSettings(BaseSettings):

@@ -31,15 +31,10 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from groundwatch.adapters.embeddings import DEFAULT_MODEL, Encoder, encoder_available, load_encoder
-from groundwatch.adapters.llm.answer_metrics import (
-    answer_correctness,
-    answer_relevance,
-    context_relevance,
-)
-from groundwatch.adapters.llm.llm_judge import ChatModel
 from groundwatch.contracts import RagResponse, TargetStatus
 from groundwatch.core.answer_metrics import gold_text
 from groundwatch.core.judging import Decision
+from groundwatch.core.llm import ChatModel
 from groundwatch.core.sampling import in_share
 from groundwatch.core.scores import (
     ANSWER_CORRECTNESS,
@@ -56,6 +51,11 @@ from groundwatch.core.scores import (
 from groundwatch.core.semantic import Vector, bertscore
 from groundwatch.core.tagging import FACTUAL
 from groundwatch.errors import ConfigError
+from groundwatch.stages.judge.llm_metrics import (
+    answer_correctness,
+    answer_relevance,
+    context_relevance,
+)
 
 __all__ = [
     "ANSWER_CORRECTNESS",

@@ -20,13 +20,6 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from groundwatch.adapters.llm.cache import VerdictCache, cache_key
 from groundwatch.adapters.llm.client import LlmClient, LlmLedger, LlmSettings
-from groundwatch.adapters.llm.llm_judge import (
-    PROMPT_VERSION,
-    LlmJudge,
-    estimate_tokens,
-    render_prompt,
-)
-from groundwatch.adapters.llm.ragprobe import RagProbeJudge
 from groundwatch.contracts import RagResponse
 from groundwatch.core.answer_metrics import DEFAULT_K
 from groundwatch.core.judging import (
@@ -38,6 +31,7 @@ from groundwatch.core.judging import (
 )
 from groundwatch.core.judging.gold import gold_key
 from groundwatch.core.judging.memo import Memo
+from groundwatch.core.llm import estimate_tokens
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.ragprobe_metrics import (
     MetricResult,
@@ -48,6 +42,12 @@ from groundwatch.core.ragprobe_metrics import (
 from groundwatch.core.sampling import in_share
 from groundwatch.core.scores import AuditScore, RagProbeOutcomes, Scores
 from groundwatch.errors import ConfigError
+from groundwatch.stages.judge.llm_tier import (
+    PROMPT_VERSION,
+    LlmJudge,
+    render_prompt,
+)
+from groundwatch.stages.judge.ragprobe_llm import RagProbeJudge
 from groundwatch.stages.judge.reference_free import ReferenceFreeJudge, ReferenceFreeSettings
 from groundwatch.stages.judge.semantic import SemanticScorer, SemanticSettings, build_semantic
 from groundwatch.stages.judge.stage import (

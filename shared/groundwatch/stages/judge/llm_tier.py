@@ -12,11 +12,11 @@ import asyncio
 import re
 import time
 from dataclasses import asdict, dataclass
-from typing import Protocol
 
 from groundwatch.adapters.llm.cache import CachedVerdict, VerdictCache, cache_key
 from groundwatch.core.judging import JUDGE_ERROR, Decision
 from groundwatch.core.judging.normalize import fold
+from groundwatch.core.llm import NamedChatModel
 from groundwatch.core.model import Verdict
 from groundwatch.core.scores import NO_SCORES, LlmCallScores, Scores
 from groundwatch.errors import BudgetExhausted, GroundwatchError
@@ -38,22 +38,6 @@ GRAMMAR_PROMPT = (
 
 #: Room for "Correct", "Incorrect." or a short sentence around it; the prompt asks for one word.
 MAX_VERDICT_TOKENS = 20
-
-
-class ChatModel(Protocol):
-    """What the judge needs from :class:`groundwatch.adapters.llm.client.LlmClient`."""
-
-    model: str
-
-    async def complete(
-        self,
-        system: str,
-        user: str,
-        *,
-        temperature: float = 0.0,
-        n: int = 1,
-        max_tokens: int | None = None,
-    ) -> list[str]: ...
 
 
 def render_prompt(query: str, true_answer: str, given_response: str) -> str:
@@ -109,17 +93,12 @@ class LlmJudgeCounters:
         return asdict(self)
 
 
-def estimate_tokens(text: str) -> int:
-    """A tokenizer-free estimate (~4 characters per token for English), for ``--dry-run``."""
-    return max(1, (len(text) + 3) // 4)
-
-
 class LlmJudge:
     """One LLM verdict per (query, gold, response), cached, with its prompt version."""
 
     def __init__(
         self,
-        client: ChatModel,
+        client: NamedChatModel,
         cache: VerdictCache | None = None,
         *,
         prompt_version: str = PROMPT_VERSION,
