@@ -12,7 +12,7 @@ from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.adapters.db.dead_letters import DeadLetterStore
 from groundwatch.core.tagging import Window
-from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
+from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
 from groundwatch.runtime.api import add_routes
 from groundwatch.runtime.consume import consume
 from groundwatch.runtime.evidence_settings import evidence_rule
@@ -58,7 +58,7 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
         window = Window(runs=settings.window_runs or None, evidence=evidence_rule())
         holder: dict[str, AnalyticsStage] = {}
         quality = await asyncio.to_thread(data_quality, settings)
-        metrics = AnalyticsMetrics(
+        telemetry = AnalyticsTelemetry(
             registry,
             lambda: holder["worker"].tagger,
             quality.results if quality is not None else None,
@@ -66,7 +66,7 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
         worker = AnalyticsStage(
             store,
             window=window,
-            on_applied=metrics.observe,
+            on_applied=telemetry.observe,
             quality=quality,
             open_domain_baseline=settings.open_domain_baseline,
         )

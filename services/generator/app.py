@@ -13,7 +13,7 @@ from groundwatch.adapters.db.evidence import ensure_dataset_stored
 from groundwatch.adapters.db.runs import next_cycle, record_cycle
 from groundwatch.core.model import SemanticGroup
 from groundwatch.runtime.auth import require_token
-from groundwatch.runtime.generator_metrics import GeneratorMetrics
+from groundwatch.runtime.generator_telemetry import GeneratorTelemetry
 from groundwatch.runtime.refresh import answer_refresher
 from groundwatch.runtime.service import (
     ServiceParts,
@@ -100,9 +100,11 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
         await asyncio.to_thread(create_schema, engine)
         # the SQL truth beside the judgements: analytics' /groups and `groundwatch show` read it
         await asyncio.to_thread(ensure_dataset_stored, engine, groups)
-        metrics = GeneratorMetrics(registry)
+        telemetry = GeneratorTelemetry(registry)
         refresh = (
-            answer_refresher(source_url, engine, metrics.answers_changed, settings.source_policy())
+            answer_refresher(
+                source_url, engine, telemetry.answers_changed, settings.source_policy()
+            )
             if source_url
             else None
         )
@@ -110,7 +112,7 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
         series = settings.series or (groups[0].dataset_id if groups else "default")
 
         async def record(summary: RunSummary) -> None:
-            metrics.started(summary)
+            telemetry.started(summary)
             await asyncio.to_thread(
                 record_cycle,
                 engine,
@@ -131,7 +133,7 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             rate=settings.rate,
             seed=settings.seed,
             refresh=refresh,
-            on_publish=metrics.count,
+            on_publish=telemetry.count,
             series=series,
             first_cycle=await asyncio.to_thread(next_cycle, engine, series),
             on_cycle=record,

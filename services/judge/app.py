@@ -17,8 +17,8 @@ from groundwatch.runtime.service import (
     settings_or_exit,
     wiring,
 )
-from services.judge.metrics import JudgeMetrics
 from services.judge.settings import JudgeServiceSettings
+from services.judge.telemetry import JudgeTelemetry
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +29,9 @@ def create_app(settings: JudgeServiceSettings) -> FastAPI:
         registry, bus, topics, client_id = w.registry, w.bus, w.topics, w.client_id
         judge = load_judge(settings.database_url)
         log.info("%s", judge.describe)
-        metrics = JudgeMetrics(registry, judge)
+        telemetry = JudgeTelemetry(registry, judge)
         loop = consume(
-            judge.stage(wrap=metrics.instrument, wrap_scenario=metrics.instrument),
+            judge.stage(wrap=telemetry.instrument, wrap_scenario=telemetry.instrument),
             bus,
             topics,
             group=settings.judge_group,

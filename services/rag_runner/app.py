@@ -21,8 +21,8 @@ from groundwatch.runtime.service import (
 from groundwatch.stages.runner.factory import make_runner
 from groundwatch.stages.runner.lanes import Runner
 from groundwatch.stages.runner.stage import RunnerStage
-from services.rag_runner.metrics import RunnerMetrics
 from services.rag_runner.settings import RunnerSettings
+from services.rag_runner.telemetry import RunnerTelemetry
 
 
 def create_app(settings: RunnerSettings) -> FastAPI:
@@ -37,7 +37,7 @@ def create_app(settings: RunnerSettings) -> FastAPI:
             targets_file=settings.runner_targets_file,
             reference_url=settings.runner_reference_url,
             reference_concurrency=settings.runner_reference_concurrency,
-            on_response=RunnerMetrics(registry).on_response,
+            on_response=RunnerTelemetry(registry).on_response,
             selfcheck=load_selfcheck_sampling(),
         )
         loop = consume(

@@ -1,4 +1,5 @@
-"""The judge as every entry point builds it from the environment, and its self-audit metrics.
+"""The judge as every entry point builds it from the environment, and its telemetry (the
+self-audit, the LLM spend).
 
 The judge service, ``groundwatch run`` and ``groundwatch demo`` all judge with the same settings
 (``GW_JUDGE_*``, ``GW_LLM_*``, ``GW_REFERENCE_FREE*``): without an LLM configured the rules
@@ -213,7 +214,7 @@ class LlmBudgetCollector(Collector):
             yield budget
 
 
-def register_judge_metrics(registry: CollectorRegistry, judge: TieredJudge) -> None:
+def register_judge_telemetry(registry: CollectorRegistry, judge: TieredJudge) -> None:
     registry.register(AuditCollector(judge))
     registry.register(LlmSpendCollector(judge))
     registry.register(LlmBudgetCollector(judge))

@@ -1,4 +1,4 @@
-"""Prometheus export of the live tallies, read from the tagger at scrape time.
+"""Analytics' telemetry: the live tallies as Prometheus series, read from the tagger at scrape time.
 
 Label sets are bounded (target, cohort, status, verdict, cause, scenario) — never group ids or
 text — so the series count does not grow with the dataset. Gauges are read at scrape time from
@@ -408,7 +408,7 @@ def knowledge_regressions(tagger: Tagger, transitions: list[Transition]) -> dict
     return out
 
 
-class AnalyticsMetrics:
+class AnalyticsTelemetry:
     def __init__(
         self,
         registry: CollectorRegistry,
