@@ -285,9 +285,9 @@ def _flat(i: int, j: Judgement) -> dict[str, float]:
     }
 
 
-async def test_judge_scores_are_stored_and_rebuild_the_quality_section(db_url: str) -> None:
+async def test_judge_scores_are_stored_and_rebuild_the_scores_section(db_url: str) -> None:
     """Answer metrics, audit and evaluator calls travel in ``Judgement.scores``; a restarted
-    analytics rebuilds the same judge-quality numbers from the stored judgements — typed, and
+    analytics rebuilds the same score tallies from the stored judgements — typed, and
     the flat dict rows of schema version 3 alike."""
     from groundwatch.report.build import report_from_tagger
 
@@ -298,10 +298,10 @@ async def test_judge_scores_are_stored_and_rebuild_the_quality_section(db_url: s
     ]
     first = AnalyticsStage(AnalyticsStore(engine))
     await first.handle(scored)
-    live = report_from_tagger(first.tagger).judge_quality
+    live = report_from_tagger(first.tagger).scores
     restarted = AnalyticsStage(AnalyticsStore(engine))
     await asyncio.to_thread(restarted.reload)
-    rebuilt = report_from_tagger(restarted.tagger).judge_quality
+    rebuilt = report_from_tagger(restarted.tagger).scores
     assert live is not None and rebuilt is not None
     # the same numbers; a mean summed in another order may differ in its last bits
     assert _rounded(rebuilt.model_dump()) == _rounded(live.model_dump())
@@ -328,7 +328,7 @@ async def test_judge_scores_are_stored_and_rebuild_the_quality_section(db_url: s
             )
     old = AnalyticsStage(AnalyticsStore(engine))
     await asyncio.to_thread(old.reload)
-    from_flat = report_from_tagger(old.tagger).judge_quality
+    from_flat = report_from_tagger(old.tagger).scores
     assert from_flat is not None
     assert _rounded(from_flat.model_dump()) == _rounded(live.model_dump())
     engine.dispose()

@@ -141,7 +141,7 @@ async def test_embedded_pipeline_judges_with_the_llm_audits_and_measures_evaluat
     rule_decided = [r for r in rows if r.tier not in ("llm", "target") and "ragprobe" not in r.tier]
     assert 0 < len(audited) < len(rule_decided)
     assert all("audit: the LLM" in r.reason for r in audited)
-    q = report.judge_quality
+    q = report.scores
     assert q is not None
     audit = q.audit["reference"]
     assert sum(a.audited for a in audit.values()) == len(audited)
@@ -235,7 +235,7 @@ async def test_demo_uses_the_llm_tier_the_environment_configures(
     out = await _demo(1, ("short", "long"), 1, "keyword", False, None, "none")
     printed = capsys.readouterr().out
     assert "judge: rules, then the LLM tier (demo-judge), 10% of rule-decided answers" in printed
-    q = out.report.judge_quality
+    q = out.report.scores
     assert q is not None and q.audit["reference"]
     assert any(p.startswith("Evaluate the accuracy") for p in fake_openai.prompts)
     assert {r.body["model"] for r in fake_openai.requests} == {"demo-judge"}
@@ -245,7 +245,7 @@ async def test_demo_uses_the_llm_tier_the_environment_configures(
     monkeypatch.setenv("GW_JUDGE_LLM_ENABLED", "false")
     plain = await _demo(1, ("short", "long"), 1, "keyword", False, None, "none")
     assert not fake_openai.requests and "rules only" in capsys.readouterr().out
-    assert plain.report.judge_quality is not None and not plain.report.judge_quality.audit
+    assert plain.report.scores is not None and not plain.report.scores.audit
     coverage = [c.coverage for c in plain.report.cohorts.values()]
     assert all(c is not None and c <= 1.0 for c in coverage)
 

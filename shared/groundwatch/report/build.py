@@ -85,7 +85,7 @@ from groundwatch.report.model import (
     TransitionEntry,
     ZTestResult,
 )
-from groundwatch.report.quality import judge_quality
+from groundwatch.report.scores import scores_section
 
 MAX_LISTED = 50
 """Group ids listed per category in comparisons (counts are always complete)."""
@@ -244,7 +244,7 @@ def report_from_tagger(
         latest_cycle=max((o.cycle for o in view.obs.values()), default=None),
         transitions=[transition_entry(tr) for tr in tagger.recent_transitions(50)],
         data_quality=_data_quality(view, data_quality) if data_quality is not None else None,
-        judge_quality=judge_quality(tagger.observations()),
+        scores=scores_section(tagger.observations()),
         failing_groups=failing,
         failing_groups_total=failing_total,
         target_health=target_health(tagger, evidence),

@@ -20,8 +20,8 @@ from groundwatch.core.data_quality import QualityLabel, QualityResults
 from groundwatch.core.model import Verdict
 from groundwatch.core.score_tallies import BUCKETS, ScoreTallies
 from groundwatch.core.tagging import GroupStatus, Observation, Tagger, Transition
-from groundwatch.report.model import JudgeQualityReport
-from groundwatch.report.quality import quality_report
+from groundwatch.report.model import ScoresReport
+from groundwatch.report.scores import scores_report
 
 
 class TallyCollector(Collector):
@@ -199,7 +199,7 @@ def _scenario_families(tagger: Tagger) -> Iterator[GaugeMetricFamily]:
     yield judged
 
 
-class QualityCollector(Collector):
+class ScoresCollector(Collector):
     """What the judge measured beside its verdicts, over the judgements in the window: answer
     metrics (mean and a gauge histogram per target × cohort × scenario × metric), the self-audit
     agreement per rules tier, the reference-free evaluators' reliability against the SQL truth
@@ -213,9 +213,9 @@ class QualityCollector(Collector):
         self._tagger = tagger
         self.refresh_s = refresh_s
         self.dirty = True
-        self._built: tuple[int, float, JudgeQualityReport | None, ScoreTallies] | None = None
+        self._built: tuple[int, float, ScoresReport | None, ScoreTallies] | None = None
 
-    def quality(self) -> tuple[JudgeQualityReport | None, ScoreTallies]:
+    def tallies(self) -> tuple[ScoresReport | None, ScoreTallies]:
         tagger = self._tagger()
         now = time.monotonic()
         built = self._built
@@ -225,11 +225,11 @@ class QualityCollector(Collector):
         if stale or built is None:
             self.dirty = False
             q = ScoreTallies.of(tagger.observations())
-            built = self._built = (id(tagger), now, quality_report(q), q)
+            built = self._built = (id(tagger), now, scores_report(q), q)
         return built[2], built[3]
 
     def collect(self) -> Iterator[Metric]:
-        report, q = self.quality()
+        report, q = self.tallies()
         mean = GaugeMetricFamily(
             "groundwatch_answer_metric_mean",
             "Mean of a per-answer metric (EM, F1, ROUGE-L, BLEU, Recall/Precision/AP/nDCG@K,"
@@ -271,7 +271,7 @@ def _bounds(fam: GaugeMetricFamily, labels: list[str], ci: tuple[float, float] |
         fam.add_metric([*labels, "high"], ci[1])
 
 
-def _audit_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetricFamily]:
+def _audit_families(report: ScoresReport | None) -> Iterator[GaugeMetricFamily]:
     agreement = GaugeMetricFamily(
         "groundwatch_judge_audit_agreement",
         "Self-audit: share of audited rule-decided answers the LLM tier agreed with (window).",
@@ -302,7 +302,7 @@ def _audit_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetricFa
 _MEASURES = ("precision", "recall", "error_precision", "error_recall", "agreement")
 
 
-def _evaluator_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetricFamily]:
+def _evaluator_families(report: ScoresReport | None) -> Iterator[GaugeMetricFamily]:
     value = GaugeMetricFamily(
         "groundwatch_evaluator_reliability",
         "Reference-free evaluator against the SQL-grounded verdicts (GRAMMAR Table 1, window):"
@@ -342,7 +342,7 @@ def _evaluator_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetr
     yield calls
 
 
-def _ragprobe_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetricFamily]:
+def _ragprobe_families(report: ScoresReport | None) -> Iterator[GaugeMetricFamily]:
     ratio = GaugeMetricFamily(
         "groundwatch_ragprobe_metric_failure_ratio",
         "RAGProbe scenario probes failing a metric / all the scenario's probes (window;"
@@ -446,8 +446,8 @@ class AnalyticsTelemetry:
         )
         self._tagger = tagger
         registry.register(TallyCollector(tagger, quality))
-        self.judge_quality = QualityCollector(tagger)
-        registry.register(self.judge_quality)
+        self.scores = ScoresCollector(tagger)
+        registry.register(self.scores)
 
     def _count_knowledge_regressions(self, transitions: list[Transition]) -> None:
         if not transitions:
@@ -458,7 +458,7 @@ class AnalyticsTelemetry:
     def observe(
         self, applied: list[Observation], transitions: list[Transition], tallied_at: float
     ) -> None:
-        self.judge_quality.dirty = True
+        self.scores.dirty = True
         pairs = {(o.target, o.cohort) for o in applied} - self._transition_pairs
         for target, cohort in pairs:
             # A labelled counter is exported only once it has a child: the first regression

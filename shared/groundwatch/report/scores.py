@@ -1,4 +1,4 @@
-"""The judge-quality section of the report, from the judgements' scores.
+"""The scores section of the report: what the judge measured beside its verdicts, tallied.
 
 Built over the same judgements as the rest of the report (the tagger's window, every judgement in
 it): Oro et al.'s answer metrics per target × cohort × scenario, the rules' self-audit against
@@ -18,20 +18,20 @@ from groundwatch.report.model import (
     AnswerMetricsGroup,
     AuditNumbers,
     EvaluatorReliability,
-    JudgeQualityReport,
     MetricMean,
     RagProbeMetricNumbers,
     RagProbeScenarioMetrics,
+    ScoresReport,
 )
 
 
-def judge_quality(judgements: Iterable[ScoredJudgement]) -> JudgeQualityReport | None:
+def scores_section(judgements: Iterable[ScoredJudgement]) -> ScoresReport | None:
     """The section over ``judgements``; None when none carries a score of any kind (results
     imported from elsewhere, or judged before the judge shipped them)."""
-    return quality_report(ScoreTallies.of(judgements))
+    return scores_report(ScoreTallies.of(judgements))
 
 
-def quality_report(q: ScoreTallies) -> JudgeQualityReport | None:
+def scores_report(q: ScoreTallies) -> ScoresReport | None:
     if not (len(q.means) or q.audit or q.evaluators or _scored_ragprobe(q)):
         return None
     means: dict[str, dict[str, dict[str, AnswerMetricsGroup]]] = {}
@@ -91,7 +91,7 @@ def quality_report(q: ScoreTallies) -> JudgeQualityReport | None:
                 for name, m in sorted(p.metrics.items())
             },
         )
-    return JudgeQualityReport(
+    return ScoresReport(
         judgements=q.judgements,
         answer_metrics=means,
         audit=audit,

@@ -29,7 +29,7 @@ from groundwatch.core.scores import (
 )
 from groundwatch.core.stats import evaluator_reliability, reliability_from_counts
 from groundwatch.core.tagging import Observation
-from groundwatch.report.quality import judge_quality
+from groundwatch.report.scores import scores_section
 
 pytestmark = pytest.mark.unit
 
@@ -220,7 +220,7 @@ def test_ragprobe_failures_are_over_all_probes() -> None:
         obs(Verdict.ERROR, NO_SCORES, scenario="S1", pid="4"),
     ]
     q = ScoreTallies.of(probes)
-    report = judge_quality(probes)
+    report = scores_section(probes)
     p = q.ragprobe[("t", "S1")]
     assert (p.probes, p.failed, p.passed, p.undecided, p.errors) == (4, 1, 1, 1, 1)
     assert report is not None
@@ -232,9 +232,9 @@ def test_ragprobe_failures_are_over_all_probes() -> None:
 
 def test_section_is_absent_without_scores() -> None:
     none = [obs(Verdict.CORRECT, NO_SCORES), obs(Verdict.ERROR, NO_SCORES, scenario="S2")]
-    assert judge_quality(none) is None
+    assert scores_section(none) is None
     # the judge's own detail alone is no section either: the tallies never see it
-    assert judge_quality([obs(Verdict.CORRECT, Scores(rules=RulesScores(1.0, 1.0, 1.0)))]) is None
+    assert scores_section([obs(Verdict.CORRECT, Scores(rules=RulesScores(1.0, 1.0, 1.0)))]) is None
 
 
 def test_reliability_from_counts_is_evaluator_reliability() -> None:
@@ -249,7 +249,7 @@ def test_audit_and_reliability_in_the_report_have_wilson_intervals() -> None:
     items = [obs(Verdict.CORRECT, agreed, pid=str(i)) for i in range(9)]
     disagreed = Scores(audit=AuditScore("typed", False), reference_free=says_right)
     items.append(obs(Verdict.INCORRECT, disagreed, pid="x"))
-    report = judge_quality(items)
+    report = scores_section(items)
     assert report is not None
     audit = report.audit["t"]["typed"]
     assert (audit.audited, audit.agree, audit.agreement) == (10, 9, 0.9)
