@@ -26,7 +26,7 @@ from groundwatch.core.judging import Decision, judge_deterministic
 from groundwatch.core.judging.gold import prepare_gold
 from groundwatch.core.judging.normalize import fold, tokens
 from groundwatch.core.judging.refusal import count_sentences, detect_refusal
-from groundwatch.core.judging.tiers import Evidence, PartStatus
+from groundwatch.core.judging.tiers import ParsedResponse, PartStatus
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.scores import RagProbeMetric as RagProbeMetric
 
@@ -112,7 +112,7 @@ def deterministic_metrics(
     )
 
     gold = prepare_gold(expected)
-    statuses = Evidence(query, gold, text).statuses(gold.parts) if gold.parts else []
+    statuses = ParsedResponse(query, gold, text).statuses(gold.parts) if gold.parts else []
     if statuses and all(s is PartStatus.FOUND for s in statuses):
         put(RagProbeMetric.COMPLETENESS, True, "every gold part present")
     elif refusal is not None and not any(s is PartStatus.FOUND for s in statuses):
