@@ -43,6 +43,6 @@ class AnalyticsSettings(CommonSettings):
     open_domain_baseline: str | None = Field(
         None,
         description="Target name of an LLM-only baseline (e.g. an openai_chat target): groups it"
-        " answers correctly are open-domain and left out of the metrics, the alerts and the"
+        " answers correctly are open-domain and left out of the telemetry, the alerts and the"
         " report (GRAMMAR §5.2).",
     )
