@@ -34,7 +34,8 @@ from pydantic import (
 )
 
 from groundwatch.core.model import ID_PATTERN, Expected, Verdict
-from groundwatch.core.scores import NO_SCORES, Scores, is_flat, scores_from_flat
+from groundwatch.core.score_json import is_flat, scores_from_flat
+from groundwatch.core.scores import NO_SCORES, Scores
 from groundwatch.errors import PoisonMessage
 
 #: Version 2 added the monitoring series and cycle of every probe; version-1 messages are still

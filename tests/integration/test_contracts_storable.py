@@ -38,7 +38,7 @@ from groundwatch.contracts import (
     has_unstorable,
 )
 from groundwatch.core.model import Verdict
-from groundwatch.core.scores import scores_from_json
+from groundwatch.core.score_json import scores_from_json
 from groundwatch.core.tagging import Tagger
 from groundwatch.stages.analytics.observe import observation_from_judgement
 

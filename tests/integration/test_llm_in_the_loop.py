@@ -23,7 +23,8 @@ from groundwatch.adapters.llm.client import LlmSettings
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus
 from groundwatch.core.judging.normalize import normalize
 from groundwatch.core.model import Expected, Verdict
-from groundwatch.core.scores import AuditScore, scores_from_json
+from groundwatch.core.score_json import scores_from_json
+from groundwatch.core.scores import AuditScore
 from groundwatch.report.build import report_from_tagger
 from groundwatch.report.html import render_html
 from groundwatch.report.text import render_text

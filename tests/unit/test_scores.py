@@ -9,6 +9,7 @@ import pytest
 from groundwatch.core.answer_metrics import answer_metrics, answer_scores, retrieval_scores
 from groundwatch.core.model import Verdict
 from groundwatch.core.sampling import in_share
+from groundwatch.core.score_json import scores_from_flat, scores_from_json, scores_json
 from groundwatch.core.score_tallies import ScoreTallies
 from groundwatch.core.scores import (
     NO_SCORES,
@@ -23,9 +24,6 @@ from groundwatch.core.scores import (
     RulesScores,
     Scores,
     SemanticScores,
-    scores_from_flat,
-    scores_from_json,
-    scores_json,
 )
 from groundwatch.core.stats import evaluator_reliability, reliability_from_counts
 from groundwatch.core.tagging import Observation

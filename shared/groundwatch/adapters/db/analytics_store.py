@@ -22,7 +22,7 @@ from groundwatch.adapters.db.models import JudgementRow, SeriesEpochRow, TallyRo
 from groundwatch.adapters.db.observations import OBSERVATION_COLUMNS, observation_from_row
 from groundwatch.contracts import Judgement
 from groundwatch.core.cycles import Epoch
-from groundwatch.core.scores import scores_json_bytes
+from groundwatch.core.score_json import scores_json_bytes
 from groundwatch.core.tagging import GroupTally, Observation, Transition
 
 #: Tally columns an upsert overwrites (the key columns stay).

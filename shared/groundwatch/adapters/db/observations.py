@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from groundwatch.adapters.db.models import JudgementRow
 from groundwatch.core.data_quality import GroupSpec
 from groundwatch.core.model import Expected, Verdict
-from groundwatch.core.scores import scores_from_json
+from groundwatch.core.score_json import scores_from_json
 from groundwatch.core.tagging import STALE_REASON, Observation
 
 
