@@ -271,3 +271,16 @@ def test_semantic_and_llm_metrics_are_tallied_without_the_text_metrics() -> None
     assert q.means.mean(group, "answer_relevance") == 0.7
     # nothing of the text metrics was scored, so none is counted undefined either
     assert q.means.get(group, "exact_match") is None
+
+
+def test_the_shared_scores_are_bounded_and_follow_the_newest_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import groundwatch.core.scores as scores_module
+
+    monkeypatch.setattr(scores_module, "MAX_SHARED", 8)
+    seen = [Scores(answer=AnswerScores(5, i / 100)).tallied() for i in range(30)]
+    assert len(scores_module._TALLIED) <= 8
+    # a score set seen after the table started over is shared again
+    assert Scores(answer=AnswerScores(5, 29 / 100)).tallied() is seen[-1]
+    assert NO_SCORES.tallied() is NO_SCORES

@@ -400,8 +400,12 @@ class Scores:
         if shared is not None:
             return shared
         shared = self if self.rules is None and self.llm_call is None else Scores(*key)
-        if len(_TALLIED) < MAX_SHARED:
-            _TALLIED[key] = shared
+        if len(_TALLIED) >= MAX_SHARED:
+            # bounded: start over (the window's observations keep the objects they hold), so
+            # the sharing follows the answers a target gives now, not those of long ago
+            _TALLIED.clear()
+            _TALLIED[_EMPTY_KEY] = NO_SCORES
+        _TALLIED[key] = shared
         return shared
 
     def answer_means(self) -> dict[str, float | None] | None:
@@ -425,6 +429,7 @@ class Scores:
 
 #: No scores: the judgement of a target error, an imported result.
 NO_SCORES: Final = Scores()
-#: Distinct tallied score sets shared (:meth:`Scores.tallied`); beyond it each is kept as is.
+#: Distinct tallied score sets shared at most (:meth:`Scores.tallied`; about 30 MB at the cap).
 MAX_SHARED = 1 << 16
-_TALLIED: dict[tuple[object, ...], Scores] = {(None,) * 7: NO_SCORES}
+_EMPTY_KEY: Final = (None,) * 7
+_TALLIED: dict[tuple[object, ...], Scores] = {_EMPTY_KEY: NO_SCORES}
