@@ -43,6 +43,7 @@ from groundwatch.contracts import (
     _Contract,
 )
 from groundwatch.core.model import AnswerType, Expected, Verdict
+from groundwatch.core.scores import AnswerScores, RetrievalScores, RulesScores, Scores
 
 
 def samples() -> dict[str, _Contract]:
@@ -73,8 +74,15 @@ def samples() -> dict[str, _Contract]:
         contexts=[answer],
         latency_s=0.0123,
     )
+    # what the judge ships for an answered factual probe: the rules' detail, the answer's
+    # text metrics and (the target reports its ranking) the IR metrics
+    scores = Scores(
+        answer=AnswerScores(5, 0.0, 0.4, 0.4, 0.1),
+        retrieval=RetrievalScores(5, 1.0, 0.5, 1.0, 1.0, 1.0),
+        rules=RulesScores(0.25, 1.0, 0.4),
+    )
     judgement = Judgement.for_response(
-        response, verdict=Verdict.CORRECT, tier="contains", reason="gold found", scores={"f1": 0.4}
+        response, verdict=Verdict.CORRECT, tier="contains", reason="gold found", scores=scores
     )
     letter = DeadLetter(
         error="responses: status: Input should be 'ok' or 'error'",

@@ -44,7 +44,7 @@ RANKS = (
     ("groundwatch.cli", 7),
     ("services", 7),
 )
-GAUGE = "groundwatch.runtime.analytics_metrics"
+GAUGE = "groundwatch.runtime.analytics_telemetry"
 #: CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
 RESUMABLE = 0x20 | 0x80 | 0x200
 

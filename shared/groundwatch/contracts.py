@@ -23,23 +23,29 @@ from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
+    TypeAdapter,
     ValidationError,
     create_model,
     model_validator,
 )
 
-from groundwatch.core.model import Expected, Verdict
+from groundwatch.core.model import ID_PATTERN, Expected, Verdict
+from groundwatch.core.score_json import is_flat, scores_from_flat
+from groundwatch.core.scores import NO_SCORES, Scores
 from groundwatch.errors import PoisonMessage
 
 #: Version 2 added the monitoring series and cycle of every probe; version-1 messages are still
 #: read (they belong to no series: cycle 0). Version 3 added to the expected answer the answer
 #: column's whole domain, the asked row's other values (with their types) and the gold's
 #: alternatives (issue 29); messages of versions 1 and 2 are still read (they carry none of them:
-#: the judge falls back to the bounded candidates).
-SCHEMA_VERSION: Literal[3] = 3
+#: the judge falls back to the bounded candidates). Version 4 types a judgement's scores (one
+#: object per family: :mod:`groundwatch.core.scores`); the flat ``{name: number}`` scores of
+#: versions 1-3 are still read, into the same families.
+SCHEMA_VERSION: Literal[4] = 4
 
 #: Text fields are capped so that one oversize reply cannot blow up a partition or the store.
 MAX_TEXT = 20_000
@@ -47,7 +53,8 @@ MAX_CONTEXTS = 50
 #: Document ids (retrieved by the target, or ground truth): how many a message carries, how long.
 MAX_DOC_IDS = 200
 MAX_DOC_ID = 512
-#: Entries of the expected answer (values, options, stale versions) and of a judgement's scores.
+#: Entries of the expected answer (values, options, stale versions) and of a judgement's flat
+#: scores (schema versions 1-3).
 MAX_VALUES = 64
 MAX_SCORES = 64
 #: Forms of one group; far above any dataset, far below the 32-bit integer column.
@@ -92,9 +99,8 @@ Text = Annotated[str, Field(max_length=MAX_TEXT), AfterValidator(storable)]
 #: A document id: arbitrary text from a dataset or a target, so replaced rather than refused.
 DocId = Annotated[str, Field(max_length=MAX_DOC_ID), AfterValidator(storable)]
 
-#: Identifiers are refused unless they are short and plain: they are keys, columns, metric labels
-#: and URL path segments, so there is nothing to escape and nothing to guess.
-ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._:@+=-]*$"
+#: Identifiers are refused unless they are short and plain (:data:`ID_PATTERN`): they are keys,
+#: columns, metric labels and URL path segments, so there is nothing to escape and nothing to guess.
 
 
 def _id(max_length: int) -> StringConstraints:
@@ -128,6 +134,27 @@ def _in_range(at: datetime) -> datetime:
 
 
 Timestamp = Annotated[datetime, AfterValidator(_in_range)]
+
+#: A judgement's scores as schema versions 1-3 carried them: a flat dict of named numbers.
+FlatScores = Annotated[dict[ScoreName, FiniteFloat], Field(max_length=MAX_SCORES)]
+_FLAT = TypeAdapter(FlatScores)
+
+
+def _typed_scores(value: Any) -> Any:
+    """Scores as the families of :mod:`groundwatch.core.scores`: empty is :data:`NO_SCORES`, a
+    flat dict of an older judge is validated as it was then (names, finite numbers, at most
+    :data:`MAX_SCORES`) and read into the families; anything else is validated as families."""
+    if type(value) is Scores:
+        return value
+    if not value:
+        return NO_SCORES
+    if is_flat(value):
+        return scores_from_flat(_FLAT.validate_python(value))
+    return value
+
+
+#: A judgement's scores: typed families, or the flat dict of schema versions 1-3 read into them.
+JudgementScores = Annotated[Scores, BeforeValidator(_typed_scores)]
 
 
 def _bounded_expected(expected: Expected) -> Expected:
@@ -191,7 +218,7 @@ class TargetStatus(StrEnum):
 class _Contract(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[1, 2, 3] = Field(SCHEMA_VERSION, description="Contract version.")
+    schema_version: Literal[1, 2, 3, 4] = Field(SCHEMA_VERSION, description="Contract version.")
 
     def to_bytes(self) -> bytes:
         # pydantic's own JSON serializer straight to bytes: the same output as dumping
@@ -384,7 +411,13 @@ class Judgement(_ProbeKeyed):
     verdict: Verdict
     tier: Tier = Field(description="Which judging tier decided (exact, typed, contains, llm…).")
     reason: Text = ""
-    scores: dict[ScoreName, FiniteFloat] = Field(default_factory=dict, max_length=MAX_SCORES)
+    scores: JudgementScores = Field(
+        NO_SCORES,
+        description="What the judge measured beside the verdict, one object per family (answer"
+        " and IR metrics, semantic and LLM-derived metrics, reference-free calls, self-audit,"
+        " RAGProbe metric outcomes, the rules' and the LLM tier's detail); a flat name → number"
+        " dict (schema versions 1-3) is read into them.",
+    )
     prompt_version: PromptVersion | None = None
     answer: Text | None = None
     answer_sanitized: bool = Field(
@@ -484,7 +517,7 @@ def _judge_fields_as_they_are(
         return None
     verdict = fields.get("verdict")
     reason = fields.get("reason", "")
-    scores = fields.get("scores", {})
+    scores = fields.get("scores", NO_SCORES)
     prompt_version = fields.get("prompt_version")
     context = fields.get("context_has_answer")
     latency = fields.get("judge_latency_s", 0.0)
@@ -494,11 +527,9 @@ def _judge_fields_as_they_are(
         and type(reason) is str
         and len(reason) <= MAX_TEXT
         and not has_unstorable(reason)
-        and type(scores) is dict
-        and len(scores) <= MAX_SCORES
-        and all(_plain_id(k, 64) for k in scores)
-        and set(map(type, scores.values())) <= _ONLY_FLOAT
-        and all(map(math.isfinite, scores.values()))
+        # the judge's families are finite by construction and their names are the model's own
+        and type(scores) is Scores
+        and (scores.audit is None or _plain_id(scores.audit.tier, 32))
         and (prompt_version is None or _plain_id(prompt_version, 32))
         and (context is None or type(context) is bool)
         and type(latency) is float
@@ -509,7 +540,7 @@ def _judge_fields_as_they_are(
         "verdict": verdict,
         "tier": fields["tier"],
         "reason": reason,
-        "scores": dict(scores),
+        "scores": scores,
         "prompt_version": prompt_version,
         "answer": response["answer"],
         "answer_sanitized": response["answer_sanitized"],

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from groundwatch.adapters.bus import Outgoing
 from groundwatch.adapters.bus.memory import MemoryBus
@@ -18,6 +18,15 @@ from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.adapters.db.models import JudgementRow, TallyRow
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus, Topics
 from groundwatch.core.model import Expected, Verdict
+from groundwatch.core.scores import (
+    AnswerScores,
+    AuditScore,
+    EvaluatorCall,
+    ReferenceFreeScores,
+    RetrievalScores,
+    RulesScores,
+    Scores,
+)
 from groundwatch.core.tagging import GroupStatus, Tagger
 from groundwatch.errors import RetryLater
 from groundwatch.runtime.consume import consume
@@ -247,34 +256,52 @@ async def test_two_instances_split_the_groups_and_sum_to_the_whole(tmp_path: Pat
     engine.dispose()
 
 
-async def test_judge_scores_are_stored_and_rebuild_the_quality_section(db_url: str) -> None:
+def _typed(i: int, j: Judgement) -> Scores:
+    return Scores(
+        answer=AnswerScores(5, 1.0 if j.verdict is Verdict.CORRECT else 0.0),
+        retrieval=RetrievalScores(5, 1.0, 0.2, 1.0, 1.0, 1.0),
+        audit=AuditScore("exact", bool(i % 4)),
+        reference_free=ReferenceFreeScores(selfcheck=EvaluatorCall.RIGHT),
+        # the rules' detail: stored, not carried by the tagger
+        rules=RulesScores(0.3, 0.3, 0.3),
+    )
+
+
+def _flat(i: int, j: Judgement) -> dict[str, float]:
+    """The same scores as a judge of schema version 3 stored them."""
+    return {
+        "token_precision": 0.3,
+        "token_recall": 0.3,
+        "token_f1": 0.3,
+        "metric.k": 5.0,
+        "metric.exact_match": 1.0 if j.verdict is Verdict.CORRECT else 0.0,
+        "metric.recall@5": 1.0,
+        "metric.precision@5": 0.2,
+        "metric.ap@5": 1.0,
+        "metric.rr": 1.0,
+        "metric.ndcg@5": 1.0,
+        "audit.exact": 1.0 if i % 4 else 0.0,
+        "rf.selfcheck": 1.0,
+    }
+
+
+async def test_judge_scores_are_stored_and_rebuild_the_scores_section(db_url: str) -> None:
     """Answer metrics, audit and evaluator calls travel in ``Judgement.scores``; a restarted
-    analytics rebuilds the same judge-quality numbers from the stored judgements."""
+    analytics rebuilds the same score tallies from the stored judgements — typed, and
+    the flat dict rows of schema version 3 alike."""
     from groundwatch.report.build import report_from_tagger
 
     engine = make_engine(db_url)
     create_schema(engine)
     scored = [
-        j.model_copy(
-            update={
-                "scores": {
-                    "token_f1": 0.3,  # the rules' detail: stored, not carried by the tagger
-                    "metric.k": 5.0,
-                    "metric.exact_match": 1.0 if j.verdict is Verdict.CORRECT else 0.0,
-                    "metric.recall@5": 1.0,
-                    "audit.exact": 1.0 if i % 4 else 0.0,
-                    "rf.selfcheck": 1.0,
-                }
-            }
-        )
-        for i, j in enumerate(judgements(groups=6))
+        j.model_copy(update={"scores": _typed(i, j)}) for i, j in enumerate(judgements(groups=6))
     ]
     first = AnalyticsStage(AnalyticsStore(engine))
     await first.handle(scored)
-    live = report_from_tagger(first.tagger).judge_quality
+    live = report_from_tagger(first.tagger).scores
     restarted = AnalyticsStage(AnalyticsStore(engine))
     await asyncio.to_thread(restarted.reload)
-    rebuilt = report_from_tagger(restarted.tagger).judge_quality
+    rebuilt = report_from_tagger(restarted.tagger).scores
     assert live is not None and rebuilt is not None
     # the same numbers; a mean summed in another order may differ in its last bits
     assert _rounded(rebuilt.model_dump()) == _rounded(live.model_dump())
@@ -285,7 +312,25 @@ async def test_judge_scores_are_stored_and_rebuild_the_quality_section(db_url: s
     assert selfcheck.unmatched == sum(1 for j in scored if j.verdict is Verdict.ERROR)
     with engine.connect() as conn:
         stored = conn.execute(select(JudgementRow.scores)).scalars().first()
-    assert stored is not None and stored["token_f1"] == 0.3
+    assert stored is not None and stored["rules"] == {
+        "token_precision": 0.3,
+        "token_recall": 0.3,
+        "token_f1": 0.3,
+    }
+    assert "retrieval" in stored and "semantic" not in stored  # the families set, no nulls
+    # rows a judge of schema version 3 stored (flat dicts) rebuild the same numbers
+    with engine.begin() as conn:
+        for i, j in enumerate(scored):
+            conn.execute(
+                update(JudgementRow)
+                .where(JudgementRow.probe_id == str(j.probe_id))
+                .values(scores=_flat(i, j))
+            )
+    old = AnalyticsStage(AnalyticsStore(engine))
+    await asyncio.to_thread(old.reload)
+    from_flat = report_from_tagger(old.tagger).scores
+    assert from_flat is not None
+    assert _rounded(from_flat.model_dump()) == _rounded(live.model_dump())
     engine.dispose()
 
 

@@ -38,6 +38,7 @@ from groundwatch.contracts import (
     has_unstorable,
 )
 from groundwatch.core.model import Verdict
+from groundwatch.core.score_json import scores_from_json
 from groundwatch.core.tagging import Tagger
 from groundwatch.stages.analytics.observe import observation_from_judgement
 
@@ -88,6 +89,28 @@ timestamps = st.builds(
     st.sampled_from(ZONES),
 )
 floats = st.floats(allow_nan=False, allow_infinity=False)
+maybe = st.none() | floats
+
+
+@st.composite
+def typed_scores(draw: st.DrawFn) -> dict[str, Any]:
+    """Scores of schema version 4 as JSON: some families, any finite values, any tier id."""
+    families: dict[str, Any] = {
+        "answer": {"k": draw(st.integers(1, 1000)), "exact_match": draw(maybe), "bleu": draw(maybe)},
+        "retrieval": {"k": 5, "recall": draw(floats), "precision": draw(floats), "ap": 0.0,
+                      "rr": 0.0, "ndcg": draw(floats)},
+        "semantic": {"similarity": draw(maybe)},
+        "llm_metrics": {"context_relevance": draw(maybe)},
+        "reference_free": {"ragas_fact": draw(st.sampled_from(["right", "wrong", "abstained"])),
+                           "selfcheck": "not_sampled", "ragas_faithfulness": draw(maybe)},
+        "audit": {"tier": draw(ids(32)), "agreed": draw(st.none() | st.booleans())},
+        "ragprobe": {"correctness": draw(st.sampled_from(["passed", "failed", "open"]))},
+        "rules": {"token_precision": draw(floats), "token_recall": 0.0, "token_f1": 0.0,
+                  "stale_version": draw(st.none() | st.integers(0, 64))},
+        "llm_call": {"cached": draw(st.booleans()), "latency_s": draw(floats)},
+    }  # fmt: skip
+    chosen = draw(st.sets(st.sampled_from(sorted(families))))
+    return {name: families[name] for name in chosen}
 
 
 @st.composite
@@ -117,7 +140,7 @@ def raw_judgements(draw: st.DrawFn) -> dict[str, Any]:
         "verdict": draw(st.sampled_from(list(Verdict))).value,
         "tier": draw(ids(32)),
         "reason": draw(any_text(MAX_TEXT)),
-        "scores": draw(st.dictionaries(ids(64), floats, max_size=3)),
+        "scores": draw(st.dictionaries(ids(64), floats, max_size=3) | typed_scores()),
         "prompt_version": draw(st.none() | ids(32)),
         "answer": draw(st.none() | any_text(MAX_TEXT)),
         "retrieved_ids": draw(st.lists(any_text(MAX_DOC_ID), max_size=3)),
@@ -204,6 +227,7 @@ def test_every_contract_valid_judgement_is_storable_on_sqlite_and_postgres(
             assert row.retrieved_ids == j.retrieved_ids
             assert row.expected == j.expected.model_dump(mode="json")
             assert (row.group_id, row.target, row.scenario) == (j.group_id, j.target, j.scenario)
+            assert scores_from_json(row.scores) == j.scores
         # analytics rebuilds its state from these rows after a restart: they must load back
         reloaded = {o.probe_id for o in store.load_observations()}
         assert set(wanted) <= reloaded, engine.dialect.name
@@ -246,6 +270,22 @@ def _judgement(**fields: Any) -> dict[str, Any]:
         ("group_forms", 10**10),
         ("scores", {"f1": float("nan")}),
         ("scores", {f"s{i}": 1.0 for i in range(65)}),
+        ("scores", {"audit": {"tier": "t" * 33, "agreed": True}}),
+        ("scores", {"audit": {"tier": "bad tier"}}),
+        ("scores", {"answer": {"k": 5, "bleu": float("inf")}}),
+        ("scores", {"answer": {"k": 1001}}),
+        (
+            "scores",
+            {
+                "rules": {
+                    "token_precision": 0,
+                    "token_recall": 0,
+                    "token_f1": 0.0,
+                    "stale_version": -1,
+                }
+            },
+        ),
+        ("scores", {"reference_free": {"selfcheck": "maybe"}}),
         ("retrieved_ids", ["d"] * 201),
         ("relevant_doc_ids", ["d" * (MAX_DOC_ID + 1)]),
         ("answer", "a" * (MAX_TEXT + 1)),

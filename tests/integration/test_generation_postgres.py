@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
-from groundwatch.adapters.llm.generation import generate_groups_llm
 from groundwatch.adapters.sources import generate_groups, introspect, readonly_engine
+from groundwatch.adapters.sources.generate import generate_groups_llm
 from groundwatch.core.generation.answers import format_value
 from groundwatch.demo import build_demo
 from tests.conftest import pg_as_reader

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from groundwatch.adapters.db.datasets import write_jsonl
 from groundwatch.adapters.llm.client import LlmBudgetExhausted, LlmClient, LlmLedger, LlmSettings
 from groundwatch.cli.main import app
-from groundwatch.runtime.judging import register_judge_metrics
+from groundwatch.runtime.judging import register_judge_telemetry
 from groundwatch.stages.judge.reference_free import ReferenceFreeSettings
 from groundwatch.stages.judge.spend import estimate_llm_calls
 from groundwatch.stages.judge.tiered import JudgeSettings, build_judge
@@ -159,7 +159,7 @@ async def test_spend_and_budget_on_metrics(fake_openai: FakeOpenAIServer) -> Non
     with pytest.raises(LlmBudgetExhausted):
         await client.complete("", "c")
     registry = CollectorRegistry()
-    register_judge_metrics(registry, judge)
+    register_judge_telemetry(registry, judge)
     text = generate_latest(registry).decode()
     assert "groundwatch_llm_calls_total 2.0" in text
     assert "groundwatch_llm_budget_calls 2.0" in text

@@ -24,6 +24,8 @@ from groundwatch.app.embedded import EmbeddedPipeline, monitoring_app, reference
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus
 from groundwatch.core.judging.normalize import normalize
 from groundwatch.core.model import Expected, Verdict
+from groundwatch.core.score_json import scores_from_json
+from groundwatch.core.scores import AuditScore
 from groundwatch.report.build import report_from_tagger
 from groundwatch.report.html import render_html
 from groundwatch.report.text import render_text
@@ -136,11 +138,11 @@ async def test_embedded_pipeline_judges_with_the_llm_audits_and_measures_evaluat
     assert grammar_prompts and all(r.body["model"] == "judge-model" for r in fake_openai.requests)
 
     # 2. the self-audit: a share of the rule-decided answers also went to the LLM
-    audited = [r for r in rows if any(k.startswith("audit.") for k in r.scores)]
+    audited = [r for r in rows if scores_from_json(r.scores).audit is not None]
     rule_decided = [r for r in rows if r.tier not in ("llm", "target") and "ragprobe" not in r.tier]
     assert 0 < len(audited) < len(rule_decided)
     assert all("audit: the LLM" in r.reason for r in audited)
-    q = report.judge_quality
+    q = report.scores
     assert q is not None
     audit = q.audit["reference"]
     assert sum(a.audited for a in audit.values()) == len(audited)
@@ -235,7 +237,7 @@ async def test_demo_uses_the_llm_tier_the_environment_configures(
     out = await run_demo(1, ("short", "long"), 1, "keyword", Console(say=print), None, "none")
     printed = capsys.readouterr().out
     assert "judge: rules, then the LLM tier (demo-judge), 10% of rule-decided answers" in printed
-    q = out.report.judge_quality
+    q = out.report.scores
     assert q is not None and q.audit["reference"]
     assert any(p.startswith("Evaluate the accuracy") for p in fake_openai.prompts)
     assert {r.body["model"] for r in fake_openai.requests} == {"demo-judge"}
@@ -245,7 +247,7 @@ async def test_demo_uses_the_llm_tier_the_environment_configures(
     monkeypatch.setenv("GW_JUDGE_LLM_ENABLED", "false")
     plain = await run_demo(1, ("short", "long"), 1, "keyword", Console(say=print), None, "none")
     assert not fake_openai.requests and "rules only" in capsys.readouterr().out
-    assert plain.report.judge_quality is not None and not plain.report.judge_quality.audit
+    assert plain.report.scores is not None and not plain.report.scores.audit
     coverage = [c.coverage for c in plain.report.cohorts.values()]
     assert all(c is not None and c <= 1.0 for c in coverage)
 
@@ -312,10 +314,12 @@ def test_judge_service_uses_the_llm_tier_and_exports_the_audit(
             time.sleep(0.05)
         metrics = client.get("/metrics").text
     by_group = {j.group_id: j for j in judged}
-    assert by_group["g0"].tier == "contains" and by_group["g0"].scores["audit.contains"] == 1.0
+    assert by_group["g0"].tier == "contains"
+    assert by_group["g0"].scores.audit == AuditScore("contains", True)
     # the stand-in LLM looks for the gold verbatim: "spring 2023" is not "2023-04-01"
     assert by_group["g1"].tier == "llm" and by_group["g1"].verdict is Verdict.INCORRECT
-    assert "metric.token_f1" in by_group["g0"].scores
+    assert by_group["g0"].scores.answer is not None
+    assert by_group["g0"].scores.answer.token_f1 is not None
     assert 'groundwatch_judge_audit_total{agree="true",tier="contains"} 1.0' in _sorted_labels(
         metrics
     )

@@ -17,9 +17,9 @@ from groundwatch.adapters.db.engine import make_engine
 from groundwatch.adapters.db.models import Base, LlmCacheRow
 from groundwatch.adapters.llm.cache import SqlVerdictCache
 from groundwatch.adapters.llm.client import LlmClient, LlmError, LlmSettings
-from groundwatch.adapters.llm.llm_judge import PROMPT_VERSION, LlmJudge
 from groundwatch.core.judging import JUDGE_ERROR
 from groundwatch.core.model import Expected, Verdict
+from groundwatch.stages.judge.llm_tier import PROMPT_VERSION, LlmJudge
 from groundwatch.stages.judge.tiered import JudgeSettings, TieredJudge
 from tests.fakes import FakeOpenAIServer, Reply, fake_openai, fake_openai_server  # noqa: F401
 
@@ -138,12 +138,14 @@ async def test_cache_hit_sends_no_request(
     fake_openai.script(Reply.text("Correct"))
     client = LlmClient(_settings(fake_openai))
     first = await _judge(client, sqlite_cache).judge(*VAGUE)
-    assert first.verdict is Verdict.CORRECT and first.scores["llm_cached"] == 0.0
+    assert first.verdict is Verdict.CORRECT
+    assert first.scores.llm_call is not None and not first.scores.llm_call.cached
     # a new judge process: empty in-memory layer, same database
     engine = make_engine(f"sqlite:///{tmp_path / 'cache.db'}")
     fresh = _judge(client, SqlVerdictCache(engine))
     second = await fresh.judge(*VAGUE)
-    assert second.verdict is Verdict.CORRECT and second.scores["llm_cached"] == 1.0
+    assert second.verdict is Verdict.CORRECT
+    assert second.scores.llm_call is not None and second.scores.llm_call.cached
     assert len(fake_openai.requests) == 1
     assert fresh.llm is not None and fresh.llm.counters.cache_hits == 1
     with engine.connect() as conn:
@@ -207,5 +209,9 @@ async def test_identical_questions_in_flight_share_one_call(
     assert {d.verdict for d in decisions} == {Verdict.CORRECT}
     assert len(fake_openai.requests) == 1
     assert judge.llm is not None and judge.llm.counters.shared == 4
-    assert len({id(d.scores) for d in decisions}) == 5  # no shared mutable state
+    # a decision each; the scores they share are immutable (no shared mutable state)
+    assert len({id(d) for d in decisions}) == 5
+    assert all(d.scores == decisions[0].scores for d in decisions)
+    with pytest.raises(AttributeError):
+        decisions[0].scores.llm_call = None  # type: ignore[misc]
     await client.aclose()

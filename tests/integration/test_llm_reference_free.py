@@ -7,14 +7,14 @@ from typing import Any
 import pytest
 
 from groundwatch.adapters.llm.client import LlmClient, LlmSettings
-from groundwatch.adapters.llm.ragprobe import RagProbeJudge
-from groundwatch.adapters.llm.reference_free import (
+from groundwatch.core.model import Expected, Verdict
+from groundwatch.core.ragprobe_metrics import RagProbeMetric
+from groundwatch.stages.judge.evaluators import (
     llm_rag_sampler,
     ragas_faithfulness,
     selfcheck_rag,
 )
-from groundwatch.core.model import Expected, Verdict
-from groundwatch.core.ragprobe_metrics import RagProbeMetric
+from groundwatch.stages.judge.ragprobe_llm import RagProbeJudge
 from tests.fakes import FakeOpenAIServer, Reply, fake_openai, fake_openai_server  # noqa: F401
 
 pytestmark = pytest.mark.integration

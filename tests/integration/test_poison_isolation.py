@@ -30,7 +30,7 @@ from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus, T
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.errors import RetryLater
 from groundwatch.runtime.consume import ConsumeLoop, RetryPolicy, consume
-from groundwatch.runtime.service import LoopMetrics
+from groundwatch.runtime.service import LoopTelemetry
 from groundwatch.stages.analytics.stage import AnalyticsStage
 from tests.e2e.procs import metric_samples
 
@@ -146,7 +146,7 @@ async def test_an_outage_is_waited_out_never_dead_lettered_and_shows_as_stalled(
         policy=policy,
     )
     registry = CollectorRegistry()
-    LoopMetrics(registry, "test").attach(loop)
+    LoopTelemetry(registry, "test").attach(loop)
     task = asyncio.create_task(loop.run())
     await asyncio.sleep(1.0)
     stalled_during = loop.stalled()

@@ -32,6 +32,7 @@ from groundwatch.adapters.targets.callable import CallableTarget
 from groundwatch.contracts import (
     MAX_CONTEXTS,
     MAX_TEXT,
+    SCHEMA_VERSION,
     Judgement,
     Probe,
     RagResponse,
@@ -107,7 +108,10 @@ MUTATIONS: list[tuple[str, Mutation]] = [
     ("bad_uuid", lambda d, i, t: _dump({**d, "probe_id": f"not-a-uuid-{i}"})),
     ("wrong_type", lambda d, i, t: _dump({**d, "group_forms": f"many-{i}"})),
     ("extra_field", lambda d, i, t: _dump({**d, "injected": i})),
-    ("future_schema", lambda d, i, t: _dump({**d, "schema_version": 4, "query": f"q{i}"})),
+    (
+        "future_schema",
+        lambda d, i, t: _dump({**d, "schema_version": SCHEMA_VERSION + 1, "query": f"q{i}"}),
+    ),
     ("oversize_text", lambda d, i, t: _dump({**d, "query": "x" * (MAX_TEXT + 1 + i)})),
     ("bad_enum", lambda d, i, t: _dump({**d, BAD_ENUM[t][0]: BAD_ENUM[t][1], "query": f"q{i}"})),
     ("zero_forms", lambda d, i, t: _dump({**d, "group_forms": 0, "query": f"q{i}"})),

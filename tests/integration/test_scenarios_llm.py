@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 
 from groundwatch.adapters.db.datasets import read_jsonl
 from groundwatch.adapters.llm.client import LlmClient, LlmSettings
-from groundwatch.adapters.llm.scenarios import CorpusScenarioGenerator
 from groundwatch.adapters.scenario_files import select_scenarios
 from groundwatch.cli.gen import register
+from groundwatch.core.scenarios.generate import CorpusScenarioGenerator
 from groundwatch.core.scenarios.spec import DocumentSampling, ScenarioSpec
 from groundwatch.core.scenarios.validation import supported
 from tests.fakes import FakeOpenAIServer, Reply, fake_openai, fake_openai_server  # noqa: F401
@@ -202,7 +202,7 @@ def test_cli_gen_scenarios_from_a_corpus_directory_through_the_llm(
     res = CliRunner().invoke(
         app,
         ["gen", "--scenarios", "S1,S3", "--corpus", str(corpus), "--out", str(out),
-         "--quality", str(quality)],
+         "--scenario-report", str(quality)],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     items = read_jsonl(out)
@@ -213,4 +213,4 @@ def test_cli_gen_scenarios_from_a_corpus_directory_through_the_llm(
         s = report["scenarios"][sid]
         assert s["kept"] == sum(1 for g in items if g.scenario == sid)
         assert s["validity"]["checked"] == s["kept"]
-    assert "dataset quality" in res.output
+    assert "kept, dropped, valid" in res.output

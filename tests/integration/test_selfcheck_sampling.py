@@ -22,9 +22,10 @@ from groundwatch.adapters.targets import CallableTarget, HttpJsonTarget, OpenAIC
 from groundwatch.adapters.targets.base import sampler_of
 from groundwatch.adapters.targets.config import build_target, parse_targets
 from groundwatch.adapters.targets.limits import TargetLimits
-from groundwatch.core.judge_quality import EVALUATOR, SELFCHECK, UNSAMPLED, JudgeQuality
 from groundwatch.core.judging import Decision
 from groundwatch.core.model import Verdict
+from groundwatch.core.score_tallies import ScoreTallies
+from groundwatch.core.scores import SELFCHECK, EvaluatorCall, ReferenceFreeScores, Scores
 from groundwatch.errors import ConfigError
 from groundwatch.stages.judge.reference_free import ReferenceFreeJudge, ReferenceFreeSettings
 from groundwatch.stages.runner.lanes import Runner, SelfCheckSampling
@@ -58,9 +59,11 @@ def _llm(server: FakeOpenAIServer) -> LlmClient:
     )
 
 
-async def _selfcheck_codes(target: Any, evaluator: LlmClient) -> tuple[dict[str, float], Runner]:
+async def _selfcheck_codes(
+    target: Any, evaluator: LlmClient
+) -> tuple[dict[str, EvaluatorCall | None], Runner]:
     """Every question through the runner (SelfCheck sampling on all of them, 4 samples) and
-    the judge's SelfCheck evaluator: the ``rf.selfcheck`` code per question."""
+    the judge's SelfCheck evaluator: SelfCheck's call per question."""
     runner = Runner(
         {"t": target},
         {"t": TargetLimits(concurrency=4, timeout_s=10)},
@@ -69,12 +72,13 @@ async def _selfcheck_codes(target: Any, evaluator: LlmClient) -> tuple[dict[str,
     judge = ReferenceFreeJudge(
         ReferenceFreeSettings(reference_free="selfcheck", reference_free_share=1.0), evaluator
     )
-    codes: dict[str, float] = {}
+    codes: dict[str, EvaluatorCall | None] = {}
     try:
         for question in [*KNOWN, *UNKNOWN]:
             response = await runner.run(probe("t", question, KNOWN.get(question, "none")))
             scores = await judge(response, Decision(Verdict.UNDECIDED, "test", "test"))
-            codes[question] = scores[EVALUATOR + SELFCHECK]
+            assert scores.reference_free is not None
+            codes[question] = scores.reference_free.selfcheck
     finally:
         await runner.aclose()
     return codes, runner
@@ -88,8 +92,8 @@ async def test_selfcheck_samples_at_temperature_one_and_catches_guesses(
     client = _llm(fake_openai)
     target = OpenAIChatTarget(client)  # answers at 0.0, samples at 1.0 by default
     codes, _ = await _selfcheck_codes(target, client)
-    assert all(codes[q] == 1.0 for q in KNOWN)  # the model knows: every sample agrees
-    assert all(codes[q] == 0.0 for q in UNKNOWN)  # it guesses: a sample disagrees
+    assert all(codes[q] is EvaluatorCall.RIGHT for q in KNOWN)  # every sample agrees
+    assert all(codes[q] is EvaluatorCall.WRONG for q in UNKNOWN)  # it guesses: one disagrees
     temperatures = [r.body.get("temperature") for r in fake_openai.requests]
     assert temperatures.count(1.0) == 4 * len(codes)  # four samples per question, at 1.0
     # the old way — samples asked as the answer is, at 0.0 — agrees with every guess
@@ -106,11 +110,11 @@ async def test_a_target_that_cannot_sample_is_reported_not_scored(
     deterministic = CallableTarget(lambda q: KNOWN.get(q, "Paris"))  # no temperature: no samples
     assert sampler_of(deterministic) is None
     codes, runner = await _selfcheck_codes(deterministic, client)
-    assert set(codes.values()) == {UNSAMPLED}
+    assert set(codes.values()) == {EvaluatorCall.NOT_SAMPLED}
     assert not any(str(p).startswith("Query:") for p in fake_openai.prompts)  # nothing asked
     assert runner._lanes["t"].unsampleable == len(codes)
     # the report counts them apart from calls and abstentions
-    quality = JudgeQuality()
+    quality = ScoreTallies()
     for q in codes:
         quality.add(_Scored(Verdict.CORRECT if q in KNOWN else Verdict.INCORRECT, codes[q]))
     counts = quality.evaluators[("t", SELFCHECK)]
@@ -124,16 +128,17 @@ async def test_a_target_that_cannot_sample_is_reported_not_scored(
         return KNOWN.get(question) or (random.choice(GUESSES) if temperature else "Paris")
 
     codes, _ = await _selfcheck_codes(CallableTarget(answer), client)
-    assert seen.count(1.0) == 4 * len(codes) and all(codes[q] == 0.0 for q in UNKNOWN)
+    assert seen.count(1.0) == 4 * len(codes)
+    assert all(codes[q] is EvaluatorCall.WRONG for q in UNKNOWN)
     await client.aclose()
 
 
 class _Scored:
     target, cohort, scenario = "t", "short", "factual"
 
-    def __init__(self, verdict: Verdict, code: float) -> None:
+    def __init__(self, verdict: Verdict, call: EvaluatorCall | None) -> None:
         self.verdict = verdict
-        self.scores = {EVALUATOR + SELFCHECK: code}
+        self.scores = Scores(reference_free=ReferenceFreeScores(selfcheck=call))
 
 
 async def test_an_http_target_declares_how_it_is_sampled() -> None:

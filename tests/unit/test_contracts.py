@@ -7,7 +7,15 @@ import uuid
 import orjson
 import pytest
 
-from groundwatch.contracts import DeadLetter, Judgement, Probe, RagResponse, TargetStatus, Topics
+from groundwatch.contracts import (
+    SCHEMA_VERSION,
+    DeadLetter,
+    Judgement,
+    Probe,
+    RagResponse,
+    TargetStatus,
+    Topics,
+)
 from groundwatch.core.model import AnswerType, Expected, Verdict
 from groundwatch.errors import PoisonMessage
 
@@ -69,7 +77,7 @@ def test_bad_messages_raise_poison(raw: bytes | None, needle: str) -> None:
 
 def test_newer_schema_version_is_rejected() -> None:
     data = orjson.loads(make_probe().to_bytes())
-    data["schema_version"] = 4
+    data["schema_version"] = SCHEMA_VERSION + 1
     with pytest.raises(PoisonMessage, match="schema_version"):
         Topics().probes.decode(orjson.dumps(data))
 
@@ -78,7 +86,7 @@ def test_version_2_probes_are_still_read_and_version_3_carries_the_domain() -> N
     from groundwatch.core.model import ColumnDomain, Expected
 
     data = orjson.loads(make_probe().to_bytes())
-    assert data["schema_version"] == 3
+    assert data["schema_version"] == SCHEMA_VERSION
     for key in ("domain", "attributes", "alternatives"):
         data["expected"].pop(key)
     data["schema_version"] = 2
@@ -94,6 +102,42 @@ def test_version_2_probes_are_still_read_and_version_3_carries_the_domain() -> N
     )  # fmt: skip
     again = Topics().probes.decode(rich.to_bytes())
     assert again.expected == rich.expected
+
+
+def test_version_3_judgements_with_flat_scores_are_still_read_into_the_families() -> None:
+    """Schema 4 types a judgement's scores; a judge of schema 3 sent a flat dict of numbers."""
+    from groundwatch.core.scores import AnswerScores, AuditScore, RulesScores, Scores
+
+    response = RagResponse.for_probe(make_probe(), status=TargetStatus.OK, answer="Oslo")
+    scores = Scores(
+        answer=AnswerScores(5, 1.0, 1.0, 1.0, 1.0),
+        audit=AuditScore("contains", False),
+        rules=RulesScores(1.0, 1.0, 1.0),
+    )
+    judgement = Judgement.for_response(
+        response, verdict=Verdict.CORRECT, tier="contains", scores=scores
+    )
+    data = orjson.loads(judgement.to_bytes())
+    assert data["schema_version"] == SCHEMA_VERSION == 4
+    assert data["scores"]["audit"] == {"tier": "contains", "agreed": False}
+    assert Topics().judgements.decode(judgement.to_bytes()).scores == scores
+    data["schema_version"] = 3
+    data["scores"] = {
+        "token_precision": 1.0,
+        "token_recall": 1.0,
+        "token_f1": 1.0,
+        "metric.k": 5.0,
+        "metric.exact_match": 1.0,
+        "metric.token_f1": 1.0,
+        "metric.rouge_l": 1.0,
+        "metric.bleu": 1.0,
+        "audit.contains": 0.0,
+    }
+    old = Topics().judgements.decode(orjson.dumps(data))
+    assert old.scores == scores
+    data["scores"]["metric.bleu"] = "NaN"  # refused then, refused now
+    with pytest.raises(PoisonMessage, match="scores"):
+        Topics().judgements.decode(orjson.dumps(data))
 
 
 def test_oversize_text_is_rejected() -> None:

@@ -14,6 +14,15 @@ from pydantic import ValidationError
 import groundwatch.contracts as contracts
 from groundwatch.contracts import Judgement, RagResponse, TargetStatus
 from groundwatch.core.model import Verdict
+from groundwatch.core.scores import (
+    NO_SCORES,
+    AnswerScores,
+    AuditScore,
+    EvaluatorCall,
+    ReferenceFreeScores,
+    RulesScores,
+    Scores,
+)
 from tests.unit._runner_helpers import probe
 
 pytestmark = pytest.mark.unit
@@ -56,6 +65,14 @@ ids = st.one_of(
     st.text(max_size=12),
 )
 floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3))
+finite = st.floats(allow_nan=False, allow_infinity=False)
+#: The judge's typed scores (schema 4), an audit tier drawn like any identifier.
+typed_scores = st.builds(
+    Scores,
+    answer=st.one_of(st.none(), st.builds(AnswerScores, st.integers(1, 10), finite, finite)),
+    audit=st.one_of(st.none(), st.builds(AuditScore, ids, st.one_of(st.none(), st.booleans()))),
+    rules=st.one_of(st.none(), st.builds(RulesScores, finite, finite, finite)),
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -63,7 +80,7 @@ floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-
     verdict=st.one_of(st.sampled_from(list(Verdict)), st.sampled_from(["correct", "nope", 1])),
     tier=ids,
     reason=st.one_of(st.text(max_size=30), st.just("x" * 20_001), st.just("a\x00b")),
-    scores=st.dictionaries(ids, floats, max_size=4),
+    scores=st.one_of(st.dictionaries(ids, floats, max_size=4), typed_scores),
     prompt_version=st.one_of(st.none(), ids),
     context=st.one_of(st.none(), st.booleans(), st.just(1)),
     latency=st.one_of(st.floats(allow_nan=True), st.just(0.0), st.just(2)),
@@ -94,7 +111,7 @@ USUAL: dict[str, Any] = {
     "verdict": Verdict.CORRECT,
     "tier": "exact",
     "reason": "same",
-    "scores": {"token_f1": 1.0},
+    "scores": Scores(rules=RulesScores(1.0, 1.0, 1.0)),
     "prompt_version": None,
     "context_has_answer": True,
     "judge_latency_s": 0.001,
@@ -119,6 +136,17 @@ EDGES: list[tuple[str, Any]] = [
     ("scores", {"f1": math.inf}),
     ("scores", {f"s{i}": 0.5 for i in range(64)}),
     ("scores", {f"s{i}": 0.5 for i in range(65)}),
+    ("scores", {"token_f1": 1.0, "token_recall": 1.0, "token_precision": 0.5}),  # schema 3
+    ("scores", {}),
+    ("scores", NO_SCORES),
+    ("scores", Scores(audit=AuditScore("a" * 33, True))),
+    ("scores", Scores(audit=AuditScore("bad tier", None))),
+    ("scores", Scores(reference_free=ReferenceFreeScores(selfcheck=EvaluatorCall.NOT_SAMPLED))),
+    ("scores", {"answer": {"k": 5, "bleu": 0.5}}),  # typed, as JSON
+    ("scores", {"answer": {"k": 5, "bleu": math.nan}}),
+    ("scores", {"answer": {"k": 0}}),
+    ("scores", {"answers": {"k": 5}}),
+    ("scores", {"answer": {"k": 5, "extra": 1.0}}),
     ("prompt_version", "v" * 32),
     ("prompt_version", "v" * 33),
     ("prompt_version", "v 1"),
@@ -138,10 +166,11 @@ def test_each_edge_is_what_validation_makes_of_it(name: str, value: Any) -> None
 
 
 def test_the_judges_usual_values_take_the_plain_path() -> None:
-    fields = {"verdict": Verdict.CORRECT, "tier": "exact", "reason": "same", "scores": {"f1": 1.0}}
+    scores = Scores(answer=AnswerScores(5, 1.0, 1.0, 1.0, 1.0), audit=AuditScore("exact", True))
+    fields = {"verdict": Verdict.CORRECT, "tier": "exact", "reason": "same", "scores": scores}
     own = contracts._judge_fields_as_they_are(fields, RESPONSE.__dict__)
     assert own is not None and own["answer"] == "Oslo" and own["retrieved_ids"] == ["d1"]
-    assert own["scores"] == {"f1": 1.0} and own["scores"] is not fields["scores"]
+    assert own["scores"] is scores  # immutable: carried as it is
     same(fields)
     same({"verdict": Verdict.ERROR, "tier": "error"})  # defaults for the rest
     # a field a judge does not usually give, or a carried one, goes through validation

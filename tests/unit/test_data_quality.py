@@ -9,7 +9,6 @@ from collections.abc import Iterator
 import pytest
 
 from groundwatch.adapters.llm.client import LlmClient, LlmSettings
-from groundwatch.adapters.llm.reader import LlmReader
 from groundwatch.app.embedded import EmbeddedPipeline, reference_runner
 from groundwatch.core.data_quality import (
     CorpusIndex,
@@ -21,6 +20,7 @@ from groundwatch.core.data_quality import (
 from groundwatch.core.model import Expected, SemanticGroup
 from groundwatch.demo import DemoDomain, demo_dataset
 from groundwatch.reference_rag.app import create_app
+from groundwatch.reference_rag.llm_reader import LlmReader
 from groundwatch.reference_rag.settings import ReferenceRagSettings
 from groundwatch.report.build import report_from_tagger
 from groundwatch.report.html import render_html

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from groundwatch.adapters.llm.generation import (
+from groundwatch.adapters.sources import introspect, readonly_engine
+from groundwatch.adapters.sources.generate import generate_groups_llm
+from groundwatch.core.generation import default_verbalizers
+from groundwatch.core.generation.llm import (
     SQL_PROMPT,
-    generate_groups_llm,
     llm_sql_templates,
     llm_text_templates_for,
     response_lines,
     sql_prompts,
 )
-from groundwatch.adapters.sources import introspect, readonly_engine
-from groundwatch.core.generation import default_verbalizers
 from groundwatch.demo import build_demo
 
 pytestmark = pytest.mark.unit

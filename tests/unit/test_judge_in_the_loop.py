@@ -11,13 +11,20 @@ from collections.abc import Callable
 import pytest
 
 from groundwatch.adapters.llm.cache import MemoryVerdictCache
-from groundwatch.adapters.llm.llm_judge import LlmJudge
 from groundwatch.adapters.targets import CallableTarget, TargetError, TargetLimits, TargetReply
 from groundwatch.adapters.targets.base import ErrorKind
 from groundwatch.contracts import Probe, RagResponse, TargetStatus
-from groundwatch.core.judge_quality import UNSAMPLED, in_share
 from groundwatch.core.model import Expected, Verdict
+from groundwatch.core.sampling import in_share
+from groundwatch.core.scores import (
+    AuditScore,
+    EvaluatorCall,
+    MetricOutcome,
+    RagProbeOutcomes,
+    ReferenceFreeScores,
+)
 from groundwatch.errors import ConfigError
+from groundwatch.stages.judge.llm_tier import LlmJudge
 from groundwatch.stages.judge.reference_free import ReferenceFreeJudge, ReferenceFreeSettings
 from groundwatch.stages.judge.tiered import JudgeSettings, TieredJudge, build_judge
 from groundwatch.stages.runner.lanes import Runner, SelfCheckSampling
@@ -81,19 +88,19 @@ async def test_self_audit_asks_the_llm_about_a_share_of_rule_decided_answers() -
     d = await judge.judge(*DECIDED)
     # the rules' verdict stands; the disagreement travels with it
     assert (d.verdict, d.tier) == (Verdict.CORRECT, "contains")
-    assert d.scores["audit.contains"] == 0.0
+    assert d.scores.audit == AuditScore("contains", False)
     assert d.reason.endswith("audit: the LLM disagrees (incorrect)")
     assert judge.counters.audit == {("contains", "false"): 1}
     assert len(model.prompts) == 1 and "##True Answer##: Ada Quinn" in model.prompts[0]
     again = await judge.judge(*DECIDED)  # the same answer: audited again, from the cache
-    assert again.scores["audit.contains"] == 0.0 and len(model.prompts) == 1
+    assert again.scores.audit == AuditScore("contains", False) and len(model.prompts) == 1
     assert judge.snapshot()["audit_contains_false"] == 2
 
 
 async def test_audit_share_picks_by_content_and_zero_spends_nothing() -> None:
     model = Model(grammar_says("Correct"))
     off = judge_with(model, audit_share=0.0)
-    assert "audit.contains" not in (await off.judge(*DECIDED)).scores and not model.prompts
+    assert (await off.judge(*DECIDED)).scores.audit is None and not model.prompts
     share = 0.3
     judge = judge_with(model, audit_share=share)
     assert judge.llm is not None
@@ -102,7 +109,7 @@ async def test_audit_share_picks_by_content_and_zero_spends_nothing() -> None:
     for a in answers:
         d = await judge.judge(DECIDED[0], DECIDED[1], a)
         picked = in_share(judge.llm.key(DECIDED[0], "Ada Quinn", a), share)
-        assert ("audit.contains" in d.scores) is picked
+        assert (d.scores.audit is not None) is picked
         audited += picked
     assert 30 < audited < 90 and len(model.prompts) == audited
 
@@ -110,7 +117,7 @@ async def test_audit_share_picks_by_content_and_zero_spends_nothing() -> None:
 async def test_an_audit_the_llm_cannot_read_is_unknown() -> None:
     judge = judge_with(Model(grammar_says("Maybe")), audit_share=1.0)
     d = await judge.judge(*DECIDED)
-    assert d.verdict is Verdict.CORRECT and d.scores["audit.contains"] == -1.0
+    assert d.verdict is Verdict.CORRECT and d.scores.audit == AuditScore("contains", None)
     assert judge.counters.audit == {("contains", "unknown"): 1}
 
 
@@ -121,11 +128,11 @@ async def test_scenario_probes_are_judged_per_metric_by_the_rules() -> None:
         "S6", "Who is the CEO of Mars?", unanswerable, "I don't know."
     )
     assert (refusal.verdict, refusal.tier) == (Verdict.CORRECT, "ragprobe")
-    assert refusal.scores == {
-        "ragprobe.explicitness": 1.0,
-        "ragprobe.contradiction": 1.0,
-        "ragprobe.no_question_related_information": 1.0,
-    }
+    passed = MetricOutcome.PASSED
+    assert refusal.scores.ragprobe == RagProbeOutcomes(
+        explicitness=passed, contradiction=passed, no_question_related_information=passed
+    )
+    assert refusal.scores.answer is None and refusal.scores.rules is None
     answered = await judge.judge_scenario("S6", "Who is the CEO of Mars?", unanswerable, "Ada.")
     assert answered.verdict is Verdict.INCORRECT
     assert answered.reason.startswith("ragprobe_failed: explicitness")
@@ -141,13 +148,16 @@ async def test_scenario_metrics_the_rules_leave_open_go_to_the_llm() -> None:
     )
     d = await judge.judge_scenario("S1", DECIDED[0], DECIDED[1], long_answer)
     assert (d.verdict, d.tier) == (Verdict.INCORRECT, "ragprobe_llm")
-    assert d.scores["ragprobe.relevance"] == 0.0 and d.scores["ragprobe.correctness"] == 1.0
+    outcomes = d.scores.ragprobe
+    assert outcomes is not None and outcomes.relevance is MetricOutcome.FAILED
+    assert outcomes.correctness is MetricOutcome.PASSED
     assert d.prompt_version == "ragprobe-metrics-v1"
     without_llm = await TieredJudge(JudgeSettings()).judge_scenario(
         "S1", DECIDED[0], DECIDED[1], long_answer
     )
     assert without_llm.verdict is Verdict.UNDECIDED  # open metrics are never guessed
-    assert without_llm.scores["ragprobe.relevance"] == -1.0
+    assert without_llm.scores.ragprobe is not None
+    assert without_llm.scores.ragprobe.relevance is MetricOutcome.OPEN
 
 
 def response(
@@ -195,26 +205,30 @@ async def test_every_answer_is_scored_and_ir_metrics_need_a_ranking() -> None:
             response(status=TargetStatus.ERROR),
         ]
     )
-    assert ranked.scores["metric.k"] == 3.0 and ranked.scores["metric.rr"] == 0.5
-    assert ranked.scores["metric.recall@3"] == 1.0
-    assert ranked.scores["metric.token_f1"] == pytest.approx(2 / 3)  # 2 of 4 tokens, both gold
-    assert "token_f1" in ranked.scores  # the rules' own detail is kept beside
-    assert "metric.rr" not in unranked.scores and "metric.bleu" in unranked.scores
-    assert not any(k.startswith("metric.") for k in failed.scores)
+    answer, retrieval = ranked.scores.answer, ranked.scores.retrieval
+    assert answer is not None and retrieval is not None
+    assert answer.k == retrieval.k == 3 and retrieval.rr == 0.5 and retrieval.recall == 1.0
+    assert answer.token_f1 == pytest.approx(2 / 3)  # 2 of 4 tokens, both gold
+    assert ranked.scores.rules is not None  # the rules' own detail is kept beside
+    assert unranked.scores.retrieval is None and unranked.scores.answer is not None
+    assert unranked.scores.answer.bleu is not None
+    assert failed.scores.answer is None and failed.scores.retrieval is None
     # the same answer twice: the second one's text metrics come from the cache
     assert judge.scorer is not None and (judge.scorer.hits, judge.scorer.misses) == (1, 2)
     (again,) = await stage.handle([response(retrieved=["d9", "d2", "d3"], relevant=["d2"])])
     assert judge.scorer.hits == 3 and again.scores == ranked.scores  # text and IR: both cached
     off = TieredJudge(JudgeSettings(answer_metrics=False)).stage()
     (plain,) = await off.handle([response()])
-    assert not any(k.startswith("metric.") for k in plain.scores)
+    assert plain.scores.answer is None and plain.scores.retrieval is None
 
 
 async def test_scenario_probes_go_through_the_per_metric_evaluator_in_the_stage() -> None:
     stage = TieredJudge(JudgeSettings()).stage()
     (j,) = await stage.handle([response(scenario="S1", answer="Ada Quinn.")])
     assert j.tier == "ragprobe" and j.verdict is Verdict.CORRECT
-    assert j.scores["ragprobe.correctness"] == 1.0 and "metric.exact_match" in j.scores
+    assert j.scores.ragprobe is not None
+    assert j.scores.ragprobe.correctness is MetricOutcome.PASSED
+    assert j.scores.answer is not None and j.scores.answer.exact_match is not None
 
 
 def rf_model() -> Model:
@@ -245,16 +259,18 @@ async def test_reference_free_evaluators_beside_the_judge() -> None:
             response(scenario="S1", contexts=["Ada Quinn leads."], samples=["Ada"]),
         ]
     )
-    assert supported.scores["rf.ragas_fact"] == 1.0 and supported.scores["rf.selfcheck"] == 1.0
-    assert supported.scores["metric.ragas_faithfulness"] == 1.0
-    assert supported.scores["metric.selfcheck_agreement"] == 1.0
-    assert unsupported.scores["rf.ragas_fact"] == 0.0
+    right, wrong = EvaluatorCall.RIGHT, EvaluatorCall.WRONG
+    assert supported.scores.reference_free == ReferenceFreeScores(right, 1.0, right, 1.0)
+    unsupported_rf = unsupported.scores.reference_free
+    assert unsupported_rf is not None and unsupported_rf.ragas_fact is wrong
     # picked for SelfCheck but shipped without samples: reported as not sampled, not scored
-    assert unsupported.scores["rf.selfcheck"] == UNSAMPLED and rf.counters.unsampled == 1
+    assert unsupported_rf.selfcheck is EvaluatorCall.NOT_SAMPLED and rf.counters.unsampled == 1
+    assert unsupported_rf.selfcheck_agreement is None
     # no context: RAGAS abstains (counted), never guesses; a disagreeing sample: SelfCheck says no
-    assert disagreeing.scores["rf.ragas_fact"] == -1.0
-    assert disagreeing.scores["rf.selfcheck"] == 0.0
-    assert not any(k.startswith("rf.") for k in scenario.scores)  # factual probes only
+    assert disagreeing.scores.reference_free == ReferenceFreeScores(
+        EvaluatorCall.ABSTAINED, None, wrong, 0.0
+    )
+    assert scenario.scores.reference_free is None  # factual probes only
     assert rf.counters.ragas_fact == 3 and rf.counters.selfcheck == 2
 
 

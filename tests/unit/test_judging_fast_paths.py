@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from groundwatch.core.judging.decision import Decision
 from groundwatch.core.judging.gold import _key, _prepare, gold_key, prepare_gold
-from groundwatch.core.judging.tiers import TIERS, Evidence, judge_deterministic
+from groundwatch.core.judging.tiers import TIERS, ParsedResponse, judge_deterministic
 from groundwatch.core.judging.variants import stem, stems
 from groundwatch.core.model import AnswerType, Expected, Verdict
 from groundwatch.stages.judge.tiered import JudgeCounters
@@ -56,11 +56,11 @@ def expected(draw: Any) -> Expected:
 
 
 def _judge(query: str, gold: Any, response: str) -> tuple[Any, ...]:
-    ev = Evidence(query, gold, response)
+    ev = ParsedResponse(query, gold, response)
     for tier in TIERS.values():
         d = tier(ev)
         if d is not None:
-            return d.verdict, d.tier, d.reason, tuple(sorted(d.scores.items()))
+            return d.verdict, d.tier, d.reason, d.scores
     return Verdict.UNDECIDED, "none", tuple(ev.notes)
 
 
@@ -73,7 +73,7 @@ def test_rival_index_walks_what_the_plain_walk_finds(exp: Expected, query: str, 
     gold = prepare_gold(exp)
     # Index sets holding every word, stem and capitalised word of this response: the pre-filters
     # never rule anything out, so every rival and every acronym is walked, as before the index.
-    ev = Evidence(query, gold, resp)
+    ev = ParsedResponse(query, gold, resp)
     everything = ev.tok_set | ev.stem_set | ev.upper_words
     slow = dataclasses.replace(
         gold,
@@ -103,13 +103,13 @@ def test_identity_cache_judges_as_a_fresh_copy(exp: Expected, query: str, resp: 
 @settings(deadline=None)
 @given(st.text())
 def test_capitalised_words_pre_check(response: str) -> None:
-    ev = Evidence("", prepare_gold(Expected(values=["x"])), response)
+    ev = ParsedResponse("", prepare_gold(Expected(values=["x"])), response)
     plain = frozenset(w.lower() for w in re.findall(r"\b[A-Z]{2,}\b", response))
     assert ev.upper_words == plain
 
 
 def test_capitalised_words_with_a_lone_surrogate() -> None:
-    ev = Evidence("", prepare_gold(Expected(values=["x"])), "the \ud800 UK and NASA")
+    ev = ParsedResponse("", prepare_gold(Expected(values=["x"])), "the \ud800 UK and NASA")
     assert ev.upper_words == {"uk", "nasa"}
 
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 import pytest
 
 from groundwatch.adapters.llm.cache import MemoryVerdictCache, cache_key
-from groundwatch.adapters.llm.llm_judge import (
+from groundwatch.core.judging import JUDGE_ERROR
+from groundwatch.core.model import Expected, Verdict
+from groundwatch.errors import ConfigError, GroundwatchError
+from groundwatch.runtime.settings import load_settings
+from groundwatch.stages.judge.llm_tier import (
     GRAMMAR_PROMPT,
     PROMPT_VERSION,
     LlmJudge,
     parse_verdict,
     render_prompt,
 )
-from groundwatch.core.judging import JUDGE_ERROR
-from groundwatch.core.model import Expected, Verdict
-from groundwatch.errors import ConfigError, GroundwatchError
-from groundwatch.runtime.settings import load_settings
 from groundwatch.stages.judge.tiered import JudgeSettings, TieredJudge, build_judge, gold_text
 
 pytestmark = pytest.mark.unit
@@ -108,9 +108,11 @@ async def test_llm_asked_only_when_rules_are_undecided() -> None:
     assert (d.verdict, d.tier, d.prompt_version) == (Verdict.CORRECT, "llm", PROMPT_VERSION)
     assert model.temperatures == [0.0]
     assert "##True Answer##: 2023-04-01" in model.prompts[0]
-    assert d.scores["llm_cached"] == 0.0 and "token_f1" in d.scores
+    assert d.scores.llm_call is not None and not d.scores.llm_call.cached
+    assert d.scores.rules is not None  # the rules' detail is kept beside the LLM's
     again = await judge.judge(*VAGUE)
-    assert again.verdict is Verdict.CORRECT and again.scores["llm_cached"] == 1.0
+    assert again.verdict is Verdict.CORRECT
+    assert again.scores.llm_call is not None and again.scores.llm_call.cached
     assert len(model.prompts) == 1  # the second one was a cache hit
     assert judge.llm is not None and judge.llm.counters.cache_hits == 1
     assert judge.snapshot()["tier_llm"] == 2

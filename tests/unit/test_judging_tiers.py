@@ -218,10 +218,15 @@ def test_tiers_are_configurable_and_validated() -> None:
 
 def test_scores_carry_token_prf() -> None:
     d = judge("Marie Curie", E("Marie Curie"))
-    assert d.scores["token_f1"] == pytest.approx(1.0)
+    assert d.scores.rules is not None and d.scores.rules.token_f1 == pytest.approx(1.0)
     d = judge("The director is Marie Curie", E("Marie Curie"))
-    assert d.scores["token_recall"] == 1.0
-    assert 0 < d.scores["token_precision"] < 1
+    assert d.scores.rules is not None and d.scores.rules.token_recall == 1.0
+    assert 0 < d.scores.rules.token_precision < 1
+    assert d.scores.rules.stale_version is None
+    # the stale tier says which earlier version it matched, beside the token overlap
+    stale = judge("Alan Turing", E("Grace Hopper", stale_values=[["Ada"], ["Alan Turing"]]))
+    assert stale.tier == "stale" and stale.scores.rules is not None
+    assert stale.scores.rules.stale_version == 1 and stale.scores.rules.token_f1 == 0.0
 
 
 #: Not stop words, and not the words of a refusal ("It is Unclear." with the gold "Unclear" is

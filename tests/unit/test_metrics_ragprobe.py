@@ -6,17 +6,6 @@ from __future__ import annotations
 import pytest
 
 from groundwatch.adapters.llm.cache import MemoryVerdictCache
-from groundwatch.adapters.llm.ragprobe import RagProbeJudge, parse_pass_fail
-from groundwatch.adapters.llm.reference_free import (
-    RAGAS_NLI_PROMPT,
-    SELFCHECK_QA_PROMPT,
-    llm_rag_sampler,
-    parse_claims,
-    parse_nli,
-    ragas_faithfulness,
-    selfcheck,
-    selfcheck_rag,
-)
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.ragprobe_metrics import (
     ANSWERABLE_METRICS,
@@ -27,6 +16,17 @@ from groundwatch.core.ragprobe_metrics import (
     probe_verdict,
 )
 from groundwatch.errors import GroundwatchError
+from groundwatch.stages.judge.evaluators import (
+    RAGAS_NLI_PROMPT,
+    SELFCHECK_QA_PROMPT,
+    llm_rag_sampler,
+    parse_claims,
+    parse_nli,
+    ragas_faithfulness,
+    selfcheck,
+    selfcheck_rag,
+)
+from groundwatch.stages.judge.ragprobe_llm import RagProbeJudge, parse_pass_fail
 
 pytestmark = pytest.mark.unit
 

@@ -15,7 +15,7 @@ from groundwatch.core.model import Verdict
 from groundwatch.core.open_domain import closed_domain, open_domain_groups
 from groundwatch.core.tagging import Cause, GroupStatus, Observation, Tagger, Window
 from groundwatch.report.build import build_report, report_from_tagger
-from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
+from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
 
 pytestmark = pytest.mark.unit
 
@@ -133,7 +133,7 @@ def test_metrics_and_report_are_the_closed_domain() -> None:
     t = Tagger(open_domain_baseline=BASE)
     t.apply_many(scenario())
     registry = CollectorRegistry()
-    AnalyticsMetrics(registry, lambda: t)
+    AnalyticsTelemetry(registry, lambda: t)
     text = generate_latest(registry).decode()
     assert 'groundwatch_knowledge_gap_groups{target="rag"} 2.0' in text
     assert 'groundwatch_open_domain_groups{baseline="llm-only"} 1.0' in text

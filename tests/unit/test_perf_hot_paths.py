@@ -27,7 +27,7 @@ from groundwatch.contracts import (
 from groundwatch.core.judging import Decision
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.tagging import Tagger
-from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
+from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
 from groundwatch.runtime.consume import GC_YOUNG_THRESHOLD, tune_gc
 from groundwatch.stages.analytics.observe import observation_from_judgement
 from groundwatch.stages.judge.stage import JudgeStage
@@ -205,7 +205,7 @@ def test_carried_copies_exactly_the_probe_fields() -> None:
 def test_metrics_observe_counts_each_judgement_once() -> None:
     registry = CollectorRegistry()
     tagger = Tagger()
-    metrics = AnalyticsMetrics(registry, lambda: tagger)
+    metrics = AnalyticsTelemetry(registry, lambda: tagger)
     verdicts = [Verdict.CORRECT] * 5 + [Verdict.INCORRECT] * 3 + [Verdict.ERROR]
     applied = []
     for i, v in enumerate(verdicts):

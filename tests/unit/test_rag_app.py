@@ -7,13 +7,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from groundwatch.adapters.llm.reader import SYSTEM_PROMPT, LlmClient, LlmReader
+from groundwatch.core.llm import ChatModel
 from groundwatch.core.model import DONT_KNOW
 from groundwatch.core.retrieval import DenseRetriever, Retrieved
 from groundwatch.errors import ConfigError
 from groundwatch.reference_rag.app import create_app
 from groundwatch.reference_rag.corpus import load_corpus
 from groundwatch.reference_rag.dense import load_embedder
+from groundwatch.reference_rag.llm_reader import SYSTEM_PROMPT, LlmReader
 from groundwatch.reference_rag.settings import ReferenceRagSettings
 from groundwatch.runtime.settings import load_settings
 from tests.unit._rag_corpus import CORPUS, LONG_ACME
@@ -158,7 +159,7 @@ class _FakeLlm:
 
 async def test_llm_reader_prompts_with_context_and_refusal_instruction() -> None:
     llm = _FakeLlm("  Oslo \n")
-    assert isinstance(llm, LlmClient)
+    assert isinstance(llm, ChatModel)
     reader = LlmReader(llm)
     docs = [Retrieved("client-acme", CORPUS["client-acme"], 1.0)]
     assert await reader.read("Where is Acme Robotics?", docs) == "Oslo"

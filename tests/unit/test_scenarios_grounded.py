@@ -89,7 +89,7 @@ def test_at_least_ten_items_per_scenario_each_carrying_what_it_needs(
         assert g.provenance["source"] == "sql" and g.provenance["sql"] == g.sql
         assert g.provenance["expected_response"].strip()
         assert g.provenance["corpus_checked"] if g.scenario != "S6" else True
-    assert "dataset quality" in output and "validity" in output
+    assert "kept, dropped, valid" in output and "validity" in output
 
 
 def test_ids_are_stable_across_runs(

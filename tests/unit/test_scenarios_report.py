@@ -13,7 +13,7 @@ from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import Observation, Tagger, Window
 from groundwatch.report.build import build_report
 from groundwatch.report.text import render_text
-from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
+from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
 
 pytestmark = pytest.mark.unit
 
@@ -106,7 +106,7 @@ def test_text_report_prints_failure_rate_per_scenario_and_target() -> None:
 
 def _scrape(tagger: Tagger) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
     registry = CollectorRegistry()
-    AnalyticsMetrics(registry, lambda: tagger)
+    AnalyticsTelemetry(registry, lambda: tagger)
     out = {}
     for family in registry.collect():
         for sample in family.samples:

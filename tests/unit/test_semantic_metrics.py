@@ -15,6 +15,7 @@ from groundwatch.adapters.embeddings import CachedEncoder, NumpyBert, encoder_av
 from groundwatch.contracts import RagResponse, TargetStatus
 from groundwatch.core.judging import Decision
 from groundwatch.core.model import AnswerType, Expected, Verdict
+from groundwatch.core.scores import NO_SCORES
 from groundwatch.core.semantic import bertscore, cosine, share_of_sentences, statement_f1
 from groundwatch.errors import ConfigError
 from groundwatch.stages.judge.semantic import SemanticScorer, SemanticSettings, build_semantic
@@ -90,12 +91,19 @@ async def test_semantic_metrics_score_meaning_not_shared_tokens(encoder: CachedE
     )
     far = await scorer(response("The cafeteria serves pasta on Fridays.", gold), UNDECIDED)
     same = await scorer(response(gold, gold), UNDECIDED)
-    for name in ("metric.semantic_similarity", "metric.bertscore_f1"):
-        assert same[name] == pytest.approx(1.0, abs=1e-5)
-        assert far[name] < close[name] < same[name], name
-    assert close["metric.semantic_similarity"] - far["metric.semantic_similarity"] > 0.3
+    c, f, s = close.semantic, far.semantic, same.semantic
+    assert c is not None and f is not None and s is not None
+    for name, (near, away, equal) in {
+        "similarity": (c.similarity, f.similarity, s.similarity),
+        "bertscore_f1": (c.bertscore_f1, f.bertscore_f1, s.bertscore_f1),
+    }.items():
+        assert near is not None and away is not None and equal is not None
+        assert equal == pytest.approx(1.0, abs=1e-5)
+        assert away < near < equal, name
+    assert c.similarity is not None and f.similarity is not None
+    assert c.similarity - f.similarity > 0.3
     off = SemanticScorer(SemanticSettings(semantic_metrics="off"), encoder)
-    assert await off(response(gold, gold), UNDECIDED) == {}
+    assert await off(response(gold, gold), UNDECIDED) is NO_SCORES
     # the default share scores a hash-picked tenth of the probes, the same ones every time
     tenth = SemanticScorer(SemanticSettings(semantic_metrics="on"), encoder)
     picked = [bool(await tenth(response(gold, gold), UNDECIDED)) for _ in range(300)]
@@ -149,28 +157,30 @@ async def test_llm_derived_metrics_through_the_client(encoder: CachedEncoder) ->
     scores = await scorer(
         response("It opened in spring 2019.", "March 2019", contexts=contexts), UNDECIDED
     )
-    assert scores["metric.answer_correctness"] == pytest.approx(1 / (1 + 0.5 * 2))
-    assert scores["metric.context_relevance"] == pytest.approx(0.5)
+    llm = scores.llm_metrics
+    assert llm is not None and scores.semantic is None
+    assert llm.answer_correctness == pytest.approx(1 / (1 + 0.5 * 2))
+    assert llm.context_relevance == pytest.approx(0.5)
     # the generated questions are the asked one and a paraphrase: high cosine
-    assert 0.8 < scores["metric.answer_relevance"] <= 1.0
+    assert llm.answer_relevance is not None and 0.8 < llm.answer_relevance <= 1.0
     assert len(model.prompts) == 3
     # without contexts there is no context relevance; a share of 0 asks nothing
     scores = await scorer(response("2019", "March 2019"), UNDECIDED)
-    assert "metric.context_relevance" not in scores
+    assert scores.llm_metrics is not None and scores.llm_metrics.context_relevance is None
     none = SemanticScorer(
         SemanticSettings(semantic_metrics="off", llm_metrics="answer_correctness",
                          llm_metrics_share=0.0),
         None, model,
     )  # fmt: skip
     before = len(model.prompts)
-    assert await none(response("2019", "March 2019"), UNDECIDED) == {}
+    assert await none(response("2019", "March 2019"), UNDECIDED) is NO_SCORES
     assert len(model.prompts) == before
 
 
 def test_every_stored_score_is_correlated_with_human_ratings() -> None:
     """Ratings name probes; the report correlates them with each score the judge stored for
     those probes — no metric columns needed in the CSV."""
-    from groundwatch.core.judge_quality import pack_scores
+    from groundwatch.core.scores import AnswerScores, Scores, SemanticScores
     from groundwatch.core.tagging import Observation
     from groundwatch.report.build import build_report
 
@@ -186,8 +196,8 @@ def test_every_stored_score_is_correlated_with_human_ratings() -> None:
             Observation(
                 probe_id=pid, run_id="r", target="t", group_id=f"g{i}", form_id=f"f{i}",
                 cohort="short", verdict=Verdict.CORRECT if rating >= 3 else Verdict.INCORRECT,
-                scores=pack_scores({"metric.k": 5.0, "metric.semantic_similarity": sim,
-                                    "metric.token_f1": float(rng.random())}),
+                scores=Scores(answer=AnswerScores(5, token_f1=float(rng.random())),
+                              semantic=SemanticScores(sim)),
             )
         )  # fmt: skip
     report = build_report(observations, human_ratings=ratings)

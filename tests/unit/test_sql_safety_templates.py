@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 from sqlalchemy import create_engine, text
 from sqlglot import exp
 
-from groundwatch.adapters.llm.generation import llm_sql_templates
 from groundwatch.adapters.sources.connect import readonly_engine
 from groundwatch.adapters.sources.introspect import introspect
 from groundwatch.adapters.sources.port import SqlAlchemyPort
 from groundwatch.core.generation.grouped import plan
+from groundwatch.core.generation.llm import llm_sql_templates
 from groundwatch.core.generation.schema import SchemaInfo
 from groundwatch.core.generation.templates import SqlTemplate
 from groundwatch.core.generation.validation import validate_sql

@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import Observation, Tagger, Window
-from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
+from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
 
 
 def _value(registry: CollectorRegistry, **labels: str) -> float | None:
@@ -21,7 +21,7 @@ def _value(registry: CollectorRegistry, **labels: str) -> float | None:
 def test_alerted_transition_series_are_exported_at_zero_from_the_first_judgement() -> None:
     tagger = Tagger(Window(runs=1))
     registry = CollectorRegistry()
-    metrics = AnalyticsMetrics(registry, lambda: tagger)
+    metrics = AnalyticsTelemetry(registry, lambda: tagger)
     labels = {"target": "mine", "cohort": "long", "from_status": "robust", "to_status": "gap"}
     assert _value(registry, **labels) is None  # nothing judged yet: no series
     obs = Observation(
@@ -37,7 +37,7 @@ def test_alerted_transition_series_are_exported_at_zero_from_the_first_judgement
     assert _value(registry, **{**labels, "to_status": "unknown"}) is None
 
 
-def _cycle(tagger: Tagger, metrics: AnalyticsMetrics, n: int, wrong: dict[str, set[str]]) -> None:
+def _cycle(tagger: Tagger, metrics: AnalyticsTelemetry, n: int, wrong: dict[str, set[str]]) -> None:
     """Cycle ``n`` of two facts in two cohorts of two forms; ``wrong[group]``: its wrong cohorts."""
     applied = []
     for group in ("lost", "fragile"):
@@ -60,7 +60,7 @@ def test_a_lost_fact_counts_once_and_a_cohort_level_regression_not_at_all() -> N
     wordings is wording fragility, not lost knowledge, though its long cohort turned gap."""
     tagger = Tagger(Window(runs=1))
     registry = CollectorRegistry()
-    metrics = AnalyticsMetrics(registry, lambda: tagger)
+    metrics = AnalyticsTelemetry(registry, lambda: tagger)
 
     def lost() -> float | None:
         return registry.get_sample_value(

@@ -156,7 +156,7 @@ def data_quality_checker(
     documents = load_corpus(corpus, option)
     if not mrc:
         return DataQualityChecker(documents)
-    from groundwatch.adapters.llm.reader import LlmReader
+    from groundwatch.reference_rag.llm_reader import LlmReader
 
     reader = LlmReader(llm_client(feature, ledger=ledger))
     return DataQualityChecker(documents, reader=reader.read)
@@ -276,13 +276,13 @@ def generator(
     re-read from ``source_url`` every cycle when one is given — and the record of its cycles.
     The one wiring of the generator service and the embedded pipeline."""
     from groundwatch.adapters.db.runs import next_cycle
-    from groundwatch.runtime.generator_metrics import GeneratorMetrics
+    from groundwatch.runtime.generator_telemetry import GeneratorTelemetry
     from groundwatch.runtime.refresh import answer_refresher
     from groundwatch.stages.generator.stage import GeneratorStage
 
     store_dataset(engine, groups)
-    metrics = GeneratorMetrics(registry)
-    book = CycleBook(engine, metrics.started)
+    telemetry = GeneratorTelemetry(registry)
+    book = CycleBook(engine, telemetry.started)
     series = series or (groups[0].dataset_id if groups else "default")
     stage = GeneratorStage(
         bus,
@@ -295,9 +295,9 @@ def generator(
         series=series,
         first_cycle=next_cycle(engine, series),
         on_cycle=book.started,
-        on_publish=metrics.count,
+        on_publish=telemetry.count,
         refresh=(
-            answer_refresher(source_url, engine, metrics.answers_changed, source_policy)
+            answer_refresher(source_url, engine, telemetry.answers_changed, source_policy)
             if source_url
             else None
         ),
@@ -320,7 +320,7 @@ def llm_judge_spend(
 ) -> tuple[int, int, str]:
     """What the LLM tier would cost on the answers the rules leave undecided: (calls, tokens,
     the prompt's version) — nothing is sent (``judge-agreement --dry-run``)."""
-    from groundwatch.adapters.llm.llm_judge import PROMPT_VERSION
+    from groundwatch.stages.judge.llm_tier import PROMPT_VERSION
     from groundwatch.stages.judge.tiered import estimate_llm_spend
 
     calls, tokens = estimate_llm_spend(items, tiers)

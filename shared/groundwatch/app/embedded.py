@@ -30,10 +30,10 @@ from groundwatch.contracts import Topics
 from groundwatch.core.data_quality import spec_of
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Tagger, Window
-from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
+from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
 from groundwatch.runtime.consume import ConsumeLoop, consume
-from groundwatch.runtime.judging import register_judge_metrics
-from groundwatch.runtime.loop_metrics import LoopMetrics
+from groundwatch.runtime.judging import register_judge_telemetry
+from groundwatch.runtime.loop_telemetry import LoopTelemetry
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.stage import AnalyticsStage
 from groundwatch.stages.dead_letters.stage import DeadLetterKeeper
@@ -93,7 +93,7 @@ class EmbeddedPipeline:
         that already holds cycles of the series, the next cycle continues it: state, cycle
         numbers and transitions carry on across invocations. ``data_quality`` labels gap groups
         from the corpus as they appear (with the groups' own specs); ``open_domain_baseline``
-        names the LLM-only target whose correctly answered groups the metrics and the report
+        names the LLM-only target whose correctly answered groups the telemetry and the report
         leave out (GRAMMAR §5.2); ``source_url``: the source database each cycle re-reads the
         answers from (a changed fact becomes a new answer version; the old one is stale), opened by
         ``source_policy`` (statement timeout, privileged logins).
@@ -139,7 +139,7 @@ class EmbeddedPipeline:
             source_policy=source_policy,
         )
         window = window if window is not None else Window(runs=1)
-        metrics = AnalyticsMetrics(
+        telemetry = AnalyticsTelemetry(
             self.registry,
             lambda: self.analytics.view,
             (lambda: data_quality.results()) if data_quality is not None else None,
@@ -147,13 +147,13 @@ class EmbeddedPipeline:
         self.analytics = AnalyticsStage(
             AnalyticsStore(self.engine),
             window=window,
-            on_applied=metrics.observe,
+            on_applied=telemetry.observe,
             quality=data_quality,
             specs={g.group_id: spec_of(g) for g in groups} if data_quality is not None else None,
             open_domain_baseline=open_domain_baseline,
         )
         self.runner_loop = consume(RunnerStage(runner), self.bus, self.topics)
-        register_judge_metrics(self.registry, self.judge)
+        register_judge_telemetry(self.registry, self.judge)
         self.judge_loop = consume(self.judge.stage(), self.bus, self.topics)
         self.analytics_loop = consume(self.analytics, self.bus, self.topics)
         self.keeper = DeadLetterKeeper(DeadLetterStore(self.engine))
@@ -167,9 +167,9 @@ class EmbeddedPipeline:
         self.loops: list[ConsumeLoop[Any]] = [*self.stage_loops, self.keeper_loop]
         # the services' loop series (messages by outcome, lag, stalls), each under its stage's
         # service name: the same alert rules read a `run` as a deployment
-        loop_metrics = LoopMetrics(self.registry, "embedded")
+        loop_telemetry = LoopTelemetry(self.registry, "embedded")
         for loop in self.loops:
-            loop_metrics.attach(loop, loop.service)
+            loop_telemetry.attach(loop, loop.service)
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:

@@ -146,7 +146,7 @@ def write_templates(url: str, out: Path, opts: GenOptions, *, demo: bool) -> int
 
 async def llm_templates(schema: SchemaInfo, opts: GenOptions) -> Templates:
     """SQL and text templates the LLM ``GW_LLM_*`` configures proposes for ``schema``."""
-    from groundwatch.adapters.llm.generation import llm_sql_templates, llm_text_templates
+    from groundwatch.core.generation.llm import llm_sql_templates, llm_text_templates
     from groundwatch.app.bootstrap import llm_client
 
     client = llm_client("gen --llm")
@@ -242,7 +242,7 @@ def generate(
 
 async def generate_llm(url: str, opts: GenOptions) -> GenerationResult:
     """Groups from the templates the LLM proposes (``gen --llm``)."""
-    from groundwatch.adapters.llm.generation import generate_groups_llm
+    from groundwatch.adapters.sources.generate import generate_groups_llm
     from groundwatch.app.bootstrap import llm_client
 
     client = llm_client("gen --llm")

@@ -190,7 +190,6 @@ def score_rated(
     correlation covers every rated answer. Nothing when the embedding model is not installed
     or the metrics are off."""
     from groundwatch.core.answer_metrics import gold_text
-    from groundwatch.core.judge_quality import METRIC
     from groundwatch.core.semantic import bertscore
     from groundwatch.runtime.settings import load_settings
     from groundwatch.stages.judge.semantic import (
@@ -204,7 +203,11 @@ def score_rated(
     scorer = build_semantic(settings)
     if scorer is None or scorer.encoder is None or settings.semantic_metrics == "off":
         return
-    scored = {o.probe_id for o in observations if METRIC + SEMANTIC_SIMILARITY in o.scores}
+    scored = {
+        o.probe_id
+        for o in observations
+        if o.scores.semantic is not None and o.scores.semantic.similarity is not None
+    }
     missing = [pid for pid in ratings if pid not in scored]
     for pid, answer, expected in store.answers(missing):
         gold = gold_text((expected or {}).get("values") or [])

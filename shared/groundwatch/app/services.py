@@ -128,7 +128,7 @@ async def generator_service(settings: GeneratorSettings) -> ServiceParts:
 async def runner_service(settings: RunnerSettings) -> ServiceParts:
     """Asks every probe to its target within that target's limits (``extra["targets"]``: a
     callable listing each target's queue, requests in flight and breaker state)."""
-    from groundwatch.runtime.runner_metrics import RunnerMetrics
+    from groundwatch.runtime.runner_telemetry import RunnerTelemetry
     from groundwatch.stages.runner.stage import RunnerStage
 
     w = wiring(settings, "rag-runner")
@@ -136,7 +136,7 @@ async def runner_service(settings: RunnerSettings) -> ServiceParts:
         settings.runner_targets_file,
         reference_url=settings.runner_reference_url,
         reference_concurrency=settings.runner_reference_concurrency,
-        on_response=RunnerMetrics(w.registry).on_response,
+        on_response=RunnerTelemetry(w.registry).on_response,
     )
     loop = consume(
         RunnerStage(runner, batch=settings.runner_batch),
@@ -164,14 +164,14 @@ async def runner_service(settings: RunnerSettings) -> ServiceParts:
 async def judge_service(settings: JudgeServiceSettings) -> ServiceParts:
     """Judges every response: rules, the LLM tier when configured, answer metrics, the
     self-audit and the reference-free evaluators."""
-    from groundwatch.runtime.judge_metrics import JudgeMetrics
+    from groundwatch.runtime.judge_telemetry import JudgeTelemetry
 
     w = wiring(settings, "judge")
     judge = load_judge(settings.database_url)
     log.info("%s", judge.describe)
-    metrics = JudgeMetrics(w.registry, judge)
+    telemetry = JudgeTelemetry(w.registry, judge)
     loop = consume(
-        judge.stage(wrap=metrics.instrument, wrap_scenario=metrics.instrument),
+        judge.stage(wrap=telemetry.instrument, wrap_scenario=telemetry.instrument),
         w.bus,
         w.topics,
         group=settings.judge_group,
@@ -193,7 +193,7 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
     from groundwatch.adapters.db.analytics_store import AnalyticsStore
     from groundwatch.adapters.db.dead_letters import DeadLetterStore
     from groundwatch.core.tagging import Window
-    from groundwatch.runtime.analytics_metrics import AnalyticsMetrics
+    from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
     from groundwatch.runtime.evidence_settings import evidence_rule
     from groundwatch.stages.analytics.stage import AnalyticsStage
     from groundwatch.stages.dead_letters.stage import DeadLetterKeeper
@@ -215,7 +215,7 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
         if settings.corpus is not None
         else None
     )
-    metrics = AnalyticsMetrics(
+    metrics = AnalyticsTelemetry(
         w.registry,
         lambda: holder["worker"].view,  # the published read model
         quality.results if quality is not None else None,

@@ -244,8 +244,14 @@ def register(app: typer.Typer) -> None:
         per_scenario: Annotated[
             int | None, typer.Option(min=1, help="With --scenarios: items per scenario.")
         ] = None,
-        quality: Annotated[
-            Path | None, typer.Option(help="With --scenarios: write the quality report here.")
+        scenario_report: Annotated[
+            Path | None,
+            typer.Option(
+                "--scenario-report",
+                "--quality",
+                help="With --scenarios: write the scenario report (kept, dropped by reason,"
+                " validity) here as JSON (--quality: its former name).",
+            ),
         ] = None,
         doc_ids: Annotated[
             Path | None,
@@ -274,7 +280,7 @@ def register(app: typer.Typer) -> None:
                 seed=seed,
                 dataset_id=dataset_id,
                 max_items=per_scenario,
-                quality_out=quality,
+                report_out=scenario_report,
                 scenario_paths=scenario_file or [],
                 source_timeout_s=source_timeout,
                 allow_privileged_source=allow_privileged_source,

@@ -1,12 +1,12 @@
-"""``groundwatch gen --scenarios …``: RAGProbe scenario items as JSONL, with a quality report.
+"""``groundwatch gen --scenarios …``: RAGProbe scenario items as JSONL, with a scenario report.
 
 ``--demo`` or ``--db URL`` build the grounded variants with SQL truth (no LLM; with ``--corpus``
 or the demo's documents, answers are checked against the corpus and absent names against every
 document). ``--corpus DIR`` without a database, or ``--llm``, runs RAGProbe's own generator over
 the corpus through the LLM client (``GW_LLM_*``). Every line of the output is a semantic group
-whose ``scenario`` is S1…S6 and whose ``provenance`` says what it was made from; the dataset
-quality report (kept / dropped by reason / validity by retrieval) is printed and, with
-``--quality FILE``, written as JSON.
+whose ``scenario`` is S1…S6 and whose ``provenance`` says what it was made from; the scenario
+report (kept / dropped by reason / validity by retrieval) is printed and, with
+``--scenario-report FILE``, written as JSON.
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from groundwatch.app.datasets import write_dataset
 from groundwatch.app.scenarios import scenario_items
 from groundwatch.cli.common import EXIT_USAGE, fail
 from groundwatch.core.scenarios.items import ScenarioRun
-from groundwatch.core.scenarios.quality import quality_report
+from groundwatch.core.scenarios.validity import scenario_report
 from groundwatch.errors import GroundwatchError
 
 console = Console(stderr=True)
 
 
-def quality_table(report: Mapping[str, Any]) -> Table:
-    t = Table(title="RAGProbe scenarios: dataset quality", show_header=True)
+def scenario_table(report: Mapping[str, Any]) -> Table:
+    t = Table(title="RAGProbe scenarios: kept, dropped, valid", show_header=True)
     for col in ("scenario", "attempted", "kept", "dropped", "dropped by reason", "validity"):
         t.add_column(col, justify="left" if col in ("scenario", "dropped by reason") else "right")
     for sid, s in report["scenarios"].items():
@@ -57,7 +57,7 @@ def gen_scenarios(
     seed: int,
     dataset_id: str,
     max_items: int | None,
-    quality_out: Path | None,
+    report_out: Path | None,
     scenario_paths: Sequence[Path] = (),
     source_timeout_s: float = 60.0,
     allow_privileged_source: bool = False,
@@ -85,14 +85,14 @@ def gen_scenarios(
     except GroundwatchError as e:
         fail(str(e), EXIT_USAGE)  # one line, however long
     n = write_dataset(run.items, out)
-    report = quality_report(run, {s.id: s for s in specs}, corpus)
+    report = scenario_report(run, {s.id: s for s in specs}, corpus)
     console.print(f"wrote {n} scenario items to {out}")
     if corpus is None:
         console.print("no corpus: answers were not checked against documents, validity not run")
-    console.print(quality_table(report))
-    if quality_out is not None:
-        quality_out.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
-        console.print(f"wrote the quality report to {quality_out}")
+    console.print(scenario_table(report))
+    if report_out is not None:
+        report_out.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+        console.print(f"wrote the scenario report to {report_out}")
     if n == 0:
         reasons: dict[str, int] = {}
         for s in report["scenarios"].values():

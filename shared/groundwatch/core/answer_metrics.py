@@ -22,6 +22,7 @@ from typing import Any
 from groundwatch.core.judging.normalize import tokens
 from groundwatch.core.metrics import Normalization, exact_match, token_prf, token_prf_of
 from groundwatch.core.metrics_fast import ir_scores, rouge_l_f1, sentence_bleu
+from groundwatch.core.scores import AnswerScores, RetrievalScores
 
 #: The K of the IR metrics unless the caller knows the target's own top-k.
 DEFAULT_K = 5
@@ -61,6 +62,27 @@ class AnswerMetrics:
             "rr": self.reciprocal_rank,
             f"ndcg@{k}": self.ndcg_at_k,
         }
+
+
+def answer_scores(m: AnswerMetrics) -> AnswerScores:
+    """An answer's text metrics as the judgement carries them (at the judge's K)."""
+    return AnswerScores(m.k, m.exact_match, m.token_f1, m.rouge_l, m.bleu)
+
+
+def retrieval_scores(m: AnswerMetrics) -> RetrievalScores | None:
+    """An answer's IR metrics as the judgement carries them; ``None`` when undefined (no
+    ranking, or nothing relevant)."""
+    if (
+        m.recall_at_k is None
+        or m.precision_at_k is None
+        or m.ap_at_k is None
+        or m.reciprocal_rank is None
+        or m.ndcg_at_k is None
+    ):
+        return None
+    return RetrievalScores(
+        m.k, m.recall_at_k, m.precision_at_k, m.ap_at_k, m.reciprocal_rank, m.ndcg_at_k
+    )
 
 
 def gold_text(gold_values: Sequence[str]) -> str:

@@ -14,6 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 #: the judge scores as one (never as a wrong value).
 DONT_KNOW = "I don't know."
 
+#: Identifiers (ids, tiers, names that become columns, metric labels and URL path segments) are
+#: short and plain: nothing to escape and nothing to guess (the wire contracts' rule).
+ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._:@+=-]*$"
+
 
 class AnswerType(StrEnum):
     """An SQL answer's type, kept so the judge compares dates as dates and numbers as numbers."""

@@ -6,7 +6,7 @@ no-question-related-information. A probe fails if any metric of its scenario fai
 (RAGProbe §5: "Failure is any answer … that does not pass one or more evaluation metrics").
 
 Each metric here is pass, fail or ``None`` (the rules cannot tell); ``None`` goes to the
-LLM-judged metrics of :mod:`groundwatch.adapters.llm.ragprobe`. What is decided here:
+LLM-judged metrics of :mod:`groundwatch.stages.judge.ragprobe_llm`. What is decided here:
 
 * correctness — the deterministic tier chain's verdict;
 * completeness — every gold part found (pass), or a part with none of its words (fail);
@@ -21,25 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 
 from groundwatch.core.judging import Decision, judge_deterministic
 from groundwatch.core.judging.gold import prepare_gold
 from groundwatch.core.judging.normalize import fold, tokens
 from groundwatch.core.judging.refusal import count_sentences, detect_refusal
-from groundwatch.core.judging.tiers import Evidence, PartStatus
+from groundwatch.core.judging.tiers import ParsedResponse, PartStatus
 from groundwatch.core.model import Expected, Verdict
-
-
-class RagProbeMetric(StrEnum):
-    CORRECTNESS = "correctness"
-    RELEVANCE = "relevance"
-    COMPLETENESS = "completeness"
-    CONSISTENCY = "consistency"
-    EXPLICITNESS = "explicitness"
-    CONTRADICTION = "contradiction"
-    NO_QUESTION_RELATED_INFORMATION = "no_question_related_information"
-
+from groundwatch.core.scores import RagProbeMetric as RagProbeMetric
 
 ANSWERABLE_METRICS = (
     RagProbeMetric.CORRECTNESS,
@@ -123,7 +112,7 @@ def deterministic_metrics(
     )
 
     gold = prepare_gold(expected)
-    statuses = Evidence(query, gold, text).statuses(gold.parts) if gold.parts else []
+    statuses = ParsedResponse(query, gold, text).statuses(gold.parts) if gold.parts else []
     if statuses and all(s is PartStatus.FOUND for s in statuses):
         put(RagProbeMetric.COMPLETENESS, True, "every gold part present")
     elif refusal is not None and not any(s is PartStatus.FOUND for s in statuses):

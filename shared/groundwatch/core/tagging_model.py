@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from types import MappingProxyType
 
 from groundwatch.core.evidence import DEFAULT_EVIDENCE, EvidenceRule, GroupStatus
 from groundwatch.core.model import Verdict
+from groundwatch.core.scores import NO_SCORES, Scores
 
 #: The judge's reason for a response that matches an earlier answer version of its group.
 STALE_REASON = "stale"
@@ -22,7 +22,6 @@ FLAKY_HISTORY = 6
 #: Transitions kept in memory for the report and the API (the store keeps them all).
 RECENT_TRANSITIONS = 1000
 
-_NO_SCORES: Mapping[str, float] = MappingProxyType({})
 
 GroupKey = tuple[str, str, str]
 """(target, cohort, group_id)."""
@@ -64,9 +63,10 @@ class Observation:
     truth_version: int = 1
     error_kind: str | None = None
     context_has_answer: bool | None = None
-    #: The judgement's quality scores (answer metrics, self-audit, reference-free calls, RAGProbe
-    #: metric outcomes: :mod:`groundwatch.core.judge_quality`), which the tagger only carries.
-    scores: Mapping[str, float] = field(default_factory=lambda: _NO_SCORES)
+    #: The judgement's scores analytics tallies (answer metrics, self-audit, reference-free
+    #: calls, RAGProbe metric outcomes: :mod:`groundwatch.core.scores`), which the tagger only
+    #: carries (:mod:`groundwatch.core.score_tallies` reads them).
+    scores: Scores = NO_SCORES
 
     @property
     def key(self) -> GroupKey:

@@ -22,8 +22,11 @@ from collections.abc import Iterable
 from sys import intern
 from typing import Any
 
-from groundwatch.core.judge_quality import NO_SCORES, PackedScores, pack_scores
+import orjson
+
 from groundwatch.core.model import Verdict
+from groundwatch.core.score_json import scores_from_json, scores_json_bytes
+from groundwatch.core.scores import NO_SCORES, Scores
 from groundwatch.core.tagging import (
     Cause,
     GroupKey,
@@ -36,7 +39,7 @@ from groundwatch.core.tagging import (
 )
 
 #: Bumped whenever the layout below changes: an older state is replayed, never misread.
-STATE_FORMAT = 1
+STATE_FORMAT = 2
 
 TallyState = list[Any]
 """``[STATE_FORMAT, dataset_id, scenario, group_forms, series, conclusive, evicted_before,
@@ -75,11 +78,6 @@ def dump_state(tagger: Tagger, key: GroupKey) -> TallyState | None:
 
 
 def _dump_observation(o: Observation) -> list[Any]:
-    scores = o.scores
-    if isinstance(scores, PackedScores):
-        names, values = zip(*scores.items_fast(), strict=True) if len(scores) else ((), ())
-    else:
-        names, values = tuple(scores), tuple(scores.values())
     return [
         o.probe_id,
         o.form_id,
@@ -98,8 +96,8 @@ def _dump_observation(o: Observation) -> list[Any]:
         o.truth_version,
         o.error_kind,
         o.context_has_answer,
-        names,
-        values,
+        # the typed families as JSON text ('' for none): one restore decodes a text once
+        scores_json_bytes(o.scores).decode() if o.scores is not NO_SCORES else "",
     ]
 
 
@@ -204,7 +202,6 @@ def _open(
 def _load_observation(
     row: list[Any], target: str, cohort: str, group_id: str, cycle: int
 ) -> Observation:
-    names = row[17]
     return Observation(
         row[0],
         target,
@@ -227,5 +224,21 @@ def _load_observation(
         row[14],
         row[15],
         row[16],
-        pack_scores(dict(zip(names, row[18], strict=True))) if names else NO_SCORES,
+        _scores(row[17]),
     )
+
+
+#: Scores decoded from their JSON text, shared: a repeated answer's scores are decoded once per
+#: restore (bounded like :meth:`Scores.tallied`'s table).
+_DECODED: dict[str, Scores] = {}
+
+
+def _scores(text: str) -> Scores:
+    if not text:
+        return NO_SCORES
+    scores = _DECODED.get(text)
+    if scores is None:
+        if len(_DECODED) >= 1 << 16:
+            _DECODED.clear()
+        scores = _DECODED[text] = scores_from_json(orjson.loads(text)).tallied()
+    return scores

@@ -16,8 +16,8 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from pydantic import BaseModel, ConfigDict, Field
 
-from groundwatch.adapters.llm.reader import LlmClient, LlmReader
 from groundwatch.contracts import MAX_TEXT
+from groundwatch.core.llm import ChatModel
 from groundwatch.core.model import DONT_KNOW
 from groundwatch.core.retrieval import DenseRetriever, Embedder, Retriever, sparse_retriever
 from groundwatch.errors import ConfigError
@@ -29,8 +29,9 @@ from groundwatch.reference_rag import (
     Reader,
 )
 from groundwatch.reference_rag.corpus import load_corpus
-from groundwatch.reference_rag.metrics import RagMetrics
+from groundwatch.reference_rag.llm_reader import LlmReader
 from groundwatch.reference_rag.settings import ReferenceRagSettings
+from groundwatch.reference_rag.telemetry import RagTelemetry
 from groundwatch.runtime.auth import require_token
 from groundwatch.runtime.service import add_input_guards
 
@@ -72,7 +73,7 @@ def build_pipeline(
     settings: ReferenceRagSettings,
     corpus: dict[str, str],
     *,
-    llm: LlmClient | None = None,
+    llm: ChatModel | None = None,
     embedder: Embedder | None = None,
 ) -> RagPipeline:
     """Retriever + reader + fault switches as the settings say; refuses what cannot be built."""
@@ -102,7 +103,7 @@ def create_app(
     settings: ReferenceRagSettings,
     corpus: dict[str, str] | None = None,
     *,
-    llm: LlmClient | None = None,
+    llm: ChatModel | None = None,
     embedder: Embedder | None = None,
     registry: CollectorRegistry | None = None,
 ) -> FastAPI:
@@ -110,12 +111,12 @@ def create_app(
     documents = resolve_corpus(settings, corpus)
     pipeline = build_pipeline(settings, documents, llm=llm, embedder=embedder)
     registry = registry if registry is not None else CollectorRegistry()
-    metrics = RagMetrics(registry)
+    telemetry = RagTelemetry(registry)
     labels = (pipeline.retriever.name, pipeline.reader.name)
 
     def _document_gauges() -> None:
-        metrics.documents.labels("indexed").set(len(pipeline.corpus))
-        metrics.documents.labels("dropped").set(len(pipeline.dropped & pipeline.corpus.keys()))
+        telemetry.documents.labels("indexed").set(len(pipeline.corpus))
+        telemetry.documents.labels("dropped").set(len(pipeline.dropped & pipeline.corpus.keys()))
 
     _document_gauges()
     token = settings.rag_admin_token.get_secret_value() if settings.rag_admin_token else None
@@ -124,7 +125,7 @@ def create_app(
     app = FastAPI(title="groundwatch reference RAG")
     add_input_guards(app)  # 413 for a body over 1 MiB, 422 for a NUL in the path or query
     app.state.pipeline = pipeline
-    app.state.metrics = metrics
+    app.state.telemetry = telemetry
 
     @app.post("/query", response_model=QueryResponse, tags=["rag"])
     async def query(req: QueryRequest) -> QueryResponse | JSONResponse:
@@ -133,12 +134,12 @@ def create_app(
         try:
             result = await pipeline.answer(req.query)
         except InjectedFault as exc:
-            metrics.queries.labels(*labels, "error").inc()
+            telemetry.queries.labels(*labels, "error").inc()
             return JSONResponse({"detail": str(exc)}, status_code=500)
         finally:
-            metrics.latency.labels(*labels).observe(time.perf_counter() - started)
+            telemetry.latency.labels(*labels).observe(time.perf_counter() - started)
         outcome = "dont_know" if result.answer == DONT_KNOW else "answered"
-        metrics.queries.labels(*labels, outcome).inc()
+        telemetry.queries.labels(*labels, outcome).inc()
         return QueryResponse(
             answer=result.answer, retrieved_ids=result.retrieved_ids, contexts=result.contexts
         )

@@ -34,9 +34,9 @@ from typing import TypedDict, Unpack
 
 from groundwatch.core.balance import GroupSample, balance
 from groundwatch.core.data_quality import QualityLabel, QualityResults
-from groundwatch.core.judge_quality import EVALUATOR, METRIC, METRIC_K
 from groundwatch.core.model import Verdict
 from groundwatch.core.open_domain import closed_domain
+from groundwatch.core.scores import EvaluatorCall
 from groundwatch.core.stats import (
     evaluator_reliability,
     mcnemar_exact,
@@ -87,7 +87,7 @@ from groundwatch.report.model import (
     TransitionEntry,
     ZTestResult,
 )
-from groundwatch.report.quality import judge_quality
+from groundwatch.report.scores import scores_section
 
 MAX_LISTED = 50
 """Group ids listed per category in comparisons (counts are always complete)."""
@@ -216,7 +216,7 @@ def report_from_tagger(
         latest_cycle=max((o.cycle for o in view.obs.values()), default=None),
         transitions=[transition_entry(tr) for tr in tagger.recent_transitions(50)],
         data_quality=_data_quality(view, data_quality) if data_quality is not None else None,
-        judge_quality=judge_quality(tagger.observations()),
+        scores=scores_section(tagger.observations()),
         failing_groups=failing,
         failing_groups_total=failing_total,
         target_health=target_health(tagger, evidence),
@@ -806,19 +806,22 @@ def _human_agreement(
     metric_scores: Mapping[str, Mapping[str, float]],
 ) -> HumanAgreement:
     """Spearman's ρ between human Likert ratings and each metric (Oro et al.): the judge's
-    verdict, the retrieval judgement, every score stored with the rated judgements (``metric.*``
-    — EM, F1, ROUGE-L, BLEU, the IR metrics, semantic similarity, BERTScore, the LLM-derived
-    ones — and the reference-free evaluators' calls), and the CSV's own metric columns."""
+    verdict, the retrieval judgement, every per-answer metric stored with the rated judgements
+    (EM, F1, ROUGE-L, BLEU, the IR metrics, semantic similarity, BERTScore, the LLM-derived
+    ones, RAGAS faithfulness, SelfCheck agreement), the reference-free evaluators' calls
+    (``rf.<evaluator>``: right 1, wrong 0), and the CSV's own metric columns."""
     metrics: dict[str, dict[str, float]] = {"judge_verdict": {}, "retrieval_sufficient": {}}
     for pid in ratings:
         o = view.obs.get(pid)
         if o is None:
             continue
-        for name, value in o.scores.items():
-            if name.startswith(METRIC) and name != METRIC_K:
-                metrics.setdefault(name[len(METRIC) :], {})[pid] = value
-            elif name.startswith(EVALUATOR) and value >= 0:  # a call, not an abstention
+        for name, value in (o.scores.answer_means() or {}).items():
+            if value is not None:
                 metrics.setdefault(name, {})[pid] = value
+        rf = o.scores.reference_free
+        for evaluator, call in rf.calls() if rf is not None else ():
+            if call is EvaluatorCall.RIGHT or call is EvaluatorCall.WRONG:  # a call, not a pass
+                metrics.setdefault(f"rf.{evaluator}", {})[pid] = float(call is EvaluatorCall.RIGHT)
         if not _decided(o):
             continue
         metrics["judge_verdict"][pid] = 1.0 if o.verdict is Verdict.CORRECT else 0.0

@@ -230,7 +230,7 @@ def table3_rows(tr: TargetReport) -> list[list[str]]:
     ]
 
 
-#: Per-answer metrics (``JudgeQualityReport.answer_metrics``) in reading order, with their short
+#: Per-answer metrics (``ScoresReport.answer_metrics``) in reading order, with their short
 #: headers; ``{k}`` stands for the IR cut-off. Metrics not listed follow in name order.
 ANSWER_METRIC_HEADERS: tuple[tuple[str, str], ...] = (
     ("exact_match", "EM"),

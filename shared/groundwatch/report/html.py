@@ -30,8 +30,8 @@ from groundwatch.report.model import (
     CohortNumbers,
     GroupResult,
     Hypothesis,
-    JudgeQualityReport,
     Report,
+    ScoresReport,
     TargetReport,
 )
 
@@ -722,8 +722,8 @@ def render_html(report: Report) -> str:
                 ],
             )
         )
-    if report.judge_quality is not None:
-        parts.extend(_quality_html(report.judge_quality))
+    if report.scores is not None:
+        parts.extend(_scores_html(report.scores))
     if report.llm_spend is not None:
         parts.append(f"<h2>LLM spend</h2><p>{escape(report.llm_spend.line)}</p>")
     if report.failing_groups:
@@ -758,7 +758,7 @@ def _means_plot(
     return _svg(width, height, body, "Answer metrics")
 
 
-def _quality_html(q: JudgeQualityReport) -> list[str]:
+def _scores_html(q: ScoresReport) -> list[str]:
     parts: list[str] = []
     groups = [
         (target, cohort, scenario, g)

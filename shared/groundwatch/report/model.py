@@ -13,7 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-SCHEMA = "groundwatch.report/2"
+#: Version 3 names the section of what the judge measured beside its verdicts ``scores`` (it was
+#: ``judge_quality``).
+SCHEMA = "groundwatch.report/3"
 
 #: The columns of :meth:`Report.to_pandas`, in order.
 FORM_COLUMNS = (
@@ -456,7 +458,7 @@ class RagProbeScenarioMetrics(_Model):
     metrics: dict[str, RagProbeMetricNumbers] = Field(default_factory=dict)
 
 
-class JudgeQualityReport(_Model):
+class ScoresReport(_Model):
     """What the judge measured beside its verdicts, over the judgements in the window.
 
     ``answer_metrics``: target → cohort → scenario → metric means; ``audit``: target → rules tier
@@ -633,7 +635,7 @@ class Report(_Model):
     transitions: list[TransitionEntry] = Field(
         default_factory=list, description="The latest status changes, newest first."
     )
-    judge_quality: JudgeQualityReport | None = Field(
+    scores: ScoresReport | None = Field(
         None,
         description=(
             "Answer metrics, self-audit, reference-free reliability and RAGProbe metric failures"

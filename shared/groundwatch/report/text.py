@@ -15,7 +15,7 @@ from groundwatch.report.columns import (
     table3_rows,
 )
 from groundwatch.report.groups import health_lines
-from groundwatch.report.model import GroupResult, JudgeQualityReport, Report, TargetReport
+from groundwatch.report.model import GroupResult, Report, ScoresReport, TargetReport
 
 #: Failing groups the text report shows (the rest: ``groundwatch groups``).
 TEXT_FAILING = 10
@@ -166,8 +166,8 @@ def render_text(report: Report) -> str:
             "RAGProbe scenarios (failure rate = incorrect / decided)\n"
             + table(["target", "scenario", *(col.text for col in SCENARIO_COLUMNS)], srows)
         )
-    if report.judge_quality is not None:
-        parts.extend(quality_text(report.judge_quality))
+    if report.scores is not None:
+        parts.extend(scores_text(report.scores))
     if report.transitions:
         trows = [
             [tr.target, tr.cohort, tr.group_id[:16], tr.from_status, tr.to_status, tr.kind,
@@ -246,8 +246,8 @@ def data_quality_text(report: Report) -> str:
     return "\n".join(lines)
 
 
-def quality_text(q: JudgeQualityReport) -> list[str]:
-    """The judge-quality tables: answer metrics, self-audit, reference-free reliability, RAGProbe
+def scores_text(q: ScoresReport) -> list[str]:
+    """The scores tables: answer metrics, self-audit, reference-free reliability, RAGProbe
     metric failures (each only when it has data)."""
     parts: list[str] = []
     groups = [

@@ -1,5 +1,5 @@
 """Bearer-token guards: one for endpoints that change state, an optional one for the read
-endpoints that serve evidence; health, readiness and metrics stay open."""
+endpoints that serve evidence; health, readiness and telemetry (``/metrics``) stay open."""
 
 from __future__ import annotations
 

@@ -65,7 +65,8 @@ BatchHandler = Callable[[list[M]], Awaitable[Sequence[_Contract | Reject]]]
 
 @dataclass
 class LoopStats:
-    """Counters a service exports as Prometheus metrics (kept plain here, no client import)."""
+    """Counters a service exports as telemetry (Prometheus series; kept plain here, no client
+    import)."""
 
     consumed: int = 0
     produced: int = 0

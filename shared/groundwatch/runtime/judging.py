@@ -1,5 +1,5 @@
-"""The judge's self-audit and LLM-spend metrics, read from the judge at scrape time (the judge
-itself is built from the environment by :func:`groundwatch.app.bootstrap.load_judge`)."""
+"""The judge's telemetry (the self-audit, the LLM spend), read from the judge at scrape time (the
+judge itself is built from the environment by :func:`groundwatch.app.bootstrap.load_judge`)."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ class LlmBudgetCollector(Collector):
             yield budget
 
 
-def register_judge_metrics(registry: CollectorRegistry, judge: TieredJudge) -> None:
+def register_judge_telemetry(registry: CollectorRegistry, judge: TieredJudge) -> None:
     registry.register(AuditCollector(judge))
     registry.register(LlmSpendCollector(judge))
     registry.register(LlmBudgetCollector(judge))

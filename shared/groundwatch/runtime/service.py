@@ -1,4 +1,4 @@
-"""What every service shares: the FastAPI shell (health, readiness, metrics) around worker loops.
+"""What every service shares: the FastAPI shell (health, readiness, telemetry) around worker loops.
 
 A service provides a :class:`ServiceParts` from its bootstrap — the bus, an optional database
 engine, the consume loops and its Prometheus registry — and gets an app whose lifespan starts the
@@ -34,7 +34,7 @@ from groundwatch.adapters.db.engine import ping as db_ping
 from groundwatch.contracts import Topics
 from groundwatch.errors import ConfigError
 from groundwatch.runtime.consume import ConsumeLoop
-from groundwatch.runtime.loop_metrics import LoopMetrics
+from groundwatch.runtime.loop_telemetry import LoopTelemetry
 from groundwatch.runtime.settings import CommonSettings, load_settings
 
 log = logging.getLogger(__name__)
@@ -258,7 +258,7 @@ def build_app(
         app.state.parts = parts
         await parts.bus.start()
         await parts.bus.ensure_topics(parts.topics.all())
-        metrics = LoopMetrics(parts.registry, name)
+        telemetry = LoopTelemetry(parts.registry, name)
         tasks: list[asyncio.Task[None]] = []
 
         def watch(task: asyncio.Task[None]) -> None:
@@ -269,7 +269,7 @@ def build_app(
             fail_service(app, name, task.get_name(), exc)
 
         for loop in parts.loops:
-            metrics.attach(loop)
+            telemetry.attach(loop)
             tasks.append(asyncio.create_task(loop.run(), name=f"loop {loop.name}"))
         tasks.extend(
             asyncio.create_task(job(), name=f"job {getattr(job, '__name__', 'background')}")

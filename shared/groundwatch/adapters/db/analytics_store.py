@@ -29,6 +29,7 @@ from groundwatch.adapters.db.models import (
 from groundwatch.adapters.db.observations import OBSERVATION_COLUMNS, observation_from_row
 from groundwatch.contracts import Judgement
 from groundwatch.core.cycles import Epoch
+from groundwatch.core.score_json import scores_json_bytes
 from groundwatch.core.tagging import GroupKey, GroupTally, Observation, Transition
 
 #: Tally columns an upsert overwrites (the key columns stay).
@@ -345,7 +346,8 @@ class AnalyticsStore:
                 j.series,
                 j.cycle,
                 j.expected.version,
-                j.scores,
+                # serialized by pydantic in one call, embedded as is by the JSON column's orjson
+                orjson.Fragment(scores_json_bytes(j.scores)),
                 j.probe_created_at,
                 j.judged_at,
                 tallied_at,

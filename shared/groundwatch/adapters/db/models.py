@@ -141,8 +141,9 @@ class JudgementRow(Base):
     series: Mapped[str] = mapped_column(String(128), default="")
     cycle: Mapped[int] = mapped_column(Integer, default=0)
     truth_version: Mapped[int] = mapped_column(Integer, default=1)
-    #: The judge's scores (``Judgement.scores``): the rules' detail, answer metrics, audit,
-    #: reference-free calls and RAGProbe metric outcomes (``groundwatch.core.judge_quality``).
+    #: The judge's scores (``Judgement.scores``), one object per family
+    #: (:mod:`groundwatch.core.scores`); rows of schema version 3 and older hold the flat
+    #: ``{name: number}`` dict, read into the same families.
     scores: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     probe_created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     judged_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -13,8 +13,8 @@ from sqlalchemy.orm import Session
 
 from groundwatch.adapters.db.models import JudgementRow
 from groundwatch.core.data_quality import GroupSpec
-from groundwatch.core.judge_quality import pack_scores
 from groundwatch.core.model import Expected, Verdict
+from groundwatch.core.score_json import scores_from_json
 from groundwatch.core.tagging import STALE_REASON, Observation
 
 
@@ -77,7 +77,7 @@ def observation_from_row(row: Any) -> Observation:
         truth_version=row.truth_version,
         error_kind=row.error_kind,
         context_has_answer=row.context_has_answer,
-        scores=pack_scores(row.scores),
+        scores=scores_from_json(row.scores).tallied(),
     )
 
 

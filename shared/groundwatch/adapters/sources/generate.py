@@ -1,12 +1,15 @@
-"""GRAMMAR-Gen's offline path against a real database: the wiring of core and adapters.
+"""GRAMMAR-Gen against a real database: the wiring of core and adapters.
 
 ``generate_groups(url)`` opens the database read-only, introspects it, proposes rule-based SQL
 templates, realizes text templates per cohort, and runs one grouped query per template inside a
-single read-only transaction (a consistent snapshot for every answer).
+single read-only transaction (a consistent snapshot for every answer). ``generate_groups_llm``
+is the LLM path: the model writes the SQL and text templates
+(:mod:`groundwatch.core.generation.llm`), the same grouped queries answer them.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from sqlalchemy import Connection
@@ -15,6 +18,7 @@ from groundwatch.adapters.lexicon import wordnet
 from groundwatch.adapters.sources.connect import SourcePolicy, readonly_engine
 from groundwatch.adapters.sources.introspect import introspect
 from groundwatch.adapters.sources.port import SqlAlchemyPort
+from groundwatch.core.generation.llm import LlmSqlResult, llm_sql_templates, llm_text_templates
 from groundwatch.core.generation.pipeline import (
     GenerationResult,
     GroupRecord,
@@ -31,6 +35,7 @@ from groundwatch.core.generation.steering import Steering
 from groundwatch.core.generation.template_file import TemplateSet
 from groundwatch.core.generation.templates import SqlTemplate
 from groundwatch.core.generation.verbalizers import Verbalizer, default_verbalizers
+from groundwatch.core.llm import ChatModel
 from groundwatch.core.model import SemanticGroup
 
 
@@ -165,3 +170,61 @@ def stream_group_records(
         dataset_id=dataset_id,
         summary=summary,
     )
+
+
+async def generate_groups_llm(
+    engine_url: str,
+    client: ChatModel,
+    *,
+    k: int = 3,
+    cohorts: Sequence[str] = ("short", "long"),
+    dataset_id: str = "default",
+    num_generations: int | None = None,
+    verbalizers: Mapping[str, Verbalizer] | None = None,
+    sql_templates: Sequence[SqlTemplate] | None = None,
+    steering: Steering | None = None,
+    list_answers: bool = False,
+    policy: SourcePolicy | None = None,
+) -> GenerationResult:
+    """The LLM path end to end: schema → model SQL templates (validated) → model text templates →
+    groups from one grouped query per template (via
+    :func:`generate_groups`); the prompts and their checks are
+    :mod:`groundwatch.core.generation.llm`'s.
+
+    ``sql_templates`` skips the SQL step (e.g. rule-based templates with LLM text templates).
+    ``steering`` keeps tables and columns out of the schema the model sees and of the answers;
+    ``policy`` is how the source is opened (statement timeout, privileged logins).
+    """
+    engine = readonly_engine(engine_url, policy=policy)
+    try:
+        with engine.connect() as conn, conn.begin():
+            schema = introspect(conn, steering=steering)
+    finally:
+        engine.dispose()
+    sql_result = LlmSqlResult(templates=list(sql_templates or []))
+    if sql_templates is None:
+        sql_result = await llm_sql_templates(client, schema)
+    texts, text_rejected = await llm_text_templates(
+        client,
+        sql_result.templates,
+        cohorts,
+        verbalizers=verbalizers,
+        num_generations=num_generations or max(k, 3),
+    )
+    result = await asyncio.to_thread(
+        generate_groups,
+        engine_url,
+        k=k,
+        cohorts=cohorts,
+        dataset_id=dataset_id,
+        templates=sql_result.templates,
+        text_templates=texts,
+        steering=steering,
+        list_answers=list_answers,
+        policy=policy,
+    )
+    s = result.summary
+    s.sql_templates_proposed += sql_result.proposed - len(sql_result.templates)
+    s.rejected_templates.update(sql_result.rejected)
+    s.rejected_templates.update({f"text_{k_}": v for k_, v in text_rejected.items()})
+    return result

@@ -38,7 +38,6 @@ import httpx
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from groundwatch.adapters.llm.reader import LlmClient
 from groundwatch.adapters.targets.base import Target
 from groundwatch.adapters.targets.callable import CallableTarget, TargetCallable
 from groundwatch.adapters.targets.http_json import (
@@ -52,6 +51,7 @@ from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.targets.openai_chat import BASELINE_SYSTEM_PROMPT, OpenAIChatTarget
 from groundwatch.adapters.targets.paths import ReplyPath
 from groundwatch.adapters.targets.transport import HttpClient
+from groundwatch.core.llm import ChatModel
 from groundwatch.errors import ConfigError, parse_error_line
 from groundwatch.validation import validation_line
 
@@ -192,10 +192,10 @@ def load_targets(path: Path | str) -> list[TargetConfig]:
 
 
 #: Makes the LLM client of an ``openai_chat`` target from its config and resolved API key.
-LlmFactory = Callable[[OpenAIChatConfig, str | None], LlmClient]
+LlmFactory = Callable[[OpenAIChatConfig, str | None], ChatModel]
 
 
-def default_llm_factory(config: OpenAIChatConfig, api_key: str | None) -> LlmClient:
+def default_llm_factory(config: OpenAIChatConfig, api_key: str | None) -> ChatModel:
     """``groundwatch.adapters.llm.client.LlmClient`` for one ``openai_chat`` target.
 
     The client's own retries and rate limit are switched off: the runner applies the target's

@@ -3,7 +3,7 @@
 GRAMMAR §5.2 (Table 4) runs it to find open-domain questions: a group the bare model answers
 correctly is answerable from public knowledge, so its status says nothing about the retrieval
 database and can be left out of gap statistics. The model goes through the
-:class:`~groundwatch.adapters.llm.reader.LlmClient` port (the real client wraps the ``openai``
+:class:`~groundwatch.reference_rag.llm_reader.LlmClient` port (the real client wraps the ``openai``
 SDK and works with any OpenAI-compatible server).
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import openai
 
-from groundwatch.adapters.llm.reader import LlmClient
 from groundwatch.adapters.targets.base import (
     SAMPLE_TEMPERATURE,
     ErrorKind,
@@ -19,6 +18,7 @@ from groundwatch.adapters.targets.base import (
     TargetReply,
     reply_from,
 )
+from groundwatch.core.llm import ChatModel
 from groundwatch.core.model import DONT_KNOW
 from groundwatch.errors import GroundwatchError, RetryLater
 
@@ -33,7 +33,7 @@ class OpenAIChatTarget:
 
     def __init__(
         self,
-        client: LlmClient,
+        client: ChatModel,
         *,
         system_prompt: str = BASELINE_SYSTEM_PROMPT,
         max_tokens: int | None = 256,

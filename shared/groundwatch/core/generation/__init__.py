@@ -1,7 +1,7 @@
 """GRAMMAR-Gen, pure: SQL templates, text templates per cohort, fills with SQL answers, balancing.
 
 The database side (reflection, read-only connections, running the grouped queries) lives in
-:mod:`groundwatch.adapters.sources`; the LLM side in :mod:`groundwatch.adapters.llm.generation`.
+:mod:`groundwatch.adapters.sources`; the LLM side in :mod:`groundwatch.core.generation.llm`.
 """
 
 from groundwatch.core.generation.pipeline import (

@@ -26,7 +26,7 @@ from enum import StrEnum
 
 from groundwatch.core.judging.gold import Gold, GoldPart, gold_part, prepare_gold
 from groundwatch.core.judging.normalize import fold, normalize
-from groundwatch.core.judging.tiers import Evidence, PartStatus
+from groundwatch.core.judging.tiers import ParsedResponse, PartStatus
 from groundwatch.core.model import Expected
 from groundwatch.core.retrieval.text import split_sentences
 
@@ -57,7 +57,7 @@ def quoted_entities(question: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _all_found(ev: Evidence, gold: Gold) -> bool:
+def _all_found(ev: ParsedResponse, gold: Gold) -> bool:
     return all(s is PartStatus.FOUND for s in ev.statuses(gold.parts))
 
 
@@ -97,7 +97,7 @@ def states_in(
     wrong retrieval) costs one pass; sentences are read one by one only when the gold is there.
     """
     prefix = f"{subject} :: " if subject else ""
-    whole = Evidence("", gold, prefix + "\n".join(sentences))
+    whole = ParsedResponse("", gold, prefix + "\n".join(sentences))
     if not _all_found(whole, gold):
         return Stated.ABSENT
     ents = entity_parts(entities)
@@ -109,7 +109,7 @@ def states_in(
         low = fold(unit)
         if not any(_may_hold(low, ents[i]) for i in missing):
             continue
-        ev = Evidence("", gold, unit)
+        ev = ParsedResponse("", gold, unit)
         here = {i for i in missing if ev.statuses(ents[i])[0] is PartStatus.FOUND}
         if here and _all_found(ev, gold):
             missing -= here

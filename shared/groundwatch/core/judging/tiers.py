@@ -1,7 +1,7 @@
 """The deterministic tier chain: cheap rules first, each deciding only what it can decide.
 
-Every tier looks at the same :class:`Evidence` (the response folded, normalized and parsed once,
-lazily) and returns a :class:`Decision` (correct or incorrect, with its evidence) or ``None``
+Every tier looks at the same :class:`ParsedResponse` (the response folded, normalized and parsed
+once, lazily) and returns a :class:`Decision` (correct or incorrect, with its evidence) or ``None``
 ("undecided here") — in which case the next tier is asked. A tier that sees conflicting evidence
 (a refusal that still names the gold answer, a coarser date, a negated name) leaves a note and
 passes; if no tier decides, the chain's answer is ``undecided`` carrying those notes, and the LLM
@@ -45,6 +45,7 @@ from groundwatch.core.judging.numbers import (
 from groundwatch.core.judging.refusal import Refusal, detect_refusal
 from groundwatch.core.judging.variants import fuzzy_window, stems
 from groundwatch.core.model import Expected, Verdict
+from groundwatch.core.scores import RulesScores, Scores
 
 #: A rounded number within 1 % of the gold value counts as the value.
 NUMBER_REL_TOL = 0.01
@@ -80,7 +81,7 @@ class PartStatus(StrEnum):
     ABSENT = "absent"
 
 
-class Evidence:
+class ParsedResponse:
     """The response as every tier needs it, computed at most once and only when asked."""
 
     __slots__ = (
@@ -535,7 +536,7 @@ def _spans(pad: str, needle: str) -> list[tuple[int, int]]:
     return out
 
 
-def _is_echo(ev: Evidence, start: int, end: int, *, by_stem: bool = False) -> bool:
+def _is_echo(ev: ParsedResponse, start: int, end: int, *, by_stem: bool = False) -> bool:
     """The span only repeats the query: it occurs there together with a neighbouring word.
 
     Compared word for word, or stem for stem for a value found by its stem.
@@ -555,7 +556,7 @@ def _is_echo(ev: Evidence, start: int, end: int, *, by_stem: bool = False) -> bo
     )
 
 
-def _is_denied(toks: Sequence[str], start: int, ev: Evidence | None = None) -> bool:
+def _is_denied(toks: Sequence[str], start: int, ev: ParsedResponse | None = None) -> bool:
     """A denial among the two content words before the span ("is not X", "isn't X", "is not
     based in X"), unless it is "not only X"; or a contrast right before it ("rather than X",
     "instead of X", "unlike X").
@@ -595,7 +596,7 @@ _COPULAS = frozenset({"is", "was", "are", "were", "be", "been"})
 _CLAUSE_END = re.compile(r"[,;:.!?()\[\]\n]|\s[-–—]\s")
 
 
-def _scoped(ev: Evidence, j: int, start: int) -> bool:
+def _scoped(ev: ParsedResponse, j: int, start: int) -> bool:
     """Whether the denial word at token ``j`` denies the span starting at token ``start``: same
     clause, and the denial is no word of a quoted or capitalised name."""
     if not _DENIALS.isdisjoint(ev.query_toks):
@@ -629,7 +630,7 @@ _CAPITALS = bytes(85 if 65 <= c <= 90 else 32 for c in range(256))
 
 
 def _value_occurrences(
-    ev: Evidence, part: GoldPart, owner: int, levels: tuple[Level, ...]
+    ev: ParsedResponse, part: GoldPart, owner: int, levels: tuple[Level, ...]
 ) -> list[_Occurrence]:
     out: list[_Occurrence] = []
     if Level.SURFACE in levels and part.last_word in ev.tok_set:
@@ -642,7 +643,7 @@ def _value_occurrences(
     return out
 
 
-def read_part(ev: Evidence, index: int) -> Reading:
+def read_part(ev: ParsedResponse, index: int) -> Reading:
     """Find the gold text part ``index`` and its rivals in the response, and settle overlaps.
 
     Every naming of the gold or of a rival is an occurrence (a token span at a level). Echoes of
@@ -810,7 +811,7 @@ _DOMAIN = 1 << 20
 
 
 def _domain_occurrences(
-    ev: Evidence, dom: DomainIndex, gold_norms: frozenset[str]
+    ev: ParsedResponse, dom: DomainIndex, gold_norms: frozenset[str]
 ) -> list[_Occurrence]:
     """The column's values the response names: the words whose value ends there (one set
     intersection with the response's words), then the whole value looked for; the gold's own
@@ -845,7 +846,9 @@ def _occ_order(o: _Occurrence) -> tuple[Level, int]:
     return (o[1], o[2] - o[3])
 
 
-def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence]) -> str | None:
+def _hedge(
+    ev: ParsedResponse, part: GoldPart, r: Reading, rival_occ: list[_Occurrence]
+) -> str | None:
     """Evidence that the response hedges between the gold and another answer.
 
     A disjunction is a hedge only when its other side is a rival — another value of the answer's
@@ -882,7 +885,7 @@ def _hedge(ev: Evidence, part: GoldPart, r: Reading, rival_occ: list[_Occurrence
     return None
 
 
-def _said(ev: Evidence, o: _Occurrence) -> str:
+def _said(ev: ParsedResponse, o: _Occurrence) -> str:
     """The words of the response an occurrence stands on: what a reason names, so it never names
     a value the answer does not hold (a rival found by a shared stem, "Hughes" for "Hugh")."""
     return " ".join(ev.toks[o[2] : o[3]])
@@ -891,7 +894,9 @@ def _said(ev: Evidence, o: _Occurrence) -> str:
 _SLASH_SIDE = re.compile(r"[^\W_][^/.,;:!?()\n]*")
 
 
-def _slash_alternative(ev: Evidence, part: GoldPart, rival_occ: list[_Occurrence]) -> str | None:
+def _slash_alternative(
+    ev: ParsedResponse, part: GoldPart, rival_occ: list[_Occurrence]
+) -> str | None:
     """The other side of "gold/other" or "other/gold" when it names a rival."""
     words = part.norm.split()
     if not words:
@@ -942,7 +947,7 @@ def _prf(gold: frozenset[str], resp: frozenset[str] | set[str]) -> tuple[float, 
 
 
 # -- the tiers --------------------------------------------------------------------------------
-Tier = Callable[[Evidence], Decision | None]
+Tier = Callable[[ParsedResponse], Decision | None]
 
 
 def _ok(tier: str, reason: str) -> Decision:
@@ -953,7 +958,7 @@ def _wrong(tier: str, reason: str) -> Decision:
     return Decision.made(Verdict.INCORRECT, tier, reason)
 
 
-def tier_refusal(ev: Evidence) -> Decision | None:
+def tier_refusal(ev: ParsedResponse) -> Decision | None:
     """An explicit refusal: right for an unanswerable probe, wrong for an answerable one."""
     ref = ev.refusal
     if not ev.gold.answerable:
@@ -982,7 +987,7 @@ def tier_refusal(ev: Evidence) -> Decision | None:
     return _wrong("refusal", f"refusal: {ref.phrase!r}")
 
 
-def _refusal_stands(ev: Evidence) -> bool:
+def _refusal_stands(ev: ParsedResponse) -> bool:
     """A refusal that is the answer: one not followed by an answer after all."""
     ref = ev.refusal
     return ref is not None and _named_after(ev, ref.span[1]) is None
@@ -993,7 +998,7 @@ _NAMING_WORD = re.compile(r"[A-Z][\w'’-]*|\d[\d.,]*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\n\"“(]\s*)$")
 
 
-def _named_after(ev: Evidence, start: int) -> str | None:
+def _named_after(ev: ParsedResponse, start: int) -> str | None:
     """The first name or number the response gives after its refusal phrase that the question
     does not hold — an answer after all ("…, however there is an actress named Joely
     Richardson"); None when what follows is apology, advice or the question's own words ("If
@@ -1015,7 +1020,7 @@ def _named_after(ev: Evidence, start: int) -> str | None:
     return None
 
 
-def tier_exact(ev: Evidence) -> Decision | None:
+def tier_exact(ev: ParsedResponse) -> Decision | None:
     g = ev.gold
     if (
         g.answerable
@@ -1029,7 +1034,7 @@ def tier_exact(ev: Evidence) -> Decision | None:
     return None
 
 
-def tier_stale(ev: Evidence) -> Decision | None:
+def tier_stale(ev: ParsedResponse) -> Decision | None:
     """An earlier answer version, but not the current one: outdated, not a gap."""
     g = ev.gold
     if not g.answerable or not g.stale:
@@ -1038,8 +1043,9 @@ def tier_stale(ev: Evidence) -> Decision | None:
         return None
     for idx, version in enumerate(g.stale):
         if all(s is PartStatus.FOUND for s in ev.statuses(version)):
-            d = Decision(Verdict.INCORRECT, "stale", STALE, {"stale_version_index": float(idx)})
-            return d
+            return Decision.made(
+                Verdict.INCORRECT, "stale", STALE, Scores(rules=RulesScores(0.0, 0.0, 0.0, idx))
+            )
     return None
 
 
@@ -1050,7 +1056,7 @@ _LETTER_SAID = re.compile(
 )
 
 
-def tier_options(ev: Evidence) -> Decision | None:
+def tier_options(ev: ParsedResponse) -> Decision | None:
     """Multiple choice (RAGProbe S3): the chosen letter or option text against the gold option."""
     g = ev.gold
     if not g.answerable or not g.options or g.correct_option is None:
@@ -1079,7 +1085,7 @@ def tier_options(ev: Evidence) -> Decision | None:
     return None
 
 
-def tier_typed(ev: Evidence) -> Decision | None:
+def tier_typed(ev: ParsedResponse) -> Decision | None:
     """Dates compared as dates, numbers as numbers; a hedge between the gold and another value is
     wrong. An answer with text parts is left to the text tiers once its typed parts match."""
     g = ev.gold
@@ -1148,7 +1154,7 @@ _YES = frozenset({"yes", "yeah", "yep", "true", "correct", "affirmative", "indee
 _NO = frozenset({"no", "nope", "false", "negative"})
 
 
-def _said_boolean(ev: Evidence) -> bool | None:
+def _said_boolean(ev: ParsedResponse) -> bool | None:
     """The yes or no an answer leads with ("Yes, it has been discontinued." → True; "No." →
     False; "1" alone → True), or None when it does not say one."""
     toks = ev.toks
@@ -1186,7 +1192,7 @@ def _may_deny(tok_set: frozenset[str] | set[str]) -> bool:
     return any(a in tok_set and b in tok_set for a, b in _CONTRASTS)
 
 
-def _typed_denied(ev: Evidence, part: GoldPart) -> bool:
+def _typed_denied(ev: ParsedResponse, part: GoldPart) -> bool:
     """Every mention of the gold date/number is denied ("it was not 12", "not 2023-04-01, …"),
     as a denied name is: "not X" states that X is not the answer."""
     if not _may_deny(ev.tok_set):
@@ -1216,7 +1222,7 @@ _RANGE = re.compile(
 )
 
 
-def _typed_range(ev: Evidence, part: GoldPart) -> str | None:
+def _typed_range(ev: ParsedResponse, part: GoldPart) -> str | None:
     """The range every mention of the gold number sits in as one end ("61-65" for 61), if so.
 
     A range states that the value is somewhere between its ends, not that it is the gold value;
@@ -1244,7 +1250,7 @@ def _typed_range(ev: Evidence, part: GoldPart) -> str | None:
 _HAS_RANGE = re.compile(r"\d\s*(?:-|–|—|to\b)\s*\d|\bbetween\b")
 
 
-def _typed_hedge(ev: Evidence, part: GoldPart) -> str | None:
+def _typed_hedge(ev: ParsedResponse, part: GoldPart) -> str | None:
     """A conflicting date/number offered as an alternative to the gold one ("30 or 31", "April 1
     or possibly April 2"): next to a mention of the gold, joined by "or" or a hedging word. A
     number elsewhere in a long answer ("…since 1930, likely …") is no alternative."""
@@ -1288,7 +1294,7 @@ def _offered_instead(between: Sequence[str], slash: bool = False) -> bool:
     return len(between) <= 4 and (slash or not _HEDGE_WORDS.isdisjoint(between))
 
 
-def _free_text_statuses(ev: Evidence) -> list[PartStatus] | None:
+def _free_text_statuses(ev: ParsedResponse) -> list[PartStatus] | None:
     """Each gold part's status in the response, or None when a free-text tier has nothing to
     decide (multiple choice is the options tier's; unanswerable is the refusal tier's)."""
     g = ev.gold
@@ -1297,7 +1303,7 @@ def _free_text_statuses(ev: Evidence) -> list[PartStatus] | None:
     return ev.statuses(g.parts)
 
 
-def _found(ev: Evidence, tier: str, worst: Level) -> Decision | None:
+def _found(ev: ParsedResponse, tier: str, worst: Level) -> Decision | None:
     """Correct when every part is named at ``worst`` or better and nothing else is; a hedge
     between the gold and another answer is wrong; the gold named next to a rival without a
     hedge is left undecided with a note (a list of several values is not a wrong answer)."""
@@ -1330,7 +1336,7 @@ def _found(ev: Evidence, tier: str, worst: Level) -> Decision | None:
     return _ok(tier, f"{code}: {g.raws}")
 
 
-def tier_contains(ev: Evidence) -> Decision | None:
+def tier_contains(ev: ParsedResponse) -> Decision | None:
     """Every gold part contained in the response on word boundaries (and no rival named)."""
     d = _found(ev, "contains", Level.SURFACE)
     if d is None and (statuses := _free_text_statuses(ev)) is not None:
@@ -1340,13 +1346,13 @@ def tier_contains(ev: Evidence) -> Decision | None:
     return d
 
 
-def tier_variant(ev: Evidence) -> Decision | None:
+def tier_variant(ev: ParsedResponse) -> Decision | None:
     """Every gold part named as another country alias, a morphological variant of its words, or a
     near spelling of a long value — and no rival named."""
     return _found(ev, "variant", Level.FUZZY)
 
 
-def tier_conflict(ev: Evidence) -> Decision | None:
+def tier_conflict(ev: ParsedResponse) -> Decision | None:
     """Positive evidence of another answer for a text part the response does not name: another
     value of its column (a grounded candidate, or another country), or the gold denied."""
     statuses = _free_text_statuses(ev)
@@ -1382,7 +1388,7 @@ def tier_conflict(ev: Evidence) -> Decision | None:
     return None
 
 
-def _stated_typed_attributes(ev: Evidence) -> list[str]:
+def _stated_typed_attributes(ev: ParsedResponse) -> list[str]:
     """The named row's other numbers and dates the response states, as it writes them: a number
     of the same value written in digits (a number word is as often an article: "one of the
     ships"), a date to the day; never one the question itself holds."""
@@ -1411,7 +1417,7 @@ def _stated_typed_attributes(ev: Evidence) -> list[str]:
 _CAPITALISED = re.compile(r"(?<![\w'’])[^\W\d_][\w'’-]*")
 
 
-def _other_name(ev: Evidence, stated: Sequence[str]) -> str | None:
+def _other_name(ev: ParsedResponse, stated: Sequence[str]) -> str | None:
     """A capitalised word of the response beyond the question's words, the row's values it
     states (``stated``) and the words an answer wraps a value in — a name that may be the gold
     said another way ("… and is its VP" for *Vice President Sales*); None when there is none. A
@@ -1439,7 +1445,7 @@ def _other_name(ev: Evidence, stated: Sequence[str]) -> str | None:
     return None
 
 
-def _overlaps(ev: Evidence, part: GoldPart) -> bool:
+def _overlaps(ev: ParsedResponse, part: GoldPart) -> bool:
     """Whether the response shares any content word (or its stem) with the gold or one of its
     alternatives: an answer that says part of the gold another way is no conclusive miss."""
     for p in (part, *part.alts):
@@ -1489,7 +1495,7 @@ _FRAMING = frozenset(
 )  # fmt: skip
 
 
-def _typed_claim(ev: Evidence, part: GoldPart) -> str | None:
+def _typed_claim(ev: ParsedResponse, part: GoldPart) -> str | None:
     """The number or date an answer gives as its only claim when the gold is a name ("0" for a
     surname, "The answer is 42." for a city, "Fortuna is listed with 1969 and 31298." for a
     builder): an answer of another type than the gold's is a wrong one. None when the gold
@@ -1518,7 +1524,7 @@ def _typed_claim(ev: Evidence, part: GoldPart) -> str | None:
     return " ".join(claim)
 
 
-def tier_token_f1(ev: Evidence) -> Decision | None:
+def tier_token_f1(ev: ParsedResponse) -> Decision | None:
     """All content words of every text part, in any order, in a short reply → right. The gold's
     words being absent is *not* evidence of a wrong answer (a paraphrase has other words); the
     note says how much overlapped, for the LLM tier or a reader."""
@@ -1540,7 +1546,7 @@ def tier_token_f1(ev: Evidence) -> Decision | None:
     return None
 
 
-def tier_empty(ev: Evidence) -> Decision | None:
+def tier_empty(ev: ParsedResponse) -> Decision | None:
     if not ev.norm:
         if ev.gold.correct_option is not None and _LETTER_ALONE.match(ev.folded):
             return None  # "A" alone normalizes to nothing (an article), yet picks option A
@@ -1588,16 +1594,22 @@ def judge_deterministic(
     # ``isspace`` is ``not strip()`` (the same white-space test) without copying the response
     if not response or response.isspace():
         if "empty" in names:
-            return Decision(Verdict.INCORRECT, "empty", "empty_response", _ZERO_SCORES.copy())
-        return Decision(Verdict.UNDECIDED, NO_TIER, "empty_response", _ZERO_SCORES.copy())
-    ev = Evidence(query, gold, response)
-    p, r, f = _prf(gold.content, ev.content_set)
-    scores = {"token_precision": p, "token_recall": r, "token_f1": f}
+            return Decision.made(Verdict.INCORRECT, "empty", "empty_response", _NO_OVERLAP)
+        return Decision.made(Verdict.UNDECIDED, NO_TIER, "empty_response", _NO_OVERLAP)
+    ev = ParsedResponse(query, gold, response)
+    scores = _overlap(gold.content, ev.content_set)
     for tier in _DEFAULT_CHAIN if tiers is None else _chain(tuple(names)):
         decision = tier(ev)
         if decision is not None:
-            decision.scores.update(scores)
-            return decision
+            stale = decision.scores.rules  # only the stale tier says which version it matched
+            if stale is not None and scores.rules is not None:
+                o = scores.rules
+                scores = Scores(
+                    rules=RulesScores(
+                        o.token_precision, o.token_recall, o.token_f1, stale.stale_version
+                    )
+                )
+            return decision.scored(scores)
     reason = "; ".join(dict.fromkeys(ev.notes)) if ev.notes else "no_tier_decided"
     return Decision.made(Verdict.UNDECIDED, NO_TIER, reason, scores)
 
@@ -1608,4 +1620,24 @@ def _chain(names: tuple[str, ...]) -> tuple[Tier, ...]:
 
 
 _DEFAULT_CHAIN = _chain(DEFAULT_TIERS)
-_ZERO_SCORES = {"token_precision": 0.0, "token_recall": 0.0, "token_f1": 0.0}
+_NO_OVERLAP = Scores(rules=RulesScores(0.0, 0.0, 0.0))
+#: (common, response, gold) content-token counts → the rules' scores: the ratios of a few small
+#: counts, so a handful of objects serve every judgement (one per count triple, bounded).
+_OVERLAPS: dict[tuple[int, int, int], Scores] = {}
+
+
+def _overlap(gold: frozenset[str], resp: frozenset[str] | set[str]) -> Scores:
+    """:func:`_prf` as the rules' scores, shared per count triple."""
+    if not gold or not resp:
+        return _NO_OVERLAP
+    common = len(gold & resp)
+    if common == 0:
+        return _NO_OVERLAP
+    key = (common, len(resp), len(gold))
+    hit = _OVERLAPS.get(key)
+    if hit is None:
+        p, r = common / key[1], common / key[2]
+        hit = Scores(rules=RulesScores(p, r, 2 * p * r / (p + r)))
+        if len(_OVERLAPS) < 4096:
+            _OVERLAPS[key] = hit
+    return hit

@@ -2,7 +2,7 @@
 checks generated items must pass, the grounded variants with SQL truth, and the validity report.
 
 The LLM path (items from a corpus through a chat model) is
-:mod:`groundwatch.adapters.llm.scenarios`; the database wiring of the grounded variants is
+:mod:`groundwatch.core.scenarios.generate`; the database wiring of the grounded variants is
 :mod:`groundwatch.adapters.sources.scenarios`."""
 
 from groundwatch.core.scenarios.chunking import Chunk, chunk_corpus, sample_contexts, split_text
@@ -14,7 +14,6 @@ from groundwatch.core.scenarios.items import (
     scenario_group,
     scenario_group_id,
 )
-from groundwatch.core.scenarios.quality import quality_report, validity
 from groundwatch.core.scenarios.scenario_judge import scenario_metrics, scenario_verdict
 from groundwatch.core.scenarios.spec import (
     AnswerShape,
@@ -23,6 +22,7 @@ from groundwatch.core.scenarios.spec import (
     parse_scenario,
 )
 from groundwatch.core.scenarios.validation import Drop, extract_json_object, supported
+from groundwatch.core.scenarios.validity import scenario_report, validity
 
 __all__ = [
     "EXPECTED_REFUSAL",
@@ -38,11 +38,11 @@ __all__ = [
     "combine_sql",
     "extract_json_object",
     "parse_scenario",
-    "quality_report",
     "sample_contexts",
     "scenario_group",
     "scenario_group_id",
     "scenario_metrics",
+    "scenario_report",
     "scenario_verdict",
     "split_text",
     "supported",

@@ -3,7 +3,7 @@
 The metrics themselves are the judge's (:mod:`groundwatch.core.ragprobe_metrics`); a scenario
 file only chooses which of them count. A probe fails when any chosen metric fails (RAGProbe §5.2),
 passes when all pass, and is undecided otherwise — the LLM-judged metrics of
-:mod:`groundwatch.adapters.llm.ragprobe` can then settle what the rules leave open.
+:mod:`groundwatch.stages.judge.ragprobe_llm` can then settle what the rules leave open.
 """
 
 from __future__ import annotations

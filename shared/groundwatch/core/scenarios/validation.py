@@ -1,11 +1,11 @@
 """Checks every generated item passes before it is kept: JSON that parses, an answer of the right
 kind, supported by the chunk it was made from, and not given away by the question.
 
-"Supported" reuses the judge's own evidence (:class:`groundwatch.core.judging.tiers.Evidence`):
-the chunk is read as if it were a response to the item, so a number is found as a number and a
-date as a date whatever their spelling, and a text answer by containment or, for a paraphrase,
-by most of its content words. An item the judge could not recognise in its own source would be a
-bad probe.
+"Supported" reuses the judge's own reading of a text
+(:class:`groundwatch.core.judging.tiers.ParsedResponse`): the chunk is read as if it were a
+response to the item, so a number is found as a number and a date as a date whatever their
+spelling, and a text answer by containment or, for a paraphrase, by most of its content words.
+An item the judge could not recognise in its own source would be a bad probe.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from groundwatch.core.judging.dates import extract_dates
 from groundwatch.core.judging.gold import infer_type, prepare_gold
 from groundwatch.core.judging.normalize import normalize, padded
 from groundwatch.core.judging.numbers import parse_gold_number
-from groundwatch.core.judging.tiers import Evidence, PartStatus, token_prf
+from groundwatch.core.judging.tiers import ParsedResponse, PartStatus, token_prf
 from groundwatch.core.model import AnswerType, Expected
 from groundwatch.core.scenarios.chunking import TIME
 
@@ -85,7 +85,7 @@ def supported(answer: str, source: str, kind: AnswerType | None = None) -> bool:
     gold = prepare_gold(Expected(values=[answer], types=[kind] if kind else []))
     if not gold.parts:
         return False
-    ev = Evidence("", gold, source)
+    ev = ParsedResponse("", gold, source)
     for part, status in zip(gold.parts, ev.statuses(gold.parts), strict=True):
         if status is PartStatus.FOUND:
             continue

@@ -9,7 +9,6 @@ from __future__ import annotations
 from sys import intern
 
 from groundwatch.contracts import Judgement
-from groundwatch.core.judge_quality import pack_scores
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import STALE_REASON, Observation
 
@@ -46,5 +45,5 @@ def observation_from_judgement(j: Judgement, probe_id: str | None = None) -> Obs
         truth_version=j.expected.version,
         error_kind=None if j.error_kind is None else intern(j.error_kind),
         context_has_answer=j.context_has_answer,
-        scores=pack_scores(j.scores),
+        scores=j.scores.tallied(),
     )

@@ -26,22 +26,22 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from groundwatch.adapters.llm.llm_judge import ChatModel
-from groundwatch.adapters.llm.reference_free import ragas_faithfulness, selfcheck
 from groundwatch.contracts import MAX_SAMPLES, RagResponse, TargetStatus
-from groundwatch.core.judge_quality import (
-    EVALUATOR,
+from groundwatch.core.judging import Decision
+from groundwatch.core.llm import ChatModel
+from groundwatch.core.model import Verdict
+from groundwatch.core.sampling import in_share
+from groundwatch.core.scores import (
     EVALUATORS,
-    METRIC,
+    NO_SCORES,
     RAGAS_FACT,
     SELFCHECK,
-    UNSAMPLED,
-    in_share,
-    outcome_code,
+    EvaluatorCall,
+    ReferenceFreeScores,
+    Scores,
 )
-from groundwatch.core.judging import Decision
-from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import FACTUAL
+from groundwatch.stages.judge.evaluators import ragas_faithfulness, selfcheck
 
 
 class ReferenceFreeSettings(BaseSettings):
@@ -113,44 +113,45 @@ class ReferenceFreeJudge:
     def selected(self, response: RagResponse) -> bool:
         return in_share(str(response.probe_id), self.settings.reference_free_share)
 
-    async def __call__(self, response: RagResponse, decision: Decision) -> dict[str, float]:
+    async def __call__(self, response: RagResponse, decision: Decision) -> Scores:
         answer = response.answer
         if response.status is not TargetStatus.OK or not answer or response.scenario != FACTUAL:
-            return {}
+            return NO_SCORES
         names = self.settings.reference_free
-        out: dict[str, float] = {}
+        ragas: EvaluatorCall | None = None
+        faithfulness: float | None = None
+        sc_call: EvaluatorCall | None = None
+        agreement: float | None = None
         if RAGAS_FACT in names and self.selected(response):
             self.counters.ragas_fact += 1
             if response.contexts:
                 f = await ragas_faithfulness(self.client, response.query, answer, response.contexts)
-                said = f.verdict(self.settings.reference_free_threshold)
-                if f.score is not None:
-                    out[METRIC + "ragas_faithfulness"] = f.score
+                ragas = _call(f.verdict(self.settings.reference_free_threshold))
+                faithfulness = f.score
             else:
-                said = Verdict.UNDECIDED  # nothing to check the statements against
-            out[EVALUATOR + RAGAS_FACT] = _code(said)
+                ragas = EvaluatorCall.ABSTAINED  # nothing to check the statements against
         if SELFCHECK in names and response.samples:
             self.counters.selfcheck += 1
             sc = await selfcheck(self.client, response.query, answer, response.samples)
-            out[EVALUATOR + SELFCHECK] = _code(sc.verdict)
-            if sc.agreement_rate is not None:
-                out[METRIC + "selfcheck_agreement"] = sc.agreement_rate
+            sc_call = _call(sc.verdict)
+            agreement = sc.agreement_rate
         elif SELFCHECK in names and self.selected(response):
             # the runner picked this probe but shipped no sample: the target cannot be sampled
             # (or its first sample failed). Said so, never scored as agreement.
             self.counters.unsampled += 1
-            out[EVALUATOR + SELFCHECK] = UNSAMPLED
-        if out:
-            self.counters.evaluated += 1
-            self.counters.abstained += sum(
-                1 for k, v in out.items() if k.startswith(EVALUATOR) and v < 0 and v != UNSAMPLED
-            )
-        return out
+            sc_call = EvaluatorCall.NOT_SAMPLED
+        if ragas is None and sc_call is None:
+            return NO_SCORES
+        self.counters.evaluated += 1
+        self.counters.abstained += (ragas is EvaluatorCall.ABSTAINED) + (
+            sc_call is EvaluatorCall.ABSTAINED
+        )
+        return Scores(reference_free=ReferenceFreeScores(ragas, faithfulness, sc_call, agreement))
 
 
-def _code(verdict: Verdict) -> float:
+def _call(verdict: Verdict) -> EvaluatorCall:
     if verdict is Verdict.CORRECT:
-        return outcome_code(True)
+        return EvaluatorCall.RIGHT
     if verdict is Verdict.INCORRECT:
-        return outcome_code(False)
-    return outcome_code(None)
+        return EvaluatorCall.WRONG
+    return EvaluatorCall.ABSTAINED

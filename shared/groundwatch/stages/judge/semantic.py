@@ -1,4 +1,4 @@
-"""Oro et al.'s semantic and LLM-derived answer metrics beside the judge (``metric.*`` scores).
+"""Oro et al.'s semantic and LLM-derived answer metrics beside the judge (their scores' families).
 
 * **Offline, on by default where the packaged model is installed** (``GW_SEMANTIC_METRICS=auto``):
   ``semantic_similarity`` and ``bertscore_f1`` of the factual answers against their SQL gold,
@@ -12,11 +12,12 @@
   contexts), on ``GW_LLM_METRICS_SHARE`` of the factual probes, picked by a hash of the probe id;
   their calls count against the LLM budget.
 
-They travel as ``metric.<name>`` in ``Judgement.scores``, so the report's answer-metric means,
-the ``groundwatch_answer_metric*`` series and the correlation with human ratings take them up
-like EM or F1. What has no offline counterpart is said so at start-up, not faked: answer
-correctness offline is what token F1 and semantic similarity already are; answer relevance is
-about questions an LLM writes; context relevance about which sentences an LLM needs.
+They travel in ``Judgement.scores`` (``semantic``, ``llm_metrics``), so the report's
+answer-metric means, the ``groundwatch_answer_metric*`` series and the correlation with human
+ratings take them up like EM or F1. What has no offline counterpart is said so at start-up, not
+faked: answer correctness offline is what token F1 and semantic similarity already are; answer
+relevance is about questions an LLM writes; context relevance about which sentences an LLM
+needs.
 """
 
 from __future__ import annotations
@@ -30,27 +31,44 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from groundwatch.adapters.embeddings import DEFAULT_MODEL, Encoder, encoder_available, load_encoder
-from groundwatch.adapters.llm.answer_metrics import (
+from groundwatch.contracts import RagResponse, TargetStatus
+from groundwatch.core.answer_metrics import gold_text
+from groundwatch.core.judging import Decision
+from groundwatch.core.llm import ChatModel
+from groundwatch.core.sampling import in_share
+from groundwatch.core.scores import (
+    ANSWER_CORRECTNESS,
+    ANSWER_RELEVANCE,
+    BERTSCORE_F1,
+    CONTEXT_RELEVANCE,
+    LLM_METRICS,
+    NO_SCORES,
+    SEMANTIC_SIMILARITY,
+    LlmMetricScores,
+    Scores,
+    SemanticScores,
+)
+from groundwatch.core.semantic import Vector, bertscore
+from groundwatch.core.tagging import FACTUAL
+from groundwatch.errors import ConfigError
+from groundwatch.stages.judge.llm_metrics import (
     answer_correctness,
     answer_relevance,
     context_relevance,
 )
-from groundwatch.adapters.llm.llm_judge import ChatModel
-from groundwatch.contracts import RagResponse, TargetStatus
-from groundwatch.core.answer_metrics import gold_text
-from groundwatch.core.judge_quality import METRIC, in_share
-from groundwatch.core.judging import Decision
-from groundwatch.core.semantic import Vector, bertscore
-from groundwatch.core.tagging import FACTUAL
-from groundwatch.errors import ConfigError
 
-ANSWER_CORRECTNESS = "answer_correctness"
-ANSWER_RELEVANCE = "answer_relevance"
-CONTEXT_RELEVANCE = "context_relevance"
-LLM_METRICS = (ANSWER_CORRECTNESS, ANSWER_RELEVANCE, CONTEXT_RELEVANCE)
-#: The offline ones, from the encoder.
-SEMANTIC_SIMILARITY = "semantic_similarity"
-BERTSCORE_F1 = "bertscore_f1"
+__all__ = [
+    "ANSWER_CORRECTNESS",
+    "ANSWER_RELEVANCE",
+    "BERTSCORE_F1",
+    "CONTEXT_RELEVANCE",
+    "LLM_METRICS",
+    "SEMANTIC_SIMILARITY",
+    "SemanticCounters",
+    "SemanticScorer",
+    "SemanticSettings",
+    "build_semantic",
+]
 
 
 class SemanticSettings(BaseSettings):
@@ -162,29 +180,33 @@ class SemanticScorer:
         assert self.encoder is not None
         return [e.sentence for e in self.encoder.encode(texts)]
 
-    async def __call__(self, response: RagResponse, decision: Decision) -> dict[str, float]:
+    async def __call__(self, response: RagResponse, decision: Decision) -> Scores:
         answer = response.answer
         if response.status is not TargetStatus.OK or not answer or response.scenario != FACTUAL:
-            return {}
+            return NO_SCORES
         gold = gold_text(response.expected.values)
-        out: dict[str, float] = {}
+        semantic: SemanticScores | None = None
+        llm: LlmMetricScores | None = None
         offline = self.encoder is not None and self.settings.semantic_metrics != "off"
         if offline and gold and in_share(str(response.probe_id), self.settings.semantic_share):
             assert self.encoder is not None
             # the model runs in a worker thread: a few ms a text must not stall the event loop
             a, g = await asyncio.to_thread(self.encoder.encode, [answer, gold])
             similarity = float(a.sentence @ g.sentence)
-            out[METRIC + SEMANTIC_SIMILARITY] = min(1.0, max(0.0, similarity))
-            out[METRIC + BERTSCORE_F1] = bertscore(a.tokens, g.tokens)[2]
+            semantic = SemanticScores(
+                min(1.0, max(0.0, similarity)), float(bertscore(a.tokens, g.tokens)[2])
+            )
             self.counters.scored += 1
         wanted = self.settings.llm_metrics
         if wanted and in_share(str(response.probe_id), self.settings.llm_metrics_share):
-            out.update(await self._llm(response, answer, gold, wanted))
-        return out
+            llm = await self._llm(response, answer, gold, wanted)
+        if semantic is None and llm is None:
+            return NO_SCORES
+        return Scores(semantic=semantic, llm_metrics=llm)
 
     async def _llm(
         self, response: RagResponse, answer: str, gold: str, wanted: list[str]
-    ) -> dict[str, float]:
+    ) -> LlmMetricScores | None:
         assert self.client is not None
         client = self.client
         jobs: dict[str, Any] = {}
@@ -196,16 +218,16 @@ class SemanticScorer:
         if CONTEXT_RELEVANCE in wanted and response.contexts:
             jobs[CONTEXT_RELEVANCE] = context_relevance(client, response.query, response.contexts)
         if not jobs:
-            return {}
+            return None
         values = await asyncio.gather(*jobs.values())
         self.counters.llm_scored += 1
-        out = {}
+        out: dict[str, float] = {}
         for name, value in zip(jobs, values, strict=True):
             if value is None:
                 self.counters.llm_failed += 1
             else:
-                out[METRIC + name] = float(value)
-        return out
+                out[name] = float(value)
+        return LlmMetricScores(**out) if out else None
 
 
 def build_semantic(

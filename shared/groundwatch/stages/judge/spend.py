@@ -17,20 +17,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from groundwatch.adapters.llm.answer_metrics import (
-    ANSWER_CORRECTNESS_PROMPT,
-    ANSWER_RELEVANCE_PROMPT,
-    CONTEXT_RELEVANCE_PROMPT,
-)
-from groundwatch.adapters.llm.llm_judge import render_prompt
-from groundwatch.adapters.llm.reference_free import (
+from groundwatch.core.model import SemanticGroup
+from groundwatch.core.scores import RAGAS_FACT, SELFCHECK
+from groundwatch.core.tagging import FACTUAL
+from groundwatch.stages.judge.evaluators import (
     CLAIMS_PROMPT,
     RAGAS_NLI_PROMPT,
     SELFCHECK_QA_PROMPT,
 )
-from groundwatch.core.judge_quality import RAGAS_FACT, SELFCHECK
-from groundwatch.core.model import SemanticGroup
-from groundwatch.core.tagging import FACTUAL
+from groundwatch.stages.judge.llm_metrics import (
+    ANSWER_CORRECTNESS_PROMPT,
+    ANSWER_RELEVANCE_PROMPT,
+    CONTEXT_RELEVANCE_PROMPT,
+)
+from groundwatch.stages.judge.llm_tier import render_prompt
 from groundwatch.stages.judge.reference_free import ReferenceFreeSettings
 from groundwatch.stages.judge.semantic import (
     ANSWER_CORRECTNESS,

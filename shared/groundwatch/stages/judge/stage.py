@@ -6,16 +6,21 @@ import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from groundwatch.contracts import Judgement, RagResponse, TargetStatus, Topic, Topics
-from groundwatch.core.answer_metrics import DEFAULT_K, answer_metrics
-from groundwatch.core.judge_quality import metric_scores
+from groundwatch.core.answer_metrics import (
+    DEFAULT_K,
+    answer_metrics,
+    answer_scores,
+    retrieval_scores,
+)
 from groundwatch.core.judging import Decision
 from groundwatch.core.judging.context import gold_in_contexts
 from groundwatch.core.judging.gold import gold_key
 from groundwatch.core.judging.memo import Memo
 from groundwatch.core.model import Expected, Verdict
+from groundwatch.core.scores import AnswerScores, RetrievalScores, Scores
 from groundwatch.core.tagging import FACTUAL
 
 _NONE = object()  # a memoised "cannot tell" (None means "not in the memo")
@@ -24,8 +29,10 @@ _NONE = object()  # a memoised "cannot tell" (None means "not in the memo")
 JudgeFn = Callable[[str, Expected, str | None], Awaitable[Decision]]
 #: How a RAGProbe scenario probe is judged: (scenario, query, expected, response) → decision.
 ScenarioJudgeFn = Callable[[str, str, Expected, str | None], Awaitable[Decision]]
-#: Extra scores of a judged response beside its verdict (the reference-free evaluators).
-Annotator = Callable[[RagResponse, Decision], Awaitable[dict[str, float]]]
+#: Extra scores of a judged response beside its verdict (the reference-free evaluators, the
+#: semantic and LLM-derived metrics): the families it measured.
+Annotator = Callable[[RagResponse, Decision], Awaitable[Scores]]
+_S = TypeVar("_S")
 
 
 class AnswerScorer:
@@ -35,7 +42,8 @@ class AnswerScorer:
     RAG endpoint probed every cycle gives the same answer to the same form again and again (and
     one extractive sentence to several forms), so two bounded LRUs — text metrics by (answer,
     gold), IR metrics by (ranking, relevant) — make all but the first sighting a dictionary
-    lookup: the judge's hot path stays the rules'.
+    lookup: the judge's hot path stays the rules'. The memoised scores are immutable, so every
+    judgement of a repeated answer shares them.
 
     A target that reports no retrieved ids (an empty list) gets no IR metrics: the contract
     cannot tell "retrieved nothing" from "does not say", and a 0 for every probe of a target
@@ -45,44 +53,38 @@ class AnswerScorer:
     def __init__(self, k: int = DEFAULT_K, *, max_entries: int = 50_000) -> None:
         self.k = k
         self.max_entries = max_entries
-        self._text: OrderedDict[tuple[str, tuple[str, ...]], dict[str, float]] = OrderedDict()
-        self._ir: OrderedDict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, float]] = (
+        self._text: OrderedDict[tuple[str, tuple[str, ...]], AnswerScores] = OrderedDict()
+        self._ir: OrderedDict[tuple[tuple[str, ...], tuple[str, ...]], RetrievalScores] = (
             OrderedDict()
         )
         self.hits = 0
         self.misses = 0
 
-    def scores(self, response: RagResponse) -> dict[str, float]:
-        """The response's ``metric.*`` scores (empty without an answer)."""
-        out: dict[str, float] = {}
-        self.add_to(out, response)
-        return out
-
-    def add_to(self, out: dict[str, float], response: RagResponse) -> None:
-        """Add the response's ``metric.*`` scores to ``out``."""
+    def scores(self, response: RagResponse) -> tuple[AnswerScores | None, RetrievalScores | None]:
+        """The response's answer metrics and IR metrics (``None``: not scored — no answer, or
+        for IR no ranking or no relevant document)."""
         answer = response.answer
         if response.status is not TargetStatus.OK or answer is None:
-            return
+            return None, None
         expected = response.expected
         gold: tuple[str, ...] = tuple(expected.values) if expected.answerable else ()
         text = self._lookup(self._text, (answer, gold))
         if text is None:
-            text = metric_scores(answer_metrics(answer, gold, k=self.k))
+            text = answer_scores(answer_metrics(answer, gold, k=self.k))
             self._store(self._text, (answer, gold), text)
-        out.update(text)
         if not response.retrieved_ids or not response.relevant_doc_ids:
-            return
+            return text, None
         key = (tuple(response.retrieved_ids), tuple(response.relevant_doc_ids))
         ir = self._lookup(self._ir, key)
         if ir is None:
             scored = answer_metrics("", (), retrieved_ids=key[0], relevant_ids=key[1], k=self.k)
-            ir = metric_scores(scored)
+            ir = retrieval_scores(scored)
+            if ir is None:  # defined whenever there is a relevant document: never here
+                return text, None
             self._store(self._ir, key, ir)
-        out.update(ir)
+        return text, ir
 
-    def _lookup(
-        self, cache: OrderedDict[Any, dict[str, float]], key: Any
-    ) -> dict[str, float] | None:
+    def _lookup(self, cache: OrderedDict[Any, _S], key: Any) -> _S | None:
         hit = cache.get(key)
         if hit is None:
             self.misses += 1
@@ -91,9 +93,7 @@ class AnswerScorer:
         cache.move_to_end(key)
         return hit
 
-    def _store(
-        self, cache: OrderedDict[Any, dict[str, float]], key: Any, value: dict[str, float]
-    ) -> None:
+    def _store(self, cache: OrderedDict[Any, _S], key: Any, value: _S) -> None:
         cache[key] = value
         if len(cache) > self.max_entries:
             cache.popitem(last=False)
@@ -105,7 +105,8 @@ class JudgeStage:
     GRAMMAR's factual probes go to ``judge`` (rules, then the LLM tier); RAGProbe scenario probes
     to ``scenario_judge`` when given (their scenario's metrics, each decided on its own). Every
     answered response is scored by ``scorer`` (``None``: no answer metrics), and ``annotate``
-    adds the reference-free evaluators' calls; all of it travels in ``Judgement.scores``.
+    adds the reference-free evaluators' calls and the semantic metrics; all of it travels in
+    ``Judgement.scores``, one object per family.
     """
 
     service = "judge"
@@ -177,7 +178,7 @@ class JudgeStage:
             detail = response.error_detail or ""
             # the reason names the kind and why (the store and `groundwatch show` keep it)
             reason = detail if detail.startswith(kind) else f"{kind}: {detail}" if detail else kind
-            decision = Decision(Verdict.ERROR, "target", reason, {})
+            decision = Decision.made(Verdict.ERROR, "target", reason)
         else:
             # the contexts end here: what attribution needs of them is this one flag
             in_contexts = self._in_contexts(response)
@@ -198,12 +199,23 @@ class JudgeStage:
                     decision.prompt_version,
                 )
         scores = decision.scores
-        if self.scorer is not None or self.annotate is not None:
-            scores = dict(scores)
-            if self.scorer is not None:
-                self.scorer.add_to(scores, response)
-            if self.annotate is not None and response.status is TargetStatus.OK:
-                scores.update(await self.annotate(response, decision))
+        if self.scorer is not None:
+            answer, retrieval = self.scorer.scores(response)
+            if answer is not None:
+                s = scores
+                scores = Scores(
+                    answer,
+                    retrieval,
+                    s.semantic,
+                    s.llm_metrics,
+                    s.reference_free,
+                    s.audit,
+                    s.ragprobe,
+                    s.rules,
+                    s.llm_call,
+                )
+        if self.annotate is not None and response.status is TargetStatus.OK:
+            scores = scores.merged(await self.annotate(response, decision))
         return Judgement.for_response(
             response,
             verdict=decision.verdict,

@@ -20,16 +20,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from groundwatch.adapters.llm.cache import VerdictCache, cache_key
 from groundwatch.adapters.llm.client import LlmClient, LlmLedger, LlmSettings
-from groundwatch.adapters.llm.llm_judge import (
-    PROMPT_VERSION,
-    LlmJudge,
-    estimate_tokens,
-    render_prompt,
-)
-from groundwatch.adapters.llm.ragprobe import RagProbeJudge
 from groundwatch.contracts import RagResponse
 from groundwatch.core.answer_metrics import DEFAULT_K
-from groundwatch.core.judge_quality import AUDIT, RAGPROBE, in_share, outcome_code
 from groundwatch.core.judging import (
     DEFAULT_TIERS,
     JUDGE_ERROR,
@@ -39,6 +31,7 @@ from groundwatch.core.judging import (
 )
 from groundwatch.core.judging.gold import gold_key
 from groundwatch.core.judging.memo import Memo
+from groundwatch.core.llm import estimate_tokens
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.ragprobe_metrics import (
     MetricResult,
@@ -46,7 +39,15 @@ from groundwatch.core.ragprobe_metrics import (
     deterministic_metrics,
     probe_verdict,
 )
+from groundwatch.core.sampling import in_share
+from groundwatch.core.scores import AuditScore, RagProbeOutcomes, Scores
 from groundwatch.errors import ConfigError
+from groundwatch.stages.judge.llm_tier import (
+    PROMPT_VERSION,
+    LlmJudge,
+    render_prompt,
+)
+from groundwatch.stages.judge.ragprobe_llm import RagProbeJudge
 from groundwatch.stages.judge.reference_free import ReferenceFreeJudge, ReferenceFreeSettings
 from groundwatch.stages.judge.semantic import SemanticScorer, SemanticSettings, build_semantic
 from groundwatch.stages.judge.stage import (
@@ -199,7 +200,7 @@ class TieredJudge:
 
     With the LLM tier on, ``audit_share`` of the answers the rules decided are asked of the LLM
     as well (the self-audit): the rules' verdict stands, and whether the LLM agreed travels with
-    the judgement (``audit.<tier>`` in its scores) so that the report and ``/metrics`` show when
+    the judgement (its scores' ``audit``) so that the report and ``/metrics`` show when
     the rules drift on an endpoint's phrasing. Which answers are audited is a hash of (query,
     gold, response): reproducible, and a repeated answer is a cache hit, not a new call.
     """
@@ -257,11 +258,9 @@ class TieredJudge:
         if len(parts) <= 1:
             return parts[0] if parts else None
 
-        async def both(response: RagResponse, decision: Decision) -> dict[str, float]:
-            out: dict[str, float] = {}
-            for scores in await asyncio.gather(*(a(response, decision) for a in parts)):
-                out.update(scores)
-            return out
+        async def both(response: RagResponse, decision: Decision) -> Scores:
+            first, second = await asyncio.gather(*(a(response, decision) for a in parts))
+            return first.merged(second)
 
         return both
 
@@ -299,8 +298,9 @@ class TieredJudge:
         if rules is None:
             rules = judge_deterministic(query, expected, response, tiers=self._tiers)
             self.rules_memo.put(key, rules)
-        # a copy: callers add to the scores, the memo's decision must not change
-        decision = Decision.made(rules.verdict, rules.tier, rules.reason, dict(rules.scores))
+        # a copy: callers replace the scores, the memo's decision must not change (the scores
+        # themselves are immutable, so they are shared)
+        decision = Decision.made(rules.verdict, rules.tier, rules.reason, rules.scores)
         if self.llm is not None and response:
             if decision.verdict is Verdict.UNDECIDED:
                 decision = await self._llm_decides(query, expected, response, decision)
@@ -315,7 +315,7 @@ class TieredJudge:
         assert self.llm is not None
         llm_decision = await self.llm.judge(query, gold_text(expected), response)
         # keep what the rules saw next to what the LLM said
-        scores = {**llm_decision.scores, **rules.scores}
+        scores = llm_decision.scores.merged(rules.scores)
         return Decision(
             llm_decision.verdict,
             llm_decision.tier,
@@ -347,7 +347,7 @@ class TieredJudge:
             rules.verdict,
             rules.tier,
             f"{rules.reason}; audit: the LLM {said}",
-            {**rules.scores, AUDIT + rules.tier: outcome_code(agree)},
+            rules.scores.merged(Scores(audit=AuditScore(rules.tier, agree))),
             rules.prompt_version,
         )
 
@@ -357,7 +357,7 @@ class TieredJudge:
         """A RAGProbe scenario probe on its scenario's metrics (RAGProbe §3.1): the rules decide
         what they can, the LLM (when configured) what they leave open; the probe fails if any
         metric fails, passes if all pass, and is undecided otherwise. Each metric's outcome
-        travels as ``ragprobe.<metric>`` (1 pass, 0 fail, -1 open)."""
+        travels in the judgement's scores (``ragprobe``: passed, failed or open)."""
         asked = False
         if self._ragprobe is not None:
             evaluation = await self._ragprobe.evaluate(scenario, query, expected, response)
@@ -371,7 +371,7 @@ class TieredJudge:
             verdict,
             RAGPROBE_LLM_TIER if asked else RAGPROBE_TIER,
             _ragprobe_reason(verdict, results),
-            {RAGPROBE + m.value: outcome_code(r.passed) for m, r in results.items()},
+            Scores(ragprobe=RagProbeOutcomes.of({m: r.passed for m, r in results.items()})),
             self._ragprobe.prompt_version if asked and self._ragprobe is not None else None,
         )
         self.counters.record(decision)

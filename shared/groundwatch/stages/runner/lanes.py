@@ -38,7 +38,7 @@ from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
 from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.throttle import Clock, TokenBucket
 from groundwatch.contracts import Probe, RagResponse, TargetStatus
-from groundwatch.core.judge_quality import in_share
+from groundwatch.core.sampling import in_share
 from groundwatch.stages.runner.deadlines import Deadlines
 
 log = logging.getLogger(__name__)

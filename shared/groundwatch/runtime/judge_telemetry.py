@@ -1,5 +1,5 @@
-"""Judge metrics: verdicts by tier and judging latency; the LLM spend and the self-audit are
-:func:`groundwatch.runtime.judging.register_judge_metrics`'s (read at scrape)."""
+"""Judge telemetry: verdicts by tier and judging latency; the LLM spend and the self-audit are
+:func:`groundwatch.runtime.judging.register_judge_telemetry`'s (read at scrape)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from typing import ParamSpec
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from groundwatch.core.judging import Decision
-from groundwatch.runtime.judging import register_judge_metrics
+from groundwatch.runtime.judging import register_judge_telemetry
 from groundwatch.stages.judge.tiered import TieredJudge
 
 P = ParamSpec("P")
 
 
-class JudgeMetrics:
+class JudgeTelemetry:
     def __init__(self, registry: CollectorRegistry, judge: TieredJudge) -> None:
         self.verdicts = Counter(
             "groundwatch_judge_verdicts",
@@ -30,7 +30,7 @@ class JudgeMetrics:
             buckets=(0.0001, 0.001, 0.01, 0.1, 0.5, 1, 2, 5, 10, 30),
             registry=registry,
         )
-        register_judge_metrics(registry, judge)
+        register_judge_telemetry(registry, judge)
 
     def instrument(self, fn: Callable[P, Awaitable[Decision]]) -> Callable[P, Awaitable[Decision]]:
         """``fn`` (the factual or the scenario judge) with its verdicts and latency counted."""

@@ -1,4 +1,4 @@
-"""The judge-quality section of the report, from the judgements' scores.
+"""The scores section of the report: what the judge measured beside its verdicts, tallied.
 
 Built over the same judgements as the rest of the report (the tagger's window, every judgement in
 it): Oro et al.'s answer metrics per target × cohort × scenario, the rules' self-audit against
@@ -12,26 +12,26 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict
 
-from groundwatch.core.judge_quality import JudgeQuality, ScoredJudgement
+from groundwatch.core.score_tallies import ScoredJudgement, ScoreTallies
 from groundwatch.core.stats import proportion, reliability_from_counts, wilson_ci
 from groundwatch.report.model import (
     AnswerMetricsGroup,
     AuditNumbers,
     EvaluatorReliability,
-    JudgeQualityReport,
     MetricMean,
     RagProbeMetricNumbers,
     RagProbeScenarioMetrics,
+    ScoresReport,
 )
 
 
-def judge_quality(judgements: Iterable[ScoredJudgement]) -> JudgeQualityReport | None:
+def scores_section(judgements: Iterable[ScoredJudgement]) -> ScoresReport | None:
     """The section over ``judgements``; None when none carries a score of any kind (results
     imported from elsewhere, or judged before the judge shipped them)."""
-    return quality_report(JudgeQuality.of(judgements))
+    return scores_report(ScoreTallies.of(judgements))
 
 
-def quality_report(q: JudgeQuality) -> JudgeQualityReport | None:
+def scores_report(q: ScoreTallies) -> ScoresReport | None:
     if not (len(q.means) or q.audit or q.evaluators or _scored_ragprobe(q)):
         return None
     means: dict[str, dict[str, dict[str, AnswerMetricsGroup]]] = {}
@@ -91,7 +91,7 @@ def quality_report(q: JudgeQuality) -> JudgeQualityReport | None:
                 for name, m in sorted(p.metrics.items())
             },
         )
-    return JudgeQualityReport(
+    return ScoresReport(
         judgements=q.judgements,
         answer_metrics=means,
         audit=audit,
@@ -100,7 +100,7 @@ def quality_report(q: JudgeQuality) -> JudgeQualityReport | None:
     )
 
 
-def _scored_ragprobe(q: JudgeQuality) -> bool:
+def _scored_ragprobe(q: ScoreTallies) -> bool:
     """Scenario probes count only when the per-metric evaluator judged them (a result imported
     without scores has verdicts, not metrics)."""
     return any(p.metrics for p in q.ragprobe.values())

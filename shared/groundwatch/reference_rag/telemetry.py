@@ -1,11 +1,12 @@
-"""The reference RAG's Prometheus metrics, in one container that receives its registry."""
+"""The reference RAG's telemetry (Prometheus series), in one container that receives its
+registry."""
 
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 
-class RagMetrics:
+class RagTelemetry:
     def __init__(self, registry: CollectorRegistry) -> None:
         self.queries = Counter(
             "groundwatch_rag_queries_total",

@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass, field
 
 from groundwatch.adapters.llm.cache import CachedVerdict, VerdictCache, cache_key
-from groundwatch.adapters.llm.llm_judge import ChatModel
 from groundwatch.core.judging import JUDGE_ERROR
 from groundwatch.core.judging.normalize import fold
+from groundwatch.core.llm import NamedChatModel
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.ragprobe_metrics import (
     MetricResult,
@@ -115,7 +115,7 @@ class RagProbeJudge:
 
     def __init__(
         self,
-        client: ChatModel,
+        client: NamedChatModel,
         cache: VerdictCache | None = None,
         *,
         prompt_version: str = PROMPT_VERSION,

@@ -1,4 +1,4 @@
-"""Runner metrics: requests per target by outcome, target latency."""
+"""Runner telemetry: requests per target by outcome, target latency."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from groundwatch.contracts import RagResponse
 
 
-class RunnerMetrics:
+class RunnerTelemetry:
     def __init__(self, registry: CollectorRegistry) -> None:
         self.requests = Counter(
             "groundwatch_target_requests",

@@ -12,12 +12,13 @@ import asyncio
 import re
 import time
 from dataclasses import asdict, dataclass
-from typing import Protocol
 
 from groundwatch.adapters.llm.cache import CachedVerdict, VerdictCache, cache_key
 from groundwatch.core.judging import JUDGE_ERROR, Decision
 from groundwatch.core.judging.normalize import fold
+from groundwatch.core.llm import NamedChatModel
 from groundwatch.core.model import Verdict
+from groundwatch.core.scores import NO_SCORES, LlmCallScores, Scores
 from groundwatch.errors import BudgetExhausted, GroundwatchError
 
 #: Bump whenever a character of the prompt changes: it is part of every cache key and judgement.
@@ -37,22 +38,6 @@ GRAMMAR_PROMPT = (
 
 #: Room for "Correct", "Incorrect." or a short sentence around it; the prompt asks for one word.
 MAX_VERDICT_TOKENS = 20
-
-
-class ChatModel(Protocol):
-    """What the judge needs from :class:`groundwatch.adapters.llm.client.LlmClient`."""
-
-    model: str
-
-    async def complete(
-        self,
-        system: str,
-        user: str,
-        *,
-        temperature: float = 0.0,
-        n: int = 1,
-        max_tokens: int | None = None,
-    ) -> list[str]: ...
 
 
 def render_prompt(query: str, true_answer: str, given_response: str) -> str:
@@ -108,17 +93,12 @@ class LlmJudgeCounters:
         return asdict(self)
 
 
-def estimate_tokens(text: str) -> int:
-    """A tokenizer-free estimate (~4 characters per token for English), for ``--dry-run``."""
-    return max(1, (len(text) + 3) // 4)
-
-
 class LlmJudge:
     """One LLM verdict per (query, gold, response), cached, with its prompt version."""
 
     def __init__(
         self,
-        client: ChatModel,
+        client: NamedChatModel,
         cache: VerdictCache | None = None,
         *,
         prompt_version: str = PROMPT_VERSION,
@@ -148,8 +128,8 @@ class LlmJudge:
             self._inflight[key] = (loop, task)
             task.add_done_callback(lambda t: self._forget(key, t))
         d = await asyncio.shield(task)
-        # every caller gets its own copy: the Judge adds the rules' scores to it
-        return Decision(d.verdict, d.tier, d.reason, dict(d.scores), d.prompt_version)
+        # every caller gets its own decision (the scores are immutable, so they are shared)
+        return Decision(d.verdict, d.tier, d.reason, d.scores, d.prompt_version)
 
     def _forget(self, key: str, task: asyncio.Task[Decision]) -> None:
         if self._inflight.get(key, (None, None))[1] is task:
@@ -173,7 +153,7 @@ class LlmJudge:
             if isinstance(exc, BudgetExhausted):  # not a failure: the run's own limit
                 self.counters.budget_refused += 1
                 return Decision(
-                    Verdict.UNDECIDED, "llm", f"llm_budget: {exc}", {}, self.prompt_version
+                    Verdict.UNDECIDED, "llm", f"llm_budget: {exc}", NO_SCORES, self.prompt_version
                 )
             self.counters.failed_calls += 1
             return self._error(f"call failed: {exc}")
@@ -196,12 +176,12 @@ class LlmJudge:
             verdict,
             "llm",
             f"llm_verdict: {raw.strip()[:200]!r}",
-            {"llm_cached": 1.0 if cached else 0.0, "llm_latency_s": latency},
+            Scores(llm_call=LlmCallScores(cached, latency)),
             prompt_version=self.prompt_version,
         )
 
     def _error(self, detail: str) -> Decision:
         self.counters.judge_errors += 1
         return Decision(
-            Verdict.UNDECIDED, "llm", f"{JUDGE_ERROR}: {detail}", {}, self.prompt_version
+            Verdict.UNDECIDED, "llm", f"{JUDGE_ERROR}: {detail}", NO_SCORES, self.prompt_version
         )

@@ -20,10 +20,10 @@ from typing import Any
 
 import orjson
 
-from groundwatch.adapters.llm.generation import CompletionClient
 from groundwatch.core.judging.dates import parse_gold_date
 from groundwatch.core.judging.gold import prepare_gold
 from groundwatch.core.judging.numbers import parse_gold_number
+from groundwatch.core.llm import ChatModel
 from groundwatch.core.model import AnswerType, Expected, SemanticGroup
 from groundwatch.core.retrieval.retrievers import Bm25Retriever
 from groundwatch.core.scenarios.chunking import (
@@ -99,7 +99,7 @@ class CorpusScenarioGenerator:
     in flight at once (the client applies its own rate limits under that).
     """
 
-    client: CompletionClient
+    client: ChatModel
     corpus: Mapping[str, str]
     seed: int = 0
     dataset_id: str = "scenarios"

@@ -1,4 +1,4 @@
-"""RAGProbe's validity check as a dataset quality report: does BM25 over the corpus, asked the
+"""RAGProbe's validity check and the scenario report: does BM25 over the corpus, asked the
 question, bring back the chunk the question was made from?"""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from groundwatch.adapters.scenario_files import builtin_scenarios
 from groundwatch.core.model import Expected, SemanticGroup
 from groundwatch.core.scenarios.chunking import Chunk
 from groundwatch.core.scenarios.items import ScenarioRun, scenario_group, scenario_group_id
-from groundwatch.core.scenarios.quality import quality_report, validity
+from groundwatch.core.scenarios.validity import scenario_report, validity
 
 pytestmark = pytest.mark.unit
 
@@ -57,16 +57,16 @@ def test_validity_per_scenario() -> None:
     assert got["S6"]["not_checked"] == 1
 
 
-def test_quality_report_joins_generation_counts_and_validity() -> None:
+def test_scenario_report_joins_generation_counts_and_validity() -> None:
     run = ScenarioRun()
     run.keep(item("S1", "How long is the Harbour bridge?", ["bridge"]))
     run.drop("S1", "invalid_json")
     run.drop("S1", "invalid_json")
     run.drop("S2", "answer_not_in_source")
-    report = quality_report(run, SPECS, CORPUS)
+    report = scenario_report(run, SPECS, CORPUS)
     s1 = report["scenarios"]["S1"]
     assert (s1["attempted"], s1["kept"], s1["dropped"]) == (3, 1, 2)
     assert s1["dropped_by_reason"] == {"invalid_json": 2}
     assert s1["validity"]["valid"] == 1
     assert report["scenarios"]["S2"]["kept"] == 0 and report["scenarios"]["S2"]["validity"] is None
-    assert quality_report(run, SPECS, None)["retrieval"] is None
+    assert scenario_report(run, SPECS, None)["retrieval"] is None

@@ -3,8 +3,11 @@
 Everything the model writes is untrusted: every SQL line goes through
 :func:`groundwatch.core.generation.validate_sql` before anything runs it, and a text template is
 kept only if it carries exactly its SQL template's placeholders. Rejections are counted by reason
-so the stage summary shows what the model got wrong. Code against :class:`CompletionClient` — the
-project's ``LlmClient`` satisfies it, and tests pass a fake.
+so the stage summary shows what the model got wrong. Code against
+:class:`~groundwatch.core.llm.ChatModel` — the project's client
+(:class:`groundwatch.adapters.llm.client.LlmClient`) satisfies it, and tests pass a fake. The
+path end to end against a database is
+:func:`groundwatch.adapters.sources.generate.generate_groups_llm`.
 """
 
 from __future__ import annotations
@@ -14,33 +17,13 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
 
-from groundwatch.core.generation.pipeline import GenerationResult
 from groundwatch.core.generation.schema import SchemaInfo
-from groundwatch.core.generation.steering import Steering
 from groundwatch.core.generation.templates import SqlTemplate, tokens_in
 from groundwatch.core.generation.validation import Rejection, rejection_code, validate_sql
 from groundwatch.core.generation.verbalizers import Verbalizer, default_verbalizers
+from groundwatch.core.llm import ChatModel
 from groundwatch.errors import UnsafeSQL
-
-if TYPE_CHECKING:
-    from groundwatch.adapters.sources.connect import SourcePolicy
-
-
-class CompletionClient(Protocol):
-    """What the LLM path needs from a chat model (``groundwatch.adapters.llm.client.LlmClient``)."""
-
-    async def complete(
-        self,
-        system: str,
-        user: str,
-        *,
-        temperature: float = 0.0,
-        n: int = 1,
-        max_tokens: int | None = None,
-    ) -> list[str]: ...
-
 
 #: Table 7 of the paper, verbatim apart from the two fields.
 SQL_PROMPT = "\n".join(
@@ -190,7 +173,7 @@ def _fill_sql_prompt(criterion: str, schema_text: str) -> str:
 
 
 async def llm_sql_templates(
-    client: CompletionClient,
+    client: ChatModel,
     schema: SchemaInfo,
     *,
     criteria: Mapping[str, str] | None = None,
@@ -226,7 +209,7 @@ def _norm(text: str) -> str:
 
 
 async def llm_text_templates_for(
-    client: CompletionClient,
+    client: ChatModel,
     template: SqlTemplate,
     verbalizer: Verbalizer,
     *,
@@ -268,7 +251,7 @@ async def llm_text_templates_for(
 
 
 async def llm_text_templates(
-    client: CompletionClient,
+    client: ChatModel,
     templates: Sequence[SqlTemplate],
     cohorts: Sequence[str],
     *,
@@ -291,64 +274,3 @@ async def llm_text_templates(
     for (t, c), texts in zip(jobs, results, strict=True):
         out.setdefault(t.template_id, {})[c] = texts
     return out, rejected
-
-
-async def generate_groups_llm(
-    engine_url: str,
-    client: CompletionClient,
-    *,
-    k: int = 3,
-    cohorts: Sequence[str] = ("short", "long"),
-    dataset_id: str = "default",
-    num_generations: int | None = None,
-    verbalizers: Mapping[str, Verbalizer] | None = None,
-    sql_templates: Sequence[SqlTemplate] | None = None,
-    steering: Steering | None = None,
-    list_answers: bool = False,
-    policy: SourcePolicy | None = None,
-) -> GenerationResult:
-    """The LLM path end to end: schema → model SQL templates (validated) → model text templates →
-    groups from one grouped query per template (via
-    :func:`groundwatch.adapters.sources.generate_groups`).
-
-    ``sql_templates`` skips the SQL step (e.g. rule-based templates with LLM text templates).
-    ``steering`` keeps tables and columns out of the schema the model sees and of the answers;
-    ``policy`` is how the source is opened (statement timeout, privileged logins).
-    """
-    from groundwatch.adapters.sources.connect import readonly_engine
-    from groundwatch.adapters.sources.generate import generate_groups
-    from groundwatch.adapters.sources.introspect import introspect
-
-    engine = readonly_engine(engine_url, policy=policy)
-    try:
-        with engine.connect() as conn, conn.begin():
-            schema = introspect(conn, steering=steering)
-    finally:
-        engine.dispose()
-    sql_result = LlmSqlResult(templates=list(sql_templates or []))
-    if sql_templates is None:
-        sql_result = await llm_sql_templates(client, schema)
-    texts, text_rejected = await llm_text_templates(
-        client,
-        sql_result.templates,
-        cohorts,
-        verbalizers=verbalizers,
-        num_generations=num_generations or max(k, 3),
-    )
-    result = await asyncio.to_thread(
-        generate_groups,
-        engine_url,
-        k=k,
-        cohorts=cohorts,
-        dataset_id=dataset_id,
-        templates=sql_result.templates,
-        text_templates=texts,
-        steering=steering,
-        list_answers=list_answers,
-        policy=policy,
-    )
-    s = result.summary
-    s.sql_templates_proposed += sql_result.proposed - len(sql_result.templates)
-    s.rejected_templates.update(sql_result.rejected)
-    s.rejected_templates.update({f"text_{k_}": v for k_, v in text_rejected.items()})
-    return result

@@ -22,8 +22,8 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from groundwatch.adapters.llm.llm_judge import ChatModel
 from groundwatch.core.judging.normalize import fold
+from groundwatch.core.llm import ChatModel, fill
 from groundwatch.core.model import Verdict
 from groundwatch.errors import GroundwatchError
 
@@ -61,12 +61,6 @@ CLAIMS_PROMPT = (
 #: SelfCheck in GRAMMAR §3: four stochastic samples at temperature 1.0.
 SELFCHECK_SAMPLES = 4
 SAMPLE_TEMPERATURE = 1.0
-
-
-def _fill(template: str, **values: str) -> str:
-    for name, value in values.items():
-        template = template.replace("{" + name + "}", value)
-    return template
 
 
 _OPEN = r"[\s\"'“”‘’(\[*#:]*"  # quotes, brackets, markdown: anything but a sign or a word
@@ -135,7 +129,7 @@ async def ragas_faithfulness(
     """
     try:
         (raw_claims,) = await client.complete(
-            "", _fill(CLAIMS_PROMPT, query=query, answer=response), temperature=0.0
+            "", fill(CLAIMS_PROMPT, query=query, answer=response), temperature=0.0
         )
     except GroundwatchError as exc:
         return Faithfulness(None, [], [], judge_errors=1, reason=f"judge_error: {exc}")
@@ -145,7 +139,7 @@ async def ragas_faithfulness(
     context = "\n\n".join(contexts)[:max_context_chars]
 
     async def check(statement: str) -> str | None:
-        prompt = _fill(RAGAS_NLI_PROMPT, context=context, statement=statement)
+        prompt = fill(RAGAS_NLI_PROMPT, context=context, statement=statement)
         try:
             (reply,) = await client.complete("", prompt, temperature=0.0, max_tokens=5)
         except GroundwatchError:
@@ -188,7 +182,7 @@ async def selfcheck(
     """Correct only if every sample has the main answer's meaning; any disagreement: incorrect."""
 
     async def agree(sample: str) -> bool | None:
-        prompt = _fill(
+        prompt = fill(
             SELFCHECK_QA_PROMPT, query=query, answer=main_answer, stochastic_answer=sample
         )
         try:

@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from groundwatch.runtime.consume import ConsumeLoop
 
 
-class LoopMetrics:
+class LoopTelemetry:
     """Per-service counters of the consume loop (names end in units, fixed label sets)."""
 
     def __init__(self, registry: CollectorRegistry, service: str) -> None:

@@ -1,5 +1,6 @@
-"""Prometheus export of the live tallies, read at scrape time from the view the analytics consume
-loop published last (:mod:`groundwatch.core.tagging_view`; never the live tagger).
+"""Analytics' telemetry: the live tallies as Prometheus series, read at scrape time from the view
+the analytics consume loop published last (:mod:`groundwatch.core.tagging_view`; never the live
+tagger).
 
 Label sets are bounded (target, cohort, status, verdict, cause, scenario) — never group ids or
 text — so the series count does not grow with the dataset. Gauges are read at scrape time from
@@ -18,12 +19,12 @@ from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from groundwatch.core.data_quality import QualityLabel, QualityResults
-from groundwatch.core.judge_quality import BUCKETS, JudgeQuality
 from groundwatch.core.model import Verdict
+from groundwatch.core.score_tallies import BUCKETS, ScoreTallies
 from groundwatch.core.tagging import GroupStatus, Observation, Transition
 from groundwatch.core.tagging_reads import TallyReads
-from groundwatch.report.model import JudgeQualityReport
-from groundwatch.report.quality import quality_report
+from groundwatch.report.model import ScoresReport
+from groundwatch.report.scores import scores_report
 
 
 class TallyCollector(Collector):
@@ -201,7 +202,7 @@ def _scenario_families(tagger: TallyReads) -> Iterator[GaugeMetricFamily]:
     yield judged
 
 
-class QualityCollector(Collector):
+class ScoresCollector(Collector):
     """What the judge measured beside its verdicts, over the judgements in the window: answer
     metrics (mean and a gauge histogram per target × cohort × scenario × metric), the self-audit
     agreement per rules tier, the reference-free evaluators' reliability against the SQL truth
@@ -215,9 +216,9 @@ class QualityCollector(Collector):
         self._tagger = tagger
         self.refresh_s = refresh_s
         self.dirty = True
-        self._built: tuple[int, float, JudgeQualityReport | None, JudgeQuality] | None = None
+        self._built: tuple[int, float, ScoresReport | None, ScoreTallies] | None = None
 
-    def quality(self) -> tuple[JudgeQualityReport | None, JudgeQuality]:
+    def tallies(self) -> tuple[ScoresReport | None, ScoreTallies]:
         tagger = self._tagger()
         now = time.monotonic()
         built = self._built
@@ -227,12 +228,12 @@ class QualityCollector(Collector):
             stale = now - built[1] >= self.refresh_s
         if stale or built is None:
             self.dirty = False
-            q = JudgeQuality.of(tagger.observations())
-            built = self._built = (id(tagger.lineage), now, quality_report(q), q)
+            q = ScoreTallies.of(tagger.observations())
+            built = self._built = (id(tagger.lineage), now, scores_report(q), q)
         return built[2], built[3]
 
     def collect(self) -> Iterator[Metric]:
-        report, q = self.quality()
+        report, q = self.tallies()
         mean = GaugeMetricFamily(
             "groundwatch_answer_metric_mean",
             "Mean of a per-answer metric (EM, F1, ROUGE-L, BLEU, Recall/Precision/AP/nDCG@K,"
@@ -274,7 +275,7 @@ def _bounds(fam: GaugeMetricFamily, labels: list[str], ci: tuple[float, float] |
         fam.add_metric([*labels, "high"], ci[1])
 
 
-def _audit_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetricFamily]:
+def _audit_families(report: ScoresReport | None) -> Iterator[GaugeMetricFamily]:
     agreement = GaugeMetricFamily(
         "groundwatch_judge_audit_agreement",
         "Self-audit: share of audited rule-decided answers the LLM tier agreed with (window).",
@@ -305,7 +306,7 @@ def _audit_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetricFa
 _MEASURES = ("precision", "recall", "error_precision", "error_recall", "agreement")
 
 
-def _evaluator_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetricFamily]:
+def _evaluator_families(report: ScoresReport | None) -> Iterator[GaugeMetricFamily]:
     value = GaugeMetricFamily(
         "groundwatch_evaluator_reliability",
         "Reference-free evaluator against the SQL-grounded verdicts (GRAMMAR Table 1, window):"
@@ -345,7 +346,7 @@ def _evaluator_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetr
     yield calls
 
 
-def _ragprobe_families(report: JudgeQualityReport | None) -> Iterator[GaugeMetricFamily]:
+def _ragprobe_families(report: ScoresReport | None) -> Iterator[GaugeMetricFamily]:
     ratio = GaugeMetricFamily(
         "groundwatch_ragprobe_metric_failure_ratio",
         "RAGProbe scenario probes failing a metric / all the scenario's probes (window;"
@@ -411,7 +412,7 @@ def knowledge_regressions(tagger: TallyReads, transitions: list[Transition]) -> 
     return out
 
 
-class AnalyticsMetrics:
+class AnalyticsTelemetry:
     def __init__(
         self,
         registry: CollectorRegistry,
@@ -449,8 +450,8 @@ class AnalyticsMetrics:
         )
         self._tagger = tagger
         registry.register(TallyCollector(tagger, quality))
-        self.judge_quality = QualityCollector(tagger)
-        registry.register(self.judge_quality)
+        self.scores = ScoresCollector(tagger)
+        registry.register(self.scores)
 
     def _count_knowledge_regressions(self, transitions: list[Transition]) -> None:
         if not transitions:
@@ -461,7 +462,7 @@ class AnalyticsMetrics:
     def observe(
         self, applied: list[Observation], transitions: list[Transition], tallied_at: float
     ) -> None:
-        self.judge_quality.dirty = True
+        self.scores.dirty = True
         pairs = {(o.target, o.cohort) for o in applied} - self._transition_pairs
         for target, cohort in pairs:
             # A labelled counter is exported only once it has a child: the first regression

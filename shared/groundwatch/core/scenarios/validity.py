@@ -1,4 +1,4 @@
-"""RAGProbe's validity check (§5.2) as a dataset quality report.
+"""RAGProbe's validity check (§5.2), and the scenario report it completes.
 
 A generated question is *valid* when retrieval over the corpus with the question finds the chunks
 the question was made from: it names its subject well enough to be answered from the corpus at
@@ -69,21 +69,21 @@ def validity(
     return dict(sorted(out.items()))
 
 
-def quality_report(
+def scenario_report(
     run: ScenarioRun,
     specs: Mapping[str, ScenarioSpec],
     corpus: Mapping[str, str] | None,
     *,
     k: int = DEFAULT_K,
 ) -> dict[str, Any]:
-    """The dataset quality report: what each scenario generated and dropped (by reason) and, with
-    a corpus, the validity of the kept questions."""
+    """The scenario report: what each scenario generated and dropped (by reason) and, with a
+    corpus, the validity of the kept questions."""
     checked = validity(run.items, specs, corpus, k=k) if corpus is not None else {}
     scenarios: dict[str, Any] = {}
     for sid, summary in run.summary().items():
         scenarios[sid] = {**summary, "validity": checked.get(sid)}
     return {
-        "schema": "groundwatch.scenario-quality/1",
+        "schema": "groundwatch.scenario-report/1",
         "retrieval": {"method": "bm25", "k": k} if corpus is not None else None,
         "items": len(run.items),
         "scenarios": scenarios,

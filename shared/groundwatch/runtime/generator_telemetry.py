@@ -15,7 +15,7 @@ from groundwatch.contracts import Probe
 from groundwatch.stages.generator.stage import RunSummary
 
 
-class GeneratorMetrics:
+class GeneratorTelemetry:
     def __init__(self, registry: CollectorRegistry) -> None:
         self.published = Counter(
             "groundwatch_probes_published", "Probes published.", ["target"], registry=registry

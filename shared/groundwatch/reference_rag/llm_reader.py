@@ -8,8 +8,8 @@ gap in the retrieval database (GRAMMAR §5.2, open-domain leakage), which is wha
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
 
+from groundwatch.core.llm import ChatModel
 from groundwatch.core.model import DONT_KNOW
 from groundwatch.core.retrieval import Retrieved
 
@@ -23,21 +23,6 @@ SYSTEM_PROMPT = (
 )
 
 
-@runtime_checkable
-class LlmClient(Protocol):
-    """What groundwatch needs from a chat model (the real client: ``adapters.llm.client``)."""
-
-    async def complete(
-        self,
-        system: str,
-        user: str,
-        *,
-        temperature: float = 0.0,
-        n: int = 1,
-        max_tokens: int | None = None,
-    ) -> list[str]: ...
-
-
 def user_prompt(query: str, docs: Sequence[Retrieved], max_chars_per_doc: int = 6000) -> str:
     """The context block followed by the question; long documents are cut to bound the prompt."""
     blocks = [
@@ -48,11 +33,12 @@ def user_prompt(query: str, docs: Sequence[Retrieved], max_chars_per_doc: int = 
 
 
 class LlmReader:
-    """:class:`~groundwatch.reference_rag.Reader` that asks an LLM through :class:`LlmClient`."""
+    """:class:`~groundwatch.reference_rag.Reader` that asks a
+    :class:`~groundwatch.core.llm.ChatModel`."""
 
     name = "llm"
 
-    def __init__(self, client: LlmClient, max_tokens: int = 128) -> None:
+    def __init__(self, client: ChatModel, max_tokens: int = 128) -> None:
         self._client = client
         self._max_tokens = max_tokens
 

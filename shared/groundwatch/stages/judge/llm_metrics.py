@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 import orjson
 
-from groundwatch.adapters.llm.llm_judge import ChatModel
+from groundwatch.core.llm import ChatModel, fill, listed_lines
 from groundwatch.core.semantic import Vector, cosine, share_of_sentences, statement_f1
 from groundwatch.errors import GroundwatchError
 
@@ -44,12 +44,6 @@ CONTEXT_RELEVANCE_PROMPT = (
 )
 
 
-def _fill(template: str, **values: str) -> str:
-    for name, value in values.items():
-        template = template.replace("{" + name + "}", value)
-    return template
-
-
 _OBJECT = re.compile(r"\{.*\}", re.S)
 
 
@@ -73,20 +67,11 @@ def parse_statements(text: str) -> tuple[int, int, int] | None:
     return counts[0], counts[1], counts[2]
 
 
-def _lines(text: str) -> list[str]:
-    out = []
-    for line in text.splitlines():
-        s = re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s*", "", line).strip()
-        if s:
-            out.append(s)
-    return out
-
-
 async def answer_correctness(
     client: ChatModel, question: str, answer: str, gold: str
 ) -> float | None:
     """RAGAS answer correctness: the F1 of the answer's statements against the gold's."""
-    prompt = _fill(ANSWER_CORRECTNESS_PROMPT, question=question, answer=answer, gold=gold)
+    prompt = fill(ANSWER_CORRECTNESS_PROMPT, question=question, answer=answer, gold=gold)
     try:
         (reply,) = await client.complete("", prompt, temperature=0.0, max_tokens=400)
     except GroundwatchError:
@@ -104,14 +89,14 @@ async def answer_relevance(
 ) -> float | None:
     """RAGAS answer relevance: the mean cosine between the question and ``n`` questions an LLM
     writes for the answer; 0 for a noncommittal answer."""
-    prompt = _fill(ANSWER_RELEVANCE_PROMPT, answer=answer, n=str(n))
+    prompt = fill(ANSWER_RELEVANCE_PROMPT, answer=answer, n=str(n))
     try:
         (reply,) = await client.complete("", prompt, temperature=0.0, max_tokens=200)
     except GroundwatchError:
         return None
     if "NONCOMMITTAL" in reply.upper():
         return 0.0
-    generated = _lines(reply)[:n]
+    generated = listed_lines(reply)[:n]
     if not generated:
         return None
     asked, *written = embed([question, *generated])
@@ -126,11 +111,11 @@ async def context_relevance(
     context = "\n".join(contexts)[:max_chars]
     if not context.strip():
         return None
-    prompt = _fill(CONTEXT_RELEVANCE_PROMPT, question=question, context=context)
+    prompt = fill(CONTEXT_RELEVANCE_PROMPT, question=question, context=context)
     try:
         (reply,) = await client.complete("", prompt, temperature=0.0, max_tokens=800)
     except GroundwatchError:
         return None
     if "INSUFFICIENT_INFORMATION" in reply.upper():
         return 0.0
-    return share_of_sentences(_lines(reply), context)
+    return share_of_sentences(listed_lines(reply), context)
