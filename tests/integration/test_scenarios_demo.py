@@ -23,9 +23,13 @@ def _without_time(report: dict[str, Any]) -> dict[str, Any]:
 async def test_demo_reports_scenario_failure_rates_without_disturbing_gap_detection(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    with_scenarios = (await run_demo(1, ("short", "long"), 1, "keyword", Console(say=print), None, "all")).to_json()
+    with_scenarios = (
+        await run_demo(1, ("short", "long"), 1, "keyword", Console(say=print), None, "all")
+    ).to_json()
     printed = capsys.readouterr().out
-    without = (await run_demo(1, ("short", "long"), 1, "keyword", Console(), None, "none")).to_json()
+    without = (
+        await run_demo(1, ("short", "long"), 1, "keyword", Console(), None, "none")
+    ).to_json()
 
     assert _without_time(with_scenarios) == _without_time(without)
     assert without["scenarios"] == {}

@@ -146,8 +146,8 @@ def write_templates(url: str, out: Path, opts: GenOptions, *, demo: bool) -> int
 
 async def llm_templates(schema: SchemaInfo, opts: GenOptions) -> Templates:
     """SQL and text templates the LLM ``GW_LLM_*`` configures proposes for ``schema``."""
-    from groundwatch.core.generation.llm import llm_sql_templates, llm_text_templates
     from groundwatch.app.bootstrap import llm_client
+    from groundwatch.core.generation.llm import llm_sql_templates, llm_text_templates
 
     client = llm_client("gen --llm")
     try:

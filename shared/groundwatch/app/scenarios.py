@@ -20,8 +20,8 @@ async def llm_scenarios(
     max_items: int | None,
 ) -> ScenarioRun:  # fmt: skip
     """RAGProbe's generator over ``corpus``: the LLM writes each scenario's items."""
-    from groundwatch.core.scenarios.generate import CorpusScenarioGenerator
     from groundwatch.app.bootstrap import llm_client
+    from groundwatch.core.scenarios.generate import CorpusScenarioGenerator
 
     client = llm_client("gen --scenarios over a corpus (RAGProbe's generator)")
     try:

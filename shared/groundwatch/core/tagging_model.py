@@ -5,8 +5,7 @@ beyond their own properties: every tagging module and every reader shares them."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 from groundwatch.core.evidence import DEFAULT_EVIDENCE, EvidenceRule, GroupStatus
