@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from groundwatch.core.model import Verdict
+from groundwatch.core.scores import NO_SCORES, AnswerScores, Scores
 from groundwatch.core.tagging import GroupKey, Observation, Tagger, Window
 from groundwatch.core.tagging_state import STATE_FORMAT, TallyState, dump_state, restore, valid
 
@@ -61,9 +62,11 @@ def outage_stream(seed: int) -> list[Observation]:
                             retrieved_ids=(f"d{rng.randrange(3)}",) if rng.random() < 0.6 else (),
                             relevant_doc_ids=("d1",) if g == 1 else (),
                             stale=rng.random() < 0.03,
-                            scores={"metric.f1": rng.random(), "metric.em": 1.0}
+                            scores=Scores(
+                                answer=AnswerScores(5, exact_match=1.0, token_f1=rng.random())
+                            ).tallied()
                             if rng.random() < 0.5
-                            else {},
+                            else NO_SCORES,
                         )
                     )
     late = rng.sample(out, 12)
@@ -124,7 +127,8 @@ def full_state(t: Tagger) -> tuple[object, ...]:
         sorted(t.knowledge_gap_counts().items()),
         sorted(t.knowledge_gap_counts(closed_domain=True).items()),
         sorted(t.cause_counts(closed_domain=True).items()),
-        {pid for pid in (o.probe_id for o in t.observations())},
+        # each observation with its scores: the typed families survive the state's JSON
+        {(o.probe_id, o.scores) for o in t.observations()},
         sorted(
             (k, t.flaky(*k), [o.probe_id for o in t.group_history(*k)])
             for k in {(x.target, x.cohort, x.group_id) for x in t.tallies()}

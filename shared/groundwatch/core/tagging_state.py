@@ -97,8 +97,28 @@ def _dump_observation(o: Observation) -> list[Any]:
         o.error_kind,
         o.context_has_answer,
         # the typed families as JSON text ('' for none): one restore decodes a text once
-        scores_json_bytes(o.scores).decode() if o.scores is not NO_SCORES else "",
+        _scores_text(o.scores),
     ]
+
+
+#: Scores written as JSON text, by object: the tally's observations share their tallied scores
+#: (:meth:`Scores.tallied`) and a tally's state is written again with every batch that touches
+#: it, so each scores object is serialized once, not once per write (bounded like the table of
+#: shared scores; the entry holds the object, so its id stays its own).
+_ENCODED: dict[int, tuple[Scores, str]] = {}
+
+
+def _scores_text(scores: Scores) -> str:
+    if scores is NO_SCORES:
+        return ""
+    hit = _ENCODED.get(id(scores))
+    if hit is not None and hit[0] is scores:
+        return hit[1]
+    if len(_ENCODED) >= 1 << 16:
+        _ENCODED.clear()
+    text = scores_json_bytes(scores).decode()
+    _ENCODED[id(scores)] = (scores, text)
+    return text
 
 
 def valid(state: object) -> bool:
