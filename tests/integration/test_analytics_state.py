@@ -19,6 +19,7 @@ from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.adapters.db.models import Base, JudgementRow, TallyRow
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus
 from groundwatch.core.model import Expected, Verdict
+from groundwatch.core.scores import AnswerScores, Scores
 from groundwatch.core.tagging import Tagger, Window
 from groundwatch.stages.analytics.stage import AnalyticsStage
 
@@ -88,7 +89,10 @@ def cycle_judgements(rng: random.Random, cycle: int, *, down: bool = False) -> l
                 v = Verdict.ERROR if down else rng.choice(VERDICTS)
                 out.append(
                     Judgement.for_response(
-                        r, verdict=v, tier="exact", scores={"metric.f1": rng.random()}
+                        r,
+                        verdict=v,
+                        tier="exact",
+                        scores=Scores(answer=AnswerScores(5, token_f1=rng.random())),
                     )
                 )
     rng.shuffle(out)
@@ -104,7 +108,8 @@ def view(t: Tagger) -> tuple[object, ...]:
         sorted(t.stale_counts().items()),
         sorted(t.target_health().items()),
         sorted((k, sorted(v)) for k, v in ((x, t.knowledge_gaps(x)) for x in ("t", "u"))),
-        sorted(o.probe_id for o in t.observations()),
+        # with their scores: the typed families survive the stored state
+        sorted((o.probe_id, str(o.scores)) for o in t.observations()),
         sorted(t.cause_counts().items()),
     )
 
