@@ -99,3 +99,72 @@ def test_stale_answer_is_its_own_failure_kind() -> None:
     for j in (stale, right):
         tagger.apply(observation_from_judgement(j))
     assert tagger.cause_counts() == {("t", "short", Cause.STALE): 1}
+
+
+def _shop(db: Path) -> None:
+    con = sqlite3.connect(db)
+    con.executescript(
+        """
+        CREATE TABLE product (
+            id INTEGER PRIMARY KEY, name TEXT NOT NULL, discontinued INTEGER NOT NULL,
+            launched DATETIME NOT NULL, price_usd REAL NOT NULL
+        );
+        """
+    )
+    con.executemany(
+        "INSERT INTO product VALUES (?, ?, ?, ?, ?)",
+        [
+            (i, f"Gadget {chr(65 + i)}", i % 2, f"2022-0{1 + i % 9}-1{i % 10} 00:00:00", 9.5 + i)
+            for i in range(12)
+        ],
+    )
+    con.commit()
+    con.close()
+
+
+def test_a_refresh_reads_each_value_as_generation_said_it(tmp_path: Path) -> None:
+    """The refresh re-reads a group's answer in the form generation gave its gold — a flag's 0/1
+    as yes/no, a midnight date-time as its day, money with its currency — so an unchanged fact
+    is no new version (a flag's '1' was one: its right 'Yes, …' answers became stale and the
+    group a false gap), and a changed one reads as generation would say it."""
+    from groundwatch.adapters.sources.generate import generate_groups
+
+    db = tmp_path / "shop.db"
+    _shop(db)
+    groups = generate_groups(f"sqlite:///{db}", k=2).groups
+    by_gold: dict[str, list[SemanticGroup]] = {}
+    for g in groups:
+        by_gold.setdefault(g.answer.values[0], []).append(g)
+    flags = by_gold.get("yes", []) + by_gold.get("no", [])
+    days = [g for g in groups if g.answer.types == [AnswerType.DATE]]
+    money = [g for g in groups if g.answer.values[0].endswith(" USD")]
+    assert flags and days and money, sorted(by_gold)[:20]
+    engine = readonly_engine(f"sqlite:///{db}")
+    try:
+        unchanged = refresh_answers(engine, groups)
+    finally:
+        engine.dispose()
+    assert unchanged.changed == [] and unchanged.vanished == []
+
+    con = sqlite3.connect(db)
+    con.execute(
+        "UPDATE product SET discontinued = 1 - discontinued, launched = '2023-05-06 00:00:00',"
+        " price_usd = price_usd + 1"
+    )
+    con.commit()
+    con.close()
+    engine = readonly_engine(f"sqlite:///{db}")
+    try:
+        changed = refresh_answers(engine, flags + days + money)
+    finally:
+        engine.dispose()
+    after = {g.group_id: g.answer for g in changed.groups}
+    for g in flags:
+        assert after[g.group_id].values == ["no" if g.answer.values == ["yes"] else "yes"]
+        assert after[g.group_id].version == 2
+    for g in days:
+        assert after[g.group_id].values == ["2023-05-06"], after[g.group_id].values
+    for g in money:
+        old = float(g.answer.values[0].removesuffix(" USD"))
+        new = after[g.group_id].values[0]
+        assert new.endswith(" USD") and float(new.removesuffix(" USD")) == old + 1, new

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import Engine
 
 from groundwatch.adapters.sources.port import SqlAlchemyPort
-from groundwatch.core.generation.answers import typed_answer
+from groundwatch.core.generation.answers import rerender, typed_answer
 from groundwatch.core.generation.sql_gate import ReadGate
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.versions import next_version, with_answer
@@ -59,6 +59,12 @@ def refresh_answers(
             if len(kinds) != len(rows[0]):
                 kinds = (None,) * len(rows[0])
             values, types = typed_answer(tuple(rows[0]), kinds)
+            previous = group.answer.values
+            if len(previous) == len(values):
+                # in the form the generator gave the gold: yes/no, a day, money's unit
+                values = [
+                    rerender(p, v, k) for p, v, k in zip(previous, rows[0], types, strict=True)
+                ]
             new = next_version(group.answer, values, types)
             if new is None:
                 out.groups.append(group)

@@ -93,6 +93,35 @@ def yes_no(value: Any) -> str | None:
     return None
 
 
+_UNIT_GOLD = re.compile(r"^-?[\d.]+(?:e[-+]?\d+)? ([A-Z]{3})$")
+
+
+def rerender(previous: str, value: Any, kind: AnswerType | None) -> str:
+    """A value read again from the source in the form its group's gold took when generated.
+
+    A stored group does not carry its column's schema, but its gold shows how
+    :func:`value_renderer` said it: a yes/no gold is a flag's (its 0/1 read again is yes/no), a
+    gold with a currency code is money's, and a date is a date (a midnight date-time its day).
+    Without this the refresh read an unchanged flag's ``1`` as a changed answer: a new version
+    whose gold ``1`` made every right "Yes, …" stale, and the group a false gap."""
+    text = format_value(value)
+    if previous in ("yes", "no"):
+        said = yes_no(value)
+        if said is not None:
+            return said
+    if kind is AnswerType.DATE:
+        return date_text(text)
+    if kind is AnswerType.NUMBER:
+        m = _UNIT_GOLD.match(previous)
+        if (
+            m is not None
+            and isinstance(value, int | float | Decimal)
+            and not isinstance(value, bool)
+        ):
+            return f"{text} {m.group(1)}"
+    return text
+
+
 def currency_of(column: str) -> str | None:
     """The currency a column's name says its values are in (``price_usd`` → USD), or None."""
     ws = re.split(r"[^a-z]+", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", column).lower())
