@@ -135,6 +135,29 @@ def test_gate_checks_every_cohort_and_undefined_figures_break() -> None:
     assert line == "t/long: acc_db = 0.3333 < 0.5 (--fail-under)"
 
 
+def test_non_robust_share_counts_a_fact_missed_in_one_cohort_only() -> None:
+    """Short forms right and long forms wrong: each cohort is consistent within itself (short
+    robust, long a cohort gap), and the semantic group is fragile — the gate's non-robust share
+    must see it (it read 0 for the long cohort, and ``--max non_robust_share=0.01`` passed)."""
+    t = Tagger(Window(runs=1))
+    for g in ("g1", "g2"):
+        for cohort, verdict in (("short", Verdict.CORRECT), ("long", Verdict.INCORRECT)):
+            for f in range(2):
+                t.apply(
+                    Observation(
+                        f"{g}{cohort}{f}", "t", cohort, g, f"{cohort}{f}", verdict,
+                        group_forms=2, series="s", cycle=1,
+                    )
+                )  # fmt: skip
+    report = report_from_tagger(t)
+    long_ = report.cohorts["long"]
+    assert long_.non_robust_groups == 0 and long_.cohort_gap_groups == 2
+    assert figure(long_, "non_robust_share") == 1.0
+    assert figure(long_, "cohort_gap_share") == 1.0
+    checks = evaluate(report, [parse_rule("non_robust_share=0.01", "max")])
+    assert sorted((c.cohort, c.ok) for c in checks) == [("long", False), ("short", True)]
+
+
 def test_junit_has_one_case_per_group() -> None:
     t = tagger()
     report = report_from_tagger(t)

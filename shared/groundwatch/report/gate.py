@@ -32,9 +32,17 @@ def _all_groups(c: CohortNumbers) -> int:
 #: Figures derived from the cohort numbers (a share of groups or of probed forms).
 SHARES: dict[str, tuple[str, Callable[[CohortNumbers], float | None]]] = {
     "gap_share": ("gap groups / decided groups", lambda c: _share(c.gap_groups, c.groups)),
+    # fragility as the semantic group shows it: a fact this cohort answered in one wording and
+    # not another, or missed in every wording of it while another cohort answered it (a cohort
+    # gap: short right, long wrong) — the second is no non-robust group *of the cohort*, and a
+    # gate on non-robust groups alone passed a target fragile on every long form
     "non_robust_share": (
-        "non-robust groups / decided groups",
-        lambda c: _share(c.non_robust_groups, c.groups),
+        "(non-robust + cohort-gap groups) / decided groups",
+        lambda c: _share(c.non_robust_groups + c.cohort_gap_groups, c.groups),
+    ),
+    "cohort_gap_share": (
+        "cohort-gap groups / decided groups",
+        lambda c: _share(c.cohort_gap_groups, c.groups),
     ),
     "robust_share": ("robust groups / decided groups", lambda c: _share(c.robust_groups, c.groups)),
     "flaky_share": ("flaky groups / decided groups", lambda c: _share(c.flaky_groups, c.groups)),
