@@ -174,3 +174,16 @@ def test_a_ratings_file_names_what_is_wrong(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["report", "-g", f"short={results}", "--ratings", "missing.csv"])
     assert res.exit_code == 2
     assert one_error_line(res.output) == "error: missing.csv: No such file or directory"
+
+
+@pytest.mark.parametrize("command", ["report", "groups"])
+def test_the_window_setting_is_read_and_checked_by_the_reading_commands(
+    command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GW_WINDOW_RUNS, the README's equivalent of --window-runs, was ignored by run, report,
+    groups and show: 'abc' and -1 exited 0 with a window of one cycle."""
+    for bad in ("abc", "-1"):
+        monkeypatch.setenv("GW_WINDOW_RUNS", bad)
+        result = CliRunner().invoke(app, [command])
+        assert result.exit_code == 2, result.output
+        assert "GW_WINDOW_RUNS" in result.output

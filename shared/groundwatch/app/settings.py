@@ -138,7 +138,8 @@ class AnalyticsSettings(CommonSettings):
         1,
         ge=0,
         description="A group's status is over its own last N probed cycles (1: the latest);"
-        " 0 pools every cycle (a batch view, never live).",
+        " 0 pools every cycle (a batch view, never live). Also the default of --window-runs of"
+        " run, report, groups and show.",
     )
     api_read_token: str | None = Field(
         None,

@@ -35,7 +35,11 @@ SeriesOpt = Annotated[
 ]
 WindowOpt = Annotated[
     int,
-    typer.Option(min=0, help="Each group's status over its last N cycles (1: latest; 0: all)."),
+    typer.Option(
+        min=0,
+        envvar="GW_WINDOW_RUNS",
+        help="Each group's status over its last N cycles (1: latest; 0: all).",
+    ),
 ]
 #: The stages that consume messages and so may dead-letter one (the service names they carry).
 DEAD_LETTER_STAGES = ("rag-runner", "judge", "analytics")

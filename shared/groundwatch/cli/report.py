@@ -96,6 +96,7 @@ def register(app: typer.Typer) -> None:
             int,
             typer.Option(
                 min=0,
+                envvar="GW_WINDOW_RUNS",
                 help="Each group's status over its last N cycles (1: the latest; 0 pools all).",
             ),
         ] = 1,
