@@ -60,6 +60,20 @@ def test_gen_then_run_once_reports_every_group(tmp_path: Path) -> None:
         assert numbers["gap_groups"] == len(groups)
         assert numbers["acc_db"] == 0.0
     assert "clueless" in proc.stdout
+    # a filter naming nothing the series holds is a typo, said so (it printed "0 groups", exit 0)
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    for option, typo, hint in (
+        ("--cohort", "lng", "'long'"),
+        ("--target", "clueles", "'clueless'"),
+    ):
+        bad = subprocess.run(
+            [CLI, "groups", option, typo, "--database-url", store],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert bad.returncode == 2, bad.stdout
+        assert f"did you mean {hint}?" in bad.stderr and len(bad.stderr.splitlines()) == 1
 
 
 def test_run_rejects_a_bad_targets_file_naming_the_field(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
@@ -181,3 +183,19 @@ def test_json_flag_without_a_file_means_stdout() -> None:
     ]  # fmt: skip
     assert _json_without_file(["groups", "--json", "f.json"]) == ["groups", "--json", "f.json"]
     assert _json_without_file(["run", "--json"]) == ["run", "--json"]
+
+
+def test_a_report_file_named_dash_is_standard_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """``report --json -`` wrote a file named '-' and said "wrote -"; ``groups --json -``
+    writes to standard output, and so does every report file now — the text report then
+    stays off standard output, which carries the file."""
+    from groundwatch.cli.outputs import STDOUT, finish
+
+    monkeypatch.chdir(tmp_path)
+    code = finish(report_from_tagger(tagger()), json_out=STDOUT, fail_on_dead_target=False)
+    out, err = capsysbinary.readouterr()
+    assert code == 0 and not (tmp_path / "-").exists()
+    assert json.loads(out)["schema"].startswith("groundwatch.report/")
+    assert b"wrote" not in err

@@ -201,6 +201,8 @@ def list_groups(
     from groundwatch.report.groups import group_results
 
     replay = store.replay(series, window_runs)
+    _known(target, replay.tagger.targets(), "target", replay.series)
+    _known(cohort, replay.tagger.cohorts(target), "cohort", replay.series)
     total, rows = group_results(
         replay.tagger,
         target=target,
@@ -213,6 +215,19 @@ def list_groups(
         limit=limit,
     )
     return GroupListing(replay.series, replay.cycle, total, rows)
+
+
+def _known(name: str | None, known: Sequence[str], what: str, series: str) -> None:
+    """A filter naming nothing the series holds is a typo, not an empty answer: ``--cohort lng``
+    printed "0 groups" and exited 0."""
+    if name is None or name in known or not known:
+        return
+    from groundwatch.validation import did_you_mean
+
+    raise ConfigError(
+        f"--{what} {name!r}: series {series} has no such {what}{did_you_mean(name, known)}"
+        f" (it has {', '.join(known)})"
+    )
 
 
 def open_store(url: str, name: str, *, create: bool = False, default: bool = False) -> Store:

@@ -7,6 +7,7 @@ evaluated; the first error and the counts by kind say why), else 1 when a ``--fa
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -69,7 +70,15 @@ def parse_rules(fail_under: Sequence[str] | None, maximum: Sequence[str] | None)
     return rules
 
 
+#: The file name that means standard output (``report --json -``, as ``groups --json -``).
+STDOUT = Path("-")
+
+
 def _write(path: Path, data: bytes) -> None:
+    if path == STDOUT:
+        sys.stdout.buffer.write(data + (b"" if data.endswith(b"\n") else b"\n"))
+        sys.stdout.flush()
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
 
@@ -116,12 +125,14 @@ def finish(
                 report.target_health,
             ),
         )
+    if STDOUT in (json_out, html_out, junit_out):
+        text = False  # standard output carries that file, not the text report
     if text and not quiet:
         from groundwatch.report.text import render_text
 
         typer.echo(render_text(report), nl=False)
     for path in (json_out, html_out, junit_out):
-        if path is not None:
+        if path is not None and path != STDOUT:
             typer.echo(f"wrote {path}", err=True)
     dead = [t for t, h in report.target_health.items() if h.all_failed]
     if dead and fail_on_dead_target:
