@@ -252,6 +252,14 @@ def test_gold_inside_a_sentence_is_correct(words: list[str], template: str) -> N
     assert judge(template.format(gold), E(gold)).verdict is C
 
 
+@pytest.mark.parametrize("gold", ["Billion", "Hundred", "Million Dollar Baby"])
+def test_a_scale_word_without_a_count_is_a_name_not_a_number(gold: str) -> None:
+    """'Billion' alone was read as 10^9 (hypothesis found it): its own sentence was
+    number_missing. A number in words needs its count ("one billion")."""
+    assert judge(f"It is {gold}.", E(gold)).verdict is C
+    assert judge("It is 1000000000.", E("one billion")).verdict is C
+
+
 _FORMATS = [
     lambda d: d.isoformat(),
     lambda d: f"{d:%B} {d.day}, {d.year}",

@@ -299,10 +299,14 @@ def words_value(text: str) -> float | None:
             if rest and (v >= 10 or rest < 20 or rest % 10):
                 return None
             current += v
+        elif w in _MULTIPLIERS and not current:
+            # a scale with no count before it is a word, not a number: a gold 'Billion' (a
+            # name) was read as 10^9 and 'It is Billion.' judged number_missing
+            return None
         elif w == "hundred":
-            current = max(current, 1) * 100
+            current *= 100
         elif w in _MULTIPLIERS:
-            total += max(current, 1) * _MULTIPLIERS[w]
+            total += current * _MULTIPLIERS[w]
             current = 0
         else:
             return None
