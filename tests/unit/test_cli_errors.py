@@ -187,3 +187,14 @@ def test_the_window_setting_is_read_and_checked_by_the_reading_commands(
         result = CliRunner().invoke(app, [command])
         assert result.exit_code == 2, result.output
         assert "GW_WINDOW_RUNS" in result.output
+
+
+def test_a_line_that_is_no_json_names_one_line_and_its_column(tmp_path: Path) -> None:
+    """'line 4: not JSON: … line 2 column 1 (char 27)' named two lines: orjson's own count
+    within the one line it was given."""
+    path = tmp_path / "d.jsonl"
+    good = json.dumps(_group_line())
+    path.write_text(f"{good}\n\n{good}\n" + '{"group_id": "g2", "sql": "x"\n')
+    with pytest.raises(ValueError) as err:
+        read_jsonl(path)
+    assert str(err.value) == "line 4, column 30: not JSON: unexpected end of data"

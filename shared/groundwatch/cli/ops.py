@@ -27,13 +27,19 @@ def register(app: typer.Typer) -> None:
     @app.command("db-upgrade")
     @one_line_errors
     def db_upgrade(
-        url: str = typer.Option(None, "--url", help="SQLAlchemy URL (default: GW_DATABASE_URL)."),
+        url: str = typer.Option(
+            None,
+            "--database-url",
+            "--url",
+            help="SQLAlchemy URL of the store, as every other command names it (default:"
+            " GW_DATABASE_URL; --url: its former name).",
+        ),
     ) -> None:
         """Migrate the database to the newest schema (Alembic)."""
         from groundwatch.app.store import upgrade_schema
 
         shown = (
-            upgrade_schema(url, "--url")
+            upgrade_schema(url, "--database-url")
             if url
             else upgrade_schema(_settings().database_url, "GW_DATABASE_URL")
         )

@@ -89,11 +89,15 @@ def iter_jsonl(path: str | Path | IO[bytes]) -> Iterator[SemanticGroup]:
         if not line.strip():
             continue
         try:
-            yield SemanticGroup.model_validate(orjson.loads(line))
+            yield SemanticGroup.model_validate(orjson.loads(line.rstrip()))
         except ValidationError as e:
             problem = validation_line(e, SemanticGroup)
             raise ValueError(f"line {lineno}: not a semantic group: {problem}") from e
-        except (orjson.JSONDecodeError, ValueError) as e:
+        except orjson.JSONDecodeError as e:
+            # orjson counts lines and columns within the line it was given: only the column is
+            # ours to show ("line 4: not JSON: … line 2 column 1" named two lines)
+            raise ValueError(f"line {lineno}, column {e.colno}: not JSON: {e.msg}") from e
+        except ValueError as e:
             raise ValueError(f"line {lineno}: not JSON: {e}") from e
 
 

@@ -139,7 +139,10 @@ def why_empty(s: StageSummary) -> str:
     """Which stage dropped everything, when a generation produced no group: the one line a user
     needs to fix the input (more rows, a smaller --forms, list answers), never a silent 0."""
     if s.source_tables == 0:
-        return "the source database has no tables (or steering excluded every one)"
+        return (
+            "the source database has no tables, or steering (--include-tables, --exclude-tables,"
+            " --exclude-columns, --pii) excluded every one"
+        )
     if s.source_rows == 0:
         return f"the source database's {s.source_tables} tables hold no rows"
     if s.sql_templates_proposed == 0:
