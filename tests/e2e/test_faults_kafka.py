@@ -439,7 +439,7 @@ def test_target_outage_opens_the_circuit_and_never_makes_a_wrong_answer(
         breaker_during = breaker_state(runner)
         statuses_during = group_statuses(analytics)
         page = analytics.get("/metrics").text
-        stale_during = metric_samples(page, "groundwatch_stale_groups")
+        held_during = metric_samples(page, "groundwatch_held_groups")
         answered_during = metric_samples(page, "groundwatch_target_answered_ratio")
 
         restart = time.monotonic()
@@ -464,13 +464,13 @@ def test_target_outage_opens_the_circuit_and_never_makes_a_wrong_answer(
     assert set(kinds) <= {"connection", "circuit_open"} and kinds["circuit_open"] > 0, kinds
     assert breaker_during == "open"
     # An outage is no evidence either way: every group keeps the status of its last cycle with
-    # evidence (stale) — the gap list does not vanish while the endpoint is down — and the
+    # evidence (held) — the gap list does not vanish while the endpoint is down — and the
     # endpoint's health says it is down.
     assert statuses_during == statuses_healthy
-    # every group with evidence is stale: the decided ones, and the unknown ones whose evidence
+    # every group with evidence is held: the decided ones, and the unknown ones whose evidence
     # was too little (an unknown group that never had a decided verdict is not)
     decided = sum(n for k, n in statuses_healthy.items() if dict(k)["status"] != "unknown")
-    assert decided <= sum(stale_during.values()) <= sum(statuses_healthy.values())
+    assert decided <= sum(held_during.values()) <= sum(statuses_healthy.values())
     assert set(answered_during.values()) == {0.0}  # its newest cycle: nothing answered
     # The target is back: probing resumes, and each form gets the verdict it had before.
     before = {(j.group_id, j.form_id): j.verdict for j in by_run[healthy["run_id"]]}

@@ -105,7 +105,7 @@ def view(t: Tagger) -> tuple[object, ...]:
         sorted(t.status_counts().items()),
         sorted(t.verdict_counts().items()),
         t.cohort_numbers(),
-        sorted(t.stale_counts().items()),
+        sorted(t.held_counts().items()),
         sorted(t.target_health().items()),
         sorted((k, sorted(v)) for k, v in ((x, t.knowledge_gaps(x)) for x in ("t", "u"))),
         # with their scores: the typed families survive the stored state

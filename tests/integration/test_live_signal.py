@@ -330,7 +330,7 @@ def group_statuses(tagger: Tagger) -> dict[str, dict[str, str]]:
                 (t.status for t in ts),
                 answered=any(t.correct for t in ts),  # type: ignore[attr-defined]
             ).value,
-            "stale": str(any(t.stale for t in ts)),  # type: ignore[attr-defined]
+            "held": str(any(t.held for t in ts)),  # type: ignore[attr-defined]
         }
         for gid, ts in by.items()
     }
@@ -371,7 +371,7 @@ def test_scripted_endpoint_drives_the_shipped_alerts_and_the_statuses_match_the_
     scraped, statuses = asyncio.run(drive(groups, endpoint, f"sqlite:///{tmp_path / 's.db'}"))
 
     # --- the statuses against the endpoint's truth: at every cycle with answers; during an
-    # outage the statuses are the last conclusive ones (stale), so they are held to the truth
+    # outage the statuses are the last conclusive ones (held), so they are held to the truth
     # of the last cycle with answers
     rows = []
     last_answered = 0
@@ -381,7 +381,7 @@ def test_scripted_endpoint_drives_the_shipped_alerts_and_the_statuses_match_the_
             last_answered = i
         elif cycle > 3:
             decided = [s for s in statuses[i].values() if s["status"] not in ("unknown", "pending")]
-            assert decided and all(s["stale"] == "True" for s in decided), cycle
+            assert decided and all(s["held"] == "True" for s in decided), cycle
         if cycle >= 2:
             rows.append((truths[last_answered], statuses[i]))
     gap_p, gap_r, gap_tagged, gap_true = precision_recall(rows, "gap")

@@ -250,12 +250,12 @@ def test_errors_are_never_robust_silently_and_never_a_gap() -> None:
     assert cycle_of(t, 1, [C, C, E]) is GroupStatus.ROBUST
     tally = t.tally("t", "short", "g")
     assert tally is not None and tally.partial and tally.coverage == pytest.approx(2 / 3)
-    # a cycle in which the target answered nothing is no evidence: the status stays, stale
+    # a cycle in which the target answered nothing is no evidence: the status stays, held
     assert cycle_of(t, 2, [E, E, E]) is GroupStatus.ROBUST
     tally = t.tally("t", "short", "g")
-    assert tally is not None and tally.stale and tally.evidence_cycle == 1 and tally.cycle == 2
+    assert tally is not None and tally.held and tally.evidence_cycle == 1 and tally.cycle == 2
     n = t.cohort_numbers()[("t", "short")]
-    assert n["groups"] == 1 and n["robust_groups"] == 1 and n["stale_groups"] == 1
+    assert n["groups"] == 1 and n["robust_groups"] == 1 and n["held_groups"] == 1
     # a group that never had evidence is unknown, never a gap
     u = Tagger(Window(runs=1))
     assert cycle_of(u, 1, [E, E, E]) is GroupStatus.UNKNOWN

@@ -1,5 +1,5 @@
 """The evidence rules (issue 34): a group's status says only what its decided verdicts show,
-an outage keeps the last conclusive status (stale), and a cycle of too little evidence neither
+an outage keeps the last conclusive status (held), and a cycle of too little evidence neither
 hides a regression nor makes a gap regress again."""
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def test_a_stricter_rule_needs_more_decided_forms() -> None:
 
 
 def test_an_outage_keeps_the_gap_list_and_makes_no_transition() -> None:
-    """A cycle in which the target answered 503 to everything: the gap stays a gap (stale),
+    """A cycle in which the target answered 503 to everything: the gap stays a gap (held),
     the knowledge-gap list keeps it, nothing transitions; evidence afterwards moves it again."""
     t = Tagger(Window(runs=1))
     both(t, 1, [C, C, C])
@@ -96,19 +96,19 @@ def test_an_outage_keeps_the_gap_list_and_makes_no_transition() -> None:
         assert t.status("t", "short", "g") is GroupStatus.GAP
         assert t.knowledge_gaps("t") == {"g"} and t.knowledge_gap_counts() == {"t": 1}
         tally = t.tally("t", "short", "g")
-        assert tally is not None and tally.stale and tally.evidence_cycle == 2
+        assert tally is not None and tally.held and tally.evidence_cycle == 2
         assert tally.cycle == n and (tally.correct, tally.incorrect) == (0, 3)
     assert t.drain_transitions() == []
     numbers = t.cohort_numbers()[("t", "short")]
-    assert numbers["gap_groups"] == 1 and numbers["stale_groups"] == 1
+    assert numbers["gap_groups"] == 1 and numbers["held_groups"] == 1
     assert numbers["lambda"] == 1.0 and numbers["acc_db"] == 0.0
     # the outage keeps one cycle of memory, however long it lasts
     assert {o.cycle for o in t.group_history("t", "short", "g")} == {2, 5}
     both(t, 6, [C, C, C])  # back, and fixed
     assert t.status("t", "short", "g") is GroupStatus.ROBUST
-    assert not t.tally("t", "short", "g").stale  # type: ignore[union-attr]
+    assert not t.tally("t", "short", "g").held  # type: ignore[union-attr]
     assert [tr.kind for tr in t.drain_transitions()] == ["recovery", "recovery"]
-    assert t.stale_counts() == {}
+    assert t.held_counts() == {}
 
 
 def test_a_fact_lost_during_an_outage_is_a_regression_afterwards() -> None:
@@ -144,11 +144,11 @@ def test_undecided_only_cycles_are_no_evidence_either() -> None:
     t = Tagger(Window(runs=1))
     assert cycle(t, 1, [W, W, W]) is GroupStatus.GAP
     assert cycle(t, 2, [U, E, U]) is GroupStatus.GAP
-    assert t.tally("t", "short", "g").stale  # type: ignore[union-attr]
+    assert t.tally("t", "short", "g").held  # type: ignore[union-attr]
 
 
 def test_outage_state_survives_a_rebuild() -> None:
-    """The same observations replayed (start-up, rebalance) give the same stale status."""
+    """The same observations replayed (start-up, rebalance) give the same held status."""
     live = Tagger(Window(runs=1))
     both(live, 1, [W, W, W])
     both(live, 2, [E, E, E])
@@ -156,7 +156,7 @@ def test_outage_state_survives_a_rebuild() -> None:
     replay.rebuild(live.observations())
     assert replay.tally("t", "short", "g") == live.tally("t", "short", "g")
     assert replay.knowledge_gaps("t") == {"g"}
-    assert replay.stale_counts() == live.stale_counts() == {("t", "short"): 1, ("t", "long"): 1}
+    assert replay.held_counts() == live.held_counts() == {("t", "short"): 1, ("t", "long"): 1}
 
 
 def test_a_right_answer_in_a_cohort_of_too_little_evidence_refutes_the_knowledge_gap() -> None:
@@ -190,7 +190,7 @@ def test_the_continuous_run_line_says_statuses_transitions_and_target_errors() -
     assert text.startswith("gap 1, non-robust 0") and "regressions 2, recoveries 0" in text
     both(t, 3, [E, E, E])
     text = line.after(t)
-    assert text.startswith("gap 1, non-robust 0, flaky 0, unknown 0, robust 0 (stale 1);")
+    assert text.startswith("gap 1, non-robust 0, flaky 0, unknown 0, robust 0 (held 1);")
     assert "regressions 0, recoveries 0; target errors 6 of 6 — t answered nothing" in text
 
 
@@ -206,7 +206,7 @@ def test_the_html_report_names_the_target_and_shows_cycle_transitions_and_trend(
     both(t, 3, [E, E, E])
     report = report_from_tagger(t)
     assert report.targets["t"].cohorts["short"].regressions == 1
-    assert report.targets["t"].cohorts["short"].stale_groups == 1
+    assert report.targets["t"].cohorts["short"].held_groups == 1
     html = render_html(report)
     assert "<td>t · short</td>" in html and "<td>t · long</td>" in html
     assert "id='monitoring'" in html and "latest cycle 3" in html

@@ -122,7 +122,7 @@ def full_state(t: Tagger) -> tuple[object, ...]:
         open_domain,
         sorted(counted),  # type: ignore[type-var]
         causes,
-        sorted(t.stale_counts().items()),
+        sorted(t.held_counts().items()),
         sorted(t.target_health().items()),
         sorted(t.knowledge_gap_counts().items()),
         sorted(t.knowledge_gap_counts(closed_domain=True).items()),

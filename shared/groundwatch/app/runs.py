@@ -151,7 +151,7 @@ def only_this_series(tagger: Tagger, series: str, targets: Sequence[str]) -> Non
 
 class CycleLine:
     """What a continuous run says after each cycle, in one line: the semantic groups by status
-    (over every cohort; stale = kept through cycles without evidence), the regressions and
+    (over every cohort; held = kept through cycles without evidence), the regressions and
     recoveries since the previous line, and the target errors of the newest cycle — the
     operator's view of the live signal without opening /metrics."""
 
@@ -176,12 +176,12 @@ class CycleLine:
         text = (
             f"gap {n['gap']}, non-robust {n['non_robust']}, flaky {n['flaky']},"
             f" unknown {n['unknown']}, robust {n['robust']}"
-            + (f" (stale {n['stale']})" if n["stale"] else "")
+            + (f" (held {n['held']})" if n["held"] else "")
             + f"; regressions {moved['regression']}, recoveries {moved['recovery']};"
             f" target errors {errors} of {probed}"
         )
         if down:
-            text += f" — {', '.join(down)} answered nothing: statuses kept, stale"
+            text += f" — {', '.join(down)} answered nothing: statuses held"
         return text
 
 

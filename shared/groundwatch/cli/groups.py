@@ -108,8 +108,8 @@ def render_group(g: GroupResult) -> str:
         + (f"  ({', '.join(f'{c}: {s}' for c, s in g.cohort_status.items())})")
         + ("  — knowledge gap: the fact is missing" if g.knowledge_gap else "")
         + (
-            f"  — stale: kept from cycle {g.evidence_cycle}, no decided verdict since"
-            if g.stale
+            f"  — held: kept from cycle {g.evidence_cycle}, no decided verdict since"
+            if g.held
             else ""
         ),
         f"SQL:    {g.sql or '– (dataset not stored)'}",
@@ -218,7 +218,7 @@ def register(app: typer.Typer) -> None:
             [
                 g.target,
                 g.group_id,
-                g.status + (f" (stale since {g.evidence_cycle})" if g.stale else ""),
+                g.status + (f" (held since {g.evidence_cycle})" if g.held else ""),
                 " ".join(f"{c}:{s}" for c, s in g.cohort_status.items()),
                 _one_line(g.gold_text, 24),
                 _one_line(_question(g), 60),

@@ -14,7 +14,7 @@ into a status live here, in one place, and nowhere else (DESIGN.md, "status"):
   it is not known whether the other five would have been right;
 * a cycle with **no** evidence for a group (every form erred, was undecided, or the group was not
   sampled) does not count at all: the group keeps the status of its last cycle with evidence,
-  marked stale since then (:mod:`groundwatch.core.tagging` keeps the windows).
+  marked held since then (:mod:`groundwatch.core.tagging` keeps the windows).
 
 The thresholds are the operator's (``GW_EVIDENCE_MIN_FORMS``, ``GW_EVIDENCE_MIN_SHARE``); the
 defaults ask for at least two decided forms and half of the group's forms, which every complete

@@ -28,7 +28,7 @@ latest verdict — so re-asking the same questions does not add examples (nor na
 Errors (the target did not answer) and undecided verdicts never count as wrong, nor as evidence.
 A closed cycle with no decided verdict at all — an outage, a judge that abstained on every form —
 does not advance the group's window: the group keeps the status (and the numbers) of its last
-cycle with evidence, marked **stale** (``GroupTally.stale``, ``evidence_cycle``), so an endpoint
+cycle with evidence, marked **held** (``GroupTally.held``, ``evidence_cycle``), so an endpoint
 that is down does not erase the gap list, nor resolve and re-fire the alerts that read it; the
 outage is the target's health signal, not news about its knowledge. A group whose decided forms
 are all right but some form erred is robust *and partial* (``coverage`` < 1). A status change
@@ -132,7 +132,7 @@ class Tagger(TallyReads):
         # the rule's verdict per (right, wrong, forms): a few distinct triples, asked per status
         self._cycle_status = functools.lru_cache(maxsize=4096)(evidence.cycle_status)
         # groups per (target, cohort) whose status stands on an older cycle than their newest
-        self._stale_counts: dict[tuple[str, str], int] = {}
+        self._held_counts: dict[tuple[str, str], int] = {}
         # target → [newest cycle, probes judged in it, of which answered]: its health right now
         self._health: dict[str, list[int]] = {}
         self.open_domain_baseline = open_domain_baseline
@@ -420,11 +420,11 @@ class Tagger(TallyReads):
             if closed is None:
                 closed = [cy for cy in t.cycles.values() if cy.closed]
             new_status, last_closed = self._status(t, closed)
-            stale = bool(closed) and last_closed is not None and closed[-1].cycle > last_closed
-            if stale is not t.stale:
-                t.stale = stale
+            held = bool(closed) and last_closed is not None and closed[-1].cycle > last_closed
+            if held is not t.held:
+                t.held = held
                 ck = (key[0], key[1])
-                self._stale_counts[ck] = self._stale_counts.get(ck, 0) + (1 if stale else -1)
+                self._held_counts[ck] = self._held_counts.get(ck, 0) + (1 if held else -1)
         # running sums: remove the old contribution, add the new one
         s = t.sums
         s.probed += len(latest) - o_probed

@@ -172,8 +172,8 @@ class GroupTally:
     #: The cycle the status stands on: the group's newest cycle with evidence (0: none yet).
     evidence_cycle: int = 0
     #: The status is older than the group's newest cycle: cycles with no evidence (the target
-    #: erred, the judge abstained) came after it and did not move it.
-    stale: bool = False
+    #: erred, the judge abstained) came after it and did not move it: the status is held.
+    held: bool = False
 
     @property
     def examples(self) -> int:

@@ -38,7 +38,7 @@ class TallyReads:
     _knowledge_gaps: Any  # target → its knowledge-gap group ids
     _open_domain: Any  # group id → baseline tallies answering it
     _status_counts: dict[tuple[str, str, GroupStatus], int]
-    _stale_counts: dict[tuple[str, str], int]
+    _held_counts: dict[tuple[str, str], int]
     _health: dict[str, list[int]]
     _sums: dict[tuple[str, str], _CohortSums]
     _verdict_counts: dict[str, dict[Verdict, int]]
@@ -113,16 +113,16 @@ class TallyReads:
             }
         return {k: n for k, n in list(self._status_counts.items()) if n}
 
-    def stale_counts(self) -> dict[tuple[str, str], int]:
+    def held_counts(self) -> dict[tuple[str, str], int]:
         """Groups per (target, cohort) whose status stands on an older cycle than their newest
         one: cycles without evidence (an outage) came after it (what the operator must know
         beside a gap list that an outage did not erase)."""
-        return {k: n for k, n in list(self._stale_counts.items()) if n}
+        return {k: n for k, n in list(self._held_counts.items()) if n}
 
     def target_health(self) -> dict[str, tuple[int, int, int]]:
         """target → (its newest cycle, probes judged in that cycle, of which the target
         answered): whether the endpoint is up now, which the group statuses no longer say
-        (an outage keeps them, stale)."""
+        (an outage keeps them, held)."""
         return {t: (h[0], h[1], h[2]) for t, h in list(self._health.items())}
 
     def open_domain_groups(self) -> set[str]:
@@ -220,7 +220,7 @@ class TallyReads:
                 "robust_groups": by[GroupStatus.ROBUST],
                 "pending_groups": by[GroupStatus.PENDING],
                 "unknown_groups": by[GroupStatus.UNKNOWN],
-                "stale_groups": self._stale_counts.get((target, cohort), 0),
+                "held_groups": self._held_counts.get((target, cohort), 0),
                 "flaky_forms": s.flaky_forms,
                 "gap_examples": s.gap_examples,
                 "accuracy": s.correct / examples if examples else None,

@@ -200,7 +200,7 @@ class TaggerView(TallyReads):
         self._size = size
         # the running counts: small (targets × cohorts × statuses), copied
         self._status_counts = dict(tagger._status_counts)
-        self._stale_counts = dict(tagger._stale_counts)
+        self._held_counts = dict(tagger._held_counts)
         self._health = {t: list(h) for t, h in tagger._health.items()}
         self._sums = {k: _copy_sums(s) for k, s in tagger._sums.items()}
         self._verdict_counts = {t: dict(c) for t, c in tagger._verdict_counts.items()}

@@ -105,7 +105,7 @@ class _Tally:
     # the last conclusive status (see Transition.from_conclusive), for transitions out of unknown
     conclusive: GroupStatus | None = None
     # the status stands on an older cycle than the group's newest closed one (see GroupTally)
-    stale: bool = False
+    held: bool = False
     evicted_before: int | None = None
     answers_open_domain: bool = False  # a baseline tally with a correct latest verdict
 
@@ -139,5 +139,5 @@ def _tally_fields(key: GroupKey, t: _Tally) -> tuple[Any, ...]:
         min(history_from, first) if first is not None else history_from,
         t.series,
         t.last_closed or 0,
-        t.stale,
+        t.held,
     )

@@ -464,7 +464,7 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
         transitions=moves,
         regressions=kinds.get("regression", 0),
         recoveries=kinds.get("recovery", 0),
-        stale_groups=sum(1 for t in tallies.values() if t.stale),
+        held_groups=sum(1 for t in tallies.values() if t.held),
         forms_per_group=FormsRange(min=min(forms), max=max(forms)) if forms else None,
         gap_quality=gap_quality,
     )

@@ -109,18 +109,18 @@ _Key = tuple[str, str]  # (target, group_id)
 
 def status_summary(tagger: TallyReads, target: str | None = None) -> dict[str, int]:
     """Semantic groups by their status over every cohort (:func:`overall_status`), factual
-    probes only, and how many of them stand on kept evidence (``stale``): the numbers of a
+    probes only, and how many of them stand on kept evidence (``held``): the numbers of a
     continuous run's line per cycle. O(groups)."""
     by: dict[_Key, list[GroupTally]] = {}
     for t in tagger.tallies(target=target):
         if t.scenario == FACTUAL and t.target != tagger.open_domain_baseline:
             by.setdefault((t.target, t.group_id), []).append(t)
     out = dict.fromkeys([s.value for s in GroupStatus], 0)
-    out["stale"] = 0
+    out["held"] = 0
     for tallies in by.values():
         st = overall_status((t.status for t in tallies), answered=any(t.correct for t in tallies))
         out[st.value] += 1
-        out["stale"] += any(t.stale for t in tallies)
+        out["held"] += any(t.held for t in tallies)
     return out
 
 
@@ -249,7 +249,7 @@ def _build(
         series=first.series,
         cycle=max(t.cycle for t in tallies),
         evidence_cycle=max(t.evidence_cycle for t in tallies),
-        stale=any(t.stale for t in tallies),
+        held=any(t.held for t in tallies),
         scenario=first.scenario,
         correct=correct,
         incorrect=incorrect,

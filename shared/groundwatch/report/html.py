@@ -152,7 +152,7 @@ def _label(target: str, cohort: str, many_targets: bool) -> str:
 
 
 def _monitoring_html(report: Report) -> str:
-    """Where the series stands: its cycle and window, what is stale, the regressions and
+    """Where the series stands: its cycle and window, what is held, the regressions and
     recoveries per target · cohort, the trend of status changes per cycle and the latest
     transitions (the JSON's ``series``, ``latest_cycle``, ``transitions`` and the cohorts'
     counts, which the page used to leave out)."""
@@ -170,13 +170,13 @@ def _monitoring_html(report: Report) -> str:
         + f" · latest cycle {escape(_fmt(report.latest_cycle))} · {escape(window)}</p>",
     ]
     rows = [
-        [f"{t} · {c}", "", n.regressions, n.recoveries, n.stale_groups, n.unknown_groups]
+        [f"{t} · {c}", "", n.regressions, n.recoveries, n.held_groups, n.unknown_groups]
         for t, tr in report.targets.items()
         for c, n in tr.cohorts.items()
     ]
     parts.append(
         _table(
-            ["target · cohort", "", "regressions", "recoveries", "stale", "unknown"],
+            ["target · cohort", "", "regressions", "recoveries", "held", "unknown"],
             rows,
             helps=[
                 "",

@@ -74,7 +74,7 @@ class CohortNumbers(_Model):
         description="Too little decided for a status (one wrong form beside undecided ones), or"
         " no decided verdict ever (the evidence rules).",
     )
-    stale_groups: int = Field(
+    held_groups: int = Field(
         0,
         description="Groups whose status is kept from an older cycle: the later ones had no"
         " decided verdict (target errors, an outage).",
@@ -533,10 +533,10 @@ class GroupResult(_Model):
     evidence_cycle: int = Field(
         0, description="The newest cycle with a decided verdict: the one the status stands on."
     )
-    stale: bool = Field(
+    held: bool = Field(
         False,
         description="Later cycles had no decided verdict (target errors, an outage): the status"
-        " is kept from evidence_cycle.",
+        " is held from evidence_cycle.",
     )
     scenario: str = "factual"
     sql: str | None = None

@@ -101,18 +101,18 @@ class TallyCollector(Collector):
         yield from families.values()
         yield coverage
         yield flaky
-        stale = GaugeMetricFamily(
-            "groundwatch_stale_groups",
+        held = GaugeMetricFamily(
+            "groundwatch_held_groups",
             "Semantic groups whose status stands on an older cycle than their newest: the cycles"
             " after it had no decided verdict (target errors, an outage), so the status was kept.",
             labels=["target", "cohort"],
         )
-        stale_now = tagger.stale_counts()
+        held_now = tagger.held_counts()
         for target in targets:
             for cohort in tagger.cohorts(target):
                 if cohort not in scenarios:
-                    stale.add_metric([target, cohort], stale_now.get((target, cohort), 0))
-        yield stale
+                    held.add_metric([target, cohort], held_now.get((target, cohort), 0))
+        yield held
         answered = GaugeMetricFamily(
             "groundwatch_target_answered_ratio",
             "Probes the target answered (no target error) / probes judged, in its newest cycle:"
