@@ -414,6 +414,25 @@ def test_multi_column_answers_are_tuples_with_types(port: SqlitePort) -> None:
 @pytest.mark.parametrize(
     ("column", "kind", "label"),
     [
+        ("born", "number", "birth year"),
+        ("born", "date", "birth date"),
+        ("date_built", "date", "date built"),
+        ("built", "number", "construction year"),
+        ("born", "text", "born"),
+        ("released", "date", "released date"),
+    ],
+)
+def test_a_column_named_by_an_irregular_participle_reads_as_its_event(
+    column: str, kind: str, label: str
+) -> None:
+    """'Born for 'Chinua Achebe'', 'the born of the author named …': a column named by a
+    participle without -ed is its event's date or year, as an -ed one is."""
+    assert attribute_label(column, kind) == label
+
+
+@pytest.mark.parametrize(
+    ("column", "kind", "label"),
+    [
         ("weight_kg", AnswerType.NUMBER, "weight in kg"),
         ("price_usd", AnswerType.NUMBER, "price in usd"),
         ("size_in_kg", AnswerType.NUMBER, "size in kg"),

@@ -127,6 +127,16 @@ _UNITS = frozenset(
 )  # fmt: skip
 
 
+#: Past participles without -ed that name an event when a column is called by them, with the
+#: event's noun: a ``born`` integer is a birth year, a ``built`` date a construction date.
+_IRREGULAR_EVENTS = {
+    "born": "birth", "built": "construction", "sold": "sale", "paid": "payment",
+    "begun": "start", "begin": "start", "made": "production", "written": "writing",
+    "sent": "dispatch", "held": "holding", "died": "death",
+}  # fmt: skip
+_TIME_WORDS = frozenset({"date", "year", "time", "day"})
+
+
 def attribute_label(column: str, kind: str | None) -> str:
     """How a column reads as the thing asked for.
 
@@ -136,6 +146,16 @@ def attribute_label(column: str, kind: str | None) -> str:
     """
     label = humanize(column)
     ws = label.split()
+    if (
+        ws
+        and ws[-1] in _IRREGULAR_EVENTS
+        and kind in ("date", "number")
+        and not _TIME_WORDS.intersection(ws)
+    ):
+        # born, built, sold: no -ed to tell the event by, and "born date" says it worse than the
+        # event's own noun ("Born for 'Chinua Achebe'" was a question of a new user's schema)
+        noun = " ".join([*ws[:-1], _IRREGULAR_EVENTS[ws[-1]]])
+        return f"{noun} {'date' if kind == 'date' else 'year'}"
     if kind == "number" and len(ws) >= 2 and ws[-1] in _UNITS and ws[-2] != "in":
         return f"{' '.join(ws[:-1])} in {ws[-1]}"  # weight_kg: "weight in kg", not "weight kg"
     if kind == "date" and len(ws) >= 2 and ws[-1] in _PREPOSITIONS:
