@@ -199,3 +199,24 @@ def test_a_report_file_named_dash_is_standard_output(
     assert code == 0 and not (tmp_path / "-").exists()
     assert json.loads(out)["schema"].startswith("groundwatch.report/")
     assert b"wrote" not in err
+
+
+def test_show_says_a_gap_of_previous_values_is_outdated_knowledge() -> None:
+    """Every form answering the source's previous value (cause stale) was shown as 'knowledge
+    gap: the fact is missing' beside causes that said otherwise."""
+    from groundwatch.cli.groups import render_group
+    from groundwatch.report.model import FormResult, GroupResult
+
+    def form(i: int, cause: str) -> FormResult:
+        return FormResult(
+            probe_id=f"p{i}", form_id=f"f{i}", cohort="short", verdict="incorrect", cause=cause
+        )
+
+    def group(*causes: str) -> str:
+        forms = [form(i, c) for i, c in enumerate(causes)]
+        return render_group(
+            GroupResult(target="t", group_id="g", status="gap", knowledge_gap=True, forms=forms)
+        )
+
+    assert "knowledge gap: the fact is outdated" in group("stale", "stale")
+    assert "knowledge gap: the fact is missing" in group("stale", "gap")

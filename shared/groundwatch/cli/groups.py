@@ -96,6 +96,15 @@ def _write_json(dest: str, payload: Any) -> None:
     path.write_bytes(data + b"\n")
 
 
+def _gap_kind(g: GroupResult) -> str:
+    """What a knowledge gap is here: a fact missing, or one the target still knows by its
+    previous value (every wrong form's cause ``stale``: the source changed, its corpus did not)."""
+    wrong = [f for f in g.forms if f.verdict == "incorrect"]
+    if wrong and all(f.cause == "stale" for f in wrong):
+        return "the fact is outdated (the target answers its previous value)"
+    return "the fact is missing"
+
+
 def render_group(g: GroupResult) -> str:
     """One group as text: status, SQL truth, then every form with its answer and verdict."""
     from groundwatch.report.text import table
@@ -106,7 +115,7 @@ def render_group(g: GroupResult) -> str:
         + f" · series {g.series or '–'} cycle {g.cycle}",
         f"status: {g.status}"
         + (f"  ({', '.join(f'{c}: {s}' for c, s in g.cohort_status.items())})")
-        + ("  — knowledge gap: the fact is missing" if g.knowledge_gap else "")
+        + (f"  — knowledge gap: {_gap_kind(g)}" if g.knowledge_gap else "")
         + (
             f"  — held: kept from cycle {g.evidence_cycle}, no decided verdict since"
             if g.held
