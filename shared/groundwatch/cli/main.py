@@ -89,8 +89,23 @@ def main() -> None:
 
         for line in unknown_variables(os.environ):
             typer.echo(f"warning: {line}", err=True)
+    # typer's own click (vendored): its usage errors, printed here in one line instead of
+    # typer's five-line box
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
+
     try:
-        app(args=argv, prog_name="groundwatch")
+        code = app(args=argv, prog_name="groundwatch", standalone_mode=False)
+    except NoArgsIsHelpError as exc:
+        exc.show()  # the help, as `groundwatch` alone always printed it
+        raise SystemExit(exc.exit_code) from None
+    except ClickException as exc:
+        ctx = getattr(exc, "ctx", None)
+        where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        typer.echo(f"error: {' '.join(exc.format_message().split())}{where}", err=True)
+        raise SystemExit(exc.exit_code) from None
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        raise SystemExit(1) from None
     except GroundwatchError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise SystemExit(exit_code_of(exc)) from None
@@ -104,3 +119,5 @@ def main() -> None:
             f"error: {type(exc).__name__}: {text} (GW_DEBUG=1 shows the traceback)", err=True
         )
         raise SystemExit(3) from None
+    if isinstance(code, int) and not isinstance(code, bool) and code:
+        raise SystemExit(code)  # a command's typer.Exit(code), returned when not standalone
