@@ -57,7 +57,19 @@ def rows() -> list[tuple[str, str, str, str]]:
                 continue
             desc = (field.description or "").replace("|", "\\|")
             out.append((var, _default(field), who, desc))
+    out += CLI_VARIABLES
     return out
+
+
+#: Variables the ``groundwatch`` command reads itself, outside every settings class.
+CLI_VARIABLES = [
+    (
+        "GW_DEBUG",
+        "unset",
+        "groundwatch",
+        "Set: an unexpected error shows its traceback instead of one line.",
+    ),
+]
 
 
 #: ``GW_*`` variables read outside the settings classes (the CLI's own, and the test harness's
