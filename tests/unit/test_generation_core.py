@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -444,3 +445,28 @@ def test_a_numeric_column_named_with_its_unit_reads_in_that_unit(
     column: str, kind: AnswerType, label: str
 ) -> None:
     assert attribute_label(column, kind) == label
+
+
+def test_an_event_with_no_object_is_asked_in_the_active(tmp_path: Path) -> None:
+    """'when the member named 'Alice' was joined' (a new user's schema): a member joins, an
+    employee is hired — the question follows the verb."""
+    import sqlite3
+
+    from groundwatch.adapters.sources.generate import generate_groups
+
+    db = tmp_path / "club.db"
+    con = sqlite3.connect(db)
+    con.execute(
+        "CREATE TABLE member (id INTEGER PRIMARY KEY, name TEXT NOT NULL, joined DATE NOT NULL,"
+        " hired DATE NOT NULL)"
+    )
+    con.executemany(
+        "INSERT INTO member VALUES (?, ?, ?, ?)",
+        [(i, f"Person {chr(65 + i)}", f"2021-03-{10 + i}", f"2020-01-{10 + i}") for i in range(9)],
+    )
+    con.commit()
+    con.close()
+    groups = generate_groups(f"sqlite:///{db}", k=7).groups
+    texts = {g.sql.split()[1]: " ".join(f.text for f in g.forms).lower() for g in groups}
+    assert "when did" in texts["joined"] and "was joined" not in texts["joined"]
+    assert "was hired" in texts["hired"]

@@ -216,6 +216,9 @@ def wh_question(
     if kind is AnswerType.DATE and len(ws) >= 2 and ws[-1] == "date" and sel and not sel.agg:
         event = " ".join(ws[:-1])
         pp = _event_participle(event, template.entity, thesaurus)
+        if pp in _INTRANSITIVE:
+            # a member joins, an employee retires: no passive ("when was 'Alice' joined")
+            return (f"when did {the_ref} {_INTRANSITIVE[pp]}", f"when {the_ref} {pp}")
         if pp:
             return (f"when was {the_ref} {pp}", f"when {the_ref} was {pp}")
     last = set(ws[-1:])
@@ -245,6 +248,16 @@ def wh_question(
     if kind is AnswerType.NUMBER and ws and ws[-1].endswith("s") and not ws[-1].endswith("ss"):
         return (f"how many {label} does {the_ref} have", f"how many {label} {the_ref} has")
     return (f"what is the {label} of {the_ref}", f"what the {label} of {the_ref} is")
+
+
+#: Events a date column may be named after whose verb takes no object, by past form: asked
+#: "when did X join", never in the passive.
+_INTRANSITIVE = {
+    "joined": "join", "arrived": "arrive", "died": "die", "retired": "retire",
+    "graduated": "graduate", "started": "start", "ended": "end", "departed": "depart",
+    "resigned": "resign", "expired": "expire", "returned": "return", "landed": "land",
+    "occurred": "occur", "happened": "happen", "emigrated": "emigrate", "moved": "move",
+}  # fmt: skip
 
 
 def _event_participle(event: str, entity: str, thesaurus: Thesaurus | None) -> str | None:
