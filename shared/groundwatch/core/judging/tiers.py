@@ -664,9 +664,18 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
     for alt in part.alts:  # any of the gold's spellings is the gold
         occ += _value_occurrences(ev, alt, -1, (Level.SURFACE,))
     if rivals or dom is not None or not occ:
-        occ += _value_occurrences(ev, part, -1, (Level.STEM,))
+        by_stem = _value_occurrences(ev, part, -1, (Level.STEM,))
         for alt in part.alts:
-            occ += _value_occurrences(ev, alt, -1, (Level.STEM,))
+            by_stem += _value_occurrences(ev, alt, -1, (Level.STEM,))
+        if by_stem and occ:
+            # The gold's stem on a span its words were found on claims nothing (the surface
+            # occurrence holds those tokens) nor ties with a rival (the gold's come first in a
+            # level); and if that surface occurrence is an echo, so is the stem (the query's
+            # stems hold what its words hold). Dropped here, a gold named once is settled
+            # without sorting or the claim loop.
+            found = {(o[2], o[3]) for o in occ}
+            by_stem = [o for o in by_stem if (o[2], o[3]) not in found]
+        occ += by_stem
     lookup = g.lookups[index]
     if dom is not None:
         occ += _domain_occurrences(ev, dom, g.gold_norms)
@@ -731,17 +740,6 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
             or not _is_echo(ev, o[2], o[3], by_stem=o[1] is Level.STEM)
         ]
         if len(occ) > 1:
-            # The gold's stem on the very span its words were found on can claim nothing (the
-            # surface occurrence came first and holds those tokens) nor tie with a rival (the
-            # gold's occurrences come first in a level): dropped, it costs no claim round, and
-            # a gold named once is settled without the claim loop.
-            found = {(o[2], o[3]) for o in occ if o[0] == -1 and o[1] is Level.SURFACE}
-            if found:
-                occ = [
-                    o
-                    for o in occ
-                    if not (o[0] == -1 and o[1] is Level.STEM and (o[2], o[3]) in found)
-                ]
             occ.sort(key=_occ_order)
     claimed: dict[int, tuple[int, Level, int, int]] = {}
     accepted: list[_Occurrence] = []
