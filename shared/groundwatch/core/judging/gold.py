@@ -146,6 +146,11 @@ class Gold:
     gold_norms: frozenset[str] = frozenset()
     #: the attributes' last words: one set test rules them all out of most answers
     attribute_last_words: frozenset[str] = frozenset()
+    #: per part with a domain: the last words and last stems whose every domain value is a gold
+    #: spelling — an answer naming only those names no rival, and the walk over them is skipped
+    domain_own: tuple[tuple[frozenset[str], frozenset[str]], ...] = field(
+        default=(), compare=False
+    )
 
     @property
     def has_rivals(self) -> bool:
@@ -416,6 +421,31 @@ def _with_domains(gold: Gold, values: tuple[str, ...], domains: list[ColumnDomai
         domains=per_part,
         rivals=rivals,
         lookups=tuple(rival_lookup(p, rivals[i]) for i, p in enumerate(gold.parts)),
+        domain_own=tuple(_own_words(d, gold.gold_norms) for d in per_part),
+    )
+
+
+_NO_WORDS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+
+
+def _own_words(
+    dom: DomainIndex | None, gold_norms: frozenset[str]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The domain's last words and last stems that end gold spellings only (see
+    :attr:`Gold.domain_own`)."""
+    if dom is None:
+        return _NO_WORDS
+    lasts = {n.rsplit(" ", 1)[-1] for n in gold_norms if n}
+    stem_lasts = {st[-1] for n in gold_norms if n and (st := stems(n.split()))[-1]}
+
+    def only_gold(ix: tuple[int, ...]) -> bool:
+        return all(dom.needles[k][1:-1] in gold_norms for k in ix)
+
+    return (
+        frozenset(w for w in lasts if w in dom.by_last and only_gold(dom.by_last[w])),
+        frozenset(
+            w for w in stem_lasts if w in dom.by_stem_last and only_gold(dom.by_stem_last[w])
+        ),
     )
 
 

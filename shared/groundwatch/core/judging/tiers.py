@@ -663,7 +663,17 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
     occ = _value_occurrences(ev, part, -1, (Level.SURFACE,))
     for alt in part.alts:  # any of the gold's spellings is the gold
         occ += _value_occurrences(ev, alt, -1, (Level.SURFACE,))
-    if rivals or dom is not None or not occ:
+    if (
+        occ
+        and not part.alts
+        and part.needle.count(" ") == 2
+        and ev.stems.count(part.stem_last) == len(occ)
+    ):
+        # A one-word gold found by its words, and every word with its stem is that word: its
+        # stem can be found nowhere else (the surface spans are dropped below), so the stem
+        # search is skipped — the common case of a correct answer.
+        pass
+    elif rivals or dom is not None or not occ:
         by_stem = _value_occurrences(ev, part, -1, (Level.STEM,))
         for alt in part.alts:
             by_stem += _value_occurrences(ev, alt, -1, (Level.STEM,))
@@ -678,7 +688,7 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
         occ += by_stem
     lookup = g.lookups[index]
     if dom is not None:
-        occ += _domain_occurrences(ev, dom, g.gold_norms)
+        occ += _domain_occurrences(ev, dom, g.gold_norms, g.domain_own[index])
     if g.attributes and not ev.tok_set.isdisjoint(g.attribute_last_words):
         tok_set = ev.tok_set
         for k, attr in enumerate(g.attributes):
@@ -809,7 +819,10 @@ _DOMAIN = 1 << 20
 
 
 def _domain_occurrences(
-    ev: ParsedResponse, dom: DomainIndex, gold_norms: frozenset[str]
+    ev: ParsedResponse,
+    dom: DomainIndex,
+    gold_norms: frozenset[str],
+    own: tuple[frozenset[str], frozenset[str]],
 ) -> list[_Occurrence]:
     """The column's values the response names: the words whose value ends there (one set
     intersection with the response's words), then the whole value looked for; the gold's own
@@ -818,6 +831,8 @@ def _domain_occurrences(
     tok_set = ev.tok_set
     # most answers name no other value: one allocation-free test rules the domain out
     hits = () if tok_set.isdisjoint(dom.last_words) else tok_set & dom.last_words
+    if hits and hits <= own[0]:
+        hits = ()  # the gold's own words only (the common case of a correct answer)
     for w in sorted(hits) if len(hits) > 1 else hits:  # sorted: the same reason on every run
         for k in dom.by_last[w]:
             needle = dom.needles[k]
@@ -827,6 +842,8 @@ def _domain_occurrences(
             out += [(_DOMAIN + k, Level.SURFACE, a, b, raw) for a, b in _spans(ev.pad, needle)]
     stem_set = ev.stem_set
     stem_hits = () if stem_set.isdisjoint(dom.stem_lasts) else stem_set & dom.stem_lasts
+    if stem_hits and stem_hits <= own[1]:
+        stem_hits = ()
     for w in sorted(stem_hits) if len(stem_hits) > 1 else stem_hits:
         for k in dom.by_stem_last[w]:
             if dom.needles[k][1:-1] in gold_norms:
