@@ -53,6 +53,9 @@ class GoldPart:
     boolean: bool | None = None
     #: other ways of writing the same value, any of which is the gold ("UK" for United Kingdom)
     alts: tuple[GoldPart, ...] = ()
+    #: each word of this spelling and of its alternatives with its stem: where every word of a
+    #: response with one of these stems is that very word, the stems find nothing the words do not
+    word_stems: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def norms(self) -> frozenset[str]:
@@ -179,7 +182,8 @@ def gold_part(raw: str, declared: AnswerType | None) -> GoldPart:
         typ = AnswerType.TEXT  # declared typed but unreadable as such: compare as text
     norm = normalize_cached(raw)
     toks = norm.split()
-    stem_needle = f" {' '.join(stems(toks))} "
+    word_stems = stems(toks)
+    stem_needle = f" {' '.join(word_stems)} "
     return GoldPart(
         raw=raw,
         norm=norm,
@@ -190,6 +194,7 @@ def gold_part(raw: str, declared: AnswerType | None) -> GoldPart:
         typed=day is not None or number is not None,
         needle=f" {norm} ",
         last_word=norm.rsplit(" ", 1)[-1],
+        word_stems=tuple(zip(toks, word_stems, strict=True)),
         stem_needle=stem_needle,
         stem_last=stem_needle.rsplit(" ", 2)[-2] if stem_needle.strip() else "",
         country=country_of(raw) if typ is AnswerType.TEXT else None,
@@ -330,7 +335,16 @@ def _with_alternatives(
             if a.norm and a.norm != part.norm
         )
         country = part.country or next((a.country for a in prepared if a.country), None)
-        out.append(replace(part, alts=prepared, country=country) if prepared else part)
+        out.append(
+            replace(
+                part,
+                alts=prepared,
+                country=country,
+                word_stems=part.word_stems + tuple(ws for a in prepared for ws in a.word_stems),
+            )
+            if prepared
+            else part
+        )
     return tuple(out)
 
 

@@ -643,6 +643,17 @@ def _value_occurrences(
     return out
 
 
+def _stems_add_nothing(ev: ParsedResponse, part: GoldPart) -> bool:
+    """Whether every word of the response whose stem is one of the gold's words' stems is that
+    very word (counted: the tokens with the stem are as many as the tokens with the word), so a
+    match of the gold's stems is a match of its words."""
+    pairs = part.word_stems
+    if not pairs:
+        return False
+    toks, st = ev.toks, ev.stems
+    return all(st.count(s) == toks.count(w) for w, s in pairs)
+
+
 def read_part(ev: ParsedResponse, index: int) -> Reading:
     """Find the gold text part ``index`` and its rivals in the response, and settle overlaps.
 
@@ -663,15 +674,10 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
     occ = _value_occurrences(ev, part, -1, (Level.SURFACE,))
     for alt in part.alts:  # any of the gold's spellings is the gold
         occ += _value_occurrences(ev, alt, -1, (Level.SURFACE,))
-    if (
-        occ
-        and not part.alts
-        and part.needle.count(" ") == 2
-        and ev.stems.count(part.stem_last) == len(occ)
-    ):
-        # A one-word gold found by its words, and every word with its stem is that word: its
-        # stem can be found nowhere else (the surface spans are dropped below), so the stem
-        # search is skipped — the common case of a correct answer.
+    if occ and _stems_add_nothing(ev, part):
+        # Found by its words, and every word of the response with a stem of the gold's is that
+        # very word: wherever the stems match, the words match (and those spans are dropped
+        # below), so the stem search is skipped — the common case of a correct answer.
         pass
     elif rivals or dom is not None or not occ:
         by_stem = _value_occurrences(ev, part, -1, (Level.STEM,))
