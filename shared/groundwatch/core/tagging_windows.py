@@ -119,7 +119,14 @@ def _tally_fields(key: GroupKey, t: _Tally) -> tuple[Any, ...]:
     a fraction of a frozen dataclass's cost, for the read model's 200k groups at a time)."""
     cycles = t.cycles  # kept ascending: the first and the last are the window's ends
     first = next(iter(cycles), None)
-    history_from = min((h[0][0] for h in t.history.values() if h), default=0)
+    # a loop, not min() over a generator: a group has a form or three, and a restore's first
+    # publish reads 200k groups
+    history_from: int | None = None
+    for h in t.history.values():
+        if h and (history_from is None or h[0][0] < history_from):
+            history_from = h[0][0]
+    if history_from is None:
+        history_from = 0
     return (
         key[0],
         key[1],
