@@ -183,7 +183,7 @@ def restore(tagger: Tagger, states: Iterable[tuple[GroupKey, TallyState]]) -> in
                         h[2] += obs.verdict is not Verdict.ERROR
                     n += 1
                 t.cycles[c] = cy
-            t.history = {form: [(e[0], e[1], e[2]) for e in h] for form, h in history}
+            t.history = {form: list(map(tuple, h)) for form, h in history}  # entries of 3
             t.evicted_before = evicted_before
             recompute(key, t, None)
             # the last conclusive status is history, not derivable from the window: a group
@@ -215,7 +215,11 @@ def _open(
     sc = (key[0], key[1], GroupStatus.PENDING)
     counts = tagger._status_counts
     counts[sc] = counts.get(sc, 0) + 1
-    tagger._cohorts_of.setdefault((key[0], key[2]), set()).add(key[1])
+    gk = (key[0], key[2])
+    cohorts = tagger._cohorts_of.get(gk)
+    if cohorts is None:  # not setdefault(…, set()): a set per call, kept by one tally in two
+        cohorts = tagger._cohorts_of[gk] = set()
+    cohorts.add(key[1])
     return t
 
 
