@@ -103,7 +103,6 @@ class ParsedResponse:
         "_stem_pad",
         "_stem_set",
         "_stems",
-        "_tok_set",
         "_upper",
         "folded",
         "gold",
@@ -112,6 +111,7 @@ class ParsedResponse:
         "pad",
         "query",
         "response",
+        "tok_set",
         "toks",
     )
 
@@ -123,6 +123,8 @@ class ParsedResponse:
         self.toks = tokens(self.folded, folded=True)
         self.norm = norm = " ".join(self.toks)
         self.pad = f" {norm} "  # padded(norm), without the call
+        # made at once, not on first use: nearly every judgement reads it, several times
+        self.tok_set = frozenset(self.toks)
         self.notes: list[str] = []
         self._qpad: str | None = None
         self._qtoks: list[str] | None = None
@@ -137,7 +139,6 @@ class ParsedResponse:
         self._stems: list[str] | None = None
         self._stem_pad: str | None = None
         self._stem_set: frozenset[str] | None = None
-        self._tok_set: frozenset[str] | None = None
         self._content_set: frozenset[str] | None = None
         self._q_stem_pad: str | None = None
         self._q_folded: str | None = None
@@ -172,12 +173,6 @@ class ParsedResponse:
         if self._stem_pad is None:
             self._stem_pad = padded(" ".join(self.stems))
         return self._stem_pad
-
-    @property
-    def tok_set(self) -> frozenset[str]:
-        if self._tok_set is None:
-            self._tok_set = frozenset(self.toks)
-        return self._tok_set
 
     @property
     def content_set(self) -> frozenset[str]:
