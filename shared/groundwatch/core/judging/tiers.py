@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import date
 from enum import IntEnum, StrEnum
 from functools import lru_cache
@@ -509,14 +509,15 @@ class Reading:
     stem; ``hedge`` the evidence that the response hedges between the gold and something else.
     """
 
+    # immutable defaults, not a list factory per field: a reading is made per text part judged
     level: Level | None = None
-    spans: list[tuple[int, int]] = field(default_factory=list)
-    rivals: list[str] = field(default_factory=list)
-    proven_rivals: list[str] = field(default_factory=list)  # named exactly or by alias
+    spans: Sequence[tuple[int, int]] = ()
+    rivals: Sequence[str] = ()
+    proven_rivals: Sequence[str] = ()  # named exactly or by alias
     denied: bool = False
     hedge: str | None = None
     #: the asked row's other values the response gives (its own words)
-    attributes: list[str] = field(default_factory=list)
+    attributes: Sequence[str] = ()
 
 
 def _spans(pad: str, needle: str) -> list[tuple[int, int]]:
@@ -669,7 +670,12 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
     # The response is stemmed only when something needs it: a rival (whose stem may hide the
     # gold's) or a gold not found word for word — the hot path of the judge skips it.
     dom = g.domains[index] if index < len(g.domains) else None
-    occ = _value_occurrences(ev, part, -1, (Level.SURFACE,))
+    occ: list[_Occurrence]
+    if part.last_word in ev.tok_set:  # _value_occurrences at the surface, inlined (hot path)
+        raw = part.raw
+        occ = [(-1, Level.SURFACE, a, b, raw) for a, b in _spans(ev.pad, part.needle)]
+    else:
+        occ = []
     for alt in part.alts:  # any of the gold's spellings is the gold
         occ += _value_occurrences(ev, alt, -1, (Level.SURFACE,))
     if occ and _stems_add_nothing(ev, part):
