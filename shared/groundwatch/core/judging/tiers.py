@@ -647,7 +647,7 @@ def _stems_add_nothing(ev: ParsedResponse, part: GoldPart) -> bool:
     if not pairs:
         return False
     toks, st = ev.toks, ev.stems
-    for w, s in pairs:  # a loop, not all(): most golds are a word or two
+    for w, s in pairs:  # noqa: SIM110 — a loop, not all() over a generator: a word or two
         if st.count(s) != toks.count(w):
             return False
     return True
