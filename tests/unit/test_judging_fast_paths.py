@@ -13,15 +13,17 @@ import dataclasses
 import pickle
 import re
 from typing import Any
+from unittest.mock import patch
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from groundwatch.core.judging import tiers
 from groundwatch.core.judging.decision import Decision
 from groundwatch.core.judging.gold import _key, _prepare, gold_key, prepare_gold
 from groundwatch.core.judging.tiers import TIERS, ParsedResponse, judge_deterministic
 from groundwatch.core.judging.variants import stem, stems
-from groundwatch.core.model import AnswerType, Expected, Verdict
+from groundwatch.core.model import AnswerType, ColumnDomain, Expected, Verdict
 from groundwatch.stages.judge.tiered import JudgeCounters
 
 WORDS = [
@@ -141,3 +143,46 @@ def test_counters_count_judge_errors_by_code(reason: str) -> None:
     decision = Decision.made(Verdict.UNDECIDED, "none", reason)
     counters.record(decision)
     assert counters.judge_errors == (decision.code == "judge_error")
+
+
+STEM_WORDS = [
+    "Engineer", "Engineers", "engineering", "Senior", "Seniors", "senior engineers", "Bank",
+    "Banks", "banking", "Retail", "Retailing", "Paris", "Parisian", "the", "or", "not", "is", ",",
+]  # fmt: skip
+STEM_VALUES = [
+    "Engineer", "Engineers", "Senior Engineer", "Seniors Engineer", "Bank", "Banks", "Banking",
+    "Retailing", "Paris", "Retail",
+]  # fmt: skip
+
+
+@st.composite
+def with_domain(draw: Any) -> Expected:
+    vals = draw(st.lists(st.sampled_from(STEM_VALUES), min_size=1, max_size=2, unique=True))
+    dom = draw(st.lists(st.sampled_from(STEM_VALUES), min_size=1, max_size=8, unique=True))
+    alts = [draw(st.lists(st.sampled_from(STEM_VALUES), max_size=1)) for _ in vals]
+    return Expected(
+        values=vals,
+        domain=[ColumnDomain.of(sorted({*dom, v})) for v in vals],
+        alternatives=[[a for a in alt if a != v] for alt, v in zip(alts, vals, strict=True)],
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(with_domain(), st.lists(st.sampled_from(STEM_WORDS), max_size=10).map(" ".join))
+@example(Expected(values=["Engineer"], domain=[ColumnDomain.of(["Engineer", "Bank"])]), "engineers and the Engineer")
+@example(
+    Expected(values=["Senior Engineer"], domain=[ColumnDomain.of(["Senior Engineer", "Seniors Engineer"])]),
+    "senior engineer, not seniors engineers",
+)  # fmt: skip
+def test_stem_search_shortcuts_find_what_the_full_search_finds(exp: Expected, resp: str) -> None:
+    """The stem search skipped where every word with a gold stem is the gold's own word, and the
+    domain walk skipped where only the gold's own words are hit: the same decisions as always
+    searching and walking."""
+    gold = prepare_gold(exp)
+    fast = _judge("", gold, resp)
+    slow_gold = dataclasses.replace(
+        gold, domain_own=tuple((frozenset(), frozenset()) for _ in gold.domain_own)
+    )
+    with patch.object(tiers, "_stems_add_nothing", lambda ev, part: False):
+        slow = _judge("", slow_gold, resp)
+    assert fast == slow, (exp, resp)
