@@ -169,7 +169,10 @@ def with_domain(draw: Any) -> Expected:
 
 @settings(max_examples=400, deadline=None)
 @given(with_domain(), st.lists(st.sampled_from(STEM_WORDS), max_size=10).map(" ".join))
-@example(Expected(values=["Engineer"], domain=[ColumnDomain.of(["Engineer", "Bank"])]), "engineers and the Engineer")
+@example(
+    Expected(values=["Engineer"], domain=[ColumnDomain.of(["Engineer", "Bank"])]),
+    "engineers and the Engineer",
+)
 @example(
     Expected(values=["Senior Engineer"], domain=[ColumnDomain.of(["Senior Engineer", "Seniors Engineer"])]),
     "senior engineer, not seniors engineers",

@@ -151,9 +151,7 @@ class Gold:
     attribute_last_words: frozenset[str] = frozenset()
     #: per part with a domain: the last words and last stems whose every domain value is a gold
     #: spelling — an answer naming only those names no rival, and the walk over them is skipped
-    domain_own: tuple[tuple[frozenset[str], frozenset[str]], ...] = field(
-        default=(), compare=False
-    )
+    domain_own: tuple[tuple[frozenset[str], frozenset[str]], ...] = field(default=(), compare=False)
 
     @property
     def has_rivals(self) -> bool:
