@@ -485,6 +485,26 @@ def test_cluster_fault_schedule_reconciles_exactly(
 LEADERLESS_S = 50.0  # longer than aiokafka's request timeout (40 s): the batch expires
 
 
+async def partition_leader(admin_class: type, bootstrap: str, topic: str) -> int:
+    """The leader of the topic's one partition. A description can come back before the brokers'
+    metadata lists the new topic's partitions (an empty list, or a leader of -1), so ask again
+    until it does rather than read an index that is not there yet."""
+    deadline = time.monotonic() + 60.0
+    while True:
+        admin = admin_class(bootstrap_servers=bootstrap)
+        await admin.start()
+        try:
+            (described,) = await admin.describe_topics([topic])
+        finally:
+            await admin.close()
+        partitions = described.get("partitions") or []
+        if partitions and partitions[0].get("leader", -1) >= 0:
+            return int(partitions[0]["leader"])
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{topic}: no partition leader listed after 60 s: {described}")
+        await asyncio.sleep(0.5)
+
+
 async def test_publish_to_a_partition_without_a_leader_retries_until_it_is_back(
     own_cluster: Cluster, unique_prefix: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -512,13 +532,7 @@ async def test_publish_to_a_partition_without_a_leader_retries_until_it_is_back(
     try:
         await bus.ensure_topics([topic])
         await bus.publish_many([Outgoing(topic, b"k", b"before")])
-        admin = Admin(bootstrap_servers=own_cluster.bootstrap)
-        await admin.start()
-        try:
-            (described,) = await admin.describe_topics([topic])
-        finally:
-            await admin.close()
-        leader = described["partitions"][0]["leader"]
+        leader = await partition_leader(Admin, own_cluster.bootstrap, topic)
         await asyncio.to_thread(own_cluster.kill, leader)
         started = time.monotonic()
         publishing = asyncio.create_task(bus.publish_many([Outgoing(topic, b"k", b"during")]))
