@@ -19,12 +19,14 @@ if TYPE_CHECKING:
     from groundwatch.app.settings import GeneratorSettings
 
 
-def load_dataset(path: str | Path, what: str = "--dataset") -> list[SemanticGroup]:
-    """The dataset file's groups; ``what`` names it in errors (an option or a word)."""
-    from groundwatch.adapters.db.datasets import read_jsonl
+def load_dataset(path: str | Path, what: str = "--dataset") -> Sequence[SemanticGroup]:
+    """The dataset file's groups, validated now and read from disk as cycles walk them (a
+    :class:`~groundwatch.adapters.db.datasets.GroupFile`: memory does not grow with the file);
+    ``what`` names it in errors (an option or a word)."""
+    from groundwatch.adapters.db.datasets import GroupFile
 
     try:
-        groups = read_jsonl(path)
+        groups = GroupFile(path)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{what} {path}: {' '.join(str(exc).split())[:300]}") from None
     if not groups:
@@ -35,7 +37,7 @@ def load_dataset(path: str | Path, what: str = "--dataset") -> list[SemanticGrou
     return groups
 
 
-def dataset_groups(dataset: str | Path | Sequence[SemanticGroup]) -> list[SemanticGroup]:
+def dataset_groups(dataset: str | Path | Sequence[SemanticGroup]) -> Sequence[SemanticGroup]:
     """A dataset given from Python: a file (as :func:`load_dataset`) or the groups themselves."""
     groups = load_dataset(dataset, "dataset") if isinstance(dataset, str | Path) else list(dataset)
     if not groups:

@@ -122,7 +122,7 @@ def series_mix_warning(
 
 
 async def _check_dataset(
-    groups: list[SemanticGroup],
+    groups: Sequence[SemanticGroup],
     opts: RunOptions,
     stored: set[str],
     series: str,

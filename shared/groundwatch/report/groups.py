@@ -290,9 +290,21 @@ def _history(
     return out
 
 
+#: Rows whose stored judgements are read at once: a judgement row (answer, scores, contexts)
+#: weighs ~5 KB, and a report of 2,000 failing groups read them all in one go (~70 MB).
+EVIDENCE_ROWS = 100
+
+
 def fill_evidence(rows: list[GroupResult], evidence: Evidence) -> list[GroupResult]:
     """The rows with questions, answers, reasons, gold answers and SQL filled in (I/O only: a
     live service calls this off its event loop, after selecting the rows on it)."""
+    out: list[GroupResult] = []
+    for i in range(0, len(rows), EVIDENCE_ROWS):
+        out += _fill_evidence(rows[i : i + EVIDENCE_ROWS], evidence)
+    return out
+
+
+def _fill_evidence(rows: list[GroupResult], evidence: Evidence) -> list[GroupResult]:
     details = evidence.forms([f.probe_id for r in rows for f in r.forms])
     sources = evidence.sources(sorted({(r.dataset_id, r.group_id) for r in rows}))
     out = []

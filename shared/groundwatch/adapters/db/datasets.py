@@ -8,11 +8,16 @@ state (DESIGN.md: datasets, groups, forms and answer versions belong to the gene
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import tempfile
+import weakref
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, overload
 
 import orjson
 from pydantic import ValidationError
@@ -86,23 +91,88 @@ def iter_jsonl(path: str | Path | IO[bytes]) -> Iterator[SemanticGroup]:
             yield from iter_jsonl(fh)
         return
     for lineno, line in enumerate(path, 1):
-        if not line.strip():
-            continue
-        try:
-            yield SemanticGroup.model_validate(orjson.loads(line.rstrip()))
-        except ValidationError as e:
-            problem = validation_line(e, SemanticGroup)
-            raise ValueError(f"line {lineno}: not a semantic group: {problem}") from e
-        except orjson.JSONDecodeError as e:
-            # orjson counts lines and columns within the line it was given: only the column is
-            # ours to show ("line 4: not JSON: … line 2 column 1" named two lines)
-            raise ValueError(f"line {lineno}, column {e.colno}: not JSON: {e.msg}") from e
-        except ValueError as e:
-            raise ValueError(f"line {lineno}: not JSON: {e}") from e
+        if line.strip():
+            yield _parse_line(line, lineno)
 
 
 def read_jsonl(path: str | Path | IO[bytes]) -> list[SemanticGroup]:
     return list(iter_jsonl(path))
+
+
+class GroupFile(Sequence[SemanticGroup]):
+    """A dataset file's groups, read from disk whenever they are iterated, never held whole.
+
+    A cycle walks every group once: a list of a 500k-probe dataset held ~850 MB for the whole
+    run, though each group is needed only while its probes are made. Opening validates every
+    line (a bad file fails at start, naming the line, as before) and copies the lines to a spool
+    file this object owns, so what later cycles read is what was validated even if the dataset
+    file is rewritten meanwhile; the spool goes when the object does. Kept per group: its line's
+    byte offset (8 bytes), for ``groups[i]`` and sampling."""
+
+    def __init__(self, path: str | Path) -> None:
+        fd, spool = tempfile.mkstemp(prefix="groundwatch-dataset-", suffix=".jsonl")
+        self._path = spool
+        self._removal = weakref.finalize(self, _remove, spool)
+        offsets = array("q")
+        at = 0
+        with open(path, "rb") as fh, open(fd, "wb", buffering=1 << 20) as out:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                _parse_line(line, lineno)
+                if not line.endswith(b"\n"):
+                    line += b"\n"
+                offsets.append(at)
+                out.write(line)
+                at += len(line)
+        self._offsets = offsets
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    @overload
+    def __getitem__(self, index: int) -> SemanticGroup: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[SemanticGroup]: ...
+
+    def __getitem__(self, index: int | slice) -> SemanticGroup | list[SemanticGroup]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        at = self._offsets[index]  # IndexError past the end, negative indexes as a list's
+        with open(self._path, "rb") as fh:
+            fh.seek(at)
+            return _parse_line(fh.readline(), index + 1)
+
+    def __iter__(self) -> Iterator[SemanticGroup]:
+        # a handle per iteration: iterations may interleave (a cycle and a lookup)
+        with open(self._path, "rb", buffering=1 << 16) as fh:
+            for lineno, line in enumerate(fh, 1):
+                yield _parse_line(line, lineno)
+
+    def close(self) -> None:
+        """Remove the spool now (it goes anyway when the object is collected or at exit)."""
+        self._removal()
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def _parse_line(line: bytes, lineno: int) -> SemanticGroup:
+    """One JSONL line as a group; a ValueError naming the line when it is not one."""
+    try:
+        return SemanticGroup.model_validate(orjson.loads(line.rstrip()))
+    except ValidationError as e:
+        problem = validation_line(e, SemanticGroup)
+        raise ValueError(f"line {lineno}: not a semantic group: {problem}") from e
+    except orjson.JSONDecodeError as e:
+        # orjson counts lines and columns within the line it was given: only the column is
+        # ours to show ("line 4: not JSON: … line 2 column 1" named two lines)
+        raise ValueError(f"line {lineno}, column {e.colno}: not JSON: {e.msg}") from e
+    except ValueError as e:
+        raise ValueError(f"line {lineno}: not JSON: {e}") from e
 
 
 def save_groups(

@@ -8,7 +8,7 @@ the ``judgements`` table and each group's SQL from ``semantic_groups`` (stored w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from sqlalchemy import Engine, insert, select, tuple_
 from sqlalchemy.orm import Session
@@ -57,35 +57,37 @@ def ensure_dataset_stored(engine: Engine, groups: Iterable[SemanticGroup]) -> in
     groups were added. Groups already there are left as they are: a group id is a hash of its
     SQL and parameters, so a stored group's SQL is already right (its answer's versions are the
     generator's business, and each judgement keeps the answer it was judged against)."""
-    by_dataset: dict[str, list[SemanticGroup]] = {}
-    for g in groups:
-        by_dataset.setdefault(g.dataset_id, []).append(g)
     added = 0
+    #: the datasets this call creates, with their cohorts as the groups go by
+    created: dict[str, set[str]] = {}
+    known: set[str] = set()
     with Session(engine) as s, s.begin():
-        for did, items in by_dataset.items():
-            if s.get(Dataset, did) is None:
-                s.add(
-                    Dataset(
-                        dataset_id=did,
-                        name=did,
-                        cohorts=sorted({c for g in items for c in g.cohorts}),
-                    )
-                )
-                s.flush()
-            have: set[str] = set()
-            ids = [g.group_id for g in items]
-            for i in range(0, len(ids), _CHUNK):
-                have.update(
+        # _CHUNK groups at a time, never the whole dataset: it may be read from its file
+        for chunk in _chunks(groups, _CHUNK):
+            by_dataset: dict[str, dict[str, SemanticGroup]] = {}
+            for g in chunk:
+                by_dataset.setdefault(g.dataset_id, {})[g.group_id] = g
+            for did, items in by_dataset.items():
+                if did not in known:
+                    known.add(did)
+                    if s.get(Dataset, did) is None:
+                        s.add(Dataset(dataset_id=did, name=did, cohorts=[]))
+                        s.flush()
+                        created[did] = set()
+                if did in created:
+                    created[did].update(c for g in items.values() for c in g.cohorts)
+                # rows of earlier chunks are in this transaction: a repeated id is found too
+                have = set(
                     s.scalars(
                         select(GroupRow.group_id).where(
-                            GroupRow.dataset_id == did, GroupRow.group_id.in_(ids[i : i + _CHUNK])
+                            GroupRow.dataset_id == did, GroupRow.group_id.in_(list(items))
                         )
                     )
                 )
-            new = [g for g in {g.group_id: g for g in items}.values() if g.group_id not in have]
-            # executemany of plain rows: a large dataset is stored in seconds, not minutes
-            for i in range(0, len(new), _CHUNK):
-                chunk = new[i : i + _CHUNK]
+                new = [g for gid, g in items.items() if gid not in have]
+                if not new:
+                    continue
+                # executemany of plain rows: a large dataset is stored in seconds, not minutes
                 s.execute(
                     insert(GroupRow),
                     [
@@ -100,7 +102,7 @@ def ensure_dataset_stored(engine: Engine, groups: Iterable[SemanticGroup]) -> in
                             "scenario": g.scenario,
                             "template_id": g.template_id,
                         }
-                        for g in chunk
+                        for g in new
                     ],
                 )
                 forms = [
@@ -111,10 +113,25 @@ def ensure_dataset_stored(engine: Engine, groups: Iterable[SemanticGroup]) -> in
                         "cohort": f.cohort,
                         "text": f.text,
                     }
-                    for g in chunk
+                    for g in new
                     for f in {f.form_id: f for f in g.forms}.values()
                 ]
                 if forms:
                     s.execute(insert(FormRow), forms)
-            added += len(new)
+                added += len(new)
+        for did, cohorts in created.items():
+            row = s.get(Dataset, did)
+            if row is not None:
+                row.cohorts = sorted(cohorts)
     return added
+
+
+def _chunks(items: Iterable[SemanticGroup], size: int) -> Iterator[list[SemanticGroup]]:
+    chunk: list[SemanticGroup] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -10,9 +10,9 @@ import os
 import random
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, overload
 
 from groundwatch.contracts import Probe, utcnow
 from groundwatch.core.model import SemanticGroup
@@ -58,11 +58,41 @@ def new_run_id() -> str:
 
 def sample_groups(
     groups: Sequence[SemanticGroup], size: int, rng: random.Random
-) -> list[SemanticGroup]:
-    """``size`` groups without replacement (all when ``size`` is 0 or larger than the dataset)."""
+) -> Sequence[SemanticGroup]:
+    """``size`` groups without replacement (all when ``size`` is 0 or larger than the dataset:
+    ``groups`` itself, not a copy — a dataset read from its file stays there)."""
     if size <= 0 or size >= len(groups):
-        return list(groups)
-    return rng.sample(list(groups), size)
+        return groups
+    return rng.sample(groups, size)  # by index: the same picks as over a list of the groups
+
+
+class WithFresh(Sequence[SemanticGroup]):
+    """The dataset's groups with the newer versions of the groups whose answer changed in the
+    source: only the changed ones are kept beside the dataset, which may live on disk."""
+
+    def __init__(self, groups: Sequence[SemanticGroup], fresh: Mapping[str, SemanticGroup]):
+        self.groups = groups
+        self.fresh = fresh
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    @overload
+    def __getitem__(self, index: int) -> SemanticGroup: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[SemanticGroup]: ...
+
+    def __getitem__(self, index: int | slice) -> SemanticGroup | list[SemanticGroup]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        g = self.groups[index]
+        return self.fresh.get(g.group_id, g)
+
+    def __iter__(self) -> Iterator[SemanticGroup]:
+        fresh = self.fresh
+        for g in self.groups:
+            yield fresh.get(g.group_id, g)
 
 
 #: Validated form fields kept between cycles at most (a dataset's forms × targets); beyond

@@ -17,6 +17,7 @@ from groundwatch.contracts import Probe, Topics
 from groundwatch.core.model import SemanticGroup
 from groundwatch.stages.generator.planner import (
     FormFields,
+    WithFresh,
     new_run_id,
     probes_for,
     sample_groups,
@@ -96,7 +97,13 @@ class GeneratorStage:
         self.on_publish = on_publish
         self.bus = bus
         self.topics = topics
-        self.groups = list(groups)
+        # a list given is copied (the caller's to change); a dataset read from its file is
+        # kept as it is, on disk
+        self.groups: Sequence[SemanticGroup] = (
+            list(groups) if isinstance(groups, list | tuple) else groups
+        )
+        #: the groups whose answer changed in the source, in their newest version
+        self._fresh: dict[str, SemanticGroup] = {}
         self.targets = list(targets)
         self.sample = sample
         self.rate = rate
@@ -159,7 +166,8 @@ class GeneratorStage:
 
     async def _run_cycle(self, run_id: str | None) -> RunSummary:
         run_id = run_id or new_run_id()
-        chosen = sample_groups(self.groups, self.sample, self.rng)
+        current = WithFresh(self.groups, self._fresh) if self._fresh else self.groups
+        chosen = sample_groups(current, self.sample, self.rng)
         cycle, self.next_cycle = self.next_cycle, self.next_cycle + 1
         summary = RunSummary(
             run_id,
@@ -177,17 +185,20 @@ class GeneratorStage:
         finally:
             self._in_flight = None
 
-    async def _publish_cycle(self, summary: RunSummary, chosen: list[SemanticGroup]) -> RunSummary:
+    async def _publish_cycle(
+        self, summary: RunSummary, chosen: Sequence[SemanticGroup]
+    ) -> RunSummary:
         run_id, cycle = summary.run_id, summary.cycle
         if self.on_cycle is not None:
             await self.on_cycle(summary)
         if self.refresh is not None:
             # Ground truth that stays current: re-read the answers asked in this cycle.
-            chosen, changed = await self.refresh(chosen)
+            # (every asked group at once: a source re-read holds the cycle's groups)
+            chosen, changed = await self.refresh(list(chosen))
             summary.answers_changed = len(changed)
             if changed:
-                fresh = {g.group_id: g for g in chosen}
-                self.groups = [fresh.get(g.group_id, g) for g in self.groups]
+                wanted = set(changed)
+                self._fresh.update((g.group_id, g) for g in chosen if g.group_id in wanted)
         batch = []
         started = time.monotonic()
         stamp = datetime.fromtimestamp(summary.started_at, UTC)

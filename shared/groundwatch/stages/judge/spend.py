@@ -139,18 +139,27 @@ def estimate_llm_calls(
     groups per cycle when set) with the judge and evaluators configured; ``sampled_targets`` of
     the targets can be sampled for SelfCheck (default: all); ``extra`` adds other features'
     calls per cycle."""
-    chosen = list(groups)
-    share_of_groups = min(1.0, sample / len(chosen)) if sample and chosen else 1.0
-    factual = [g for g in chosen if g.scenario == FACTUAL]
-    scenario = [g for g in chosen if g.scenario != FACTUAL]
+    # one pass, keeping only counts: a dataset streamed from its file is never held whole
+    n_groups = factual_forms = scenario_forms = gold_chars = 0
+    query = ""
+    for g in groups:
+        n_groups += 1
+        if g.scenario != FACTUAL:
+            scenario_forms += len(g.forms)
+            continue
+        factual_forms += len(g.forms)
+        gold_chars += len(", ".join(g.answer.values)) * len(g.forms)
+        for f in g.forms:
+            if len(f.text) > len(query):
+                query = f.text
+    share_of_groups = min(1.0, sample / n_groups) if sample and n_groups else 1.0
 
-    def probes(gs: Sequence[SemanticGroup]) -> int:
-        return round(sum(len(g.forms) for g in gs) * targets * cycles * share_of_groups)
+    def probes(forms: int) -> int:
+        return round(forms * targets * cycles * share_of_groups)
 
-    n_factual, n_scenario = probes(factual), probes(scenario)
-    forms = [(f.text, ", ".join(g.answer.values)) for g in factual for f in g.forms] or [("", "")]
-    query = max(forms, key=lambda x: len(x[0]))[0][:300]
-    gold = sum(len(a) for _, a in forms) // len(forms)
+    n_factual, n_scenario = probes(factual_forms), probes(scenario_forms)
+    query = query[:300]
+    gold = gold_chars // factual_forms if factual_forms else 0
     answer = "x" * max(20, 3 * gold)  # answers run longer than their gold value
     out = LlmEstimate(model=model, price=price, budget=budget)
     if judge.uses_llm:
