@@ -77,12 +77,36 @@ def model_dir(spec: str) -> Path:
     return found
 
 
+def _mapped_embeddings(path: Path) -> dict[str, Vector]:
+    """The file's word-embedding matrix as a read-only memory map, when it is stored as float32
+    (the safetensors layout: an 8-byte little-endian header length, the JSON header with each
+    tensor's dtype, shape and byte range, then the data); an empty dict otherwise, and the
+    caller reads it as any other tensor."""
+    with open(path, "rb") as fh:
+        size = int.from_bytes(fh.read(8), "little")
+        header = json.loads(fh.read(size))
+    out: dict[str, Vector] = {}
+    for name, meta in header.items():
+        if not name.endswith("embeddings.word_embeddings.weight") or not isinstance(meta, dict):
+            continue
+        if meta.get("dtype") != "F32" or len(meta.get("shape", ())) != 2:
+            continue
+        start, end = meta["data_offsets"]
+        rows, cols = meta["shape"]
+        if end - start != rows * cols * 4:
+            continue
+        out[name] = np.memmap(
+            path, dtype="<f4", mode="r", offset=8 + size + start, shape=(rows, cols)
+        )
+    return out
+
+
 class NumpyBert:
     """A BERT encoder (post-norm, absolute positions, exact GELU) in numpy, for inference."""
 
     def __init__(self, directory: Path) -> None:
         try:
-            from safetensors.numpy import load_file
+            from safetensors import safe_open
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise ConfigError(f"cannot run the embedding model ({exc}); {INSTALL_HINT}") from None
@@ -92,12 +116,22 @@ class NumpyBert:
         self.heads = int(config["num_attention_heads"])
         self.layers = int(config["num_hidden_layers"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
-        # dense weights transposed once, contiguous: x @ W.T on the stored layout is 2-3x slower
-        self.w = {
-            k: np.ascontiguousarray(v.T if (v.ndim == 2 and ".dense." in f".{k}") or k.endswith(
-                ("query.weight", "key.weight", "value.weight")) else v, dtype=np.float32)
-            for k, v in load_file(directory / "model.safetensors").items()
-        }  # fmt: skip
+        weights = directory / "model.safetensors"
+        # the word embeddings (half the model: 30k rows × 384) mapped from the file, not read:
+        # a text reads a row per token, and only the pages of the rows in use become resident
+        mapped = _mapped_embeddings(weights)
+        self.w = dict(mapped)
+        # the rest tensor by tensor; dense weights transposed once, contiguous: x @ W.T on the
+        # stored layout is 2-3x slower
+        with safe_open(str(weights), framework="numpy") as f:
+            for k in f.keys():  # noqa: SIM118 (a safetensors handle, not a dict)
+                if k in mapped:
+                    continue
+                v = f.get_tensor(k)
+                dense = (v.ndim == 2 and ".dense." in f".{k}") or k.endswith(
+                    ("query.weight", "key.weight", "value.weight")
+                )
+                self.w[k] = np.ascontiguousarray(v.T if dense else v, dtype=np.float32)
         self.prefix = "bert." if "bert.embeddings.word_embeddings.weight" in self.w else ""
         max_len = 512
         st_config = directory / "sentence_bert_config.json"
