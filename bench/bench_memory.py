@@ -41,15 +41,33 @@ _book: Any = None
 
 
 def answer(question: str) -> dict[str, Any]:
-    """The in-process target: the demo's answer to the question without its clone number."""
+    """The in-process target: the demo's answer to the question without its clone number.
+
+    The answer book is read from the file the benchmark wrote (``GW_BENCH_MEMORY_ANSWERS``):
+    building it here would generate the demo domain inside the measured process, ~65 MB of
+    the target's own that are not groundwatch's."""
     global _book
     if _book is None:
         from fast_target import AnswerBook
 
-        from groundwatch.demo import demo_dataset
+        book = os.environ.get("GW_BENCH_MEMORY_ANSWERS")
+        if book:
+            _book = AnswerBook.load(Path(book))
+        else:
+            from groundwatch.demo import demo_dataset
 
-        _book = AnswerBook.from_groups(demo_dataset()[1])
+            _book = AnswerBook.from_groups(demo_dataset()[1])
     return dict(_book(_REF.sub("", question)))
+
+
+def write_answers(path: Path) -> Path:
+    """The target's answer book, for :func:`answer` to read in the measured process."""
+    from fast_target import AnswerBook
+
+    from groundwatch.demo import demo_dataset
+
+    AnswerBook.from_groups(demo_dataset()[1]).dump(path)
+    return path
 
 
 def write_dataset(path: Path, probes: int) -> int:
@@ -85,6 +103,7 @@ def run_once(dataset: Path, tmp: Path) -> dict[str, Any]:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+        "GW_BENCH_MEMORY_ANSWERS": str(tmp / "answers.json"),
     }
     env.pop("GW_DATABASE_URL", None)
     cmd = [CLI, "run", "--once", "--dataset", str(dataset), "--targets", str(targets)]
@@ -111,6 +130,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     runs: dict[int, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="gw-bench-memory-") as d:
         tmp = Path(d)
+        write_answers(tmp / "answers.json")
         for n in sizes:
             dataset = tmp / f"groups-{n}.jsonl"
             probes = write_dataset(dataset, n)

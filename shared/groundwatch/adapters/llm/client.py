@@ -13,10 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import asdict, dataclass
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import openai
-from openai import AsyncOpenAI
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from tenacity import (
@@ -28,6 +26,11 @@ from tenacity import (
 )
 
 from groundwatch.adapters.throttle import TokenBucket
+
+if TYPE_CHECKING:
+    # the SDK is imported when a client is first made (~15 MB): a run whose judge asks no LLM
+    # never loads it
+    from openai import AsyncOpenAI
 from groundwatch.errors import BudgetExhausted, ConfigError, GroundwatchError
 from groundwatch.secrets import reject_placeholder
 
@@ -195,6 +198,8 @@ class LlmLedger:
 
 
 def _retryable(exc: BaseException) -> bool:
+    import openai
+
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code == 429 or exc.status_code >= 500 or exc.status_code == 408
     return isinstance(exc, openai.APITimeoutError | openai.APIConnectionError)
@@ -202,6 +207,8 @@ def _retryable(exc: BaseException) -> bool:
 
 def _retry_after(exc: BaseException | None) -> float | None:
     """The server's ``Retry-After`` (seconds), when a 429/503 carries one."""
+    import openai
+
     if not isinstance(exc, openai.APIStatusError):
         return None
     raw = exc.response.headers.get("retry-after")
@@ -225,6 +232,8 @@ class _PerLoop:
         rate = settings.requests_per_second
         depth = settings.burst or settings.max_concurrency
         self.bucket = TokenBucket(rate, depth) if rate > 0 else None
+        from openai import AsyncOpenAI
+
         self.client = client or AsyncOpenAI(
             base_url=settings.base_url,
             api_key=settings.api_key.get_secret_value() if settings.api_key else "unused",
@@ -316,6 +325,8 @@ class LlmClient:
             kwargs["n"] = n
         if max_tokens is not None:
             kwargs["max_tokens"] = max_tokens
+        import openai  # loaded with the first client (_PerLoop)
+
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.settings.max_retries + 1),
             wait=self._wait,

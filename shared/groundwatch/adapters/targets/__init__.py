@@ -6,6 +6,8 @@ Per-target limits and guards live here too; :class:`groundwatch.stages.runner.la
 applies them.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from groundwatch.adapters.targets.base import (
     TRANSIENT,
     ErrorKind,
@@ -19,13 +21,25 @@ from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
 from groundwatch.adapters.targets.h1 import H1Client
 from groundwatch.adapters.targets.http_json import HttpJsonTarget, expand_env, render_body
 from groundwatch.adapters.targets.limits import TargetLimits
-from groundwatch.adapters.targets.openai_chat import OpenAIChatTarget
 from groundwatch.adapters.targets.transport import (
     HttpClient,
     HttpxClient,
     make_http_client,
 )
 from groundwatch.adapters.throttle import TokenBucket
+
+if TYPE_CHECKING:
+    from groundwatch.adapters.targets.openai_chat import OpenAIChatTarget
+
+
+def __getattr__(name: str) -> Any:
+    """``OpenAIChatTarget`` on first use: it brings the ``openai`` SDK (~15 MB), which a run
+    probing only HTTP or in-process targets never needs."""
+    if name == "OpenAIChatTarget":
+        from groundwatch.adapters.targets.openai_chat import OpenAIChatTarget
+
+        return OpenAIChatTarget
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "TRANSIENT",
