@@ -16,6 +16,7 @@ from groundwatch.core.judging import (
     judge_deterministic,
     validate_tiers,
 )
+from groundwatch.core.judging.numbers import _ORDINAL_WORDS, _WORD_NUMBERS
 from groundwatch.core.model import AnswerType, Expected, Verdict
 
 pytestmark = pytest.mark.unit
@@ -229,15 +230,16 @@ def test_scores_carry_token_prf() -> None:
     assert stale.scores.rules.stale_version == 1 and stale.scores.rules.token_f1 == 0.0
 
 
-#: Not stop words, and not the words of a refusal ("It is Unclear." with the gold "Unclear" is
-#: ambiguous: "is unclear" is how a model declines, so the judge leaves it undecided).
-_NOT_A_GOLD_WORD = {"the", "and", "not", "nor", "non", "was", "are", "for", "with", "from"} | {
-    "unknown",
-    "unclear",
-    "unavailable",
-    "impossible",
-    "unable",
-}
+#: Not stop words, not the words of a refusal ("It is Unclear." with the gold "Unclear" is
+#: ambiguous: "is unclear" is how a model declines, so the judge leaves it undecided), and not
+#: numbers written as words: the gold "Four" is the number 4, a typed gold, which an answer
+#: stating no number misses (``number_missing``) as it would miss "4" — not free text.
+_NOT_A_GOLD_WORD = (
+    {"the", "and", "not", "nor", "non", "was", "are", "for", "with", "from"}
+    | {"unknown", "unclear", "unavailable", "impossible", "unable"}
+    | set(_WORD_NUMBERS)
+    | set(_ORDINAL_WORDS)
+)
 _WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=9).filter(
     lambda w: w not in _NOT_A_GOLD_WORD
 )
