@@ -43,14 +43,14 @@ _book: Any = None
 def answer(question: str) -> dict[str, Any]:
     """The in-process target: the demo's answer to the question without its clone number.
 
-    The answer book is read from the file the benchmark wrote (``GW_BENCH_MEMORY_ANSWERS``):
+    The answer book is read from the file the benchmark wrote (``BENCH_MEMORY_ANSWERS``):
     building it here would generate the demo domain inside the measured process, ~65 MB of
     the target's own that are not groundwatch's."""
     global _book
     if _book is None:
         from fast_target import AnswerBook
 
-        book = os.environ.get("GW_BENCH_MEMORY_ANSWERS")
+        book = os.environ.get("BENCH_MEMORY_ANSWERS")
         if book:
             _book = AnswerBook.load(Path(book))
         else:
@@ -103,7 +103,7 @@ def run_once(dataset: Path, tmp: Path) -> dict[str, Any]:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-        "GW_BENCH_MEMORY_ANSWERS": str(tmp / "answers.json"),
+        "BENCH_MEMORY_ANSWERS": str(tmp / "answers.json"),
     }
     env.pop("GW_DATABASE_URL", None)
     cmd = [CLI, "run", "--once", "--dataset", str(dataset), "--targets", str(targets)]

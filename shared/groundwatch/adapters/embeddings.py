@@ -226,15 +226,23 @@ class _SentenceTransformers:
 
 
 class CachedEncoder:
-    """An :class:`Encoder` over one backend with an LRU cache of ``cache_size`` texts."""
+    """An :class:`Encoder` over one backend with an LRU cache of ``cache_size`` texts and at
+    most ``cache_bytes`` of vectors: a text's token vectors weigh 1.5 KB a token, so 4,096
+    answers of a few sentences held ~100 MB when counted in texts alone."""
 
     def __init__(
-        self, name: str, backend: NumpyBert | _SentenceTransformers, cache_size: int = 4096
+        self,
+        name: str,
+        backend: NumpyBert | _SentenceTransformers,
+        cache_size: int = 4096,
+        cache_bytes: int = 24 << 20,
     ) -> None:
         self.name = name
         self.backend = backend
         self._cache: OrderedDict[str, Encoded] = OrderedDict()
         self._size = cache_size
+        self._max_bytes = cache_bytes
+        self._bytes = 0
         #: one encoding at a time: callers use worker threads, and the cache is shared
         self._lock = threading.Lock()
 
@@ -252,12 +260,19 @@ class CachedEncoder:
             if hit is None:
                 hit = self.backend.encode_one(text)
                 self._cache[text] = hit
-                if len(self._cache) > self._size:
-                    self._cache.popitem(last=False)
+                self._bytes += _weight(hit)
+                while len(self._cache) > 1 and (
+                    len(self._cache) > self._size or self._bytes > self._max_bytes
+                ):
+                    self._bytes -= _weight(self._cache.popitem(last=False)[1])
             else:
                 self._cache.move_to_end(text)
             out.append(hit)
         return out
+
+
+def _weight(e: Encoded) -> int:
+    return int(e.sentence.nbytes + e.tokens.nbytes)
 
 
 def load_encoder(spec: str = DEFAULT_MODEL) -> CachedEncoder:

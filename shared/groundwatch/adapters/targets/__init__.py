@@ -41,6 +41,7 @@ def __getattr__(name: str) -> Any:
         return OpenAIChatTarget
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = [
     "TRANSIENT",
     "BreakerState",

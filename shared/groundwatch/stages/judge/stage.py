@@ -50,7 +50,7 @@ class AnswerScorer:
     that simply does not report its ranking would be a made-up number.
     """
 
-    def __init__(self, k: int = DEFAULT_K, *, max_entries: int = 50_000) -> None:
+    def __init__(self, k: int = DEFAULT_K, *, max_entries: int = 10_000) -> None:
         self.k = k
         self.max_entries = max_entries
         self._text: OrderedDict[tuple[str, tuple[str, ...]], AnswerScores] = OrderedDict()
