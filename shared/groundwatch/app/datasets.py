@@ -52,7 +52,7 @@ def write_dataset(groups: Sequence[SemanticGroup], out: Path) -> int:
     return write_jsonl(groups, out)
 
 
-def service_dataset(settings: GeneratorSettings) -> tuple[list[SemanticGroup], str | None]:
+def service_dataset(settings: GeneratorSettings) -> tuple[Sequence[SemanticGroup], str | None]:
     """The dataset the generator service probes — the built-in demo domain, groups generated
     from ``GW_SOURCE_URL`` (steered by the include/exclude/pii settings), or a JSONL file of
     semantic groups — and the source database whose answers cycles re-read (the demo's own, or
@@ -94,6 +94,6 @@ def service_dataset(settings: GeneratorSettings) -> tuple[list[SemanticGroup], s
             policy=settings.source_policy(),
         )
         return result.groups, settings.source_url
-    from groundwatch.adapters.db.datasets import read_jsonl
+    from groundwatch.adapters.db.datasets import GroupFile
 
-    return list(read_jsonl(settings.dataset)), settings.source_url
+    return GroupFile(settings.dataset), settings.source_url
