@@ -85,12 +85,37 @@ def test_the_file_rewritten_after_loading_does_not_change_what_cycles_read(
     assert list(groups) == before and len(groups) == 40
 
 
-def test_the_spool_goes_with_the_object(dataset: Path) -> None:
+def test_walks_read_in_chunks_whatever_the_line_lengths(
+    dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listed = read_jsonl(dataset)
+    for chunk in (1, 100, 350, 1 << 20):  # smaller than a line, a few lines, the whole file
+        monkeypatch.setattr(GroupFile, "CHUNK", chunk)
+        assert list(GroupFile(dataset)) == listed
+
+
+def test_the_spool_is_unlinked_at_once_and_closed_with_the_object(
+    dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    spools: list[str] = []
+    mkstemp = tempfile.mkstemp
+
+    def recorded(*args: object, **kwargs: object) -> tuple[int, str]:
+        fd, name = mkstemp(*args, **kwargs)  # type: ignore[call-overload]
+        spools.append(name)
+        return fd, name
+
+    monkeypatch.setattr(tempfile, "mkstemp", recorded)
     groups = GroupFile(dataset)
-    spool = groups._path
-    assert os.path.exists(spool)
+    # a process killed outright leaves nothing behind: the name is gone, the descriptor reads
+    assert spools and not os.path.exists(spools[0])
+    assert len(list(groups)) == 40
+    fd = groups._fd
     groups.close()
-    assert not os.path.exists(spool)
+    with pytest.raises(OSError):
+        os.fstat(fd)
 
 
 @pytest.mark.parametrize(

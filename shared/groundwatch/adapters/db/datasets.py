@@ -8,7 +8,7 @@ state (DESIGN.md: datasets, groups, forms and answer versions belong to the gene
 
 from __future__ import annotations
 
-import contextlib
+import bisect
 import json
 import os
 import tempfile
@@ -106,29 +106,38 @@ class GroupFile(Sequence[SemanticGroup]):
     run, though each group is needed only while its probes are made. Opening validates every
     line (a bad file fails at start, naming the line, as before) and copies the lines to a spool
     file this object owns, so what later cycles read is what was validated even if the dataset
-    file is rewritten meanwhile; the spool goes when the object does. Kept per group: its line's
-    byte offset (8 bytes), for ``groups[i]`` and sampling."""
+    file is rewritten meanwhile. The spool is unlinked as soon as it is made and read through
+    its descriptor by offset (``os.pread``): a process killed outright leaves nothing in the
+    temporary directory, and walks and lookups never share a file position. Kept per group: its
+    line's byte offset (8 bytes), for ``groups[i]`` and sampling."""
+
+    #: bytes read at once while walking the groups
+    CHUNK = 1 << 20
 
     def __init__(self, path: str | Path) -> None:
         fd, spool = tempfile.mkstemp(prefix="groundwatch-dataset-", suffix=".jsonl")
-        self._path = spool
-        self._removal = weakref.finalize(self, _remove, spool)
+        self._fd = fd
+        self._closing = weakref.finalize(self, os.close, fd)
+        os.unlink(spool)
         offsets = array("q")
         at = 0
-        with open(path, "rb") as fh, open(fd, "wb", buffering=1 << 20) as out:
+        with open(path, "rb") as fh, open(fd, "wb", buffering=1 << 20, closefd=False) as out:
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
                 _parse_line(line, lineno)
-                if not line.endswith(b"\n"):
-                    line += b"\n"
                 offsets.append(at)
                 out.write(line)
                 at += len(line)
         self._offsets = offsets
+        self._end = at
 
     def __len__(self) -> int:
         return len(self._offsets)
+
+    def _span(self, index: int) -> tuple[int, int]:
+        offsets = self._offsets
+        return offsets[index], offsets[index + 1] if index + 1 < len(offsets) else self._end
 
     @overload
     def __getitem__(self, index: int) -> SemanticGroup: ...
@@ -139,25 +148,30 @@ class GroupFile(Sequence[SemanticGroup]):
     def __getitem__(self, index: int | slice) -> SemanticGroup | list[SemanticGroup]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        at = self._offsets[index]  # IndexError past the end, negative indexes as a list's
-        with open(self._path, "rb") as fh:
-            fh.seek(at)
-            return _parse_line(fh.readline(), index + 1)
+        n = len(self._offsets)
+        if not -n <= index < n:
+            raise IndexError("group index out of range")
+        index %= n
+        start, end = self._span(index)
+        return _parse_line(os.pread(self._fd, end - start, start), index + 1)
 
     def __iter__(self) -> Iterator[SemanticGroup]:
-        # a handle per iteration: iterations may interleave (a cycle and a lookup)
-        with open(self._path, "rb", buffering=1 << 16) as fh:
-            for lineno, line in enumerate(fh, 1):
-                yield _parse_line(line, lineno)
+        offsets, n = self._offsets, len(self._offsets)
+        i = 0
+        while i < n:
+            start = offsets[i]
+            # the lines that begin within CHUNK bytes (at least one, however long)
+            j = bisect.bisect_right(offsets, start + self.CHUNK, lo=i + 1)
+            end = offsets[j] if j < n else self._end
+            buf = os.pread(self._fd, end - start, start)
+            for k in range(i, j):
+                a, b = self._span(k)
+                yield _parse_line(buf[a - start : b - start], k + 1)
+            i = j
 
     def close(self) -> None:
-        """Remove the spool now (it goes anyway when the object is collected or at exit)."""
-        self._removal()
-
-
-def _remove(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
+        """Let the spool go now (it goes anyway when the object is collected or at exit)."""
+        self._closing()
 
 
 def _parse_line(line: bytes, lineno: int) -> SemanticGroup:
