@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import random
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -94,20 +95,24 @@ def test_walks_read_in_chunks_whatever_the_line_lengths(
         assert list(GroupFile(dataset)) == listed
 
 
-def test_the_spool_is_unlinked_at_once_and_closed_with_the_object(
-    dataset: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import tempfile
-
-    spools: list[str] = []
+@pytest.fixture
+def spools(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the temporary files made while the test runs."""
+    made: list[str] = []
     mkstemp = tempfile.mkstemp
 
     def recorded(*args: object, **kwargs: object) -> tuple[int, str]:
         fd, name = mkstemp(*args, **kwargs)  # type: ignore[call-overload]
-        spools.append(name)
+        made.append(name)
         return fd, name
 
     monkeypatch.setattr(tempfile, "mkstemp", recorded)
+    return made
+
+
+def test_the_spool_is_unlinked_at_once_and_closed_with_the_object(
+    dataset: Path, spools: list[str]
+) -> None:
     groups = GroupFile(dataset)
     # a process killed outright leaves nothing behind: the name is gone, the descriptor reads
     assert spools and not os.path.exists(spools[0])
@@ -126,23 +131,13 @@ def test_the_spool_is_unlinked_at_once_and_closed_with_the_object(
     ],
 )
 def test_a_bad_line_fails_at_load_naming_it_and_leaves_no_spool(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: bytes, said: str
+    tmp_path: Path, spools: list[str], line: bytes, said: str
 ) -> None:
     import gc
-    import tempfile
 
     path = tmp_path / "bad.jsonl"
     write_jsonl([_group(0), _group(1)], path)
     path.write_bytes(path.read_bytes() + line + b"\n")
-    spools: list[str] = []
-    mkstemp = tempfile.mkstemp
-
-    def recorded(*args: object, **kwargs: object) -> tuple[int, str]:
-        fd, name = mkstemp(*args, **kwargs)  # type: ignore[call-overload]
-        spools.append(name)
-        return fd, name
-
-    monkeypatch.setattr(tempfile, "mkstemp", recorded)
     with pytest.raises(ValueError, match=said):
         GroupFile(path)
     with pytest.raises(ConfigError, match=f"--dataset {path}: {said}"):

@@ -17,7 +17,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, overload
+from typing import IO, Any
 
 import orjson
 from pydantic import ValidationError
@@ -30,6 +30,7 @@ from groundwatch.core.generation.grammar_format import (
     merge_cohorts,
     sql_templates_in_order,
 )
+from groundwatch.core.group_sequence import GroupSequence
 from groundwatch.core.model import Expected, SemanticGroup, TextForm
 from groundwatch.errors import ConfigError
 from groundwatch.validation import validation_line
@@ -99,7 +100,7 @@ def read_jsonl(path: str | Path | IO[bytes]) -> list[SemanticGroup]:
     return list(iter_jsonl(path))
 
 
-class GroupFile(Sequence[SemanticGroup]):
+class GroupFile(GroupSequence):
     """A dataset file's groups, read from disk whenever they are iterated, never held whole.
 
     A cycle walks every group once: a list of a 500k-probe dataset held ~850 MB for the whole
@@ -139,19 +140,7 @@ class GroupFile(Sequence[SemanticGroup]):
         offsets = self._offsets
         return offsets[index], offsets[index + 1] if index + 1 < len(offsets) else self._end
 
-    @overload
-    def __getitem__(self, index: int) -> SemanticGroup: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[SemanticGroup]: ...
-
-    def __getitem__(self, index: int | slice) -> SemanticGroup | list[SemanticGroup]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        n = len(self._offsets)
-        if not -n <= index < n:
-            raise IndexError("group index out of range")
-        index %= n
+    def _group(self, index: int) -> SemanticGroup:
         start, end = self._span(index)
         return _parse_line(os.pread(self._fd, end - start, start), index + 1)
 

@@ -12,9 +12,10 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any, overload
+from typing import Any
 
 from groundwatch.contracts import Probe, utcnow
+from groundwatch.core.group_sequence import GroupSequence
 from groundwatch.core.model import SemanticGroup
 
 #: RFC 9562 version 7: 48 bits of Unix milliseconds, the version, 12 random bits, the variant,
@@ -66,7 +67,7 @@ def sample_groups(
     return rng.sample(groups, size)  # by index: the same picks as over a list of the groups
 
 
-class WithFresh(Sequence[SemanticGroup]):
+class WithFresh(GroupSequence):
     """The dataset's groups with the newer versions of the groups whose answer changed in the
     source: only the changed ones are kept beside the dataset, which may live on disk."""
 
@@ -77,15 +78,7 @@ class WithFresh(Sequence[SemanticGroup]):
     def __len__(self) -> int:
         return len(self.groups)
 
-    @overload
-    def __getitem__(self, index: int) -> SemanticGroup: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[SemanticGroup]: ...
-
-    def __getitem__(self, index: int | slice) -> SemanticGroup | list[SemanticGroup]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
+    def _group(self, index: int) -> SemanticGroup:
         g = self.groups[index]
         return self.fresh.get(g.group_id, g)
 
