@@ -9,8 +9,6 @@ SDK and works with any OpenAI-compatible server).
 
 from __future__ import annotations
 
-import openai
-
 from groundwatch.adapters.targets.base import (
     SAMPLE_TEMPERATURE,
     ErrorKind,
@@ -59,6 +57,8 @@ class OpenAIChatTarget:
         return await self._complete(query, self.sample_temperature)
 
     async def _complete(self, query: str, temperature: float) -> TargetReply:
+        import openai  # here, not at import: ~15 MB a run with no chat target never uses
+
         try:
             replies = await self._client.complete(
                 self.system_prompt,
@@ -78,6 +78,8 @@ class OpenAIChatTarget:
 def llm_failure(exc: BaseException) -> TargetError:
     """The failure kind of an LLM call; a wrapped error (``LlmError`` after the client's own
     retries) is judged by its cause."""
+    import openai  # imported by the client that raised ``exc`` already
+
     cause = exc
     while not isinstance(cause, openai.OpenAIError) and cause.__cause__ is not None:
         cause = cause.__cause__
