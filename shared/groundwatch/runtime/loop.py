@@ -68,6 +68,9 @@ def run(main: Coroutine[Any, Any, T], choice: EventLoopChoice | None = None) -> 
     except ConfigError:
         main.close()
         raise
+    from groundwatch.runtime.allocator import limit_arenas
+
+    limit_arenas()  # before the loop's worker threads: see the module
     with asyncio.Runner(loop_factory=factory) as runner:
         return runner.run(main)
 

@@ -374,7 +374,10 @@ def serve(app: FastAPI, settings: CommonSettings) -> None:
     """Run the app under uvicorn with the service's host/port/log level and event loop."""
     import uvicorn
 
+    from groundwatch.runtime.allocator import limit_arenas
     from groundwatch.runtime.loop import loop_name
+
+    limit_arenas()  # before uvicorn's loop and the stages' worker threads
 
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
