@@ -98,6 +98,42 @@ _CORRECT = Verdict.CORRECT
 _INCORRECT = Verdict.INCORRECT
 _ERROR = Verdict.ERROR
 
+#: A form's history entries, one object per distinct value: every form of every group has
+#: entries of the same few cycles and versions, and a tuple of three is 64 bytes — up to
+#: FLAKY_HISTORY of them per form, for every form of a continuous run. Cleared when full.
+_ENTRIES: dict[tuple[int, bool, int], tuple[int, bool, int]] = {}
+
+
+#: Each (target, semantic group)'s cohorts, as one shared sorted tuple per distinct set: a
+#: set of its own was 216 bytes for every group, and a dataset has a handful of cohort sets.
+_COHORT_SETS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def cohorts_with(
+    cohorts: tuple[str, ...], cohort: str, *, without: bool = False
+) -> tuple[str, ...]:
+    """``cohorts`` (sorted) with ``cohort`` added (or, ``without``, taken out), shared."""
+    if (cohort in cohorts) is not without:
+        return cohorts
+    new = tuple(c for c in cohorts if c != cohort) if without else tuple(sorted((*cohorts, cohort)))
+    shared = _COHORT_SETS.get(new)
+    if shared is None:
+        if len(_COHORT_SETS) >= 4096:
+            _COHORT_SETS.clear()
+        shared = _COHORT_SETS[new] = new
+    return shared
+
+
+def history_entry(cycle: int, correct: bool, truth_version: int) -> tuple[int, bool, int]:
+    """The shared ``(cycle, correct, truth_version)`` of a form's verdict history."""
+    key = (cycle, correct, truth_version)
+    entry = _ENTRIES.get(key)
+    if entry is None:
+        if len(_ENTRIES) >= 4096:
+            _ENTRIES.clear()
+        entry = _ENTRIES[key] = key
+    return entry
+
 
 class Tagger(TallyReads):
     """Incremental, idempotent GRAMMAR tagging of a stream of judged observations.
@@ -145,7 +181,7 @@ class Tagger(TallyReads):
         self._status_counts: dict[tuple[str, str, GroupStatus], int] = {}
         self._verdict_counts: dict[str, dict[Verdict, int]] = {}
         self._scenario_counts: dict[tuple[str, str], dict[Verdict, int]] = {}
-        self._cohorts_of: dict[tuple[str, str], set[str]] = {}
+        self._cohorts_of: dict[tuple[str, str], tuple[str, ...]] = {}  # sorted: cohorts_with
         self._dirty: set[GroupKey] = set()
         self._cause_counts: dict[tuple[str, str, Cause], int] = {}
         self._sums: dict[tuple[str, str], _CohortSums] = {}
@@ -294,7 +330,7 @@ class Tagger(TallyReads):
         sc = (key[0], key[1], GroupStatus.PENDING)
         self._status_counts[sc] = self._status_counts.get(sc, 0) + 1
         gk = (key[0], key[2])
-        self._cohorts_of.setdefault(gk, set()).add(key[1])
+        self._cohorts_of[gk] = cohorts_with(self._cohorts_of.get(gk, ()), key[1])
         return t
 
     def _evict(self, t: _Tally) -> None:
@@ -348,12 +384,11 @@ class Tagger(TallyReads):
             latest = t.latest
             form = obs.form_id
             prev = latest.get(form)
-            if prev is None:
-                # a new form: a new dict, so an iteration of the old one (a report built in
-                # another thread) never sees it change size — as with a full re-derivation
-                latest = t.latest = {**latest, form: obs}
-            else:
-                latest[form] = obs  # the form keeps its place, as in a re-derivation
+            # a new map, never this one changed: the published view shares it (tagging_view),
+            # and a new form keeps its place after the others, a repeated one its own place —
+            # as with a full re-derivation
+            latest = t.latest = {**latest, form: obs}
+            if prev is not None:
                 v = prev.verdict
                 if v is _CORRECT:
                     correct -= 1
@@ -496,7 +531,7 @@ class Tagger(TallyReads):
         if h is None:
             h = t.history[obs.form_id] = []
         c = obs.cycle
-        entry = (c, obs.verdict is _CORRECT, obs.truth_version)
+        entry = history_entry(c, obs.verdict is _CORRECT, obs.truth_version)
         if not h or h[-1][0] < c:
             h.append(entry)
         elif h[-1][0] == c:
@@ -614,10 +649,12 @@ class Tagger(TallyReads):
             for cause, c in t.causes.items():
                 self._cause_counts[(key[0], key[1], cause)] -= c
             del self._tallies[key]
-            cohorts = self._cohorts_of[(key[0], key[2])]
-            cohorts.discard(key[1])
-            if not cohorts:
-                del self._cohorts_of[(key[0], key[2])]
+            gk = (key[0], key[2])
+            cohorts = cohorts_with(self._cohorts_of[gk], key[1], without=True)
+            if cohorts:
+                self._cohorts_of[gk] = cohorts
+            else:
+                del self._cohorts_of[gk]
             self._knowledge_gaps.get(key[0], set()).discard(group_id)
             self._dirty.discard(key)
             self._changed.discard(key)

@@ -36,6 +36,8 @@ from groundwatch.core.tagging import (
     _CohortSums,
     _Cycle,
     _Tally,
+    cohorts_with,
+    history_entry,
 )
 
 #: Bumped whenever the layout below changes: an older state is replayed, never misread.
@@ -183,7 +185,7 @@ def restore(tagger: Tagger, states: Iterable[tuple[GroupKey, TallyState]]) -> in
                         h[2] += obs.verdict is not Verdict.ERROR
                     n += 1
                 t.cycles[c] = cy
-            t.history = {form: list(map(tuple, h)) for form, h in history}  # entries of 3
+            t.history = {form: [history_entry(*e) for e in h] for form, h in history}
             t.evicted_before = evicted_before
             recompute(key, t, None)
             # the last conclusive status is history, not derivable from the window: a group
@@ -216,10 +218,7 @@ def _open(
     counts = tagger._status_counts
     counts[sc] = counts.get(sc, 0) + 1
     gk = (key[0], key[2])
-    cohorts = tagger._cohorts_of.get(gk)
-    if cohorts is None:  # not setdefault(…, set()): a set per call, kept by one tally in two
-        cohorts = tagger._cohorts_of[gk] = set()
-    cohorts.add(key[1])
+    tagger._cohorts_of[gk] = cohorts_with(tagger._cohorts_of.get(gk, ()), key[1])
     return t
 
 

@@ -122,14 +122,17 @@ class GroupView:
     """One (target, cohort, group) as published: its snapshot's fields and what the reads need
     of its window, under the names the tagger's record uses (so :class:`TallyReads` reads
     either). Never changed after publishing (a plain class with slots, not a frozen dataclass:
-    a full publish makes one per group, and a frozen dataclass's ``__init__`` cost most of it)."""
+    a full publish makes one per group, and a frozen dataclass's ``__init__`` cost most of it).
 
-    __slots__ = ("_fields", "_tally", "causes", "first_seq", "flaky", "history", "latest")
+    Per group it holds references, not copies: ``latest`` is the tally's own map, which the
+    tagger replaces and never changes in place, and the :class:`GroupTally` is made when asked
+    for — a view kept one for every group, 184 bytes each for as long as the group lived."""
+
+    __slots__ = ("_fields", "causes", "first_seq", "flaky", "history", "latest")
 
     def __init__(
         self,
         fields: tuple[Any, ...],
-        tally: GroupTally | None,
         latest: Mapping[str, Observation],
         history: tuple[Observation, ...],
         flaky: frozenset[str],
@@ -137,7 +140,6 @@ class GroupView:
         first_seq: int,
     ) -> None:
         self._fields = fields  # GroupTally's fields, in its order
-        self._tally = tally  # the snapshot itself, when the publisher had it made already
         #: each form's latest counted observation
         self.latest = latest
         #: every observation in the window, oldest cycle first
@@ -150,8 +152,7 @@ class GroupView:
 
     @property
     def tally(self) -> GroupTally:
-        t = self._tally
-        return t if t is not None else GroupTally(*self._fields)
+        return GroupTally(*self._fields)
 
     @property
     def status(self) -> GroupStatus:
@@ -266,7 +267,7 @@ def _copy_sums(s: _CohortSums) -> _CohortSums:
     )
 
 
-def _group_view(key: GroupKey, t: _Tally, tally: GroupTally | None) -> GroupView:
+def _group_view(key: GroupKey, t: _Tally) -> GroupView:
     cycles = t.cycles  # ascending
     if len(cycles) == 1:  # the common case, without the generators
         (cy,) = cycles.values()
@@ -275,27 +276,25 @@ def _group_view(key: GroupKey, t: _Tally, tally: GroupTally | None) -> GroupView
     else:
         history = tuple(o for cy in cycles.values() for o in cy.observations())
         seq = min((cy.seq for cy in cycles.values()), default=0)
-    return GroupView(_tally_fields(key, t), tally, dict(t.latest), history, t.flaky, t.causes, seq)
+    # ``latest`` shared, not copied: the tagger gives a tally a new map whenever its latest
+    # verdicts change (Tagger._recompute), so the one published stays as it was
+    return GroupView(_tally_fields(key, t), t.latest, history, t.flaky, t.causes, seq)
 
 
-def publish(
-    tagger: Tagger,
-    previous: TaggerView | None = None,
-    tallies: Mapping[GroupKey, GroupTally] | None = None,
-) -> TaggerView:
+def publish(tagger: Tagger, previous: TaggerView | None = None) -> TaggerView:
     """The tagger's state as an immutable view, made from ``previous`` (the view it published
     last) and the groups changed since: O(changed groups). Without a previous view of this
-    tagger, every group is published (once, after a restore). ``tallies``: snapshots of some
-    changed groups the caller made already (the batch's writes), reused."""
+    tagger, every group is published (once, after a restore)."""
     baseline = tagger.open_domain_baseline
     if previous is None or previous._source is not tagger._publish_token:
         # everything, each map built in one pass (after a restore: 200k groups)
-        snaps = tallies or {}
         groups: CowMap[GroupKey, GroupView] = CowMap.of(
-            (key, _group_view(key, t, snaps.get(key))) for key, t in tagger._tallies.items()
+            (key, _group_view(key, t)) for key, t in tagger._tallies.items()
         )
         cohorts_of = CowMap.of(
-            (gk, tuple(sorted(cs))) for gk, cs in tagger._cohorts_of.items() if cs
+            (gk, cs)
+            for gk, cs in tagger._cohorts_of.items()
+            if cs  # sorted, shared
         )
         gaps = {
             target: CowMap.of((gid, True) for gid in gids)
@@ -303,7 +302,7 @@ def publish(
         }
         open_domain = CowMap.of((gid, n) for gid, n in tagger._open_domain.items() if n)
     else:
-        groups, cohorts_of, gaps, open_domain = _changes(tagger, previous, tallies or {})
+        groups, cohorts_of, gaps, open_domain = _changes(tagger, previous)
     view = TaggerView(
         tagger._publish_token,
         tagger.window,
@@ -321,7 +320,7 @@ def publish(
 
 
 def _changes(
-    tagger: Tagger, previous: TaggerView, snaps: Mapping[GroupKey, GroupTally]
+    tagger: Tagger, previous: TaggerView
 ) -> tuple[
     CowMap[GroupKey, GroupView],
     CowMap[tuple[str, str], tuple[str, ...]],
@@ -333,14 +332,14 @@ def _changes(
     live = tagger._tallies
     for key in tagger._changed:
         t = live.get(key)
-        group_changes[key] = REMOVE if t is None else _group_view(key, t, snaps.get(key))
+        group_changes[key] = REMOVE if t is None else _group_view(key, t)
     cohort_changes: dict[tuple[str, str], Any] = {}
     gap_changes: dict[str, dict[str, Any]] = {}
     od_changes: dict[str, Any] = {}
     baseline = tagger.open_domain_baseline
     for target, gid in {(k[0], k[2]) for k in group_changes}:
         cohorts = tagger._cohorts_of.get((target, gid))
-        cohort_changes[(target, gid)] = tuple(sorted(cohorts)) if cohorts else REMOVE
+        cohort_changes[(target, gid)] = cohorts if cohorts else REMOVE
         is_gap = gid in tagger._knowledge_gaps.get(target, ())
         gap_changes.setdefault(target, {})[gid] = True if is_gap else REMOVE
         if target == baseline:

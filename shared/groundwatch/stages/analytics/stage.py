@@ -264,7 +264,7 @@ class AnalyticsStage:
         tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
         # the batch is stored: its state is what the readers see from now on (the hook's
         # metrics read it too)
-        self.view = publish(tagger, self.view, {_key(w.tally): w.tally for w in writes})
+        self.view = publish(tagger, self.view)
         if self.on_applied is not None:
             self.on_applied(applied, transitions, time.time())
         if self.quality is not None and self.quality.configured:

@@ -1,0 +1,124 @@
+"""What the tally state shares instead of copying per group (issue 33, memory): the published
+view holds the tally's own ``latest`` map, so the tagger must replace it, never change it; a
+form's history entries and a group's cohort set are shared objects; and the process limits
+glibc's malloc arenas unless the operator set them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import groundwatch
+
+from groundwatch.core.model import Verdict
+from groundwatch.core.tagging import Observation, Tagger, Window, cohorts_with, history_entry
+from groundwatch.core.tagging_state import dump_state, restore
+from groundwatch.core.tagging_view import publish
+from groundwatch.runtime.allocator import limit_arenas
+
+pytestmark = pytest.mark.unit
+
+#: this checkout's package first, whatever the working directory of the test
+_ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(
+        [str(Path(groundwatch.__file__).parents[1]), os.environ.get("PYTHONPATH", "")]
+    ),
+}
+
+
+def obs(pid: str, form: str, verdict: Verdict, *, cohort: str = "short", cycle: int = 1,
+        group: str = "g1", forms: int = 3) -> Observation:
+    return Observation(
+        probe_id=pid, target="t", cohort=cohort, group_id=group, form_id=form, verdict=verdict,
+        group_forms=forms, series="s", cycle=cycle,
+    )  # fmt: skip
+
+
+def test_a_published_view_keeps_its_latest_verdicts_when_a_form_is_asked_again() -> None:
+    tagger = Tagger(Window(runs=2))
+    tagger.apply(obs("p1", "f1", Verdict.CORRECT))
+    tagger.apply(obs("p2", "f2", Verdict.INCORRECT))
+    view = publish(tagger)
+    g = view._tallies[("t", "short", "g1")]
+    before = dict(g.latest)
+    # the same form again in the same cycle: its verdict replaces the old one in the tagger
+    tagger.apply(obs("p3", "f2", Verdict.CORRECT))
+    assert tagger._tallies[("t", "short", "g1")].latest["f2"].verdict is Verdict.CORRECT
+    assert g.latest == before  # the view published before it still reads the old verdict
+    assert g.latest["f2"].verdict is Verdict.INCORRECT
+    assert list(tagger._tallies[("t", "short", "g1")].latest) == ["f1", "f2"]  # its place kept
+    after = publish(tagger, view)
+    assert after._tallies[("t", "short", "g1")].latest["f2"].verdict is Verdict.CORRECT
+    assert g.tally.correct == 1 and after._tallies[("t", "short", "g1")].tally.correct == 2
+
+
+def test_history_entries_and_cohort_sets_are_shared_across_groups() -> None:
+    tagger = Tagger(Window(runs=3))
+    for i in range(20):
+        for cohort in ("short", "long"):
+            for f in range(3):
+                tagger.apply(
+                    obs(f"p{i}{cohort}{f}", f"{cohort}{f}", Verdict.CORRECT, cohort=cohort,
+                        group=f"g{i}")
+                )  # fmt: skip
+    entries = {
+        id(e) for t in tagger._tallies.values() for h in t.history.values() for e in h
+    }
+    assert len(entries) == 1  # (cycle 1, correct, version 1): one object for 120 forms
+    sets = {id(cs) for cs in tagger._cohorts_of.values()}
+    assert len(sets) == 1 and next(iter(tagger._cohorts_of.values())) == ("long", "short")
+    # a restored tagger shares them too
+    states = [(k, dump_state(tagger, k)) for k in tagger._tallies]
+    again = Tagger(Window(runs=3))
+    restore(again, states)  # type: ignore[arg-type]
+    assert {id(e) for t in again._tallies.values() for h in t.history.values() for e in h} == (
+        entries
+    )
+    assert again._cohorts_of == tagger._cohorts_of
+    # a discarded cohort leaves the shared set of the rest
+    tagger.discard_group("t", "g0")
+    assert ("t", "g0") not in tagger._cohorts_of
+
+
+def test_cohorts_with_adds_and_removes_in_sorted_order() -> None:
+    two = cohorts_with(cohorts_with((), "short"), "long")
+    assert two == ("long", "short")
+    assert cohorts_with(two, "long") is two  # present already: the same object
+    assert cohorts_with(two, "long", without=True) == ("short",)
+    assert cohorts_with(("short",), "short", without=True) == ()
+    assert cohorts_with(two, "mid", without=True) is two
+    assert cohorts_with(("a", "c"), "b") is cohorts_with(("a", "b"), "c")
+
+
+def test_history_entry_is_the_value_it_names() -> None:
+    assert history_entry(4, True, 2) == (4, True, 2)
+    assert history_entry(4, True, 2) is history_entry(4, True, 2)
+    assert history_entry(4, False, 2) != history_entry(4, True, 2)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_the_arena_limit_is_set_unless_the_environment_names_one() -> None:
+    code = "from groundwatch.runtime.allocator import limit_arenas; print(limit_arenas())"
+    env = {k: v for k, v in _ENV.items() if k != "MALLOC_ARENA_MAX"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "True", out.stderr
+    out = subprocess.run(
+        [sys.executable, "-c", code], env={**env, "MALLOC_ARENA_MAX": "4"},
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.stdout.strip() == "False", out.stderr
+    assert limit_arenas() in (True, False)  # and calling it again in-process is harmless
+
+
+def test_loading_the_targets_config_does_not_import_openai() -> None:
+    code = (
+        "import sys, groundwatch.adapters.targets.config, groundwatch.app.runs;"
+        " print('openai' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=_ENV, capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr
