@@ -212,8 +212,8 @@ def report_from_tagger(
         ),
         scenarios=scenario_numbers(tagger),
         window_runs=tagger.window.runs,
-        series=sorted({o.series for o in view.obs.values() if o.series}),
-        latest_cycle=max((o.cycle for o in view.obs.values()), default=None),
+        series=sorted(view.series),
+        latest_cycle=view.latest_cycle,
         transitions=[transition_entry(tr) for tr in tagger.recent_transitions(50)],
         data_quality=_data_quality(view, data_quality) if data_quality is not None else None,
         scores=scores_section(tagger.observations()),
@@ -315,11 +315,16 @@ class _View:
         self.tagger = tagger
         self.targets: list[str] = []
         self.cohorts: dict[str, list[str]] = {}
-        self.obs: dict[str, Observation] = {}
+        self.series: set[str] = set()
+        self.latest_cycle: int | None = None
+        self._obs: dict[str, Observation] | None = None
         for o in tagger.observations():
             if o.scenario != FACTUAL:
                 continue  # RAGProbe probes have their own section
-            self.obs[o.probe_id] = o
+            if o.series:
+                self.series.add(o.series)
+            if self.latest_cycle is None or o.cycle > self.latest_cycle:
+                self.latest_cycle = o.cycle
             if o.target not in self.cohorts:
                 self.targets.append(o.target)
                 self.cohorts[o.target] = []
@@ -336,6 +341,15 @@ class _View:
         self.answered: set[tuple[str, str]] = {
             (t.target, t.group_id) for t in tagger.tallies() if t.correct and t.scenario == FACTUAL
         }
+
+    @property
+    def obs(self) -> dict[str, Observation]:
+        """Probe id → observation, made when first asked (a report with evaluators or human
+        ratings): an index of every observation held for the report's whole life was ~40 MB
+        at 500k probes, for two sections most reports do not have."""
+        if self._obs is None:
+            self._obs = {o.probe_id: o for o in self.tagger.observations() if o.scenario == FACTUAL}
+        return self._obs
 
     def tallies(self, target: str, cohort: str) -> dict[str, GroupTally]:
         return self.groups.get((target, cohort), {})
@@ -565,7 +579,8 @@ def _hypothesis(
         for g in shared
         if ta[g].status not in DECIDED_STATUSES or tb[g].status not in DECIDED_STATUSES
     ]
-    decided = [g for g in shared if g not in set(pending)]
+    pending_set = set(pending)
+    decided = [g for g in shared if g not in pending_set]
     mutual = [
         g for g in decided if ta[g].status is GroupStatus.GAP and tb[g].status is GroupStatus.GAP
     ]
