@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 import groundwatch
-
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import Observation, Tagger, Window, cohorts_with, history_entry
 from groundwatch.core.tagging_state import dump_state, restore
@@ -31,8 +30,16 @@ _ENV = {
 }
 
 
-def obs(pid: str, form: str, verdict: Verdict, *, cohort: str = "short", cycle: int = 1,
-        group: str = "g1", forms: int = 3) -> Observation:
+def obs(
+    pid: str,
+    form: str,
+    verdict: Verdict,
+    *,
+    cohort: str = "short",
+    cycle: int = 1,
+    group: str = "g1",
+    forms: int = 3,
+) -> Observation:
     return Observation(
         probe_id=pid, target="t", cohort=cohort, group_id=group, form_id=form, verdict=verdict,
         group_forms=forms, series="s", cycle=cycle,
@@ -66,9 +73,7 @@ def test_history_entries_and_cohort_sets_are_shared_across_groups() -> None:
                     obs(f"p{i}{cohort}{f}", f"{cohort}{f}", Verdict.CORRECT, cohort=cohort,
                         group=f"g{i}")
                 )  # fmt: skip
-    entries = {
-        id(e) for t in tagger._tallies.values() for h in t.history.values() for e in h
-    }
+    entries = {id(e) for t in tagger._tallies.values() for h in t.history.values() for e in h}
     assert len(entries) == 1  # (cycle 1, correct, version 1): one object for 120 forms
     sets = {id(cs) for cs in tagger._cohorts_of.values()}
     assert len(sets) == 1 and next(iter(tagger._cohorts_of.values())) == ("long", "short")
