@@ -19,19 +19,13 @@ The format is a JSON-able list headed by :data:`STATE_FORMAT`: a state of anothe
 from __future__ import annotations
 
 from collections.abc import Iterable
-from sys import intern
 from typing import Any
 
-import orjson
-
 from groundwatch.core.model import Verdict
-from groundwatch.core.score_json import scores_from_json, scores_json_bytes
-from groundwatch.core.scores import NO_SCORES, Scores
 from groundwatch.core.tagging import (
     Cause,
     GroupKey,
     GroupStatus,
-    Observation,
     Tagger,
     _CohortSums,
     _Cycle,
@@ -39,6 +33,9 @@ from groundwatch.core.tagging import (
     cohorts_with,
     history_entry,
 )
+from groundwatch.core.tagging_cold import ColdTally
+from groundwatch.core.tagging_rows import observation_row as _dump_observation
+from groundwatch.core.tagging_rows import row_observation as _load_observation
 
 #: Bumped whenever the layout below changes: an older state is replayed, never misread.
 STATE_FORMAT = 2
@@ -58,9 +55,10 @@ def dump_state(tagger: Tagger, key: GroupKey) -> TallyState | None:
     ``cycles`` are ``[cycle, closed, observations]`` ascending, each cycle's observations in
     arrival order (repeats of a form included: the latest stands); ``history`` is ``[form,
     [[cycle, correct, truth_version], …]]``; ``causes`` the attribution last computed."""
-    t = tagger._tallies.get(key)
-    if t is None:
+    found = tagger._tallies.get(key)
+    if found is None:
         return None
+    t = found.peek() if isinstance(found, ColdTally) else found
     return [
         STATE_FORMAT,
         t.dataset_id,
@@ -77,50 +75,6 @@ def dump_state(tagger: Tagger, key: GroupKey) -> TallyState | None:
         [[form, [list(e) for e in h]] for form, h in t.history.items()],
         {cause.value: n for cause, n in t.causes.items()},
     ]
-
-
-def _dump_observation(o: Observation) -> list[Any]:
-    return [
-        o.probe_id,
-        o.form_id,
-        o.verdict.value,
-        o.run_id,
-        o.dataset_id,
-        o.scenario,
-        o.group_forms,
-        o.retrieved_ids,
-        o.relevant_doc_ids,
-        o.retrieval_ok,
-        o.at,
-        o.latency_s,
-        o.stale,
-        o.series,
-        o.truth_version,
-        o.error_kind,
-        o.context_has_answer,
-        # the typed families as JSON text ('' for none): one restore decodes a text once
-        _scores_text(o.scores),
-    ]
-
-
-#: Scores written as JSON text, by object: the tally's observations share their tallied scores
-#: (:meth:`Scores.tallied`) and a tally's state is written again with every batch that touches
-#: it, so each scores object is serialized once, not once per write (bounded like the table of
-#: shared scores; the entry holds the object, so its id stays its own).
-_ENCODED: dict[int, tuple[Scores, str]] = {}
-
-
-def _scores_text(scores: Scores) -> str:
-    if scores is NO_SCORES:
-        return ""
-    hit = _ENCODED.get(id(scores))
-    if hit is not None and hit[0] is scores:
-        return hit[1]
-    if len(_ENCODED) >= 1 << 16:
-        _ENCODED.clear()
-    text = scores_json_bytes(scores).decode()
-    _ENCODED[id(scores)] = (scores, text)
-    return text
 
 
 def valid(state: object) -> bool:
@@ -214,54 +168,10 @@ def _open(
     if sums is None:
         sums = tagger._sums[ck] = _CohortSums()
     t = tagger._tallies[key] = _Tally(key, dataset_id, scenario, group_forms, series, sums)
+    tagger._hot_keys.add(key)
     sc = (key[0], key[1], GroupStatus.PENDING)
     counts = tagger._status_counts
     counts[sc] = counts.get(sc, 0) + 1
     gk = (key[0], key[2])
     tagger._cohorts_of[gk] = cohorts_with(tagger._cohorts_of.get(gk, ()), key[1])
     return t
-
-
-def _load_observation(
-    row: list[Any], target: str, cohort: str, group_id: str, cycle: int
-) -> Observation:
-    return Observation(
-        row[0],
-        target,
-        cohort,
-        group_id,
-        row[1],
-        _VERDICTS[row[2]],
-        intern(row[3]),  # run, dataset, scenario, series: shared by many (see observe.py)
-        intern(row[4]),
-        intern(row[5]),
-        row[6],
-        tuple(row[7]) if row[7] else (),
-        tuple(row[8]) if row[8] else (),
-        row[9],
-        row[10],
-        row[11],
-        row[12],
-        intern(row[13]),
-        cycle,
-        row[14],
-        row[15],
-        row[16],
-        _scores(row[17]),
-    )
-
-
-#: Scores decoded from their JSON text, shared: a repeated answer's scores are decoded once per
-#: restore (bounded like :meth:`Scores.tallied`'s table).
-_DECODED: dict[str, Scores] = {}
-
-
-def _scores(text: str) -> Scores:
-    if not text:
-        return NO_SCORES
-    scores = _DECODED.get(text)
-    if scores is None:
-        if len(_DECODED) >= 1 << 16:
-            _DECODED.clear()
-        scores = _DECODED[text] = scores_from_json(orjson.loads(text)).tallied()
-    return scores

@@ -1,0 +1,107 @@
+"""One observation as a row of plain values, and back: the form a tally's window takes in its
+stored state (:mod:`groundwatch.core.tagging_state`) and in a compressed tally
+(:mod:`groundwatch.core.tagging_cold`). The group's target, cohort, group id and cycle are not in
+the row: the holder of the rows knows them."""
+
+from __future__ import annotations
+
+from sys import intern
+from typing import Any
+
+import orjson
+
+from groundwatch.core.model import Verdict
+from groundwatch.core.score_json import scores_from_json, scores_json_bytes
+from groundwatch.core.scores import NO_SCORES, Scores
+from groundwatch.core.tagging_model import Observation
+
+_VERDICTS = {v.value: v for v in Verdict}
+
+
+def observation_row(o: Observation) -> list[Any]:
+    return [
+        o.probe_id,
+        o.form_id,
+        o.verdict.value,
+        o.run_id,
+        o.dataset_id,
+        o.scenario,
+        o.group_forms,
+        o.retrieved_ids,
+        o.relevant_doc_ids,
+        o.retrieval_ok,
+        o.at,
+        o.latency_s,
+        o.stale,
+        o.series,
+        o.truth_version,
+        o.error_kind,
+        o.context_has_answer,
+        # the typed families as JSON text ('' for none): one restore decodes a text once
+        _scores_text(o.scores),
+    ]
+
+
+#: Scores written as JSON text, by object: the tally's observations share their tallied scores
+#: (:meth:`Scores.tallied`) and a tally's state is written again with every batch that touches
+#: it, so each scores object is serialized once, not once per write (bounded like the table of
+#: shared scores; the entry holds the object, so its id stays its own).
+_ENCODED: dict[int, tuple[Scores, str]] = {}
+
+
+def _scores_text(scores: Scores) -> str:
+    if scores is NO_SCORES:
+        return ""
+    hit = _ENCODED.get(id(scores))
+    if hit is not None and hit[0] is scores:
+        return hit[1]
+    if len(_ENCODED) >= 1 << 16:
+        _ENCODED.clear()
+    text = scores_json_bytes(scores).decode()
+    _ENCODED[id(scores)] = (scores, text)
+    return text
+
+
+def row_observation(
+    row: list[Any], target: str, cohort: str, group_id: str, cycle: int
+) -> Observation:
+    return Observation(
+        row[0],
+        target,
+        cohort,
+        group_id,
+        intern(row[1]),  # the form: every verdict of it repeats it
+        _VERDICTS[row[2]],
+        intern(row[3]),  # run, dataset, scenario, series: shared by many (see observe.py)
+        intern(row[4]),
+        intern(row[5]),
+        row[6],
+        tuple(row[7]) if row[7] else (),
+        tuple(row[8]) if row[8] else (),
+        row[9],
+        row[10],
+        row[11],
+        row[12],
+        intern(row[13]),
+        cycle,
+        row[14],
+        row[15],
+        row[16],
+        _scores(row[17]),
+    )
+
+
+#: Scores decoded from their JSON text, shared: a repeated answer's scores are decoded once per
+#: restore (bounded like :meth:`Scores.tallied`'s table).
+_DECODED: dict[str, Scores] = {}
+
+
+def _scores(text: str) -> Scores:
+    if not text:
+        return NO_SCORES
+    scores = _DECODED.get(text)
+    if scores is None:
+        if len(_DECODED) >= 1 << 16:
+            _DECODED.clear()
+        scores = _DECODED[text] = scores_from_json(orjson.loads(text)).tallied()
+    return scores
