@@ -71,6 +71,7 @@ from groundwatch.core.tagging_attribution import attribution_status as attributi
 from groundwatch.core.tagging_attribution import cause_of as cause_of
 from groundwatch.core.tagging_attribution import judge_retrieval as judge_retrieval
 from groundwatch.core.tagging_attribution import retrieval_sufficient as retrieval_sufficient
+from groundwatch.core.tagging_cold import ColdTally
 from groundwatch.core.tagging_counts import _ClosedDomain as _ClosedDomain
 from groundwatch.core.tagging_counts import _CohortSums as _CohortSums
 from groundwatch.core.tagging_counts import _minus as _minus
@@ -122,6 +123,13 @@ def cohorts_with(
             _COHORT_SETS.clear()
         shared = _COHORT_SETS[new] = new
     return shared
+
+
+def _first_seq(t: _Tally | ColdTally) -> int:
+    """When the tally's oldest kept cycle began to arrive (the order groups are listed in)."""
+    if isinstance(t, ColdTally):
+        return t.first_seq
+    return min((cy.seq for cy in t.cycles.values()), default=0)
 
 
 def history_entry(cycle: int, correct: bool, truth_version: int) -> tuple[int, bool, int]:
@@ -176,7 +184,7 @@ class Tagger(TallyReads):
         self._open_domain: dict[str, int] = {}
         self._mutations = 0
         self._closed_cache: tuple[int, _ClosedDomain] | None = None
-        self._tallies: dict[GroupKey, _Tally] = {}
+        self._tallies: dict[GroupKey, _Tally | ColdTally] = {}
         self._live: dict[str, Observation] = {}
         self._status_counts: dict[tuple[str, str, GroupStatus], int] = {}
         self._verdict_counts: dict[str, dict[Verdict, int]] = {}
@@ -201,6 +209,12 @@ class Tagger(TallyReads):
         # opened so far (the order of the groups' first kept observations)
         self._changed: set[GroupKey] = set()
         self._removed: set[GroupKey] = set()
+        # quiet tallies are kept compressed (groundwatch.core.tagging_cold, :meth:`compact`):
+        # the keys of the live ones, those touched since the last compaction, and how many
+        # observations the compressed ones hold
+        self._hot_keys: set[GroupKey] = set()
+        self._touched: set[GroupKey] = set()
+        self._cold_observations = 0
         self._publish_token = object()
         self._seq = 0
 
@@ -227,10 +241,13 @@ class Tagger(TallyReads):
         the group's numbers and status are re-derived by :meth:`_recompute` after."""
         pid = obs.probe_id
         live = self._live
-        if pid in live:
-            return None
         key = (obs.target, obs.cohort, obs.group_id)
         t = self._tallies.get(key)
+        if isinstance(t, ColdTally):
+            t = self._thaw(key, t)  # its observations are live again: the repeat test below
+        if pid in live:
+            return None
+        self._touched.add(key)
         c = obs.cycle
         if t is None:
             t = self._open(key, obs)
@@ -319,6 +336,54 @@ class Tagger(TallyReads):
         out, self._pending_transitions = self._pending_transitions, []
         return out
 
+    # ------------------------------------------------------------------ compressed tallies
+    def compact(self) -> int:
+        """Compress the quiet tallies (groundwatch.core.tagging_cold): live ones whose cycles
+        have all closed, whose attribution is not due, and which no judgement touched since the
+        last call; returns how many. The consume loop calls it after each stored batch, so a
+        group stays live while its cycle fills and for one batch after, and the tagger's
+        memory follows the groups in flight, not every group it has seen. Reads are the same
+        before and after (a compressed tally reads as a live one); a write thaws it."""
+        touched, self._touched = self._touched, set()
+        dirty = self._dirty
+        tallies = self._tallies
+        n = 0
+        for key in [k for k in self._hot_keys if k not in touched and k not in dirty]:
+            t = tallies[key]
+            if type(t) is _Tally and all(cy.closed for cy in t.cycles.values()):
+                self._freeze(key, t)
+                n += 1
+        return n
+
+    def _freeze(self, key: GroupKey, t: _Tally) -> None:
+        cold = ColdTally(key, t)
+        live = self._live
+        for cy in t.cycles.values():
+            for o in cy.observations():
+                del live[o.probe_id]
+        self._cold_observations += cold.observations
+        self._tallies[key] = cold
+        self._hot_keys.discard(key)
+        # the published view holds the compressed tally itself from now on (it never changes)
+        self._changed.add(key)
+
+    def _thaw(self, key: GroupKey, cold: ColdTally) -> _Tally:
+        t = cold.thaw(self._sums[(key[0], key[1])])
+        live = self._live
+        for cy in t.cycles.values():
+            for o in cy.observations():
+                live[o.probe_id] = o
+        self._cold_observations -= cold.observations
+        self._tallies[key] = t
+        self._hot_keys.add(key)
+        self._touched.add(key)
+        return t
+
+    def _live_tally(self, key: GroupKey) -> _Tally:
+        """The group's tally, live (thawed if it was compressed), to be changed."""
+        t = self._tallies[key]
+        return self._thaw(key, t) if isinstance(t, ColdTally) else t
+
     def _open(self, key: GroupKey, obs: Observation) -> _Tally:
         ck = (key[0], key[1])
         sums = self._sums.get(ck)
@@ -327,6 +392,7 @@ class Tagger(TallyReads):
         t = self._tallies[key] = _Tally(
             key, obs.dataset_id, obs.scenario, obs.group_forms, obs.series, sums
         )
+        self._hot_keys.add(key)
         sc = (key[0], key[1], GroupStatus.PENDING)
         self._status_counts[sc] = self._status_counts.get(sc, 0) + 1
         gk = (key[0], key[2])
@@ -637,7 +703,7 @@ class Tagger(TallyReads):
         keys = [k for k in self._tallies if k[2] == group_id and target in (None, k[0])]
         n = 0
         for key in keys:
-            t = self._tallies[key]
+            t = self._live_tally(key)
             for cy in t.cycles.values():
                 for o in cy.observations():
                     del self._live[o.probe_id]
@@ -649,6 +715,8 @@ class Tagger(TallyReads):
             for cause, c in t.causes.items():
                 self._cause_counts[(key[0], key[1], cause)] -= c
             del self._tallies[key]
+            self._hot_keys.discard(key)
+            self._touched.discard(key)
             gk = (key[0], key[2])
             cohorts = cohorts_with(self._cohorts_of[gk], key[1], without=True)
             if cohorts:
@@ -666,12 +734,13 @@ class Tagger(TallyReads):
         return n
 
     # ------------------------------------------------------------------ reads
-    def _snap(self, key: GroupKey, t: _Tally) -> GroupTally:
-        return _snapshot(key, t)
+    def _snap(self, key: GroupKey, t: _Tally | ColdTally) -> GroupTally:
+        return t.tally if isinstance(t, ColdTally) else _snapshot(key, t)
 
     def tally(self, target: str, cohort: str, group_id: str) -> GroupTally | None:
-        t = self._tallies.get((target, cohort, group_id))
-        return None if t is None else _snapshot((target, cohort, group_id), t)
+        key = (target, cohort, group_id)
+        t = self._tallies.get(key)
+        return None if t is None else self._snap(key, t)
 
     def refresh_causes(self, max_groups: int | None = None) -> int:
         """Re-attribute up to ``max_groups`` touched semantic groups (all when None); returns
@@ -687,13 +756,40 @@ class Tagger(TallyReads):
         return len(dirty)
 
     def observations(self) -> Iterator[Observation]:
-        """Every observation in the window (repeats of a form included), in arrival order.
+        """Every observation in the window (repeats of a form included): group by group, in
+        the order the groups' kept cycles began to arrive, each group's oldest cycle first and
+        a cycle's observations in arrival order — the order the published view lists them in
+        (:class:`~groundwatch.core.tagging_view.TaggerView`), so a report reads the same from
+        either, and the same whether a group is live or compressed (:meth:`compact`): a
+        compressed group is decoded in its turn, never all of them at once.
 
-        A snapshot: the report is built in a worker thread while the consume loop applies
-        judgements, and iterating the live dict there failed with "dictionary changed size
-        during iteration" (a 500 on ``/report.html`` under a continuous ``run``); ``list`` copies
-        it in one step under the GIL."""
-        return iter(list(self._live.values()))
+        A snapshot of the groups: the report is built in a worker thread while the consume
+        loop applies judgements, and iterating the live dict there failed with "dictionary
+        changed size during iteration" (a 500 on ``/report.html`` under a continuous ``run``);
+        ``list`` copies it in one step under the GIL."""
+        tallies = list(self._tallies.values())
+        tallies.sort(key=_first_seq)
+        # the live groups' observations listed now (references; a live tally changes), the
+        # compressed ones decoded when their turn comes (a compressed tally never changes)
+        return self._observations_by_group(
+            [
+                t
+                if isinstance(t, ColdTally)
+                else [o for cy in list(t.cycles.values()) for o in list(cy.observations())]
+                for t in tallies
+            ]
+        )
+
+    @staticmethod
+    def _observations_by_group(
+        groups: list[ColdTally | list[Observation]],
+    ) -> Iterator[Observation]:
+        for g in groups:
+            if isinstance(g, ColdTally):
+                for cy in g.cycles.values():
+                    yield from cy.observations()
+            else:
+                yield from g
 
     def group_history(self, target: str, cohort: str, group_id: str) -> list[Observation]:
         """Every observation of the group in the window, oldest cycle first."""
@@ -704,9 +800,11 @@ class Tagger(TallyReads):
         return [o for cy in sorted(cycles, key=lambda cy: cy.cycle) for o in cy.observations()]
 
     def __len__(self) -> int:
-        return len(self._live)
+        return len(self._live) + self._cold_observations
 
     def __contains__(self, probe_id: object) -> bool:
+        """Whether a live tally holds the probe's observation (a compressed one is not looked
+        into: :meth:`apply` is the authority on repeats, and thaws the group to tell)."""
         return probe_id in self._live
 
     # ------------------------------------------------------------------ attribution
@@ -715,7 +813,7 @@ class Tagger(TallyReads):
         cohorts = self._cohorts_of.get(gk)
         if not cohorts:
             return
-        tallies = [(c, self._tallies[(target, c, group_id)]) for c in cohorts]
+        tallies = [(c, self._live_tally((target, c, group_id))) for c in cohorts]
         contexts: set[frozenset[str]] | None = None
         counts = self._cause_counts
         answered = any(t.correct for _, t in tallies)

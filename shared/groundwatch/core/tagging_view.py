@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from groundwatch.core.evidence import EvidenceRule, GroupStatus
 from groundwatch.core.tagging import Tagger
+from groundwatch.core.tagging_cold import ColdTally
 from groundwatch.core.tagging_counts import _ClosedDomain, _CohortSums
 from groundwatch.core.tagging_model import Cause, GroupKey, GroupTally, Observation, Window
 from groundwatch.core.tagging_reads import TallyReads
@@ -184,7 +185,7 @@ class TaggerView(TallyReads):
         source: object,
         window: Window,
         open_domain_baseline: str | None,
-        tallies: CowMap[GroupKey, GroupView],
+        tallies: CowMap[GroupKey, GroupView | ColdTally],
         cohorts_of: CowMap[tuple[str, str], tuple[str, ...]],
         knowledge_gaps: dict[str, CowMap[str, bool]],
         open_domain: CowMap[str, int],
@@ -226,7 +227,7 @@ class TaggerView(TallyReads):
     def evidence(self) -> EvidenceRule:
         return self._window.evidence
 
-    def _snap(self, key: GroupKey, t: GroupView) -> GroupTally:
+    def _snap(self, key: GroupKey, t: GroupView | ColdTally) -> GroupTally:
         return t.tally
 
     def tally(self, target: str, cohort: str, group_id: str) -> GroupTally | None:
@@ -267,7 +268,9 @@ def _copy_sums(s: _CohortSums) -> _CohortSums:
     )
 
 
-def _group_view(key: GroupKey, t: _Tally) -> GroupView:
+def _group_view(key: GroupKey, t: _Tally | ColdTally) -> GroupView | ColdTally:
+    if isinstance(t, ColdTally):
+        return t  # a compressed tally never changes: it is its own published entry
     cycles = t.cycles  # ascending
     if len(cycles) == 1:  # the common case, without the generators
         (cy,) = cycles.values()
@@ -288,7 +291,7 @@ def publish(tagger: Tagger, previous: TaggerView | None = None) -> TaggerView:
     baseline = tagger.open_domain_baseline
     if previous is None or previous._source is not tagger._publish_token:
         # everything, each map built in one pass (after a restore: 200k groups)
-        groups: CowMap[GroupKey, GroupView] = CowMap.of(
+        groups: CowMap[GroupKey, GroupView | ColdTally] = CowMap.of(
             (key, _group_view(key, t)) for key, t in tagger._tallies.items()
         )
         cohorts_of = CowMap.of(
@@ -322,7 +325,7 @@ def publish(tagger: Tagger, previous: TaggerView | None = None) -> TaggerView:
 def _changes(
     tagger: Tagger, previous: TaggerView
 ) -> tuple[
-    CowMap[GroupKey, GroupView],
+    CowMap[GroupKey, GroupView | ColdTally],
     CowMap[tuple[str, str], tuple[str, ...]],
     dict[str, CowMap[str, bool]],
     CowMap[str, int],

@@ -262,6 +262,9 @@ class AnalyticsStage:
         for w in writes:
             tokens[_key(w.tally)] = w.token
         tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
+        # quiet groups compressed (stored above, attributed, cycle closed): memory follows the
+        # groups in flight, not every group seen (groundwatch.core.tagging_cold)
+        tagger.compact()
         # the batch is stored: its state is what the readers see from now on (the hook's
         # metrics read it too)
         self.view = publish(tagger, self.view)

@@ -1,0 +1,210 @@
+"""A quiet group's tally kept compressed: what lets the tagger hold 100k groups in a few hundred
+bytes each instead of several kilobytes.
+
+Most groups are quiet most of the time: a monitoring cycle asks a group's forms together, the
+group's cycle closes, its attribution is refreshed, and nothing touches it until the next cycle
+(in a ``run --once``, never again). Their window — every form's observation, the cycles, the
+verdict history — was kept as Python objects all the same: ~7 KB a semantic group, 1.2 GB at
+500k probes. A stream processor keeps such state in a store and a cache in front of it (Kafka
+Streams' RocksDB, quix-streams); here the store is the tally itself, pickled and compressed in
+memory (:class:`ColdTally`), and the cache is the tagger's hot tallies.
+
+A :class:`ColdTally` is immutable. It answers every *read* a hot tally answers — its numbers,
+status, flaky forms and causes from fields kept beside the blob, its window (``latest``,
+``cycles``, ``history``) by decoding the blob each time, never keeping what it decoded — so the
+tagger's reads and the published view read a cold group as they read a hot one, and the view
+can hold the cold tally itself as the group's entry (nothing it holds ever changes). A *write*
+thaws it first (:meth:`~groundwatch.core.tagging.Tagger._hot`): the tagger puts a live
+:class:`~groundwatch.core.tagging_windows._Tally` back in its place.
+"""
+
+from __future__ import annotations
+
+import marshal
+import zlib
+from collections.abc import Mapping
+
+from groundwatch.core.evidence import GroupStatus
+from groundwatch.core.tagging_counts import _CohortSums
+from groundwatch.core.tagging_model import Cause, GroupKey, GroupTally, Observation
+from groundwatch.core.tagging_rows import observation_row, row_observation
+from groundwatch.core.tagging_windows import _Cycle, _Tally, _tally_fields
+
+#: zlib's fastest level: a tally is compressed once a cycle; level 6 saved ~5% more
+_LEVEL = 1
+_CAUSES = {c.value: c for c in Cause}
+_STATUSES = {s.value: s for s in GroupStatus}
+_NO_CAUSES: dict[Cause, int] = {}
+#: The last windows :meth:`ColdTally.peek` decoded (by the cold tally's id; the entry holds
+#: the tally, so the id stays its own): read-only, a handful, shared by every reader.
+_PEEKED: dict[int, tuple[ColdTally, _Tally]] = {}
+_PEEKED_MAX = 8
+
+
+class ColdTally:
+    """A quiet tally, compressed (see the module). Reads as a hot tally and as a published
+    group view do; never changed (a thaw makes a new hot tally and leaves this one as it is).
+
+    Beside the blob it keeps what reads ask of every group — the snapshot's fields, the flaky
+    forms, the causes, the last conclusive status — so listing groups, counting statuses and
+    summing causes decode nothing; the window (each form's observations, the cycles, the
+    verdict history) is in the blob as plain rows (:mod:`groundwatch.core.tagging_rows`),
+    marshalled and compressed."""
+
+    __slots__ = (
+        "_blob",
+        "_fields",
+        "answers_open_domain",
+        "causes",
+        "conclusive",
+        "first_seq",
+        "flaky",
+        "held",
+        "observations",
+    )
+
+    def __init__(self, key: GroupKey, t: _Tally) -> None:
+        self._fields = _tally_fields(key, t)
+        self.flaky = t.flaky
+        self.causes: Mapping[Cause, int] = t.causes
+        self.conclusive = t.conclusive
+        self.held = t.held
+        self.answers_open_domain = t.answers_open_domain
+        cycles = t.cycles
+        rows = [
+            (c, cy.closed, cy.seq, tuple(observation_row(o) for o in cy.observations()))
+            for c, cy in cycles.items()
+        ]
+        #: observations the window holds (repeats included): the tagger's count of them
+        self.observations = sum(len(r[3]) for r in rows)
+        #: when the oldest kept cycle began to arrive (the order groups are listed in)
+        self.first_seq = min((cy.seq for cy in cycles.values()), default=0)
+        counted = t.counted_last
+        window = (
+            rows,
+            tuple((form, o.cycle, o.probe_id) for form, o in t.latest.items()),
+            tuple((form, tuple(h)) for form, h in t.history.items()),
+            counted.cycle if counted is not None else None,
+            t.last_closed,
+            t.evicted_before,
+            t.reshaped,
+        )
+        self._blob = zlib.compress(marshal.dumps(window), _LEVEL)
+
+    def thaw(self, sums: _CohortSums) -> _Tally:
+        """A live tally equal to the one compressed, counting into the cohort's ``sums``."""
+        return self._decode(sums)
+
+    def peek(self) -> _Tally:
+        """The compressed tally as it was, for reading only (not counted anywhere, not kept
+        beyond the last few: a report asks a group's window several times in a row — its
+        numbers, then its retrieval judged beside its other cohorts)."""
+        recent = _PEEKED.get(id(self))
+        if recent is not None and recent[0] is self:
+            return recent[1]
+        t = self._decode(_CohortSums())
+        if len(_PEEKED) >= _PEEKED_MAX:
+            try:
+                del _PEEKED[next(iter(_PEEKED))]  # the oldest
+            except (RuntimeError, KeyError, StopIteration):  # another thread's reads moved it
+                _PEEKED.clear()
+        _PEEKED[id(self)] = (self, t)
+        return t
+
+    def _decode(self, sums: _CohortSums) -> _Tally:
+        from groundwatch.core.tagging import history_entry  # the tagger imports this module
+
+        f = self._fields
+        rows, latest, history, counted, last_closed, evicted_before, reshaped = marshal.loads(
+            zlib.decompress(self._blob)
+        )
+        key = (target, cohort, group_id) = (f[0], f[1], f[2])
+        t = _Tally(key, f[3], f[4], f[5], f[16], sums)
+        by_probe: dict[str, Observation] = {}
+        cycles = t.cycles
+        for c, closed, seq, obs_rows in rows:
+            cy = _Cycle(c, closed=closed, seq=seq)
+            for row in obs_rows:
+                o = row_observation(row, target, cohort, group_id, c)
+                by_probe[o.probe_id] = o
+                cy.add(o)
+            cycles[c] = cy
+        t.latest = {form: by_probe[pid] for form, _c, pid in latest}
+        t.history = {form: [history_entry(*e) for e in h] for form, h in history}
+        t.counted_last = cycles.get(counted) if counted is not None else None
+        t.status = f[11]
+        t.correct, t.incorrect, t.error, t.undecided = f[7], f[8], f[9], f[10]
+        t.flaky = self.flaky
+        t.causes = dict(self.causes) if self.causes else _NO_CAUSES
+        t.last_closed = last_closed
+        t.conclusive = self.conclusive
+        t.held = self.held
+        t.evicted_before = evicted_before
+        t.answers_open_domain = self.answers_open_domain
+        t.reshaped = reshaped
+        return t
+
+    @property
+    def size(self) -> int:
+        """Bytes of the compressed window (what a cold group costs beside its fields)."""
+        return len(self._blob)
+
+    # -- the fields a hot tally has, for the tagger's reads ----------------------------------
+    @property
+    def dataset_id(self) -> str:
+        return self._fields[3]  # type: ignore[no-any-return]
+
+    @property
+    def scenario(self) -> str:
+        return self._fields[4]  # type: ignore[no-any-return]
+
+    @property
+    def group_forms(self) -> int:
+        return self._fields[5]  # type: ignore[no-any-return]
+
+    @property
+    def correct(self) -> int:
+        return self._fields[7]  # type: ignore[no-any-return]
+
+    @property
+    def incorrect(self) -> int:
+        return self._fields[8]  # type: ignore[no-any-return]
+
+    @property
+    def error(self) -> int:
+        return self._fields[9]  # type: ignore[no-any-return]
+
+    @property
+    def undecided(self) -> int:
+        return self._fields[10]  # type: ignore[no-any-return]
+
+    @property
+    def status(self) -> GroupStatus:
+        return self._fields[11]  # type: ignore[no-any-return]
+
+    @property
+    def series(self) -> str:
+        return self._fields[16]  # type: ignore[no-any-return]
+
+    @property
+    def tally(self) -> GroupTally:
+        return GroupTally(*self._fields)
+
+    # -- the window, decoded on each read and not kept --------------------------------------
+    @property
+    def latest(self) -> Mapping[str, Observation]:
+        return self.peek().latest
+
+    @property
+    def cycles(self) -> Mapping[int, _Cycle]:
+        return self.peek().cycles
+
+    @property
+    def history(self) -> tuple[Observation, ...]:
+        """Every observation in the window, oldest cycle first (a published group's
+        ``history``; the hot tally's per-form verdict history is :meth:`peek`'s)."""
+        cycles = self.peek().cycles.values()
+        return tuple(o for cy in cycles for o in cy.observations())
+
+
+__all__ = ["ColdTally"]
