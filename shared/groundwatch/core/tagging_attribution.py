@@ -17,7 +17,20 @@ if TYPE_CHECKING:
 _CORRECT = Verdict.CORRECT
 
 
+_JUDGEMENTS: dict[tuple[bool | None, RetrievalEvidence], tuple[bool | None, RetrievalEvidence]] = {
+    (ok, evidence): (ok, evidence) for ok in (True, False, None) for evidence in RetrievalEvidence
+}
+
+
 def judge_retrieval(
+    obs: Observation, correct_contexts: set[frozenset[str]], *, reports_ids: bool = False
+) -> tuple[bool | None, RetrievalEvidence]:
+    """:func:`_judge_retrieval`'s judgement, one shared tuple per distinct value (a report
+    keeps one per counted example: 56 bytes each, for 18 possible values)."""
+    return _JUDGEMENTS[_judge_retrieval(obs, correct_contexts, reports_ids=reports_ids)]
+
+
+def _judge_retrieval(
     obs: Observation, correct_contexts: set[frozenset[str]], *, reports_ids: bool = False
 ) -> tuple[bool | None, RetrievalEvidence]:
     """Whether the retrieval gave ``obs`` sufficient context, and what that stands on; ``None``

@@ -53,7 +53,7 @@ class ColdTally:
 
     __slots__ = (
         "_blob",
-        "_fields",
+        "_tally",
         "answers_open_domain",
         "causes",
         "conclusive",
@@ -64,7 +64,9 @@ class ColdTally:
     )
 
     def __init__(self, key: GroupKey, t: _Tally) -> None:
-        self._fields = _tally_fields(key, t)
+        #: the snapshot, made once: every read of the group's numbers shares it (a report
+        #: lists each group's snapshot; a new one per read was 184 bytes a group more)
+        self._tally = GroupTally(*_tally_fields(key, t))
         self.flaky = t.flaky
         self.causes: Mapping[Cause, int] = t.causes
         self.conclusive = t.conclusive
@@ -114,12 +116,12 @@ class ColdTally:
     def _decode(self, sums: _CohortSums) -> _Tally:
         from groundwatch.core.tagging import history_entry  # the tagger imports this module
 
-        f = self._fields
+        f = self._tally
         rows, latest, history, counted, last_closed, evicted_before, reshaped = marshal.loads(
             zlib.decompress(self._blob)
         )
-        key = (target, cohort, group_id) = (f[0], f[1], f[2])
-        t = _Tally(key, f[3], f[4], f[5], f[16], sums)
+        key = (target, cohort, group_id) = (f.target, f.cohort, f.group_id)
+        t = _Tally(key, f.dataset_id, f.scenario, f.group_forms, f.series, sums)
         by_probe: dict[str, Observation] = {}
         cycles = t.cycles
         for c, closed, seq, obs_rows in rows:
@@ -132,8 +134,8 @@ class ColdTally:
         t.latest = {form: by_probe[pid] for form, _c, pid in latest}
         t.history = {form: [history_entry(*e) for e in h] for form, h in history}
         t.counted_last = cycles.get(counted) if counted is not None else None
-        t.status = f[11]
-        t.correct, t.incorrect, t.error, t.undecided = f[7], f[8], f[9], f[10]
+        t.status = f.status
+        t.correct, t.incorrect, t.error, t.undecided = f.correct, f.incorrect, f.error, f.undecided
         t.flaky = self.flaky
         t.causes = dict(self.causes) if self.causes else _NO_CAUSES
         t.last_closed = last_closed
@@ -152,43 +154,43 @@ class ColdTally:
     # -- the fields a hot tally has, for the tagger's reads ----------------------------------
     @property
     def dataset_id(self) -> str:
-        return self._fields[3]  # type: ignore[no-any-return]
+        return self._tally.dataset_id
 
     @property
     def scenario(self) -> str:
-        return self._fields[4]  # type: ignore[no-any-return]
+        return self._tally.scenario
 
     @property
     def group_forms(self) -> int:
-        return self._fields[5]  # type: ignore[no-any-return]
+        return self._tally.group_forms
 
     @property
     def correct(self) -> int:
-        return self._fields[7]  # type: ignore[no-any-return]
+        return self._tally.correct
 
     @property
     def incorrect(self) -> int:
-        return self._fields[8]  # type: ignore[no-any-return]
+        return self._tally.incorrect
 
     @property
     def error(self) -> int:
-        return self._fields[9]  # type: ignore[no-any-return]
+        return self._tally.error
 
     @property
     def undecided(self) -> int:
-        return self._fields[10]  # type: ignore[no-any-return]
+        return self._tally.undecided
 
     @property
     def status(self) -> GroupStatus:
-        return self._fields[11]  # type: ignore[no-any-return]
+        return self._tally.status
 
     @property
     def series(self) -> str:
-        return self._fields[16]  # type: ignore[no-any-return]
+        return self._tally.series
 
     @property
     def tally(self) -> GroupTally:
-        return GroupTally(*self._fields)
+        return self._tally
 
     # -- the window, decoded on each read and not kept --------------------------------------
     @property

@@ -358,13 +358,20 @@ class _View:
         self, target: str, group_id: str
     ) -> dict[str, tuple[bool | None, RetrievalEvidence]]:
         key = (target, group_id)
-        r = self._retrieval.get(key)
+        cache = self._retrieval
+        r = cache.get(key)
         if r is None:
-            r = self._retrieval[key] = self.tagger.retrieval_judgements(target, group_id)
+            r = cache[key] = self.tagger.retrieval_judgements(target, group_id)
+            if len(cache) > RETRIEVAL_CACHE:
+                del cache[next(iter(cache))]  # the oldest (the report runs in one thread)
         return r
 
 
 _NO_EVIDENCE: tuple[bool | None, RetrievalEvidence] = (None, RetrievalEvidence.NONE)
+#: Groups whose retrieval judgements a report keeps at once: the sections walk the groups in
+#: the same order, each asking a group's judgements a few times in a row, and keeping every
+#: group's was ~1.5 KB a group for the report's whole build (the probe ids as keys).
+RETRIEVAL_CACHE = 1024
 
 
 def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
