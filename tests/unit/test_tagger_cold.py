@@ -176,3 +176,29 @@ def test_compressed_groups_take_a_fraction_of_the_memory() -> None:
         return deep(t._tallies) + deep(t._live)
 
     assert size(packed) * 3 < size(live)
+
+
+def test_windows_compressed_after_the_dictionary_is_made_expand_the_same() -> None:
+    from groundwatch.core import tagging_cold
+
+    tagger = Tagger(Window(runs=2))
+    for g in range(2 * tagging_cold._SAMPLES):
+        for f in range(3):
+            tagger.apply(
+                Observation(
+                    f"p{g}-{f}", "t", "short", f"g{g}", f"f{f}",
+                    Verdict.CORRECT if (g + f) % 4 else Verdict.INCORRECT, group_forms=3,
+                    cycle=1, retrieved_ids=(f"d{g}",), relevant_doc_ids=(f"d{g}",),
+                )
+            )  # fmt: skip
+    tagger.refresh_causes()
+    before = states(tagger)
+    tagger.compact()
+    tagger.compact()
+    blobs = [v._blob for v in tagger._tallies.values() if isinstance(v, ColdTally)]
+    assert len(blobs) == 2 * tagging_cold._SAMPLES
+    assert tagging_cold._ZDICT is not None and any(b[0] == 1 for b in blobs)
+    assert states(tagger) == before  # read through the compressed windows
+    for key in list(tagger._tallies):
+        tagger._live_tally(key)  # every window thawed
+    assert states(tagger) == before and cold(tagger) == 0
