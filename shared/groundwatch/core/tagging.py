@@ -66,6 +66,7 @@ from groundwatch.core.evidence import DEFAULT_EVIDENCE as DEFAULT_EVIDENCE
 from groundwatch.core.evidence import EvidenceRule as EvidenceRule
 from groundwatch.core.evidence import GroupStatus as GroupStatus
 from groundwatch.core.model import Verdict
+from groundwatch.core.shared_values import shared
 from groundwatch.core.tagging_attribution import _correct_contexts as _correct_contexts
 from groundwatch.core.tagging_attribution import attribution_status as attribution_status
 from groundwatch.core.tagging_attribution import cause_of as cause_of
@@ -94,16 +95,11 @@ from groundwatch.core.tagging_status import status_of as status_of
 from groundwatch.core.tagging_windows import _Cycle as _Cycle
 from groundwatch.core.tagging_windows import _snapshot as _snapshot
 from groundwatch.core.tagging_windows import _Tally as _Tally
+from groundwatch.core.tagging_windows import history_entry as history_entry
 
 _CORRECT = Verdict.CORRECT
 _INCORRECT = Verdict.INCORRECT
 _ERROR = Verdict.ERROR
-
-#: A form's history entries, one object per distinct value: every form of every group has
-#: entries of the same few cycles and versions, and a tuple of three is 64 bytes — up to
-#: FLAKY_HISTORY of them per form, for every form of a continuous run. Cleared when full.
-_ENTRIES: dict[tuple[int, bool, int], tuple[int, bool, int]] = {}
-
 
 #: Each (target, semantic group)'s cohorts, as one shared sorted tuple per distinct set: a
 #: set of its own was 216 bytes for every group, and a dataset has a handful of cohort sets.
@@ -117,12 +113,7 @@ def cohorts_with(
     if (cohort in cohorts) is not without:
         return cohorts
     new = tuple(c for c in cohorts if c != cohort) if without else tuple(sorted((*cohorts, cohort)))
-    shared = _COHORT_SETS.get(new)
-    if shared is None:
-        if len(_COHORT_SETS) >= 4096:
-            _COHORT_SETS.clear()
-        shared = _COHORT_SETS[new] = new
-    return shared
+    return shared(_COHORT_SETS, new, new)
 
 
 def _first_seq(t: _Tally | ColdTally) -> int:
@@ -130,17 +121,6 @@ def _first_seq(t: _Tally | ColdTally) -> int:
     if isinstance(t, ColdTally):
         return t.first_seq
     return min((cy.seq for cy in t.cycles.values()), default=0)
-
-
-def history_entry(cycle: int, correct: bool, truth_version: int) -> tuple[int, bool, int]:
-    """The shared ``(cycle, correct, truth_version)`` of a form's verdict history."""
-    key = (cycle, correct, truth_version)
-    entry = _ENTRIES.get(key)
-    if entry is None:
-        if len(_ENTRIES) >= 4096:
-            _ENTRIES.clear()
-        entry = _ENTRIES[key] = key
-    return entry
 
 
 class Tagger(TallyReads):

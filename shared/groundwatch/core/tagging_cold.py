@@ -25,10 +25,17 @@ import zlib
 from collections.abc import Mapping
 
 from groundwatch.core.evidence import GroupStatus
+from groundwatch.core.shared_values import shared
 from groundwatch.core.tagging_counts import _CohortSums
 from groundwatch.core.tagging_model import Cause, GroupKey, GroupTally, Observation
 from groundwatch.core.tagging_rows import observation_row, row_observation
-from groundwatch.core.tagging_windows import _NO_CAUSES, _Cycle, _Tally, _tally_fields
+from groundwatch.core.tagging_windows import (
+    _NO_CAUSES,
+    _Cycle,
+    _Tally,
+    _tally_fields,
+    history_entry,
+)
 
 #: zlib's fastest level: a tally is compressed once a cycle; level 6 saved ~5% more
 _LEVEL = 1
@@ -53,20 +60,15 @@ _samples: list[bytes] = []
 
 
 #: Attributions as shared maps, one per distinct value (a group's is a dict of a cause or
-#: two: 232 bytes each, and the same few values over and over). Bounded: cleared when full.
+#: two: 232 bytes each, and the same few values over and over; a tally's own map, never
+#: changed: the tagger replaces attributions).
 _CAUSE_MAPS: dict[frozenset[tuple[Cause, int]], Mapping[Cause, int]] = {}
 
 
 def _shared_causes(causes: Mapping[Cause, int]) -> Mapping[Cause, int]:
     if not causes:
         return _NO_CAUSES
-    key = frozenset(causes.items())
-    shared = _CAUSE_MAPS.get(key)
-    if shared is None:
-        if len(_CAUSE_MAPS) >= 4096:
-            _CAUSE_MAPS.clear()
-        shared = _CAUSE_MAPS[key] = dict(causes)
-    return shared
+    return shared(_CAUSE_MAPS, frozenset(causes.items()), causes)
 
 
 def _compress(raw: bytes) -> bytes:
@@ -166,8 +168,6 @@ class ColdTally:
         return t
 
     def _decode(self, sums: _CohortSums) -> _Tally:
-        from groundwatch.core.tagging import history_entry  # the tagger imports this module
-
         f = self._tally
         rows, latest, history, counted, last_closed, evicted_before, reshaped = marshal.loads(
             _decompress(self._blob)

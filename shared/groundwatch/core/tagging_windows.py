@@ -12,12 +12,24 @@ from typing import Any
 
 from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.model import Verdict
+from groundwatch.core.shared_values import shared
 from groundwatch.core.tagging_counts import _CohortSums
 from groundwatch.core.tagging_model import Cause, GroupKey, GroupTally, Observation
+
+#: A form's history entries, one object per distinct value: every form of every group has
+#: entries of the same few cycles and versions, and a tuple of three is 64 bytes — up to
+#: FLAKY_HISTORY of them per form, for every form of a continuous run.
+_ENTRIES: dict[tuple[int, bool, int], tuple[int, bool, int]] = {}
 
 _CORRECT = Verdict.CORRECT
 _INCORRECT = Verdict.INCORRECT
 _NO_CAUSES: dict[Cause, int] = {}
+
+
+def history_entry(cycle: int, correct: bool, truth_version: int) -> tuple[int, bool, int]:
+    """The shared ``(cycle, correct, truth_version)`` of a form's verdict history."""
+    key = (cycle, correct, truth_version)
+    return shared(_ENTRIES, key, key)
 
 
 class _Cycle:
