@@ -195,7 +195,7 @@ def test_windows_compressed_after_the_dictionary_is_made_expand_the_same() -> No
     before = states(tagger)
     tagger.compact()
     tagger.compact()
-    blobs = [v._blob for v in tagger._tallies.values() if isinstance(v, ColdTally)]
+    blobs = [v._store.get(v._slot) for v in tagger._tallies.values() if isinstance(v, ColdTally)]
     assert len(blobs) == 2 * tagging_cold._SAMPLES
     assert tagging_cold._ZDICT is not None and any(b[0] == 1 for b in blobs)
     assert states(tagger) == before  # read through the compressed windows

@@ -96,6 +96,7 @@ from groundwatch.core.tagging_windows import _Cycle as _Cycle
 from groundwatch.core.tagging_windows import _snapshot as _snapshot
 from groundwatch.core.tagging_windows import _Tally as _Tally
 from groundwatch.core.tagging_windows import history_entry as history_entry
+from groundwatch.core.window_blobs import MemoryBlobs, WindowBlobs
 
 _CORRECT = Verdict.CORRECT
 _INCORRECT = Verdict.INCORRECT
@@ -144,11 +145,14 @@ class Tagger(TallyReads):
         *,
         open_domain_baseline: str | None = None,
         evidence: EvidenceRule | None = None,
+        blobs: WindowBlobs | None = None,
     ) -> None:
         """``open_domain_baseline`` names the LLM-only target whose correctly answered groups
         are open-domain (left out of the closed-domain reads); ``evidence`` is how much of a
         group must be decided for gap or robust (:mod:`groundwatch.core.evidence`), the
-        window's rule unless given."""
+        window's rule unless given; ``blobs`` keeps the quiet tallies' compressed windows
+        (:mod:`groundwatch.core.window_blobs`: in the heap unless given)."""
+        self._blobs: WindowBlobs = blobs if blobs is not None else MemoryBlobs()
         self._w = window.runs if window is not None else None
         if evidence is None:
             evidence = window.evidence if window is not None else DEFAULT_EVIDENCE
@@ -336,7 +340,7 @@ class Tagger(TallyReads):
         return n
 
     def _freeze(self, key: GroupKey, t: _Tally) -> None:
-        cold = ColdTally(key, t)
+        cold = ColdTally(key, t, self._blobs)
         live = self._live
         for cy in t.cycles.values():
             for o in cy.observations():

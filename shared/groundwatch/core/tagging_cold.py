@@ -36,6 +36,7 @@ from groundwatch.core.tagging_windows import (
     _tally_fields,
     history_entry,
 )
+from groundwatch.core.window_blobs import WindowBlobs
 
 #: zlib's fastest level: a tally is compressed once a cycle; level 6 saved ~5% more
 _LEVEL = 1
@@ -106,7 +107,8 @@ class ColdTally:
     marshalled and compressed."""
 
     __slots__ = (
-        "_blob",
+        "_slot",
+        "_store",
         "_tally",
         "answers_open_domain",
         "causes",
@@ -117,7 +119,7 @@ class ColdTally:
         "observations",
     )
 
-    def __init__(self, key: GroupKey, t: _Tally) -> None:
+    def __init__(self, key: GroupKey, t: _Tally, store: WindowBlobs) -> None:
         #: the snapshot, made once: every read of the group's numbers shares it (a report
         #: lists each group's snapshot; a new one per read was 184 bytes a group more)
         self._tally = GroupTally(*_tally_fields(key, t))
@@ -145,7 +147,16 @@ class ColdTally:
             t.evicted_before,
             t.reshaped,
         )
-        self._blob = _compress(marshal.dumps(window))
+        self._store = store
+        self._slot = store.put(_compress(marshal.dumps(window)))
+
+    def __del__(self) -> None:
+        # the last holder (the tagger, a published view) let go: the window's bytes are garbage.
+        # A plain try (not contextlib): at interpreter exit module globals may be gone already.
+        try:  # noqa: SIM105
+            self._store.free(self._slot)
+        except Exception:  # nothing to free into any more
+            pass
 
     def thaw(self, sums: _CohortSums) -> _Tally:
         """A live tally equal to the one compressed, counting into the cohort's ``sums``."""
@@ -170,7 +181,7 @@ class ColdTally:
     def _decode(self, sums: _CohortSums) -> _Tally:
         f = self._tally
         rows, latest, history, counted, last_closed, evicted_before, reshaped = marshal.loads(
-            _decompress(self._blob)
+            _decompress(self._store.get(self._slot))
         )
         key = (target, cohort, group_id) = (f.target, f.cohort, f.group_id)
         t = _Tally(key, f.dataset_id, f.scenario, f.group_forms, f.series, sums)
@@ -201,7 +212,7 @@ class ColdTally:
     @property
     def size(self) -> int:
         """Bytes of the compressed window (what a cold group costs beside its fields)."""
-        return len(self._blob)
+        return self._store.size(self._slot)
 
     # -- the fields a hot tally has, for the tagger's reads ----------------------------------
     @property

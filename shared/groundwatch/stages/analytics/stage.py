@@ -15,6 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from groundwatch.adapters.bus.base import Consumer
 from groundwatch.adapters.db.analytics_store import AlreadyStored, AnalyticsStore, TallyWrite
 from groundwatch.adapters.db.engine import refused_data
+from groundwatch.adapters.window_file import FileBlobs
 from groundwatch.contracts import Judgement, Topic, Topics, _Contract
 from groundwatch.core.cycles import SeriesClock
 from groundwatch.core.data_quality import GroupSpec
@@ -31,6 +32,7 @@ from groundwatch.core.tagging import (
 )
 from groundwatch.core.tagging_state import TallyState, dump_state, restore, valid
 from groundwatch.core.tagging_view import TaggerView, publish
+from groundwatch.core.window_blobs import WindowBlobs
 from groundwatch.errors import Reject, RetryLater, Unstorable
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.observe import observation_from_judgement
@@ -63,6 +65,7 @@ class AnalyticsStage:
         specs: Mapping[str, GroupSpec] | None = None,
         open_domain_baseline: str | None = None,
         clock: SeriesClock | None = None,
+        windows: WindowBlobs | None = None,
     ) -> None:
         """``clock`` places each judgement's cycle in its series (a restarted numbering
         continues the series, an impossible cycle is dead-lettered: :mod:`groundwatch.core.
@@ -70,15 +73,18 @@ class AnalyticsStage:
         ``specs`` are the groups' specs when the caller has them (the SQL's bound values make
         better entities), else they are read from the stored judgements;
         ``open_domain_baseline`` names the LLM-only target whose correctly answered groups the
-        metrics and the report leave out (GRAMMAR §5.2)."""
+        metrics and the report leave out (GRAMMAR §5.2); ``windows`` keeps the quiet groups'
+        compressed windows (a temporary file unless given: :mod:`groundwatch.adapters.
+        window_file`), shared by every tagger the stage builds."""
         self.store = store
         self.window = window
         self.on_applied = on_applied
         self.quality = quality
         self.specs = specs or {}
         self.open_domain_baseline = open_domain_baseline
+        self.windows: WindowBlobs = windows if windows is not None else FileBlobs()
         #: The write model: owned by the consume loop, changed by it only.
-        self.tagger = Tagger(window, open_domain_baseline=open_domain_baseline)
+        self.tagger = Tagger(window, open_domain_baseline=open_domain_baseline, blobs=self.windows)
         #: The read model: what /report, /metrics and /groups read — an immutable view of the
         #: tagger, published after each stored batch (groundwatch.core.tagging_view).
         self.view: TaggerView = publish(self.tagger)
@@ -133,7 +139,9 @@ class AnalyticsStage:
             return self._reload()
 
     def _reload(self) -> int:
-        tagger = Tagger(self.window, open_domain_baseline=self.open_domain_baseline)
+        tagger = Tagger(
+            self.window, open_domain_baseline=self.open_domain_baseline, blobs=self.windows
+        )
         tokens: dict[GroupKey, int] = {}
         stateless: set[GroupKey] = set()
         tallies = 0

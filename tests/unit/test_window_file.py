@@ -1,0 +1,94 @@
+"""The quiet tallies' file store (adapters/window_file) and the in-heap default behind one port."""
+
+from __future__ import annotations
+
+import gc
+import os
+from pathlib import Path
+
+import pytest
+
+from groundwatch.adapters import window_file
+from groundwatch.adapters.window_file import FileBlobs
+from groundwatch.core.model import Verdict
+from groundwatch.core.tagging import Tagger
+from groundwatch.core.tagging_cold import ColdTally
+from groundwatch.core.tagging_model import Observation
+from groundwatch.core.window_blobs import MemoryBlobs, WindowBlobs
+
+
+@pytest.fixture(params=["file", "memory"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> WindowBlobs:
+    return FileBlobs(tmp_path) if request.param == "file" else MemoryBlobs()
+
+
+def test_put_get_free_and_reuse(store: WindowBlobs) -> None:
+    a = store.put(b"alpha")
+    b = store.put(b"\x00" * 1000)
+    assert store.get(a) == b"alpha" and store.get(b) == b"\x00" * 1000
+    assert store.size(b) == 1000
+    store.free(a)
+    c = store.put(b"gamma")
+    assert c == a  # the freed slot is reused
+    assert store.get(c) == b"gamma" and store.get(b) == b"\x00" * 1000
+
+
+def test_the_file_is_unlinked_and_lives_outside_the_heap(tmp_path: Path) -> None:
+    store = FileBlobs(tmp_path)
+    store.put(b"x" * 4096)
+    assert os.listdir(tmp_path) == []  # gone from the directory from the start
+    assert store.file_bytes == 4096
+    store.close()
+
+
+def test_dead_bytes_are_rewritten_away_and_live_ones_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(window_file, "_MIN_DEAD", 100)
+    store = FileBlobs(tmp_path)
+    slots = {i: store.put(bytes([i]) * 50) for i in range(20)}
+    for i in range(15):
+        store.free(slots[i])
+    assert store.rewrites == 0  # a free never rewrites (it may run in a finalizer)
+    extra = store.put(b"new")
+    assert store.rewrites == 1
+    assert store.file_bytes == 5 * 50 + 3
+    for i in range(15, 20):
+        assert store.get(slots[i]) == bytes([i]) * 50
+    assert store.get(extra) == b"new"
+    assert extra == slots[14]  # the last slot freed is the first reused
+    with pytest.raises(KeyError, match="free"):
+        store.get(slots[0])
+
+
+def _observe(tagger: Tagger, g: int, cycle: int) -> None:
+    for f in range(3):
+        tagger.apply(
+            Observation(
+                f"p{g}-{f}-{cycle}", "t", "short", f"g{g}", f"f{f}",
+                Verdict.CORRECT if (g + f) % 3 else Verdict.INCORRECT, group_forms=3,
+                cycle=cycle, series="s",
+            )
+        )  # fmt: skip
+
+
+def test_a_tagger_on_the_file_store_reads_as_on_the_heap(tmp_path: Path) -> None:
+    """Compressed windows in the file read back the same; a thaw frees the slot."""
+    store = FileBlobs(tmp_path)
+    on_file, in_heap = Tagger(blobs=store), Tagger()
+    for tagger in (on_file, in_heap):
+        for g in range(30):
+            _observe(tagger, g, 1)
+        tagger.refresh_causes()
+        tagger.compact()
+        tagger.compact()
+    assert len(store) == 30
+    assert all(isinstance(t, ColdTally) for t in on_file._tallies.values())
+    assert list(on_file.observations()) == list(in_heap.observations())
+    for g in range(30):
+        assert on_file.tally("t", "short", f"g{g}") == in_heap.tally("t", "short", f"g{g}")
+    for tagger in (on_file, in_heap):
+        _observe(tagger, 0, 2)  # a write thaws group 0
+    gc.collect()
+    assert len(store) == 29  # its compressed window was freed with the cold tally
+    assert list(on_file.observations()) == list(in_heap.observations())
