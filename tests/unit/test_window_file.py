@@ -92,3 +92,47 @@ def test_a_tagger_on_the_file_store_reads_as_on_the_heap(tmp_path: Path) -> None
     gc.collect()
     assert len(store) == 29  # its compressed window was freed with the cold tally
     assert list(on_file.observations()) == list(in_heap.observations())
+
+
+class _FullDisk(MemoryBlobs):
+    """A store that takes a few windows, then fails as a full disk does."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    def put(self, blob: bytes) -> int:
+        if len(self) >= self.room:
+            raise OSError(28, "No space left on device")
+        return super().put(blob)
+
+
+def test_a_store_that_cannot_take_a_window_leaves_the_tally_live() -> None:
+    full, roomy = Tagger(blobs=_FullDisk(room=4)), Tagger()
+    for tagger in (full, roomy):
+        for g in range(10):
+            _observe(tagger, g, 1)
+        tagger.refresh_causes()
+        tagger.compact()
+        tagger.compact()
+    kinds = [isinstance(t, ColdTally) for t in full._tallies.values()]
+    assert sum(kinds) == 4 and len(kinds) == 10  # the rest stayed live
+    assert list(full.observations()) == list(roomy.observations())
+    assert [full.tally("t", "short", f"g{g}") for g in range(10)] == [
+        roomy.tally("t", "short", f"g{g}") for g in range(10)
+    ]
+
+
+def test_the_stage_keeps_windows_in_memory_without_a_temporary_directory(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from groundwatch.stages.analytics import stage
+
+    def unwritable(*_a: object, **_k: object) -> FileBlobs:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(stage, "FileBlobs", unwritable)
+    with caplog.at_level("WARNING"):
+        store = stage._window_store()
+    assert isinstance(store, MemoryBlobs)
+    assert "TMPDIR" in caplog.text and "Read-only" in caplog.text

@@ -335,7 +335,12 @@ class Tagger(TallyReads):
         for key in [k for k in self._hot_keys if k not in touched and k not in dirty]:
             t = tallies[key]
             if type(t) is _Tally and all(cy.closed for cy in t.cycles.values()):
-                self._freeze(key, t)
+                try:
+                    self._freeze(key, t)
+                except OSError:
+                    # the window store cannot take it (a full disk): this and the rest stay
+                    # live, read the same, and are compressed by a later call
+                    return n
                 n += 1
         return n
 

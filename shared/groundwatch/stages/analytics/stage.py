@@ -32,7 +32,7 @@ from groundwatch.core.tagging import (
 )
 from groundwatch.core.tagging_state import TallyState, dump_state, restore, valid
 from groundwatch.core.tagging_view import TaggerView, publish
-from groundwatch.core.window_blobs import WindowBlobs
+from groundwatch.core.window_blobs import MemoryBlobs, WindowBlobs
 from groundwatch.errors import Reject, RetryLater, Unstorable
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.observe import observation_from_judgement
@@ -82,7 +82,7 @@ class AnalyticsStage:
         self.quality = quality
         self.specs = specs or {}
         self.open_domain_baseline = open_domain_baseline
-        self.windows: WindowBlobs = windows if windows is not None else FileBlobs()
+        self.windows: WindowBlobs = windows if windows is not None else _window_store()
         #: The write model: owned by the consume loop, changed by it only.
         self.tagger = Tagger(window, open_domain_baseline=open_domain_baseline, blobs=self.windows)
         #: The read model: what /report, /metrics and /groups read — an immutable view of the
@@ -394,6 +394,21 @@ class AnalyticsStage:
 
 #: Stored judgements read to rebuild a group's spec: every form of its recent cycles.
 _SPEC_ROWS = 2000
+
+
+def _window_store() -> WindowBlobs:
+    """A temporary file for the quiet groups' windows; the heap when none can be made (a
+    read-only file system without a writable temporary directory): the same reads, more
+    memory, said once."""
+    try:
+        return FileBlobs()
+    except OSError as exc:
+        log.warning(
+            "no temporary file for the quiet groups' windows (%s): they are kept in memory;"
+            " set TMPDIR to a writable directory",
+            exc,
+        )
+        return MemoryBlobs()
 
 
 def _key(t: GroupTally) -> GroupKey:
