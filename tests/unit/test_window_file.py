@@ -136,3 +136,14 @@ def test_the_stage_keeps_windows_in_memory_without_a_temporary_directory(
         store = stage._window_store()
     assert isinstance(store, MemoryBlobs)
     assert "TMPDIR" in caplog.text and "Read-only" in caplog.text
+
+
+def test_a_dropped_store_closes_its_file(tmp_path: Path) -> None:
+    store = FileBlobs(tmp_path)
+    store.put(b"x")
+    fd = store._fd
+    os.fstat(fd)  # open
+    del store
+    gc.collect()
+    with pytest.raises(OSError):
+        os.fstat(fd)

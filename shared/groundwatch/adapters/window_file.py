@@ -124,5 +124,14 @@ class FileBlobs:
                 os.close(self._fd)
                 self._fd = -1
 
+    def __del__(self) -> None:
+        # the last tally holding a slot is gone (a stage rebuilt, a test's tagger dropped):
+        # the descriptor goes with the store, not with the process. A plain try: at
+        # interpreter exit module globals may be gone already.
+        try:  # noqa: SIM105
+            self.close()
+        except Exception:  # nothing left to close
+            pass
+
 
 __all__ = ["FileBlobs"]
