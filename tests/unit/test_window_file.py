@@ -72,16 +72,21 @@ def _observe(tagger: Tagger, g: int, cycle: int) -> None:
         )  # fmt: skip
 
 
+def _quiet(tagger: Tagger, groups: int) -> None:
+    """``groups`` groups observed in cycle 1, attributed, then compacted until quiet."""
+    for g in range(groups):
+        _observe(tagger, g, 1)
+    tagger.refresh_causes()
+    tagger.compact()
+    tagger.compact()
+
+
 def test_a_tagger_on_the_file_store_reads_as_on_the_heap(tmp_path: Path) -> None:
     """Compressed windows in the file read back the same; a thaw frees the slot."""
     store = FileBlobs(tmp_path)
     on_file, in_heap = Tagger(blobs=store), Tagger()
     for tagger in (on_file, in_heap):
-        for g in range(30):
-            _observe(tagger, g, 1)
-        tagger.refresh_causes()
-        tagger.compact()
-        tagger.compact()
+        _quiet(tagger, 30)
     assert len(store) == 30
     assert all(isinstance(t, ColdTally) for t in on_file._tallies.values())
     assert list(on_file.observations()) == list(in_heap.observations())
@@ -110,11 +115,7 @@ class _FullDisk(MemoryBlobs):
 def test_a_store_that_cannot_take_a_window_leaves_the_tally_live() -> None:
     full, roomy = Tagger(blobs=_FullDisk(room=4)), Tagger()
     for tagger in (full, roomy):
-        for g in range(10):
-            _observe(tagger, g, 1)
-        tagger.refresh_causes()
-        tagger.compact()
-        tagger.compact()
+        _quiet(tagger, 10)
     kinds = [isinstance(t, ColdTally) for t in full._tallies.values()]
     assert sum(kinds) == 4 and len(kinds) == 10  # the rest stayed live
     assert list(full.observations()) == list(roomy.observations())
