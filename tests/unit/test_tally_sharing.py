@@ -14,7 +14,7 @@ import pytest
 
 import groundwatch
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import Observation, Tagger, Window, cohorts_with, history_entry
+from groundwatch.core.tagging import Observation, Tagger, Window, history_entry
 from groundwatch.core.tagging_state import dump_state, restore
 from groundwatch.core.tagging_view import publish
 from groundwatch.runtime.allocator import limit_arenas
@@ -64,7 +64,7 @@ def test_a_published_view_keeps_its_latest_verdicts_when_a_form_is_asked_again()
     assert g.tally.correct == 1 and after._tallies[("t", "short", "g1")].tally.correct == 2
 
 
-def test_history_entries_and_cohort_sets_are_shared_across_groups() -> None:
+def test_history_entries_are_shared_and_cohorts_found_without_a_map_per_group() -> None:
     tagger = Tagger(Window(runs=3))
     for i in range(20):
         for cohort in ("short", "long"):
@@ -73,31 +73,27 @@ def test_history_entries_and_cohort_sets_are_shared_across_groups() -> None:
                     obs(f"p{i}{cohort}{f}", f"{cohort}{f}", Verdict.CORRECT, cohort=cohort,
                         group=f"g{i}")
                 )  # fmt: skip
+    tagger.apply(obs("q", "mid0", Verdict.CORRECT, cohort="mid", group="g3"))
     entries = {id(e) for t in tagger._tallies.values() for h in t.history.values() for e in h}
-    assert len(entries) == 1  # (cycle 1, correct, version 1): one object for 120 forms
-    sets = {id(cs) for cs in tagger._cohorts_of.values()}
-    assert len(sets) == 1 and next(iter(tagger._cohorts_of.values())) == ("long", "short")
-    # a restored tagger shares them too
+    assert len(entries) == 1  # (cycle 1, correct, version 1): one object for 121 forms
+    assert tagger._group_cohorts("t", "g0") == ("long", "short")  # sorted
+    assert tagger._group_cohorts("t", "g3") == ("long", "mid", "short")
+    assert tagger._group_cohorts("t", "nope") == () and tagger._group_cohorts("u", "g0") == ()
+    view = publish(tagger)
+    assert view._group_cohorts("t", "g3") == ("long", "mid", "short")
+    # a restored tagger shares the entries and finds the same cohorts
     states = [(k, dump_state(tagger, k)) for k in tagger._tallies]
     again = Tagger(Window(runs=3))
     restore(again, states)  # type: ignore[arg-type]
     assert {id(e) for t in again._tallies.values() for h in t.history.values() for e in h} == (
         entries
     )
-    assert again._cohorts_of == tagger._cohorts_of
-    # a discarded cohort leaves the shared set of the rest
-    tagger.discard_group("t", "g0")
-    assert ("t", "g0") not in tagger._cohorts_of
-
-
-def test_cohorts_with_adds_and_removes_in_sorted_order() -> None:
-    two = cohorts_with(cohorts_with((), "short"), "long")
-    assert two == ("long", "short")
-    assert cohorts_with(two, "long") is two  # present already: the same object
-    assert cohorts_with(two, "long", without=True) == ("short",)
-    assert cohorts_with(("short",), "short", without=True) == ()
-    assert cohorts_with(two, "mid", without=True) is two
-    assert cohorts_with(("a", "c"), "b") is cohorts_with(("a", "b"), "c")
+    assert again._group_cohorts("t", "g3") == ("long", "mid", "short")
+    # a discarded group has no cohorts left, in the tagger and in the next view
+    tagger.discard_group("t", "g3")
+    assert tagger._group_cohorts("t", "g3") == ()
+    assert publish(tagger, view)._group_cohorts("t", "g3") == ()
+    assert view._group_cohorts("t", "g3") == ("long", "mid", "short")  # the old view unchanged
 
 
 def test_history_entry_is_the_value_it_names() -> None:

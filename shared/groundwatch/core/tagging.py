@@ -66,7 +66,6 @@ from groundwatch.core.evidence import DEFAULT_EVIDENCE as DEFAULT_EVIDENCE
 from groundwatch.core.evidence import EvidenceRule as EvidenceRule
 from groundwatch.core.evidence import GroupStatus as GroupStatus
 from groundwatch.core.model import Verdict
-from groundwatch.core.shared_values import shared
 from groundwatch.core.tagging_attribution import _correct_contexts as _correct_contexts
 from groundwatch.core.tagging_attribution import attribution_status as attribution_status
 from groundwatch.core.tagging_attribution import cause_of as cause_of
@@ -101,20 +100,6 @@ from groundwatch.core.window_blobs import MemoryBlobs, WindowBlobs
 _CORRECT = Verdict.CORRECT
 _INCORRECT = Verdict.INCORRECT
 _ERROR = Verdict.ERROR
-
-#: Each (target, semantic group)'s cohorts, as one shared sorted tuple per distinct set: a
-#: set of its own was 216 bytes for every group, and a dataset has a handful of cohort sets.
-_COHORT_SETS: dict[tuple[str, ...], tuple[str, ...]] = {}
-
-
-def cohorts_with(
-    cohorts: tuple[str, ...], cohort: str, *, without: bool = False
-) -> tuple[str, ...]:
-    """``cohorts`` (sorted) with ``cohort`` added (or, ``without``, taken out), shared."""
-    if (cohort in cohorts) is not without:
-        return cohorts
-    new = tuple(c for c in cohorts if c != cohort) if without else tuple(sorted((*cohorts, cohort)))
-    return shared(_COHORT_SETS, new, new)
 
 
 def _first_seq(t: _Tally | ColdTally) -> int:
@@ -173,7 +158,6 @@ class Tagger(TallyReads):
         self._status_counts: dict[tuple[str, str, GroupStatus], int] = {}
         self._verdict_counts: dict[str, dict[Verdict, int]] = {}
         self._scenario_counts: dict[tuple[str, str], dict[Verdict, int]] = {}
-        self._cohorts_of: dict[tuple[str, str], tuple[str, ...]] = {}  # sorted: cohorts_with
         self._dirty: set[GroupKey] = set()
         self._cause_counts: dict[tuple[str, str, Cause], int] = {}
         self._sums: dict[tuple[str, str], _CohortSums] = {}
@@ -384,8 +368,6 @@ class Tagger(TallyReads):
         self._hot_keys.add(key)
         sc = (key[0], key[1], GroupStatus.PENDING)
         self._status_counts[sc] = self._status_counts.get(sc, 0) + 1
-        gk = (key[0], key[2])
-        self._cohorts_of[gk] = cohorts_with(self._cohorts_of.get(gk, ()), key[1])
         return t
 
     def _evict(self, t: _Tally) -> None:
@@ -668,7 +650,7 @@ class Tagger(TallyReads):
         tallies = self._tallies
         decided = False
         all_gap = True
-        for c in self._cohorts_of.get((target, group_id), ()):
+        for c in self._group_cohorts(target, group_id):
             t = tallies[(target, c, group_id)]
             if t.scenario != FACTUAL:
                 return  # RAGProbe scenario probes are single questions, not facts of the database
@@ -706,12 +688,6 @@ class Tagger(TallyReads):
             del self._tallies[key]
             self._hot_keys.discard(key)
             self._touched.discard(key)
-            gk = (key[0], key[2])
-            cohorts = cohorts_with(self._cohorts_of[gk], key[1], without=True)
-            if cohorts:
-                self._cohorts_of[gk] = cohorts
-            else:
-                del self._cohorts_of[gk]
             self._knowledge_gaps.get(key[0], set()).discard(group_id)
             self._dirty.discard(key)
             self._changed.discard(key)
@@ -730,6 +706,13 @@ class Tagger(TallyReads):
         key = (target, cohort, group_id)
         t = self._tallies.get(key)
         return None if t is None else self._snap(key, t)
+
+    def key_of(self, key: GroupKey) -> GroupKey:
+        """The tagger's own tuple for ``key`` when its tally is live (else ``key``): a map kept
+        beside the tagger for every group (the stage's fence tokens) keyed by it holds no tuple
+        of its own — 64 bytes a group, 10 MB at 500k probes."""
+        t = self._tallies.get(key)
+        return t.key if type(t) is _Tally else key
 
     def refresh_causes(self, max_groups: int | None = None) -> int:
         """Re-attribute up to ``max_groups`` touched semantic groups (all when None); returns
@@ -799,7 +782,7 @@ class Tagger(TallyReads):
     # ------------------------------------------------------------------ attribution
     def _reattribute(self, gk: tuple[str, str]) -> None:
         target, group_id = gk
-        cohorts = self._cohorts_of.get(gk)
+        cohorts = self._group_cohorts(target, group_id)
         if not cohorts:
             return
         tallies = [(c, self._live_tally((target, c, group_id))) for c in cohorts]

@@ -34,7 +34,6 @@ class TallyReads:
     # the per-group records: anything with status, latest (form → observation), correct,
     # incorrect, error, undecided, flaky and causes (the tagger's _Tally, the view's GroupView)
     _tallies: Any
-    _cohorts_of: Any  # (target, group_id) → its cohorts
     _knowledge_gaps: Any  # target → its knowledge-gap group ids
     _open_domain: Any  # group id → baseline tallies answering it
     _status_counts: dict[tuple[str, str, GroupStatus], int]
@@ -140,7 +139,7 @@ class TallyReads:
         targets = {t for t, _ in list(self._sums) if t != baseline}
         for gid in list(self._open_domain):
             for target in targets:
-                for cohort in self._cohorts_of.get((target, gid), ()):
+                for cohort in self._group_cohorts(target, gid):
                     t = self._tallies[(target, cohort, gid)]
                     ck = (target, cohort)
                     s = cd.sums.setdefault(ck, _CohortSums())
@@ -331,8 +330,15 @@ class TallyReads:
 
     def _group_tallies(self, gk: tuple[str, str]) -> list[Any]:
         target, group_id = gk
-        return [
-            self._tallies[(target, c, group_id)]
-            for c in sorted(self._cohorts_of.get(gk, ()))
-            if (target, c, group_id) in self._tallies
-        ]
+        return [self._tallies[(target, c, group_id)] for c in self._group_cohorts(target, group_id)]
+
+    def _group_cohorts(self, target: str, group_id: str) -> tuple[str, ...]:
+        """The cohorts holding a tally of the group, sorted. Looked up among the target's
+        cohorts (a handful), not kept per group: a map of every group's cohorts cost ~100
+        bytes a group in the tagger and as much again in the published view."""
+        tallies = self._tallies
+        return tuple(
+            c
+            for t, c in sorted(tuple(self._sums))
+            if t == target and (target, c, group_id) in tallies
+        )

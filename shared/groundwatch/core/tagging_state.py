@@ -30,7 +30,6 @@ from groundwatch.core.tagging import (
     _CohortSums,
     _Cycle,
     _Tally,
-    cohorts_with,
     history_entry,
 )
 from groundwatch.core.tagging_cold import ColdTally
@@ -172,6 +171,4 @@ def _open(
     sc = (key[0], key[1], GroupStatus.PENDING)
     counts = tagger._status_counts
     counts[sc] = counts.get(sc, 0) + 1
-    gk = (key[0], key[2])
-    tagger._cohorts_of[gk] = cohorts_with(tagger._cohorts_of.get(gk, ()), key[1])
     return t

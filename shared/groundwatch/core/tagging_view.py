@@ -186,7 +186,6 @@ class TaggerView(TallyReads):
         window: Window,
         open_domain_baseline: str | None,
         tallies: CowMap[GroupKey, GroupView | ColdTally],
-        cohorts_of: CowMap[tuple[str, str], tuple[str, ...]],
         knowledge_gaps: dict[str, CowMap[str, bool]],
         open_domain: CowMap[str, int],
         tagger: Tagger,
@@ -196,7 +195,6 @@ class TaggerView(TallyReads):
         self._window = window
         self.open_domain_baseline = open_domain_baseline
         self._tallies = tallies
-        self._cohorts_of = cohorts_of
         self._knowledge_gaps = knowledge_gaps
         self._open_domain = open_domain
         self._size = size
@@ -294,24 +292,18 @@ def publish(tagger: Tagger, previous: TaggerView | None = None) -> TaggerView:
         groups: CowMap[GroupKey, GroupView | ColdTally] = CowMap.of(
             (key, _group_view(key, t)) for key, t in tagger._tallies.items()
         )
-        cohorts_of = CowMap.of(
-            (gk, cs)
-            for gk, cs in tagger._cohorts_of.items()
-            if cs  # sorted, shared
-        )
         gaps = {
             target: CowMap.of((gid, True) for gid in gids)
             for target, gids in tagger._knowledge_gaps.items()
         }
         open_domain = CowMap.of((gid, n) for gid, n in tagger._open_domain.items() if n)
     else:
-        groups, cohorts_of, gaps, open_domain = _changes(tagger, previous)
+        groups, gaps, open_domain = _changes(tagger, previous)
     view = TaggerView(
         tagger._publish_token,
         tagger.window,
         baseline,
         groups,
-        cohorts_of,
         gaps,
         open_domain,
         tagger,
@@ -326,7 +318,6 @@ def _changes(
     tagger: Tagger, previous: TaggerView
 ) -> tuple[
     CowMap[GroupKey, GroupView | ColdTally],
-    CowMap[tuple[str, str], tuple[str, ...]],
     dict[str, CowMap[str, bool]],
     CowMap[str, int],
 ]:
@@ -336,13 +327,10 @@ def _changes(
     for key in tagger._changed:
         t = live.get(key)
         group_changes[key] = REMOVE if t is None else _group_view(key, t)
-    cohort_changes: dict[tuple[str, str], Any] = {}
     gap_changes: dict[str, dict[str, Any]] = {}
     od_changes: dict[str, Any] = {}
     baseline = tagger.open_domain_baseline
     for target, gid in {(k[0], k[2]) for k in group_changes}:
-        cohorts = tagger._cohorts_of.get((target, gid))
-        cohort_changes[(target, gid)] = cohorts if cohorts else REMOVE
         is_gap = gid in tagger._knowledge_gaps.get(target, ())
         gap_changes.setdefault(target, {})[gid] = True if is_gap else REMOVE
         if target == baseline:
@@ -353,7 +341,6 @@ def _changes(
         gaps[target] = gaps.get(target, CowMap()).evolve(ch)
     return (
         previous._tallies.evolve(group_changes),
-        previous._cohorts_of.evolve(cohort_changes),
         gaps,
         previous._open_domain.evolve(od_changes),
     )

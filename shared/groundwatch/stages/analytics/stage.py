@@ -267,8 +267,10 @@ class AnalyticsStage:
             self._stale = True  # any other failure (or cancellation) leaves memory ahead too
             raise
         tokens = self._tokens
+        key_of = tagger.key_of
         for w in writes:
-            tokens[_key(w.tally)] = w.token
+            key = _key(w.tally)
+            tokens[key_of(key)] = w.token
         tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
         # quiet groups compressed (stored above, attributed, cycle closed): memory follows the
         # groups in flight, not every group seen (groundwatch.core.tagging_cold)
