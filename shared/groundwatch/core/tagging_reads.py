@@ -9,7 +9,7 @@ maps and copies in the view — so the definitions cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from groundwatch.core.evidence import DECIDED_STATUSES, GroupStatus
@@ -54,6 +54,11 @@ class TallyReads:
     def _snap(self, key: GroupKey, t: Any) -> GroupTally:
         raise NotImplementedError
 
+    def _entries(self) -> Iterable[tuple[GroupKey, Any]]:
+        """Every (key, record) pair, safe to iterate while the holder changes: a snapshot of a
+        live map, the map itself when it never changes (a published view)."""
+        return list(self._tallies.items())
+
     def refresh_causes(self, max_groups: int | None = None) -> int:
         raise NotImplementedError
 
@@ -90,7 +95,7 @@ class TallyReads:
         status: GroupStatus | None = None,
     ) -> Iterator[GroupTally]:
         """Snapshots of every tracked group, optionally filtered (for ``/groups``)."""
-        for key, t in list(self._tallies.items()):  # a snapshot: see the class docstring
+        for key, t in self._entries():  # a snapshot: see the class docstring
             if (
                 (target is None or key[0] == target)
                 and (cohort is None or key[1] == cohort)
@@ -265,7 +270,7 @@ class TallyReads:
 
     def counted_observations(self) -> Iterator[Observation]:
         """The observations that count: each form's latest verdict in its group's window."""
-        for t in list(self._tallies.values()):
+        for _, t in self._entries():
             yield from list(t.latest.values())
 
     def group_observations(self, target: str, cohort: str, group_id: str) -> list[Observation]:

@@ -331,16 +331,18 @@ class _View:
             if o.cohort not in self.cohorts[o.target]:
                 self.cohorts[o.target].append(o.cohort)
         self.groups: dict[tuple[str, str], dict[str, GroupTally]] = {}
+        #: target → its groups with a right answer in some cohort (ids, not (target, id)
+        #: pairs: a tuple per group was 56 bytes at the report's peak)
+        self.answered: dict[str, set[str]] = {}
         for t in tagger.tallies():
             if t.scenario == FACTUAL:
                 self.groups.setdefault((t.target, t.cohort), {})[t.group_id] = t
+                if t.correct:
+                    self.answered.setdefault(t.target, set()).add(t.group_id)
         self._retrieval: dict[
             tuple[str, str], dict[str, tuple[bool | None, RetrievalEvidence]]
         ] = {}
         self.quality: QualityResults | None = None
-        self.answered: set[tuple[str, str]] = {
-            (t.target, t.group_id) for t in tagger.tallies() if t.correct and t.scenario == FACTUAL
-        }
 
     @property
     def obs(self) -> dict[str, Observation]:
@@ -405,7 +407,7 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
         gap = t.status is GroupStatus.GAP
         if gap:
             gap_examples += t.examples
-        attr_status = attribution_status(t.status, (target, gid) in view.answered)
+        attr_status = attribution_status(t.status, gid in view.answered.get(target, ()))
         if gap and attr_status is not GroupStatus.GAP:
             cohort_gaps += 1
         rj = view.retrieval(target, gid)
