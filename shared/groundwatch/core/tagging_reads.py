@@ -49,6 +49,8 @@ class TallyReads:
     _id_targets: Any  # targets that reported retrieved ids
     _mutations: int
     _closed_cache: tuple[int, _ClosedDomain] | None
+    #: each target's cohorts, sorted, as of how many (target, cohort) sums there were
+    _cohort_order: tuple[int, dict[str, tuple[str, ...]]] | None = None
     open_domain_baseline: str | None
 
     def _snap(self, key: GroupKey, t: Any) -> GroupTally:
@@ -341,9 +343,11 @@ class TallyReads:
         """The cohorts holding a tally of the group, sorted. Looked up among the target's
         cohorts (a handful), not kept per group: a map of every group's cohorts cost ~100
         bytes a group in the tagger and as much again in the published view."""
+        order = self._cohort_order
+        if order is None or order[0] != len(self._sums):  # a cohort was added (none leaves)
+            by_target: dict[str, tuple[str, ...]] = {}
+            for t, c in sorted(tuple(self._sums)):
+                by_target[t] = (*by_target.get(t, ()), c)
+            order = self._cohort_order = (len(self._sums), by_target)
         tallies = self._tallies
-        return tuple(
-            c
-            for t, c in sorted(tuple(self._sums))
-            if t == target and (target, c, group_id) in tallies
-        )
+        return tuple(c for c in order[1].get(target, ()) if (target, c, group_id) in tallies)
