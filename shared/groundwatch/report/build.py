@@ -499,6 +499,9 @@ def _balanced(view: _View, target: str, pair: tuple[str, str] | None, seed: int)
     if pair is None:
         return Balanced(available=False, reason="needs two cohorts")
     samples: dict[str, dict[str, GroupSample]] = {}
+    # equal samples shared: a few distinct values (verdicts × judgements × status) for every
+    # group of both cohorts — one object and two tuples a group was ~30 MB at 500k probes
+    distinct: dict[GroupSample, GroupSample] = {}
     for cohort in pair:
         tallies = view.tallies(target, cohort)
         if not tallies:
@@ -514,12 +517,13 @@ def _balanced(view: _View, target: str, pair: tuple[str, str] | None, seed: int)
                 ok = judged.get(o.probe_id, _NO_EVIDENCE)[0]
                 if ok is not None:
                     retrieval.append(ok)
-            by_group[gid] = GroupSample(
+            sample = GroupSample(
                 verdicts=tuple(verdicts),
                 retrieval=tuple(retrieval),
                 decided=t.status in DECIDED_STATUSES,
                 gap=t.status is GroupStatus.GAP,
             )
+            by_group[gid] = distinct.setdefault(sample, sample)
         samples[cohort] = by_group
     b = balance(samples, seed=seed)
     if not b.groups and not b.retrieval_groups:
