@@ -57,9 +57,15 @@ class TallyReads:
         raise NotImplementedError
 
     def _entries(self) -> Iterable[tuple[GroupKey, Any]]:
-        """Every (key, record) pair, safe to iterate while the holder changes: a snapshot of a
-        live map, the map itself when it never changes (a published view)."""
-        return list(self._tallies.items())
+        """Every (key, record) pair, safe to iterate while the holder changes: over a copy of
+        a live map's keys (8 bytes a group; a copy of its (key, record) pairs was 64, 10 MB at
+        500k probes for every read), skipping a group dropped since; a published view, which
+        never changes, iterates its map as it is."""
+        tallies = self._tallies
+        for key in list(tallies):
+            t = tallies.get(key)
+            if t is not None:
+                yield key, t
 
     def refresh_causes(self, max_groups: int | None = None) -> int:
         raise NotImplementedError
