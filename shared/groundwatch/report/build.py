@@ -27,7 +27,7 @@ but are not failures.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TypedDict, Unpack
@@ -241,8 +241,8 @@ def report_from_tagger(
 def _data_quality(view: _View, results: QualityResults) -> DataQuality:
     """Every gap group of the report with its label (unchecked when no label is known)."""
     gap_in: dict[str, list[str]] = {}
-    for (target, cohort), tallies in view.groups.items():
-        for gid, t in tallies.items():
+    for target, cohort in view.pairs:
+        for gid, t in view.tallies(target, cohort).items():
             if t.status is GroupStatus.GAP:
                 gap_in.setdefault(gid, []).append(f"{target}/{cohort}")
     entries: list[DataQualityEntry] = []
@@ -330,13 +330,18 @@ class _View:
                 self.cohorts[o.target] = []
             if o.cohort not in self.cohorts[o.target]:
                 self.cohorts[o.target].append(o.cohort)
-        self.groups: dict[tuple[str, str], dict[str, GroupTally]] = {}
+        #: the (target, cohort) pairs with factual groups, in the order the tagger lists them
+        self.pairs: list[tuple[str, str]] = []
         #: target → its groups with a right answer in some cohort (ids, not (target, id)
         #: pairs: a tuple per group was 56 bytes at the report's peak)
         self.answered: dict[str, set[str]] = {}
+        pairs: set[tuple[str, str]] = set()
         for t in tagger.tallies():
             if t.scenario == FACTUAL:
-                self.groups.setdefault((t.target, t.cohort), {})[t.group_id] = t
+                pair = (t.target, t.cohort)
+                if pair not in pairs:
+                    pairs.add(pair)
+                    self.pairs.append(pair)
                 if t.correct:
                     self.answered.setdefault(t.target, set()).add(t.group_id)
         self._retrieval: dict[
@@ -353,8 +358,8 @@ class _View:
             self._obs = {o.probe_id: o for o in self.tagger.observations() if o.scenario == FACTUAL}
         return self._obs
 
-    def tallies(self, target: str, cohort: str) -> dict[str, GroupTally]:
-        return self.groups.get((target, cohort), {})
+    def tallies(self, target: str, cohort: str) -> Mapping[str, GroupTally]:
+        return _CohortTallies(self.tagger, target, cohort)
 
     def retrieval(
         self, target: str, group_id: str
@@ -370,6 +375,66 @@ class _View:
 
 
 _NO_EVIDENCE: tuple[bool | None, RetrievalEvidence] = (None, RetrievalEvidence.NONE)
+
+
+class _CohortTallies(Mapping[str, GroupTally]):
+    """One (target, cohort)'s factual groups, read through the tagger as the report asks: the
+    report's own map of every group (a dict per cohort) held ~15 MB at 500k probes for as long
+    as the report was built. A quiet group's snapshot is the compressed tally's own; a live
+    group's is made when read."""
+
+    __slots__ = ("_cohort", "_reads", "_target")
+
+    def __init__(self, reads: TallyReads, target: str, cohort: str) -> None:
+        self._reads = reads
+        self._target = target
+        self._cohort = cohort
+
+    def _snapshots(self) -> Iterator[GroupTally]:
+        for t in self._reads.tallies(self._target, self._cohort):
+            if t.scenario == FACTUAL:
+                yield t
+
+    def __getitem__(self, group_id: str) -> GroupTally:
+        t = self._reads.tally(self._target, self._cohort, group_id)
+        if t is None or t.scenario != FACTUAL:
+            raise KeyError(group_id)
+        return t
+
+    def __iter__(self) -> Iterator[str]:
+        for t in self._snapshots():
+            yield t.group_id
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._snapshots())
+
+    def __bool__(self) -> bool:
+        return next(self._snapshots(), None) is not None
+
+    def items(self) -> ItemsView[str, GroupTally]:
+        return _Items(self)
+
+    def values(self) -> ValuesView[GroupTally]:
+        return _Values(self)
+
+
+class _Items(ItemsView[str, GroupTally]):
+    """Each group read once (the default reads the key, then looks it up)."""
+
+    _mapping: _CohortTallies
+
+    def __iter__(self) -> Iterator[tuple[str, GroupTally]]:
+        for t in self._mapping._snapshots():
+            yield t.group_id, t
+
+
+class _Values(ValuesView[GroupTally]):
+    _mapping: _CohortTallies
+
+    def __iter__(self) -> Iterator[GroupTally]:
+        return self._mapping._snapshots()
+
+
 #: Groups whose retrieval judgements a report keeps at once: the sections walk the groups in
 #: the same order, each asking a group's judgements a few times in a row, and keeping every
 #: group's was ~1.5 KB a group for the report's whole build (the probe ids as keys).
