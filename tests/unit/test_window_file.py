@@ -124,6 +124,21 @@ def test_a_store_that_cannot_take_a_window_leaves_the_tally_live() -> None:
     ]
 
 
+def test_a_number_the_packed_record_cannot_hold_leaves_that_tally_live() -> None:
+    """A cold tally packs its numbers in 64 bits each: a group whose cycle is beyond that stays
+    live (and reads as before) while the others are compressed, and nothing is stored for it."""
+    store = MemoryBlobs()
+    tagger = Tagger(blobs=store)
+    _observe(tagger, 0, 2**70)
+    _quiet(tagger, 3)  # groups 0..2 in cycle 1: group 0 holds both cycles
+    before = tagger.tally("t", "short", "g0")
+    tagger.compact()
+    tagger.compact()
+    kinds = {k[2]: isinstance(t, ColdTally) for k, t in tagger._tallies.items()}
+    assert kinds == {"g0": False, "g1": True, "g2": True}
+    assert len(store) == 2 and tagger.tally("t", "short", "g0") == before
+
+
 def test_the_stage_keeps_windows_in_memory_without_a_temporary_directory(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -21,6 +21,7 @@ thaws it first (:meth:`~groundwatch.core.tagging.Tagger._hot`): the tagger puts 
 from __future__ import annotations
 
 import marshal
+import struct
 import zlib
 from collections.abc import Mapping
 
@@ -96,47 +97,70 @@ def _decompress(blob: bytes) -> bytes:
     return d.decompress(body) + d.flush()
 
 
+#: A quiet tally's numbers packed in one bytes object, in :class:`GroupTally`'s order (its ints,
+#: then the status), then the rest a read may ask of a quiet group: ``held``, the last
+#: conclusive status (-1: none), the baseline's open-domain answer, the observations held, when
+#: the window began to arrive and the window's slot in the store. A snapshot of its own was 184
+#: bytes a group, and each int beside it 28 to 32 more; packed, 152 for all of them.
+_PACKED = struct.Struct("<11q4b3q")
+_STATUS_LIST: list[GroupStatus] = list(GroupStatus)
+_STATUS_INDEX = {s: i for i, s in enumerate(_STATUS_LIST)}
+#: offsets of the single fields read on their own
+_INT = struct.Struct("<q")
+_OFF = {name: 8 * i for i, name in enumerate(
+    ("group_forms", "forms_judged", "correct", "incorrect", "error", "undecided", "flaky_forms",
+     "cycle", "window_from_cycle", "history_from_cycle", "evidence_cycle")
+)}  # fmt: skip
+_OFF_STATUS = 88
+_OFF_HELD = 89
+_OFF_CONCLUSIVE = 90
+_OFF_OPEN_DOMAIN = 91
+_OFF_OBSERVATIONS = 92
+_OFF_FIRST_SEQ = 100
+_OFF_SLOT = 108
+#: (dataset id, scenario, series): a handful of distinct values, one tuple each
+_METAS: dict[tuple[str, str, str], tuple[str, str, str]] = {}
+
+
+def _int_field(name: str) -> property:
+    at = _OFF[name]
+
+    def read(self: ColdTally) -> int:
+        return _INT.unpack_from(self._p, at)[0]  # type: ignore[no-any-return]
+
+    return property(read)
+
+
 class ColdTally:
     """A quiet tally, compressed (see the module). Reads as a hot tally and as a published
     group view do; never changed (a thaw makes a new hot tally and leaves this one as it is).
 
-    Beside the blob it keeps what reads ask of every group — the snapshot's fields, the flaky
-    forms, the causes, the last conclusive status — so listing groups, counting statuses and
-    summing causes decode nothing; the window (each form's observations, the cycles, the
-    verdict history) is in the blob as plain rows (:mod:`groundwatch.core.tagging_rows`),
-    marshalled and compressed."""
+    Beside the blob it keeps what reads ask of every group — the snapshot's numbers and status
+    (packed, :data:`_PACKED`), the flaky forms, the causes, the last conclusive status — so
+    listing groups, counting statuses and summing causes decode nothing; the window (each
+    form's observations, the cycles, the verdict history) is in the blob as plain rows
+    (:mod:`groundwatch.core.tagging_rows`), marshalled and compressed. Its snapshot
+    (:attr:`tally`) is made when read: the report reads a cohort's groups through the tagger
+    and keeps none."""
 
-    __slots__ = (
-        "_slot",
-        "_store",
-        "_tally",
-        "answers_open_domain",
-        "causes",
-        "conclusive",
-        "first_seq",
-        "flaky",
-        "held",
-        "observations",
-    )
+    __slots__ = ("_key", "_meta", "_p", "_store", "causes", "flaky")
+    _key: GroupKey
+    _meta: tuple[str, str, str]
+    _p: bytes
+    _store: WindowBlobs
 
     def __init__(self, key: GroupKey, t: _Tally, store: WindowBlobs) -> None:
-        #: the snapshot, made once: every read of the group's numbers shares it (a report
-        #: lists each group's snapshot; a new one per read was 184 bytes a group more)
-        self._tally = GroupTally(*_tally_fields(key, t))
+        f = _tally_fields(key, t)
+        self._key = key
+        meta = (f[3], f[4], f[16])
+        self._meta = shared(_METAS, meta, meta)
         self.flaky = t.flaky
         self.causes: Mapping[Cause, int] = _shared_causes(t.causes)
-        self.conclusive = t.conclusive
-        self.held = t.held
-        self.answers_open_domain = t.answers_open_domain
         cycles = t.cycles
         rows = [
             (c, cy.closed, cy.seq, tuple(observation_row(o) for o in cy.observations()))
             for c, cy in cycles.items()
         ]
-        #: observations the window holds (repeats included): the tagger's count of them
-        self.observations = sum(len(r[3]) for r in rows)
-        #: when the oldest kept cycle began to arrive (the order groups are listed in)
-        self.first_seq = min((cy.seq for cy in cycles.values()), default=0)
         counted = t.counted_last
         window = (
             rows,
@@ -147,8 +171,28 @@ class ColdTally:
             t.evicted_before,
             t.reshaped,
         )
+        conclusive = t.conclusive
+        packed = [
+            *f[5:11], f[12], f[13], f[14], f[15], f[17],
+            _STATUS_INDEX[f[11]],
+            bool(f[18]),
+            -1 if conclusive is None else _STATUS_INDEX[conclusive],
+            bool(t.answers_open_domain),
+            # observations the window holds (repeats included): the tagger's count of them
+            sum(len(r[3]) for r in rows),
+            # when the oldest kept cycle began to arrive (the order groups are listed in)
+            min((cy.seq for cy in cycles.values()), default=0),
+        ]  # fmt: skip
+        # checked before the window goes to the store: a number beyond 64 bits (a cycle of
+        # a far-off epoch) leaves the tally live (struct.error), with nothing stored to free
+        _PACKED.pack(*packed, 0)
         self._store = store
-        self._slot = store.put(_compress(marshal.dumps(window)))
+        slot = store.put(_compress(marshal.dumps(window)))
+        self._p = _PACKED.pack(*packed, slot)
+
+    @property
+    def _slot(self) -> int:
+        return _INT.unpack_from(self._p, _OFF_SLOT)[0]  # type: ignore[no-any-return]
 
     def __del__(self) -> None:
         # the last holder (the tagger, a published view) let go: the window's bytes are garbage.
@@ -179,11 +223,11 @@ class ColdTally:
         return t
 
     def _decode(self, sums: _CohortSums) -> _Tally:
-        f = self._tally
+        f = self.tally
         rows, latest, history, counted, last_closed, evicted_before, reshaped = marshal.loads(
             _decompress(self._store.get(self._slot))
         )
-        key = (target, cohort, group_id) = (f.target, f.cohort, f.group_id)
+        key = (target, cohort, group_id) = self._key
         t = _Tally(key, f.dataset_id, f.scenario, f.group_forms, f.series, sums)
         by_probe: dict[str, Observation] = {}
         cycles = t.cycles
@@ -215,45 +259,61 @@ class ColdTally:
         return self._store.size(self._slot)
 
     # -- the fields a hot tally has, for the tagger's reads ----------------------------------
+    group_forms = _int_field("group_forms")
+    correct = _int_field("correct")
+    incorrect = _int_field("incorrect")
+    error = _int_field("error")
+    undecided = _int_field("undecided")
+
     @property
     def dataset_id(self) -> str:
-        return self._tally.dataset_id
+        return self._meta[0]
 
     @property
     def scenario(self) -> str:
-        return self._tally.scenario
-
-    @property
-    def group_forms(self) -> int:
-        return self._tally.group_forms
-
-    @property
-    def correct(self) -> int:
-        return self._tally.correct
-
-    @property
-    def incorrect(self) -> int:
-        return self._tally.incorrect
-
-    @property
-    def error(self) -> int:
-        return self._tally.error
-
-    @property
-    def undecided(self) -> int:
-        return self._tally.undecided
-
-    @property
-    def status(self) -> GroupStatus:
-        return self._tally.status
+        return self._meta[1]
 
     @property
     def series(self) -> str:
-        return self._tally.series
+        return self._meta[2]
+
+    @property
+    def status(self) -> GroupStatus:
+        return _STATUS_LIST[self._p[_OFF_STATUS]]
+
+    @property
+    def held(self) -> bool:
+        return bool(self._p[_OFF_HELD])
+
+    @property
+    def conclusive(self) -> GroupStatus | None:
+        i = self._p[_OFF_CONCLUSIVE]  # a signed byte read unsigned: 255 is -1, none
+        return None if i == 255 else _STATUS_LIST[i]
+
+    @property
+    def answers_open_domain(self) -> bool:
+        return bool(self._p[_OFF_OPEN_DOMAIN])
+
+    @property
+    def observations(self) -> int:
+        return _INT.unpack_from(self._p, _OFF_OBSERVATIONS)[0]  # type: ignore[no-any-return]
+
+    @property
+    def first_seq(self) -> int:
+        return _INT.unpack_from(self._p, _OFF_FIRST_SEQ)[0]  # type: ignore[no-any-return]
 
     @property
     def tally(self) -> GroupTally:
-        return self._tally
+        """The group's snapshot, made from the packed numbers (a new one per read)."""
+        v = _PACKED.unpack(self._p)
+        target, cohort, group_id = self._key
+        dataset_id, scenario, series = self._meta
+        return GroupTally(
+            target, cohort, group_id, dataset_id, scenario,
+            v[0], v[1], v[2], v[3], v[4], v[5],
+            _STATUS_LIST[v[11]],
+            v[6], v[7], v[8], v[9], series, v[10], bool(v[12]),
+        )  # fmt: skip
 
     # -- the window, decoded on each read and not kept --------------------------------------
     @property
