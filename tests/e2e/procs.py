@@ -18,10 +18,21 @@ import httpx
 BIN = Path(sys.executable).parent
 
 
+#: ports handed out by this test process
+_GIVEN: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A free port not handed out before by this process: the kernel can return one port twice
+    while the service given it first has not bound it yet (a pipeline's analytics and runner got
+    one port, and analytics exited on "address already in use")."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _GIVEN:
+            _GIVEN.add(port)
+            return port
 
 
 @dataclass
