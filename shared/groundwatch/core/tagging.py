@@ -57,7 +57,6 @@ answering is closed-domain again.
 from __future__ import annotations
 
 import functools
-import struct
 from collections import deque
 from collections.abc import Iterable, Iterator
 
@@ -326,7 +325,7 @@ class Tagger(TallyReads):
                     # the window store cannot take it (a full disk): this and the rest stay
                     # live, read the same, and are compressed by a later call
                     return n
-                except struct.error:
+                except OverflowError:
                     continue  # a number beyond 64 bits (a far-off cycle): this one stays live
                 n += 1
         return n

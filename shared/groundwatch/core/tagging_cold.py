@@ -184,8 +184,11 @@ class ColdTally:
             min((cy.seq for cy in cycles.values()), default=0),
         ]  # fmt: skip
         # checked before the window goes to the store: a number beyond 64 bits (a cycle of
-        # a far-off epoch) leaves the tally live (struct.error), with nothing stored to free
-        _PACKED.pack(*packed, 0)
+        # a far-off epoch) leaves the tally live, with nothing stored to free
+        try:
+            _PACKED.pack(*packed, 0)
+        except struct.error as e:
+            raise OverflowError(f"a tally's number does not fit 64 bits: {e}") from None
         self._store = store
         slot = store.put(_compress(marshal.dumps(window)))
         self._p = _PACKED.pack(*packed, slot)
@@ -223,12 +226,13 @@ class ColdTally:
         return t
 
     def _decode(self, sums: _CohortSums) -> _Tally:
-        f = self.tally
+        v = _PACKED.unpack(self._p)
         rows, latest, history, counted, last_closed, evicted_before, reshaped = marshal.loads(
             _decompress(self._store.get(self._slot))
         )
         key = (target, cohort, group_id) = self._key
-        t = _Tally(key, f.dataset_id, f.scenario, f.group_forms, f.series, sums)
+        dataset_id, scenario, series = self._meta
+        t = _Tally(key, dataset_id, scenario, v[0], series, sums)
         by_probe: dict[str, Observation] = {}
         cycles = t.cycles
         for c, closed, seq, obs_rows in rows:
@@ -241,8 +245,8 @@ class ColdTally:
         t.latest = {form: by_probe[pid] for form, _c, pid in latest}
         t.history = {form: [history_entry(*e) for e in h] for form, h in history}
         t.counted_last = cycles.get(counted) if counted is not None else None
-        t.status = f.status
-        t.correct, t.incorrect, t.error, t.undecided = f.correct, f.incorrect, f.error, f.undecided
+        t.status = _STATUS_LIST[v[11]]
+        t.correct, t.incorrect, t.error, t.undecided = v[2], v[3], v[4], v[5]
         t.flaky = self.flaky
         t.causes = dict(self.causes) if self.causes else _NO_CAUSES
         t.last_closed = last_closed
