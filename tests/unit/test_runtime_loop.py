@@ -74,3 +74,21 @@ def test_services_hand_the_loop_to_uvicorn(monkeypatch: pytest.MonkeyPatch) -> N
     finally:
         for logger, level in zip(noisy, levels, strict=True):
             logger.setLevel(level)
+
+
+def test_the_result_is_returned_and_never_formatted() -> None:
+    """A run's result (its report) is handed back without its repr being made: the runner's
+    end formats the main task, result included, and a report's repr was a 9 MB string."""
+
+    class Report:
+        reprs = 0
+
+        def __repr__(self) -> str:
+            Report.reprs += 1
+            return "Report()"
+
+    async def main() -> Report:
+        return Report()
+
+    out = gw_loop.run(main(), "asyncio")
+    assert isinstance(out, Report) and Report.reprs == 0

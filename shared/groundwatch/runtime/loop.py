@@ -71,8 +71,19 @@ def run(main: Coroutine[Any, Any, T], choice: EventLoopChoice | None = None) -> 
     from groundwatch.runtime.allocator import limit_arenas
 
     limit_arenas()  # before the loop's worker threads: see the module
+    result: list[T] = []
     with asyncio.Runner(loop_factory=factory) as runner:
-        return runner.run(main)
+        runner.run(_kept_aside(main, result))
+    return result[0]
+
+
+async def _kept_aside(main: Coroutine[Any, Any, T], result: list[T]) -> None:
+    """Run ``main`` and put its result in ``result``, not in the task's: after the task ends,
+    CPython 3.11's ``Runner.run`` asks ``signal.getsignal(SIGINT)``, whose enum lookup formats
+    its own handler — a partial holding the main task — into an error message it discards, and
+    a done task's repr holds its result's. A run's result is its report: its pydantic repr was a
+    9 MB string at a 50k-probe ``run --once`` (a 15 MB spike at the very end, the run's peak)."""
+    result.append(await main)
 
 
 __all__ = ["EventLoopChoice", "LoopSettings", "loop_factory", "loop_name", "run"]
