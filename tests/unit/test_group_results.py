@@ -97,6 +97,43 @@ def test_group_rows_filter_order_and_page() -> None:
     assert group_results(t, group_id="g")[0] == 4 and group_results(t, group_id="g3")[0] == 1
 
 
+def test_a_page_of_groups_snapshots_only_its_rows() -> None:
+    """Picking a page reads statuses; only the page's groups are snapshotted (a report's
+    failing groups at 500k probes held every group's snapshots to pick 2,000)."""
+    t = tagger()
+    asked: list[tuple[str, str, str]] = []
+    real = t.tally
+
+    def counting(target: str, cohort: str, group_id: str) -> object:
+        asked.append((target, cohort, group_id))
+        return real(target, cohort, group_id)
+
+    t.tally = counting  # type: ignore[method-assign,assignment]
+    total, page = group_results(t, offset=1, limit=1)
+    assert (total, [r.group_id for r in page]) == (4, ["g2"])
+    assert sorted(asked) == [("t", "long", "g2"), ("t", "short", "g2")]
+
+
+def test_rows_and_summary_read_the_same_from_a_compacted_tagger_and_its_view() -> None:
+    from groundwatch.core.tagging_view import publish
+    from groundwatch.report.groups import status_summary
+
+    live = tagger()
+    expected = group_results(live)
+    summary = status_summary(live)
+    assert summary["gap"] == 1 and summary["non_robust"] == 1 and summary["robust"] == 1
+    cold = tagger()
+    cold.refresh_causes()  # a group whose attribution is due stays live
+    cold.compact()
+    cold.compact()  # the second call compresses what the first saw touched
+    assert cold._hot_keys == set()
+    for reads in (cold, publish(cold), publish(live)):
+        assert group_results(reads) == expected
+        assert status_summary(reads) == summary
+        total, gaps = group_results(reads, cohort="long", status=GroupStatus.GAP)
+        assert (total, [r.group_id for r in gaps]) == (2, ["g1", "g2"])
+
+
 def test_report_lists_failing_groups_and_target_health() -> None:
     report = report_from_tagger(tagger())
     assert [g.group_id for g in report.failing_groups] == ["g1", "g2", "g4"]

@@ -111,6 +111,40 @@ class TallyReads:
             ):
                 yield self._snap(key, t)
 
+    def group_statuses(
+        self, target: str | None = None, cohort: str | None = None, scenario: str | None = None
+    ) -> Iterator[tuple[str, str, tuple[str, ...], tuple[GroupStatus, ...], bool, bool]]:
+        """Each semantic group once, without a snapshot: (target, group id, its cohorts
+        (sorted; ``cohort`` alone when given), their statuses, whether any cohort has a right
+        answer, whether any stands on kept evidence (``held``)), of ``scenario`` when given.
+        A report that lists some groups picks them from here and snapshots only those:
+        snapshots of every group, held together, were ~56 MB at 500k probes for a page of
+        failing groups."""
+        tallies = self._tallies
+        for key, t in self._entries():
+            if (target is not None and key[0] != target) or (
+                cohort is not None and key[1] != cohort
+            ):
+                continue
+            if scenario is not None and t.scenario != scenario:
+                continue
+            if cohort is not None:
+                yield key[0], key[2], (cohort,), (t.status,), bool(t.correct), bool(t.held)
+                continue
+            cohorts = self._group_cohorts(key[0], key[2])
+            if not cohorts or cohorts[0] != key[1]:
+                continue  # the group is listed once, at its first cohort
+            records = [tallies.get((key[0], c, key[2])) for c in cohorts]
+            present = [(c, r) for c, r in zip(cohorts, records, strict=True) if r is not None]
+            yield (
+                key[0],
+                key[2],
+                tuple(c for c, _ in present),
+                tuple(r.status for _, r in present),
+                any(r.correct for _, r in present),
+                any(r.held for _, r in present),
+            )
+
     def status_counts(
         self, *, closed_domain: bool = False
     ) -> dict[tuple[str, str, GroupStatus], int]:

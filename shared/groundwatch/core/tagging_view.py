@@ -160,6 +160,14 @@ class GroupView:
         return self._fields[11]  # type: ignore[no-any-return]
 
     @property
+    def scenario(self) -> str:
+        return self._fields[4]  # type: ignore[no-any-return]
+
+    @property
+    def held(self) -> bool:
+        return self._fields[18]  # type: ignore[no-any-return]
+
+    @property
     def correct(self) -> int:
         return self._fields[7]  # type: ignore[no-any-return]
 

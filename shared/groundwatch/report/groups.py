@@ -111,27 +111,15 @@ def status_summary(tagger: TallyReads, target: str | None = None) -> dict[str, i
     """Semantic groups by their status over every cohort (:func:`overall_status`), factual
     probes only, and how many of them stand on kept evidence (``held``): the numbers of a
     continuous run's line per cycle. O(groups)."""
-    by: dict[_Key, list[GroupTally]] = {}
-    for t in tagger.tallies(target=target):
-        if t.scenario == FACTUAL and t.target != tagger.open_domain_baseline:
-            by.setdefault((t.target, t.group_id), []).append(t)
     out = dict.fromkeys([s.value for s in GroupStatus], 0)
     out["held"] = 0
-    for tallies in by.values():
-        st = overall_status((t.status for t in tallies), answered=any(t.correct for t in tallies))
-        out[st.value] += 1
-        out["held"] += any(t.held for t in tallies)
-    return out
-
-
-def _index(
-    tagger: TallyReads, target: str | None, cohort: str | None, scenario: str | None
-) -> dict[_Key, dict[str, GroupTally]]:
-    out: dict[_Key, dict[str, GroupTally]] = {}
-    for t in tagger.tallies(target, cohort):
-        if scenario is not None and t.scenario != scenario:
-            continue
-        out.setdefault((t.target, t.group_id), {})[t.cohort] = t
+    baseline = tagger.open_domain_baseline
+    for t, _gid, _cohorts, statuses, answered, held in tagger.group_statuses(
+        target, scenario=FACTUAL
+    ):
+        if t != baseline:
+            out[overall_status(statuses, answered=answered).value] += 1
+            out["held"] += held
     return out
 
 
@@ -149,6 +137,21 @@ def select_groups(
     ``status`` filters on the row's status: the cohort's with ``cohort``, else the semantic
     group's over every cohort (:func:`overall_status`). ``scenario`` None keeps RAGProbe scenario
     probes too (default: GRAMMAR's factual groups only). ``group_id`` may be a unique prefix."""
+    picked = _pick(tagger, target, cohort, status, scenario, group_id)
+    return [row for key, st, cohorts in picked if (row := _row(tagger, key, st, cohorts))]
+
+
+def _pick(
+    tagger: TallyReads,
+    target: str | None,
+    cohort: str | None,
+    status: GroupStatus | Iterable[GroupStatus] | None,
+    scenario: str | None,
+    group_id: str | None,
+) -> list[tuple[_Key, GroupStatus, tuple[str, ...]]]:
+    """The matching groups, worst first, by their statuses alone: a snapshot is made only
+    of the rows shown (snapshots of every group, held together to pick a page of failing
+    ones, were ~56 MB at 500k probes)."""
     wanted: frozenset[GroupStatus] | None
     if status is None:
         wanted = None
@@ -156,22 +159,26 @@ def select_groups(
         wanted = frozenset({status})
     else:
         wanted = frozenset(status)
-    rows = []
-    for key, by_cohort in _index(tagger, target, cohort, scenario).items():
-        if group_id is not None and not key[1].startswith(group_id):
+    picked: list[tuple[_Key, GroupStatus, tuple[str, ...]]] = []
+    for t, gid, cohorts, statuses, answered, _held in tagger.group_statuses(
+        target, cohort, scenario
+    ):
+        if group_id is not None and not gid.startswith(group_id):
             continue
-        st = (
-            by_cohort[cohort].status
-            if cohort is not None
-            else overall_status(
-                (t.status for t in by_cohort.values()),
-                answered=any(t.correct for t in by_cohort.values()),
-            )
-        )
+        st = statuses[0] if cohort is not None else overall_status(statuses, answered=answered)
         if wanted is None or st in wanted:
-            rows.append((key, st, by_cohort))
-    rows.sort(key=lambda r: (SEVERITY[r[1]], r[0][0], r[0][1]))
-    return rows
+            picked.append(((t, gid), st, cohorts))
+    picked.sort(key=lambda r: (SEVERITY[r[1]], r[0][0], r[0][1]))
+    return picked
+
+
+def _row(
+    tagger: TallyReads, key: _Key, status: GroupStatus, cohorts: tuple[str, ...]
+) -> tuple[_Key, GroupStatus, dict[str, GroupTally]] | None:
+    """A picked group with its cohorts' snapshots (None: dropped since it was picked, by a
+    live tagger read from a report thread)."""
+    by_cohort = {c: t for c in cohorts if (t := tagger.tally(key[0], c, key[1])) is not None}
+    return (key, status, by_cohort) if by_cohort else None
 
 
 def group_results(
@@ -187,10 +194,12 @@ def group_results(
     limit: int | None = None,
 ) -> tuple[int, list[GroupResult]]:
     """(total matching, the page ``[offset, offset + limit)`` as full rows)."""
-    rows = select_groups(
-        tagger, target=target, cohort=cohort, status=status, scenario=scenario, group_id=group_id
-    )
-    page = rows[offset : None if limit is None else offset + limit]
+    picked = _pick(tagger, target, cohort, status, scenario, group_id)
+    page = [
+        row
+        for key, st, cohorts in picked[offset : None if limit is None else offset + limit]
+        if (row := _row(tagger, key, st, cohorts)) is not None
+    ]
     gaps = {t: tagger.knowledge_gaps(t) for t in {key[0] for key, _, _ in page}}
     # built and filled a few rows at a time: every row built bare first, then each copied with
     # its texts, held both at once (2,000 failing groups: ~25 MB the allocator kept)
@@ -201,7 +210,7 @@ def group_results(
             for key, st, by_cohort in page[i : i + EVIDENCE_ROWS]
         ]
         built += _fill_evidence(chunk, evidence) if evidence is not None else chunk
-    return len(rows), built
+    return len(picked), built
 
 
 def _build(
