@@ -152,17 +152,29 @@ async def test_a_stored_judgement_outside_the_rebuilt_window_is_skipped_not_retr
     engine.dispose()
 
 
-async def test_the_fence_tokens_share_the_tagger_s_key_tuples(tmp_path: Path) -> None:
-    """A token per owned tally, kept for every group: keyed by the tagger's own tuple, not a
-    copy made from the stored tally (64 bytes a group, 10 MB at 500k probes)."""
+async def test_each_tally_keeps_its_own_fence_token(tmp_path: Path) -> None:
+    """The token each write must find is kept in the tally (live or compressed), not in a
+    map beside every group (~90 bytes a group, 15 MB at 500k probes): the one stored, through
+    compaction and a restart, and the next write after either passes the fence."""
     engine = make_engine(f"sqlite:///{tmp_path}/a.db")
     create_schema(engine)
-    a = Instance(AnalyticsStore(engine))
+    store = AnalyticsStore(engine)
+    a = Instance(store)
     await a.stage.handle(judgements(1, Verdict.CORRECT))
     await a.stage.handle(judgements(2, Verdict.INCORRECT))  # a second write of every tally
+    stored = {key: token for key, _state, token in store.load_states()}
+    assert len(stored) == GROUPS and all(stored.values())
     tagger = a.stage.tagger
-    own = {k: k for k in tagger._tallies}
-    assert len(a.stage._tokens) == GROUPS
-    assert all(own[k] is k for k in a.stage._tokens), "a fence token keyed by a tuple of its own"
-    assert all(a.stage._tokens[k] != 0 for k in own)
+    tagger.refresh_causes()
+    tagger.compact()
+    assert not tagger._hot_keys, "every tally compressed"
+    assert {k: tagger.fence(k) for k in tagger._tallies} == stored
+    assert a.stage._tokens == {}
+    restarted = Instance(store)
+    assert {k: restarted.stage.tagger.fence(k) for k in stored} == stored
+    await restarted.stage.handle(judgements(3, Verdict.CORRECT))  # thaws, writes, passes
+    assert restarted.counted == GROUPS * FORMS
+    after = {key: token for key, _state, token in store.load_states()}
+    assert after.keys() == stored.keys() and not set(after.values()) & set(stored.values())
+    assert {k: restarted.stage.tagger.fence(k) for k in after} == after
     engine.dispose()

@@ -100,9 +100,10 @@ def _decompress(blob: bytes) -> bytes:
 #: A quiet tally's numbers packed in one bytes object, in :class:`GroupTally`'s order (its ints,
 #: then the status), then the rest a read may ask of a quiet group: ``held``, the last
 #: conclusive status (-1: none), the baseline's open-domain answer, the observations held, when
-#: the window began to arrive and the window's slot in the store. A snapshot of its own was 184
-#: bytes a group, and each int beside it 28 to 32 more; packed, 152 for all of them.
-_PACKED = struct.Struct("<11q4b3q")
+#: the window began to arrive, the store's fence token and the window's slot in the store. A
+#: snapshot of its own was 184 bytes a group, and each int beside it 28 to 32 more; packed, 160
+#: for all of them.
+_PACKED = struct.Struct("<11q4b4q")
 _STATUS_LIST: list[GroupStatus] = list(GroupStatus)
 _STATUS_INDEX = {s: i for i, s in enumerate(_STATUS_LIST)}
 #: offsets of the single fields read on their own
@@ -117,7 +118,8 @@ _OFF_CONCLUSIVE = 90
 _OFF_OPEN_DOMAIN = 91
 _OFF_OBSERVATIONS = 92
 _OFF_FIRST_SEQ = 100
-_OFF_SLOT = 108
+_OFF_FENCE = 108
+_OFF_SLOT = 116
 #: (dataset id, scenario, series): a handful of distinct values, one tuple each
 _METAS: dict[tuple[str, str, str], tuple[str, str, str]] = {}
 
@@ -182,6 +184,7 @@ class ColdTally:
             sum(len(r[3]) for r in rows),
             # when the oldest kept cycle began to arrive (the order groups are listed in)
             min((cy.seq for cy in cycles.values()), default=0),
+            t.fence,
         ]  # fmt: skip
         # checked before the window goes to the store: a number beyond 64 bits (a cycle of
         # a far-off epoch) leaves the tally live, with nothing stored to free
@@ -255,6 +258,7 @@ class ColdTally:
         t.evicted_before = evicted_before
         t.answers_open_domain = self.answers_open_domain
         t.reshaped = reshaped
+        t.fence = self.fence
         return t
 
     @property
@@ -301,6 +305,18 @@ class ColdTally:
     @property
     def observations(self) -> int:
         return _INT.unpack_from(self._p, _OFF_OBSERVATIONS)[0]  # type: ignore[no-any-return]
+
+    @property
+    def fence(self) -> int:
+        """The store's fence token of the state last written (the tally's, not its view's)."""
+        return _INT.unpack_from(self._p, _OFF_FENCE)[0]  # type: ignore[no-any-return]
+
+    def set_fence(self, token: int) -> None:
+        """Record the token of a new write. The one field that changes, in a new packed record
+        swapped in whole: no read (the tagger's, a published view's) ever asks for it."""
+        p = bytearray(self._p)
+        _INT.pack_into(p, _OFF_FENCE, token)
+        self._p = bytes(p)
 
     @property
     def first_seq(self) -> int:

@@ -120,6 +120,9 @@ class _Tally:
     held: bool = False
     evicted_before: int | None = None
     answers_open_domain: bool = False  # a baseline tally with a correct latest verdict
+    # the store's fence token of the state last written or restored (0: none known): the write
+    # model's bookkeeping for its store, kept here rather than in a map beside every tally
+    fence: int = 0
 
 
 def _snapshot(key: GroupKey, t: _Tally) -> GroupTally:

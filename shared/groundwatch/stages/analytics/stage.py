@@ -91,6 +91,8 @@ class AnalyticsStage:
         self.clock = clock if clock is not None else SeriesClock()
         self._stale = True
         # the fence token of each owned tally's stored state (what the next write must find)
+        # is kept in the tally (Tagger.fence); here only those of stored tallies the tagger
+        # holds none of (a stored tally without observations to restore)
         self._tokens: dict[GroupKey, int] = {}
         self._rng = random.Random()
         # Partition ownership: several analytics instances split the judgements topic (key =
@@ -169,6 +171,8 @@ class AnalyticsStage:
             n += tagger.rebuild(
                 o for o in replay if (not some or o.key in stateless) and self.owns(o.group_id)
             )
+        # each restored tally keeps its own token; the map keeps the few without a tally
+        tokens = {k: v for k, v in tokens.items() if not tagger.set_fence(k, v)}
         tagger.drain_transitions()  # replayed, not new: they are in the store already
         self.clock.restore(self.store.load_epochs(), self.store.newest_cycles())
         self.tagger = tagger
@@ -267,10 +271,12 @@ class AnalyticsStage:
             self._stale = True  # any other failure (or cancellation) leaves memory ahead too
             raise
         tokens = self._tokens
-        key_of = tagger.key_of
         for w in writes:
             key = _key(w.tally)
-            tokens[key_of(key)] = w.token
+            if tagger.set_fence(key, w.token):
+                tokens.pop(key, None)
+            else:  # not in the tagger (a written tally is): kept beside it all the same
+                tokens[key] = w.token
         tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
         # quiet groups compressed (stored above, attributed, cycle closed): memory follows the
         # groups in flight, not every group seen (groundwatch.core.tagging_cold)
@@ -295,7 +301,8 @@ class AnalyticsStage:
             tally = tagger.tally(*key)
             if tally is None:
                 continue
-            out.append(TallyWrite(tally, dump_state(tagger, key), 1 + bits(62), tokens.get(key, 0)))
+            expected = tagger.fence(key) or tokens.get(key, 0)
+            out.append(TallyWrite(tally, dump_state(tagger, key), 1 + bits(62), expected))
         return out
 
     async def _place(self, j: Judgement, now: float) -> int | Reject:
