@@ -9,12 +9,14 @@ verdict history — was kept as Python objects all the same: ~7 KB a semantic gr
 Streams' RocksDB, quix-streams); here the store is the tally itself, pickled and compressed in
 memory (:class:`ColdTally`), and the cache is the tagger's hot tallies.
 
-A :class:`ColdTally` is immutable. It answers every *read* a hot tally answers — its numbers,
-status, flaky forms and causes from fields kept beside the blob, its window (``latest``,
-``cycles``, ``history``) by decoding the blob each time, never keeping what it decoded — so the
-tagger's reads and the published view read a cold group as they read a hot one, and the view
-can hold the cold tally itself as the group's entry (nothing it holds ever changes). A *write*
-thaws it first (:meth:`~groundwatch.core.tagging.Tagger._hot`): the tagger puts a live
+A :class:`ColdTally` is immutable to every reader (only its store fence token, which no read
+asks for, is replaced when the tally's state is written again). It answers every *read* a hot
+tally answers — its numbers, status, flaky forms and causes from fields kept beside the blob,
+its window (``latest``, ``cycles``, ``history``) by decoding the blob each time, never keeping
+what it decoded — so the tagger's reads and the published view read a cold group as they read
+a hot one, and the view can hold the cold tally itself as the group's entry (nothing it reads
+ever changes). A *write* thaws it first (:meth:`~groundwatch.core.tagging.Tagger._hot`): the
+tagger puts a live
 :class:`~groundwatch.core.tagging_windows._Tally` back in its place.
 """
 
@@ -135,7 +137,8 @@ def _int_field(name: str) -> property:
 
 class ColdTally:
     """A quiet tally, compressed (see the module). Reads as a hot tally and as a published
-    group view do; never changed (a thaw makes a new hot tally and leaves this one as it is).
+    group view do; never changed but for its fence token (a thaw makes a new hot tally and
+    leaves this one as it is).
 
     Beside the blob it keeps what reads ask of every group — the snapshot's numbers and status
     (packed, :data:`_PACKED`), the flaky forms, the causes, the last conclusive status — so
