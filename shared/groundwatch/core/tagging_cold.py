@@ -16,8 +16,7 @@ its window (``latest``, ``cycles``, ``history``) by decoding the blob each time,
 what it decoded — so the tagger's reads and the published view read a cold group as they read
 a hot one, and the view can hold the cold tally itself as the group's entry (nothing it reads
 ever changes). A *write* thaws it first (:meth:`~groundwatch.core.tagging.Tagger._hot`): the
-tagger puts a live
-:class:`~groundwatch.core.tagging_windows._Tally` back in its place.
+tagger puts a live :class:`~groundwatch.core.tagging_windows._Tally` back in its place.
 """
 
 from __future__ import annotations
