@@ -235,7 +235,9 @@ def tagger_report(
     A tagger with an open-domain baseline reports the closed domain, as ``/metrics`` does."""
     from groundwatch.report.build import report_from_tagger
     from groundwatch.report.groups import group_results
+    from groundwatch.runtime.allocator import release_free_memory
 
+    release_free_memory()  # the cycle's holes back to the system before the report's burst
     tagger.refresh_causes()
     report = report_from_tagger(
         tagger, compare=compare, evidence=evidence, data_quality=data_quality
