@@ -332,9 +332,6 @@ class _View:
                 self.cohorts[o.target].append(o.cohort)
         #: the (target, cohort) pairs with factual groups, in the order the tagger lists them
         self.pairs: list[tuple[str, str]] = []
-        #: target → its groups with a right answer in some cohort (ids, not (target, id)
-        #: pairs: a tuple per group was 56 bytes at the report's peak)
-        self.answered: dict[str, set[str]] = {}
         pairs: set[tuple[str, str]] = set()
         for t in tagger.tallies():
             if t.scenario == FACTUAL:
@@ -342,8 +339,6 @@ class _View:
                 if pair not in pairs:
                     pairs.add(pair)
                     self.pairs.append(pair)
-                if t.correct:
-                    self.answered.setdefault(t.target, set()).add(t.group_id)
         self._retrieval: dict[
             tuple[str, str], dict[str, tuple[bool | None, RetrievalEvidence]]
         ] = {}
@@ -472,7 +467,10 @@ def _cohort_numbers(view: _View, target: str, cohort: str) -> CohortNumbers:
         gap = t.status is GroupStatus.GAP
         if gap:
             gap_examples += t.examples
-        attr_status = attribution_status(t.status, gid in view.answered.get(target, ()))
+        # whether another cohort answered it, looked up (a set of every answered group,
+        # held for the report's life, was ~4 MB at 500k probes)
+        answered = view.tagger.answered_anywhere(target, gid)
+        attr_status = attribution_status(t.status, answered)
         if gap and attr_status is not GroupStatus.GAP:
             cohort_gaps += 1
         rj = view.retrieval(target, gid)
