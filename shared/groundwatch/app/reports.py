@@ -139,6 +139,7 @@ def stored_report(
             else None
         )
         from groundwatch.report.build import report_from_tagger
+        from groundwatch.runtime.allocator import release_free_memory
 
         evidence = store.evidence() if store is not None else None
         report = report_from_tagger(
@@ -152,6 +153,7 @@ def stored_report(
             balance_seed=request.balance_seed,
             data_quality=quality,
             evidence=evidence,
+            after_pass=release_free_memory,
         )
         groups = None
         if request.with_groups:
@@ -240,7 +242,11 @@ def tagger_report(
     release_free_memory()  # the cycle's holes back to the system before the report's burst
     tagger.refresh_causes()
     report = report_from_tagger(
-        tagger, compare=compare, evidence=evidence, data_quality=data_quality
+        tagger,
+        compare=compare,
+        evidence=evidence,
+        data_quality=data_quality,
+        after_pass=release_free_memory,  # each pass's holes back too, before the next one
     )
     if spend is not None:
         report = report.model_copy(update={"llm_spend": spend})

@@ -20,6 +20,7 @@ from groundwatch.report.build import report_from_tagger
 from groundwatch.report.groups import FAILING, fill_evidence, group_results
 from groundwatch.report.html import render_html
 from groundwatch.report.model import GroupPage, Report, TransitionEntry
+from groundwatch.runtime.allocator import release_free_memory
 from groundwatch.runtime.auth import require_read_token
 from groundwatch.stages.analytics.stage import AnalyticsStage
 
@@ -207,7 +208,10 @@ def add_routes(
         w = worker()
         quality = w.quality.results() if w.quality is not None else None
         return report_from_tagger(
-            w.view, data_quality=quality, evidence=StoreEvidence(w.store.engine)
+            w.view,
+            data_quality=quality,
+            evidence=StoreEvidence(w.store.engine),
+            after_pass=release_free_memory,
         )
 
     @app.get(
