@@ -59,6 +59,7 @@ from __future__ import annotations
 import functools
 from collections import deque
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 # re-exported: every reader of statuses imports them from the tagger
 from groundwatch.core.evidence import DECIDED_STATUSES as DECIDED_STATUSES
@@ -87,7 +88,7 @@ from groundwatch.core.tagging_model import Observation as Observation
 from groundwatch.core.tagging_model import RetrievalEvidence as RetrievalEvidence
 from groundwatch.core.tagging_model import Transition as Transition
 from groundwatch.core.tagging_model import Window as Window
-from groundwatch.core.tagging_reads import TallyReads
+from groundwatch.core.tagging_reads import TallyReads, arrival_order
 from groundwatch.core.tagging_status import flaky_forms as flaky_forms
 from groundwatch.core.tagging_status import form_is_flaky as form_is_flaky
 from groundwatch.core.tagging_status import status_of as status_of
@@ -753,24 +754,21 @@ class Tagger(TallyReads):
         loop applies judgements, and iterating the live dict there failed with "dictionary
         changed size during iteration" (a 500 on ``/report.html`` under a continuous ``run``);
         ``list`` copies it in one step under the GIL."""
-        tallies = list(self._tallies.values())
-        tallies.sort(key=_first_seq)
+        groups: list[Any] = list(self._tallies.values())
+        order = arrival_order(groups, _first_seq)
         # the live groups' observations listed now (references; a live tally changes), the
         # compressed ones decoded when their turn comes (a compressed tally never changes)
-        return self._observations_by_group(
-            [
-                t
-                if isinstance(t, ColdTally)
-                else [o for cy in list(t.cycles.values()) for o in list(cy.observations())]
-                for t in tallies
-            ]
-        )
+        for i, t in enumerate(groups):
+            if not isinstance(t, ColdTally):
+                groups[i] = [o for cy in list(t.cycles.values()) for o in list(cy.observations())]
+        return self._observations_by_group(groups, order)
 
     @staticmethod
     def _observations_by_group(
-        groups: list[ColdTally | list[Observation]],
+        groups: list[ColdTally | list[Observation]], order: Iterable[int]
     ) -> Iterator[Observation]:
-        for g in groups:
+        for i in order:
+            g = groups[i]
             if isinstance(g, ColdTally):
                 for cy in g.cycles.values():
                     yield from cy.observations()

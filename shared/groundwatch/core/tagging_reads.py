@@ -9,8 +9,11 @@ maps and copies in the view — so the definitions cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from groundwatch.core.evidence import DECIDED_STATUSES, GroupStatus
 from groundwatch.core.model import Verdict
@@ -391,3 +394,15 @@ class TallyReads:
             order = self._cohort_order = (len(self._sums), by_target)
         tallies = self._tallies
         return tuple(c for c in order[1].get(target, ()) if (target, c, group_id) in tallies)
+
+
+_R = TypeVar("_R")
+
+
+def arrival_order(records: Sequence[_R], first_seq: Callable[[_R], int]) -> npt.NDArray[np.intp]:
+    """Indices of ``records`` by ``first_seq`` ascending, ties in list order (a stable sort): the
+    order the window lists its groups in. The keys are one int64 array: ``sorted(key=...)``
+    made an int object and a key slot per group, ~6.6 MB at 500k probes on every pass a report
+    makes over the window, and the allocator kept what those passes had touched."""
+    seqs = np.fromiter(map(first_seq, records), dtype=np.int64, count=len(records))
+    return np.argsort(seqs, kind="stable")

@@ -23,7 +23,7 @@ from groundwatch.core.tagging import Tagger
 from groundwatch.core.tagging_cold import ColdTally
 from groundwatch.core.tagging_counts import _ClosedDomain, _CohortSums
 from groundwatch.core.tagging_model import Cause, GroupKey, GroupTally, Observation, Window
-from groundwatch.core.tagging_reads import TallyReads
+from groundwatch.core.tagging_reads import TallyReads, arrival_order
 from groundwatch.core.tagging_windows import _Tally, _tally_fields
 
 K = TypeVar("K")
@@ -254,9 +254,9 @@ class TaggerView(TallyReads):
         """Every observation in the window (repeats of a form included): group by group, in
         the order the groups' kept observations first arrived (as the tagger lists them), each
         group's oldest cycle first."""
-        groups = sorted(self._tallies.values(), key=lambda g: g.first_seq)
-        for g in groups:
-            yield from g.history
+        groups = list(self._tallies.values())
+        for i in arrival_order(groups, _first_seq):
+            yield from groups[i].history
 
     def group_history(self, target: str, cohort: str, group_id: str) -> list[Observation]:
         """Every observation of the group in the window, oldest cycle first."""
@@ -265,6 +265,10 @@ class TaggerView(TallyReads):
 
     def __len__(self) -> int:
         return self._size
+
+
+def _first_seq(g: GroupView | ColdTally) -> int:
+    return g.first_seq
 
 
 def _copy_sums(s: _CohortSums) -> _CohortSums:
