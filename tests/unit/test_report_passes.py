@@ -30,9 +30,7 @@ def test_the_hook_runs_after_every_pass_and_changes_nothing(seed: int) -> None:
     calls: list[int] = []
     hooked = report_from_tagger(tagger, after_pass=lambda: calls.append(len(calls)))
     plain = report_from_tagger(tagger)
-    assert hooked.model_dump(exclude={"generated_at"}) == plain.model_dump(
-        exclude={"generated_at"}
-    )
+    assert hooked.model_dump(exclude={"generated_at"}) == plain.model_dump(exclude={"generated_at"})
     # the view's pass; per target each cohort's numbers, the hypothesis and the balanced
     # comparison; then the failing groups, the scores and the targets' health
     per_target = sum(len(c.cohorts) + 2 for c in plain.targets.values())
