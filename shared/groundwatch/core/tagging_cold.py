@@ -42,6 +42,13 @@ from groundwatch.core.window_blobs import WindowBlobs
 
 #: zlib's fastest level: a tally is compressed once a cycle; level 6 saved ~5% more
 _LEVEL = 1
+#: marshal's format 2: the last without an "interned" flag on strings. With it (3 and 4) every
+#: decode interned the window's form ids and run ids again, and a report's pass decodes every
+#: quiet window: ~500k insertions into the interpreter's table of interned strings per pass at
+#: 500k probes, each dropped again at once, and the table's resizes grew with the groups kept.
+#: A thaw interns what a live tally keeps (``row_observation(shared=True)``); zlib takes the
+#: repeats format 2 writes out in full (format 3's back-references).
+_MARSHAL_VERSION = 2
 _CAUSES = {c.value: c for c in Cause}
 _STATUSES = {s.value: s for s in GroupStatus}
 #: The last windows :meth:`ColdTally.peek` decoded (by the cold tally's id; the entry holds
@@ -195,7 +202,7 @@ class ColdTally:
         except struct.error as e:
             raise OverflowError(f"a tally's number does not fit 64 bits: {e}") from None
         self._store = store
-        slot = store.put(_compress(marshal.dumps(window)))
+        slot = store.put(_compress(marshal.dumps(window, _MARSHAL_VERSION)))
         self._p = _PACKED.pack(*packed, slot)
 
     @property
@@ -212,7 +219,7 @@ class ColdTally:
 
     def thaw(self, sums: _CohortSums) -> _Tally:
         """A live tally equal to the one compressed, counting into the cohort's ``sums``."""
-        return self._decode(sums)
+        return self._decode(sums, shared=True)
 
     def peek(self) -> _Tally:
         """The compressed tally as it was, for reading only (not counted anywhere, not kept
@@ -221,7 +228,7 @@ class ColdTally:
         recent = _PEEKED.get(id(self))
         if recent is not None and recent[0] is self:
             return recent[1]
-        t = self._decode(_CohortSums())
+        t = self._decode(_CohortSums(), shared=False)
         if len(_PEEKED) >= _PEEKED_MAX:
             try:
                 del _PEEKED[next(iter(_PEEKED))]  # the oldest
@@ -230,7 +237,9 @@ class ColdTally:
         _PEEKED[id(self)] = (self, t)
         return t
 
-    def _decode(self, sums: _CohortSums) -> _Tally:
+    def _decode(self, sums: _CohortSums, *, shared: bool) -> _Tally:
+        """``shared``: the observations' repeated strings interned (a thawed tally lives on and
+        its form's next verdicts share them); a peek's are read once and dropped."""
         v = _PACKED.unpack(self._p)
         rows, latest, history, counted, last_closed, evicted_before, reshaped = marshal.loads(
             _decompress(self._store.get(self._slot))
@@ -243,7 +252,7 @@ class ColdTally:
         for c, closed, seq, obs_rows in rows:
             cy = _Cycle(c, closed=closed, seq=seq)
             for row in obs_rows:
-                o = row_observation(row, target, cohort, group_id, c)
+                o = row_observation(row, target, cohort, group_id, c, shared=shared)
                 by_probe[o.probe_id] = o
                 cy.add(o)
             cycles[c] = cy

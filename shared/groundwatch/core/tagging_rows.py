@@ -5,7 +5,7 @@ the row: the holder of the rows knows them."""
 
 from __future__ import annotations
 
-from sys import intern
+from sys import intern as _intern
 from typing import Any
 
 import orjson
@@ -62,9 +62,17 @@ def _scores_text(scores: Scores) -> str:
     return text
 
 
+def _same(text: str) -> str:
+    return text
+
+
 def row_observation(
-    row: list[Any], target: str, cohort: str, group_id: str, cycle: int
+    row: list[Any], target: str, cohort: str, group_id: str, cycle: int, *, shared: bool = True
 ) -> Observation:
+    """``shared``: the repeated strings interned, for an observation that is kept (a restored
+    or thawed tally's); a read-once decode (a quiet tally peeked at by a report) leaves them as
+    decoded, not adding each form id to the interpreter's table only to drop it again."""
+    intern = _intern if shared else _same
     return Observation(
         row[0],
         target,
