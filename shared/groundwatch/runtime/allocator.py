@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import sys
 
@@ -24,6 +25,13 @@ ARENAS = 2
 _done = False
 
 
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    """The C library, looked up once: ``find_library`` runs ``ldconfig -p`` in a subprocess,
+    and a report gives memory back after each of its passes."""
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+
+
 def limit_arenas(arenas: int = ARENAS) -> bool:
     """Cap glibc's malloc arenas at ``arenas`` (once per process); returns whether it is set."""
     global _done
@@ -32,8 +40,7 @@ def limit_arenas(arenas: int = ARENAS) -> bool:
     if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in os.environ:
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        ok = bool(libc.mallopt(_M_ARENA_MAX, arenas))
+        ok = bool(_libc().mallopt(_M_ARENA_MAX, arenas))
     except (OSError, AttributeError):  # not glibc (musl has no mallopt arenas)
         return False
     _done = ok
@@ -50,8 +57,7 @@ def release_free_memory() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return bool(libc.malloc_trim(0))
+        return bool(_libc().malloc_trim(0))
     except (OSError, AttributeError):  # not glibc
         return False
 
