@@ -32,7 +32,7 @@ def test_the_hook_runs_after_every_pass_and_changes_nothing(seed: int) -> None:
     plain = report_from_tagger(tagger)
     assert hooked.model_dump(exclude={"generated_at"}) == plain.model_dump(exclude={"generated_at"})
     # the view's pass; per target each cohort's numbers, the hypothesis and the balanced
-    # comparison; then the failing groups, the scores and the targets' health
+    # comparison; then the scores, the targets' health and the failing groups
     per_target = sum(len(c.cohorts) + 2 for c in plain.targets.values())
     assert plain.targets, "the stream has factual groups"
     assert len(calls) == 1 + per_target + 3

@@ -215,16 +215,18 @@ def report_from_tagger(
         out_targets[target] = TargetReport(
             cohorts=per_cohort, hypothesis=hypothesis, balanced=balanced
         )
+    scores = scores_section(tagger.observations())
+    step()
+    health = target_health(tagger, evidence)
+    step()
+    # the failing groups last: their page (up to MAX_FAILING rows with their evidence, ~10 MB)
+    # is kept to the end, and every pass made after it added its own peak on top of it
     failing_total, failing = group_results(
         tagger,
         status=FAILING,
         evidence=evidence,
         limit=MAX_FAILING if failing_limit is None else failing_limit,
     )
-    step()
-    scores = scores_section(tagger.observations())
-    step()
-    health = target_health(tagger, evidence)
     step()
     tpair = compare_targets
     if tpair is None and len(targets) == 2:
