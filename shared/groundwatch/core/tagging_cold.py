@@ -105,38 +105,54 @@ def _decompress(blob: bytes) -> bytes:
     return d.decompress(body) + d.flush()
 
 
-#: A quiet tally's numbers packed in one bytes object, in :class:`GroupTally`'s order (its ints,
-#: then the status), then the rest a read may ask of a quiet group: ``held``, the last
-#: conclusive status (-1: none), the baseline's open-domain answer, the observations held, when
-#: the window began to arrive, the store's fence token and the window's slot in the store. A
-#: snapshot of its own was 184 bytes a group, and each int beside it 28 to 32 more; packed, 160
-#: for all of them.
-_PACKED = struct.Struct("<11q4b4q")
+#: A quiet tally's numbers packed in one bytes object, in :class:`GroupTally`'s order (its
+#: counts, its cycles, then the status), then the rest a read may ask of a quiet group: ``held``,
+#: the last conclusive status (-1: none), the baseline's open-domain answer, the observations
+#: held, when the window began to arrive, the store's fence token and the window's slot in the
+#: store. A snapshot of its own was 184 bytes a group, and each int beside it 28 to 32 more;
+#: packed, 128 for all of them. Counts, the observations and the slot are 32 bits (a group's
+#: forms and verdicts in one window, a slot per quiet group); cycles, the arrival sequence and
+#: the fence token 64. A number that does not fit leaves the tally live (``OverflowError``).
+_PACKED = struct.Struct("<7i4q4bi2qi")
 _STATUS_LIST: list[GroupStatus] = list(GroupStatus)
 _STATUS_INDEX = {s: i for i, s in enumerate(_STATUS_LIST)}
-#: offsets of the single fields read on their own
-_INT = struct.Struct("<q")
-_OFF = {name: 8 * i for i, name in enumerate(
-    ("group_forms", "forms_judged", "correct", "incorrect", "error", "undecided", "flaky_forms",
-     "cycle", "window_from_cycle", "history_from_cycle", "evidence_cycle")
-)}  # fmt: skip
-_OFF_STATUS = 88
-_OFF_HELD = 89
-_OFF_CONCLUSIVE = 90
-_OFF_OPEN_DOMAIN = 91
-_OFF_OBSERVATIONS = 92
-_OFF_FIRST_SEQ = 100
-_OFF_FENCE = 108
-_OFF_SLOT = 116
-#: (dataset id, scenario, series): a handful of distinct values, one tuple each
-_METAS: dict[tuple[str, str, str], tuple[str, str, str]] = {}
+_I32 = struct.Struct("<i")
+_I64 = struct.Struct("<q")
+#: offsets of the single fields read on their own, and how each is packed
+_COUNTS = (
+    "group_forms",
+    "forms_judged",
+    "correct",
+    "incorrect",
+    "error",
+    "undecided",
+    "flaky_forms",
+)
+_CYCLES = ("cycle", "window_from_cycle", "history_from_cycle", "evidence_cycle")
+_OFF: dict[str, tuple[int, struct.Struct]] = {
+    **{name: (4 * i, _I32) for i, name in enumerate(_COUNTS)},
+    **{name: (28 + 8 * i, _I64) for i, name in enumerate(_CYCLES)},
+}
+_OFF_STATUS = 60
+_OFF_HELD = 61
+_OFF_CONCLUSIVE = 62
+_OFF_OPEN_DOMAIN = 63
+_OFF_OBSERVATIONS = 64
+_OFF_FIRST_SEQ = 68
+_OFF_FENCE = 76
+_OFF_SLOT = 84
+assert _PACKED.size == 88
+#: What a quiet tally keeps beside its numbers that many groups share — (dataset id, scenario,
+#: series, causes, flaky forms) — one tuple per distinct value, in one slot of the tally (three
+#: slots were 16 bytes more a group, for a handful of distinct values).
+_EXTRAS: dict[tuple[object, ...], tuple[str, str, str, Mapping[Cause, int], frozenset[str]]] = {}
 
 
 def _int_field(name: str) -> property:
-    at = _OFF[name]
+    at, packing = _OFF[name]
 
     def read(self: ColdTally) -> int:
-        return _INT.unpack_from(self._p, at)[0]  # type: ignore[no-any-return]
+        return packing.unpack_from(self._p, at)[0]  # type: ignore[no-any-return]
 
     return property(read)
 
@@ -154,19 +170,18 @@ class ColdTally:
     (:attr:`tally`) is made when read: the report reads a cohort's groups through the tagger
     and keeps none."""
 
-    __slots__ = ("_key", "_meta", "_p", "_store", "causes", "flaky")
+    __slots__ = ("_key", "_p", "_store", "_x")
     _key: GroupKey
-    _meta: tuple[str, str, str]
     _p: bytes
     _store: WindowBlobs
+    _x: tuple[str, str, str, Mapping[Cause, int], frozenset[str]]
 
     def __init__(self, key: GroupKey, t: _Tally, store: WindowBlobs) -> None:
         f = _tally_fields(key, t)
         self._key = key
-        meta = (f[3], f[4], f[16])
-        self._meta = shared(_METAS, meta, meta)
-        self.flaky = t.flaky
-        self.causes: Mapping[Cause, int] = _shared_causes(t.causes)
+        causes = _shared_causes(t.causes)
+        extra = (f[3], f[4], f[16], causes, t.flaky)
+        self._x = shared(_EXTRAS, (f[3], f[4], f[16], frozenset(causes.items()), t.flaky), extra)
         cycles = t.cycles
         rows = [
             (c, cy.closed, cy.seq, tuple(observation_row(o) for o in cy.observations()))
@@ -200,14 +215,14 @@ class ColdTally:
         try:
             _PACKED.pack(*packed, 0)
         except struct.error as e:
-            raise OverflowError(f"a tally's number does not fit 64 bits: {e}") from None
+            raise OverflowError(f"a tally's number does not fit its packed field: {e}") from None
         self._store = store
         slot = store.put(_compress(marshal.dumps(window, _MARSHAL_VERSION)))
         self._p = _PACKED.pack(*packed, slot)
 
     @property
     def _slot(self) -> int:
-        return _INT.unpack_from(self._p, _OFF_SLOT)[0]  # type: ignore[no-any-return]
+        return _I32.unpack_from(self._p, _OFF_SLOT)[0]  # type: ignore[no-any-return]
 
     def __del__(self) -> None:
         # the last holder (the tagger, a published view) let go: the window's bytes are garbage.
@@ -245,7 +260,7 @@ class ColdTally:
             _decompress(self._store.get(self._slot))
         )
         key = (target, cohort, group_id) = self._key
-        dataset_id, scenario, series = self._meta
+        dataset_id, scenario, series, causes, flaky = self._x
         t = _Tally(key, dataset_id, scenario, v[0], series, sums)
         by_probe: dict[str, Observation] = {}
         cycles = t.cycles
@@ -261,8 +276,8 @@ class ColdTally:
         t.counted_last = cycles.get(counted) if counted is not None else None
         t.status = _STATUS_LIST[v[11]]
         t.correct, t.incorrect, t.error, t.undecided = v[2], v[3], v[4], v[5]
-        t.flaky = self.flaky
-        t.causes = dict(self.causes) if self.causes else _NO_CAUSES
+        t.flaky = flaky
+        t.causes = dict(causes) if causes else _NO_CAUSES
         t.last_closed = last_closed
         t.conclusive = self.conclusive
         t.held = self.held
@@ -286,15 +301,23 @@ class ColdTally:
 
     @property
     def dataset_id(self) -> str:
-        return self._meta[0]
+        return self._x[0]
 
     @property
     def scenario(self) -> str:
-        return self._meta[1]
+        return self._x[1]
 
     @property
     def series(self) -> str:
-        return self._meta[2]
+        return self._x[2]
+
+    @property
+    def causes(self) -> Mapping[Cause, int]:
+        return self._x[3]
+
+    @property
+    def flaky(self) -> frozenset[str]:
+        return self._x[4]
 
     @property
     def status(self) -> GroupStatus:
@@ -315,30 +338,30 @@ class ColdTally:
 
     @property
     def observations(self) -> int:
-        return _INT.unpack_from(self._p, _OFF_OBSERVATIONS)[0]  # type: ignore[no-any-return]
+        return _I32.unpack_from(self._p, _OFF_OBSERVATIONS)[0]  # type: ignore[no-any-return]
 
     @property
     def fence(self) -> int:
         """The store's fence token of the state last written (the tally's, not its view's)."""
-        return _INT.unpack_from(self._p, _OFF_FENCE)[0]  # type: ignore[no-any-return]
+        return _I64.unpack_from(self._p, _OFF_FENCE)[0]  # type: ignore[no-any-return]
 
     def set_fence(self, token: int) -> None:
         """Record the token of a new write. The one field that changes, in a new packed record
         swapped in whole: no read (the tagger's, a published view's) ever asks for it."""
         p = bytearray(self._p)
-        _INT.pack_into(p, _OFF_FENCE, token)
+        _I64.pack_into(p, _OFF_FENCE, token)
         self._p = bytes(p)
 
     @property
     def first_seq(self) -> int:
-        return _INT.unpack_from(self._p, _OFF_FIRST_SEQ)[0]  # type: ignore[no-any-return]
+        return _I64.unpack_from(self._p, _OFF_FIRST_SEQ)[0]  # type: ignore[no-any-return]
 
     @property
     def tally(self) -> GroupTally:
         """The group's snapshot, made from the packed numbers (a new one per read)."""
         v = _PACKED.unpack(self._p)
         target, cohort, group_id = self._key
-        dataset_id, scenario, series = self._meta
+        dataset_id, scenario, series = self._x[0], self._x[1], self._x[2]
         return GroupTally(
             target, cohort, group_id, dataset_id, scenario,
             v[0], v[1], v[2], v[3], v[4], v[5],
