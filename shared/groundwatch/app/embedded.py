@@ -87,6 +87,7 @@ class EmbeddedPipeline:
         source_url: str | None = None,
         source_policy: SourcePolicy | None = None,
         keep_consumed: bool = False,
+        publish_views: bool = True,
     ) -> None:
         """``window``: each group's status over its last N cycles (default 1, the live view);
         ``series`` names the monitoring series (default: the dataset's id). With a database
@@ -102,7 +103,9 @@ class EmbeddedPipeline:
         otherwise hold every message of every cycle); ``keep_consumed`` keeps them all (tests
         and benchmarks that read a topic back). Dead letters go to the store's
         ``dead_letters`` table, and a probe that ends as one counts as done: a cycle waits for
-        its probes to be tallied or dead-lettered, never for a message that will not come."""
+        its probes to be tallied or dead-lettered, never for a message that will not come.
+        ``publish_views=False``: analytics publishes no read model per batch (a batch run with
+        no reader while it runs: :class:`~groundwatch.stages.analytics.stage.AnalyticsStage`)."""
         self._on_stop = list(on_stop)
         # at most this many messages of a topic in flight: a cycle of any size streams through
         # (the generator waits for the runner as a producer waits on a full buffer)
@@ -151,6 +154,7 @@ class EmbeddedPipeline:
             quality=data_quality,
             specs={g.group_id: spec_of(g) for g in groups} if data_quality is not None else None,
             open_domain_baseline=open_domain_baseline,
+            publish_views=publish_views,
         )
         self.runner_loop = consume(RunnerStage(runner), self.bus, self.topics)
         register_judge_telemetry(self.registry, self.judge)

@@ -289,6 +289,8 @@ async def run_cycles(
         window=Window(runs=opts.window_runs or None, evidence=evidence_rule()),
         source_url=opts.source,
         source_policy=SourcePolicy(opts.source_timeout_s, opts.allow_privileged_source),
+        # --once serves nothing while it runs: the report reads the tagger after the cycles
+        publish_views=not opts.once,
     )
     await pipeline.start()
 

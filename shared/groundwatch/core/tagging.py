@@ -306,6 +306,15 @@ class Tagger(TallyReads):
         return out
 
     # ------------------------------------------------------------------ compressed tallies
+    def forget_changes(self) -> None:
+        """Drop the groups changed since the last published view: a holder that publishes no
+        view after a batch (a batch run, read only once it ends) would otherwise keep a key of
+        every group it ever changed. The next :func:`~groundwatch.core.tagging_view.publish`
+        must then be made without a previous view (every group)."""
+        self._changed = set()
+        self._removed = set()
+        self._publish_token = object()  # a view published before cannot be evolved any more
+
     def compact(self) -> int:
         """Compress the quiet tallies (groundwatch.core.tagging_cold): live ones whose cycles
         have all closed, whose attribution is not due, and which no judgement touched since the

@@ -66,6 +66,7 @@ class AnalyticsStage:
         open_domain_baseline: str | None = None,
         clock: SeriesClock | None = None,
         windows: WindowBlobs | None = None,
+        publish_views: bool = True,
     ) -> None:
         """``clock`` places each judgement's cycle in its series (a restarted numbering
         continues the series, an impossible cycle is dead-lettered: :mod:`groundwatch.core.
@@ -75,7 +76,10 @@ class AnalyticsStage:
         ``open_domain_baseline`` names the LLM-only target whose correctly answered groups the
         metrics and the report leave out (GRAMMAR §5.2); ``windows`` keeps the quiet groups'
         compressed windows (a temporary file unless given: :mod:`groundwatch.adapters.
-        window_file`), shared by every tagger the stage builds."""
+        window_file`), shared by every tagger the stage builds. ``publish_views=False``: no
+        read model after each batch, one made when :attr:`view` is first read after (for a
+        batch run whose only reader comes after its cycles, in the consume loop's thread: the
+        published maps were ~40 bytes a group, ~7 MB at 500k probes, and a publish per batch)."""
         self.store = store
         self.window = window
         self.on_applied = on_applied
@@ -87,7 +91,8 @@ class AnalyticsStage:
         self.tagger = Tagger(window, open_domain_baseline=open_domain_baseline, blobs=self.windows)
         #: The read model: what /report, /metrics and /groups read — an immutable view of the
         #: tagger, published after each stored batch (groundwatch.core.tagging_view).
-        self.view: TaggerView = publish(self.tagger)
+        self.publish_views = publish_views
+        self._view: TaggerView | None = publish(self.tagger) if publish_views else None
         self.clock = clock if clock is not None else SeriesClock()
         self._stale = True
         # the fence token of each owned tally's stored state (what the next write must find)
@@ -100,6 +105,14 @@ class AnalyticsStage:
         # can sum the instances. None = not known yet (one instance, or before the first poll).
         self._owned: frozenset[int] | None = None
         self._partition_of: Callable[[str], int | None] = lambda _gid: None
+
+    @property
+    def view(self) -> TaggerView:
+        """The read model as of the last stored batch (made now, from every group, when the
+        stage publishes none per batch)."""
+        if self._view is None:
+            self._view = publish(self.tagger)
+        return self._view
 
     def source(self, topics: Topics) -> Topic[Judgement]:
         return topics.judgements
@@ -176,7 +189,7 @@ class AnalyticsStage:
         tagger.drain_transitions()  # replayed, not new: they are in the store already
         self.clock.restore(self.store.load_epochs(), self.store.newest_cycles())
         self.tagger = tagger
-        self.view = publish(tagger)
+        self._view = publish(tagger) if self.publish_views else None
         self._tokens = tokens
         self._stale = False
         return n
@@ -283,7 +296,11 @@ class AnalyticsStage:
         tagger.compact()
         # the batch is stored: its state is what the readers see from now on (the hook's
         # metrics read it too)
-        self.view = publish(tagger, self.view)
+        if self.publish_views:
+            self._view = publish(tagger, self._view)
+        else:
+            self._view = None
+            tagger.forget_changes()
         if self.on_applied is not None:
             self.on_applied(applied, transitions, time.time())
         if self.quality is not None and self.quality.configured:
