@@ -124,12 +124,14 @@ def test_a_store_that_cannot_take_a_window_leaves_the_tally_live() -> None:
     ]
 
 
-def test_a_number_the_packed_record_cannot_hold_leaves_that_tally_live() -> None:
-    """A cold tally packs its numbers in 64 bits each: a group whose cycle is beyond that stays
-    live (and reads as before) while the others are compressed, and nothing is stored for it."""
+@pytest.mark.parametrize("cycle", [2**31, 2**70])
+def test_a_number_the_packed_record_cannot_hold_leaves_that_tally_live(cycle: int) -> None:
+    """A cold tally packs its cycles in 32 bits (its counts in 16, its sequence and fence in
+    64): a group whose cycle is beyond that stays live (and reads as before) while the others
+    are compressed, and nothing is stored for it."""
     store = MemoryBlobs()
     tagger = Tagger(blobs=store)
-    _observe(tagger, 0, 2**70)
+    _observe(tagger, 0, cycle)
     _quiet(tagger, 3)  # groups 0..2 in cycle 1: group 0 holds both cycles
     before = tagger.tally("t", "short", "g0")
     tagger.compact()

@@ -110,15 +110,12 @@ def _decompress(blob: bytes) -> bytes:
 #: the last conclusive status (-1: none), the baseline's open-domain answer, the observations
 #: held, when the window began to arrive, the store's fence token and the window's slot in the
 #: store. A snapshot of its own was 184 bytes a group, and each int beside it 28 to 32 more;
-#: packed, 128 for all of them. Counts, the observations and the slot are 32 bits (a group's
-#: forms and verdicts in one window, a slot per quiet group); cycles, the arrival sequence and
-#: the fence token 64. A number that does not fit leaves the tally live (``OverflowError``).
-_PACKED = struct.Struct("<7i4q4bi2qi")
-_STATUS_LIST: list[GroupStatus] = list(GroupStatus)
-_STATUS_INDEX = {s: i for i, s in enumerate(_STATUS_LIST)}
-_I32 = struct.Struct("<i")
-_I64 = struct.Struct("<q")
-#: offsets of the single fields read on their own, and how each is packed
+#: packed, 96 for all of them (58 bytes and the object's header: pymalloc's 96-byte class; 88
+#: bytes took its 128-byte class). Each field is as wide as what it counts needs: the counts 16
+#: bits (a group's forms and verdicts in one window), the cycles, the observations and the slot
+#: 32 (cycles are numbered from 1, one a monitoring interval), the arrival sequence and the
+#: fence token 64. A number that does not fit leaves the tally live (``OverflowError``): more
+#: memory for that group, the same reads.
 _COUNTS = (
     "group_forms",
     "forms_judged",
@@ -129,19 +126,41 @@ _COUNTS = (
     "flaky_forms",
 )
 _CYCLES = ("cycle", "window_from_cycle", "history_from_cycle", "evidence_cycle")
-_OFF: dict[str, tuple[int, struct.Struct]] = {
-    **{name: (4 * i, _I32) for i, name in enumerate(_COUNTS)},
-    **{name: (28 + 8 * i, _I64) for i, name in enumerate(_CYCLES)},
+#: the record's fields in order, each with its ``struct`` code (``<``: packed, no padding)
+_LAYOUT: tuple[tuple[str, str], ...] = (
+    *((name, "h") for name in _COUNTS),
+    *((name, "i") for name in _CYCLES),
+    ("status", "b"),
+    ("held", "b"),
+    ("conclusive", "b"),
+    ("open_domain", "b"),
+    ("observations", "i"),
+    ("first_seq", "q"),
+    ("fence", "q"),
+    ("slot", "i"),
+)
+_PACKED = struct.Struct("<" + "".join(code for _, code in _LAYOUT))
+#: each field's offset: the size of the fields before it
+_AT = {
+    name: struct.calcsize("<" + "".join(code for _, code in _LAYOUT[:i]))
+    for i, (name, _) in enumerate(_LAYOUT)
 }
-_OFF_STATUS = 60
-_OFF_HELD = 61
-_OFF_CONCLUSIVE = 62
-_OFF_OPEN_DOMAIN = 63
-_OFF_OBSERVATIONS = 64
-_OFF_FIRST_SEQ = 68
-_OFF_FENCE = 76
-_OFF_SLOT = 84
-assert _PACKED.size == 88
+_STATUS_LIST: list[GroupStatus] = list(GroupStatus)
+_STATUS_INDEX = {s: i for i, s in enumerate(_STATUS_LIST)}
+_I32 = struct.Struct("<i")
+_I64 = struct.Struct("<q")
+#: the single fields read on their own: offset, and how each is packed
+_OFF: dict[str, tuple[int, struct.Struct]] = {
+    name: (_AT[name], struct.Struct("<" + code)) for name, code in _LAYOUT
+}
+_OFF_STATUS = _AT["status"]
+_OFF_HELD = _AT["held"]
+_OFF_CONCLUSIVE = _AT["conclusive"]
+_OFF_OPEN_DOMAIN = _AT["open_domain"]
+_OFF_OBSERVATIONS = _AT["observations"]
+_OFF_FIRST_SEQ = _AT["first_seq"]
+_OFF_FENCE = _AT["fence"]
+_OFF_SLOT = _AT["slot"]
 #: What a quiet tally keeps beside its numbers that many groups share — (dataset id, scenario,
 #: series, causes, flaky forms) — one tuple per distinct value, in one slot of the tally (three
 #: slots were 16 bytes more a group, for a handful of distinct values).
