@@ -266,15 +266,25 @@ kill_node() {
   echo "node $1 (pid $pid) killed"
 }
 
+# start-node's failure: what the node logged since this launch (why a restarted broker exited:
+# the test that restarts it reports our stderr, and the cluster's files go with the test), then
+# die. Uses start_node's NODE_LOG and NODE_BEFORE.
+die_node() {
+  echo "kafka.sh: $*" >&2
+  echo "--- $NODE_LOG since this launch (last 40 lines):" >&2
+  tail -n +"$((NODE_BEFORE + 1))" "$NODE_LOG" 2>/dev/null | tail -n 40 >&2 || true
+  exit 1
+}
+
 start_node() {
   node_arg "$1"
   if running "$1"; then echo "node $1 already running"; return 0; fi
-  local log; log=$(node_dir "$1")/broker.log
-  local before t0=$SECONDS; before=$(wc -l <"$log" 2>/dev/null || echo 0)
+  NODE_LOG=$(node_dir "$1")/broker.log
+  local t0=$SECONDS; NODE_BEFORE=$(wc -l <"$NODE_LOG" 2>/dev/null || echo 0)
   launch "$1"
-  wait_node_started "$1" "$before" "$t0" die
+  wait_node_started "$1" "$NODE_BEFORE" "$t0" die_node
   # its own port serves clients (metadata, a topic, a coordinator) once it has caught up
-  client_ready "127.0.0.1:$(node_port "$1")" "$READY_TIMEOUT" || die "node $1 started but does not serve clients"
+  client_ready "127.0.0.1:$(node_port "$1")" "$READY_TIMEOUT" || die_node "node $1 started but does not serve clients"
   echo "node $1 back on 127.0.0.1:$(node_port "$1") in $((SECONDS - t0))s (pid $(<"$(node_dir "$1")/broker.pid"))"
 }
 
