@@ -7,14 +7,26 @@ import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
 from groundwatch.adapters.sources.connect import SourceConnection
 from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.sql_binding import BoundStatement
 from groundwatch.core.generation.sql_gate import ReadGate
 
 _cursor_ids = itertools.count()
+#: The parameter style each driver groundwatch reads sources with is handed (the driver's own,
+#: not SQLAlchemy's choice for it: sqlite3 takes ``:name`` as well as ``?``).
+_DRIVER_STYLES = {
+    ("sqlite", "pysqlite"): "named",
+    ("postgresql", "psycopg"): "pyformat",
+    ("postgresql", "psycopg2"): "pyformat",
+    ("mysql", "pymysql"): "pyformat",
+    ("mysql", "mysqldb"): "pyformat",
+    ("mariadb", "pymysql"): "pyformat",
+    ("mariadb", "mysqldb"): "pyformat",
+}
 
 
 class SqlAlchemyPort:
@@ -54,16 +66,20 @@ class SqlAlchemyPort:
 
     def rows(self, sql: str, params: Mapping[str, Any] | None = None) -> Iterator[Sequence[Any]]:
         """Rows of ``sql`` (checked now, run when the first row is asked for)."""
-        canonical = self.gate.check(sql)
-        return self._stream(canonical, params)
+        dialect = self._conn.dialect
+        key = (dialect.name, dialect.driver)
+        style = _DRIVER_STYLES.get(key) or str(getattr(dialect.loaded_dbapi, "paramstyle", ""))
+        statement = self.gate.bound(sql, style, engine_binds=key == ("sqlite", "pysqlite"))
+        args = statement.args(params)  # a missing or non-scalar value: refused before running
+        return self._stream(statement, args)
 
-    def _stream(self, sql: str, params: Mapping[str, Any] | None) -> Iterator[Sequence[Any]]:
+    def _stream(
+        self, statement: BoundStatement, args: dict[str, Any] | list[Any]
+    ) -> Iterator[Sequence[Any]]:
         conn = self._conn
         if not conn.in_transaction():
             conn.begin()  # fires the read-only "begin" hook of groundwatch.adapters.sources.connect
-        compiled = text(sql).compile(dialect=conn.dialect)
-        bound = compiled.construct_params(dict(params or {}))
-        args: Any = [bound[k] for k in compiled.positiontup or ()] if compiled.positional else bound
+        sql = statement.text
         driver = conn.connection.driver_connection
         assert driver is not None
         # SQLite's statement clock (groundwatch.adapters.sources.connect.StatementClock) counts
@@ -76,7 +92,7 @@ class SqlAlchemyPort:
         dbapi_error = conn.dialect.loaded_dbapi.Error
         try:
             try:
-                cursor.execute(compiled.string, args)
+                cursor.execute(sql, args)
                 while True:
                     if clock is not None:
                         clock.restart()
