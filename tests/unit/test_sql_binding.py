@@ -1,0 +1,115 @@
+"""How a checked statement is printed for a driver (``groundwatch.core.generation.sql_binding``).
+
+The markers come from the tree's placeholder nodes: a marker's characters anywhere else (in a
+literal, a quoted name, the modulo operator) reach the server as those characters, for every
+parameter style; where a style cannot say so, the statement is refused. The servers' side of the
+same promise: ``tests/integration/test_source_binding.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+import sqlglot
+
+from groundwatch.core.generation.schema import ColumnInfo, SchemaInfo, TableInfo
+from groundwatch.core.generation.sql_binding import bind
+from groundwatch.core.generation.sql_gate import ReadGate, Rejection, rejection_code
+from groundwatch.core.model import AnswerType
+from groundwatch.errors import UnsafeSQL
+
+pytestmark = pytest.mark.unit
+
+CLIENT = TableInfo(
+    "client",
+    (
+        ColumnInfo(name="name", kind=AnswerType.TEXT),
+        ColumnInfo(name="location", kind=AnswerType.TEXT),
+        ColumnInfo(name="n", kind=AnswerType.NUMBER),
+    ),
+    ("name",),
+    (),
+)
+LITERAL = "SELECT location FROM client WHERE name = ':name' AND location <> '%(name)s %s ? %%'"
+
+
+def _gate(dialect: str) -> ReadGate:
+    return ReadGate(SchemaInfo((CLIENT,), dialect=dialect))
+
+
+@pytest.mark.parametrize("dialect", ["postgres", "mysql", "sqlite"])
+def test_pyformat_doubles_every_percent_but_its_markers(dialect: str) -> None:
+    sql = LITERAL + " AND n % 2 = 1 AND (name = :name OR location = :place OR name = :name)"
+    bound = _gate(dialect).bound(sql, "pyformat")
+    assert bound.names == ("name", "place")
+    assert bound.markers == ("p0", "p1", "p0")
+    # what the driver sends once it has formatted the string with its parameters
+    sent = bound.text % {"p0": "<v0>", "p1": "<v1>"}
+    assert "':name'" in sent and "'%(name)s %s ? %%'" in sent and "n % 2" in sent
+    assert sent.count("<v0>") == 2 and sent.count("<v1>") == 1
+    assert bound.args({"name": "a", "place": "b", "extra": 1}) == {"p0": "a", "p1": "b"}
+
+
+def test_format_is_positional_in_marker_order() -> None:
+    bound = _gate("postgres").bound(
+        "SELECT location FROM client WHERE name = :b AND location = :a AND n > :b", "format"
+    )
+    assert bound.text.count("%s") == 3
+    assert bound.args({"a": 1, "b": 2}) == [2, 1, 2]
+
+
+def test_sqlite_named_keeps_a_literal_colon_as_text() -> None:
+    bound = _gate("sqlite").bound(LITERAL + " AND name = :name", "named", engine_binds=True)
+    assert bound.text.endswith("name = :p0")
+    assert "':name'" in bound.text and "%%" in bound.text  # the literal as written
+
+
+@pytest.mark.parametrize("style", ["named", "qmark"])
+def test_a_client_side_style_refuses_its_marker_character_elsewhere(style: str) -> None:
+    with pytest.raises(UnsafeSQL, match="may bind on the client"):
+        _gate("sqlite").bound(LITERAL, style)
+    plain = _gate("sqlite").bound("SELECT location FROM client WHERE name = :x", style)
+    assert plain.text.endswith("= :p0" if style == "named" else "= ?")
+
+
+def test_an_unknown_style_is_refused() -> None:
+    with pytest.raises(UnsafeSQL, match="numeric"):
+        _gate("sqlite").bound("SELECT location FROM client WHERE name = :x", "numeric")
+
+
+def test_values_must_be_present_and_single() -> None:
+    bound = _gate("postgres").bound("SELECT location FROM client WHERE name = :x", "pyformat")
+    with pytest.raises(UnsafeSQL, match="no value"):
+        bound.args({})
+    for value in ([1], (1,), {"a": 1}, {1}):
+        with pytest.raises(UnsafeSQL, match="not a single value"):
+            bound.args({"x": value})
+    assert bound.args({"x": None}) == {"p0": None}
+
+
+def test_a_printing_that_reads_back_differently_is_refused() -> None:
+    """The round trip is the last check: a tree whose printing parses to another tree (here one
+    sqlglot cannot print back as itself: a Var standing for raw text) never reaches a driver."""
+    tree = sqlglot.parse_one("SELECT location FROM client WHERE name = :x", read="postgres")
+    tree.find(sqlglot.exp.EQ).set("expression", sqlglot.exp.Var(this="1 OR 1 = 1"))  # type: ignore[union-attr]
+    with pytest.raises(UnsafeSQL, match="reads differently"):
+        bind(tree, "postgres", "pyformat", engine_binds=False)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT location || 'x' FROM client WHERE name = :name",
+        "SELECT location FROM client WHERE name = :name || 'x'",
+    ],
+)
+def test_pipes_are_refused_on_mysql_and_concatenate_elsewhere(sql: str) -> None:
+    with pytest.raises(UnsafeSQL) as refused:
+        _gate("mysql").check(sql)
+    assert rejection_code(refused.value) == Rejection.DIALECT_OPERATOR
+    for dialect in ("postgres", "sqlite"):
+        assert "||" in _gate(dialect).check(sql)
+    assert "CONCAT(" in _gate("mysql").check(
+        sql.replace("location || 'x'", "CONCAT(location, 'x')").replace(
+            ":name || 'x'", "CONCAT(:name, 'x')"
+        )
+    )
