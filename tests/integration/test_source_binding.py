@@ -287,3 +287,51 @@ def test_pipes_on_mariadb_are_refused(mysql_urls: tuple[str, str]) -> None:
         assert "\n" not in str(stopped.value)
     finally:
         drop()
+
+
+DEMO_TABLES = ("projects", "clients", "employees")  # children first, for dropping
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("name", ["sqlite", "psycopg", "psycopg2", "pymysql"])
+def test_the_demos_queries_run_on_every_driver(
+    name: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """The legitimate queries still work: the demo database built on each driver, its dataset
+    generated there (every template, grouped query and answer through the port), then every
+    group's SQL re-read by the answer refresh: none refused, none vanished, none changed."""
+    from groundwatch.demo.domain import DEMO_SOURCE, demo_dataset
+
+    cleanup: Callable[[], None] = lambda: None  # noqa: E731
+    if name == "sqlite":
+        url = f"sqlite:///{tmp_path / 'demo.sqlite'}"
+    elif name == "pymysql":
+        writer, _ = request.getfixturevalue("mysql_urls")
+        url = writer
+        owner = create_engine(writer)
+
+        def cleanup() -> None:
+            with owner.begin() as conn:
+                for t in DEMO_TABLES:
+                    conn.execute(text(f"DROP TABLE IF EXISTS {t}"))
+            owner.dispose()
+
+        cleanup()  # a run that died left them (the test database has no other user of these names)
+        owner = create_engine(writer)
+    else:
+        made = make_url(request.getfixturevalue("fresh_pg_url")())
+        url = made.set(drivername=f"postgresql+{name}").render_as_string(hide_password=False)
+    try:
+        _, groups = demo_dataset(k=1, url=url)
+        assert len(groups) >= 20
+        check_source(url, groups, DEMO_SOURCE)
+        engine = readonly_engine(url, policy=DEMO_SOURCE)
+        try:
+            result = refresh_answers(engine, groups)
+        finally:
+            engine.dispose()
+    finally:
+        cleanup()
+    assert result.refused == {} and result.vanished == [] and result.changed == []
+    templates = {g.sql for g in groups}
+    print(f"\nDEMO-FIGURES {name}: {len(groups)} groups, {len(templates)} distinct queries re-read")
