@@ -335,3 +335,47 @@ def test_the_demos_queries_run_on_every_driver(
     assert result.refused == {} and result.vanished == [] and result.changed == []
     templates = {g.sql for g in groups}
     print(f"\nDEMO-FIGURES {name}: {len(groups)} groups, {len(templates)} distinct queries re-read")
+
+
+def test_a_mariadb_session_reads_text_as_the_gate_printed_it(mysql_urls: tuple[str, str]) -> None:
+    """A login whose sessions start with ``ANSI`` and ``NO_BACKSLASH_ESCAPES`` (here by the
+    driver's init command; a server's global or a user's default does the same): the source
+    session drops the modes that change how text is read, so a backslash in a literal and a
+    quote in a value mean what sqlglot and PyMySQL's escaping take them to mean."""
+    writer, reader = mysql_urls
+    table, drop = _server_table(writer)
+    owner = create_engine(writer)
+    with owner.begin() as conn:
+        conn.execute(
+            text(f"INSERT INTO {table} (name, location, n) VALUES (:a, 'backslash', 99)"),
+            {"a": "a\\b"},
+        )
+    owner.dispose()
+    lexical = "ANSI,NO_BACKSLASH_ESCAPES,PIPES_AS_CONCAT,ANSI_QUOTES"
+    url = make_url(reader).update_query_dict({"init_command": f"SET SESSION sql_mode='{lexical}'"})
+    d = Driver("pymysql", url.render_as_string(hide_password=False), table)
+    try:
+        raw = create_engine(d.url)
+        with raw.connect() as conn:  # the init command does take effect without the source setup
+            assert (
+                "NO_BACKSLASH_ESCAPES"
+                in conn.exec_driver_sql("SELECT @@SESSION.sql_mode").scalar_one()
+            )
+        raw.dispose()
+        engine = readonly_engine(d.url)
+        try:
+            with engine.connect() as conn:
+                mode = str(conn.exec_driver_sql("SELECT @@SESSION.sql_mode").scalar_one())
+        finally:
+            engine.dispose()
+        assert not set(mode.split(",")) & set(lexical.split(",")), mode
+        assert _rows(d, "SELECT location FROM {t} WHERE name = 'a\\\\b'", {}) == [("backslash",)]
+        assert _rows(d, "SELECT location FROM {t} WHERE name = :name", {"name": "a\\b"}) == [
+            ("backslash",)
+        ]
+        for payload in PAYLOADS:
+            assert _rows(d, "SELECT location FROM {t} WHERE name = ':name'", {"name": payload}) == [
+                ("colon",)
+            ]
+    finally:
+        drop()

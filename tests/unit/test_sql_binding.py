@@ -113,3 +113,27 @@ def test_pipes_are_refused_on_mysql_and_concatenate_elsewhere(sql: str) -> None:
             ":name || 'x'", "CONCAT(:name, 'x')"
         )
     )
+
+
+def test_the_port_compiles_no_text() -> None:
+    """``sqlalchemy.text`` takes a ``:name`` inside a literal for a parameter: the port that hands
+    SQL to a source's driver must not use it (nor compile any statement of its own)."""
+    import ast
+    from pathlib import Path
+
+    port = Path(__file__).resolve().parents[2] / "shared/groundwatch/adapters/sources/port.py"
+    tree = ast.parse(port.read_text(encoding="utf-8"))
+    imported = {
+        a.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sqlalchemy")
+        for a in node.names
+    }
+    assert "text" not in imported
+    calls = {
+        node.func.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+    }
+    assert not calls & {"compile", "construct_params", "exec_driver_sql"}
+    assert "bound" in calls  # the gate's printing for the driver is what runs

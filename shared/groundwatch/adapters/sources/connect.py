@@ -137,15 +137,18 @@ def readonly_engine(
     if backend in ("mysql", "mariadb"):
         engine = create_engine(url, poolclass=NullPool)
 
+        # before SQLAlchemy's own first look at the session (it reads sql_mode to learn how to
+        # quote names), so the dialect and the server agree
+        @event.listens_for(engine, "first_connect", insert=True)
+        def _mysql_modes(dbapi_conn: Any, _record: Any) -> None:
+            _plain_sql_mode(dbapi_conn)
+
         @event.listens_for(engine, "connect")
         def _mysql_ro(dbapi_conn: Any, _record: Any) -> None:
+            _plain_sql_mode(dbapi_conn)
             cur = dbapi_conn.cursor()
             try:
                 cur.execute("SET SESSION TRANSACTION READ ONLY")
-                cur.execute("SELECT @@SESSION.sql_mode")
-                modes = str(cur.fetchone()[0] or "").split(",")
-                kept = ",".join(m for m in modes if m and m.upper() not in _LEXICAL_SQL_MODES)
-                cur.execute("SET SESSION sql_mode = %s", (kept,))
                 cur.execute("SELECT VERSION()")
                 version = str(cur.fetchone()[0])
                 if "mariadb" in version.lower():  # seconds, every statement
@@ -165,7 +168,7 @@ def readonly_engine(
             " postgresql and mysql/mariadb); connect as a database user that can only read and"
             " pass --allow-unverified-readonly"
         )
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(url, poolclass=NullPool)
 
 
 def _refuse_privileged(powers: list[str], url: str, policy: SourcePolicy) -> None:
@@ -202,6 +205,18 @@ def _pg_powers(dbapi_conn: Any) -> list[str]:
     if row is None:
         return []
     return ["superuser"] if row[0] else list(row[1] or [])
+
+
+def _plain_sql_mode(dbapi_conn: Any) -> None:
+    """Drop the session's ``sql_mode`` flags in :data:`_LEXICAL_SQL_MODES`, keep the others."""
+    cur = dbapi_conn.cursor()
+    try:
+        cur.execute("SELECT @@SESSION.sql_mode")
+        modes = str(cur.fetchone()[0] or "").split(",")
+        kept = ",".join(m for m in modes if m and m.upper() not in _LEXICAL_SQL_MODES)
+        cur.execute("SET SESSION sql_mode = %s", (kept,))
+    finally:
+        cur.close()
 
 
 def _mysql_powers(cur: Any) -> list[str]:
