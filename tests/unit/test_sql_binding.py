@@ -39,7 +39,7 @@ def _gate(dialect: str) -> ReadGate:
 @pytest.mark.parametrize("dialect", ["postgres", "mysql", "sqlite"])
 def test_pyformat_doubles_every_percent_but_its_markers(dialect: str) -> None:
     sql = LITERAL + " AND n % 2 = 1 AND (name = :name OR location = :place OR name = :name)"
-    bound = _gate(dialect).bound(sql, "pyformat")
+    bound = _gate(dialect).bound(sql, "pyformat", reader="percent")
     assert bound.names == ("name", "place")
     assert bound.markers == ("p0", "p1", "p0")
     # what the driver sends once it has formatted the string with its parameters
@@ -51,33 +51,50 @@ def test_pyformat_doubles_every_percent_but_its_markers(dialect: str) -> None:
 
 def test_format_is_positional_in_marker_order() -> None:
     bound = _gate("postgres").bound(
-        "SELECT location FROM client WHERE name = :b AND location = :a AND n > :b", "format"
+        "SELECT location FROM client WHERE name = :b AND location = :a AND n > :b",
+        "format",
+        reader="percent",
     )
     assert bound.text.count("%s") == 3
     assert bound.args({"a": 1, "b": 2}) == [2, 1, 2]
 
 
 def test_sqlite_named_keeps_a_literal_colon_as_text() -> None:
-    bound = _gate("sqlite").bound(LITERAL + " AND name = :name", "named", engine_binds=True)
+    bound = _gate("sqlite").bound(LITERAL + " AND name = :name", "named", reader="engine")
     assert bound.text.endswith("name = :p0")
     assert "':name'" in bound.text and "%%" in bound.text  # the literal as written
 
 
-@pytest.mark.parametrize("style", ["named", "qmark"])
-def test_a_client_side_style_refuses_its_marker_character_elsewhere(style: str) -> None:
-    with pytest.raises(UnsafeSQL, match="may bind on the client"):
-        _gate("sqlite").bound(LITERAL, style)
-    plain = _gate("sqlite").bound("SELECT location FROM client WHERE name = :x", style)
-    assert plain.text.endswith("= :p0" if style == "named" else "= ?")
+@pytest.mark.parametrize(
+    ("style", "marker"),
+    [("named", ":p0"), ("qmark", "?"), ("pyformat", "%(p0)s"), ("format", "%s")],
+)
+def test_an_unknown_driver_gets_no_marker_character_elsewhere(style: str, marker: str) -> None:
+    """A driver groundwatch does not know (mysql-connector, pg8000 …) may scan the text its own
+    way: a statement holding its marker character anywhere but in a marker is refused."""
+    for dialect in ("postgres", "mysql", "sqlite"):
+        with pytest.raises(UnsafeSQL, match="may bind on the client"):
+            _gate(dialect).bound(LITERAL, style)
+        modulo = "SELECT location FROM client WHERE n % 2 = 1 AND name = :x"
+        if style in ("pyformat", "format"):
+            with pytest.raises(UnsafeSQL, match="may bind on the client"):
+                _gate(dialect).bound(modulo, style)
+        plain = _gate(dialect).bound("SELECT location FROM client WHERE name = :x", style)
+        assert plain.text.endswith(f"= {marker}")
+        assert plain.args({"x": "v"}) == ({"p0": "v"} if style in ("named", "pyformat") else ["v"])
 
 
-def test_an_unknown_style_is_refused() -> None:
-    with pytest.raises(UnsafeSQL, match="numeric"):
-        _gate("sqlite").bound("SELECT location FROM client WHERE name = :x", "numeric")
+def test_a_style_its_reader_cannot_take_is_refused() -> None:
+    sql = "SELECT location FROM client WHERE name = :x"
+    for style, reader in (("numeric", "unknown"), ("qmark", "engine"), ("named", "percent")):
+        with pytest.raises(UnsafeSQL, match="not supported"):
+            _gate("sqlite").bound(sql, style, reader=reader)  # type: ignore[arg-type]
 
 
 def test_values_must_be_present_and_single() -> None:
-    bound = _gate("postgres").bound("SELECT location FROM client WHERE name = :x", "pyformat")
+    bound = _gate("postgres").bound(
+        "SELECT location FROM client WHERE name = :x", "pyformat", reader="percent"
+    )
     with pytest.raises(UnsafeSQL, match="no value"):
         bound.args({})
     for value in ([1], (1,), {"a": 1}, {1}):
@@ -92,7 +109,7 @@ def test_a_printing_that_reads_back_differently_is_refused() -> None:
     tree = sqlglot.parse_one("SELECT location FROM client WHERE name = :x", read="postgres")
     tree.find(sqlglot.exp.EQ).set("expression", sqlglot.exp.Var(this="1 OR 1 = 1"))  # type: ignore[union-attr]
     with pytest.raises(UnsafeSQL, match="reads differently"):
-        bind(tree, "postgres", "pyformat", engine_binds=False)
+        bind(tree, "postgres", "pyformat", reader="percent")
 
 
 @pytest.mark.parametrize(

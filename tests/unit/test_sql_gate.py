@@ -48,9 +48,9 @@ def test_every_query_generation_runs_passes_unchanged(
     seen: dict[str, str] = {}
     bound = ReadGate.bound
 
-    def recording(self: ReadGate, sql: str, paramstyle: str, *, engine_binds: bool = False) -> Any:
+    def recording(self: ReadGate, sql: str, paramstyle: str, *, reader: Any = "unknown") -> Any:
         seen[sql] = self.check(sql)
-        return bound(self, sql, paramstyle, engine_binds=engine_binds)
+        return bound(self, sql, paramstyle, reader=reader)
 
     monkeypatch.setattr(ReadGate, "bound", recording)
     url = gen_schemas.build(name, tmp_path)

@@ -12,20 +12,22 @@ from sqlalchemy.exc import DBAPIError
 
 from groundwatch.adapters.sources.connect import SourceConnection
 from groundwatch.core.generation.schema import SchemaInfo
-from groundwatch.core.generation.sql_binding import BoundStatement
+from groundwatch.core.generation.sql_binding import BoundStatement, Reader
 from groundwatch.core.generation.sql_gate import ReadGate
 
 _cursor_ids = itertools.count()
-#: The parameter style each driver groundwatch reads sources with is handed (the driver's own,
-#: not SQLAlchemy's choice for it: sqlite3 takes ``:name`` as well as ``?``).
-_DRIVER_STYLES = {
-    ("sqlite", "pysqlite"): "named",
-    ("postgresql", "psycopg"): "pyformat",
-    ("postgresql", "psycopg2"): "pyformat",
-    ("mysql", "pymysql"): "pyformat",
-    ("mysql", "mysqldb"): "pyformat",
-    ("mariadb", "pymysql"): "pyformat",
-    ("mariadb", "mysqldb"): "pyformat",
+#: The parameter style each driver groundwatch knows is handed, and who reads its markers
+#: (:data:`~groundwatch.core.generation.sql_binding.Reader`): sqlite3 leaves them to the SQLite
+#: engine; the others format the whole text with ``%``. Any other driver gets its own paramstyle,
+#: read as "unknown" (its marker character may then appear nowhere else in a statement).
+_DRIVERS: dict[tuple[str, str], tuple[str, Reader]] = {
+    ("sqlite", "pysqlite"): ("named", "engine"),
+    ("postgresql", "psycopg"): ("pyformat", "percent"),
+    ("postgresql", "psycopg2"): ("pyformat", "percent"),
+    ("mysql", "pymysql"): ("pyformat", "percent"),
+    ("mysql", "mysqldb"): ("pyformat", "percent"),
+    ("mariadb", "pymysql"): ("pyformat", "percent"),
+    ("mariadb", "mysqldb"): ("pyformat", "percent"),
 }
 
 
@@ -67,9 +69,11 @@ class SqlAlchemyPort:
     def rows(self, sql: str, params: Mapping[str, Any] | None = None) -> Iterator[Sequence[Any]]:
         """Rows of ``sql`` (checked now, run when the first row is asked for)."""
         dialect = self._conn.dialect
-        key = (dialect.name, dialect.driver)
-        style = _DRIVER_STYLES.get(key) or str(getattr(dialect.loaded_dbapi, "paramstyle", ""))
-        statement = self.gate.bound(sql, style, engine_binds=key == ("sqlite", "pysqlite"))
+        style, reader = _DRIVERS.get(
+            (dialect.name, dialect.driver),
+            (str(getattr(dialect.loaded_dbapi, "paramstyle", "")), "unknown"),
+        )
+        statement = self.gate.bound(sql, style, reader=reader)
         args = statement.args(params)  # a missing or non-scalar value: refused before running
         return self._stream(statement, args)
 

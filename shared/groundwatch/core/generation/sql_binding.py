@@ -7,14 +7,14 @@ scanning the text: each placeholder is printed as a sentinel made of control cha
 accepted text contains — the gate refuses them), the sentinels are cut out of sqlglot's printing,
 and the text between them is escaped for the driver:
 
-* ``pyformat``/``format`` (psycopg, psycopg2, PyMySQL, mysqlclient) format the *whole* string
-  with ``%``, inside string literals too (psycopg2 and PyMySQL then splice the quoted value into
-  the SQL on the client). Every ``%`` sqlglot printed is doubled, so a ``%(name)s`` or ``%s``
-  written inside a literal reaches the server as those characters, and the only markers are ours.
-* ``named`` for SQLite: the SQLite engine itself reads the markers while it parses, so a ``:name``
-  inside a string literal is that literal's text.
-* any other style (``qmark``, ``numeric``, ``named`` of a driver that may bind on the client) is
-  accepted only when its marker character appears nowhere else in the printed statement.
+* ``percent``: the driver formats the *whole* string with ``%``, inside string literals too, and
+  ``%%`` stands for ``%`` (psycopg, psycopg2, PyMySQL, mysqlclient; psycopg2 and PyMySQL then
+  splice the quoted value into the SQL on the client). Every ``%`` sqlglot printed is doubled, so
+  a ``%(name)s`` or ``%s`` written inside a literal reaches the server as those characters.
+* ``engine``: the database engine itself reads the markers while it parses (sqlite3), so a
+  ``:name`` inside a string literal is that literal's text.
+* ``unknown``: any other driver. Its marker character (``%``, ``:`` or ``?`` by style) must appear
+  nowhere else in the printed statement, since how it scans the text is not known.
 
 Then the printed statement, read back the way the driver hands it to the server, is parsed again
 and must be the tree that was checked, so a printing that would change what runs is refused.
@@ -27,14 +27,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from sqlglot import exp
 
 from groundwatch.errors import UnsafeSQL
 
-#: Styles whose driver formats the whole statement with ``%``, ``%%`` standing for ``%``.
-_PERCENT = frozenset({"pyformat", "format"})
+#: Who reads a driver's markers, which decides how the text around them is written (see above).
+Reader = Literal["engine", "percent", "unknown"]
+#: The styles each reader can be handed safely.
+_STYLES: dict[str, frozenset[str]] = {
+    "engine": frozenset({"named"}),
+    "percent": frozenset({"pyformat", "format"}),
+    "unknown": frozenset({"pyformat", "format", "named", "qmark"}),
+}
+_MARKERS = {"pyformat": "%(p{n})s", "format": "%s", "named": ":p{n}", "qmark": "?"}
+_SPECIAL = {"pyformat": "%", "format": "%", "named": ":", "qmark": "?"}
 #: Values a parameter may hold: one scalar (a list or mapping would be expanded by some drivers
 #: into several values or an array, changing the statement's shape).
 SCALARS = (str, int, float, Decimal, bool, date, datetime, time, timedelta, bytes, type(None))
@@ -71,13 +79,14 @@ class BoundStatement:
 
 
 def bind(
-    stmt: exp.Expression, dialect: str, paramstyle: str, *, engine_binds: bool
+    stmt: exp.Expression, dialect: str, paramstyle: str, *, reader: Reader = "unknown"
 ) -> BoundStatement:
-    """``stmt`` printed in ``dialect`` with one ``paramstyle`` marker per placeholder node.
-
-    ``engine_binds``: the database engine, not the driver, reads the markers (SQLite), so a
-    marker's characters inside a literal are literal text there. :class:`UnsafeSQL` when no safe
-    printing exists for this style."""
+    """``stmt`` printed in ``dialect`` with one ``paramstyle`` marker per placeholder node, for a
+    driver whose markers ``reader`` reads; :class:`UnsafeSQL` when no safe printing exists."""
+    if paramstyle not in _STYLES[reader]:
+        raise UnsafeSQL(
+            f"forbidden_construct: parameter style {paramstyle!r} is not supported here"
+        )
     names: list[str] = []
 
     def swap(node: exp.Expression) -> exp.Expression:
@@ -96,10 +105,10 @@ def bind(
     placeholders = sum(1 for n in stmt.walk() if isinstance(n, exp.Placeholder))
     if len(indices) != placeholders or any("\x01" in t or "\x02" in t for t in texts):
         raise UnsafeSQL("forbidden_construct: the statement's placeholders do not print as markers")
-    marker = _marker_of(paramstyle)
+    marker = _MARKERS[paramstyle]
     out: list[str] = []
     for i, chunk in enumerate(texts):
-        out.append(_escape(chunk, paramstyle, engine_binds))
+        out.append(_escape(chunk, paramstyle, reader))
         if i < len(indices):
             out.append(marker.format(n=indices[i]))
     bound = BoundStatement(
@@ -108,24 +117,17 @@ def bind(
         markers=tuple(f"p{i}" for i in indices),
         names=tuple(names),
     )
-    _check_round_trip(stmt, bound, dialect)
+    _check_round_trip(stmt, bound, dialect, reader)
     return bound
 
 
-def _marker_of(paramstyle: str) -> str:
-    markers = {"pyformat": "%(p{n})s", "format": "%s", "named": ":p{n}", "qmark": "?"}
-    if paramstyle not in markers:  # numeric: no driver groundwatch reads uses it
-        raise UnsafeSQL(f"forbidden_construct: parameter style {paramstyle!r} is not supported")
-    return markers[paramstyle]
-
-
-def _escape(chunk: str, paramstyle: str, engine_binds: bool) -> str:
+def _escape(chunk: str, paramstyle: str, reader: Reader) -> str:
     """The text between two markers, as the driver must be given it to send it unchanged."""
-    if paramstyle in _PERCENT:
+    if reader == "percent":
         return chunk.replace("%", "%%")
-    if engine_binds and paramstyle == "named":
+    if reader == "engine":
         return chunk
-    special = "?" if paramstyle == "qmark" else ":"
+    special = _SPECIAL[paramstyle]
     if special in chunk:
         # a driver that fills parameters in on the client might take it for a marker
         raise UnsafeSQL(
@@ -135,19 +137,21 @@ def _escape(chunk: str, paramstyle: str, engine_binds: bool) -> str:
     return chunk
 
 
-def _check_round_trip(stmt: exp.Expression, bound: BoundStatement, dialect: str) -> None:
+def _check_round_trip(
+    stmt: exp.Expression, bound: BoundStatement, dialect: str, reader: Reader
+) -> None:
     """The text the server will receive (markers read as the placeholders they stand for) parses
     to the checked tree, or :class:`UnsafeSQL`."""
     import sqlglot
     from sqlglot.errors import SqlglotError
 
     text = bound.text
-    if bound.paramstyle in _PERCENT:
+    if bound.paramstyle in ("pyformat", "format"):
         pieces = re.split(r"(%%|%\(p[0-9]+\)s|%s)", text)
         seen = iter(bound.markers)
         rebuilt: list[str] = []
         for piece in pieces:
-            if piece == "%%":
+            if piece == "%%" and reader == "percent":
                 rebuilt.append("%")
             elif piece.startswith("%(") or piece == "%s":
                 rebuilt.append(f":{next(seen)}")

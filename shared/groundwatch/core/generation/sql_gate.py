@@ -41,7 +41,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from groundwatch.core.generation.schema import SchemaInfo
-from groundwatch.core.generation.sql_binding import BoundStatement, bind
+from groundwatch.core.generation.sql_binding import BoundStatement, Reader, bind
 from groundwatch.core.generation.templates import render
 from groundwatch.errors import UnsafeSQL
 
@@ -338,7 +338,7 @@ class ReadGate:
     def __init__(self, schema: SchemaInfo, *, cache: int = 4096) -> None:
         self.schema = schema
         self._cache: OrderedDict[str, _Accepted] = OrderedDict()
-        self._bound: OrderedDict[tuple[str, str, bool], BoundStatement] = OrderedDict()
+        self._bound: OrderedDict[tuple[str, str, str], BoundStatement] = OrderedDict()
         self._size = cache
 
     def _accept(self, sql: str) -> _Accepted:
@@ -360,18 +360,16 @@ class ReadGate:
         driver runs is :meth:`bound`."""
         return self._accept(sql).canonical
 
-    def bound(self, sql: str, paramstyle: str, *, engine_binds: bool = False) -> BoundStatement:
+    def bound(self, sql: str, paramstyle: str, *, reader: Reader = "unknown") -> BoundStatement:
         """The statement a driver of ``paramstyle`` runs for ``sql``: the checked tree printed with
-        a marker at each placeholder node (:func:`~groundwatch.core.generation.sql_binding.bind`),
-        or :class:`UnsafeSQL`."""
-        key = (sql, paramstyle, engine_binds)
+        a marker at each placeholder node for a driver whose markers ``reader`` reads
+        (:func:`~groundwatch.core.generation.sql_binding.bind`), or :class:`UnsafeSQL`."""
+        key = (sql, paramstyle, reader)
         hit = self._bound.get(key)
         if hit is not None:
             self._bound.move_to_end(key)
             return hit
-        out = bind(
-            self._accept(sql).tree, self.schema.dialect, paramstyle, engine_binds=engine_binds
-        )
+        out = bind(self._accept(sql).tree, self.schema.dialect, paramstyle, reader=reader)
         self._bound[key] = out
         if len(self._bound) > self._size:
             self._bound.popitem(last=False)
