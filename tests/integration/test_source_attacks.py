@@ -1,4 +1,5 @@
-"""The source database stays untouched by construction (issue 30), on SQLite, PostgreSQL and MariaDB.
+"""The source database stays untouched by construction, on SQLite, PostgreSQL (psycopg and
+psycopg2) and MariaDB (PyMySQL).
 
 A dataset file's ``sql`` is untrusted text that the per-cycle answer refresh runs on the source.
 Before the read gate it ran behind a read-only transaction only: ``pg_read_file('/etc/passwd')``
@@ -69,6 +70,13 @@ COMMON = {
     "locking clause": "SELECT location FROM {t} WHERE name = :name FOR UPDATE",
     "current user": "SELECT current_user FROM {t} WHERE name = :name",
     "set operation": "SELECT location FROM {t} WHERE name = :name UNION SELECT location FROM {t}",
+    "stacked select": "SELECT location FROM {t} WHERE name = :name; SELECT 1",
+    "block comment": "SELECT location /* x */ FROM {t} WHERE name = :name",
+    "CTE with DML": "WITH d AS (DELETE FROM {t} RETURNING name) SELECT name FROM d"
+    " WHERE name = :name",
+    "update": "UPDATE {t} SET location = 'x' WHERE name = :name",
+    "insert from select": "INSERT INTO {t} (name) SELECT name FROM {t} WHERE name = :name",
+    "drop": "DROP TABLE {t}",
 }
 POSTGRES = {
     "pg_read_file": "SELECT pg_read_file('/etc/passwd') FROM {t} WHERE name = :name",
@@ -102,6 +110,16 @@ POSTGRES = {
     "select into": "SELECT location INTO pwned FROM {t} WHERE name = :name",
     "copy to a file": "COPY {t} TO '{file}'",
     "nested comment": "SELECT location FROM {t} WHERE name = :name /* /* */ ; DELETE FROM {t} */",
+    "SET": "SET default_transaction_read_only = off",
+    "set transaction": "SET TRANSACTION READ WRITE",
+    "COPY FROM PROGRAM": "COPY {t} FROM PROGRAM 'id'",
+    "pg_read_binary_file": "SELECT pg_read_binary_file('/etc/passwd') FROM {t} WHERE name = :name",
+    "DO block": "DO $$ BEGIN PERFORM pg_sleep(30); END $$",
+    "pg_advisory_xact_lock": "SELECT location FROM {t} WHERE name = :name AND"
+    " pg_advisory_xact_lock(424242) IS NOT NULL",
+    "dollar-quoted stacked": "SELECT location FROM {t} WHERE name = $$x$$; DELETE FROM {t}",
+    "writable CTE update": "WITH u AS (UPDATE {t} SET location = 'x' RETURNING name)"
+    " SELECT name FROM u WHERE name = :name",
 }
 SQLITE = {
     "load_extension": "SELECT load_extension('/nonexistent/ext') FROM {t} WHERE name = :name",
@@ -112,6 +130,8 @@ SQLITE = {
     "sqlite_version": "SELECT sqlite_version() FROM {t} WHERE name = :name",
     "randomblob": "SELECT length(randomblob(1000000000)) FROM {t} WHERE name = :name",
     "attach": "ATTACH DATABASE '{file}' AS pwned",
+    "pragma write": "PRAGMA query_only = OFF",
+    "vacuum into": "VACUUM INTO '{file}'",
 }
 MARIADB = {
     "LOAD_FILE": "SELECT LOAD_FILE('/etc/passwd') FROM {t} WHERE name = :name",
@@ -129,6 +149,15 @@ MARIADB = {
     " /*!50000 UNION SELECT @@version */",
     "optimizer hint": "SELECT /*+ MAX_EXECUTION_TIME(0) */ location FROM {t} WHERE name = :name",
     "user variable": "SELECT @a := location FROM {t} WHERE name = :name",
+    "pipes (OR on the default sql_mode)": "SELECT location || 'x' FROM {t} WHERE name = :name",
+    "SET variable": "SET @a = 1",
+    "SET sql_mode": "SET SESSION sql_mode = 'ANSI'",
+    "LOAD DATA": "LOAD DATA INFILE '/etc/passwd' INTO TABLE {t}",
+    "INTO DUMPFILE": "SELECT location FROM {t} WHERE name = :name INTO DUMPFILE '{file}'",
+    "select into variable": "SELECT location INTO @v FROM {t} WHERE name = :name",
+    "hash comment": "SELECT location FROM {t} WHERE name = :name # x",
+    "HANDLER": "HANDLER {t} OPEN",
+    "release_all_locks": "SELECT release_all_locks() FROM {t} WHERE name = :name",
 }
 
 
@@ -268,12 +297,16 @@ def _mariadb_source(url: str) -> Source:
     return source
 
 
-@pytest.fixture(params=["sqlite", "postgres", "mariadb"])
+@pytest.fixture(params=["sqlite", "postgres", "postgres-psycopg2", "mariadb"])
 def source(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Source]:
     if request.param == "sqlite":
         made = _sqlite_source(tmp_path)
-    elif request.param == "postgres":
+    elif request.param.startswith("postgres"):
         made = _postgres_source(request.getfixturevalue("fresh_pg_url")())
+        if request.param == "postgres-psycopg2":  # binds on the client, as PyMySQL does
+            psycopg2 = make_url(made.url).set(drivername="postgresql+psycopg2")
+            made.url = psycopg2.render_as_string(hide_password=False)
+            made.engine = request.param
     else:
         writer, _ = request.getfixturevalue("mysql_urls")
         made = _mariadb_source(writer)

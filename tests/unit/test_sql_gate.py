@@ -10,6 +10,7 @@ runs the attack list on the three engines.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlglot
@@ -45,13 +46,13 @@ def test_every_query_generation_runs_passes_unchanged(
     """What the generator runs is already the gate's printing of itself: the canonical text is
     the text (no query changes meaning on its way through the gate)."""
     seen: dict[str, str] = {}
-    check = ReadGate.check
+    bound = ReadGate.bound
 
-    def recording(self: ReadGate, sql: str) -> str:
-        seen[sql] = check(self, sql)
-        return seen[sql]
+    def recording(self: ReadGate, sql: str, paramstyle: str, *, reader: Any = "unknown") -> Any:
+        seen[sql] = self.check(sql)
+        return bound(self, sql, paramstyle, reader=reader)
 
-    monkeypatch.setattr(ReadGate, "check", recording)
+    monkeypatch.setattr(ReadGate, "bound", recording)
     url = gen_schemas.build(name, tmp_path)
     result = generate_groups(url, k=1, list_answers=True)
     assert result.groups and len(seen) > 5

@@ -12,6 +12,13 @@ server's files or other sessions (a PostgreSQL superuser or member of ``pg_read_
 ``pg_write_server_files``, ``pg_execute_server_program``; a MySQL user with ``FILE`` or ``SUPER``)
 is refused unless the policy allows it. Other backends are refused unless the caller explicitly
 accepts the risk.
+
+No source connection is pooled: each is closed when its user is done with it, so nothing one
+statement leaves in a session (an advisory or named lock, a user variable, a ``SET``, a prepared
+statement, a temporary table) reaches the next use. MySQL/MariaDB sessions also drop the
+``sql_mode`` flags that change how a statement's text is read (``NO_BACKSLASH_ESCAPES``,
+``ANSI_QUOTES``, ``PIPES_AS_CONCAT`` and the modes made of them), so the server reads the
+statement the read gate printed as sqlglot does.
 """
 
 from __future__ import annotations
@@ -38,6 +45,12 @@ PG_SERVER_ROLES = ("pg_read_server_files", "pg_write_server_files", "pg_execute_
 #: MySQL/MariaDB global privileges with the same reach (``LOAD_FILE``, ``INTO OUTFILE``, killing
 #: other sessions, changing the server's variables).
 MYSQL_SERVER_PRIVILEGES = ("FILE", "SUPER")
+#: MySQL/MariaDB ``sql_mode`` flags that change how a statement's text is read, and the combined
+#: modes that include them.
+_LEXICAL_SQL_MODES = frozenset(
+    {"NO_BACKSLASH_ESCAPES", "ANSI_QUOTES", "PIPES_AS_CONCAT", "IGNORE_SPACE", "ANSI", "ORACLE",
+     "MSSQL", "DB2", "MAXDB", "POSTGRESQL"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +114,7 @@ def readonly_engine(
             )
         if parsed.get_driver_name() == "psycopg":
             connect_args["cursor_factory"] = _read_only_cursor_class()
-        engine = create_engine(url, connect_args=connect_args, pool_pre_ping=True)
+        engine = create_engine(url, connect_args=connect_args, poolclass=NullPool)
 
         @event.listens_for(engine, "connect")
         def _psycopg_read_only(dbapi_conn: Any, _record: Any) -> None:
@@ -122,10 +135,17 @@ def readonly_engine(
 
         return engine
     if backend in ("mysql", "mariadb"):
-        engine = create_engine(url, pool_pre_ping=True)
+        engine = create_engine(url, poolclass=NullPool)
+
+        # before SQLAlchemy's own first look at the session (it reads sql_mode to learn how to
+        # quote names), so the dialect and the server agree
+        @event.listens_for(engine, "first_connect", insert=True)
+        def _mysql_modes(dbapi_conn: Any, _record: Any) -> None:
+            _plain_sql_mode(dbapi_conn)
 
         @event.listens_for(engine, "connect")
         def _mysql_ro(dbapi_conn: Any, _record: Any) -> None:
+            _plain_sql_mode(dbapi_conn)
             cur = dbapi_conn.cursor()
             try:
                 cur.execute("SET SESSION TRANSACTION READ ONLY")
@@ -148,7 +168,7 @@ def readonly_engine(
             " postgresql and mysql/mariadb); connect as a database user that can only read and"
             " pass --allow-unverified-readonly"
         )
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(url, poolclass=NullPool)
 
 
 def _refuse_privileged(powers: list[str], url: str, policy: SourcePolicy) -> None:
@@ -185,6 +205,18 @@ def _pg_powers(dbapi_conn: Any) -> list[str]:
     if row is None:
         return []
     return ["superuser"] if row[0] else list(row[1] or [])
+
+
+def _plain_sql_mode(dbapi_conn: Any) -> None:
+    """Drop the session's ``sql_mode`` flags in :data:`_LEXICAL_SQL_MODES`, keep the others."""
+    cur = dbapi_conn.cursor()
+    try:
+        cur.execute("SELECT @@SESSION.sql_mode")
+        modes = str(cur.fetchone()[0] or "").split(",")
+        kept = ",".join(m for m in modes if m and m.upper() not in _LEXICAL_SQL_MODES)
+        cur.execute("SET SESSION sql_mode = %s", (kept,))
+    finally:
+        cur.close()
 
 
 def _mysql_powers(cur: Any) -> list[str]:

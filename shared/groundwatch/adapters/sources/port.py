@@ -7,14 +7,28 @@ import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
 from groundwatch.adapters.sources.connect import SourceConnection
 from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.sql_binding import BoundStatement, Reader
 from groundwatch.core.generation.sql_gate import ReadGate
 
 _cursor_ids = itertools.count()
+#: The parameter style each driver groundwatch knows is handed, and who reads its markers
+#: (:data:`~groundwatch.core.generation.sql_binding.Reader`): sqlite3 leaves them to the SQLite
+#: engine; the others format the whole text with ``%``. Any other driver gets its own paramstyle,
+#: read as "unknown" (its marker character may then appear nowhere else in a statement).
+_DRIVERS: dict[tuple[str, str], tuple[str, Reader]] = {
+    ("sqlite", "pysqlite"): ("named", "engine"),
+    ("postgresql", "psycopg"): ("pyformat", "percent"),
+    ("postgresql", "psycopg2"): ("pyformat", "percent"),
+    ("mysql", "pymysql"): ("pyformat", "percent"),
+    ("mysql", "mysqldb"): ("pyformat", "percent"),
+    ("mariadb", "pymysql"): ("pyformat", "percent"),
+    ("mariadb", "mysqldb"): ("pyformat", "percent"),
+}
 
 
 class SqlAlchemyPort:
@@ -54,16 +68,22 @@ class SqlAlchemyPort:
 
     def rows(self, sql: str, params: Mapping[str, Any] | None = None) -> Iterator[Sequence[Any]]:
         """Rows of ``sql`` (checked now, run when the first row is asked for)."""
-        canonical = self.gate.check(sql)
-        return self._stream(canonical, params)
+        dialect = self._conn.dialect
+        style, reader = _DRIVERS.get(
+            (dialect.name, dialect.driver),
+            (str(getattr(dialect.loaded_dbapi, "paramstyle", "")), "unknown"),
+        )
+        statement = self.gate.bound(sql, style, reader=reader)
+        args = statement.args(params)  # a missing or non-scalar value: refused before running
+        return self._stream(statement, args)
 
-    def _stream(self, sql: str, params: Mapping[str, Any] | None) -> Iterator[Sequence[Any]]:
+    def _stream(
+        self, statement: BoundStatement, args: dict[str, Any] | list[Any]
+    ) -> Iterator[Sequence[Any]]:
         conn = self._conn
         if not conn.in_transaction():
             conn.begin()  # fires the read-only "begin" hook of groundwatch.adapters.sources.connect
-        compiled = text(sql).compile(dialect=conn.dialect)
-        bound = compiled.construct_params(dict(params or {}))
-        args: Any = [bound[k] for k in compiled.positiontup or ()] if compiled.positional else bound
+        sql = statement.text
         driver = conn.connection.driver_connection
         assert driver is not None
         # SQLite's statement clock (groundwatch.adapters.sources.connect.StatementClock) counts
@@ -76,7 +96,7 @@ class SqlAlchemyPort:
         dbapi_error = conn.dialect.loaded_dbapi.Error
         try:
             try:
-                cursor.execute(compiled.string, args)
+                cursor.execute(sql, args)
                 while True:
                     if clock is not None:
                         clock.restart()

@@ -8,8 +8,9 @@ no second statement, no set operation) built from an allow-list of node types: c
 comparisons and boolean logic, arithmetic, ``CASE``, subqueries, non-recursive ``WITH``, ``GROUP
 BY``/``HAVING``/``ORDER BY``/``LIMIT``, and a short list of functions that neither have a side
 effect nor reach outside the tables (``COUNT``, ``MIN``, ``MAX``, ``SUM``, ``AVG``, ``COALESCE``,
-``LOWER`` …). Every table must be one of the introspected tables (a CTE or a derived table of the
-same statement aside) and every column a column of them or a name the statement itself defines.
+``CONCAT``, ``LOWER`` …). Every table must be one of the introspected tables (a CTE or a derived
+table of the same statement aside) and every column a column of them or a name the statement
+itself defines.
 
 So a dataset file cannot smuggle ``pg_read_file``, ``lo_export``, ``pg_terminate_backend``,
 ``pg_logical_emit_message``, ``pg_advisory_lock``, ``set_config``, ``dblink``, ``LOAD_FILE``,
@@ -19,9 +20,13 @@ is an ``Anonymous`` node, and no ``Anonymous`` node is allowed); nor a system ca
 ``INTO``, a table function, a recursive CTE, a session variable or a niladic pseudo-column
 (``current_user``, ``user``).
 
-What runs is :meth:`ReadGate.check`'s return value — the statement sqlglot parsed, printed again in
-the dialect — never the text it was given, so a database that reads a text differently from sqlglot
-(an escape in a string, a nested comment) still runs exactly the statement that was checked.
+What runs is :meth:`ReadGate.bound`'s return value — the statement sqlglot parsed, printed again in
+the dialect with a driver's parameter marker at each placeholder node
+(:mod:`groundwatch.core.generation.sql_binding`) — never the text it was given, so a database that
+reads a text differently from sqlglot (an escape in a string, a nested comment) still runs exactly
+the statement that was checked, and a ``:name`` written inside a string literal is that literal's
+text, never a parameter. An operator whose meaning depends on the server's settings is refused:
+``||`` on MySQL/MariaDB is OR, or concatenation under ``PIPES_AS_CONCAT``.
 """
 
 from __future__ import annotations
@@ -29,12 +34,14 @@ from __future__ import annotations
 import logging
 import re
 from collections import OrderedDict
+from typing import NamedTuple
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.sql_binding import BoundStatement, Reader, bind
 from groundwatch.core.generation.templates import render
 from groundwatch.errors import UnsafeSQL
 
@@ -58,6 +65,7 @@ class Rejection:
     SURROGATE = "surrogate_column"
     NOT_COLUMN = "projection_not_a_column"
     TEXT_PLACEHOLDERS = "text_placeholders_mismatch"
+    DIALECT_OPERATOR = "operator_meaning_depends_on_server"
     MULTIPLE_ANSWERS = "several_answers"
     NO_FILLS = "no_answered_fill"
     TOO_FEW_TEXT = "too_few_text_templates"
@@ -84,6 +92,7 @@ FUNCTIONS: tuple[type[exp.Expression], ...] = (
     exp.Sum,
     exp.Avg,
     exp.Coalesce,
+    exp.Concat,
     exp.Nullif,
     exp.Lower,
     exp.Upper,
@@ -196,6 +205,9 @@ _DEFAULT_SCHEMAS = frozenset({"", "public", "main"})
 #: Control characters have no place in a query; NUL in particular is read differently by
 #: drivers (PostgreSQL refuses it, C strings end at it).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: Operators read differently by the same dialect's servers, by dialect: MySQL and MariaDB read
+#: ``||`` as OR, or as concatenation under ``sql_mode=PIPES_AS_CONCAT`` (and ``ANSI``, ``ORACLE``).
+_AMBIGUOUS_OPERATORS = {"mysql": {"||": "OR or CONCAT()"}}
 
 
 def parse_statement(sql: str, dialect: str) -> exp.Expression:
@@ -211,6 +223,14 @@ def parse_statement(sql: str, dialect: str) -> exp.Expression:
         tokens = sqlglot.tokenize(sql, read=dialect)
         if any(t.comments for t in tokens):
             raise reject(Rejection.COMMENT, "a comment in the SQL")
+        ambiguous = _AMBIGUOUS_OPERATORS.get(dialect, {})
+        for t in tokens:
+            if t.text in ambiguous:
+                raise reject(
+                    Rejection.DIALECT_OPERATOR,
+                    f"{t.text} means different things by the server's settings; write"
+                    f" {ambiguous[t.text]}",
+                )
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except SqlglotError as e:
         raise reject(Rejection.PARSE, str(e).splitlines()[0]) from e
@@ -302,30 +322,55 @@ def _check_names(stmt: exp.Select, schema: SchemaInfo) -> None:
             raise reject(Rejection.UNKNOWN_COLUMN, ident.name)
 
 
+class _Accepted(NamedTuple):
+    tree: exp.Expression
+    canonical: str
+
+
 class ReadGate:
     """:func:`check_read` for one source's schema, remembering what it accepted.
 
     The same few texts run again and again (a template per combination of values, a group's SQL
-    every cycle), so an accepted text's canonical form is kept (at most ``cache`` texts); a
+    every cycle), so an accepted text's tree and printings are kept (at most ``cache`` texts); a
     refused one is parsed again each time and refused again.
     """
 
     def __init__(self, schema: SchemaInfo, *, cache: int = 4096) -> None:
         self.schema = schema
-        self._cache: OrderedDict[str, str] = OrderedDict()
+        self._cache: OrderedDict[str, _Accepted] = OrderedDict()
+        self._bound: OrderedDict[tuple[str, str, str], BoundStatement] = OrderedDict()
         self._size = cache
 
-    def check(self, sql: str) -> str:
-        """The statement to run for ``sql`` (sqlglot's own printing of what it checked), or
-        :class:`UnsafeSQL` with a reason code."""
+    def _accept(self, sql: str) -> _Accepted:
         hit = self._cache.get(sql)
         if hit is not None:
             self._cache.move_to_end(sql)
             return hit
         stmt = parse_statement(sql, self.schema.dialect)
         check_read(stmt, self.schema)
-        canonical = render(stmt, self.schema.dialect)
-        self._cache[sql] = canonical
+        accepted = _Accepted(stmt, render(stmt, self.schema.dialect))
+        self._cache[sql] = accepted
         if len(self._cache) > self._size:
             self._cache.popitem(last=False)
-        return canonical
+        return accepted
+
+    def check(self, sql: str) -> str:
+        """The canonical text of ``sql`` (sqlglot's own printing of what it checked, placeholders
+        as ``:name``), or :class:`UnsafeSQL` with a reason code. For reading and storing; what a
+        driver runs is :meth:`bound`."""
+        return self._accept(sql).canonical
+
+    def bound(self, sql: str, paramstyle: str, *, reader: Reader = "unknown") -> BoundStatement:
+        """The statement a driver of ``paramstyle`` runs for ``sql``: the checked tree printed with
+        a marker at each placeholder node for a driver whose markers ``reader`` reads
+        (:func:`~groundwatch.core.generation.sql_binding.bind`), or :class:`UnsafeSQL`."""
+        key = (sql, paramstyle, reader)
+        hit = self._bound.get(key)
+        if hit is not None:
+            self._bound.move_to_end(key)
+            return hit
+        out = bind(self._accept(sql).tree, self.schema.dialect, paramstyle, reader=reader)
+        self._bound[key] = out
+        if len(self._bound) > self._size:
+            self._bound.popitem(last=False)
+        return out
