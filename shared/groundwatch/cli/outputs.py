@@ -17,6 +17,7 @@ import typer
 from groundwatch.cli.common import EXIT_OK, EXIT_RUNTIME, EXIT_THRESHOLD, EXIT_USAGE
 
 if TYPE_CHECKING:
+    from groundwatch.core.compare import GroupChange
     from groundwatch.report.gate import Rule
     from groundwatch.report.model import GroupResult, Report
 
@@ -94,8 +95,10 @@ def finish(
     quiet: bool = False,
     text: bool = True,
     fail_on_dead_target: bool = True,
+    regressions: tuple[str, Sequence[GroupChange]] | None = None,
 ) -> int:
-    """Write the requested files, print the text report, evaluate the gate; the exit code."""
+    """Write the requested files, print the text report, evaluate the gate; the exit code.
+    ``regressions`` (baseline, groups): the JUnit file lists them as failures too."""
     import orjson
 
     from groundwatch.report.gate import evaluate, junit_xml, scope_errors
@@ -123,6 +126,8 @@ def finish(
                 groups if groups is not None else report.failing_groups,
                 checks,
                 report.target_health,
+                regressions=regressions[1] if regressions is not None else None,
+                baseline=regressions[0] if regressions is not None else "",
             ),
         )
     if STDOUT in (json_out, html_out, junit_out):
