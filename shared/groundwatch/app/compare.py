@@ -32,6 +32,8 @@ BASELINE_SCHEMA = "groundwatch.baseline/1"
 #: The comparison's JSON format.
 DIFF_SCHEMA = "groundwatch.diff/1"
 SERIES_PREFIX = "series:"
+#: (store URL, dataset id) → the digest of the dataset the store holds, once per process
+_DIGESTS: dict[tuple[str, str], str] = {}
 
 
 def _needs_store(spec: str, store: Store | None) -> Store:
@@ -69,29 +71,45 @@ def resolve_run(store: Store, spec: str) -> str:
 def run_side(store: Store, run_id: str, label: str | None = None) -> Side:
     """A stored run as a side: every GRAMMAR group it judged, each cohort's status by the
     operator's evidence rule."""
-    from groundwatch.adapters.db.compare_reads import dataset_pairs, run_counts, run_info
-    from groundwatch.core.compare import Side, cohort_tally, dataset_digest
+    from groundwatch.adapters.db.compare_reads import run_counts, run_info
+    from groundwatch.core.compare import Side, cohort_tally
     from groundwatch.runtime.evidence_settings import evidence_rule
 
     info = run_info(store.engine, run_id)
     if info is None:
         raise ConfigError(f"no run {run_id!r} in {store.name}")
     rule = evidence_rule()
-    side = Side(
-        label or run_id,
-        info.dataset_id,
-        dataset_digest(dataset_pairs(store.engine, info.dataset_id)),
-        run_ids=(run_id,),
-    )
+    # the digest is read when a comparison needs it (a baseline, another store's side): two
+    # runs of one store and dataset id are of the dataset version the store holds
+    side = Side(label or run_id, info.dataset_id, "", run_ids=(run_id,))
     tallies: dict[tuple[int, ...], Any] = {}  # equal counts share one tally (most groups)
+    groups = side.groups
     for target, cohort, gid, forms, right, wrong, err, und in run_counts(store.engine, run_id):
         key = (forms, right, wrong, err, und)
         tally = tallies.get(key)
         if tally is None:
             tally = tallies[key] = cohort_tally(right, wrong, err, und, forms, rule)
-        side.add(target, gid, cohort, tally)
+        cohorts = groups.get((target, gid))
+        if cohorts is None:
+            cohorts = groups[(target, gid)] = {}
+        cohorts[cohort] = tally
     if not side.groups:
         raise ConfigError(f"run {run_id!r} has no judged GRAMMAR groups")
+    return side
+
+
+def with_digest(side: Side, store: Store | None) -> Side:
+    """``side`` with its dataset's digest, read from the store for a run side (once a process
+    per store and dataset)."""
+    from groundwatch.adapters.db.compare_reads import dataset_pairs
+    from groundwatch.core.compare import dataset_digest
+
+    if side.digest or store is None:
+        return side
+    where = (store.url, side.dataset_id)
+    if where not in _DIGESTS:
+        _DIGESTS[where] = dataset_digest(dataset_pairs(store.engine, side.dataset_id))
+    side.digest = _DIGESTS[where]
     return side
 
 
@@ -113,6 +131,9 @@ def diff(
     from groundwatch.core.compare import compare
 
     side_a, side_b = load_side(a, store), load_side(b, store)
+    if side_a.digest or side_b.digest:  # a baseline file: the run side's version to set beside
+        with_digest(side_a, store)
+        with_digest(side_b, store)
     comparison = compare(side_a, side_b, alpha=alpha)
     if answers:
         add_answers(comparison, side_a, side_b, store)
@@ -123,7 +144,7 @@ def against_baseline(baseline: Side, run_id: str, store: Store) -> Comparison:
     """A run just made compared with its baseline (``run --baseline``), answers added."""
     from groundwatch.core.compare import compare
 
-    candidate = run_side(store, run_id)
+    candidate = with_digest(run_side(store, run_id), store)
     comparison = compare(baseline, candidate)
     add_answers(comparison, baseline, candidate, store)
     return comparison
@@ -139,14 +160,16 @@ def add_answers(comparison: Comparison, a: Side, b: Side, store: Store | None) -
         return
     a_target = {tb: ta for ta, tb in target_pairs(a, b)}
     ids = [c.group_id for c in comparison.changes]
+    keys_b = [(c.target, c.group_id) for c in comparison.changes]
+    keys_a = [(a_target.get(c.target, c.target), c.group_id) for c in comparison.changes]
 
-    def forms_of(side: Side) -> dict[tuple[str, str], dict[str, Any]]:
+    def forms_of(side: Side, keys: list[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
         out: dict[tuple[str, str], dict[str, Any]] = {}
         if side.run_ids and store is not None:
             from groundwatch.adapters.db.compare_reads import run_forms
 
             for target, gid, cohort, fid, verdict, answer, question in run_forms(
-                store.engine, side.run_ids[-1], ids
+                store.engine, side.run_ids[-1], keys
             ):
                 out.setdefault((target, gid), {})[fid] = (cohort, verdict, question, answer)
             return out
@@ -156,7 +179,7 @@ def add_answers(comparison: Comparison, a: Side, b: Side, store: Store | None) -
                     out.setdefault((target, gid), {})[fid] = (cohort, verdict, None, None)
         return out
 
-    before, after = forms_of(a), forms_of(b)
+    before, after = forms_of(a, keys_a), forms_of(b, keys_b)
     truths: dict[str, tuple[str, dict[str, Any]]] = {}
     if store is not None:
         from groundwatch.adapters.db.compare_reads import group_truths
@@ -208,7 +231,7 @@ def save_baseline(store: Store, spec: str, out: Path) -> tuple[Side, int]:
     from groundwatch.core.compare import figures, group_status
 
     run_id = resolve_run(store, spec)
-    side = run_side(store, run_id)
+    side = with_digest(run_side(store, run_id), store)
     verdicts: dict[tuple[str, str, str], dict[str, str]] = {}
     for target, gid, cohort, fid, verdict, _a, _q in _all_forms(store, run_id, run_forms):
         verdicts.setdefault((target, gid, cohort), {})[fid] = verdict
@@ -260,8 +283,8 @@ def _all_forms(store: Store, run_id: str, reader: Any) -> Any:
     """Every judgement's form verdict of the run (the groups read in chunks)."""
     from groundwatch.adapters.db.compare_reads import run_counts
 
-    ids = sorted({gid for _t, _c, gid, *_ in run_counts(store.engine, run_id)})
-    return reader(store.engine, run_id, ids)
+    keys = sorted({(t, gid) for t, _c, gid, *_ in run_counts(store.engine, run_id)})
+    return reader(store.engine, run_id, keys)
 
 
 def read_baseline(path: Path) -> Side:

@@ -285,10 +285,10 @@ def register(app: typer.Typer) -> None:
             max_llm_calls=max_llm_calls,
         )
         if baseline is not None:
-            from groundwatch.app.compare import load_side
+            from groundwatch.app.compare import load_side, with_digest
 
             with open_store(database_url) as store:
-                opts.regression_baseline = load_side(baseline, store)
+                opts.regression_baseline = with_digest(load_side(baseline, store), store)
         try:
             from groundwatch.runtime.loop import run as run_on_loop
 

@@ -22,8 +22,10 @@ the sides and adds the answers behind each changed group.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from groundwatch.core.evidence import DECIDED_STATUSES, DEFAULT_EVIDENCE, EvidenceRule, GroupStatus
 from groundwatch.core.stats import sign_test_p, two_proportion_z_test
@@ -80,15 +82,26 @@ def cohort_tally(
     )
 
 
-def group_status(cohorts: Mapping[str, CohortTally]) -> str:
-    """A semantic group's status over its cohorts, as the report and ``groups`` give it."""
+def group_status(
+    cohorts: Mapping[str, CohortTally], memo: dict[tuple[Any, ...], str] | None = None
+) -> str:
+    """A semantic group's status over its cohorts, as the report and ``groups`` give it.
+    ``memo`` keeps the answers by cohort statuses (a comparison asks 200k groups, of a few
+    patterns)."""
+    key = tuple((c.status, c.correct > 0) for c in cohorts.values())
+    if memo is not None and key in memo:
+        return memo[key]
     answered = any(c.correct for c in cohorts.values())
-    return overall_status((GroupStatus(c.status) for c in cohorts.values()), answered=answered)
+    status = overall_status((GroupStatus(c.status) for c in cohorts.values()), answered=answered)
+    if memo is not None:
+        memo[key] = status.value
+    return status.value
 
 
 @dataclass(slots=True)
 class Side:
-    """What one evaluation found, per (target, group_id): each cohort's tally."""
+    """What one evaluation found, per (target, group_id): each cohort's tally. ``digest`` is
+    its dataset version's (:func:`dataset_digest`), empty until someone needs it."""
 
     label: str
     dataset_id: str
@@ -105,12 +118,14 @@ class Side:
 
 
 def dataset_digest(pairs: Iterable[tuple[str, str]]) -> str:
-    """The digest of a dataset version: its (group id, form id) pairs in sorted order. The same
-    groups asked in the same wordings digest alike wherever they are stored; a regenerated
-    dataset (other groups, other forms) does not."""
+    """The digest of a dataset version: its (group id, form id) pairs in sorted order (Python's
+    code-point order: a database's collation may sort otherwise). The same groups asked in the
+    same wordings digest alike wherever they are stored; a regenerated dataset (other groups,
+    other forms) does not."""
     h = hashlib.sha256()
-    for group_id, form_id in sorted(pairs):
-        h.update(f"{group_id}\x1f{form_id}\n".encode())
+    it = iter(sorted(pairs))
+    while chunk := list(itertools.islice(it, 10_000)):
+        h.update("".join(f"{g}\x1f{f}\n" for g, f in chunk).encode())
     return h.hexdigest()
 
 
@@ -312,6 +327,7 @@ def compare(a: Side, b: Side, *, alpha: float = 0.05) -> Comparison:
     changes: list[GroupChange] = []
     targets: dict[str, TargetDiff] = {}
     worse_all = better_all = ties_all = 0
+    memo: dict[tuple[Any, ...], str] = {}
     for ta, tb in pairs:
         fa, fb = figures(a, ta), figures(b, tb)
         cohorts = {
@@ -324,8 +340,8 @@ def compare(a: Side, b: Side, *, alpha: float = 0.05) -> Comparison:
         counts = dict.fromkeys(KINDS, 0)
         for gid in ids:
             ca, cb = a.groups.get((ta, gid)), b.groups.get((tb, gid))
-            before = group_status(ca) if ca else ABSENT
-            after = group_status(cb) if cb else ABSENT
+            before = group_status(ca, memo) if ca else ABSENT
+            after = group_status(cb, memo) if cb else ABSENT
             sa, sb = SEVERITY.get(before), SEVERITY.get(after)
             if sa is not None and sb is not None:
                 worse += sb > sa
@@ -363,7 +379,7 @@ def compare(a: Side, b: Side, *, alpha: float = 0.05) -> Comparison:
         a.label,
         b.label,
         b.dataset_id or a.dataset_id,
-        a.digest == b.digest,
+        a.dataset_id == b.dataset_id and (not a.digest or not b.digest or a.digest == b.digest),
         alpha,
         targets,
         paired,
