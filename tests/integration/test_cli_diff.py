@@ -97,6 +97,12 @@ def test_diff_lists_the_forgotten_facts_and_the_gate_fails_on_them(tmp_path: Pat
     short = {d["figure"]: d for d in doc["targets"]["scripted"]["cohorts"]["short"]}
     assert short["acc_db"]["a"] == 1.0 and short["acc_db"]["b"] == 0.5
     assert short["acc_db"]["delta"] == -0.5 and short["acc_db"]["delta_ci"][1] < 0
+    # the diff's figures of a run are the report's of that run
+    rep = env.cli("report", "--run", newest, "--database-url", env.db, "--json", "-")
+    assert rep.returncode == 0, rep.stderr
+    numbers = orjson.loads(rep.stdout)["targets"]["scripted"]["cohorts"]["short"]
+    for name in ("acc_db", "refined_accuracy", "lambda", "coverage"):
+        assert short[name]["b"] == pytest.approx(numbers[name]), name
     change = next(c for c in doc["changes"] if c["group_id"] == env.groups[3].group_id)
     assert change["gold"] == "City3"
     assert {f["after_answer"] for f in change["forms"]} == {"I don't know."}
