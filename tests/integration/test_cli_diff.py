@@ -125,8 +125,14 @@ def test_diff_lists_the_forgotten_facts_and_the_gate_fails_on_them(tmp_path: Pat
 
     # the gate: a run that forgets fails against the baseline, one that does not passes
     junit = tmp_path / "junit.xml"
-    proc = env.run("forget", "--baseline", str(base), "--fail-on-regression", "--junit", str(junit))
+    page = tmp_path / "report.html"
+    proc = env.run(
+        "forget", "--baseline", str(base), "--fail-on-regression", "--junit", str(junit),
+        "--html", str(page),
+    )  # fmt: skip
     assert proc.returncode == 1, proc.stderr[-2000:]
+    html = page.read_text()
+    assert "Against the baseline" in html and html.count(">regression</span>") == 12
     assert "12 groups regressed" in proc.stderr
     suite = next(s for s in ET.parse(junit).getroot() if s.get("name") == "groundwatch.regressions")
     failures = [c for c in suite if c.find("failure") is not None]

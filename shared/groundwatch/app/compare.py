@@ -56,13 +56,13 @@ def resolve_run(store: Store, spec: str) -> str:
             ) from None
         runs = series_runs(store.engine, name)
         if not runs:
-            raise ConfigError(f"{spec!r}: no series {name!r} in {store.name}")
+            raise ConfigError(f"{spec!r}: no series {name!r} in the store ({store.name})")
         if not 0 <= k < len(runs):
             raise ConfigError(f"{spec!r}: series {name!r} has {len(runs)} runs, none {k} back")
         return runs[k].run_id
     if run_info(store.engine, spec) is None:
         raise ConfigError(
-            f"{spec!r} is neither a baseline file nor a run in {store.name}"
+            f"{spec!r} is neither a baseline file nor a run of the store ({store.name})"
             " (`groundwatch runs` lists the runs; series:NAME names a series' newest)"
         )
     return spec
@@ -77,7 +77,7 @@ def run_side(store: Store, run_id: str, label: str | None = None) -> Side:
 
     info = run_info(store.engine, run_id)
     if info is None:
-        raise ConfigError(f"no run {run_id!r} in {store.name}")
+        raise ConfigError(f"no run {run_id!r} in the store ({store.name})")
     rule = evidence_rule()
     # the digest is read when a comparison needs it (a baseline, another store's side): two
     # runs of one store and dataset id are of the dataset version the store holds

@@ -99,7 +99,9 @@ def _optional_values(argv: list[str]) -> list[str]:
 
 
 #: Commands that read ``GW_*`` settings: a misspelt variable is warned about before they run.
-_READS_SETTINGS = frozenset({"run", "demo", "gen", "report", "groups", "show", "runs"})
+_READS_SETTINGS = frozenset(
+    {"run", "demo", "gen", "report", "groups", "show", "runs", "diff", "baseline"}
+)
 
 
 def main() -> None:

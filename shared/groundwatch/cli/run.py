@@ -320,7 +320,7 @@ def register(app: typer.Typer) -> None:
             html_out=html_out,
             junit_out=junit,
             quiet=quiet,
-            regressions=(comparison.a, comparison.regressions) if comparison else None,
+            comparison=comparison,
         )
         if comparison is not None:
             code = _regression_gate(

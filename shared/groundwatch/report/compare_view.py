@@ -11,6 +11,9 @@ from groundwatch.report.columns import fmt, interval
 from groundwatch.report.html import _CSS
 from groundwatch.report.text import table
 
+#: The comparison's tables: text cells left-aligned and on top (the report's own tables, of
+#: numbers, are right-aligned; ``table.ff`` carries the report's sorting script).
+_CMP_CSS = "<style>table.cmp td,table.cmp th{text-align:left;vertical-align:top}</style>"
 #: Changed groups the text lists (the JSON and the HTML page list every one).
 TEXT_CHANGES = 20
 _TITLES = {"acc_db": "Acc_db", "refined_accuracy": "R", "lambda": "λ", "coverage": "coverage"}
@@ -118,7 +121,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     """A table of cells already escaped (some carry markup)."""
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table class='ff'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<table class='cmp'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _delta_cell(d: FigureDelta) -> str:
@@ -131,8 +134,8 @@ def _delta_cell(d: FigureDelta) -> str:
     return f"<span{cls}>{escape(_signed(d.delta))}</span>"
 
 
-def render_diff_html(comparison: Comparison) -> str:
-    """The comparison as a standalone HTML page (no network, no script)."""
+def comparison_section(comparison: Comparison, level: int = 2) -> str:
+    """The comparison's HTML body: figures, the sign test, the changed groups."""
     rows = []
     for target, td in comparison.targets.items():
         for cohort, deltas in td.cohorts.items():
@@ -166,29 +169,50 @@ def render_diff_html(comparison: Comparison) -> str:
             ]
         )
     counts = comparison.counts
-    parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        "<title>groundwatch · comparison</title>",
-        f"<style>{_CSS}</style></head><body>",
-        f"<h1>groundwatch · {escape(comparison.a)} → {escape(comparison.b)}</h1>",
-        f"<p class='muted'>dataset {escape(comparison.dataset_id or '–')}"
-        + (
-            ""
-            if comparison.same_dataset
-            else " · <span class='warn'>another dataset version</span>"
-        )
-        + f" · α = {comparison.alpha:g}</p>",
-        "<h2>Figures</h2>",
-        _table(["target/cohort", "figure", "A", "B", "B − A", "95% CI"], rows),
-        "<h2>Groups</h2>",
-        f"<p>{counts['regression']} regressed, {counts['recovery']} recovered,"
-        f" {counts['lost']} lost their evidence, {counts['gained']} gained it.</p>",
-        f"<p>{escape(_sign_line(comparison))}</p>",
-        "<h2>Changed groups, worst first</h2>",
-        _table(["change", "group", "status", "gold", "forms that changed"], change_rows)
-        if change_rows
-        else "<p class='ok'>No group changed status.</p>",
-        "</body></html>",
-    ]
-    return "\n".join(parts)
+    return "\n".join(
+        [
+            _CMP_CSS,
+            f"<p class='muted'>dataset {escape(comparison.dataset_id or '–')}"
+            + (
+                ""
+                if comparison.same_dataset
+                else " · <span class='warn'>another dataset version</span>"
+            )
+            + f" · α = {comparison.alpha:g}</p>",
+            f"<h{level}>Figures, {escape(comparison.a)} → {escape(comparison.b)}</h{level}>",
+            _table(["target/cohort", "figure", "A", "B", "B − A", "95% CI"], rows),
+            f"<h{level}>Groups</h{level}>",
+            f"<p>{counts['regression']} regressed, {counts['recovery']} recovered,"
+            f" {counts['lost']} lost their evidence, {counts['gained']} gained it.</p>",
+            f"<p>{escape(_sign_line(comparison))}</p>",
+            f"<h{level}>Changed groups, worst first</h{level}>",
+            _table(["change", "group", "status", "gold", "forms that changed"], change_rows)
+            if change_rows
+            else "<p class='ok'>No group changed status.</p>",
+        ]
+    )
+
+
+def render_diff_html(comparison: Comparison) -> str:
+    """The comparison as a standalone HTML page (no network, no script)."""
+    return "\n".join(
+        [
+            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+            "<title>groundwatch · comparison</title>",
+            f"<style>{_CSS}</style></head><body>",
+            f"<h1>groundwatch · {escape(comparison.a)} → {escape(comparison.b)}</h1>",
+            comparison_section(comparison),
+            "</body></html>",
+        ]
+    )
+
+
+def with_comparison(report_html: str, comparison: Comparison) -> str:
+    """The group report's page with the comparison against its baseline as its last section."""
+    section = (
+        f"<h2 id='baseline'>Against the baseline {escape(comparison.a)}</h2>"
+        + comparison_section(comparison, level=3)
+    )
+    head, body_end, rest = report_html.rpartition("</body>")
+    return f"{head}{section}{body_end}{rest}" if body_end else report_html + section
