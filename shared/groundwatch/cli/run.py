@@ -238,9 +238,14 @@ def register(app: typer.Typer) -> None:
         Judged by the rules, and by the LLM tier when GW_JUDGE_LLM_ENABLED and GW_LLM_* are set
         (GW_REFERENCE_FREE adds RAGAS-Fact/SelfCheck); the first lines say which judge runs.
 
-        Exit codes with --once: 0 ok; 1 a --fail-under/--max threshold broken; 2 usage or
-        configuration error; 3 a target answered no probe at all (the first error is printed),
-        or probes were dead-lettered (not judged: `groundwatch dead-letters` lists them).
+        With --baseline the run is compared with a saved baseline or a stored run, group by
+        group (as `groundwatch diff`), the comparison printed after the report.
+
+        Exit codes with --once: 0 ok; 1 a --fail-under/--max threshold broken, or more groups
+        regressed than --fail-on-regression allows; 2 usage or configuration error (a baseline
+        of another dataset version too); 3 a target answered no probe at all (the first error is
+        printed), or probes were dead-lettered (not judged: `groundwatch dead-letters` lists
+        them).
         """
         pair = None
         if compare:
