@@ -239,7 +239,9 @@ def save_baseline(store: Store, spec: str, out: Path) -> tuple[Side, int]:
     run_id = resolve_run(store, spec)
     side = with_digest(run_side(store, run_id), store)
     verdicts: dict[tuple[str, str, str], dict[str, str]] = {}
-    for target, gid, cohort, fid, verdict, _a, _q in _all_forms(store, run_id, run_forms):
+    for target, gid, cohort, fid, verdict, _a, _q in run_forms(
+        store.engine, run_id, sorted(side.groups)
+    ):
         verdicts.setdefault((target, gid, cohort), {})[fid] = verdict
     groups = []
     for (target, gid), cohorts in sorted(side.groups.items()):
@@ -283,14 +285,6 @@ def save_baseline(store: Store, spec: str, out: Path) -> tuple[Side, int]:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
     return side, len(groups)
-
-
-def _all_forms(store: Store, run_id: str, reader: Any) -> Any:
-    """Every judgement's form verdict of the run (the groups read in chunks)."""
-    from groundwatch.adapters.db.compare_reads import run_counts
-
-    keys = sorted({(t, gid) for t, _c, gid, *_ in run_counts(store.engine, run_id)})
-    return reader(store.engine, run_id, keys)
 
 
 def read_baseline(path: Path) -> Side:
