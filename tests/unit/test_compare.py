@@ -3,9 +3,13 @@ figures' deltas and their intervals, the sign test, the regression gate."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import orjson
 import pytest
 from scipy.stats import binomtest
 
+from groundwatch.app.compare import BASELINE_SCHEMA, diff
 from groundwatch.cli.main import _optional_values
 from groundwatch.core.compare import (
     Side,
@@ -18,6 +22,7 @@ from groundwatch.core.compare import (
     gate,
 )
 from groundwatch.core.stats import sign_test_p
+from groundwatch.errors import ConfigError
 
 
 def side(label: str, groups: dict[str, dict[str, tuple[int, int]]], target: str = "t") -> Side:
@@ -149,3 +154,35 @@ def test_fail_on_regression_may_go_without_a_value() -> None:
         "run", "--fail-on-regression=0", "--once"
     ]  # fmt: skip
     assert _optional_values(["run", "--fail-on-regression=2"]) == ["run", "--fail-on-regression=2"]
+
+
+def _baseline(path: Path, targets: list[str]) -> Path:
+    groups = [
+        {"target": t, "group_id": "g", "status": "robust",
+         "cohorts": {"s": {"status": "robust", "correct": 3, "incorrect": 0, "group_forms": 3,
+                           "forms": {"f1": "correct", "f2": "correct", "f3": "correct"}}}}
+        for t in targets
+    ]  # fmt: skip
+    doc = {"schema": BASELINE_SCHEMA, "dataset_id": "ds", "digest": "d", "groups": groups}
+    path.write_bytes(orjson.dumps(doc))
+    return path
+
+
+def test_two_baselines_compare_without_a_store(tmp_path: Path) -> None:
+    a = _baseline(tmp_path / "a.json", ["prod"])
+    c = diff(str(a), str(a), None)
+    assert c.changes == [] and c.paired.ties == 1 and c.same_dataset
+
+
+def test_sides_with_no_target_in_common_are_refused(tmp_path: Path) -> None:
+    a = _baseline(tmp_path / "a.json", ["x", "y"])
+    b = _baseline(tmp_path / "b.json", ["z", "w"])
+    with pytest.raises(ConfigError, match="no target to compare"):
+        diff(str(a), str(b), None)
+
+
+def test_a_file_that_is_no_baseline_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "report.json"
+    bad.write_bytes(orjson.dumps({"schema": "groundwatch.report/3"}))
+    with pytest.raises(ConfigError, match="not a baseline"):
+        diff(str(bad), str(bad), None)

@@ -98,6 +98,18 @@ def run_side(store: Store, run_id: str, label: str | None = None) -> Side:
     return side
 
 
+def check_targets(a: Side, b: Side) -> None:
+    """Sides without a target to compare (neither a shared name nor one target each): a
+    ConfigError naming both sides' targets, not an empty comparison that passes a gate."""
+    from groundwatch.core.compare import target_pairs
+
+    if not target_pairs(a, b):
+        raise ConfigError(
+            f"no target to compare: {a.label} has {', '.join(a.targets) or 'none'},"
+            f" {b.label} has {', '.join(b.targets) or 'none'}"
+        )
+
+
 def with_digest(side: Side, store: Store | None) -> Side:
     """``side`` with its dataset's digest, read from the store for a run side (once a process
     per store and dataset)."""
@@ -137,6 +149,7 @@ def diff(
     with ThreadPoolExecutor(2, thread_name_prefix="gw-diff") as pool:
         future_a, future_b = pool.submit(load_side, a, store), pool.submit(load_side, b, store)
         side_a, side_b = future_a.result(), future_b.result()
+    check_targets(side_a, side_b)
     if side_a.digest or side_b.digest:  # a baseline file: the run side's version to set beside
         with_digest(side_a, store)
         with_digest(side_b, store)
@@ -151,6 +164,7 @@ def against_baseline(baseline: Side, run_id: str, store: Store) -> Comparison:
     from groundwatch.core.compare import compare
 
     candidate = with_digest(run_side(store, run_id), store)
+    check_targets(baseline, candidate)
     comparison = compare(baseline, candidate)
     add_answers(comparison, baseline, candidate, store)
     return comparison
