@@ -20,6 +20,7 @@ from groundwatch.errors import ConfigError, GroundwatchError
 
 if TYPE_CHECKING:
     from groundwatch.app.embedded import EmbeddedResult
+    from groundwatch.core.compare import Side
     from groundwatch.core.model import SemanticGroup
     from groundwatch.core.tagging import Tagger
     from groundwatch.report.gate import Rule
@@ -73,6 +74,10 @@ class RunOptions:
     max_llm_calls: int | None = None
     #: probes of the run that ended as dead letters (set by the run: ``--once`` exits 3)
     dead_letters: int = 0
+    #: the side this run is compared with (``--baseline``): its dataset is checked first
+    regression_baseline: Side | None = None
+    #: the runs the cycles stored (set by the run)
+    run_ids: list[str] = field(default_factory=list)
 
 
 def check_source(
@@ -242,6 +247,14 @@ async def run_cycles(
     problems += scope_errors(rules, dict.fromkeys(names, cohorts))
     if any(problems):
         raise ConfigError(next(p for p in problems if p))
+    if opts.regression_baseline is not None:
+        from groundwatch.app.compare import check_baseline_dataset, dataset_side_digest
+
+        check_baseline_dataset(
+            opts.regression_baseline,
+            groups[0].dataset_id if groups else "",
+            dataset_side_digest(groups),
+        )
     series = opts.series or (groups[0].dataset_id if groups else "default")
     with open_store(opts.database_url, "--database-url") as store:
         stored = store.series_group_ids(series)
@@ -314,6 +327,7 @@ async def run_cycles(
                 f" stored in {shown_url(opts.database_url)}"
             )
             opts.dead_letters = result.dead_letters
+            opts.run_ids = list(result.run_ids)
             warn_dead_letters(result)
         else:
             say(

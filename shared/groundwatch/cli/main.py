@@ -40,6 +40,7 @@ MODULES = (
     "groups",
     "ops",
     "settings_doc",
+    "diff",
 )
 
 #: Commands whose ``--json`` may be given without a file (standard output).
@@ -74,8 +75,33 @@ def _json_without_file(argv: list[str]) -> list[str]:
     return out
 
 
+#: Options whose value may be left out (``--fail-on-regression`` alone: 0), as ``OPT=N``.
+_OPTIONAL_VALUE = {"--fail-on-regression": "0"}
+
+
+def _optional_values(argv: list[str]) -> list[str]:
+    """``--fail-on-regression`` alone means ``--fail-on-regression=0``; ``… 3`` is ``=3``."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in _OPTIONAL_VALUE:
+            nxt = argv[i + 1] if i + 1 < len(argv) else None
+            if nxt is not None and nxt.isdigit():
+                out.append(f"{arg}={nxt}")
+                i += 2
+                continue
+            out.append(f"{arg}={_OPTIONAL_VALUE[arg]}")
+        else:
+            out.append(arg)
+        i += 1
+    return out
+
+
 #: Commands that read ``GW_*`` settings: a misspelt variable is warned about before they run.
-_READS_SETTINGS = frozenset({"run", "demo", "gen", "report", "groups", "show", "runs"})
+_READS_SETTINGS = frozenset(
+    {"run", "demo", "gen", "report", "groups", "show", "runs", "diff", "baseline"}
+)
 
 
 def main() -> None:
@@ -83,7 +109,7 @@ def main() -> None:
     exit code (see the module docstring), never with a traceback."""
     from groundwatch.errors import GroundwatchError
 
-    argv = _json_without_file(sys.argv[1:])
+    argv = _optional_values(_json_without_file(sys.argv[1:]))
     if argv and argv[0] in _READS_SETTINGS and any(n.startswith("GW_") for n in os.environ):
         from groundwatch.cli.settings_doc import unknown_variables
 

@@ -17,6 +17,7 @@ import typer
 from groundwatch.cli.common import EXIT_OK, EXIT_RUNTIME, EXIT_THRESHOLD, EXIT_USAGE
 
 if TYPE_CHECKING:
+    from groundwatch.core.compare import Comparison
     from groundwatch.report.gate import Rule
     from groundwatch.report.model import GroupResult, Report
 
@@ -94,8 +95,11 @@ def finish(
     quiet: bool = False,
     text: bool = True,
     fail_on_dead_target: bool = True,
+    comparison: Comparison | None = None,
 ) -> int:
-    """Write the requested files, print the text report, evaluate the gate; the exit code."""
+    """Write the requested files, print the text report, evaluate the gate; the exit code.
+    With ``comparison`` (``run --baseline``) the JUnit file lists the regressed groups as
+    failures too, and the HTML report ends with the comparison."""
     import orjson
 
     from groundwatch.report.gate import evaluate, junit_xml, scope_errors
@@ -115,7 +119,12 @@ def finish(
     if html_out is not None:
         from groundwatch.report.html import render_html
 
-        _write(html_out, render_html(report).encode())
+        page = render_html(report)
+        if comparison is not None:
+            from groundwatch.report.compare_view import with_comparison
+
+            page = with_comparison(page, comparison)
+        _write(html_out, page.encode())
     if junit_out is not None:
         _write(
             junit_out,
@@ -123,6 +132,8 @@ def finish(
                 groups if groups is not None else report.failing_groups,
                 checks,
                 report.target_health,
+                regressions=comparison.regressions if comparison is not None else None,
+                baseline=comparison.a if comparison is not None else "",
             ),
         )
     if STDOUT in (json_out, html_out, junit_out):

@@ -55,7 +55,12 @@ def register(app: typer.Typer) -> None:
         ] = None,
         run: Annotated[
             list[str] | None,
-            typer.Option("--run", "-r", help="Run id whose stored judgements to report."),
+            typer.Option(
+                "--run",
+                "-r",
+                help="Run id whose stored judgements to report (repeated: pooled;"
+                " `groundwatch diff A B` compares two).",
+            ),
         ] = None,
         json_out: JsonFileOpt = None,
         html_out: HtmlOpt = None,

@@ -20,6 +20,7 @@ import typer
 
 from groundwatch.cli.common import (
     EXIT_RUNTIME,
+    EXIT_THRESHOLD,
     EXIT_USAGE,
     AllowPrivilegedOpt,
     DatabaseUrlOpt,
@@ -45,6 +46,7 @@ from groundwatch.cli.outputs import (
 
 if TYPE_CHECKING:
     from groundwatch.app.runs import Console
+    from groundwatch.core.compare import Comparison
 
 
 def _console(quiet: bool) -> Console:
@@ -82,6 +84,27 @@ def _check_port_free(host: str, port: int) -> None:
             fail(
                 f"--port {port}: cannot listen on {host}:{port} ({exc.strerror or exc})", EXIT_USAGE
             )
+
+
+def _regression_gate(
+    comparison: Comparison, code: int, allowed: int | None, significant_only: bool, quiet: bool
+) -> int:
+    """Say how the run compares with its baseline; exit 1 when ``--fail-on-regression`` is
+    broken (a worse code from the report's own gate stands)."""
+    from groundwatch.core.compare import gate
+    from groundwatch.report.compare_view import render_diff_text, summary_line
+
+    if not quiet:
+        typer.echo(render_diff_text(comparison, limit=10), nl=False)
+    else:
+        typer.echo(summary_line(comparison), err=True)
+    if allowed is None:
+        return code
+    broken = gate(comparison, allowed, significant_only=significant_only)
+    if broken is None:
+        return code
+    typer.echo(f"regression gate: {broken}", err=True)
+    return code or EXIT_THRESHOLD
 
 
 def register(app: typer.Typer) -> None:
@@ -182,15 +205,47 @@ def register(app: typer.Typer) -> None:
         allow_privileged_source: AllowPrivilegedOpt = False,
         source_timeout: SourceTimeoutOpt = 60.0,
         max_llm_calls: MaxLlmCallsOpt = None,
+        baseline: Annotated[
+            str | None,
+            typer.Option(
+                help="Compare this run with a baseline: a file from `groundwatch baseline save`,"
+                " or a run id / series:NAME of the store (--once). A baseline of another dataset"
+                " version is refused.",
+                show_default=False,
+            ),
+        ] = None,
+        fail_on_regression: Annotated[
+            int | None,
+            typer.Option(
+                "--fail-on-regression",
+                min=0,
+                help="With --baseline: exit 1 when more than N groups regressed (a decided group"
+                " got worse); bare: N = 0. Each regressed group is a JUnit failure.",
+                show_default=False,
+            ),
+        ] = None,
+        regression_significant: Annotated[
+            bool,
+            typer.Option(
+                "--regression-significant",
+                help="With --fail-on-regression: fail only when the sign test over the groups"
+                " decided in both runs is significant (α 0.05).",
+            ),
+        ] = False,
     ) -> None:
         """Probe targets with a dataset on the embedded bus: once (CI) or continuously.
 
         Judged by the rules, and by the LLM tier when GW_JUDGE_LLM_ENABLED and GW_LLM_* are set
         (GW_REFERENCE_FREE adds RAGAS-Fact/SelfCheck); the first lines say which judge runs.
 
-        Exit codes with --once: 0 ok; 1 a --fail-under/--max threshold broken; 2 usage or
-        configuration error; 3 a target answered no probe at all (the first error is printed),
-        or probes were dead-lettered (not judged: `groundwatch dead-letters` lists them).
+        With --baseline the run is compared with a saved baseline or a stored run, group by
+        group (as `groundwatch diff`), the comparison printed after the report.
+
+        Exit codes with --once: 0 ok; 1 a --fail-under/--max threshold broken, or more groups
+        regressed than --fail-on-regression allows; 2 usage or configuration error (a baseline
+        of another dataset version too); 3 a target answered no probe at all (the first error is
+        printed), or probes were dead-lettered (not judged: `groundwatch dead-letters` lists
+        them).
         """
         pair = None
         if compare:
@@ -199,8 +254,10 @@ def register(app: typer.Typer) -> None:
                 raise typer.BadParameter("expected two cohorts as A,B", param_hint="--compare")
             pair = (a.strip(), b.strip())
         rules = parse_rules(fail_under, maximum)
-        if (rules or junit) and not once:
-            raise typer.BadParameter("thresholds and --junit go with --once")
+        if (rules or junit or baseline or fail_on_regression is not None) and not once:
+            raise typer.BadParameter("thresholds, --junit and --baseline go with --once")
+        if fail_on_regression is not None and baseline is None:
+            raise typer.BadParameter("--fail-on-regression needs --baseline")
         from groundwatch.app.bootstrap import target_names
         from groundwatch.app.runs import RunOptions, dead_letter_line, run_cycles
 
@@ -232,6 +289,11 @@ def register(app: typer.Typer) -> None:
             allow_privileged_source=allow_privileged_source,
             max_llm_calls=max_llm_calls,
         )
+        if baseline is not None:
+            from groundwatch.app.compare import load_side, with_digest
+
+            with open_store(database_url) as store:
+                opts.regression_baseline = with_digest(load_side(baseline, store), store)
         try:
             from groundwatch.runtime.loop import run as run_on_loop
 
@@ -249,6 +311,12 @@ def register(app: typer.Typer) -> None:
             # stopped by a signal before a cycle finished: nothing to report, and no failure
             typer.echo("stopped before any cycle finished: no report", err=True)
             raise typer.Exit(0)
+        comparison = None
+        if opts.regression_baseline is not None and opts.run_ids:
+            from groundwatch.app.compare import against_baseline
+
+            with open_store(database_url) as store:
+                comparison = against_baseline(opts.regression_baseline, opts.run_ids[-1], store)
         code = finish(
             report,
             rules=rules,
@@ -257,7 +325,12 @@ def register(app: typer.Typer) -> None:
             html_out=html_out,
             junit_out=junit,
             quiet=quiet,
+            comparison=comparison,
         )
+        if comparison is not None:
+            code = _regression_gate(
+                comparison, code, fail_on_regression, regression_significant, quiet
+            )
         if opts.dead_letters and code != EXIT_RUNTIME:
             # the outputs are written; the gate must not pass on a partly judged run
             fail("the report is incomplete: " + dead_letter_line(opts.dead_letters, [], url))

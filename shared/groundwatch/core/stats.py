@@ -259,17 +259,21 @@ def mcnemar_exact(pairs: Sequence[tuple[bool, bool]]) -> McNemar:
     first = sum(1 for a, b in pairs if a and not b)
     second = sum(1 for a, b in pairs if b and not a)
     neither = len(pairs) - both - first - second
+    return McNemar(both, first, second, neither, sign_test_p(first, second))
+
+
+def sign_test_p(first: int, second: int) -> float:
+    """The exact two-sided sign test of ``first`` pairs going one way against ``second`` going
+    the other (ties left out): McNemar's exact test on the discordant pairs. 1.0 with none."""
     disc = first + second
     if disc == 0:
-        p = 1.0
-    else:
-        # scipy.stats.binomtest(first, disc, 0.5)'s two-sided p: for p = 1/2 the outcomes as
-        # unlikely as the observed one are the two tails beyond it, so twice the smaller tail
-        # (bdtr is the binomial CDF binomtest evaluates; scipy.special, not scipy.stats' 46 MB)
-        from scipy.special import bdtr
+        return 1.0
+    # scipy.stats.binomtest(first, disc, 0.5)'s two-sided p: for p = 1/2 the outcomes as
+    # unlikely as the observed one are the two tails beyond it, so twice the smaller tail
+    # (bdtr is the binomial CDF binomtest evaluates; scipy.special, not scipy.stats' 46 MB)
+    from scipy.special import bdtr
 
-        p = min(1.0, 2.0 * float(bdtr(min(first, second), disc, 0.5)))
-    return McNemar(both, first, second, neither, p)
+    return min(1.0, 2.0 * float(bdtr(min(first, second), disc, 0.5)))
 
 
 @dataclass(frozen=True, slots=True)

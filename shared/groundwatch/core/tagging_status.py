@@ -4,7 +4,14 @@
 
 from __future__ import annotations
 
-from groundwatch.core.evidence import DEFAULT_EVIDENCE, EvidenceRule, GroupStatus
+from collections.abc import Iterable
+
+from groundwatch.core.evidence import (
+    DECIDED_STATUSES,
+    DEFAULT_EVIDENCE,
+    EvidenceRule,
+    GroupStatus,
+)
 
 
 def status_of(
@@ -42,3 +49,26 @@ def form_is_flaky(h: list[tuple[int, bool, int]]) -> bool:
         if a[1] == c[1] != b[1] and a[2] == b[2] == c[2]:
             return True
     return False
+
+
+def overall_status(statuses: Iterable[GroupStatus], *, answered: bool = False) -> GroupStatus:
+    """A semantic group's status over all its cohorts.
+
+    **gap** when every cohort with a decided status is a gap and no form of any cohort was
+    answered right (``answered``: a cohort of too little evidence for a status of its own may
+    still hold a right answer — the fact is there); it is GRAMMAR's knowledge gap, as
+    :meth:`Tagger.knowledge_gaps`; **non-robust** when some cohort is non-robust, or one cohort
+    is a gap while another answered (the fact is there, some wordings miss it); **flaky** when
+    the only wrong answers flip between cycles; **robust** when every decided cohort is robust;
+    **pending**/**unknown** when no cohort is decided yet/at all."""
+    all_ = list(statuses)
+    decided = [s for s in all_ if s in DECIDED_STATUSES]
+    if not decided:
+        return GroupStatus.PENDING if GroupStatus.PENDING in all_ else GroupStatus.UNKNOWN
+    if all(s is GroupStatus.GAP for s in decided):
+        return GroupStatus.NON_ROBUST if answered else GroupStatus.GAP
+    if GroupStatus.NON_ROBUST in decided or GroupStatus.GAP in decided:
+        return GroupStatus.NON_ROBUST
+    if GroupStatus.FLAKY in decided:
+        return GroupStatus.FLAKY
+    return GroupStatus.ROBUST

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from xml.etree import ElementTree as ET
 
+from groundwatch.core.compare import GroupChange
 from groundwatch.report.columns import fmt
 from groundwatch.report.model import CohortNumbers, GroupResult, Report, TargetHealth
 from groundwatch.validation import did_you_mean
@@ -224,11 +225,14 @@ def junit_xml(
     health: Mapping[str, TargetHealth] | None = None,
     *,
     name: str = "groundwatch",
+    regressions: Sequence[GroupChange] | None = None,
+    baseline: str = "",
 ) -> bytes:
     """JUnit XML: a test suite per target with one test case per semantic group — a failure
     for a gap, non-robust or flaky group (with its SQL, gold answer and every answer given), a
     skip for an unknown or pending one — and a suite of the thresholds, so a CI system lists the
-    failing facts natively."""
+    failing facts natively. With ``regressions`` (``run --baseline``) a suite of the groups that
+    got worse against ``baseline``, each a failure with its question, gold and answers."""
     root = ET.Element("testsuites", name=name)
     by_target: dict[str, list[GroupResult]] = {}
     for g in groups:
@@ -275,6 +279,8 @@ def junit_xml(
         suite.set("tests", str(len(checks)))
         suite.set("failures", str(bad))
         suite.set("errors", "0")
+    if regressions is not None:
+        _regression_suite(root, name, regressions, baseline)
     ET.indent(root)
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data
@@ -299,3 +305,35 @@ def _failure_text(g: GroupResult) -> str:
             f" → {answer}"
         )
     return "\n".join(lines)
+
+
+def _regression_suite(
+    root: ET.Element, name: str, regressions: Sequence[GroupChange], baseline: str
+) -> None:
+    suite = ET.SubElement(root, "testsuite", name=f"{name}.regressions")
+    for c in regressions:
+        question = next((f.question for f in c.forms if f.question), None)
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=f"{name}.regressions",
+            name=f"{c.target}/{c.group_id}{f' — {question}' if question else ''}"[:300],
+        )
+        el = ET.SubElement(
+            case,
+            "failure",
+            message=f"{c.transition} against {baseline}: expected {c.gold or '–'}",
+            type="regression",
+        )
+        lines = [f"SQL: {c.sql or '–'}", f"gold: {c.gold or '–'}"]
+        lines += [f"[{m.cohort}] {m.before} → {m.after}" for m in c.cohorts]
+        for f in c.forms:
+            was = f" (was: {f.before_answer})" if f.before_answer is not None else ""
+            lines.append(
+                f"[{f.cohort}] {f.before or '–'} → {f.after or '–'}: {f.question or '–'}"
+                f" → {f.after_answer if f.after_answer is not None else '(no answer)'}{was}"
+            )
+        el.text = "\n".join(lines)
+    suite.set("tests", str(len(regressions)))
+    suite.set("failures", str(len(regressions)))
+    suite.set("errors", "0")

@@ -20,7 +20,6 @@ from typing import Any, Protocol
 
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import (
-    DECIDED_STATUSES,
     FACTUAL,
     GroupStatus,
     GroupTally,
@@ -30,6 +29,7 @@ from groundwatch.core.tagging import (
     status_of,
 )
 from groundwatch.core.tagging_reads import TallyReads
+from groundwatch.core.tagging_status import overall_status
 from groundwatch.report.model import FormResult, GroupResult, StatusPoint, TargetHealth
 
 #: Worst first: the order of every listing.
@@ -79,29 +79,6 @@ class Evidence(Protocol):
     def sources(self, keys: Sequence[tuple[str, str]]) -> Mapping[tuple[str, str], GroupSource]:
         """(dataset_id, group_id) → the group's SQL and parameters."""
         ...
-
-
-def overall_status(statuses: Iterable[GroupStatus], *, answered: bool = False) -> GroupStatus:
-    """A semantic group's status over all its cohorts.
-
-    **gap** when every cohort with a decided status is a gap and no form of any cohort was
-    answered right (``answered``: a cohort of too little evidence for a status of its own may
-    still hold a right answer — the fact is there); it is GRAMMAR's knowledge gap, as
-    :meth:`Tagger.knowledge_gaps`; **non-robust** when some cohort is non-robust, or one cohort
-    is a gap while another answered (the fact is there, some wordings miss it); **flaky** when
-    the only wrong answers flip between cycles; **robust** when every decided cohort is robust;
-    **pending**/**unknown** when no cohort is decided yet/at all."""
-    all_ = list(statuses)
-    decided = [s for s in all_ if s in DECIDED_STATUSES]
-    if not decided:
-        return GroupStatus.PENDING if GroupStatus.PENDING in all_ else GroupStatus.UNKNOWN
-    if all(s is GroupStatus.GAP for s in decided):
-        return GroupStatus.NON_ROBUST if answered else GroupStatus.GAP
-    if GroupStatus.NON_ROBUST in decided or GroupStatus.GAP in decided:
-        return GroupStatus.NON_ROBUST
-    if GroupStatus.FLAKY in decided:
-        return GroupStatus.FLAKY
-    return GroupStatus.ROBUST
 
 
 _Key = tuple[str, str]  # (target, group_id)
