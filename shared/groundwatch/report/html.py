@@ -423,9 +423,8 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], helps: Sequenc
     body = "".join(
         "<tr>" + "".join(f"<td>{escape(_fmt(r[i]))}</td>" for i in keep) + "</tr>" for r in rows
     )
-    return (
-        f"<div class='wide'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
-    )
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<div class='wide'>{table}</div>"
 
 
 def _hypothesis_html(target: str, h: Hypothesis) -> str:
