@@ -411,9 +411,7 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], helps: Sequenc
     """A table in a horizontally scrolling box (a wide one never cuts its last columns); a
     column with neither a header nor a value in any row is left out."""
     tips = list(helps) or [""] * len(headers)
-    keep = [
-        i for i, h in enumerate(headers) if h or any(_fmt(r[i]) not in ("", "–") for r in rows)
-    ]
+    keep = [i for i, h in enumerate(headers) if h or any(_fmt(r[i]) not in ("", "–") for r in rows)]
     head = "".join(
         f"<th title='{escape(tips[i])}'>{escape(headers[i])}</th>"
         if tips[i]
