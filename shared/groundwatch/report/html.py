@@ -51,7 +51,7 @@ _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem;
 color:#222;max-width:1100px}
 h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}.wide{overflow-x:auto;max-width:100%}
 th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}
 th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
 th{background:#f4f6f7}.warn{color:#a04000}.ok{color:#1e8449}.bad{color:#a93226}
@@ -408,15 +408,21 @@ def _interval_plot(h: Hypothesis) -> str:
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], helps: Sequence[str] = ()) -> str:
+    """A table in a horizontally scrolling box (a wide one never cuts its last columns); a
+    column with neither a header nor a value in any row is left out."""
     tips = list(helps) or [""] * len(headers)
+    keep = [i for i, h in enumerate(headers) if h or any(_fmt(r[i]) not in ("", "–") for r in rows)]
     head = "".join(
-        f"<th title='{escape(tip)}'>{escape(h)}</th>" if tip else f"<th>{escape(h)}</th>"
-        for h, tip in zip(headers, tips, strict=True)
+        f"<th title='{escape(tips[i])}'>{escape(headers[i])}</th>"
+        if tips[i]
+        else f"<th>{escape(headers[i])}</th>"
+        for i in keep
     )
     body = "".join(
-        "<tr>" + "".join(f"<td>{escape(_fmt(c))}</td>" for c in r) + "</tr>" for r in rows
+        "<tr>" + "".join(f"<td>{escape(_fmt(r[i]))}</td>" for i in keep) + "</tr>" for r in rows
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<div class='wide'>{table}</div>"
 
 
 def _hypothesis_html(target: str, h: Hypothesis) -> str:
