@@ -96,7 +96,12 @@ def start_tracing(
         if exporter is None:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-            exporter = OTLPSpanExporter()
+            # the endpoint as the SDK derives it, from ``env`` (headers, timeout, certificates:
+            # the SDK reads them from the process's environment itself)
+            endpoint = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or (
+                env["OTEL_EXPORTER_OTLP_ENDPOINT"].rstrip("/") + "/v1/traces"
+            )
+            exporter = OTLPSpanExporter(endpoint=endpoint)
         name = env.get("OTEL_SERVICE_NAME") or service_name
         spans = SpanFactory(make_provider(exporter, service_name=name, counts=counts))
     writers: list[tuple[QueuedWriter, Format]] = []

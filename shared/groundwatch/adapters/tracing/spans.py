@@ -41,8 +41,9 @@ log = logging.getLogger(__name__)
 
 #: Characters of a question, answer or document kept on a span (collectors cap attributes too).
 MAX_ATTRIBUTE_CHARS = 4096
-#: Retrieved documents listed on a probe span.
+#: Retrieved documents listed on a probe span, and characters of each one's text kept.
 MAX_DOCUMENTS = 20
+MAX_DOCUMENT_CHARS = 1000
 #: Name of the verdict as an evaluation (GenAI ``gen_ai.evaluation.name``, Phoenix annotation).
 EVALUATION_NAME = "groundwatch.verdict"
 
@@ -137,7 +138,6 @@ def probe_attributes(probe: Probe, operation: str = "invoke_agent") -> dict[str,
     return {
         "openinference.span.kind": "CHAIN",
         "input.value": _cut(probe.query),
-        "input.mime_type": "text/plain",
         "gen_ai.operation.name": operation,
         "gen_ai.agent.name": probe.target,
         "gen_ai.retrieval.query.text": _cut(probe.query),
@@ -147,10 +147,7 @@ def probe_attributes(probe: Probe, operation: str = "invoke_agent") -> dict[str,
         "groundwatch.cohort": probe.cohort,
         "groundwatch.scenario": probe.scenario,
         "groundwatch.run_id": probe.run_id,
-        "groundwatch.series": probe.series,
         "groundwatch.cycle": probe.cycle,
-        "groundwatch.dataset_id": probe.dataset_id,
-        "groundwatch.target": probe.target,
     }
 
 
@@ -162,21 +159,14 @@ def response_attributes(response: RagResponse) -> dict[str, Any]:
         attrs["error.type"] = response.error_kind
         return attrs
     attrs["output.value"] = _cut(response.answer)
-    attrs["output.mime_type"] = "text/plain"
     ids = response.retrieved_ids[:MAX_DOCUMENTS]
     contexts = response.contexts[:MAX_DOCUMENTS]
-    documents: list[dict[str, str]] = []
-    for i in range(max(len(ids), len(contexts))):
-        doc: dict[str, str] = {}
-        if i < len(ids):
-            doc["id"] = ids[i]
-            attrs[f"retrieval.documents.{i}.document.id"] = ids[i]
-        if i < len(contexts):
-            doc["content"] = _cut(contexts[i])
-            attrs[f"retrieval.documents.{i}.document.content"] = doc["content"]
-        documents.append(doc)
-    if documents:
-        attrs["gen_ai.retrieval.documents"] = json.dumps(documents, ensure_ascii=False)
+    for i, doc_id in enumerate(ids):
+        attrs[f"retrieval.documents.{i}.document.id"] = doc_id
+    for i, text in enumerate(contexts):
+        attrs[f"retrieval.documents.{i}.document.content"] = text[:MAX_DOCUMENT_CHARS]
+    if ids:  # the GenAI form: the documents by id (their texts are on the OpenInference keys)
+        attrs["gen_ai.retrieval.documents"] = json.dumps([{"id": i} for i in ids])
     return attrs
 
 
@@ -245,13 +235,8 @@ class SpanFactory:
             kind=SpanKind.INTERNAL,
             attributes={
                 "openinference.span.kind": "EVALUATOR",
-                "input.value": _cut(judgement.answer),
                 "output.value": judgement.verdict.value,
-                "groundwatch.probe_id": str(judgement.probe_id),
                 "groundwatch.group_id": judgement.group_id,
-                "groundwatch.form_id": judgement.form_id,
-                "groundwatch.cohort": judgement.cohort,
-                "groundwatch.cycle": judgement.cycle,
                 **attrs,
             },
         )
