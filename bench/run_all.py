@@ -67,6 +67,7 @@ BENCHES = [
     Bench("cli", "bench_cli.py", 60, (), ("--n", "1")),
     Bench("runner", "bench_runner.py", 240, (), ("--duration", "1"), ("--sweep",)),
     Bench("embedded", "bench_embedded.py", 180, (), ("--cycles", "2", "--baseline-probes", "500")),
+    Bench("tracing", "bench_tracing.py", 300, ("--repeats", "1"), ("--cycles", "1")),
     Bench("demo", "bench_demo.py", 180, (), ("--cycles", "1")),
     Bench("metrics_endpoint", "bench_metrics_endpoint.py", 120, (), ("--groups", "2000")),
     Bench(

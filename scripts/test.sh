@@ -37,6 +37,17 @@ elif bash scripts/mariadb.sh start; then
 else
   echo "test.sh: MariaDB did not start; MySQL tests will fail under CI=true" >&2
 fi
+# Verdicts on traces are checked through a real Phoenix server's own API (its own virtualenv).
+if [ "$CHAOS" = 0 ]; then
+  if bash scripts/phoenix.sh status >/dev/null 2>&1; then
+    echo "test.sh: reusing Phoenix"
+  elif bash scripts/phoenix.sh start; then
+    started+=(phoenix)
+  else
+    echo "test.sh: Phoenix did not start; the tracing tests will fail under CI=true" >&2
+  fi
+  export GW_TEST_PHOENIX_URL=${GW_TEST_PHOENIX_URL:-$(bash scripts/phoenix.sh url)}
+fi
 # The HTML report is tested in a real browser: Debian's headless Chromium and its driver.
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
   if ((EUID == 0)) && command -v apt-get >/dev/null; then

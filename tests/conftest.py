@@ -207,3 +207,18 @@ def mysql_urls() -> tuple[str, str]:
     except Exception as exc:
         need(f"MariaDB at {url} unreachable: {exc}")
     return url, reader
+
+
+@pytest.fixture(scope="session")
+def phoenix_url() -> str:
+    """Base URL of the throw-away Phoenix server (scripts/phoenix.sh), checked alive."""
+    url = os.environ.get("GW_TEST_PHOENIX_URL", "")
+    if not url:
+        need("GW_TEST_PHOENIX_URL is not set (run through `make test`)")
+    import httpx
+
+    try:
+        httpx.get(f"{url}/healthz", timeout=5).raise_for_status()
+    except httpx.HTTPError as exc:
+        need(f"Phoenix at {url} unreachable: {exc}")
+    return url

@@ -325,3 +325,28 @@ def llm_judge_spend(
 
     calls, tokens = estimate_llm_spend(items, tiers)
     return calls, tokens, PROMPT_VERSION
+
+
+def start_tracing(service: str) -> Callable[[], Awaitable[None]]:
+    """Trace probes and write verdicts onto spans as ``OTEL_*`` and ``GW_TRACE_*`` configure it
+    (nothing, at no cost, when they configure nothing), for this process, until the returned
+    stop is awaited: it sends what is queued within two seconds and drops the rest (counted).
+
+    Call it before the runner and the analytics stage are built: they read it when made."""
+    from groundwatch.adapters.tracing import TracingSettings, install
+    from groundwatch.adapters.tracing import start_tracing as start
+
+    try:
+        tracing = start(service, settings=load_settings(TracingSettings))
+    except ValueError as exc:
+        from groundwatch.errors import ConfigError
+
+        raise ConfigError(str(exc)) from exc
+    install(tracing)
+
+    async def stop() -> None:
+        install(None)
+        if tracing is not None:
+            await asyncio.to_thread(tracing.shutdown, 2.0)
+
+    return stop

@@ -92,6 +92,7 @@ async def run_demo(
         load_judge,
         load_selfcheck_sampling,
         spend_of,
+        start_tracing,
     )
     from groundwatch.app.embedded import EmbeddedPipeline, reference_runner, run_continuously
     from groundwatch.app.reports import tagger_report
@@ -137,6 +138,7 @@ async def run_demo(
     say(judge.describe)
     for line in estimate.lines():
         say(line)
+    stop_tracing = start_tracing("groundwatch-demo")
     # in-process without the HTTP stack (the services ask the same pipeline over HTTP)
     runner, close = reference_runner(
         ReferenceTarget(build_pipeline(settings, dict(domain.documents))),
@@ -148,7 +150,7 @@ async def run_demo(
         probes_of,
         runner,
         judge=judge,
-        on_stop=[close],
+        on_stop=[close, stop_tracing],
         database_url=store,
         data_quality=quality,
         window=Window(runs=1, evidence=evidence_rule()),

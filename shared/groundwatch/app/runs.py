@@ -230,6 +230,7 @@ async def run_cycles(
         load_judge,
         sampled_targets,
         spend_of,
+        start_tracing,
         target_names,
     )
     from groundwatch.app.datasets import load_dataset
@@ -273,9 +274,11 @@ async def run_cycles(
         else None
     )
     judge = load_judge(opts.database_url, ledger=ledger)
+    stop_tracing = start_tracing("groundwatch")
     runner, close = await file_runner(targets_file)
     if opts.baseline is not None and opts.baseline not in runner.targets:
         await close()
+        await stop_tracing()
         raise ConfigError(
             f"--open-domain-baseline {opts.baseline!r} is not a target of {targets_file}"
             f" ({', '.join(runner.targets)})"
@@ -297,7 +300,7 @@ async def run_cycles(
         open_domain_baseline=opts.baseline,
         database_url=opts.database_url,
         sample=opts.sample,
-        on_stop=[close],
+        on_stop=[close, stop_tracing],
         series=opts.series,
         window=Window(runs=opts.window_runs or None, evidence=evidence_rule()),
         source_url=opts.source,

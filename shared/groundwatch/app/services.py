@@ -21,11 +21,13 @@ from groundwatch.app.bootstrap import (
     generator,
     llm_client,
     load_judge,
+    start_tracing,
 )
 from groundwatch.app.datasets import service_dataset
 from groundwatch.runtime.consume import consume
 from groundwatch.runtime.faults import kill_before_commit
 from groundwatch.runtime.service import ServiceParts, wiring
+from groundwatch.runtime.tracing_telemetry import TracingTelemetry
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -132,6 +134,8 @@ async def runner_service(settings: RunnerSettings) -> ServiceParts:
     from groundwatch.stages.runner.stage import RunnerStage
 
     w = wiring(settings, "rag-runner")
+    stop_tracing = start_tracing("groundwatch-rag-runner")
+    TracingTelemetry(w.registry)
     runner, close = await file_runner(
         settings.runner_targets_file,
         reference_url=settings.runner_reference_url,
@@ -156,7 +160,7 @@ async def runner_service(settings: RunnerSettings) -> ServiceParts:
         topics=w.topics,
         registry=w.registry,
         loops=[loop],
-        on_stop=[close],
+        on_stop=[close, stop_tracing],
         extra={"targets": targets},
     )
 
@@ -199,6 +203,8 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
     from groundwatch.stages.dead_letters.stage import DeadLetterKeeper
 
     w = wiring(settings, "analytics")
+    stop_tracing = start_tracing("groundwatch-analytics")
+    TracingTelemetry(w.registry)
     engine = make_engine(settings.database_url)
     await asyncio.to_thread(create_schema, engine)
     store = AnalyticsStore(engine)
@@ -251,6 +257,7 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
         registry=w.registry,
         loops=[loop, keeper],
         engine=engine,
+        on_stop=[stop_tracing],
         extra={"worker": worker},
     )
 

@@ -176,6 +176,7 @@ def documented() -> list[tuple[str, type[BaseSettings]]]:
     first: what ``groundwatch settings`` and the README's table list, and what a misspelt
     variable is checked against."""
     from groundwatch.adapters.llm.client import LlmSettings
+    from groundwatch.adapters.tracing import TracingSettings
     from groundwatch.reference_rag.settings import ReferenceRagSettings
     from groundwatch.runtime.evidence_settings import EvidenceSettings
     from groundwatch.stages.judge.reference_free import ReferenceFreeSettings
@@ -194,4 +195,5 @@ def documented() -> list[tuple[str, type[BaseSettings]]]:
         ("analytics", AnalyticsSettings),
         ("analytics, run, demo, report, groups", EvidenceSettings),
         ("reference-rag", ReferenceRagSettings),
+        ("rag-runner, analytics, run, demo", TracingSettings),
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
+from groundwatch.adapters.tracing import active, exemplar_of
 from groundwatch.contracts import RagResponse
 
 
@@ -23,7 +24,15 @@ class RunnerTelemetry:
             registry=registry,
         )
 
+        tracing = active()
+        #: traced probes link their latency to their trace (OpenMetrics exemplars)
+        self._spans = tracing.spans if tracing is not None else None
+
     def on_response(self, response: RagResponse, attempts: int) -> None:
         outcome = response.status.value if response.error_kind is None else response.error_kind
         self.requests.labels(response.target, outcome).inc()
-        self.latency.labels(response.target).observe(response.latency_s)
+        latency = self.latency.labels(response.target)
+        if self._spans is None:
+            latency.observe(response.latency_s)
+        else:
+            latency.observe(response.latency_s, exemplar=exemplar_of(response, self._spans))

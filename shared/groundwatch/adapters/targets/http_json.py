@@ -28,6 +28,7 @@ from groundwatch.adapters.targets.base import (
 )
 from groundwatch.adapters.targets.paths import MissingPath, PathError, ReplyPath
 from groundwatch.adapters.targets.transport import HttpClient, HttpReply, as_http_client
+from groundwatch.adapters.tracing.propagation import with_trace_context
 from groundwatch.errors import ConfigError
 
 PLACEHOLDER = "{query}"
@@ -224,7 +225,7 @@ class HttpJsonTarget:
 
     async def _exchange(self, url: str, content: bytes | None) -> TargetReply:
         reply = await self._client.exchange(
-            self.method, url, self._headers, content, self.max_response_bytes
+            self.method, url, with_trace_context(self._headers), content, self.max_response_bytes
         )
         self._check_status(reply)
         return self.parse(reply.body)

@@ -29,6 +29,9 @@ BASELINE_SYSTEM_PROMPT = (
 class OpenAIChatTarget:
     """Answers with the model alone; ``retrieved_ids`` and ``contexts`` are always empty."""
 
+    #: the GenAI operation a trace span of a probe names (OpenTelemetry GenAI conventions)
+    otel_operation = "chat"
+
     def __init__(
         self,
         client: ChatModel,

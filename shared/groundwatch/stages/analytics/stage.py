@@ -15,6 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from groundwatch.adapters.bus.base import Consumer
 from groundwatch.adapters.db.analytics_store import AlreadyStored, AnalyticsStore, TallyWrite
 from groundwatch.adapters.db.engine import refused_data
+from groundwatch.adapters.tracing import active as active_tracing
 from groundwatch.adapters.window_file import FileBlobs
 from groundwatch.contracts import Judgement, Topic, Topics, _Contract
 from groundwatch.core.cycles import SeriesClock
@@ -105,6 +106,8 @@ class AnalyticsStage:
         # can sum the instances. None = not known yet (one instance, or before the first poll).
         self._owned: frozenset[int] | None = None
         self._partition_of: Callable[[str], int | None] = lambda _gid: None
+        #: verdicts onto their probes' spans (OTLP, Phoenix, Langfuse) once stored; None: off
+        self._tracing = active_tracing()
 
     @property
     def view(self) -> TaggerView:
@@ -303,6 +306,9 @@ class AnalyticsStage:
             tagger.forget_changes()
         if self.on_applied is not None:
             self.on_applied(applied, transitions, time.time())
+        if self._tracing is not None:
+            status = tagger.status
+            self._tracing.verdicts(kept, lambda j: status(j.target, j.cohort, j.group_id).value)
         if self.quality is not None and self.quality.configured:
             await self.check_quality({(o.target, o.cohort, o.group_id) for o in applied})
         return rejects

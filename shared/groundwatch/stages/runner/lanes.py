@@ -37,6 +37,8 @@ from groundwatch.adapters.targets.base import (
 from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
 from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.throttle import Clock, TokenBucket
+from groundwatch.adapters.tracing import active as active_tracing
+from groundwatch.adapters.tracing import record_response
 from groundwatch.contracts import Probe, RagResponse, TargetStatus
 from groundwatch.core.sampling import in_share
 from groundwatch.stages.runner.deadlines import Deadlines
@@ -131,6 +133,10 @@ class _Lane:
         #: The error that last opened the circuit (``circuit_open`` errors carry it).
         self.opened_by: str | None = None
         self._workers: list[asyncio.Task[None]] = []
+        tracing = active_tracing()
+        #: the span factory when probes are traced (None: no span, nothing on the hot path)
+        self._spans = tracing.spans if tracing is not None else None
+        self._operation = str(getattr(target, "otel_operation", "invoke_agent"))
 
     def _breaker_changed(self, state: BreakerState) -> None:
         log.warning("target %s: circuit %s", self.name, state.value)
@@ -204,6 +210,16 @@ class _Lane:
         return self._delay(state.attempt_number + 1, exc)
 
     async def _serve(self, probe: Probe) -> RagResponse:
+        spans = self._spans
+        if spans is None:
+            return await self._call(probe)
+        # the span is current while the target is asked: an HTTP target sends its traceparent
+        with spans.probe(probe, self._operation) as span:
+            response = await self._call(probe)
+            record_response(span, response)
+        return response
+
+    async def _call(self, probe: Probe) -> RagResponse:
         timing = _Timing()
         try:
             reply = await self._ask(probe.query, timing, probe.group_id)
