@@ -64,6 +64,12 @@ def test_every_module_the_docs_name_exists(doc: Path) -> None:
     paths = set(
         re.findall(r"`((?:shared|services|tests|bench|scripts)/[\w/.-]+\.(?:py|sh))`", text)
     )
+    # `groundwatch.tier` is a span attribute's name, `groundwatch.xml` a file: a module path is
+    # one that starts with a subpackage or module the library has
+    top = {
+        p.stem for p in (ROOT / "shared" / "groundwatch").iterdir() if not p.name.startswith("_")
+    }
+    dotted = {m for m in dotted if m.split(".")[0] != "groundwatch" or m.split(".")[1] in top}
     missing = [m for m in sorted(dotted) if not _module_exists(m) and not _is_attribute(m)]
     missing += [p for p in sorted(paths) if not (ROOT / p).exists()]
     assert not missing, f"{doc.name} names modules that do not exist: {missing}"
