@@ -186,8 +186,7 @@ async def file_runner(
 ) -> tuple[Runner, Callable[[], Awaitable[None]]]:
     """The runner over a targets file's targets (and the reference RAG at ``reference_url``)
     on one shared HTTP client, with the SelfCheck sampling of the settings, and the closer of
-    both. (The H1 client: asyncio + httptools, the least CPU per request of the clients
-    measured, bench/bench_runner.py.)"""
+    both (httpx: proxies, private CAs, client certificates and HTTP/2 per target)."""
     from groundwatch.adapters.targets import make_http_client
     from groundwatch.stages.runner.factory import make_runner
 
