@@ -182,6 +182,7 @@ async def file_runner(
     reference_url: str | None = None,
     reference_concurrency: int = 32,
     on_response: ResponseHook | None = None,
+    on_stream: Callable[[str, float | None, float], None] | None = None,
     max_connections: int = 512,
 ) -> tuple[Runner, Callable[[], Awaitable[None]]]:
     """The runner over a targets file's targets (and the reference RAG at ``reference_url``)
@@ -199,6 +200,7 @@ async def file_runner(
             reference_concurrency=reference_concurrency,
             on_response=on_response,
             selfcheck=load_selfcheck_sampling(),
+            on_stream=on_stream,
         )
     except BaseException:
         await http.aclose()
