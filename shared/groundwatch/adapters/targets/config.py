@@ -392,10 +392,11 @@ StreamHook = Callable[[str, float | None, float], None]
 
 
 def transport_settings(config: HttpJsonConfig, env: Mapping[str, str]) -> TransportSettings:
-    where = f"target {config.name}"
+    """The target's transport settings, ``${VAR}`` in its proxy filled in (errors name the
+    setting; the caller adds the target)."""
     proxy = config.proxy
     if proxy is not None:
-        proxy = expand_env(proxy, env, f"{where}: proxy")
+        proxy = expand_env(proxy, env, "proxy")
     return TransportSettings(
         proxy=proxy,
         ca_file=config.ca_file,
@@ -420,19 +421,20 @@ def _target_client(
 
 
 def build_auth(
-    config: AuthConfig, client: HttpClient, env: Mapping[str, str], where: str, timeout_s: float
+    config: AuthConfig, client: HttpClient, env: Mapping[str, str], timeout_s: float
 ) -> RequestAuth:
-    """The auth of a target: secrets read from ``env`` now (a missing one is a ConfigError)."""
+    """The auth of a target: secrets read from ``env`` now (a missing one is a ConfigError
+    naming the variable; the caller adds the target)."""
     if isinstance(config, SignerConfig):
         signer: Signer = import_callable(config.callable)  # type: ignore[assignment]
         return SignerAuth(signer, config.callable, {})
     secret = env.get(config.client_secret_env)
     if not secret:
-        raise ConfigError(f"{where}: environment variable {config.client_secret_env} is not set")
+        raise ConfigError(f"environment variable {config.client_secret_env} is not set")
     return OAuth2ClientCredentials(
         client,
-        expand_env(config.token_url, env, f"{where}: auth.token_url"),
-        expand_env(config.client_id, env, f"{where}: auth.client_id"),
+        expand_env(config.token_url, env, "auth.token_url"),
+        expand_env(config.client_id, env, "auth.client_id"),
         secret,
         scopes=config.scopes,
         audience=config.audience,
@@ -462,13 +464,13 @@ def build_target(
         try:
             target_client = _target_client(config, http_client, env)
             auth = (
-                build_auth(config.auth, target_client, env, where, config.limits.timeout_s)
+                build_auth(config.auth, target_client, env, config.limits.timeout_s)
                 if config.auth is not None
                 else None
             )
             return HttpJsonTarget(
                 target_client,
-                expand_env(config.url, env, f"{where}: url"),
+                expand_env(config.url, env, "url"),
                 method=config.method,
                 headers=headers,
                 body_template=config.body,

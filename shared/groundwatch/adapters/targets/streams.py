@@ -2,7 +2,8 @@
 
 Each event is a JSON document; the answer is the concatenation of the text deltas a path
 finds in the events (``choices.0.delta.content`` for OpenAI-compatible chunks), the retrieved
-ids and contexts are gathered from whichever events carry them. An event without a delta (a
+ids and contexts are gathered from whichever events carry them (each once, in order of
+arrival). An event without a delta (a
 role-only first chunk, a usage or ``finish_reason`` chunk) is skipped; a delta that is not text
 is a bad payload, as is a stream in which no event had one. SSE's ``[DONE]`` ends the stream.
 
@@ -69,6 +70,7 @@ class StreamReader:
     ) -> StreamedAnswer:
         out = StreamedAnswer("")
         parts: list[str] = []
+        ids, contexts = _Gathered(), _Gathered()
         found_delta = False
         async for payload in self._payloads(chunks):
             out.events += 1
@@ -89,14 +91,15 @@ class StreamReader:
                 if text and out.first_token_s is None:
                     out.first_token_s = clock() - started
                 parts.append(text)
-            out.retrieved_ids.extend(_gather(self._ids, doc))
-            out.contexts.extend(_gather(self._contexts, doc))
+            ids.add_new(_gather(self._ids, doc))
+            contexts.add_new(_gather(self._contexts, doc))
         if not found_delta:
             raise TargetError(
                 ErrorKind.BAD_PAYLOAD,
                 f"the stream's {out.events} events held no {self.spec.delta_path}",
             )
         out.answer = "".join(parts)
+        out.retrieved_ids, out.contexts = list(ids), list(contexts)
         return out
 
     async def _payloads(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
@@ -164,6 +167,25 @@ def _loads(payload: bytes) -> Any:
             raise TargetError(
                 ErrorKind.BAD_PAYLOAD, f"a stream event is not JSON: {payload[:80]!r}"
             ) from None
+
+
+class _Gathered(list[Any]):
+    """A list that takes each (hashable) value once: services repeat the whole list of sources
+    on every chunk (Perplexity's ``citations``), and a retrieved id counts once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[Any] = set()
+
+    def add_new(self, values: list[Any]) -> None:
+        for v in values:
+            try:
+                if v in self.seen:
+                    continue
+                self.seen.add(v)
+            except TypeError:  # a dict or list: the reply's check refuses it later
+                pass
+            self.append(v)
 
 
 def _gather(path: ReplyPath | None, doc: Any) -> list[Any]:
