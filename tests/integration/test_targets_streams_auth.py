@@ -109,6 +109,30 @@ async def test_an_sse_stream_is_judged_whole_with_its_ids_and_time_to_first_toke
     assert name == "rag" and first is not None and 0 < first <= total
 
 
+async def test_a_streams_pieces_reach_the_reader_as_the_server_sends_them() -> None:
+    """The server sends its second piece only once the client has read the first: a client
+    that gathered the body before handing it over would wait for ever (and time out here)."""
+    first_read = asyncio.Event()
+
+    async def handler(request: Request, writer: asyncio.StreamWriter) -> None:
+        writer.write(STREAM_HEAD + chunk(sse({"delta": "Os"})))
+        await writer.drain()
+        await first_read.wait()
+        writer.write(chunk(sse({"delta": "lo"}) + b"data: [DONE]\n\n") + b"0\r\n\r\n")
+
+    pieces = []
+    async with (
+        origin(handler) as server,
+        make_http_client(4) as client,
+        client.stream("POST", f"{server.url}/ask", {}, b"{}", 1 << 20) as reply,
+        asyncio.timeout(10),
+    ):
+        async for piece in reply.chunks:
+            pieces.append(piece)
+            first_read.set()
+    assert pieces[0] == sse({"delta": "Os"}) and b"[DONE]" in pieces[-1]
+
+
 async def test_an_openai_compatible_stream_read_by_the_sdk_and_by_the_target() -> None:
     chunks = openai_chunks(["Os", "lo"], ["doc-7", "doc-9"])
 

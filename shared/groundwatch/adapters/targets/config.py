@@ -132,6 +132,13 @@ class StreamConfig(BaseModel):
     )
     contexts_path: str | None = Field(None, description="Path to contexts, gathered likewise.")
     done: str = Field("[DONE]", min_length=1, description="SSE data that ends the stream.")
+    coalesce_s: float = Field(
+        0.1,
+        ge=0,
+        le=5,
+        description="After the first token, seconds between reads (what came meanwhile is read"
+        " at once: less CPU per answer; the end is seen at most this late). 0: every event.",
+    )
 
     @field_validator("delta_path", "retrieved_ids_path", "contexts_path")
     @classmethod
@@ -153,6 +160,7 @@ class StreamConfig(BaseModel):
             self.retrieved_ids_path,
             self.contexts_path,
             self.done,
+            self.coalesce_s,
         )
 
 

@@ -9,10 +9,18 @@ is a bad payload, as is a stream in which no event had one. SSE's ``[DONE]`` end
 
 The reader also measures what people who run these services watch: the time to the first
 non-empty delta and to the end of the stream.
+
+Every read of a stream costs the HTTP stack a full turn (h11, httpcore, anyio: ~50 µs), and a
+server flushes one event per token. Until the first token the stream is read as it comes, so
+the time to first token is exact; after it, the reader waits ``coalesce_s`` between reads and
+takes what arrived meanwhile in one: the answer is judged whole, so its later deltas need no
+hurry. That cuts the reads of a 20-token answer from ~20 to a handful; the end of the stream is
+then seen at most ``coalesce_s`` late.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -42,6 +50,8 @@ class StreamSpec:
     retrieved_ids_path: str | None = None
     contexts_path: str | None = None
     done: str = "[DONE]"
+    #: seconds between reads once the first token is in (0: read every event as it comes)
+    coalesce_s: float = 0.1
 
 
 @dataclass(slots=True)
@@ -72,7 +82,7 @@ class StreamReader:
         parts: list[str] = []
         ids, contexts = _Gathered(), _Gathered()
         found_delta = False
-        async for payload in self._payloads(chunks):
+        async for payload in self._payloads(self._paced(chunks, out)):
             out.events += 1
             doc = _loads(payload)
             try:
@@ -101,6 +111,17 @@ class StreamReader:
         out.answer = "".join(parts)
         out.retrieved_ids, out.contexts = list(ids), list(contexts)
         return out
+
+    async def _paced(
+        self, chunks: AsyncIterator[bytes], out: StreamedAnswer
+    ) -> AsyncIterator[bytes]:
+        """``chunks``, with a pause before each read once the first token is in (see the module
+        docstring): what arrives during it waits in the socket and comes in one read."""
+        pause = self.spec.coalesce_s
+        async for data in chunks:
+            yield data  # consumed (every line of it) before this resumes
+            if pause > 0 and out.first_token_s is not None:
+                await asyncio.sleep(pause)
 
     async def _payloads(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         """Each event's JSON text: an SSE event's joined ``data`` lines, or an NDJSON line."""

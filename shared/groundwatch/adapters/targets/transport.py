@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import ssl
 import zlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +42,9 @@ if TYPE_CHECKING:  # imported where used: not needed to start the CLI
 
 #: What the client asks for: the two encodings it inflates under the cap itself.
 ACCEPT_ENCODING = "gzip, deflate"
-_READ_SIZE = 64 * 1024
 _DISCONNECTED = "Server disconnected without sending a response."
+#: Connections per httpcore pool (see :class:`HttpxClient`).
+SHARD_CONNECTIONS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,15 +240,30 @@ class _StreamContext(Protocol):
 
 
 class HttpxClient:
-    """An ``httpx.AsyncClient`` behind the port.
+    """One or more ``httpx.AsyncClient`` behind the port.
+
+    Several clients are shards of one pool: httpcore's pool scans every connection for every
+    queued request each time a request starts or ends, which at 256 connections cost ~2 ms of
+    CPU per request (``bench/bench_runner.py``); shards of :data:`SHARD_CONNECTIONS` keep that
+    scan short. A request goes to the shard with the fewest requests in flight.
 
     A request whose connection the server closed before any byte of the reply (a keep-alive
     timeout racing the request) is sent once more: the server never saw it answered."""
 
-    def __init__(self, client: httpx.AsyncClient, *, proxy: str | None = None) -> None:
-        self.client = client
+    def __init__(
+        self, client: httpx.AsyncClient | Sequence[httpx.AsyncClient], *, proxy: str | None = None
+    ) -> None:
+        self.shards = [client] if not isinstance(client, Sequence) else list(client)
+        self.client = self.shards[0]
+        self._load = [0] * len(self.shards)
         self.in_flight = 0
         self._proxy = proxy
+
+    def _pick(self) -> int:
+        load = self._load
+        if len(load) == 1:
+            return 0
+        return load.index(min(load))
 
     async def exchange(
         self,
@@ -273,12 +289,15 @@ class HttpxClient:
         import httpx
 
         _check_headers(headers)
+        shard = self._pick()
+        client = self.shards[shard]
         self.in_flight += 1
+        self._load[shard] += 1
         try:
             for attempt in (1, 2):
-                request = self.client.build_request(method, url, headers=headers, content=body)
+                request = client.build_request(method, url, headers=headers, content=body)
                 try:
-                    response = await self.client.send(request, stream=True)
+                    response = await client.send(request, stream=True)
                 except httpx.RemoteProtocolError as exc:
                     if attempt == 1 and str(exc) == _DISCONNECTED:
                         continue
@@ -303,6 +322,7 @@ class HttpxClient:
                 await response.aclose()
         finally:
             self.in_flight -= 1
+            self._load[shard] -= 1
 
     async def _chunks(self, response: httpx.Response, inflater: _Inflater) -> AsyncIterator[bytes]:
         import httpx
@@ -313,7 +333,7 @@ class HttpxClient:
             yield response.content
             return
         try:
-            async for raw in response.aiter_raw(_READ_SIZE):
+            async for raw in response.aiter_raw():  # each piece as it comes: no re-chunking
                 out = inflater.feed(raw)
                 if out:
                     yield out
@@ -324,7 +344,8 @@ class HttpxClient:
             yield tail
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        for client in self.shards:
+            await client.aclose()
 
     async def __aenter__(self) -> HttpxClient:
         return self
@@ -370,20 +391,25 @@ class HttpClients:
             ctx = ssl_context(settings, self._env)
         direct = settings.proxy == "direct"
         proxy = None if direct else settings.proxy
-        client = httpx.AsyncClient(
-            verify=ctx,
-            http2=settings.http2,
-            proxy=proxy,
-            trust_env=not direct and proxy is None,
-            follow_redirects=False,
-            timeout=httpx.Timeout(self.timeout, pool=None),
-            limits=httpx.Limits(
-                max_connections=self.max_connections,
-                max_keepalive_connections=self.max_connections,
-                keepalive_expiry=self.keepalive_expiry,
-            ),
-            headers={"User-Agent": "groundwatch", "Accept-Encoding": ACCEPT_ENCODING},
-        )
+        shards = -(-self.max_connections // SHARD_CONNECTIONS)
+        per_shard = -(-self.max_connections // shards)
+        client = [
+            httpx.AsyncClient(
+                verify=ctx,
+                http2=settings.http2,
+                proxy=proxy,
+                trust_env=not direct and proxy is None,
+                follow_redirects=False,
+                timeout=httpx.Timeout(self.timeout, pool=None),
+                limits=httpx.Limits(
+                    max_connections=per_shard,
+                    max_keepalive_connections=per_shard,
+                    keepalive_expiry=self.keepalive_expiry,
+                ),
+                headers={"User-Agent": "groundwatch", "Accept-Encoding": ACCEPT_ENCODING},
+            )
+            for _ in range(shards)
+        ]
         wrapped = HttpxClient(client, proxy=_bare_proxy(proxy))
         self._clients[settings] = wrapped
         return wrapped
