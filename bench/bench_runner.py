@@ -53,7 +53,7 @@ from _common import emit, figure, spread
 from groundwatch.adapters.targets import HttpJsonTarget, TargetLimits
 from groundwatch.adapters.targets.streams import StreamFormat, StreamSpec
 from groundwatch.adapters.targets.transport import make_http_client
-from groundwatch.contracts import Probe, TargetStatus
+from groundwatch.contracts import Probe
 from groundwatch.core.model import AnswerType, Expected
 from groundwatch.runtime.loop import EventLoopChoice, loop_name
 from groundwatch.runtime.loop import run as run_on_loop
@@ -302,7 +302,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rate = spread([c["rate"] for c in plain])
     cpu = spread([c["cpu_us_per_request"] for c in plain])
     ratios = spread(
-        [s["cpu_us_per_request"] / p["cpu_us_per_request"] for p, s in zip(plain, streamed)]
+        [
+            s["cpu_us_per_request"] / p["cpu_us_per_request"]
+            for p, s in zip(plain, streamed, strict=True)
+        ]
     )
     stream_cpu = spread([c["cpu_us_per_request"] for c in streamed])
     stream_rate = spread([c["rate"] for c in streamed])
