@@ -226,3 +226,49 @@ def test_the_cli_exits_2_with_one_line_for_an_unknown_ca_file(tmp_path: Path) ->
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert lines == [f"error: target corp-rag: ca_file {tmp_path / 'corp-ca.pem'}: no such file"]
+
+
+async def test_http2_when_the_target_asks_for_it(ca: PrivateCA, server_cert: Issued) -> None:
+    """An HTTP/2-only TLS server (h2's own server state machine): a target with ``http2``
+    offers h2 by ALPN and is answered over it, several requests on one connection."""
+    import h2.config
+    import h2.connection
+    import h2.events
+
+    protocols: list[str | None] = []
+    paths: list[str] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        protocols.append(writer.get_extra_info("ssl_object").selected_alpn_protocol())
+        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
+        conn.initiate_connection()
+        writer.write(conn.data_to_send())
+        try:
+            while data := await reader.read(65536):
+                for event in conn.receive_data(data):
+                    if isinstance(event, h2.events.RequestReceived):
+                        paths.append(dict(event.headers)[b":path"].decode())
+                    elif isinstance(event, h2.events.DataReceived):
+                        conn.acknowledge_received_data(len(event.data), event.stream_id)
+                    elif isinstance(event, h2.events.StreamEnded):
+                        head = [(":status", "200"), ("content-length", str(len(ANSWER)))]
+                        conn.send_headers(event.stream_id, head)
+                        conn.send_data(event.stream_id, ANSWER, end_stream=True)
+                writer.write(conn.data_to_send())
+                await writer.drain()
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    tls = server_tls(server_cert)
+    tls.set_alpn_protocols(["h2"])
+    server = await asyncio.start_server(serve, "127.0.0.1", 0, ssl=tls)
+    port = server.sockets[0].getsockname()[1]
+    async with server, make_http_client(4) as client:
+        config = {"url": f"https://127.0.0.1:{port}/ask", "ca_file": str(ca.cert_path)}
+        target = one_target({**config, "http2": True}, client)
+        replies = await asyncio.gather(*(target.ask(f"q{i}") for i in range(3)))
+        server.close()
+    assert [r.answer for r in replies] == ["Oslo"] * 3
+    assert protocols == ["h2"] and paths == ["/ask"] * 3  # one connection, three streams
