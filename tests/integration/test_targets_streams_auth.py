@@ -162,8 +162,11 @@ async def test_an_openai_compatible_stream_read_by_the_sdk_and_by_the_target() -
             client,
         )
         reply = await target.ask("Where is Acme?")
-    assert sdk_text == reply.answer == "Oslo"
+        again = await target.ask("Where is Acme?")
+    assert sdk_text == reply.answer == again.answer == "Oslo"
     assert reply.retrieved_ids == ["doc-7", "doc-9"]
+    # the body read to its end after [DONE]: the target's connection carried both asks
+    assert server.connections == 2  # the SDK's and the target's
 
 
 async def test_an_ndjson_stream_and_a_stream_without_any_delta() -> None:

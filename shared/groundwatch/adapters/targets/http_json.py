@@ -12,7 +12,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -147,6 +147,24 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
+#: How long the end of a stream's body (after its last event) is waited for.
+_DRAIN_S = 1.0
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read what follows a stream's last event (the chunked body's terminator, mostly): a
+    connection whose reply was not read to its end cannot carry the next request. A server
+    still sending after the end marker is cut off (under the cap, within ``_DRAIN_S``)."""
+    import asyncio
+
+    try:
+        async with asyncio.timeout(_DRAIN_S):
+            async for _ in chunks:
+                pass
+    except (TimeoutError, TargetError):
+        pass
+
+
 class HttpJsonTarget:
     """``ask`` = one HTTP request; status, transport and payload failures become TargetErrors."""
 
@@ -269,6 +287,7 @@ class HttpJsonTarget:
             if response.status >= 300:
                 return HttpReply(response.status, response.retry_after, b""), None
             got = await reader.read(response.chunks, self._clock, started)
+            await _drain(response.chunks)
         if self.on_stream is not None:
             self.on_stream(got.first_token_s, self._clock() - started)
         ok = HttpReply(response.status, None, b"")

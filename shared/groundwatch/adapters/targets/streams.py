@@ -33,6 +33,8 @@ from groundwatch.adapters.targets.base import ErrorKind, JsonNumber, TargetError
 from groundwatch.adapters.targets.paths import MissingPath, PathError, ReplyPath
 
 OPENAI_DELTA = "choices.0.delta.content"
+#: A piece that took longer than this to come was waited for on the network (not buffered).
+_WAITED_S = 0.002
 
 
 class StreamFormat(StrEnum):
@@ -115,13 +117,33 @@ class StreamReader:
     async def _paced(
         self, chunks: AsyncIterator[bytes], out: StreamedAnswer
     ) -> AsyncIterator[bytes]:
-        """``chunks``, with a pause before each read once the first token is in (see the module
-        docstring): what arrives during it waits in the socket and comes in one read."""
+        """``chunks``, with a pause once the first token is in (see the module docstring): what
+        arrives during it waits in the socket and comes in one read.
+
+        Only a piece the reader had to wait for ends with a pause: the pieces of one read come
+        one by one from the HTTP stack's buffer at once, and a pause after each would hold back
+        data that is already here (at most one pause per half ``coalesce_s``, whatever a loaded
+        loop makes those look like)."""
         pause = self.spec.coalesce_s
-        async for data in chunks:
+        if pause <= 0:
+            async for data in chunks:
+                yield data
+            return
+        loop = asyncio.get_running_loop()
+        pieces = aiter(chunks)
+        rested = float("-inf")
+        while True:
+            asked = loop.time()
+            try:
+                data = await anext(pieces)
+            except StopAsyncIteration:
+                return
+            got = loop.time()
             yield data  # consumed (every line of it) before this resumes
-            if pause > 0 and out.first_token_s is not None:
+            waited = got - asked >= _WAITED_S
+            if out.first_token_s is not None and waited and got - rested >= pause / 2:
                 await asyncio.sleep(pause)
+                rested = loop.time()
 
     async def _payloads(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         """Each event's JSON text: an SSE event's joined ``data`` lines, or an NDJSON line."""
