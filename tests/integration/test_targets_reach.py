@@ -272,3 +272,28 @@ async def test_http2_when_the_target_asks_for_it(ca: PrivateCA, server_cert: Iss
         server.close()
     assert [r.answer for r in replies] == ["Oslo"] * 3
     assert protocols == ["h2"] and paths == ["/ask"] * 3  # one connection, three streams
+
+
+async def test_the_pool_grows_in_shards_and_keeps_its_connection_bound() -> None:
+    """Eight requests held by the server until all eight are in: the client opens eight
+    connections over two shards of four; twelve at once still never exceed the bound."""
+    from tests.integration._http_servers import response as reply_bytes
+
+    held: list[str] = []
+    everyone = asyncio.Event()
+
+    async def hold(request: Request, writer: asyncio.StreamWriter) -> None:
+        held.append(request.target)
+        if len(held) % 8 == 0:
+            everyone.set()
+        await everyone.wait()
+        writer.write(reply_bytes(200, ANSWER))
+
+    async with origin(hold) as server, make_http_client(8) as client:
+        target = one_target({"url": f"{server.url}/ask"}, client)
+        first = await asyncio.gather(*(target.ask(f"q{i}") for i in range(8)))
+        everyone.clear()
+        more = await asyncio.gather(*(target.ask(f"r{i}") for i in range(16)))
+        shards = len(client._default.shards)
+    assert [r.answer for r in first + more] == ["Oslo"] * 24
+    assert shards == 2 and server.connections == 8  # reused, never past the bound

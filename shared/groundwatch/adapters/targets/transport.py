@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import ssl
 import zlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,25 +245,40 @@ class HttpxClient:
     Several clients are shards of one pool: httpcore's pool scans every connection for every
     queued request each time a request starts or ends, which at 256 connections cost ~2 ms of
     CPU per request (``bench/bench_runner.py``); shards of :data:`SHARD_CONNECTIONS` keep that
-    scan short. A request goes to the shard with the fewest requests in flight.
+    scan short. A request goes to the shard with the fewest requests in flight; a new shard is
+    made when all are full (each costs ~2 ms to make: the environment's proxies are read).
 
     A request whose connection the server closed before any byte of the reply (a keep-alive
     timeout racing the request) is sent once more: the server never saw it answered."""
 
     def __init__(
-        self, client: httpx.AsyncClient | Sequence[httpx.AsyncClient], *, proxy: str | None = None
+        self,
+        client: httpx.AsyncClient,
+        *,
+        proxy: str | None = None,
+        grow: Callable[[], httpx.AsyncClient] | None = None,
+        per_shard: int = 0,
+        max_shards: int = 1,
     ) -> None:
-        self.shards = [client] if not isinstance(client, Sequence) else list(client)
-        self.client = self.shards[0]
-        self._load = [0] * len(self.shards)
+        """``grow`` makes another shard when every shard has ``per_shard`` requests in flight
+        (up to ``max_shards``): a run with few requests in flight keeps one small pool."""
+        self.shards = [client]
+        self.client = client
+        self._load = [0]
         self.in_flight = 0
         self._proxy = proxy
+        self._grow = grow
+        self._per_shard = per_shard
+        self._max_shards = max_shards
 
     def _pick(self) -> int:
         load = self._load
-        if len(load) == 1:
-            return 0
-        return load.index(min(load))
+        i = 0 if len(load) == 1 else load.index(min(load))
+        if self._grow is not None and load[i] >= self._per_shard and len(load) < self._max_shards:
+            self.shards.append(self._grow())
+            load.append(0)
+            return len(load) - 1
+        return i
 
     async def exchange(
         self,
@@ -393,8 +408,9 @@ class HttpClients:
         proxy = None if direct else settings.proxy
         shards = -(-self.max_connections // SHARD_CONNECTIONS)
         per_shard = -(-self.max_connections // shards)
-        client = [
-            httpx.AsyncClient(
+
+        def shard() -> httpx.AsyncClient:
+            return httpx.AsyncClient(
                 verify=ctx,
                 http2=settings.http2,
                 proxy=proxy,
@@ -408,9 +424,10 @@ class HttpClients:
                 ),
                 headers={"User-Agent": "groundwatch", "Accept-Encoding": ACCEPT_ENCODING},
             )
-            for _ in range(shards)
-        ]
-        wrapped = HttpxClient(client, proxy=_bare_proxy(proxy))
+
+        wrapped = HttpxClient(
+            shard(), proxy=_bare_proxy(proxy), grow=shard, per_shard=per_shard, max_shards=shards
+        )
         self._clients[settings] = wrapped
         return wrapped
 
