@@ -338,8 +338,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 baseline=round(args.concurrency / args.latency, 1),
                 baseline_name="ideal",
                 absolute_unit="req/s",
-                bound="the target's latency: the runner adds its CPU per request and the"
-                " event loop's queueing to each request's 1 s",
+                bound="CPU: the runner needs its CPU per request × the ideal rate of one core"
+                " (the server shares the machine); with less to spare (other processes' load)"
+                " the event loop falls behind and the rate with it",
                 digits=3,
             ),
             "cpu_ms_per_request": figure(
@@ -363,8 +364,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 baseline=round(cpu["median"], 1),
                 baseline_name="plain request's",
                 absolute_unit="µs",
-                bound="one read, one line split and one JSON parse per event, on top of the"
-                " plain request's cost",
+                bound="httpx's turn per HTTP chunk (h11, httpcore, the body iterators) and one"
+                " line split and JSON parse per event, on top of the plain request's cost",
                 digits=3,
             ),
         },
