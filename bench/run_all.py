@@ -65,7 +65,8 @@ BENCHES = [
         ("--scaling",),
     ),
     Bench("cli", "bench_cli.py", 60, (), ("--n", "1")),
-    Bench("runner", "bench_runner.py", 240, (), ("--duration", "1"), ("--sweep",)),
+    # 1 s target, 256 in flight, plain then streamed: run_all's repeats interleave them
+    Bench("runner", "bench_runner.py", 180, ("--repeats", "1"), ("--duration", "3")),
     Bench("embedded", "bench_embedded.py", 180, (), ("--cycles", "2", "--baseline-probes", "500")),
     Bench("tracing", "bench_tracing.py", 300, ("--repeats", "1"), ("--cycles", "1")),
     Bench("demo", "bench_demo.py", 180, (), ("--cycles", "1")),

@@ -1,4 +1,4 @@
-"""The shared HTTP client (H1Client: asyncio + httptools) against a real socket server on 127.0.0.1 (no external service)."""
+"""The shared HTTP client (httpx behind HttpClients) against a real socket server on 127.0.0.1 (no external service)."""
 
 from __future__ import annotations
 
@@ -234,9 +234,7 @@ async def test_client_refuses_malformed_replies_and_header_injection() -> None:
 
 
 async def test_client_sends_basic_auth_from_the_url_and_drops_expired_idle_connections() -> None:
-    from groundwatch.adapters.targets.h1 import H1Client
-
-    async with serving(keep_alive) as server, H1Client(4, keepalive_expiry=0.05) as client:
+    async with serving(keep_alive) as server, make_http_client(4, keepalive_expiry=0.05) as client:
         url = server.url.replace("http://", "http://user:p%40ss@")
         assert (await client.exchange("POST", url, {}, b"{}", 1 << 20)).status == 200
         await asyncio.sleep(0.15)  # idle past its expiry: closed by the watchdog
@@ -290,11 +288,9 @@ async def test_client_speaks_tls_with_the_given_context(self_signed: tuple[Path,
     server = Server(keep_alive)
     srv = await asyncio.start_server(server._serve, "127.0.0.1", 0, ssl=server_ctx)
     port = srv.sockets[0].getsockname()[1]
-    from groundwatch.adapters.targets.h1 import H1Client
-
     async with srv:
         trusted = ssl.create_default_context(cafile=str(cert))
-        async with H1Client(2, ssl_context=trusted) as client:
+        async with make_http_client(2, ssl_context=trusted) as client:
             target = HttpJsonTarget(client, f"https://127.0.0.1:{port}/query")
             assert (await target.ask("q")).answer == "Oslo"
             assert (await target.ask("q")).answer == "Oslo"
@@ -307,9 +303,7 @@ async def test_client_speaks_tls_with_the_given_context(self_signed: tuple[Path,
 
 
 async def test_requests_beyond_the_bound_wait_their_turn_and_a_waiter_may_give_up() -> None:
-    from groundwatch.adapters.targets.h1 import H1Client
-
-    async with serving(keep_alive) as server, H1Client(1) as client:
+    async with serving(keep_alive) as server, make_http_client(1) as client:
         first = asyncio.create_task(client.exchange("POST", server.url, {}, b"{}", 1 << 20))
         await asyncio.sleep(0)
         gives_up = asyncio.create_task(client.exchange("POST", server.url, {}, b"{}", 1 << 20))
@@ -323,7 +317,7 @@ async def test_requests_beyond_the_bound_wait_their_turn_and_a_waiter_may_give_u
         assert [r.status for r in replies] == [200] * 4
         assert gives_up.cancelled()
         assert server.connections == 1 and len(server.requests) == 4  # one at a time
-        assert client._in_use == 0 and not [w for w in client._waiting if not w.done()]
+        assert client.in_flight == 0  # the waiter that gave up holds no slot
 
 
 async def test_a_redirect_over_the_wire_is_an_error_never_an_answer() -> None:

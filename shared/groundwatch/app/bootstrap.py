@@ -182,12 +182,12 @@ async def file_runner(
     reference_url: str | None = None,
     reference_concurrency: int = 32,
     on_response: ResponseHook | None = None,
+    on_stream: Callable[[str, float | None, float], None] | None = None,
     max_connections: int = 512,
 ) -> tuple[Runner, Callable[[], Awaitable[None]]]:
     """The runner over a targets file's targets (and the reference RAG at ``reference_url``)
     on one shared HTTP client, with the SelfCheck sampling of the settings, and the closer of
-    both. (The H1 client: asyncio + httptools, the least CPU per request of the clients
-    measured, bench/bench_runner.py.)"""
+    both (httpx: proxies, private CAs, client certificates and HTTP/2 per target)."""
     from groundwatch.adapters.targets import make_http_client
     from groundwatch.stages.runner.factory import make_runner
 
@@ -200,6 +200,7 @@ async def file_runner(
             reference_concurrency=reference_concurrency,
             on_response=on_response,
             selfcheck=load_selfcheck_sampling(),
+            on_stream=on_stream,
         )
     except BaseException:
         await http.aclose()

@@ -136,11 +136,13 @@ async def runner_service(settings: RunnerSettings) -> ServiceParts:
     w = wiring(settings, "rag-runner")
     stop_tracing = start_tracing("groundwatch-rag-runner")
     TracingTelemetry(w.registry)
+    telemetry = RunnerTelemetry(w.registry)
     runner, close = await file_runner(
         settings.runner_targets_file,
         reference_url=settings.runner_reference_url,
         reference_concurrency=settings.runner_reference_concurrency,
-        on_response=RunnerTelemetry(w.registry).on_response,
+        on_response=telemetry.on_response,
+        on_stream=telemetry.on_stream,
     )
     loop = consume(
         RunnerStage(runner, batch=settings.runner_batch),

@@ -1,7 +1,7 @@
 """Which event loop the services and ``groundwatch run`` run on: uvloop when installed.
 
 The runner's cost per probe is mostly event-loop work (task steps, futures, socket callbacks),
-and uvloop does that work in C: on ``bench/bench_runner.py`` (5 ms target, 64 in flight) it took
+and uvloop does that work in C: against a local 5 ms target with 64 in flight it took
 the bare asyncio client from about 25 to 22 µs of CPU per request and the runner's lane from
 about 29 to 27 µs. ``GW_EVENT_LOOP`` picks it: ``auto`` (uvloop if importable, else asyncio),
 ``asyncio`` (the standard loop, e.g. to rule the loop out when debugging) or ``uvloop`` (and

@@ -18,12 +18,13 @@ from groundwatch.adapters.targets.base import (
 )
 from groundwatch.adapters.targets.callable import CallableTarget
 from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
-from groundwatch.adapters.targets.h1 import H1Client
 from groundwatch.adapters.targets.http_json import HttpJsonTarget, expand_env, render_body
 from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.targets.transport import (
     HttpClient,
+    HttpClients,
     HttpxClient,
+    TransportSettings,
     make_http_client,
 )
 from groundwatch.adapters.throttle import TokenBucket
@@ -48,8 +49,8 @@ __all__ = [
     "CallableTarget",
     "CircuitBreaker",
     "ErrorKind",
-    "H1Client",
     "HttpClient",
+    "HttpClients",
     "HttpJsonTarget",
     "HttpxClient",
     "OpenAIChatTarget",
@@ -58,6 +59,7 @@ __all__ = [
     "TargetLimits",
     "TargetReply",
     "TokenBucket",
+    "TransportSettings",
     "expand_env",
     "make_http_client",
     "render_body",

@@ -13,6 +13,22 @@
         contexts_path: data.sources.*.text
         limits: {concurrency: 4, rate_per_s: 2, timeout_s: 20}
         sampling: {body: {temperature: 1.0}}   # how to ask for a SelfCheck sample
+      - name: streamed
+        type: http_json
+        url: https://llm.internal/v1/chat/completions
+        body: {model: rag, stream: true, messages: [{role: user, content: "{query}"}]}
+        stream: {format: openai, retrieved_ids_path: "sources.*.id"}
+        proxy: http://proxy.corp:3128          # default: HTTPS_PROXY/HTTP_PROXY/NO_PROXY
+        ca_file: /etc/ssl/corp-ca.pem          # default: the system store or SSL_CERT_FILE
+        client_cert: /etc/groundwatch/client.pem
+        client_key: /etc/groundwatch/client.key
+        http2: true
+        auth:
+          type: oauth2_client_credentials
+          token_url: https://idp.internal/oauth2/token
+          client_id: groundwatch
+          client_secret_env: RAG_CLIENT_SECRET
+          scopes: [rag.ask]
       - name: llm-only
         type: openai_chat
         model: gpt-4o-mini
@@ -31,6 +47,7 @@ import importlib
 import os
 import tomllib
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -38,6 +55,12 @@ import httpx
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from groundwatch.adapters.targets.auth import (
+    OAuth2ClientCredentials,
+    RequestAuth,
+    Signer,
+    SignerAuth,
+)
 from groundwatch.adapters.targets.base import Target
 from groundwatch.adapters.targets.callable import CallableTarget, TargetCallable
 from groundwatch.adapters.targets.http_json import (
@@ -50,7 +73,14 @@ from groundwatch.adapters.targets.http_json import (
 from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.targets.openai_chat import BASELINE_SYSTEM_PROMPT, OpenAIChatTarget
 from groundwatch.adapters.targets.paths import ReplyPath
-from groundwatch.adapters.targets.transport import HttpClient
+from groundwatch.adapters.targets.streams import OPENAI_DELTA, StreamFormat, StreamSpec
+from groundwatch.adapters.targets.transport import (
+    DEFAULT_TRANSPORT,
+    HttpClient,
+    HttpClients,
+    TransportSettings,
+    as_http_client,
+)
 from groundwatch.core.llm import ChatModel
 from groundwatch.errors import ConfigError, parse_error_line
 from groundwatch.validation import validation_line
@@ -85,6 +115,96 @@ class HttpSampling(BaseModel):
         return self
 
 
+class StreamConfig(BaseModel):
+    """The reply is a stream of JSON events; the answer is their text deltas joined."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: StreamFormat = Field(
+        description="sse (server-sent events), openai (SSE of OpenAI chat-completion chunks)"
+        " or ndjson (one JSON document a line)."
+    )
+    delta_path: str | None = Field(
+        None, description=f"Path to each event's text delta; openai: {OPENAI_DELTA}."
+    )
+    retrieved_ids_path: str | None = Field(
+        None, description="Path to retrieved ids, gathered from every event that has them."
+    )
+    contexts_path: str | None = Field(None, description="Path to contexts, gathered likewise.")
+    done: str = Field("[DONE]", min_length=1, description="SSE data that ends the stream.")
+    coalesce_s: float = Field(
+        0.1,
+        ge=0,
+        le=5,
+        description="After the first token, seconds between reads (what came meanwhile is read"
+        " at once: less CPU per answer; the end is seen at most this late). 0: every event.",
+    )
+
+    @field_validator("delta_path", "retrieved_ids_path", "contexts_path")
+    @classmethod
+    def _path_compiles(cls, v: str | None) -> str | None:
+        if v is not None:
+            ReplyPath(v)
+        return v
+
+    @model_validator(mode="after")
+    def _delta_known(self) -> StreamConfig:
+        if self.delta_path is None and self.format is not StreamFormat.OPENAI:
+            raise ValueError(f"a {self.format.value} stream needs delta_path: where its text is")
+        return self
+
+    def spec(self) -> StreamSpec:
+        return StreamSpec(
+            self.format,
+            self.delta_path or OPENAI_DELTA,
+            self.retrieved_ids_path,
+            self.contexts_path,
+            self.done,
+            self.coalesce_s,
+        )
+
+
+class OAuth2Config(BaseModel):
+    """OAuth2 client credentials (RFC 6749 §4.4): a bearer token fetched, refreshed before it
+    expires; the secret from the environment."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["oauth2_client_credentials"]
+    token_url: str = Field(description="The token endpoint; may hold ${VAR}.")
+    client_id: str = Field(min_length=1, description="May hold ${VAR}.")
+    client_secret_env: str = Field(
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="Variable holding the client secret."
+    )
+    scopes: list[str] = Field(default_factory=list)
+    audience: str | None = Field(None, description="Sent as 'audience' (Auth0, some IdPs).")
+    send_as: Literal["basic", "post"] = Field(
+        "basic", description="Credentials in HTTP Basic (client_secret_basic) or the form."
+    )
+    refresh_before_s: float = Field(
+        60.0, ge=0, description="Fetch the next token this long before the current expires."
+    )
+
+    @field_validator("token_url")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        if not v.startswith(("http://", "https://", "${")):
+            raise ValueError("must start with http:// or https://")
+        return v
+
+
+class SignerConfig(BaseModel):
+    """A Python callable that returns headers to add to each request (a custom scheme)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["signer"]
+    callable: str = Field(pattern=r"^[\w.]+:[\w.]+$", description="'package.module:function'.")
+
+
+AuthConfig = Annotated[OAuth2Config | SignerConfig, Field(discriminator="type")]
+
+
 class HttpJsonConfig(_TargetBase):
     type: Literal["http_json"]
     url: str = Field(description="Endpoint URL; may hold {query} (URL-encoded) and ${VAR}.")
@@ -98,6 +218,25 @@ class HttpJsonConfig(_TargetBase):
     sampling: HttpSampling | None = Field(
         None, description="How to ask for a SelfCheck sample; unset: the target is not sampled."
     )
+    stream: StreamConfig | None = Field(
+        None, description="The reply is streamed (SSE, OpenAI chunks, NDJSON); unset: one JSON."
+    )
+    auth: AuthConfig | None = Field(
+        None, description="OAuth2 client credentials, or a signer adding headers per request."
+    )
+    proxy: str | None = Field(
+        None,
+        description="http(s)://[user:pass@]host:port, or 'direct'; unset: HTTPS_PROXY,"
+        " HTTP_PROXY and NO_PROXY. May hold ${VAR}.",
+    )
+    ca_file: str | None = Field(
+        None, description="PEM file of the CAs to trust; unset: the system's or SSL_CERT_FILE."
+    )
+    client_cert: str | None = Field(
+        None, description="PEM client certificate (and its key, unless client_key is given)."
+    )
+    client_key: str | None = Field(None, description="PEM key of client_cert.")
+    http2: bool = Field(False, description="Offer HTTP/2 (over TLS, by ALPN).")
 
     @field_validator("url")
     @classmethod
@@ -105,6 +244,19 @@ class HttpJsonConfig(_TargetBase):
         if not v.startswith(("http://", "https://", "${")):
             raise ValueError("must start with http:// or https://")
         return v
+
+    @field_validator("proxy")
+    @classmethod
+    def _proxy_url(cls, v: str | None) -> str | None:
+        if v is not None and v != "direct" and not v.startswith(("http://", "https://", "${")):
+            raise ValueError("must be an http:// or https:// proxy URL, or 'direct'")
+        return v
+
+    @model_validator(mode="after")
+    def _key_needs_cert(self) -> HttpJsonConfig:
+        if self.client_key is not None and self.client_cert is None:
+            raise ValueError("client_key is given without client_cert")
+        return self
 
     @field_validator("answer_path", "retrieved_ids_path", "contexts_path")
     @classmethod
@@ -242,12 +394,71 @@ def can_sample(config: TargetConfig) -> bool:
     return CallableTarget(import_callable(config.callable)).can_sample
 
 
+#: Told of each streamed answer of a target: its name, seconds to the first text delta (None:
+#: no delta had text) and to the end of the stream.
+StreamHook = Callable[[str, float | None, float], None]
+
+
+def transport_settings(config: HttpJsonConfig, env: Mapping[str, str]) -> TransportSettings:
+    """The target's transport settings, ``${VAR}`` in its proxy filled in (errors name the
+    setting; the caller adds the target)."""
+    proxy = config.proxy
+    if proxy is not None:
+        proxy = expand_env(proxy, env, "proxy")
+    return TransportSettings(
+        proxy=proxy,
+        ca_file=config.ca_file,
+        client_cert=config.client_cert,
+        client_key=config.client_key,
+        http2=config.http2,
+    )
+
+
+def _target_client(
+    config: HttpJsonConfig, http_client: HttpClient | httpx.AsyncClient, env: Mapping[str, str]
+) -> HttpClient:
+    """The client of the target's transport settings: the shared pool's, or the one given."""
+    settings = transport_settings(config, env)
+    if settings == DEFAULT_TRANSPORT:
+        return as_http_client(http_client)
+    if not isinstance(http_client, HttpClients):
+        raise ConfigError(
+            "proxy, ca_file, client_cert and http2 need the shared clients of make_http_client"
+        )
+    return http_client.for_settings(settings)
+
+
+def build_auth(
+    config: AuthConfig, client: HttpClient, env: Mapping[str, str], timeout_s: float
+) -> RequestAuth:
+    """The auth of a target: secrets read from ``env`` now (a missing one is a ConfigError
+    naming the variable; the caller adds the target)."""
+    if isinstance(config, SignerConfig):
+        signer: Signer = import_callable(config.callable)  # type: ignore[assignment]
+        return SignerAuth(signer, config.callable, {})
+    secret = env.get(config.client_secret_env)
+    if not secret:
+        raise ConfigError(f"environment variable {config.client_secret_env} is not set")
+    return OAuth2ClientCredentials(
+        client,
+        expand_env(config.token_url, env, "auth.token_url"),
+        expand_env(config.client_id, env, "auth.client_id"),
+        secret,
+        scopes=config.scopes,
+        audience=config.audience,
+        send_as=config.send_as,
+        refresh_before_s=config.refresh_before_s,
+        timeout_s=timeout_s,
+    )
+
+
 def build_target(
     config: TargetConfig,
     *,
     http_client: HttpClient | httpx.AsyncClient | None = None,
     llm_factory: LlmFactory | None = None,
     env: Mapping[str, str] | None = None,
+    stream_hook: StreamHook | None = None,
 ) -> Target:
     """The adapter for one config; ``env`` defaults to the process environment."""
     env = os.environ if env is None else env
@@ -259,9 +470,15 @@ def build_target(
             k: expand_env(v, env, f"{where}: headers.{k}") for k, v in config.headers.items()
         }
         try:
+            target_client = _target_client(config, http_client, env)
+            auth = (
+                build_auth(config.auth, target_client, env, config.limits.timeout_s)
+                if config.auth is not None
+                else None
+            )
             return HttpJsonTarget(
-                http_client,
-                expand_env(config.url, env, f"{where}: url"),
+                target_client,
+                expand_env(config.url, env, "url"),
                 method=config.method,
                 headers=headers,
                 body_template=config.body,
@@ -271,6 +488,9 @@ def build_target(
                 max_response_bytes=config.max_response_bytes,
                 sample_body=config.sampling.body if config.sampling else None,
                 sample_params=config.sampling.params if config.sampling else None,
+                auth=auth,
+                stream=config.stream.spec() if config.stream is not None else None,
+                on_stream=partial(stream_hook, config.name) if stream_hook else None,
             )
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
@@ -296,10 +516,13 @@ def build_targets(
     http_client: HttpClient | httpx.AsyncClient | None = None,
     llm_factory: LlmFactory | None = None,
     env: Mapping[str, str] | None = None,
+    stream_hook: StreamHook | None = None,
 ) -> tuple[dict[str, Target], dict[str, TargetLimits]]:
     """Adapters and limits by name, ready for :class:`groundwatch.stages.runner.lanes.Runner`."""
     targets = {
-        c.name: build_target(c, http_client=http_client, llm_factory=llm_factory, env=env)
+        c.name: build_target(
+            c, http_client=http_client, llm_factory=llm_factory, env=env, stream_hook=stream_hook
+        )
         for c in configs
     }
     return targets, {c.name: c.limits for c in configs}

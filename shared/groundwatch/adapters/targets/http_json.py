@@ -12,13 +12,14 @@ import json
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import httpx
 import orjson
 
+from groundwatch.adapters.targets.auth import RequestAuth
 from groundwatch.adapters.targets.base import (
     ErrorKind,
     JsonNumber,
@@ -27,7 +28,9 @@ from groundwatch.adapters.targets.base import (
     reply_from,
 )
 from groundwatch.adapters.targets.paths import MissingPath, PathError, ReplyPath
+from groundwatch.adapters.targets.streams import StreamReader, StreamSpec
 from groundwatch.adapters.targets.transport import HttpClient, HttpReply, as_http_client
+from groundwatch.adapters.throttle import Clock
 from groundwatch.adapters.tracing.propagation import with_trace_context
 from groundwatch.errors import ConfigError
 
@@ -38,6 +41,9 @@ _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 
 JsonTemplate = str | Mapping[str, Any] | list[Any]
+#: Told of every streamed answer: seconds to its first text delta (None: none had text) and
+#: to the end of the stream.
+StreamObserver = Callable[[float | None, float], None]
 
 
 class _HideUrlSecrets(logging.Filter):
@@ -142,6 +148,24 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
+#: How long the end of a stream's body (after its last event) is waited for.
+_DRAIN_S = 1.0
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read what follows a stream's last event (the chunked body's terminator, mostly): a
+    connection whose reply was not read to its end cannot carry the next request. A server
+    still sending after the end marker is cut off (under the cap, within ``_DRAIN_S``)."""
+    import asyncio
+
+    try:
+        async with asyncio.timeout(_DRAIN_S):
+            async for _ in chunks:
+                pass
+    except (TimeoutError, TargetError):
+        pass
+
+
 class HttpJsonTarget:
     """``ask`` = one HTTP request; status, transport and payload failures become TargetErrors."""
 
@@ -159,8 +183,18 @@ class HttpJsonTarget:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         sample_body: Mapping[str, Any] | None = None,
         sample_params: Mapping[str, str | int | float] | None = None,
+        auth: RequestAuth | None = None,
+        stream: StreamSpec | None = None,
+        on_stream: StreamObserver | None = None,
+        clock: Clock = time.monotonic,
     ) -> None:
+        """``stream``: the reply is a stream of events (SSE, OpenAI chunks, NDJSON) and the
+        answer their text deltas; ``auth`` adds the headers that authenticate each request."""
         self._client = as_http_client(client)
+        self._auth = auth
+        self._stream = StreamReader(stream) if stream is not None else None
+        self.on_stream = on_stream
+        self._clock = clock
         self.url = url
         self._fixed_url = url if PLACEHOLDER not in url else None
         self.method = method.upper()
@@ -224,11 +258,41 @@ class HttpJsonTarget:
         return await self._exchange(url, content)
 
     async def _exchange(self, url: str, content: bytes | None) -> TargetReply:
-        reply = await self._client.exchange(
-            self.method, url, with_trace_context(self._headers), content, self.max_response_bytes
-        )
+        auth = self._auth
+        for _ in range(2):  # a second time only when a 401 made the auth fetch a fresh token
+            headers = with_trace_context(self._headers)
+            if auth is not None:
+                headers = {**headers, **await auth.headers(self.method, url, content)}
+            if self._stream is not None:
+                status, streamed = await self._streamed(self._stream, url, headers, content)
+                if streamed is not None:
+                    return streamed
+                reply = HttpReply(status.status, status.retry_after, b"")
+            else:
+                reply = await self._client.exchange(
+                    self.method, url, headers, content, self.max_response_bytes
+                )
+            if reply.status != 401 or auth is None or not auth.refused():
+                break
         self._check_status(reply)
         return self.parse(reply.body)
+
+    async def _streamed(
+        self, reader: StreamReader, url: str, headers: Mapping[str, str], content: bytes | None
+    ) -> tuple[HttpReply, TargetReply | None]:
+        """The streamed answer, or (for a status that is no answer) that status alone."""
+        started = self._clock()
+        async with self._client.stream(
+            self.method, url, headers, content, self.max_response_bytes
+        ) as response:
+            if response.status >= 300:
+                return HttpReply(response.status, response.retry_after, b""), None
+            got = await reader.read(response.chunks, self._clock, started)
+            await _drain(response.chunks)
+        if self.on_stream is not None:
+            self.on_stream(got.first_token_s, self._clock() - started)
+        ok = HttpReply(response.status, None, b"")
+        return ok, reply_from(got.answer, got.retrieved_ids, got.contexts)
 
     def _check_status(self, reply: HttpReply) -> None:
         code = reply.status

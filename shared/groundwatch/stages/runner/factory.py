@@ -7,7 +7,12 @@ from pathlib import Path
 import httpx
 
 from groundwatch.adapters.targets import HttpClient, Target, TargetLimits
-from groundwatch.adapters.targets.config import HttpJsonConfig, build_targets, load_targets
+from groundwatch.adapters.targets.config import (
+    HttpJsonConfig,
+    StreamHook,
+    build_targets,
+    load_targets,
+)
 from groundwatch.stages.runner.lanes import ResponseHook, Runner, SelfCheckSampling
 
 
@@ -19,9 +24,11 @@ def make_runner(
     reference_concurrency: int = 32,
     on_response: ResponseHook | None = None,
     selfcheck: SelfCheckSampling | None = None,
+    on_stream: StreamHook | None = None,
 ) -> Runner:
     """Targets from the targets file plus the reference RAG at ``reference_url`` (unless the file
-    already names a target ``reference``), each behind its own limits."""
+    already names a target ``reference``), each behind its own limits; ``on_stream`` is told
+    each streamed answer's time to first token and to the end."""
     configs = load_targets(targets_file) if targets_file else []
     if reference_url and all(c.name != "reference" for c in configs):
         configs.append(
@@ -33,5 +40,5 @@ def make_runner(
             )
         )
     targets: dict[str, Target]
-    targets, limits = build_targets(configs, http_client=http_client)
+    targets, limits = build_targets(configs, http_client=http_client, stream_hook=on_stream)
     return Runner(targets, limits, on_response=on_response, selfcheck=selfcheck)
