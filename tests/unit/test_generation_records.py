@@ -187,6 +187,7 @@ def test_record_lines_are_the_model_lines_byte_for_byte(db: Path, list_answers: 
                 domain=a["domain"],
                 attributes=a["attributes"],
                 attribute_types=a["attribute_types"],
+                attribute_sources=a["attribute_sources"],
             ),
             forms=r["forms"],
             template_id=r["template_id"],

@@ -25,6 +25,7 @@ from enum import IntEnum, StrEnum
 from functools import lru_cache
 
 from groundwatch.core.judging.aliases import CountryMention, country_of, find_countries
+from groundwatch.core.judging.citations import read_citations
 from groundwatch.core.judging.dates import (
     DateMatch,
     DateMention,
@@ -118,7 +119,8 @@ class ParsedResponse:
     def __init__(self, query: str, gold: Gold, response: str) -> None:
         self.query = query
         self.gold = gold
-        self.response = response
+        # citation markers dropped and glued numbers set apart first: every view reads this text
+        self.response = response = read_citations(response)
         self.folded = fold(response)
         self.toks = tokens(self.folded, folded=True)
         self.norm = norm = " ".join(self.toks)
@@ -523,10 +525,17 @@ class Reading:
     spans: Sequence[tuple[int, int]] = ()
     rivals: Sequence[str] = ()
     proven_rivals: Sequence[str] = ()  # named exactly or by alias
+    #: where the database holds a rival when it is another column's value, by the rival's words
+    rival_sources: tuple[tuple[str, str], ...] = ()
     denied: bool = False
     hedge: str | None = None
     #: the asked row's other values the response gives (its own words)
     attributes: Sequence[str] = ()
+    #: where each of ``attributes`` came from ("artist.name"; "" where unknown), aligned
+    attribute_sources: Sequence[str] = ()
+    #: the tokens other values (the row's, its neighbours', the column's) stand on: a gold word
+    #: there is a word of that longer value ("Physics" in *Quantum Physics*), not the gold's
+    covered: frozenset[int] = frozenset()
 
 
 def _spans(pad: str, needle: str) -> list[tuple[int, int]]:
@@ -800,7 +809,11 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
         o for o in accepted if o[0] != -1 and o[0] > _ATTRIBUTE and not _is_denied(toks, o[2], ev)
     ]
     if g.attributes:
-        r.attributes = [_said(ev, o) for o in accepted if o[0] <= _ATTRIBUTE]
+        said_attrs = [o for o in accepted if o[0] <= _ATTRIBUTE]
+        r.covered = frozenset(t for o in accepted if o[0] != -1 for t in range(o[2], o[3]))
+        r.attributes = [_said(ev, o) for o in said_attrs]
+        if g.attribute_sources:
+            r.attribute_sources = [g.attribute_sources[_ATTRIBUTE - o[0]] for o in said_attrs]
     if rival_occ:
         # named by the answer's own words: a reason never names what the answer does not say
         r.rivals = list(dict.fromkeys(_said(ev, o) for o in rival_occ))
@@ -809,6 +822,12 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
         r.proven_rivals = list(
             dict.fromkeys(_said(ev, o) for o in rival_occ if o[1] is not Level.STEM)
         )
+        if dom is not None and dom.sources:
+            r.rival_sources = tuple(
+                (_said(ev, o), src)
+                for o in rival_occ
+                if o[0] >= _DOMAIN and (src := dom.sources[o[0] - _DOMAIN])
+            )
     if affirmed:
         r.level = min(o[1] for o in affirmed)
         r.spans = [(o[2], o[3]) for o in affirmed]
@@ -1005,7 +1024,7 @@ def tier_refusal(ev: ParsedResponse) -> Decision | None:
     if ref is None:
         return None
     parts = ev.gold.parts
-    if len(parts) == 1 and parts[0].boolean is not None and _said_boolean(ev) is not None:
+    if len(parts) == 1 and _truth_value(ev, parts[0]) is not None and _said_boolean(ev) is not None:
         return None  # "No, there is no record of it": a yes/no answer, the typed tier's
     named = _named_after(ev, ref.span[1])
     found = [s for s in ev.statuses(ev.gold.parts) if s in (PartStatus.FOUND, PartStatus.PARTIAL)]
@@ -1127,7 +1146,7 @@ def tier_typed(ev: ParsedResponse) -> Decision | None:
         return None  # a multiple-choice answer is the options tier's to decide
     if not g.answerable:
         return None
-    if len(g.parts) == 1 and g.parts[0].boolean is not None:
+    if len(g.parts) == 1 and _truth_value(ev, g.parts[0]) is not None:
         flag = _said_boolean(ev)
         if flag is not None:
             part = g.parts[0]
@@ -1148,10 +1167,9 @@ def tier_typed(ev: ParsedResponse) -> Decision | None:
             continue
         kind = "date" if part.day is not None else "number"
         if st is PartStatus.CONFLICT:
-            if g.typed_attributes and (stated := _stated_typed_attributes(ev)):
+            if g.typed_attributes and (typed := _stated_typed_attributes(ev)):
                 # the named row's other numbers ("listed with 1963 and Kockums" for its tonnage)
-                named = ", ".join(map(repr, list(dict.fromkeys(stated))[:3]))
-                return _wrong("typed", f"other_attribute: {named} (gold {part.raw!r})")
+                return _wrong("typed", _other_attribute_reason(typed, part))
             return _wrong("typed", f"{kind}_mismatch: gold {part.raw!r}")
         if st is PartStatus.ABSENT:
             days = yearless_days(ev.toks) if part.day is not None else ()
@@ -1181,6 +1199,23 @@ def tier_typed(ev: ParsedResponse) -> Decision | None:
             kind = "coarser_date" if part.day is not None else "approximate_number"
             ev.notes.append(f"{kind}: gold {part.raw!r}")
     return None
+
+
+#: A question that asks for a count: its gold 1 or 0 is a number, never a yes or a no.
+_COUNT_QUESTION = re.compile(r"\bhow (?:many|often|much)\b|\b(?:number|count|total) of\b|\bcount\b")
+
+
+@lru_cache(maxsize=QUERY_VIEWS)
+def _asks_count(query: str) -> bool:
+    return _COUNT_QUESTION.search(fold(query)) is not None
+
+
+def _truth_value(ev: ParsedResponse, part: GoldPart) -> bool | None:
+    """The gold as a yes or a no (a flag's 1 or "true"), or None: a count's 1 ("How many
+    courses …?") is the number 1, and "Yes" does not answer it."""
+    if part.boolean is None or (part.number is not None and _asks_count(ev.query)):
+        return None
+    return part.boolean
 
 
 #: How an answer says yes or no as its first word, or as the whole answer.
@@ -1401,35 +1436,56 @@ def tier_conflict(ev: ParsedResponse) -> Decision | None:
             continue
         if r.proven_rivals:
             named = ", ".join(map(repr, r.proven_rivals[:3]))
-            return _wrong("conflict", f"other_value: {named} (gold {part.raw!r})")
+            from_ = dict(r.rival_sources)
+            where = ", ".join(
+                dict.fromkeys(src for v in r.proven_rivals[:3] if (src := from_.get(v)))
+            )
+            # another entity's value of the asked kind names the column it came from
+            at = f" from {where}" if where else ""
+            return _wrong("conflict", f"other_value: {named}{at} (gold {part.raw!r})")
         if r.rivals:
             ev.notes.append(f"rival_stem_only: {', '.join(map(repr, r.rivals[:3]))}")
         if r.denied:
             return _wrong("conflict", f"gold_denied: {part.raw!r}")
-        stated = [*r.attributes, *_stated_typed_attributes(ev)]
-        if stated and not _overlaps(ev, part):
+        said = [
+            *zip(r.attributes, r.attribute_sources or [""] * len(r.attributes), strict=True),
+            *_stated_typed_attributes(ev),
+        ]
+        stated = [a for a, _ in said]
+        if stated and not _overlaps(ev, part, r.covered):
             # the right row, other columns: "Robert King's phone is …, his city is Lethbridge" or
             # "Fortuna is listed with 1969 and 31298" asked for his title / its builder names
             # values the database holds for that row, and not the one asked — unless the answer
             # also names something else, which may be the gold said another way
             other = _other_name(ev, stated)
             if other is None:
-                named = ", ".join(map(repr, list(dict.fromkeys(stated))[:3]))
-                return _wrong("conflict", f"other_attribute: {named} (gold {part.raw!r})")
+                return _wrong("conflict", _other_attribute_reason(said, part))
             ev.notes.append(f"other_attribute_beside: {other!r}")
         if len(g.parts) == 1 and (claim := _typed_claim(ev, part)) is not None:
             return _wrong("conflict", f"type_mismatch: {claim!r} for gold {part.raw!r}")
     return None
 
 
-def _stated_typed_attributes(ev: ParsedResponse) -> list[str]:
-    """The named row's other numbers and dates the response states, as it writes them: a number
-    of the same value written in digits (a number word is as often an article: "one of the
-    ships"), a date to the day; never one the question itself holds."""
+def _other_attribute_reason(said: Sequence[tuple[str, str]], part: GoldPart) -> str:
+    """The reason of an answer that gave the entity's (or its neighbours') other values: the
+    values as said, and where the database holds them ("from artist.name"), then the gold."""
+    named = dict.fromkeys(said)
+    values = ", ".join(repr(v) for v in dict.fromkeys(v for v, _ in named))
+    sources = ", ".join(dict.fromkeys(src for _, src in list(named)[:3] if src))
+    where = f" from {sources}" if sources else ""
+    return f"other_attribute: {values}{where} (gold {part.raw!r})"
+
+
+def _stated_typed_attributes(ev: ParsedResponse) -> list[tuple[str, str]]:
+    """The named row's other numbers and dates the response states, as it writes them, with
+    where the database holds them: a number of the same value written in digits (a number word
+    is as often an article: "one of the ships"), a date to the day; never one the question
+    itself holds."""
     g = ev.gold
     if not g.typed_attributes or _HAS_DIGIT.search(ev.norm) is None:
         return []
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
+    src = g.typed_sources
     if g.attribute_numbers:
         values = g.attribute_numbers
         folded = ev.folded
@@ -1438,12 +1494,12 @@ def _stated_typed_attributes(ev: ParsedResponse) -> list[str]:
                 continue
             said = folded[n.span[0] : n.span[1]].strip()
             if _HAS_DIGIT.search(said) is not None and n.value not in ev.query_numbers():
-                out.append(said)
+                out.append((said, src.get(n.value, "")))
     if g.attribute_days and not ev.tok_set.isdisjoint(g.attribute_years):
         asked = ev.query_days()
         for m in ev.dates:
             if m.first == m.last and m.first in g.attribute_days and m.first not in asked:
-                out.append(" ".join(ev.toks[m.span[0] : m.span[1]]))
+                out.append((" ".join(ev.toks[m.span[0] : m.span[1]]), src.get(m.first, "")))
     return out
 
 
@@ -1479,13 +1535,23 @@ def _other_name(ev: ParsedResponse, stated: Sequence[str]) -> str | None:
     return None
 
 
-def _overlaps(ev: ParsedResponse, part: GoldPart) -> bool:
+def _overlaps(ev: ParsedResponse, part: GoldPart, covered: frozenset[int] = frozenset()) -> bool:
     """Whether the response shares any content word (or its stem) with the gold or one of its
-    alternatives: an answer that says part of the gold another way is no conclusive miss."""
+    alternatives: an answer that says part of the gold another way is no conclusive miss. The
+    words of other values the response names (``covered``) and the words it repeats from the
+    question are not the answer's own: "Physics" inside *Quantum Physics*, or the album's title
+    restated, say no part of the gold."""
+    if covered or not ev.tok_set.isdisjoint(ev.query_toks):
+        query = set(ev.query_toks)
+        own = [t for i, t in enumerate(ev.toks) if i not in covered and t not in query]
+        content: frozenset[str] | set[str] = set(own) - STOPWORDS
+        stem_set: frozenset[str] | set[str] = set(stems(own))
+    else:
+        content, stem_set = ev.content_set, ev.stem_set
     for p in (part, *part.alts):
-        if not p.content.isdisjoint(ev.content_set):
+        if not p.content.isdisjoint(content):
             return True
-        if not frozenset(stems(sorted(p.content))).isdisjoint(ev.stem_set):
+        if not frozenset(stems(sorted(p.content))).isdisjoint(stem_set):
             return True
     return False
 
