@@ -188,6 +188,8 @@ def test_record_lines_are_the_model_lines_byte_for_byte(db: Path, list_answers: 
                 attributes=a["attributes"],
                 attribute_types=a["attribute_types"],
                 attribute_sources=a["attribute_sources"],
+                entity_domain=a["entity_domain"],
+                entity_source=a["entity_source"],
             ),
             forms=r["forms"],
             template_id=r["template_id"],

@@ -172,6 +172,18 @@ class Expected(BaseModel):
             "from it, so a wrong verdict says where the answer's value came from."
         ),
     )
+    entity_domain: ColumnDomain | None = Field(
+        None,
+        description=(
+            "Every DISTINCT value of the column the question names its entity by (the slot's "
+            "column: course titles for 'the instructor of the course Optics'), shared by every "
+            "group of the template: an answer about another of them, and not the asked one, "
+            "answered another entity's question."
+        ),
+    )
+    entity_source: Annotated[str, Field(max_length=128)] = Field(
+        "", description="The table and column of entity_domain ('course.title')."
+    )
     alternatives: list[Annotated[list[str], Field(max_length=MAX_ALTERNATIVES)]] = Field(
         default_factory=list,
         max_length=64,

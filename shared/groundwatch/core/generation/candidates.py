@@ -219,6 +219,21 @@ def kin_values(
     return values, sources
 
 
+def entity_query(template: SqlTemplate, schema: SchemaInfo) -> tuple[str, str] | None:
+    """``(table.column, distinct-values query)`` of the text column a one-slot template names
+    its entity by, or None (no slot, several, or a slot of another type)."""
+    if len(template.slots) != 1:
+        return None
+    slot = template.slots[0]
+    table = schema.table(slot.table)
+    column = table.column(slot.column) if table is not None else None
+    if table is None or column is None or column.kind is not AnswerType.TEXT or column.flag:
+        return None
+    return f"{table.name}.{column.name}", distinct_values_sql(
+        table.name, column.name, schema.dialect
+    )
+
+
 def domain_record(
     sample: ColumnSample | None,
     kin: Sequence[tuple[str, ColumnSample]] = (),

@@ -33,6 +33,7 @@ from groundwatch.core.generation.candidates import (
     domain_record,
     entity_attributes,
     entity_attributes_query,
+    entity_query,
     kin_queries,
 )
 from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, list_rows, plan
@@ -513,6 +514,9 @@ def _records_of(
         else []
     )
     attributes = _entity_attributes(port, t, schema, s)
+    entity_source, entity_domain = _entity_domain(
+        port, t, schema, s, kin_cache if kin_cache is not None else {}
+    )
     slot_params = t.params
     compiled = [(c, [compile_text(tt, t) for tt in texts]) for c, texts in chosen.items()]
     # every form of a group in one flat list (cohort by cohort, as the record lists them): the
@@ -670,6 +674,8 @@ def _records_of(
                     "attributes": row_values,
                     "attribute_types": row_types,
                     "attribute_sources": row_sources,
+                    "entity_domain": entity_domain,
+                    "entity_source": entity_source,
                     "alternatives": (),
                 },
                 "forms": [
@@ -744,6 +750,24 @@ def _kin_samples(
             got.append((source, sample))
         out.append(got)
     return out
+
+
+def _entity_domain(
+    port: QueryPort, t: SqlTemplate, schema: SchemaInfo, s: StageSummary, cache: KinCache
+) -> tuple[str, dict[str, Any] | None]:
+    """The source and domain record of the column the template names its entity by ("", None
+    without one), read once per run for every template that names entities by it."""
+    query = entity_query(t, schema)
+    if query is None:
+        return "", None
+    source, sql = query
+    sample = cache.get(sql)
+    if sample is None:
+        s.sql_statements += 1
+        sample = ColumnSample.of((r[0] for r in port.rows(sql)), k=MAX_DOMAIN)
+        if len(cache) < _KIN_CACHE_MAX:
+            cache[sql] = sample
+    return source, domain_record(sample)
 
 
 #: What a fill whose row the map does not hold (or holds twice) gets: no values.

@@ -156,6 +156,10 @@ class Gold:
     #: per part with a domain: the last words and last stems whose every domain value is a gold
     #: spelling — an answer naming only those names no rival, and the walk over them is skipped
     domain_own: tuple[tuple[frozenset[str], frozenset[str]], ...] = field(default=(), compare=False)
+    #: the matcher over the values the question names its entity by (shared per template), and
+    #: their table and column: what tells an answer about another entity
+    entity: DomainIndex | None = field(default=None, compare=False)
+    entity_source: str = field(default="", compare=False)
 
     @property
     def has_rivals(self) -> bool:
@@ -250,6 +254,7 @@ def _prepare(
     domain_ids: tuple[str | None, ...] = (),
     attribute_types: tuple[AnswerType, ...] = (),
     attribute_sources: tuple[str, ...] = (),
+    entity_id: str | None = None,  # in the key only: the entity matcher is added by the caller
 ) -> Gold:
     parts = _parts(values, types)
     if alternatives:
@@ -536,6 +541,7 @@ def _key(expected: Expected) -> GoldKey:
         tuple(d.id if d is not None else None for d in expected.domain),
         tuple(expected.attribute_types),
         tuple(expected.attribute_sources),
+        expected.entity_domain.id if expected.entity_domain is not None else None,
     )
 
 
@@ -549,10 +555,16 @@ def _entry(expected: Expected) -> tuple[Expected, GoldKey, Gold]:
         return hit
     key = _key(expected)
     gold = _prepare(*key)
-    if expected.domain:
+    if expected.domain or expected.entity_domain is not None:
         with_domains = _WITH_DOMAINS.get(key)
         if with_domains is None:
-            with_domains = _with_domains(gold, key[0], expected.domain)
+            with_domains = _with_domains(gold, key[0], expected.domain) if expected.domain else gold
+            if expected.entity_domain is not None:
+                with_domains = replace(
+                    with_domains,
+                    entity=domain_index(expected.entity_domain),
+                    entity_source=expected.entity_source,
+                )
             if len(_WITH_DOMAINS) >= _BY_IDENTITY_MAX * 32:
                 _WITH_DOMAINS.clear()
             _WITH_DOMAINS[key] = with_domains

@@ -796,8 +796,12 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
                 claimed[t] = (owner, level, start, end)
         elif all(h[0] == owner for h in holders):
             continue  # the same value again (e.g. its stem under its surface form)
-        elif any(h[1] == level and (h[2], h[3]) == (start, end) for h in holders):
-            cancelled.add((start, end))  # gold and rival tied: neither is evidence
+        elif any(
+            h[1] == level and (h[2], h[3]) == (start, end) and -1 in (owner, h[0]) for h in holders
+        ):
+            # gold and rival tied: neither is evidence (two other values tied on one span, a
+            # kin value that is also the row's neighbour's, are evidence both: the first holds)
+            cancelled.add((start, end))
     if cancelled:
         accepted = [o for o in accepted if (o[2], o[3]) not in cancelled]
     r = Reading()
@@ -1193,6 +1197,10 @@ def tier_typed(ev: ParsedResponse) -> Decision | None:
     if all(s is PartStatus.FOUND for s in statuses):
         if _refusal_stands(ev) or not all(p.typed for p in g.parts):
             return None  # the refusal tier left its note / the text parts are the text tiers'
+        if (who := _other_entity(ev)) is not None:
+            # the gold's number or day, said of another entity: no claim about the asked one
+            ev.notes.append(f"said_of_other_entity: {who}")
+            return None
         return _ok("typed", f"typed_match: {g.raws}")
     for part, st in zip(g.parts, statuses, strict=True):
         if part.typed and st is PartStatus.PARTIAL:
@@ -1401,6 +1409,9 @@ def _found(ev: ParsedResponse, tier: str, worst: Level) -> Decision | None:
         return None
     if _refusal_stands(ev):
         return None  # the refusal tier left its note
+    if (who := _other_entity(ev)) is not None:
+        ev.notes.append(f"said_of_other_entity: {who}")
+        return None
     code = _LEVEL_CODE[max(levels)] if levels else "contains"
     return _ok(tier, f"{code}: {g.raws}")
 
@@ -1452,7 +1463,7 @@ def tier_conflict(ev: ParsedResponse) -> Decision | None:
             *_stated_typed_attributes(ev),
         ]
         stated = [a for a, _ in said]
-        if stated and not _overlaps(ev, part, r.covered):
+        if stated and not _overlaps(ev, part, r.covered, _source_words(r.attribute_sources)):
             # the right row, other columns: "Robert King's phone is …, his city is Lethbridge" or
             # "Fortuna is listed with 1969 and 31298" asked for his title / its builder names
             # values the database holds for that row, and not the one asked — unless the answer
@@ -1463,7 +1474,43 @@ def tier_conflict(ev: ParsedResponse) -> Decision | None:
             ev.notes.append(f"other_attribute_beside: {other!r}")
         if len(g.parts) == 1 and (claim := _typed_claim(ev, part)) is not None:
             return _wrong("conflict", f"type_mismatch: {claim!r} for gold {part.raw!r}")
+        if (who := _other_entity(ev)) is not None:
+            # another entity's sentence: "The level of the course Volcanology is …" asked about
+            # the course Game Theory
+            return _wrong("conflict", f"other_entity: {who} (gold {part.raw!r})")
     return None
+
+
+def _other_entity(ev: ParsedResponse) -> str | None:
+    """The other entity an answer is about, with where the database names it ("'volcanology'
+    from course.title"): it names a value of the column the question names its entity by,
+    outside the question's words and the gold's, and never the question's own entity. None
+    when it names none, or names the asked one too."""
+    g = ev.gold
+    dom = g.entity
+    if dom is None or ev.tok_set.isdisjoint(dom.last_words):
+        return None
+    qpad = ev.query_pad
+    gold_spans = {
+        t for p in g.parts for v in (p, *p.alts) for a, b in _spans(ev.pad, v.needle)
+        for t in range(a, b)
+    }  # fmt: skip
+    others: list[str] = []
+    for o in _domain_occurrences(ev, dom, g.gold_norms, _NO_OWN):
+        if o[1] is not Level.SURFACE:
+            continue
+        said = _said(ev, o)
+        if f" {said} " in qpad:
+            return None  # the question's own entity is named: the answer is about it too
+        if gold_spans.isdisjoint(range(o[2], o[3])) and not _is_denied(ev.toks, o[2], ev):
+            others.append(said)
+    if not others:
+        return None
+    where = f" from {g.entity_source}" if g.entity_source else ""
+    return f"{others[0]!r}{where}"
+
+
+_NO_OWN: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
 
 def _other_attribute_reason(said: Sequence[tuple[str, str]], part: GoldPart) -> str:
@@ -1535,14 +1582,30 @@ def _other_name(ev: ParsedResponse, stated: Sequence[str]) -> str | None:
     return None
 
 
-def _overlaps(ev: ParsedResponse, part: GoldPart, covered: frozenset[int] = frozenset()) -> bool:
+def _source_words(sources: Sequence[str]) -> frozenset[str]:
+    """The words of the tables and columns values came from ("voyage.cargo" → voyage, cargo):
+    an answer that states a value says what it is ("The cargo of the voyage … is grain")."""
+    if not any(sources):
+        return frozenset()
+    return frozenset(w for src in sources if src for w in tokens(_CAMEL_OR_SNAKE.sub(" ", src)))
+
+
+_CAMEL_OR_SNAKE = re.compile(r"[._]|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _overlaps(
+    ev: ParsedResponse,
+    part: GoldPart,
+    covered: frozenset[int] = frozenset(),
+    framing: frozenset[str] = frozenset(),
+) -> bool:
     """Whether the response shares any content word (or its stem) with the gold or one of its
     alternatives: an answer that says part of the gold another way is no conclusive miss. The
     words of other values the response names (``covered``) and the words it repeats from the
     question are not the answer's own: "Physics" inside *Quantum Physics*, or the album's title
-    restated, say no part of the gold."""
-    if covered or not ev.tok_set.isdisjoint(ev.query_toks):
-        query = set(ev.query_toks)
+    restated, say no part of the gold; nor do the names of the columns stated (``framing``)."""
+    if covered or framing or not ev.tok_set.isdisjoint(ev.query_toks):
+        query = set(ev.query_toks) | framing
         own = [t for i, t in enumerate(ev.toks) if i not in covered and t not in query]
         content: frozenset[str] | set[str] = set(own) - STOPWORDS
         stem_set: frozenset[str] | set[str] = set(stems(own))
