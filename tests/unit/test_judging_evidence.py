@@ -111,6 +111,42 @@ def test_another_entitys_value_of_the_asked_kind_is_wrong_and_says_whose(
     assert right.verdict is Verdict.CORRECT, right.reason
 
 
+def test_an_answer_about_another_entity_is_wrong_and_the_gold_said_of_it_is_no_claim(
+    music: list,  # type: ignore[type-arg]
+) -> None:
+    g = next(
+        x
+        for x in music
+        if "Seven Deadly Sins" in x.params.values()
+        and x.sql.split("FROM")[0].strip().endswith("genre")
+    )
+    assert g.answer.entity_domain is not None and g.answer.entity_source == "album.title"
+    q, gold = g.forms[0].text, g.answer.values[0]
+    d = judge_deterministic(q, g.answer, "The album Gaspard was recorded by Martha Argerich.")
+    assert d.verdict is Verdict.INCORRECT, d.reason
+    assert d.reason.startswith("other_entity: 'gaspard' from album.title"), d.reason
+    # the gold said of another album answers that album's question, not this one's
+    said_of_other = judge_deterministic(q, g.answer, f"The genre of the album Gaspard is {gold}.")
+    assert said_of_other.verdict is not Verdict.CORRECT, said_of_other.reason
+    both = f"Seven Deadly Sins is {gold}, as is Gaspard."
+    assert judge_deterministic(q, g.answer, both).verdict is Verdict.CORRECT
+
+
+def test_a_number_counts_only_where_it_is_said_of_the_asked_entity() -> None:
+    e = Expected(
+        values=["4"],
+        types=[N],
+        entity_domain=ColumnDomain.of(["Optics", "Syntax", "Cosmology"]),
+        entity_source="course.title",
+    )
+    q = "How many credits does the course Optics carry?"
+    other = judge_deterministic(q, e, "The course Syntax carries 4 credits.")
+    assert other.verdict is not Verdict.CORRECT and "said_of_other_entity" in other.reason
+    assert judge_deterministic(q, e, "Optics carries 4 credits.").verdict is Verdict.CORRECT
+    assert judge_deterministic(q, e, "It carries 4 credits.").verdict is Verdict.CORRECT
+    assert judge_deterministic(q, e, "Syntax carries 5 credits.").verdict is Verdict.INCORRECT
+
+
 def test_a_column_s_kind_is_the_word_its_name_ends_with() -> None:
     assert kind_word("BillingCity") == kind_word("ship_city") == kind_word("city") == "city"
     assert kind_word("LastName") == "name"

@@ -1490,24 +1490,35 @@ def _other_entity(ev: ParsedResponse) -> str | None:
     dom = g.entity
     if dom is None or ev.tok_set.isdisjoint(dom.last_words):
         return None
+    # the usual answer names the asked entity, whose words the question holds: one set test
+    # (an entity whose last word is the asked one's too is let go: no evidence either way)
+    if (ev.tok_set & dom.last_words) <= frozenset(ev.query_toks):
+        return None
     qpad = ev.query_pad
-    gold_spans = {
-        t for p in g.parts for v in (p, *p.alts) for a, b in _spans(ev.pad, v.needle)
-        for t in range(a, b)
-    }  # fmt: skip
-    others: list[str] = []
+    others: list[tuple[str, int, int]] = []
     for o in _domain_occurrences(ev, dom, g.gold_norms, _NO_OWN):
         if o[1] is not Level.SURFACE:
             continue
         said = _said(ev, o)
         if f" {said} " in qpad:
             return None  # the question's own entity is named: the answer is about it too
-        if gold_spans.isdisjoint(range(o[2], o[3])) and not _is_denied(ev.toks, o[2], ev):
-            others.append(said)
+        others.append((said, o[2], o[3]))
     if not others:
         return None
+    gold_spans = {
+        t for p in g.parts for v in (p, *p.alts) for a, b in _spans(ev.pad, v.needle)
+        for t in range(a, b)
+    }  # fmt: skip
+    named = [
+        said
+        for said, a, b in others
+        if gold_spans.isdisjoint(range(a, b)) and not _is_denied(ev.toks, a, ev)
+    ]
+    if not named:
+        return None
+    others = [(n, 0, 0) for n in named]
     where = f" from {g.entity_source}" if g.entity_source else ""
-    return f"{others[0]!r}{where}"
+    return f"{others[0][0]!r}{where}"
 
 
 _NO_OWN: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
