@@ -214,6 +214,8 @@ def test_a_count_of_one_is_no_yes_or_no() -> None:
         ("A square has4 lines of symmetry.", "A square has 4 lines of symmetry."),
         ("It is Paris [1].", "It is Paris."),
         ("It is Paris [1, 3].", "It is Paris."),
+        ("It is Paris[1]and more.", "It is Paris and more."),
+        ("Brett¹and Jacob", "Brett and Jacob"),
         ("It is Paris【4†source】.", "It is Paris."),
         ("It is Paris (2).", "It is Paris."),
         ("Brett1 and Jacob2 laid it.", "Brett and Jacob laid it."),

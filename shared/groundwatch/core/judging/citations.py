@@ -80,9 +80,9 @@ def read_citations(text: str) -> str:
             or b"(0" in shape
         ):  # fmt: skip
             return text
-    out = _BRACKETED.sub("", text)
+    out = _BRACKETED.sub(_dropped, text)
     out = _SUPERSCRIPT.sub(_power_or_marker, out)
-    out = _PAREN.sub("", out)
+    out = _PAREN.sub(_dropped, out)
     out = _AFTER_PUNCT.sub("", out)
     out = _YEAR_FOOTNOTE.sub(r"\1\2", out)
     out = _GLUED.sub(_unglue, out)
@@ -107,4 +107,17 @@ def _unglue_after(m: re.Match[str]) -> str:
 
 def _power_or_marker(m: re.Match[str]) -> str:
     word = m.group(1)
-    return m.group(0) if word.lower() in _UNITS_WITH_POWERS else word
+    if word.lower() in _UNITS_WITH_POWERS:
+        return m.group(0)
+    return word + _boundary(m)
+
+
+def _dropped(m: re.Match[str]) -> str:
+    return _boundary(m)
+
+
+def _boundary(m: re.Match[str]) -> str:
+    """What a dropped marker leaves: a space where a word follows it ("Paris[1]is" is two
+    words), nothing before punctuation, a space or the end."""
+    nxt = m.string[m.end() : m.end() + 1]
+    return " " if nxt and (nxt.isalnum() or nxt == "_") else ""
