@@ -14,6 +14,9 @@ Measures, single-threaded:
 * ``domain_matcher`` — the matcher over an answer column's whole domain (issue 29) at the largest
   domain a probe carries (``MAX_DOMAIN`` values): its memory per template (tracemalloc), the time
   to build it once, and µs per judgement of answers checked against it;
+* ``evidence_matcher`` — the same at the bounds of the database's evidence per template: the
+  domain with as many kin values (the asked kind in other columns), the entity column's domain,
+  and the named row's and its neighbours' values per group;
 * ``stage`` — the judge stage itself (``JudgeStage.handle``, rules only) over the demo's
   responses with their retrieved ids, in CPU time: with the per-answer metrics (cold: a fresh
   metrics cache, every distinct answer scored once; warm: the next cycle's repeats) and without
@@ -158,14 +161,20 @@ def aurp_items() -> list[tuple[Item, Verdict]]:
     return out
 
 
-def domain_matcher(repeat: int) -> dict[str, Any]:
+def domain_matcher(repeat: int, *, evidence: bool = False) -> dict[str, Any]:
     """Memory and build time of one :class:`DomainIndex` at ``MAX_DOMAIN`` values, and the cost
-    per judgement of answers checked against it (a wrong value, the gold, neither)."""
+    per judgement of answers checked against it (a wrong value, the gold, neither).
+
+    With ``evidence``, the template's whole evidence at its bounds: the answer column's domain
+    with ``MAX_DOMAIN`` kin values (the asked kind in other columns, each with its source), the
+    entity column's domain (``MAX_DOMAIN`` more), and per group the named row's and its
+    neighbours' values (``MAX_ATTRIBUTES``, with sources); the answers then also give another
+    entity's value of the kind, and name another entity."""
     import random
     import tracemalloc
 
     from groundwatch.core.judging.gold import build_domain_index
-    from groundwatch.core.model import MAX_DOMAIN, ColumnDomain
+    from groundwatch.core.model import MAX_ATTRIBUTES, MAX_DOMAIN, ColumnDomain
 
     rng = random.Random(29)
     syllables = ["ka", "lo", "mi", "ren", "tor", "va", "shi", "dun", "bel", "gra", "ost", "wyn"]
@@ -177,26 +186,52 @@ def domain_matcher(repeat: int) -> dict[str, Any]:
         ]
         names.add(" ".join(words))
     values = sorted(names)
-    domain = ColumnDomain.of(values)
+    kin: list[str] = []
+    entities: list[str] = []
+    if evidence:
+        more: set[str] = set()
+        while len(more) < 2 * MAX_DOMAIN:
+            word = "".join(rng.choice(syllables) for _ in range(rng.randint(3, 5))).title()
+            if word not in names:
+                more.add(f"{word} {rng.choice(['Port', 'Hall', 'Line', 'Works'])}")
+        ordered = sorted(more)
+        kin, entities = ordered[:MAX_DOMAIN], ordered[MAX_DOMAIN:]
+    domain = ColumnDomain.of(values, kin=kin, kin_sources=["customer.city"] * len(kin))
+    entity = ColumnDomain.of(entities) if evidence else None
     tracemalloc.start()
     before = tracemalloc.take_snapshot()
     index = build_domain_index(domain)
+    entity_index = build_domain_index(entity) if entity is not None else None
     after = tracemalloc.take_snapshot()
     tracemalloc.stop()
     size = sum(d.size_diff for d in after.compare_to(before, "filename"))
-    build_s = best_of(repeat, lambda: build_domain_index(domain))
+    build_s = best_of(
+        repeat,
+        lambda: (build_domain_index(domain), entity and build_domain_index(entity)),
+    )
     q = "Which city is the office of 'Acme' in?"
     items = []
     for i in range(1000):
         gold = values[i]
-        exp = Expected(values=[gold], domain=[domain])
-        answer = (
-            f"The office is in {values[i + 1]}."
-            if i % 3 == 0
-            else f"It is in {gold}."
-            if i % 3 == 1
-            else "It is near the river."
-        )
+        if entity is None:
+            exp = Expected(values=[gold], domain=[domain])
+            wrong = f"The office is in {values[i + 1]}."
+        else:
+            attrs = [f"{values[(i + 7 * j) % MAX_DOMAIN]} {j}" for j in range(MAX_ATTRIBUTES)]
+            exp = Expected(
+                values=[gold],
+                domain=[domain],
+                attributes=attrs,
+                attribute_sources=["office.street"] * len(attrs),
+                entity_domain=entity,
+                entity_source="company.name",
+            )
+            wrong = [
+                f"The office is in {values[i + 1]}.",
+                f"The customer's city is {kin[i]}.",
+                f"For {entities[i]}, it is {values[i + 2]}.",
+            ][(i // 3) % 3]
+        answer = wrong if i % 3 == 0 else f"It is in {gold}." if i % 3 == 1 else "It is near."
         items.append((q, exp, answer))
     for item in items:
         judge_deterministic(*item)  # warm: the matcher is built once, the golds cached
@@ -207,11 +242,11 @@ def domain_matcher(repeat: int) -> dict[str, Any]:
 
     per_s = best_of(repeat, run)
     wrong = sum(judge_deterministic(*it).verdict is Verdict.INCORRECT for it in items[::3])
-    assert index.raws
+    assert index.raws and (entity_index is None or entity_index.raws)
     return {
-        "values": MAX_DOMAIN,
+        "values": MAX_DOMAIN + len(kin) + len(entities),
         "bytes_per_template": size,
-        "bytes_per_value": round(size / MAX_DOMAIN),
+        "bytes_per_value": round(size / (MAX_DOMAIN + len(kin) + len(entities))),
         "build_ms": round(1e3 * build_s, 1),
         "us_per_judgement": round(1e6 * per_s / len(items), 2),
         "wrong_values_decided_wrong": f"{wrong}/{len(items[::3])}",
@@ -280,6 +315,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "agreement": round(sum(d.verdict is t for d, t in decided) / len(decided), 4),
         }
     result["domain_matcher"] = domain_matcher(args.repeat)
+    result["evidence_matcher"] = domain_matcher(args.repeat, evidence=True)
     result["stage"] = stage_throughput(demo_responses(), args.repeat)
     result["figures"] = {
         "cpu_us_per_judgement": figure(
@@ -298,6 +334,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             result["domain_matcher"]["bytes_per_template"],
             unit=" B",
             bound="one DomainIndex per answer column in use (LRU of 256), shared by its groups",
+        ),
+        "evidence_matcher_bytes_per_template": figure(
+            "judge: the database's evidence per template at its bounds (2,000 values of the"
+            " column, 2,000 of its kind elsewhere, 2,000 entity names)",
+            result["evidence_matcher"]["bytes_per_template"],
+            unit=" B",
+            bound="the answer column's and the entity column's matchers, shared by the groups",
         ),
         "llm_calls_per_1000_probes": figure(
             f"judge: LLM calls per 1,000 demo probes ({args.cycles} cycles, with cache)",

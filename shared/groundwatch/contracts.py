@@ -453,7 +453,7 @@ class Judgement(_ProbeKeyed):
             own = _validate_own(cls, {**{n: values[n] for n in _FROM_RESPONSE}, **fields})
         judgement = _with_carried(cls, response, own)
         expected = values["expected"]
-        if expected.domain:
+        if expected.domain or expected.entity_domain is not None:
             # the judge has read the column's domain: analytics and the store, which keep the
             # expected answer of every judgement, need not carry thousands of values each
             judgement.__dict__["expected"] = _without_domain(expected)
@@ -469,7 +469,7 @@ def _without_domain(expected: Expected) -> Expected:
     hit = _STRIPPED.get(id(expected))
     if hit is not None and hit[0] is expected:
         return hit[1]
-    stripped = expected.model_copy(update={"domain": []})
+    stripped = expected.model_copy(update={"domain": [], "entity_domain": None})
     if len(_STRIPPED) >= 4096:
         _STRIPPED.clear()
     _STRIPPED[id(expected)] = (expected, stripped)

@@ -153,9 +153,19 @@ def test_the_named_rows_other_values_of_every_type_through_joins_and_aggregates(
             # days, typed; never its name (the question's own), its ids, its yes/no flag (any
             # answer's word), or the asked value (the gold) — also when the answer is the port
             # it is joined to
+            # it is joined to; and the values of the port its foreign key names (a neighbour's
+            # sentence), each with the column it came from
             builder, launched, commissioned, refitted = ships[named]
-            row = {builder: T, str(launched): N, commissioned.isoformat(): D, refitted[:10]: D}
+            port, country = PORTS[[n for n, *_ in SHIPS].index(named) % 3]
+            row = {builder: T, str(launched): N, commissioned.isoformat(): D, refitted[:10]: D,
+                   port: T, country: T}  # fmt: skip
             assert values == {v: t for v, t in row.items() if v not in a.values}, sql
+            sources = dict(zip(a.attributes, a.attribute_sources, strict=True))
+            origin = {builder: "ship.builder", str(launched): "ship.launched", port: "port.name",
+                      country: "port.country"}  # fmt: skip
+            assert {v: sources[v] for v in origin if v in sources} == {
+                v: o for v, o in origin.items() if v not in a.values
+            }, sql
             kinds.add("join" if " JOIN " in sql else "single")
         elif named in countries and " JOIN " in sql:
             # an aggregate over the ships of the port the question names: the port's values
@@ -169,8 +179,8 @@ def test_a_key_two_rows_share_names_no_row_and_the_map_is_bounded() -> None:
     types = (AnswerType.TEXT, AnswerType.NUMBER)
     got = entity_attributes(rows, 1, types)
     assert got is not None
-    assert got[("B",)] == (("y", "2"), (AnswerType.TEXT, AnswerType.NUMBER))
-    assert got[("A",)] == ((), ())  # two rows: which one the question is about is unknown
+    assert got[("B",)] == (("y", "2"), (AnswerType.TEXT, AnswerType.NUMBER), ())
+    assert got[("A",)] == ((), (), ())  # two rows: which one the question is about is unknown
     assert (None,) not in got and ("None",) not in got
     assert entity_attributes(rows, 1, types, limit=1) is None
     assert entity_attributes(rows, 1, types, max_values=3) is None

@@ -64,14 +64,47 @@ class ColumnDomain(BaseModel):
     id: Annotated[str, StringConstraints(min_length=1, max_length=64)]
     values: list[Candidate] = Field(default_factory=list, max_length=MAX_DOMAIN)
     complete: bool = True
+    kin: list[Candidate] = Field(
+        default_factory=list,
+        max_length=MAX_DOMAIN,
+        description=(
+            "Values of the same kind in other columns of the database (a customer's city for an "
+            "employee's city: columns named by the same word, of the same type), never one of "
+            "``values``: an answer naming one gave another entity's value of the asked kind."
+        ),
+    )
+    kin_sources: list[Annotated[str, Field(max_length=128)]] = Field(
+        default_factory=list,
+        max_length=MAX_DOMAIN,
+        description="Per kin value (aligned with kin): the table and column it was read from.",
+    )
 
     @classmethod
-    def of(cls, values: list[str], *, complete: bool = True) -> ColumnDomain:
-        """A domain over ``values``, its id their hash (order-independent)."""
+    def of(
+        cls,
+        values: list[str],
+        *,
+        complete: bool = True,
+        kin: list[str] | None = None,
+        kin_sources: list[str] | None = None,
+    ) -> ColumnDomain:
+        """A domain over ``values`` (and its kin), its id their hash (order-independent)."""
         digest = hashlib.blake2b(digest_size=12)
         for v in sorted(values):
             digest.update(v.encode("utf-8", "surrogatepass") + b"\x1f")
-        return cls(id=digest.hexdigest(), values=values, complete=complete)
+        kin = kin or []
+        kin_sources = kin_sources or []
+        if kin:
+            digest.update(b"\x1e")
+            for pair in sorted(zip(kin, kin_sources, strict=True)):
+                digest.update("\x1d".join(pair).encode("utf-8", "surrogatepass") + b"\x1f")
+        return cls(
+            id=digest.hexdigest(),
+            values=values,
+            complete=complete,
+            kin=kin,
+            kin_sources=kin_sources,
+        )
 
 
 class Expected(BaseModel):
@@ -129,6 +162,27 @@ class Expected(BaseModel):
             "of the row is compared as one (schema version 3); absent entries are typed by what "
             "the value parses as."
         ),
+    )
+    attribute_sources: list[Annotated[str, Field(max_length=128)]] = Field(
+        default_factory=list,
+        max_length=MAX_ATTRIBUTES,
+        description=(
+            "Per attribute (aligned with attributes): the table and column it was read from "
+            "('artist.name'): the named row's own columns, or a row one or two foreign keys away "
+            "from it, so a wrong verdict says where the answer's value came from."
+        ),
+    )
+    entity_domain: ColumnDomain | None = Field(
+        None,
+        description=(
+            "Every DISTINCT value of the column the question names its entity by (the slot's "
+            "column: course titles for 'the instructor of the course Optics'), shared by every "
+            "group of the template: an answer about another of them, and not the asked one, "
+            "answered another entity's question."
+        ),
+    )
+    entity_source: Annotated[str, Field(max_length=128)] = Field(
+        "", description="The table and column of entity_domain ('course.title')."
     )
     alternatives: list[Annotated[list[str], Field(max_length=MAX_ALTERNATIVES)]] = Field(
         default_factory=list,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,13 +24,14 @@ from typing import Any
 from sqlglot import exp
 
 from groundwatch.core.generation.answers import date_text, format_value
-from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.schema import MAX_LABEL_LENGTH, SchemaInfo, TableInfo
 from groundwatch.core.generation.templates import SqlTemplate, ident, render
 from groundwatch.core.judging.normalize import normalize
 from groundwatch.core.model import (
     MAX_ATTRIBUTES,
     MAX_CANDIDATE_CHARS,
     MAX_CANDIDATES,
+    MAX_DOMAIN,
     AnswerType,
     ColumnDomain,
 )
@@ -148,23 +150,130 @@ def candidate_queries(template: SqlTemplate, schema: SchemaInfo) -> list[str | N
     return out
 
 
-def domain_record(sample: ColumnSample | None) -> dict[str, Any] | None:
-    """:class:`~groundwatch.core.model.ColumnDomain` of a column's sample, as a group record
-    holds it (the model's fields in order), or None without a sample."""
+#: Other columns of the asked kind whose values a domain takes in as kin (the most alike first).
+MAX_KIN_COLUMNS = 6
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def kind_word(column: str) -> str:
+    """The word a column's name ends with, lower-cased: what it holds ("BillingCity", "city",
+    "ship_city" → "city"; "LastName" → "name")."""
+    words = [w for w in re.split(r"[\W_]+", _CAMEL.sub("_", column)) if w]
+    return words[-1].lower() if words else ""
+
+
+def kin_queries(template: SqlTemplate, schema: SchemaInfo) -> list[list[tuple[str, str]]]:
+    """Per answer column, the columns of the same kind elsewhere in the database, as
+    ``(table.column, distinct-values query)``: text label columns (not free text, not a key or a
+    flag) whose names end with the same word ("city": a customer's city and an invoice's billing
+    city for an employee's city). Their values are what a reader gives that answered about
+    another entity ("The city of the customer Kovács is Budapest.")."""
+    out: list[list[tuple[str, str]]] = []
+    for sel in template.selected:
+        table = schema.table(sel.table)
+        column = table.column(sel.column) if table is not None else None
+        if table is None or column is None or column.kind is not AnswerType.TEXT or sel.flag:
+            out.append([])
+            continue
+        word = kind_word(column.name)
+        found: list[tuple[int, str, str]] = []
+        for t in schema.tables:
+            for c in t.columns:
+                if (t.name, c.name) == (table.name, column.name) or kind_word(c.name) != word:
+                    continue
+                if c.kind is not AnswerType.TEXT or c.flag or t.is_surrogate(c):
+                    continue
+                if c.avg_length is not None and c.avg_length > MAX_LABEL_LENGTH:
+                    continue  # free text: no value one names
+                # the same name first ("city" for "city"), then longer names ending with it
+                rank = 0 if c.name.lower() == column.name.lower() else 1
+                sql = distinct_values_sql(t.name, c.name, schema.dialect)
+                found.append((rank, f"{t.name}.{c.name}", sql))
+        found.sort(key=lambda f: (f[0], f[1]))
+        out.append([(src, sql) for _, src, sql in found[:MAX_KIN_COLUMNS]])
+    return out
+
+
+def kin_values(
+    own: ColumnSample, kin: Sequence[tuple[str, ColumnSample]], limit: int = MAX_DOMAIN
+) -> tuple[list[str], list[str]]:
+    """The kin columns' values not among the column's own (compared normalized, as the judge
+    compares them), with the column each came from: taken in turn from each column, so every
+    kin column is sampled when together they hold more than ``limit``."""
+    seen = set(own.normalized)
+    values: list[str] = []
+    sources: list[str] = []
+    cursors = [0] * len(kin)
+    while len(values) < limit and any(
+        c < len(k[1].values) for c, k in zip(cursors, kin, strict=True)
+    ):
+        for i, (src, sample) in enumerate(kin):
+            if cursors[i] >= len(sample.values) or len(values) >= limit:
+                continue
+            value, norm = sample.values[cursors[i]], sample.normalized[cursors[i]]
+            cursors[i] += 1
+            if norm and norm not in seen:
+                seen.add(norm)
+                values.append(value)
+                sources.append(src)
+    return values, sources
+
+
+def entity_query(template: SqlTemplate, schema: SchemaInfo) -> tuple[str, str] | None:
+    """``(table.column, distinct-values query)`` of the text column a one-slot template names
+    its entity by, or None (no slot, several, or a slot of another type)."""
+    if len(template.slots) != 1:
+        return None
+    slot = template.slots[0]
+    table = schema.table(slot.table)
+    column = table.column(slot.column) if table is not None else None
+    if table is None or column is None or column.kind is not AnswerType.TEXT or column.flag:
+        return None
+    return f"{table.name}.{column.name}", distinct_values_sql(
+        table.name, column.name, schema.dialect
+    )
+
+
+def domain_record(
+    sample: ColumnSample | None,
+    kin: Sequence[tuple[str, ColumnSample]] = (),
+) -> dict[str, Any] | None:
+    """:class:`~groundwatch.core.model.ColumnDomain` of a column's sample and its kin columns'
+    samples, as a group record holds it (the model's fields in order), or None without a
+    sample."""
     if sample is None:
         return None
-    d = ColumnDomain.of(list(sample.values), complete=sample.complete)
-    return {"id": d.id, "values": d.values, "complete": d.complete}
+    kin_vals, kin_srcs = kin_values(sample, kin) if kin else ([], [])
+    d = ColumnDomain.of(
+        list(sample.values), complete=sample.complete, kin=kin_vals, kin_sources=kin_srcs
+    )
+    return {
+        "id": d.id,
+        "values": d.values,
+        "complete": d.complete,
+        "kin": d.kin,
+        "kin_sources": d.kin_sources,
+    }
 
 
 @dataclass(frozen=True, slots=True)
 class AttributesQuery:
     """How to read the other values of the row a template's slots name: ``sql`` selects the slot
-    columns (``n_keys`` of them) and then the row's other columns, whose types are ``types``."""
+    columns (``n_keys`` of them) and then the row's other columns and its neighbours' (the rows
+    one or two foreign keys away), whose types are ``types`` and whose ``table.column`` are
+    ``sources``."""
 
     sql: str
     n_keys: int
     types: tuple[AnswerType, ...]
+    sources: tuple[str, ...] = ()
+
+
+#: Tables joined beyond the named row's own for its neighbours' values (one or two foreign keys
+#: away, followed from the row outwards: each is one row, so the query stays one row per entity).
+MAX_NEIGHBOUR_TABLES = 4
+#: Foreign keys followed from the named row: its own, and its neighbours' once more.
+NEIGHBOUR_HOPS = 2
 
 
 def entity_attributes_query(template: SqlTemplate, schema: SchemaInfo) -> AttributesQuery | None:
@@ -174,12 +283,13 @@ def entity_attributes_query(template: SqlTemplate, schema: SchemaInfo) -> Attrib
     The row is the one the question is about: the asked row of a single-table template, the row
     a join starts from ("the port of the ship named X": the ship's row) or an aggregate counts
     under ("the number of ships of the port named X": the port's row). Its other columns, of
-    every type, are what a reader that picked the right entity's wrong sentence answers with.
-    Slots on two tables or two aliases (a link between two named rows, a self-join) name no one
-    row; surrogate and foreign-key columns are no fact anyone states, a yes/no flag's "1", "true"
-    or "yes" is any answer's word; the asked columns are the gold. Whether a slot value names
-    exactly one row is the data's to say (:func:`entity_attributes` drops a key that two rows
-    share)."""
+    every type, are what a reader that picked the right entity's wrong sentence answers with;
+    so are the values of the rows its foreign keys name, and theirs in turn ("the artist of the
+    album" for its track): a reader that picked a neighbour's sentence. Slots on two tables or
+    two aliases (a link between two named rows, a self-join) name no one row; surrogate and
+    foreign-key columns are no fact anyone states, a yes/no flag's "1", "true" or "yes" is any
+    answer's word; the asked columns are the gold. Whether a slot value names exactly one row
+    is the data's to say (:func:`entity_attributes` drops a key that two rows share)."""
     if not template.slots or not template.selected:
         return None
     if len({(s.table.lower(), s.alias.lower()) for s in template.slots}) != 1:
@@ -192,35 +302,69 @@ def entity_attributes_query(template: SqlTemplate, schema: SchemaInfo) -> Attrib
         return None
     keys = [c.name for c in key_cols if c is not None]
     asked = {
-        s.column.lower()
+        (t.name, s.column.lower())
         for s in template.selected
-        if (t := schema.table(s.table)) is not None and t.name == table.name
+        if (t := schema.table(s.table)) is not None
     }
-    others = [
-        c
-        for c in table.columns
-        if c.kind is not None
-        and not c.flag
-        and not table.is_surrogate(c)
-        and c.name.lower() not in asked
-        and c.name not in keys
-    ]
-    if not others:
+    root = "t0"
+    cols: list[exp.Expression] = [exp.Column(this=ident(k), table=ident(root)) for k in keys]
+    types: list[AnswerType] = []
+    sources: list[str] = []
+    joins: list[exp.Join] = []
+
+    def stated(t: TableInfo, alias: str, skip: set[str]) -> None:
+        for c in t.columns:
+            if (
+                c.kind is None
+                or c.flag
+                or t.is_surrogate(c)
+                or (t.name, c.name.lower()) in asked
+                or c.name in skip
+                or len(types) >= MAX_ATTRIBUTES
+            ):
+                continue
+            cols.append(exp.Column(this=ident(c.name), table=ident(alias)))
+            types.append(c.kind)
+            sources.append(f"{t.name}.{c.name}")
+
+    stated(table, root, set(keys))
+    frontier = [(table, root)]
+    for _ in range(NEIGHBOUR_HOPS):
+        reached: list[tuple[TableInfo, str]] = []
+        for t, alias in frontier:
+            for fk in t.foreign_keys:
+                ref = schema.table(fk.ref_table)
+                if ref is None or len(joins) >= MAX_NEIGHBOUR_TABLES:
+                    continue
+                to = f"n{len(joins) + 1}"
+                on = exp.EQ(
+                    this=exp.Column(this=ident(fk.column), table=ident(alias)),
+                    expression=exp.Column(this=ident(fk.ref_column), table=ident(to)),
+                )
+                joins.append(
+                    exp.Join(this=exp.Table(this=ident(ref.name), alias=ident(to)), on=on,
+                             side="LEFT")
+                )  # fmt: skip
+                stated(ref, to, set())
+                reached.append((ref, to))
+        frontier = reached
+    if not types:
         return None
-    cols = [exp.Column(this=ident(c)) for c in [*keys, *(c.name for c in others)]]
-    sql = render(
-        exp.Select(expressions=cols, from_=exp.From(this=exp.Table(this=ident(table.name)))),
-        schema.dialect,
+    select = exp.Select(
+        expressions=cols,
+        from_=exp.From(this=exp.Table(this=ident(table.name), alias=ident(root))),
+        joins=joins,
     )
-    return AttributesQuery(sql, len(keys), tuple(c.kind for c in others if c.kind is not None))
+    return AttributesQuery(render(select, schema.dialect), len(keys), tuple(types), tuple(sources))
 
 
 #: Distinct values one template's map shares a string for.
 _POOLED = 100_000
 
-#: One row's other values and their types (aligned), as :attr:`Expected.attributes` and
-#: :attr:`Expected.attribute_types` carry them (tuples: a map of 200,000 rows holds one each).
-RowValues = tuple[tuple[str, ...], tuple[AnswerType, ...]]
+#: One row's other values, their types and their sources (aligned), as
+#: :attr:`Expected.attributes`, :attr:`Expected.attribute_types` and
+#: :attr:`Expected.attribute_sources` carry them (tuples: a map of 200,000 rows holds one each).
+RowValues = tuple[tuple[str, ...], tuple[AnswerType, ...], tuple[str, ...]]
 
 
 def entity_attributes(
@@ -229,18 +373,21 @@ def entity_attributes(
     types: Sequence[AnswerType] = (),
     limit: int = MAX_ENTITY_ROWS,
     max_values: int = MAX_ENTITY_VALUES,
+    sources: Sequence[str] = (),
 ) -> dict[tuple[str, ...], RowValues] | None:
     """The other values of each row by its key values (formatted as a fill's parameters are),
-    typed by their columns (``types``; text where not given); None when the table has more than
-    ``limit`` rows or its rows more than ``max_values`` values in all (memory stays bounded per
-    template: about 120 MB at the values bound). A key two rows share names no one row: it gets no
-    values (an empty pair)."""
+    typed by their columns (``types``; text where not given) and named by them (``sources``);
+    None when the table has more than ``limit`` rows or its rows more than ``max_values`` values
+    in all (memory stays bounded per template: about 120 MB at the values bound). A key two rows
+    share names no one row: it gets no values (an empty triple). A value two columns hold is
+    kept once, with the first column's name (the row's own before its neighbours')."""
     out: dict[tuple[str, ...], RowValues] = {}
-    shared: dict[tuple[AnswerType, ...], tuple[AnswerType, ...]] = {}  # one per type pattern
+    # one tuple per pattern of types (and of sources): rows of a table share a handful
+    shared: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     # one string per distinct value: a city, a segment, a year or a day repeats over the rows,
     # and a string costs more than the reference to it (bounded: later values are not pooled)
     pool: dict[str, str] = {}
-    ambiguous: RowValues = ((), ())
+    ambiguous: RowValues = ((), (), ())
     kept = 0
     text_type = AnswerType.TEXT
     for row in rows:
@@ -252,7 +399,7 @@ def entity_attributes(
         if key in out:
             out[key] = ambiguous
             continue
-        vals: dict[str, AnswerType] = {}
+        vals: dict[str, tuple[AnswerType, str]] = {}
         for j, v in enumerate(row[n_keys:]):
             if v is None or len(vals) >= MAX_ATTRIBUTES:
                 continue
@@ -264,12 +411,17 @@ def entity_attributes(
                 text = pool.get(text) or (
                     pool.setdefault(text, text) if len(pool) < _POOLED else text
                 )
-                vals[text] = kind
+                vals[text] = (kind, sources[j] if j < len(sources) else "")
         kept += len(vals)
         if kept > max_values:
             return None
-        pattern = tuple(vals.values())
-        out[key] = (tuple(vals), shared.setdefault(pattern, pattern))
+        kinds = tuple(k for k, _ in vals.values())
+        named = tuple(n for _, n in vals.values()) if sources else ()
+        out[key] = (
+            tuple(vals),
+            shared.setdefault(kinds, kinds),
+            shared.setdefault(named, named),
+        )
     return out
 
 

@@ -33,6 +33,8 @@ from groundwatch.core.generation.candidates import (
     domain_record,
     entity_attributes,
     entity_attributes_query,
+    entity_query,
+    kin_queries,
 )
 from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, list_rows, plan
 from groundwatch.core.generation.lexicon import Lexicon, Thesaurus, schema_context
@@ -345,6 +347,7 @@ def iter_group_records(
     s = summary if summary is not None else StageSummary()
     s.sql_templates_proposed += len(templates)
     s.k = k
+    kin_cache: KinCache = {}
     for t in templates:
         chosen: dict[str, list[str]] = {}
         per_cohort = text_templates.get(t.template_id, {})
@@ -376,7 +379,15 @@ def iter_group_records(
                 on_template(t, 0)
             continue
         produced = yield from _records_of(
-            port, schema, t, chosen, k, dataset_id, s, list_answers=list_answers
+            port,
+            schema,
+            t,
+            chosen,
+            k,
+            dataset_id,
+            s,
+            list_answers=list_answers,
+            kin_cache=kin_cache,
         )
         if produced:
             s.sql_templates += 1
@@ -438,6 +449,7 @@ def _records_of(
     s: StageSummary,
     *,
     list_answers: bool = False,
+    kin_cache: KinCache | None = None,
 ) -> Generator[GroupRecord, None, int]:
     """The groups of one template as records. Everything that is the same for every fill (text
     formatters, the group-id hasher, answer types, candidate lists per gold value, the words of
@@ -488,10 +500,23 @@ def _records_of(
     declared = tuple(kd for kd in kinds if kd is not None)
     known_types = declared if len(declared) == len(kinds) else None
     samples = _candidate_samples(port, t, schema, s)
+    kin = (
+        _kin_samples(port, t, schema, s, kin_cache if kin_cache is not None else {})
+        if any(samples)
+        else []
+    )
     # the answer columns' whole domains, once per template and shared by its every group (they
-    # supersede the per-group candidate samples: the judge builds one matcher per domain)
-    domains = [domain_record(x) for x in samples] if any(x is not None for x in samples) else []
+    # supersede the per-group candidate samples: the judge builds one matcher per domain), with
+    # the values of their kind elsewhere in the database
+    domains = (
+        [domain_record(x, kin[i] if i < len(kin) else ()) for i, x in enumerate(samples)]
+        if any(x is not None for x in samples)
+        else []
+    )
     attributes = _entity_attributes(port, t, schema, s)
+    entity_source, entity_domain = _entity_domain(
+        port, t, schema, s, kin_cache if kin_cache is not None else {}
+    )
     slot_params = t.params
     compiled = [(c, [compile_text(tt, t) for tt in texts]) for c, texts in chosen.items()]
     # every form of a group in one flat list (cohort by cohort, as the record lists them): the
@@ -624,9 +649,10 @@ def _records_of(
                 answer_domain = domains * len(values)
             row_values: Any = ()
             row_types: Any = ()
+            row_sources: Any = ()
             if attributes is not None:
                 key = tuple(format_value(raw[p]) for p in slot_params)
-                row_values, row_types = attributes.get(key, _NO_ROW_VALUES)
+                row_values, row_types, row_sources = attributes.get(key, _NO_ROW_VALUES)
             s.queries += 1
             s.groups += 1
             produced += 1
@@ -647,6 +673,9 @@ def _records_of(
                     "domain": answer_domain,
                     "attributes": row_values,
                     "attribute_types": row_types,
+                    "attribute_sources": row_sources,
+                    "entity_domain": entity_domain,
+                    "entity_source": entity_source,
                     "alternatives": (),
                 },
                 "forms": [
@@ -698,8 +727,51 @@ def _candidate_samples(
     return out
 
 
+#: Kin columns' samples by their query, for one generation run: every template asking a city
+#: reads the database's other cities once (bounded: beyond, a sample is read again).
+KinCache = dict[str, ColumnSample]
+_KIN_CACHE_MAX = 256
+
+
+def _kin_samples(
+    port: QueryPort, t: SqlTemplate, schema: SchemaInfo, s: StageSummary, cache: KinCache
+) -> list[list[tuple[str, ColumnSample]]]:
+    """Per answer column, its kin columns' distinct values (see :func:`kin_queries`)."""
+    out: list[list[tuple[str, ColumnSample]]] = []
+    for queries in kin_queries(t, schema):
+        got: list[tuple[str, ColumnSample]] = []
+        for source, sql in queries:
+            sample = cache.get(sql)
+            if sample is None:
+                s.sql_statements += 1
+                sample = ColumnSample.of((r[0] for r in port.rows(sql)), k=MAX_DOMAIN)
+                if len(cache) < _KIN_CACHE_MAX:
+                    cache[sql] = sample
+            got.append((source, sample))
+        out.append(got)
+    return out
+
+
+def _entity_domain(
+    port: QueryPort, t: SqlTemplate, schema: SchemaInfo, s: StageSummary, cache: KinCache
+) -> tuple[str, dict[str, Any] | None]:
+    """The source and domain record of the column the template names its entity by ("", None
+    without one), read once per run for every template that names entities by it."""
+    query = entity_query(t, schema)
+    if query is None:
+        return "", None
+    source, sql = query
+    sample = cache.get(sql)
+    if sample is None:
+        s.sql_statements += 1
+        sample = ColumnSample.of((r[0] for r in port.rows(sql)), k=MAX_DOMAIN)
+        if len(cache) < _KIN_CACHE_MAX:
+            cache[sql] = sample
+    return source, domain_record(sample)
+
+
 #: What a fill whose row the map does not hold (or holds twice) gets: no values.
-_NO_ROW_VALUES: RowValues = ((), ())
+_NO_ROW_VALUES: RowValues = ((), (), ())
 
 
 def _entity_attributes(
@@ -711,7 +783,7 @@ def _entity_attributes(
     if query is None:
         return None
     s.sql_statements += 1
-    return entity_attributes(port.rows(query.sql), query.n_keys, query.types)
+    return entity_attributes(port.rows(query.sql), query.n_keys, query.types, sources=query.sources)
 
 
 def _has_multiple(port: QueryPort, grouped: GroupedPlan) -> bool:

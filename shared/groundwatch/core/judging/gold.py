@@ -149,9 +149,17 @@ class Gold:
     gold_norms: frozenset[str] = frozenset()
     #: the attributes' last words: one set test rules them all out of most answers
     attribute_last_words: frozenset[str] = frozenset()
+    #: per text attribute (aligned with ``attributes``): the table and column it came from
+    attribute_sources: tuple[str, ...] = field(default=(), compare=False)
+    #: the typed attributes' sources by their number or day (what a reason names)
+    typed_sources: dict[float | date, str] = field(default_factory=dict, compare=False)
     #: per part with a domain: the last words and last stems whose every domain value is a gold
     #: spelling — an answer naming only those names no rival, and the walk over them is skipped
     domain_own: tuple[tuple[frozenset[str], frozenset[str]], ...] = field(default=(), compare=False)
+    #: the matcher over the values the question names its entity by (shared per template), and
+    #: their table and column: what tells an answer about another entity
+    entity: DomainIndex | None = field(default=None, compare=False)
+    entity_source: str = field(default="", compare=False)
 
     @property
     def has_rivals(self) -> bool:
@@ -245,6 +253,8 @@ def _prepare(
     alternatives: tuple[tuple[str, ...], ...] = (),
     domain_ids: tuple[str | None, ...] = (),
     attribute_types: tuple[AnswerType, ...] = (),
+    attribute_sources: tuple[str, ...] = (),
+    entity_id: str | None = None,  # in the key only: the entity matcher is added by the caller
 ) -> Gold:
     parts = _parts(values, types)
     if alternatives:
@@ -262,7 +272,9 @@ def _prepare(
     )
     rivals = _rivals(values, parts, candidates)
     gold_norms = frozenset(n for p in parts for n in p.norms)
-    attrs, typed_attrs = _attributes(parts, gold_norms, attributes, attribute_types)
+    attrs, typed_attrs, text_src, typed_src = _attributes(
+        parts, gold_norms, attributes, attribute_types, attribute_sources
+    )
     return Gold(
         parts=parts,
         stale=tuple(p for p in (_parts(s, types) for s in stale) if p),
@@ -284,7 +296,17 @@ def _prepare(
         attribute_years=frozenset(str(a.day.year) for a in typed_attrs if a.day is not None),
         gold_norms=gold_norms,
         attribute_last_words=frozenset(a.last_word for a in attrs),
+        attribute_sources=text_src if any(text_src) else (),
+        typed_sources={
+            k: src
+            for a, src in zip(typed_attrs, typed_src, strict=True)
+            if src and (k := a.day if a.day is not None else _number_of(a)) is not None
+        },
     )
+
+
+def _number_of(a: GoldPart) -> float | None:
+    return a.number.value if a.number is not None else None
 
 
 def _attributes(
@@ -292,12 +314,16 @@ def _attributes(
     gold_norms: frozenset[str],
     values: tuple[str, ...],
     types: tuple[AnswerType, ...],
-) -> tuple[tuple[GoldPart, ...], tuple[GoldPart, ...]]:
+    sources: tuple[str, ...] = (),
+) -> tuple[tuple[GoldPart, ...], tuple[GoldPart, ...], tuple[str, ...], tuple[str, ...]]:
     """The named row's other values, prepared as parts of their declared type (typed by what
-    they parse as where no type is given): its text values and its numbers and dates apart. A
-    value the gold holds — its spelling, or the same number or day — is never one of them."""
+    they parse as where no type is given): its text values and its numbers and dates apart,
+    each with the sources of those values (aligned; "" where unknown). A value the gold holds —
+    its spelling, or the same number or day — is never one of them."""
     text: list[GoldPart] = []
     typed: list[GoldPart] = []
+    text_src: list[str] = []
+    typed_src: list[str] = []
     seen: set[str] = set()
     for i, raw in enumerate(values):
         if raw in seen:
@@ -306,11 +332,14 @@ def _attributes(
         a = gold_part(raw, types[i] if i < len(types) else None)
         if not a.norm or a.norm in gold_norms:
             continue
+        src = sources[i] if i < len(sources) else ""
         if not a.typed:
             text.append(a)
+            text_src.append(src)
         elif not any(_same_typed(a, p) for gp in parts for p in (gp, *gp.alts)):
             typed.append(a)
-    return tuple(text), tuple(typed)
+            typed_src.append(src)
+    return tuple(text), tuple(typed), tuple(text_src), tuple(typed_src)
 
 
 def _same_typed(a: GoldPart, p: GoldPart) -> bool:
@@ -362,6 +391,9 @@ class DomainIndex:
     last_words: frozenset[str]
     stem_lasts: frozenset[str]
     complete: bool
+    #: per value: where the database holds it when that is another column ("customer.city" for
+    #: a kin value of an employee's city), "" for the column's own values
+    sources: tuple[str, ...] = ()
 
 
 def build_domain_index(domain: ColumnDomain) -> DomainIndex:
@@ -371,10 +403,15 @@ def build_domain_index(domain: ColumnDomain) -> DomainIndex:
     stem_needles: list[str] = []
     by_last: dict[str, list[int]] = {}
     by_stem_last: dict[str, list[int]] = {}
-    for raw in dict.fromkeys(domain.values):
+    sources: list[str] = []
+    seen: set[str] = set()
+    kin = zip(domain.kin, domain.kin_sources, strict=False)
+    for raw, source in [*((v, "") for v in dict.fromkeys(domain.values)), *kin]:
         norm = normalize_cached(raw)
-        if not norm:
+        if not norm or norm in seen:
             continue
+        seen.add(norm)
+        sources.append(source)
         k = len(raws)
         toks = norm.split()
         st = stems(toks)
@@ -394,6 +431,7 @@ def build_domain_index(domain: ColumnDomain) -> DomainIndex:
         last_words=frozenset(by_last),
         stem_lasts=frozenset(by_stem_last),
         complete=domain.complete,
+        sources=tuple(sources) if any(sources) else (),
     )
 
 
@@ -502,6 +540,8 @@ def _key(expected: Expected) -> GoldKey:
         # judging (the id is a hash of them)
         tuple(d.id if d is not None else None for d in expected.domain),
         tuple(expected.attribute_types),
+        tuple(expected.attribute_sources),
+        expected.entity_domain.id if expected.entity_domain is not None else None,
     )
 
 
@@ -515,10 +555,16 @@ def _entry(expected: Expected) -> tuple[Expected, GoldKey, Gold]:
         return hit
     key = _key(expected)
     gold = _prepare(*key)
-    if expected.domain:
+    if expected.domain or expected.entity_domain is not None:
         with_domains = _WITH_DOMAINS.get(key)
         if with_domains is None:
-            with_domains = _with_domains(gold, key[0], expected.domain)
+            with_domains = _with_domains(gold, key[0], expected.domain) if expected.domain else gold
+            if expected.entity_domain is not None:
+                with_domains = replace(
+                    with_domains,
+                    entity=domain_index(expected.entity_domain),
+                    entity_source=expected.entity_source,
+                )
             if len(_WITH_DOMAINS) >= _BY_IDENTITY_MAX * 32:
                 _WITH_DOMAINS.clear()
             _WITH_DOMAINS[key] = with_domains

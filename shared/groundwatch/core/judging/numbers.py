@@ -88,6 +88,12 @@ _WORDS = re.compile(
     r"|\b(?P<word>" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")\b"
 )
 _HAS_DIGIT = re.compile(r"\d")
+#: Words after which "one" stands for a thing named before ("questions like this one", "the
+#: right one", "no one"), not for the number 1.
+_PRONOUN_ONE = re.compile(
+    r"\b(?:this|that|which|each|every|any|no|the|another|last|same|other|right|wrong|"
+    r"good|new|old|little|big|latter|former|such)\s+$"
+)
 #: A digit run written as an ordinal ("19th", "22nd", "1st"): a rank, not a quantity.
 _ORDINAL_SUFFIX = re.compile(r"(?:st|nd|rd|th)\b")
 #: Vague spans of years: a decade ("1990s", "1990's", "the '90s", "the nineties"), a century
@@ -211,6 +217,8 @@ def extract_numbers(text: str, *, folded: bool = False) -> list[NumberMention]:
     for m in _WORDS.finditer(t):
         if vague_spans and any(a <= m.start() < b for a, b in vague_spans):
             continue
+        if m["word"] == "one" and _PRONOUN_ONE.search(t, 0, m.start()):
+            continue  # "this one", "the one", "each one": a pronoun, not a count
         if m["tens"]:
             value = float(_WORD_NUMBERS[m["tens"]] + _WORD_NUMBERS[m["ones"]])
         else:

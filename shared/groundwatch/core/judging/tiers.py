@@ -25,6 +25,7 @@ from enum import IntEnum, StrEnum
 from functools import lru_cache
 
 from groundwatch.core.judging.aliases import CountryMention, country_of, find_countries
+from groundwatch.core.judging.citations import read_citations
 from groundwatch.core.judging.dates import (
     DateMatch,
     DateMention,
@@ -118,7 +119,8 @@ class ParsedResponse:
     def __init__(self, query: str, gold: Gold, response: str) -> None:
         self.query = query
         self.gold = gold
-        self.response = response
+        # citation markers dropped and glued numbers set apart first: every view reads this text
+        self.response = response = read_citations(response)
         self.folded = fold(response)
         self.toks = tokens(self.folded, folded=True)
         self.norm = norm = " ".join(self.toks)
@@ -523,10 +525,17 @@ class Reading:
     spans: Sequence[tuple[int, int]] = ()
     rivals: Sequence[str] = ()
     proven_rivals: Sequence[str] = ()  # named exactly or by alias
+    #: where the database holds a rival when it is another column's value, by the rival's words
+    rival_sources: tuple[tuple[str, str], ...] = ()
     denied: bool = False
     hedge: str | None = None
     #: the asked row's other values the response gives (its own words)
     attributes: Sequence[str] = ()
+    #: where each of ``attributes`` came from ("artist.name"; "" where unknown), aligned
+    attribute_sources: Sequence[str] = ()
+    #: the tokens other values (the row's, its neighbours', the column's) stand on: a gold word
+    #: there is a word of that longer value ("Physics" in *Quantum Physics*), not the gold's
+    covered: frozenset[int] = frozenset()
 
 
 def _spans(pad: str, needle: str) -> list[tuple[int, int]]:
@@ -787,8 +796,12 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
                 claimed[t] = (owner, level, start, end)
         elif all(h[0] == owner for h in holders):
             continue  # the same value again (e.g. its stem under its surface form)
-        elif any(h[1] == level and (h[2], h[3]) == (start, end) for h in holders):
-            cancelled.add((start, end))  # gold and rival tied: neither is evidence
+        elif any(
+            h[1] == level and (h[2], h[3]) == (start, end) and -1 in (owner, h[0]) for h in holders
+        ):
+            # gold and rival tied: neither is evidence (two other values tied on one span, a
+            # kin value that is also the row's neighbour's, are evidence both: the first holds)
+            cancelled.add((start, end))
     if cancelled:
         accepted = [o for o in accepted if (o[2], o[3]) not in cancelled]
     r = Reading()
@@ -800,7 +813,11 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
         o for o in accepted if o[0] != -1 and o[0] > _ATTRIBUTE and not _is_denied(toks, o[2], ev)
     ]
     if g.attributes:
-        r.attributes = [_said(ev, o) for o in accepted if o[0] <= _ATTRIBUTE]
+        said_attrs = [o for o in accepted if o[0] <= _ATTRIBUTE]
+        r.covered = frozenset(t for o in accepted if o[0] != -1 for t in range(o[2], o[3]))
+        r.attributes = [_said(ev, o) for o in said_attrs]
+        if g.attribute_sources:
+            r.attribute_sources = [g.attribute_sources[_ATTRIBUTE - o[0]] for o in said_attrs]
     if rival_occ:
         # named by the answer's own words: a reason never names what the answer does not say
         r.rivals = list(dict.fromkeys(_said(ev, o) for o in rival_occ))
@@ -809,6 +826,12 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
         r.proven_rivals = list(
             dict.fromkeys(_said(ev, o) for o in rival_occ if o[1] is not Level.STEM)
         )
+        if dom is not None and dom.sources:
+            r.rival_sources = tuple(
+                (_said(ev, o), src)
+                for o in rival_occ
+                if o[0] >= _DOMAIN and (src := dom.sources[o[0] - _DOMAIN])
+            )
     if affirmed:
         r.level = min(o[1] for o in affirmed)
         r.spans = [(o[2], o[3]) for o in affirmed]
@@ -1005,7 +1028,7 @@ def tier_refusal(ev: ParsedResponse) -> Decision | None:
     if ref is None:
         return None
     parts = ev.gold.parts
-    if len(parts) == 1 and parts[0].boolean is not None and _said_boolean(ev) is not None:
+    if len(parts) == 1 and _truth_value(ev, parts[0]) is not None and _said_boolean(ev) is not None:
         return None  # "No, there is no record of it": a yes/no answer, the typed tier's
     named = _named_after(ev, ref.span[1])
     found = [s for s in ev.statuses(ev.gold.parts) if s in (PartStatus.FOUND, PartStatus.PARTIAL)]
@@ -1127,7 +1150,7 @@ def tier_typed(ev: ParsedResponse) -> Decision | None:
         return None  # a multiple-choice answer is the options tier's to decide
     if not g.answerable:
         return None
-    if len(g.parts) == 1 and g.parts[0].boolean is not None:
+    if len(g.parts) == 1 and _truth_value(ev, g.parts[0]) is not None:
         flag = _said_boolean(ev)
         if flag is not None:
             part = g.parts[0]
@@ -1148,10 +1171,9 @@ def tier_typed(ev: ParsedResponse) -> Decision | None:
             continue
         kind = "date" if part.day is not None else "number"
         if st is PartStatus.CONFLICT:
-            if g.typed_attributes and (stated := _stated_typed_attributes(ev)):
+            if g.typed_attributes and (typed := _stated_typed_attributes(ev)):
                 # the named row's other numbers ("listed with 1963 and Kockums" for its tonnage)
-                named = ", ".join(map(repr, list(dict.fromkeys(stated))[:3]))
-                return _wrong("typed", f"other_attribute: {named} (gold {part.raw!r})")
+                return _wrong("typed", _other_attribute_reason(typed, part))
             return _wrong("typed", f"{kind}_mismatch: gold {part.raw!r}")
         if st is PartStatus.ABSENT:
             days = yearless_days(ev.toks) if part.day is not None else ()
@@ -1175,12 +1197,33 @@ def tier_typed(ev: ParsedResponse) -> Decision | None:
     if all(s is PartStatus.FOUND for s in statuses):
         if _refusal_stands(ev) or not all(p.typed for p in g.parts):
             return None  # the refusal tier left its note / the text parts are the text tiers'
+        if (who := _other_entity(ev)) is not None:
+            # the gold's number or day, said of another entity: no claim about the asked one
+            ev.notes.append(f"said_of_other_entity: {who}")
+            return None
         return _ok("typed", f"typed_match: {g.raws}")
     for part, st in zip(g.parts, statuses, strict=True):
         if part.typed and st is PartStatus.PARTIAL:
             kind = "coarser_date" if part.day is not None else "approximate_number"
             ev.notes.append(f"{kind}: gold {part.raw!r}")
     return None
+
+
+#: A question that asks for a count: its gold 1 or 0 is a number, never a yes or a no.
+_COUNT_QUESTION = re.compile(r"\bhow (?:many|often|much)\b|\b(?:number|count|total) of\b|\bcount\b")
+
+
+@lru_cache(maxsize=QUERY_VIEWS)
+def _asks_count(query: str) -> bool:
+    return _COUNT_QUESTION.search(fold(query)) is not None
+
+
+def _truth_value(ev: ParsedResponse, part: GoldPart) -> bool | None:
+    """The gold as a yes or a no (a flag's 1 or "true"), or None: a count's 1 ("How many
+    courses …?") is the number 1, and "Yes" does not answer it."""
+    if part.boolean is None or (part.number is not None and _asks_count(ev.query)):
+        return None
+    return part.boolean
 
 
 #: How an answer says yes or no as its first word, or as the whole answer.
@@ -1366,6 +1409,9 @@ def _found(ev: ParsedResponse, tier: str, worst: Level) -> Decision | None:
         return None
     if _refusal_stands(ev):
         return None  # the refusal tier left its note
+    if (who := _other_entity(ev)) is not None:
+        ev.notes.append(f"said_of_other_entity: {who}")
+        return None
     code = _LEVEL_CODE[max(levels)] if levels else "contains"
     return _ok(tier, f"{code}: {g.raws}")
 
@@ -1401,35 +1447,103 @@ def tier_conflict(ev: ParsedResponse) -> Decision | None:
             continue
         if r.proven_rivals:
             named = ", ".join(map(repr, r.proven_rivals[:3]))
-            return _wrong("conflict", f"other_value: {named} (gold {part.raw!r})")
+            from_ = dict(r.rival_sources)
+            where = ", ".join(
+                dict.fromkeys(src for v in r.proven_rivals[:3] if (src := from_.get(v)))
+            )
+            # another entity's value of the asked kind names the column it came from
+            at = f" from {where}" if where else ""
+            return _wrong("conflict", f"other_value: {named}{at} (gold {part.raw!r})")
         if r.rivals:
             ev.notes.append(f"rival_stem_only: {', '.join(map(repr, r.rivals[:3]))}")
         if r.denied:
             return _wrong("conflict", f"gold_denied: {part.raw!r}")
-        stated = [*r.attributes, *_stated_typed_attributes(ev)]
-        if stated and not _overlaps(ev, part):
+        said = [
+            *zip(r.attributes, r.attribute_sources or [""] * len(r.attributes), strict=True),
+            *_stated_typed_attributes(ev),
+        ]
+        stated = [a for a, _ in said]
+        if stated and not _overlaps(ev, part, r.covered, _source_words(r.attribute_sources)):
             # the right row, other columns: "Robert King's phone is …, his city is Lethbridge" or
             # "Fortuna is listed with 1969 and 31298" asked for his title / its builder names
             # values the database holds for that row, and not the one asked — unless the answer
             # also names something else, which may be the gold said another way
             other = _other_name(ev, stated)
             if other is None:
-                named = ", ".join(map(repr, list(dict.fromkeys(stated))[:3]))
-                return _wrong("conflict", f"other_attribute: {named} (gold {part.raw!r})")
+                return _wrong("conflict", _other_attribute_reason(said, part))
             ev.notes.append(f"other_attribute_beside: {other!r}")
         if len(g.parts) == 1 and (claim := _typed_claim(ev, part)) is not None:
             return _wrong("conflict", f"type_mismatch: {claim!r} for gold {part.raw!r}")
+        if (who := _other_entity(ev)) is not None:
+            # another entity's sentence: "The level of the course Volcanology is …" asked about
+            # the course Game Theory
+            return _wrong("conflict", f"other_entity: {who} (gold {part.raw!r})")
     return None
 
 
-def _stated_typed_attributes(ev: ParsedResponse) -> list[str]:
-    """The named row's other numbers and dates the response states, as it writes them: a number
-    of the same value written in digits (a number word is as often an article: "one of the
-    ships"), a date to the day; never one the question itself holds."""
+def _other_entity(ev: ParsedResponse) -> str | None:
+    """The other entity an answer is about, with where the database names it ("'volcanology'
+    from course.title"): it names a value of the column the question names its entity by,
+    outside the question's words and the gold's, and never the question's own entity. None
+    when it names none, or names the asked one too."""
+    g = ev.gold
+    dom = g.entity
+    if dom is None or ev.tok_set.isdisjoint(dom.last_words):
+        return None
+    # the usual answer names the asked entity, whose words the question holds: one set test
+    # (an entity whose last word is the asked one's too is let go: no evidence either way)
+    if (ev.tok_set & dom.last_words) <= frozenset(ev.query_toks):
+        return None
+    qpad = ev.query_pad
+    others: list[tuple[str, int, int]] = []
+    for o in _domain_occurrences(ev, dom, g.gold_norms, _NO_OWN):
+        if o[1] is not Level.SURFACE:
+            continue
+        said = _said(ev, o)
+        if f" {said} " in qpad:
+            return None  # the question's own entity is named: the answer is about it too
+        others.append((said, o[2], o[3]))
+    if not others:
+        return None
+    gold_spans = {
+        t for p in g.parts for v in (p, *p.alts) for a, b in _spans(ev.pad, v.needle)
+        for t in range(a, b)
+    }  # fmt: skip
+    named = [
+        said
+        for said, a, b in others
+        if gold_spans.isdisjoint(range(a, b)) and not _is_denied(ev.toks, a, ev)
+    ]
+    if not named:
+        return None
+    others = [(n, 0, 0) for n in named]
+    where = f" from {g.entity_source}" if g.entity_source else ""
+    return f"{others[0][0]!r}{where}"
+
+
+_NO_OWN: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+
+
+def _other_attribute_reason(said: Sequence[tuple[str, str]], part: GoldPart) -> str:
+    """The reason of an answer that gave the entity's (or its neighbours') other values: the
+    values as said, and where the database holds them ("from artist.name"), then the gold."""
+    named = dict.fromkeys(said)
+    values = ", ".join(repr(v) for v in dict.fromkeys(v for v, _ in named))
+    sources = ", ".join(dict.fromkeys(src for _, src in list(named)[:3] if src))
+    where = f" from {sources}" if sources else ""
+    return f"other_attribute: {values}{where} (gold {part.raw!r})"
+
+
+def _stated_typed_attributes(ev: ParsedResponse) -> list[tuple[str, str]]:
+    """The named row's other numbers and dates the response states, as it writes them, with
+    where the database holds them: a number of the same value written in digits (a number word
+    is as often an article: "one of the ships"), a date to the day; never one the question
+    itself holds."""
     g = ev.gold
     if not g.typed_attributes or _HAS_DIGIT.search(ev.norm) is None:
         return []
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
+    src = g.typed_sources
     if g.attribute_numbers:
         values = g.attribute_numbers
         folded = ev.folded
@@ -1438,12 +1552,12 @@ def _stated_typed_attributes(ev: ParsedResponse) -> list[str]:
                 continue
             said = folded[n.span[0] : n.span[1]].strip()
             if _HAS_DIGIT.search(said) is not None and n.value not in ev.query_numbers():
-                out.append(said)
+                out.append((said, src.get(n.value, "")))
     if g.attribute_days and not ev.tok_set.isdisjoint(g.attribute_years):
         asked = ev.query_days()
         for m in ev.dates:
             if m.first == m.last and m.first in g.attribute_days and m.first not in asked:
-                out.append(" ".join(ev.toks[m.span[0] : m.span[1]]))
+                out.append((" ".join(ev.toks[m.span[0] : m.span[1]]), src.get(m.first, "")))
     return out
 
 
@@ -1479,13 +1593,39 @@ def _other_name(ev: ParsedResponse, stated: Sequence[str]) -> str | None:
     return None
 
 
-def _overlaps(ev: ParsedResponse, part: GoldPart) -> bool:
+def _source_words(sources: Sequence[str]) -> frozenset[str]:
+    """The words of the tables and columns values came from ("voyage.cargo" → voyage, cargo):
+    an answer that states a value says what it is ("The cargo of the voyage … is grain")."""
+    if not any(sources):
+        return frozenset()
+    return frozenset(w for src in sources if src for w in tokens(_CAMEL_OR_SNAKE.sub(" ", src)))
+
+
+_CAMEL_OR_SNAKE = re.compile(r"[._]|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _overlaps(
+    ev: ParsedResponse,
+    part: GoldPart,
+    covered: frozenset[int] = frozenset(),
+    framing: frozenset[str] = frozenset(),
+) -> bool:
     """Whether the response shares any content word (or its stem) with the gold or one of its
-    alternatives: an answer that says part of the gold another way is no conclusive miss."""
+    alternatives: an answer that says part of the gold another way is no conclusive miss. The
+    words of other values the response names (``covered``) and the words it repeats from the
+    question are not the answer's own: "Physics" inside *Quantum Physics*, or the album's title
+    restated, say no part of the gold; nor do the names of the columns stated (``framing``)."""
+    if covered or framing or not ev.tok_set.isdisjoint(ev.query_toks):
+        query = set(ev.query_toks) | framing
+        own = [t for i, t in enumerate(ev.toks) if i not in covered and t not in query]
+        content: frozenset[str] | set[str] = set(own) - STOPWORDS
+        stem_set: frozenset[str] | set[str] = set(stems(own))
+    else:
+        content, stem_set = ev.content_set, ev.stem_set
     for p in (part, *part.alts):
-        if not p.content.isdisjoint(ev.content_set):
+        if not p.content.isdisjoint(content):
             return True
-        if not frozenset(stems(sorted(p.content))).isdisjoint(ev.stem_set):
+        if not frozenset(stems(sorted(p.content))).isdisjoint(stem_set):
             return True
     return False
 
