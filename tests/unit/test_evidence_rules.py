@@ -267,3 +267,27 @@ def test_the_html_report_names_the_target_and_shows_cycle_transitions_and_trend(
     # the trend: cycle 2 had two regressions (one per cohort); each transition listed
     assert "<tr><td>2</td><td></td><td>2</td><td>0</td><td>0</td></tr>" in monitoring
     assert monitoring.count("<td>robust</td><td>gap</td><td>regression</td><td>2</td>") == 2
+
+
+def test_the_undecided_share_of_answers_is_a_gauge_of_its_own() -> None:
+    """``groundwatch_target_undecided_ratio``: undecided / answered probes of the target's newest
+    cycle; absent while it answers nothing (an outage is not undecidable answers)."""
+    from prometheus_client import CollectorRegistry
+
+    from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
+
+    t = Tagger(Window(runs=1))
+    registry = CollectorRegistry()
+    AnalyticsTelemetry(registry, lambda: t)
+
+    def share() -> float | None:
+        return registry.get_sample_value("groundwatch_target_undecided_ratio", {"target": "t"})
+
+    both(t, 1, [C, U, C])
+    assert share() == pytest.approx(1 / 3)
+    both(t, 2, [U, U, E])  # two answers, both undecided
+    assert share() == 1.0
+    assert t.target_health()["t"] == (2, 6, 4, 4)
+    both(t, 3, [E, E, E])
+    assert share() is None
+    assert registry.get_sample_value("groundwatch_target_answered_ratio", {"target": "t"}) == 0.0

@@ -105,6 +105,7 @@ from groundwatch.core.window_blobs import MemoryBlobs, WindowBlobs
 _CORRECT = Verdict.CORRECT
 _INCORRECT = Verdict.INCORRECT
 _ERROR = Verdict.ERROR
+_UNDECIDED = Verdict.UNDECIDED
 
 
 def _first_seq(t: _Tally | ColdTally) -> int:
@@ -151,7 +152,8 @@ class Tagger(TallyReads):
         self._cycle_status = functools.lru_cache(maxsize=4096)(evidence.cycle_status)
         # groups per (target, cohort) whose status stands on an older cycle than their newest
         self._held_counts: dict[tuple[str, str], int] = {}
-        # target → [newest cycle, probes judged in it, of which answered]: its health right now
+        # target → [newest cycle, probes judged in it, of which answered, of which undecided]:
+        # its health right now
         self._health: dict[str, list[int]] = {}
         self.open_domain_baseline = open_domain_baseline
         # group id → baseline tallies (cohorts) with a correct latest verdict
@@ -232,11 +234,13 @@ class Tagger(TallyReads):
                 return None  # older than every cycle the window keeps
         live[pid] = obs
         health = self._health.get(obs.target)
+        v = obs.verdict
         if health is None or c > health[0]:
-            self._health[obs.target] = [c, 1, obs.verdict is not _ERROR]
+            self._health[obs.target] = [c, 1, v is not _ERROR, v is _UNDECIDED]
         elif c == health[0]:
             health[1] += 1
-            health[2] += obs.verdict is not _ERROR
+            health[2] += v is not _ERROR
+            health[3] += v is _UNDECIDED
         if obs.scenario == FACTUAL and (vc := self._verdict_counts.get(obs.target)) is not None:
             vc[obs.verdict] += 1  # _count_verdict's common case, without the call
         else:

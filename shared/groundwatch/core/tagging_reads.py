@@ -168,11 +168,13 @@ class TallyReads:
         beside a gap list that an outage did not erase)."""
         return {k: n for k, n in list(self._held_counts.items()) if n}
 
-    def target_health(self) -> dict[str, tuple[int, int, int]]:
+    def target_health(self) -> dict[str, tuple[int, int, int, int]]:
         """target → (its newest cycle, probes judged in that cycle, of which the target
-        answered): whether the endpoint is up now, which the group statuses no longer say
-        (an outage keeps them, held)."""
-        return {t: (h[0], h[1], h[2]) for t, h in list(self._health.items())}
+        answered, of which the judge left undecided): whether the endpoint is up now, which the
+        group statuses no longer say (an outage keeps them, held), and whether its answers can
+        still be judged (a broken endpoint that answers unrelated sentences turns them all
+        undecided)."""
+        return {t: (h[0], h[1], h[2], h[3]) for t, h in list(self._health.items())}
 
     def open_domain_groups(self) -> set[str]:
         """Semantic groups the open-domain baseline answers correctly (in its window)."""

@@ -131,11 +131,13 @@ def restore(tagger: Tagger, states: Iterable[tuple[GroupKey, TallyState]]) -> in
                     live[obs.probe_id] = obs
                     count_verdict(obs, 1)
                     h = health.get(target)
+                    v = obs.verdict
                     if h is None or c > h[0]:
-                        health[target] = [c, 1, obs.verdict is not Verdict.ERROR]
+                        health[target] = [c, 1, v is not Verdict.ERROR, v is Verdict.UNDECIDED]
                     elif c == h[0]:
                         h[1] += 1
-                        h[2] += obs.verdict is not Verdict.ERROR
+                        h[2] += v is not Verdict.ERROR
+                        h[3] += v is Verdict.UNDECIDED
                     n += 1
                 t.cycles[c] = cy
             t.history = {form: [history_entry(*e) for e in h] for form, h in history}
