@@ -1,7 +1,8 @@
 """What ``run`` and ``report`` do with a finished report: files, the text, the CI gate.
 
-One place decides the exit code: 3 when a target answered no probe at all (nothing was
-evaluated; the first error and the counts by kind say why), else 1 when a ``--fail-under`` or
+One place decides the exit code: 3 when a target answered no probe of its newest cycle (the report's
+``target_health``, from that cycle's probes only: a reused store's held statuses do not make a dead
+endpoint pass; the first error and the counts by kind say why), else 1 when a ``--fail-under`` or
 ``--max`` threshold is broken (each broken one printed), else 0.
 """
 

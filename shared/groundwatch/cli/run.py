@@ -189,8 +189,10 @@ def register(app: typer.Typer) -> None:
         (GW_REFERENCE_FREE adds RAGAS-Fact/SelfCheck); the first lines say which judge runs.
 
         Exit codes with --once: 0 ok; 1 a --fail-under/--max threshold broken; 2 usage or
-        configuration error; 3 a target answered no probe at all (the first error is printed),
-        or probes were dead-lettered (not judged: `groundwatch dead-letters` lists them).
+        configuration error; 3 a target answered no probe of its newest cycle, whatever earlier
+        cycles the store holds (the first error is printed), or probes were dead-lettered (not
+        judged: `groundwatch dead-letters` lists them). --max target_error_share is over the
+        newest cycle's probes too.
         """
         pair = None
         if compare:

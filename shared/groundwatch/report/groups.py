@@ -355,23 +355,67 @@ def _fill_evidence(rows: list[GroupResult], evidence: Evidence) -> list[GroupRes
 
 
 def target_health(tagger: TallyReads, evidence: Evidence | None = None) -> dict[str, TargetHealth]:
-    """Per target over each form's latest verdict: probes, answered, errors by kind, and the
-    message of the first error (from the evidence: the judge keeps the target's error there)."""
+    """Per target over its newest cycle's probes (each form's latest verdict in it): probes,
+    answered, errors by kind, and the message of the first error (from the evidence: the judge
+    keeps the target's error there). See :func:`cycle_health`."""
+    return cycle_health(tagger, evidence)[0]
+
+
+def cycle_health(
+    tagger: TallyReads, evidence: Evidence | None = None
+) -> tuple[dict[str, TargetHealth], dict[tuple[str, str], tuple[int, int]]]:
+    """Whether each target answered *now*: from the probes of its newest cycle only, never
+    from what the groups' windows count — an outage keeps a group's status and numbers from its
+    last cycle with answers (held), and a gate that read those passed a dead endpoint on a store
+    with earlier cycles. Returns the health per target and, per (target, cohort), that cycle's
+    (probes, target errors): the ``target_error_share`` a gate checks. A group not sampled in
+    the target's newest cycle adds nothing to it."""
+    from itertools import groupby
+
+    newest: dict[str, int] = {}
     counts: dict[str, list[int]] = {}
     kinds: dict[str, dict[str, int]] = {}
     first: dict[str, Observation] = {}
-    for o in tagger.counted_observations():
-        c = counts.setdefault(o.target, [0, 0])
-        c[0] += 1
-        if o.verdict is Verdict.ERROR:
+    by_cohort: dict[str, dict[str, list[int]]] = {}
+
+    def key(o: Observation) -> tuple[str, str, str]:
+        return (o.target, o.cohort, o.group_id)
+
+    # observations come group by group, each group's oldest cycle first: a group's newest cycle
+    # is its last one, and each form's latest verdict in it the one that stands
+    for (target, cohort, _gid), group in groupby(tagger.observations(), key):
+        forms: dict[str, Observation] = {}
+        top = -1
+        for o in group:
+            if o.cycle > top:
+                top, forms = o.cycle, {}
+            if o.cycle == top:
+                forms[o.form_id] = o
+        seen = newest.get(target)
+        if seen is not None and top < seen:
+            continue
+        if seen is None or top > seen:  # a newer cycle of the target: what came before is past
+            newest[target] = top
+            counts[target] = [0, 0]
+            kinds.pop(target, None)
+            first.pop(target, None)
+            by_cohort[target] = {}
+        c = counts[target]
+        cc = by_cohort[target].setdefault(cohort, [0, 0])
+        for o in forms.values():
+            c[0] += 1
+            cc[0] += 1
+            if o.verdict is not Verdict.ERROR:
+                continue
             c[1] += 1
+            cc[1] += 1
             kind = o.error_kind or "target_error"
-            k = kinds.setdefault(o.target, {})
+            k = kinds.setdefault(target, {})
             k[kind] = k.get(kind, 0) + 1
-            f = first.get(o.target)
+            f = first.get(target)
             # the cause, not its echo: a circuit that opened only repeats an earlier error
             if f is None or _earlier(o, f):
-                first[o.target] = o
+                first[target] = o
     messages: dict[str, str] = {}
     if evidence is not None and first:
         found = evidence.forms([o.probe_id for o in first.values()])
@@ -384,6 +428,7 @@ def target_health(tagger: TallyReads, evidence: Evidence | None = None) -> dict[
         probes, errors = counts[t]
         fo = first.get(t)
         out[t] = TargetHealth(
+            cycle=newest[t],
             probes=probes,
             answered=probes - errors,
             errors=errors,
@@ -391,7 +436,8 @@ def target_health(tagger: TallyReads, evidence: Evidence | None = None) -> dict[
             first_error=messages.get(t) or (fo.error_kind if fo is not None else None),
             all_failed=probes > 0 and errors == probes,
         )
-    return out
+    cohorts = {(t, c): (n[0], n[1]) for t, per in by_cohort.items() for c, n in per.items()}
+    return out, cohorts
 
 
 def _earlier(o: Observation, than: Observation) -> bool:

@@ -60,6 +60,14 @@ class CohortNumbers(_Model):
     errors: int
     undecided: int
     probed: int = Field(0, description="Forms with any verdict (every group, each form once).")
+    cycle_probes: int = Field(
+        0, description="Probes of the target's newest cycle in this cohort (each form once)."
+    )
+    cycle_errors: int = Field(
+        0,
+        description="Of those, target errors: what target_error_share is over (an outage holds"
+        " the groups' numbers, not this cycle's health).",
+    )
     coverage: float | None = Field(None, description="Decided forms / probed forms.")
     groups: int
     gap_groups: int
@@ -572,9 +580,13 @@ class GroupPage(_Model):
 
 
 class TargetHealth(_Model):
-    """Whether a target answered at all: counts by error kind and the first error's message, so
-    an outage or a broken reply path is named instead of hiding in ``unknown`` groups."""
+    """Whether a target answered at all in its newest cycle: counts by error kind and the first
+    error's message, so an outage or a broken reply path is named instead of hiding in
+    ``unknown`` or held groups."""
 
+    cycle: int = Field(
+        0, description="The target's newest cycle: the one these probes are from (0: no series)."
+    )
     probes: int
     answered: int
     errors: int

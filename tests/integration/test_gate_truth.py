@@ -1,0 +1,149 @@
+"""Gate truth: a cycle's target health comes from that cycle's probes only, whatever the store
+holds. A reused store keeps the groups' statuses through an outage (held), and the run against a
+dead endpoint must still fail the CI gate (exit 3), its JSON report saying the target answered
+nothing; an endpoint failing part of the probes breaks ``--max target_error_share`` (exit 1)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.integration._http_rag import answers_of, serve
+from tests.integration.test_cli_failures import company_db, gw, knows_half, one_line_error
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("gate")
+    company_db(d / "company.db")
+    out = d / "groups.jsonl"
+    proc = gw("gen", "--db", "sqlite:///company.db", "--out", str(out), cwd=d)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def targets_file(path: Path, url: str) -> Path:
+    # a breaker that a fact failing on its own never opens: each probe's error is its own
+    path.write_text(
+        "targets:\n"
+        "  - name: mine\n"
+        "    type: http_json\n"
+        f"    url: {url}\n"
+        "    limits: {concurrency: 8, timeout_s: 5, retries: 0, breaker_failures: 100000}\n"
+    )
+    return path
+
+
+def closed_port() -> str:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/ask"
+
+
+@contextmanager
+def failing_for(answers: dict[str, str], failing: set[str]) -> Iterator[str]:
+    """An endpoint that answers from ``answers`` and fails with HTTP 500 on the questions of
+    ``failing``."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            query = json.loads(body or b"{}").get("query", "")
+            if query in failing:
+                self.send_response(500)
+                self.end_headers()
+                return
+            data = json.dumps({"answer": answers.get(query, "I don't know.")}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *_args: Any) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/ask"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def run_once(dataset: Path, targets: Path, cwd: Path, *extra: str) -> Any:
+    return gw(
+        "run", "--dataset", str(dataset), "--targets", str(targets), "--once", "--quiet",
+        "--database-url", "sqlite:///store.db", *extra, cwd=cwd,
+    )  # fmt: skip
+
+
+def test_a_dead_endpoint_fails_the_gate_on_a_store_with_earlier_cycles(
+    dataset: Path, tmp_path: Path
+) -> None:
+    with serve(answers_of(dataset, knows_half)) as url:
+        good = run_once(dataset, targets_file(tmp_path / "up.yaml", url), tmp_path)
+    assert good.returncode == 0, good.stderr[-3000:]
+    out = tmp_path / "down.json"
+    down = run_once(
+        dataset, targets_file(tmp_path / "down.yaml", closed_port()), tmp_path,
+        "--json", str(out), "--max", "target_error_share=0.05",
+    )  # fmt: skip
+    assert down.returncode == 3, down.stderr[-3000:]
+    assert "target mine: all" in one_line_error(down)
+    report = orjson.loads(out.read_bytes())
+    health = report["target_health"]["mine"]
+    forms = sum(len(orjson.loads(line)["forms"]) for line in dataset.read_bytes().splitlines())
+    assert health["all_failed"] and health["answered"] == 0
+    assert health["probes"] == health["errors"] == forms
+    assert health["cycle"] == 2
+    # the statuses are those of cycle 1, held: the outage is the target's news, not the facts'
+    shown = gw("groups", "--json", "-", "--database-url", "sqlite:///store.db", cwd=tmp_path)
+    groups = orjson.loads(shown.stdout)["groups"]
+    assert groups and all(g["held"] and g["evidence_cycle"] == 1 for g in groups)
+    assert {g["status"] for g in groups} == {"gap", "robust"}
+
+
+def test_an_error_share_above_the_threshold_breaks_the_gate_on_a_reused_store(
+    dataset: Path, tmp_path: Path
+) -> None:
+    answers = answers_of(dataset, lambda _gid: True)
+    rows = [orjson.loads(line) for line in dataset.read_bytes().splitlines()]
+    # every form of a fifth of the groups fails: those groups are held, and their errors must
+    # still count in this cycle's error share
+    failing = {f["text"] for g in rows[::5] for f in g["forms"]}
+    with serve(answers) as url:
+        good = run_once(dataset, targets_file(tmp_path / "up.yaml", url), tmp_path)
+    assert good.returncode == 0, good.stderr[-3000:]
+    out = tmp_path / "part.json"
+    with failing_for(answers, failing) as url:
+        part = run_once(
+            dataset, targets_file(tmp_path / "part.yaml", url), tmp_path,
+            "--json", str(out), "--max", "target_error_share=0.05",
+        )  # fmt: skip
+    assert part.returncode == 1, part.stderr[-3000:]
+    assert "target_error_share" in part.stderr
+    health = orjson.loads(out.read_bytes())["target_health"]["mine"]
+    assert health["errors"] == len(failing) and not health["all_failed"]
+    assert health["answered"] == health["probes"] - len(failing)
+    with serve(answers) as url:
+        again = run_once(
+            dataset, targets_file(tmp_path / "up.yaml", url), tmp_path,
+            "--max", "target_error_share=0.05",
+        )  # fmt: skip
+    assert again.returncode == 0, again.stderr[-3000:]
