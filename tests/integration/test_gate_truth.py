@@ -147,3 +147,58 @@ def test_an_error_share_above_the_threshold_breaks_the_gate_on_a_reused_store(
             "--max", "target_error_share=0.05",
         )  # fmt: skip
     assert again.returncode == 0, again.stderr[-3000:]
+
+
+def test_the_breaker_lets_a_recovered_endpoint_answer_in_the_first_cycle_after_an_outage(
+    dataset: Path, tmp_path: Path
+) -> None:
+    """Cycle 1: HTTP 503 to everything, and the circuit opens (for an hour, by its reset);
+    cycle 2: the endpoint is back. The new cycle starts the circuit half-open: one trial, then
+    every probe is asked — cycle 2 answers every probe (it said "answered nothing" twice)."""
+    import asyncio
+
+    import httpx
+
+    from groundwatch.adapters.db.datasets import read_jsonl
+    from groundwatch.adapters.targets.http_json import HttpJsonTarget
+    from groundwatch.app.embedded import EmbeddedPipeline
+    from groundwatch.core.tagging import Window
+    from groundwatch.stages.runner.lanes import Runner, TargetLimits
+
+    groups = read_jsonl(dataset)
+    answers = answers_of(dataset, knows_half)
+    state = {"down": True}
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        if state["down"]:
+            return httpx.Response(503, text="upstream unavailable")
+        query = orjson.loads(request.content)["query"]
+        return httpx.Response(200, json={"answer": answers.get(query, "I don't know.")})
+
+    async def drive() -> list[tuple[int, int, int, int]]:
+        client = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+        target = HttpJsonTarget(
+            client, "http://reader.test/ask", retrieved_ids_path=None, contexts_path=None
+        )
+        limits = TargetLimits(concurrency=4, retries=0, breaker_failures=3, breaker_reset_s=3600)
+        runner = Runner({"rag": target}, {"rag": limits})
+        p = EmbeddedPipeline(
+            groups, runner, database_url=f"sqlite:///{tmp_path / 's.db'}", series="gate",
+            window=Window(runs=1), on_stop=[client.aclose],
+        )  # fmt: skip
+        health = []
+        await p.start()
+        try:
+            for down in (True, False, False):
+                state["down"] = down
+                await p.run(1)
+                health.append(p.analytics.tagger.target_health()["rag"])
+        finally:
+            await p.stop()
+        return health
+
+    forms = sum(len(g.forms) for g in groups)
+    outage, back, after = asyncio.run(drive())
+    assert outage == (1, forms, 0, 0)
+    assert back == (2, forms, forms, 0)
+    assert after == (3, forms, forms, 0)
