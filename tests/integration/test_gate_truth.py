@@ -161,9 +161,10 @@ def test_the_breaker_lets_a_recovered_endpoint_answer_in_the_first_cycle_after_a
 
     from groundwatch.adapters.db.datasets import read_jsonl
     from groundwatch.adapters.targets.http_json import HttpJsonTarget
+    from groundwatch.adapters.targets.limits import TargetLimits
     from groundwatch.app.embedded import EmbeddedPipeline
     from groundwatch.core.tagging import Window
-    from groundwatch.stages.runner.lanes import Runner, TargetLimits
+    from groundwatch.stages.runner.lanes import Runner
 
     groups = read_jsonl(dataset)
     answers = answers_of(dataset, knows_half)

@@ -20,9 +20,10 @@ from prometheus_client import generate_latest
 
 from groundwatch.adapters.db.datasets import read_jsonl
 from groundwatch.adapters.targets.http_json import HttpJsonTarget
+from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.app.embedded import EmbeddedPipeline
 from groundwatch.core.tagging import GroupStatus, Tagger, Transition, Window
-from groundwatch.stages.runner.lanes import Runner, TargetLimits
+from groundwatch.stages.runner.lanes import Runner
 from tests.integration._http_rag import answers_of
 from tests.integration.test_cli_failures import company_db, gw, knows_half
 from tests.integration.test_deploy_prometheus import prometheus_tool
