@@ -117,6 +117,42 @@ def test_a_dead_endpoint_fails_the_gate_on_a_store_with_earlier_cycles(
     groups = orjson.loads(shown.stdout)["groups"]
     assert groups and all(g["held"] and g["evidence_cycle"] == 1 for g in groups)
     assert {g["status"] for g in groups} == {"gap", "robust"}
+    # `show` says it is held and that the answers it shows are cycle 1's
+    g = groups[0]
+    shown = gw("show", g["group_id"], "--database-url", "sqlite:///store.db", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "held: kept from cycle 1" in shown.stdout
+    assert "answers: of cycle 1 (the group's newest cycle is 2)" in shown.stdout
+    lines = [ln for ln in shown.stdout.splitlines() if "1 (held)" in ln]
+    assert len(lines) == len(g["forms"]), shown.stdout
+
+
+def test_show_says_since_when_a_group_is_unknown_and_what_it_was(
+    dataset: Path, tmp_path: Path
+) -> None:
+    """The endpoint answers, but unrelated sentences: no outage, so nothing is held — the
+    groups are unknown since cycle 2, and `show` says what they were."""
+    with serve(answers_of(dataset, knows_half)) as url:
+        good = run_once(dataset, targets_file(tmp_path / "up.yaml", url), tmp_path)
+    assert good.returncode == 0, good.stderr[-3000:]
+    unrelated = "Please see the help centre for the frequently asked questions."
+    with serve({}, reply=lambda _a: {"answer": unrelated}) as url:
+        broken = run_once(dataset, targets_file(tmp_path / "b.yaml", url), tmp_path)
+    assert broken.returncode == 0, broken.stderr[-3000:]
+    page = gw("groups", "--json", "-", "--database-url", "sqlite:///store.db", cwd=tmp_path)
+    groups = orjson.loads(page.stdout)["groups"]
+    assert {(g["status"], g["held"]) for g in groups} == {("unknown", False)}
+    robust = next(g for g in groups if knows_half(g["group_id"]))
+    shown = gw("show", robust["group_id"], "--json", "-", "--database-url", "sqlite:///store.db",
+               cwd=tmp_path)  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    since = orjson.loads(shown.stdout)["status_since"]
+    assert since and all(
+        (s["status"], s["since_cycle"], s["was"]) == ("unknown", 2, "robust") for s in since
+    )
+    text = gw("show", robust["group_id"], "--database-url", "sqlite:///store.db", cwd=tmp_path)
+    assert "unknown since cycle 2, was robust" in text.stdout, text.stdout
+    assert "answers: of cycle 2" in text.stdout and "newest cycle is" not in text.stdout
 
 
 def test_an_error_share_above_the_threshold_breaks_the_gate_on_a_reused_store(

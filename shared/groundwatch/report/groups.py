@@ -30,7 +30,13 @@ from groundwatch.core.tagging import (
     status_of,
 )
 from groundwatch.core.tagging_reads import TallyReads
-from groundwatch.report.model import FormResult, GroupResult, StatusPoint, TargetHealth
+from groundwatch.report.model import (
+    FormResult,
+    GroupResult,
+    StatusPoint,
+    StatusSince,
+    TargetHealth,
+)
 
 #: Worst first: the order of every listing.
 SEVERITY: dict[GroupStatus, int] = {
@@ -460,4 +466,22 @@ def health_lines(health: Mapping[str, TargetHealth]) -> list[str]:
         )
         first = f"; first error: {h.first_error}" if h.first_error else ""
         out.append(f"target {t}: {head} ({kinds}){first}")
+    return out
+
+
+def status_since(
+    row: GroupResult, changes: Sequence[tuple[str, str, str, int]]
+) -> list[StatusSince]:
+    """Per cohort of ``row``: the cycle its current status began and, when that status is not
+    conclusive (unknown, pending), the last conclusive one before it, from the group's status
+    changes newest first — (cohort, from, to, cycle), as the store keeps them."""
+    decided = {s.value for s in DECIDED_STATUSES}
+    out = []
+    for cohort, status in row.cohort_status.items():
+        mine = [c for c in changes if c[0] == cohort]
+        since = next((n for _, _, to, n in mine if to == status), None)
+        was = None
+        if status not in decided:
+            was = next((a for _, a, _, _ in mine if a in decided), None)
+        out.append(StatusSince(cohort=cohort, status=status, since_cycle=since, was=was))
     return out

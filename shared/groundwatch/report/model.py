@@ -520,6 +520,20 @@ class StatusPoint(_Model):
     undecided: int = 0
 
 
+class StatusSince(_Model):
+    """Since when a cohort of a group has its status, and what it was before it became unknown
+    (``show``: "unknown since cycle 5, was robust")."""
+
+    cohort: str
+    status: str
+    since_cycle: int | None = Field(
+        None, description="The cycle the status began (None: it has had it from the start)."
+    )
+    was: str | None = Field(
+        None, description="The last conclusive status before it (gap, robust, non_robust, flaky)."
+    )
+
+
 class GroupResult(_Model):
     """One semantic group for one target: its status, its SQL truth and every form's evidence.
 
@@ -561,6 +575,10 @@ class GroupResult(_Model):
     forms: list[FormResult] = Field(default_factory=list)
     history: list[StatusPoint] = Field(
         default_factory=list, description="Status per cohort and cycle over the window."
+    )
+    status_since: list[StatusSince] = Field(
+        default_factory=list,
+        description="Per cohort, since when it has its status and what it was (``show`` only).",
     )
 
 
