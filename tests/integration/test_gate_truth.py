@@ -239,3 +239,31 @@ def test_the_breaker_lets_a_recovered_endpoint_answer_in_the_first_cycle_after_a
     assert outage == (1, forms, 0, 0)
     assert back == (2, forms, forms, 0)
     assert after == (3, forms, forms, 0)
+
+
+def test_all_groups_puts_every_groups_row_in_the_json_report(dataset: Path, tmp_path: Path) -> None:
+    """`--json` holds the groups that are not robust (failing_groups), as its help says;
+    `--all-groups` adds every group's row, robust ones too, under groups — for `run` and
+    `report` alike."""
+    ids = {orjson.loads(line)["group_id"] for line in dataset.read_bytes().splitlines()}
+    out = tmp_path / "run.json"
+    with serve(answers_of(dataset, knows_half)) as url:
+        proc = run_once(
+            dataset, targets_file(tmp_path / "up.yaml", url), tmp_path,
+            "--json", str(out), "--all-groups",
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ran = orjson.loads(out.read_bytes())
+    assert {g["group_id"] for g in ran["groups"]} == ids
+    assert {g["status"] for g in ran["groups"]} == {"gap", "robust"}
+    assert {g["group_id"] for g in ran["failing_groups"]} == {i for i in ids if not knows_half(i)}
+    plain, every = tmp_path / "plain.json", tmp_path / "every.json"
+    for path, extra in ((plain, ()), (every, ("--all-groups",))):
+        rep = gw("report", "--json", str(path), "--quiet", "--database-url", "sqlite:///store.db",
+                 *extra, cwd=tmp_path)  # fmt: skip
+        assert rep.returncode == 0, rep.stderr[-3000:]
+    assert orjson.loads(plain.read_bytes())["groups"] == []
+    rows = orjson.loads(every.read_bytes())["groups"]
+    assert {g["group_id"] for g in rows} == ids and all(g["forms"] for g in rows)
+    helped = gw("report", "--help", cwd=tmp_path)
+    assert "--all-groups" in helped.stdout and "failing_groups" in helped.stdout

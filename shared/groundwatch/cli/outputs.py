@@ -54,7 +54,22 @@ MaxLlmCallsOpt = Annotated[
         show_default=False,
     ),
 ]
-JsonFileOpt = Annotated[Path | None, typer.Option("--json", help="Write the report as JSON.")]
+JsonFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--json",
+        help="Write the report as JSON: the numbers, and the groups that are not robust"
+        " (failing_groups, worst first); --all-groups adds every group's row under groups.",
+    ),
+]
+AllGroupsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--all-groups",
+        help="Put every semantic group's row (robust ones too: status, SQL, gold, each form's"
+        " answer and verdict) under groups in the --json report.",
+    ),
+]
 
 
 def parse_rules(fail_under: Sequence[str] | None, maximum: Sequence[str] | None) -> list[Rule]:
@@ -95,8 +110,10 @@ def finish(
     quiet: bool = False,
     text: bool = True,
     fail_on_dead_target: bool = True,
+    all_groups: bool = False,
 ) -> int:
-    """Write the requested files, print the text report, evaluate the gate; the exit code."""
+    """Write the requested files, print the text report, evaluate the gate; the exit code.
+    ``all_groups``: the report's ``groups`` holds every group's row (``groups``)."""
     import orjson
 
     from groundwatch.report.gate import evaluate, junit_xml, scope_errors
@@ -108,6 +125,8 @@ def finish(
             typer.echo(f"error: {misnamed[0]}", err=True)
             return EXIT_USAGE
     checks = evaluate(report, rules)
+    if all_groups and groups is not None:
+        report = report.model_copy(update={"groups": list(groups)})
     if json_out is not None:
         _write(
             json_out,

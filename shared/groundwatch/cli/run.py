@@ -33,6 +33,7 @@ from groundwatch.cli.common import (
     store_url,
 )
 from groundwatch.cli.outputs import (
+    AllGroupsOpt,
     FailUnderOpt,
     HtmlOpt,
     JsonFileOpt,
@@ -117,6 +118,7 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="Two cohorts to test, e.g. short,long.")
         ] = None,
         json_out: JsonFileOpt = None,
+        every_group: AllGroupsOpt = False,
         html_out: HtmlOpt = None,
         junit: JunitOpt = None,
         fail_under: FailUnderOpt = None,
@@ -224,7 +226,7 @@ def register(app: typer.Typer) -> None:
             series=series,
             window_runs=window_runs,
             quiet=quiet,
-            junit=junit is not None,
+            junit=junit is not None or every_group,
             timeout_s=timeout,
             read_token=read_token,
             corpus=corpus,
@@ -259,6 +261,7 @@ def register(app: typer.Typer) -> None:
             html_out=html_out,
             junit_out=junit,
             quiet=quiet,
+            all_groups=every_group,
         )
         if opts.dead_letters and code != EXIT_RUNTIME:
             # the outputs are written; the gate must not pass on a partly judged run
