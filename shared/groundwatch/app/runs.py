@@ -158,7 +158,7 @@ def only_this_series(tagger: Tagger, series: str, targets: Sequence[str]) -> Non
 
 class CycleLine:
     """What a continuous run says after each cycle, in one line: the semantic groups by status
-    (over every cohort; held = kept through cycles without evidence), the regressions and
+    (over every cohort; held = kept through cycles without answers), the regressions and
     recoveries since the previous line, and the target errors of the newest cycle — the
     operator's view of the live signal without opening /metrics."""
 

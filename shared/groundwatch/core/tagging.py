@@ -2,12 +2,12 @@
 
 A monitoring series probes the same semantic groups again and again: each **cycle** asks every
 sampled group in all its text forms. The tagger keeps, per (target, cohort, semantic group), the
-observations of the group's own last ``W`` *closed cycles with evidence* (``Window(runs=W)``;
+observations of the group's own last ``W`` *closed cycles with answers* (``Window(runs=W)``;
 ``None`` pools every cycle, as a batch report does) plus the cycle still filling, and from them
 the group's status, by the evidence rules of :mod:`groundwatch.core.evidence` (the one place
 they are written):
 
-* **gap** — enough forms of the latest cycle with evidence decided, every decided one wrong (the
+* **gap** — enough forms of the latest cycle with answers decided, every decided one wrong (the
   knowledge is missing);
 * **robust** — likewise, every decided one right, and no cycle in the window mixed;
 * **non-robust** — some cycle in the window had a right *and* a wrong form: wording sensitivity;

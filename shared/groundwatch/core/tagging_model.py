@@ -99,7 +99,7 @@ class RetrievalEvidence(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """Which cycles count: each group's own last ``runs`` closed cycles with evidence
+    """Which cycles count: each group's own last ``runs`` closed cycles with answers
     (``None``: every cycle, a batch report that pools a span), and how much of a group must be
     decided for a conclusive status (``evidence``: :mod:`groundwatch.core.evidence`)."""
 

@@ -164,7 +164,7 @@ class TallyReads:
 
     def held_counts(self) -> dict[tuple[str, str], int]:
         """Groups per (target, cohort) whose status stands on an older cycle than their newest
-        one: cycles without evidence (an outage) came after it (what the operator must know
+        one: cycles without answers (an outage) came after it (what the operator must know
         beside a gap list that an outage did not erase)."""
         return {k: n for k, n in list(self._held_counts.items()) if n}
 

@@ -553,11 +553,11 @@ class GroupResult(_Model):
     series: str = ""
     cycle: int = 0
     evidence_cycle: int = Field(
-        0, description="The newest cycle with a decided verdict: the one the status stands on."
+        0, description="The newest cycle with answers: the one the status stands on."
     )
     held: bool = Field(
         False,
-        description="Later cycles had no decided verdict (target errors, an outage): the status"
+        description="Later cycles got no answer (target errors, an outage): the status"
         " is held from evidence_cycle.",
     )
     scenario: str = "factual"

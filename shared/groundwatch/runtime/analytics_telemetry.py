@@ -104,7 +104,7 @@ class TallyCollector(Collector):
         held = GaugeMetricFamily(
             "groundwatch_held_groups",
             "Semantic groups whose status stands on an older cycle than their newest: the cycles"
-            " after it had no decided verdict (target errors, an outage), so the status was kept.",
+            " after it got no answer at all (target errors, an outage), so the status was kept.",
             labels=["target", "cohort"],
         )
         held_now = tagger.held_counts()
