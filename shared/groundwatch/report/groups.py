@@ -461,8 +461,11 @@ def health_lines(health: Mapping[str, TargetHealth]) -> list[str]:
         if not h.errors:
             continue
         kinds = ", ".join(f"{k} {n}" for k, n in h.error_kinds.items())
+        of = f" of cycle {h.cycle}" if h.cycle else ""  # cycle 0: no series (an import)
         head = (
-            f"all {h.probes} probes failed" if h.all_failed else f"{h.errors} of {h.probes} failed"
+            f"all {h.probes} probes{of} failed"
+            if h.all_failed
+            else f"{h.errors} of {h.probes} probes{of} failed"
         )
         first = f"; first error: {h.first_error}" if h.first_error else ""
         out.append(f"target {t}: {head} ({kinds}){first}")
