@@ -245,6 +245,10 @@ def test_the_continuous_run_line_says_statuses_transitions_and_target_errors() -
     text = line.after(t)
     assert text.startswith("gap 1, non-robust 0, flaky 0, unknown 0, robust 0 (held 1);")
     assert "regressions 0, recoveries 0; target errors 6 of 6 — t answered nothing" in text
+    both(t, 4, [U, U, C])  # answered again, mostly in words the judge cannot place
+    text = line.after(t)
+    assert text.startswith("gap 0, non-robust 0, flaky 0, unknown 1, robust 0;"), text
+    assert text.endswith("; target errors 0 of 6, undecided 4 of 6 answers"), text
 
 
 def test_the_html_report_names_the_target_and_shows_cycle_transitions_and_trend() -> None:
