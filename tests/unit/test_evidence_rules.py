@@ -295,3 +295,26 @@ def test_the_undecided_share_of_answers_is_a_gauge_of_its_own() -> None:
     both(t, 3, [E, E, E])
     assert share() is None
     assert registry.get_sample_value("groundwatch_target_answered_ratio", {"target": "t"}) == 0.0
+
+
+def test_target_health_is_the_newest_cycles_whatever_the_windows_hold() -> None:
+    """The report's target health and each cohort's error share come from the newest cycle's
+    probes, also for held groups (whose windows count an older cycle) — and read the same from
+    the tagger, its compressed tallies and a published view."""
+    from groundwatch.core.tagging_view import publish
+    from groundwatch.report.groups import cycle_health
+
+    t = Tagger(Window(runs=1))
+    both(t, 1, [C, C, C])
+    cycle(t, 2, [E, E, E], cohort="short")  # short: held from cycle 1
+    cycle(t, 2, [C, E, U], cohort="long")
+    health, cohorts = cycle_health(t)
+    h = health["t"]
+    assert (h.cycle, h.probes, h.answered, h.errors, h.all_failed) == (2, 6, 2, 4, False)
+    assert cohorts == {("t", "short"): (3, 3), ("t", "long"): (3, 1)}
+    assert t.tally("t", "short", "g").held  # type: ignore[union-attr]
+    view = publish(t)
+    t.refresh_causes()
+    t.compact()
+    assert t.compact() == 2  # both cohorts' tallies compressed (quiet since the last call)
+    assert cycle_health(t) == cycle_health(view) == (health, cohorts)

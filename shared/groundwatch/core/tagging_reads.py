@@ -320,6 +320,27 @@ class TallyReads:
         for _, t in self._entries():
             yield from list(t.latest.values())
 
+    def newest_cycle_forms(self) -> Iterator[tuple[GroupKey, int, list[Observation]]]:
+        """Per group: its newest cycle and each form's latest observation in it — what the
+        target did the last time it was asked this group, counted or not (an outage's cycle
+        counts for no window, and is what the target's health is made of)."""
+        for key, t in self._entries():
+            cycles = getattr(t, "cycles", None)
+            if cycles is not None:  # a tally, live or compressed: its cycles ascending
+                if cycles:
+                    top = next(reversed(cycles))
+                    yield key, top, list(cycles[top].forms.values())
+                continue
+            forms: dict[str, Observation] = {}
+            top = -1
+            for o in t.history:  # a published group: its window, oldest cycle first
+                if o.cycle > top:
+                    top, forms = o.cycle, {}
+                if o.cycle == top:
+                    forms[o.form_id] = o
+            if forms:
+                yield key, top, list(forms.values())
+
     def group_observations(self, target: str, cohort: str, group_id: str) -> list[Observation]:
         """The group's counted observations (each form's latest verdict in the window)."""
         t = self._tallies.get((target, cohort, group_id))

@@ -376,27 +376,12 @@ def cycle_health(
     with earlier cycles. Returns the health per target and, per (target, cohort), that cycle's
     (probes, target errors): the ``target_error_share`` a gate checks. A group not sampled in
     the target's newest cycle adds nothing to it."""
-    from itertools import groupby
-
     newest: dict[str, int] = {}
     counts: dict[str, list[int]] = {}
     kinds: dict[str, dict[str, int]] = {}
     first: dict[str, Observation] = {}
     by_cohort: dict[str, dict[str, list[int]]] = {}
-
-    def key(o: Observation) -> tuple[str, str, str]:
-        return (o.target, o.cohort, o.group_id)
-
-    # observations come group by group, each group's oldest cycle first: a group's newest cycle
-    # is its last one, and each form's latest verdict in it the one that stands
-    for (target, cohort, _gid), group in groupby(tagger.observations(), key):
-        forms: dict[str, Observation] = {}
-        top = -1
-        for o in group:
-            if o.cycle > top:
-                top, forms = o.cycle, {}
-            if o.cycle == top:
-                forms[o.form_id] = o
+    for (target, cohort, _gid), top, forms in tagger.newest_cycle_forms():
         seen = newest.get(target)
         if seen is not None and top < seen:
             continue
@@ -408,7 +393,7 @@ def cycle_health(
             by_cohort[target] = {}
         c = counts[target]
         cc = by_cohort[target].setdefault(cohort, [0, 0])
-        for o in forms.values():
+        for o in forms:
             c[0] += 1
             cc[0] += 1
             if o.verdict is not Verdict.ERROR:
