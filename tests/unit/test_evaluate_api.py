@@ -79,6 +79,8 @@ def test_a_target_that_answered_nothing_is_warned_about() -> None:
     def broken(question: str) -> str:
         raise RuntimeError("database is locked")
 
-    with pytest.warns(groundwatch.TargetFailedWarning, match="target down: all 16 probes failed"):
+    with pytest.warns(
+        groundwatch.TargetFailedWarning, match="target down: all 16 probes of cycle 1 failed"
+    ):
         report = groundwatch.evaluate(facts(), {"down": broken, "mine": rag})
     assert report.target_health["down"].all_failed and not report.target_health["mine"].errors

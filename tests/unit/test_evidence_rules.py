@@ -139,12 +139,65 @@ def test_too_little_evidence_neither_hides_a_regression_nor_repeats_one() -> Non
     assert [tr.kind for tr in t.drain_transitions()] == ["change", "recovery"]
 
 
-def test_undecided_only_cycles_are_no_evidence_either() -> None:
-    """The judge abstaining on every form says nothing new about the fact: the status stays."""
+def test_answers_nothing_was_decided_of_make_the_group_unknown_not_held() -> None:
+    """Held means no answer: a cycle in which the target answered (some forms erred, the rest
+    undecided) stands — unknown, no longer held, with its transition remembering the last
+    conclusive status — while a cycle of target errors alone keeps the status held."""
     t = Tagger(Window(runs=1))
-    assert cycle(t, 1, [W, W, W]) is GroupStatus.GAP
-    assert cycle(t, 2, [U, E, U]) is GroupStatus.GAP
-    assert t.tally("t", "short", "g").held  # type: ignore[union-attr]
+    assert cycle(t, 1, [C, C, C]) is GroupStatus.ROBUST
+    t.drain_transitions()
+    assert cycle(t, 2, [U, E, U]) is GroupStatus.UNKNOWN
+    tally = t.tally("t", "short", "g")
+    assert tally is not None and not tally.held and tally.evidence_cycle == 2
+    assert (tally.correct, tally.incorrect, tally.undecided, tally.error) == (0, 0, 2, 1)
+    (tr,) = t.drain_transitions()
+    assert (tr.from_status, tr.to_status, tr.cycle) == (GroupStatus.ROBUST, GroupStatus.UNKNOWN, 2)
+    assert tr.kind == "change"
+    assert cycle(t, 3, [E, E, E]) is GroupStatus.UNKNOWN  # down now: unknown, held from 2
+    tally = t.tally("t", "short", "g")
+    assert tally is not None and tally.held and tally.evidence_cycle == 2
+    assert t.held_counts() == {("t", "short"): 1}
+    assert cycle(t, 4, [W, W, W]) is GroupStatus.GAP  # judged from the last conclusive status
+    assert [tr.kind for tr in t.drain_transitions()] == ["regression"]
+
+
+def test_a_gap_answered_in_undecidable_words_is_no_longer_a_knowledge_gap() -> None:
+    t = Tagger(Window(runs=1))
+    both(t, 1, [W, W, W])
+    assert t.knowledge_gaps("t") == {"g"}
+    both(t, 2, [U, U, U])
+    assert t.status("t", "long", "g") is GroupStatus.UNKNOWN
+    assert t.knowledge_gaps("t") == set() and t.held_counts() == {}
+
+
+def test_a_window_of_cycles_keeps_its_answered_cycles_through_an_outage() -> None:
+    """W = 2: two outage cycles evict nothing; an undecided cycle is one of the two kept."""
+    t = Tagger(Window(runs=2))
+    cycle(t, 1, [C, W, C])
+    cycle(t, 2, [C, C, C])
+    assert cycle(t, 3, [E, E, E]) is GroupStatus.NON_ROBUST
+    assert cycle(t, 4, [E, E, E]) is GroupStatus.NON_ROBUST
+    assert {o.cycle for o in t.group_history("t", "short", "g")} == {1, 2, 4}
+    cycle(t, 5, [U, U, U])  # answered: cycle 1 leaves the window (4, the newest empty, stays)
+    assert {o.cycle for o in t.group_history("t", "short", "g")} == {2, 4, 5}
+    assert t.status("t", "short", "g") is GroupStatus.UNKNOWN
+
+
+def test_the_restored_state_of_an_undecided_cycle_reads_the_same() -> None:
+    from groundwatch.core.tagging_state import dump_state, restore
+
+    live = Tagger(Window(runs=1))
+    cycle(live, 1, [C, C, C])
+    cycle(live, 2, [U, U, E])
+    key = ("t", "short", "g")
+    state = dump_state(live, key)
+    assert state is not None
+    back = Tagger(Window(runs=1))
+    restore(back, [(key, state)])
+    assert back.tally(*key) == live.tally(*key)
+    assert back.status(*key) is GroupStatus.UNKNOWN
+    live.compact()
+    assert live.tally(*key) == back.tally(*key)  # compressed, it reads the same
 
 
 def test_outage_state_survives_a_rebuild() -> None:
@@ -192,6 +245,10 @@ def test_the_continuous_run_line_says_statuses_transitions_and_target_errors() -
     text = line.after(t)
     assert text.startswith("gap 1, non-robust 0, flaky 0, unknown 0, robust 0 (held 1);")
     assert "regressions 0, recoveries 0; target errors 6 of 6 — t answered nothing" in text
+    both(t, 4, [U, U, C])  # answered again, mostly in words the judge cannot place
+    text = line.after(t)
+    assert text.startswith("gap 0, non-robust 0, flaky 0, unknown 1, robust 0;"), text
+    assert text.endswith("; target errors 0 of 6, undecided 4 of 6 answers"), text
 
 
 def test_the_html_report_names_the_target_and_shows_cycle_transitions_and_trend() -> None:
@@ -214,3 +271,50 @@ def test_the_html_report_names_the_target_and_shows_cycle_transitions_and_trend(
     # the trend: cycle 2 had two regressions (one per cohort); each transition listed
     assert "<tr><td>2</td><td></td><td>2</td><td>0</td><td>0</td></tr>" in monitoring
     assert monitoring.count("<td>robust</td><td>gap</td><td>regression</td><td>2</td>") == 2
+
+
+def test_the_undecided_share_of_answers_is_a_gauge_of_its_own() -> None:
+    """``groundwatch_target_undecided_ratio``: undecided / answered probes of the target's newest
+    cycle; absent while it answers nothing (an outage is not undecidable answers)."""
+    from prometheus_client import CollectorRegistry
+
+    from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
+
+    t = Tagger(Window(runs=1))
+    registry = CollectorRegistry()
+    AnalyticsTelemetry(registry, lambda: t)
+
+    def share() -> float | None:
+        return registry.get_sample_value("groundwatch_target_undecided_ratio", {"target": "t"})
+
+    both(t, 1, [C, U, C])
+    assert share() == pytest.approx(1 / 3)
+    both(t, 2, [U, U, E])  # two answers, both undecided
+    assert share() == 1.0
+    assert t.target_health()["t"] == (2, 6, 4, 4)
+    both(t, 3, [E, E, E])
+    assert share() is None
+    assert registry.get_sample_value("groundwatch_target_answered_ratio", {"target": "t"}) == 0.0
+
+
+def test_target_health_is_the_newest_cycles_whatever_the_windows_hold() -> None:
+    """The report's target health and each cohort's error share come from the newest cycle's
+    probes, also for held groups (whose windows count an older cycle) — and read the same from
+    the tagger, its compressed tallies and a published view."""
+    from groundwatch.core.tagging_view import publish
+    from groundwatch.report.groups import cycle_health
+
+    t = Tagger(Window(runs=1))
+    both(t, 1, [C, C, C])
+    cycle(t, 2, [E, E, E], cohort="short")  # short: held from cycle 1
+    cycle(t, 2, [C, E, U], cohort="long")
+    health, cohorts = cycle_health(t)
+    h = health["t"]
+    assert (h.cycle, h.probes, h.answered, h.errors, h.all_failed) == (2, 6, 2, 4, False)
+    assert cohorts == {("t", "short"): (3, 3), ("t", "long"): (3, 1)}
+    assert t.tally("t", "short", "g").held  # type: ignore[union-attr]
+    view = publish(t)
+    t.refresh_causes()
+    t.compact()
+    assert t.compact() == 2  # both cohorts' tallies compressed (quiet since the last call)
+    assert cycle_health(t) == cycle_health(view) == (health, cohorts)

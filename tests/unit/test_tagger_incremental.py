@@ -24,6 +24,7 @@ from groundwatch.core.tagging import (
 pytestmark = pytest.mark.unit
 
 DECIDED = (Verdict.CORRECT, Verdict.INCORRECT)
+ANSWERED = (*DECIDED, Verdict.UNDECIDED)
 VERDICTS = [Verdict.CORRECT] * 5 + [Verdict.INCORRECT] * 4 + [Verdict.ERROR, Verdict.UNDECIDED]
 
 
@@ -72,9 +73,10 @@ def naive_latest(t: _Tally) -> list[tuple[str, str]]:
     """Each form's latest observation over the counted cycles, by sorting and rescanning."""
     cycles = sorted(t.cycles)
     closed = [c for c in cycles if t.cycles[c].closed]
-    # the closed cycles with evidence (a decided verdict); without any, the newest closed one
-    evidence = [c for c in closed if any(o.verdict in DECIDED for o in t.cycles[c].forms.values())]
-    counted = evidence or closed[-1:] or cycles
+    # the closed cycles with answers (a verdict other than a target error); without any, the
+    # newest closed one
+    answered = [c for c in closed if any(o.verdict in ANSWERED for o in t.cycles[c].forms.values())]
+    counted = answered or closed[-1:] or cycles
     latest: dict[str, Observation] = {}
     for c in counted:
         for o in t.cycles[c].observations():
@@ -95,7 +97,7 @@ def naive_status(t: _Tally) -> GroupStatus:
         wrong = {f for f, v in per_form.items() if v is Verdict.INCORRECT}
         if right and wrong:
             mixed |= wrong
-        if right or wrong:
+        if any(v in ANSWERED for v in per_form.values()):
             last = (right, wrong)
     if last is None:
         return GroupStatus.UNKNOWN
@@ -148,6 +150,7 @@ def test_fast_paths_equal_a_full_rederivation(window: int | None, seed: int) -> 
                 verdicts = [o.verdict for o in per_form.values()]
                 assert cy.right == verdicts.count(Verdict.CORRECT)
                 assert cy.wrong == verdicts.count(Verdict.INCORRECT)
+                assert cy.answered == len(verdicts) - verdicts.count(Verdict.ERROR)
         assert fast.drain_transitions() == full.drain_transitions()
         assert state(fast) == state(full)
     # and a rebuild of the same stream (numbers derived once per group) reaches the same state

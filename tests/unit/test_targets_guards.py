@@ -137,3 +137,26 @@ def test_a_success_ends_the_keyed_streak() -> None:
         assert permit is not None
         b.record(permit, ok, key=key)
     assert state(b) is BreakerState.CLOSED  # "a" counted again after the success, alone
+
+
+def test_a_new_cycle_starts_an_open_circuit_half_open() -> None:
+    """However recently it opened: one trial at once; a failed trial opens it again for the
+    rest of the cycle, a good one closes it. A closed circuit stays closed."""
+    clock = FakeClock()
+    b = CircuitBreaker(failures=1, reset_s=3600, clock=clock)
+    b.half_open()
+    assert state(b) is BreakerState.CLOSED
+    permit = b.allow()
+    assert permit is not None
+    b.record(permit, False)
+    assert state(b) is BreakerState.OPEN and b.allow() is None
+    b.half_open()  # the next cycle, a second later
+    trial = b.allow()
+    assert trial is not None and trial.trial and b.allow() is None
+    b.record(trial, False)
+    assert state(b) is BreakerState.OPEN and b.allow() is None
+    b.half_open()
+    trial = b.allow()
+    assert trial is not None
+    b.record(trial, True)
+    assert state(b) is BreakerState.CLOSED

@@ -163,9 +163,9 @@ def only_this_series(tagger: Tagger, series: str, targets: Sequence[str]) -> Non
 
 class CycleLine:
     """What a continuous run says after each cycle, in one line: the semantic groups by status
-    (over every cohort; held = kept through cycles without evidence), the regressions and
-    recoveries since the previous line, and the target errors of the newest cycle — the
-    operator's view of the live signal without opening /metrics."""
+    (over every cohort; held = kept through cycles without answers), the regressions and
+    recoveries since the previous line, and the target errors and undecided answers of the
+    newest cycle — the operator's view of the live signal without opening /metrics."""
 
     def __init__(self) -> None:
         self._kinds: dict[tuple[str, str, str], int] = {}
@@ -183,7 +183,9 @@ class CycleLine:
         health = tagger.target_health()
         baseline = tagger.open_domain_baseline
         probed = sum(h[1] for t, h in health.items() if t != baseline)
-        errors = probed - sum(h[2] for t, h in health.items() if t != baseline)
+        answered = sum(h[2] for t, h in health.items() if t != baseline)
+        errors = probed - answered
+        undecided = sum(h[3] for t, h in health.items() if t != baseline)
         down = [t for t, h in sorted(health.items()) if t != baseline and h[1] and not h[2]]
         text = (
             f"gap {n['gap']}, non-robust {n['non_robust']}, flaky {n['flaky']},"
@@ -191,6 +193,8 @@ class CycleLine:
             + (f" (held {n['held']})" if n["held"] else "")
             + f"; regressions {moved['regression']}, recoveries {moved['recovery']};"
             f" target errors {errors} of {probed}"
+            # answers the judge cannot place: how a silently broken endpoint shows
+             + (f", undecided {undecided} of {answered} answers" if undecided else "")
         )
         if down:
             text += f" — {', '.join(down)} answered nothing: statuses held"

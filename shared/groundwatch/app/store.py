@@ -97,6 +97,24 @@ class Store:
         cycle = max((o.cycle for o in observations), default=0)
         return Replay(name, cycle, tagger)
 
+    def status_changes(
+        self, series: str, target: str, group_id: str, limit: int = 200
+    ) -> list[tuple[str, str, str, int]]:
+        """The group's stored status changes in ``series``, newest first: (cohort, from, to,
+        cycle) — what ``show`` says "unknown since cycle N, was robust" from."""
+        from sqlalchemy import select
+
+        from groundwatch.adapters.db.models import TransitionRow as T
+
+        q = (
+            select(T.cohort, T.from_status, T.to_status, T.cycle)
+            .where(T.target == target, T.group_id == group_id, T.series == series)
+            .order_by(T.id.desc())
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            return [(str(c), str(a), str(b), int(n)) for c, a, b, n in conn.execute(q)]
+
     def observations_for_runs(self, run_ids: Sequence[str]) -> list[Observation]:
         from sqlalchemy.orm import Session
 

@@ -117,10 +117,12 @@ def render_group(g: GroupResult) -> str:
         + (f"  ({', '.join(f'{c}: {s}' for c, s in g.cohort_status.items())})")
         + (f"  — knowledge gap: {_gap_kind(g)}" if g.knowledge_gap else "")
         + (
-            f"  — held: kept from cycle {g.evidence_cycle}, no decided verdict since"
+            f"  — held: kept from cycle {g.evidence_cycle}; the target answered none of its"
+            f" forms since (target errors)"
             if g.held
             else ""
         ),
+        *_since_lines(g),
         f"SQL:    {g.sql or '– (dataset not stored)'}",
     ]
     if g.params:
@@ -130,11 +132,19 @@ def render_group(g: GroupResult) -> str:
         f"forms:  {g.correct} correct, {g.incorrect} incorrect, {g.errors} errors,"
         f" {g.undecided} undecided of {g.forms_judged} judged ({g.forms_expected} expected)"
     )
+    cycles = sorted({f.cycle for f in g.forms})
+    if cycles:
+        shown = ", ".join(map(str, cycles))
+        head.append(
+            f"answers: of cycle {shown}"
+            + (f" (the group's newest cycle is {g.cycle})" if cycles[-1] != g.cycle else "")
+        )
     rows = []
     for f in g.forms:
         rows.append(
             [
                 f.cohort,
+                str(f.cycle) + (" (held)" if g.held and f.cycle < g.cycle else ""),
                 f.verdict + (" (flaky)" if f.flaky else ""),
                 f.cause or "",
                 f.tier or "",
@@ -144,10 +154,25 @@ def render_group(g: GroupResult) -> str:
             ]
         )
     body = table(
-        ["cohort", "verdict", "cause", "tier", "question", "answer", "reason"], rows, names=7
+        ["cohort", "cycle", "verdict", "cause", "tier", "question", "answer", "reason"],
+        rows,
+        names=8,
     )
     hist = ", ".join(f"{h.cohort}@{h.cycle}: {h.status}" for h in g.history)
     return "\n".join([*head, "", body, "", f"history (window): {hist or '–'}"])
+
+
+def _since_lines(g: GroupResult) -> list[str]:
+    """ "unknown since cycle 5, was robust", per cohort, for statuses that are not conclusive
+    (what the group was is the news there) — from the stored status changes."""
+    out = []
+    for s in g.status_since:
+        if s.status not in ("unknown", "pending"):
+            continue
+        since = f" since cycle {s.since_cycle}" if s.since_cycle is not None else ""
+        was = f", was {s.was}" if s.was is not None else ""
+        out.append(f"        {s.cohort}: {s.status}{since}{was}")
+    return out
 
 
 def _question(g: GroupResult) -> str | None:
@@ -259,7 +284,10 @@ def register(app: typer.Typer) -> None:
         window_runs: WindowOpt = 1,
         database_url: DatabaseUrlOpt = None,
     ) -> None:
-        """One semantic group: SQL, gold answer, each form's question, answer, verdict, cause."""
+        """One semantic group: SQL, gold answer, each form's question, answer (with the cycle it
+        is from), verdict and cause; whether the status is held, and since when it is unknown."""
+        from groundwatch.report.groups import status_since
+
         with open_store(database_url) as store:
             listing = _listing(
                 store,
@@ -270,12 +298,22 @@ def register(app: typer.Typer) -> None:
                 scenario=None,
                 group_id=group_id,
             )
-        total, rows = listing.total, listing.rows
-        ids = sorted({g.group_id for g in rows})
-        if not rows:
-            fail(f"no group {group_id!r} in the store's latest cycle", EXIT_USAGE)
-        if len(ids) > 1:
-            fail(f"{group_id!r} matches {len(ids)} groups ({', '.join(ids[:5])}…)", EXIT_USAGE)
+            total, rows = listing.total, listing.rows
+            ids = sorted({g.group_id for g in rows})
+            if not rows:
+                fail(f"no group {group_id!r} in the store's latest cycle", EXIT_USAGE)
+            if len(ids) > 1:
+                fail(f"{group_id!r} matches {len(ids)} groups ({', '.join(ids[:5])}…)", EXIT_USAGE)
+            rows = [
+                g.model_copy(
+                    update={
+                        "status_since": status_since(
+                            g, store.status_changes(listing.series, g.target, g.group_id)
+                        )
+                    }
+                )
+                for g in rows
+            ]
         if json_out is not None:
             payload: Any = (
                 rows[0].model_dump(mode="json")

@@ -1,7 +1,8 @@
 """What ``run`` and ``report`` do with a finished report: files, the text, the CI gate.
 
-One place decides the exit code: 3 when a target answered no probe at all (nothing was
-evaluated; the first error and the counts by kind say why), else 1 when a ``--fail-under`` or
+One place decides the exit code: 3 when a target answered no probe of its newest cycle (the report's
+``target_health``, from that cycle's probes only: a reused store's held statuses do not make a dead
+endpoint pass; the first error and the counts by kind say why), else 1 when a ``--fail-under`` or
 ``--max`` threshold is broken (each broken one printed), else 0.
 """
 
@@ -54,7 +55,22 @@ MaxLlmCallsOpt = Annotated[
         show_default=False,
     ),
 ]
-JsonFileOpt = Annotated[Path | None, typer.Option("--json", help="Write the report as JSON.")]
+JsonFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--json",
+        help="Write the report as JSON: the numbers, and the groups that are not robust"
+        " (failing_groups, worst first); --all-groups adds every group's row under groups.",
+    ),
+]
+AllGroupsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--all-groups",
+        help="Put every semantic group's row (robust ones too: status, SQL, gold, each form's"
+        " answer and verdict) under groups in the --json report.",
+    ),
+]
 
 
 def parse_rules(fail_under: Sequence[str] | None, maximum: Sequence[str] | None) -> list[Rule]:
@@ -96,10 +112,12 @@ def finish(
     text: bool = True,
     fail_on_dead_target: bool = True,
     comparison: Comparison | None = None,
+    all_groups: bool = False,
 ) -> int:
     """Write the requested files, print the text report, evaluate the gate; the exit code.
     With ``comparison`` (``run --baseline``) the JUnit file lists the regressed groups as
-    failures too, and the HTML report ends with the comparison."""
+    failures too, and the HTML report ends with the comparison. ``all_groups``: the report's
+    ``groups`` holds every group's row (``groups``)."""
     import orjson
 
     from groundwatch.report.gate import evaluate, junit_xml, scope_errors
@@ -111,6 +129,8 @@ def finish(
             typer.echo(f"error: {misnamed[0]}", err=True)
             return EXIT_USAGE
     checks = evaluate(report, rules)
+    if all_groups and groups is not None:
+        report = report.model_copy(update={"groups": list(groups)})
     if json_out is not None:
         _write(
             json_out,

@@ -15,6 +15,7 @@ import typer
 
 from groundwatch.cli.common import DatabaseUrlOpt, one_line_errors, open_store
 from groundwatch.cli.outputs import (
+    AllGroupsOpt,
     FailUnderOpt,
     HtmlOpt,
     JsonFileOpt,
@@ -63,6 +64,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         json_out: JsonFileOpt = None,
+        all_groups: AllGroupsOpt = False,
         html_out: HtmlOpt = None,
         junit: JunitOpt = None,
         fail_under: FailUnderOpt = None,
@@ -148,7 +150,7 @@ def register(app: typer.Typer) -> None:
             balance_seed=balance_seed,
             corpus=corpus,
             mrc=mrc,
-            with_groups=junit is not None,
+            with_groups=junit is not None or all_groups,
         )
         if request.reads_store:
             with open_store(database_url) as store:
@@ -164,5 +166,6 @@ def register(app: typer.Typer) -> None:
             junit_out=junit,
             quiet=quiet,
             fail_on_dead_target=False,
+            all_groups=all_groups,
         )
         raise typer.Exit(code)

@@ -34,6 +34,7 @@ from groundwatch.cli.common import (
     store_url,
 )
 from groundwatch.cli.outputs import (
+    AllGroupsOpt,
     FailUnderOpt,
     HtmlOpt,
     JsonFileOpt,
@@ -140,6 +141,7 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="Two cohorts to test, e.g. short,long.")
         ] = None,
         json_out: JsonFileOpt = None,
+        every_group: AllGroupsOpt = False,
         html_out: HtmlOpt = None,
         junit: JunitOpt = None,
         fail_under: FailUnderOpt = None,
@@ -243,9 +245,10 @@ def register(app: typer.Typer) -> None:
 
         Exit codes with --once: 0 ok; 1 a --fail-under/--max threshold broken, or more groups
         regressed than --fail-on-regression allows; 2 usage or configuration error (a baseline
-        of another dataset version too); 3 a target answered no probe at all (the first error is
-        printed), or probes were dead-lettered (not judged: `groundwatch dead-letters` lists
-        them).
+        of another dataset version too); 3 a target answered no probe of its newest cycle,
+        whatever earlier cycles the store holds (the first error is printed), or probes were
+        dead-lettered (not judged: `groundwatch dead-letters` lists them). --max
+        target_error_share is over the newest cycle's probes too.
         """
         pair = None
         if compare:
@@ -279,7 +282,7 @@ def register(app: typer.Typer) -> None:
             series=series,
             window_runs=window_runs,
             quiet=quiet,
-            junit=junit is not None,
+            junit=junit is not None or every_group,
             timeout_s=timeout,
             read_token=read_token,
             corpus=corpus,
@@ -326,6 +329,7 @@ def register(app: typer.Typer) -> None:
             junit_out=junit,
             quiet=quiet,
             comparison=comparison,
+            all_groups=every_group,
         )
         if comparison is not None:
             code = _regression_gate(

@@ -12,9 +12,11 @@ into a status live here, in one place, and nowhere else (DESIGN.md, "status"):
   wrong; **robust**: likewise, every decided one right;
 * anything else with some evidence is **unknown**: "one form wrong, five undecided" is no gap —
   it is not known whether the other five would have been right;
-* a cycle with **no** evidence for a group (every form erred, was undecided, or the group was not
-  sampled) does not count at all: the group keeps the status of its last cycle with evidence,
-  marked held since then (:mod:`groundwatch.core.tagging` keeps the windows).
+* a cycle with **no answer** for a group (every form a target error, or the group was not
+  sampled) does not count at all: the group keeps the status of its last cycle with answers,
+  marked held since then (:mod:`groundwatch.core.tagging` keeps the windows). A cycle in which
+  the target answered and nothing (or too little) was decided counts, and is unknown: answers
+  the judge cannot place are news about the endpoint, not an outage to wait out.
 
 The thresholds are the operator's (``GW_EVIDENCE_MIN_FORMS``, ``GW_EVIDENCE_MIN_SHARE``); the
 defaults ask for at least two decided forms and half of the group's forms, which every complete

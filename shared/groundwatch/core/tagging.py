@@ -2,12 +2,12 @@
 
 A monitoring series probes the same semantic groups again and again: each **cycle** asks every
 sampled group in all its text forms. The tagger keeps, per (target, cohort, semantic group), the
-observations of the group's own last ``W`` *closed cycles with evidence* (``Window(runs=W)``;
+observations of the group's own last ``W`` *closed cycles with answers* (``Window(runs=W)``;
 ``None`` pools every cycle, as a batch report does) plus the cycle still filling, and from them
 the group's status, by the evidence rules of :mod:`groundwatch.core.evidence` (the one place
 they are written):
 
-* **gap** — enough forms of the latest cycle with evidence decided, every decided one wrong (the
+* **gap** — enough forms of the latest cycle with answers decided, every decided one wrong (the
   knowledge is missing);
 * **robust** — likewise, every decided one right, and no cycle in the window mixed;
 * **non-robust** — some cycle in the window had a right *and* a wrong form: wording sensitivity;
@@ -25,16 +25,20 @@ a late judgement of a cycle still in the window joins it, one of a cycle older t
 refused, and neither ever evicts a newer cycle. Within the window each **form counts once** — its
 latest verdict — so re-asking the same questions does not add examples (nor narrow intervals).
 
-Errors (the target did not answer) and undecided verdicts never count as wrong, nor as evidence.
-A closed cycle with no decided verdict at all — an outage, a judge that abstained on every form —
-does not advance the group's window: the group keeps the status (and the numbers) of its last
-cycle with evidence, marked **held** (``GroupTally.held``, ``evidence_cycle``), so an endpoint
+Errors (the target did not answer) and undecided verdicts never count as wrong, nor as evidence. A
+closed cycle in which the target answered none of the group's forms — an outage: every form a target
+error — does not advance the group's window: the group keeps the status (and the numbers) of its
+last cycle with answers, marked **held** (``GroupTally.held``, ``evidence_cycle``), so an endpoint
 that is down does not erase the gap list, nor resolve and re-fire the alerts that read it; the
-outage is the target's health signal, not news about its knowledge. A group whose decided forms
-are all right but some form erred is robust *and partial* (``coverage`` < 1). A status change
-between cycles is a **transition** (robust → gap is a regression, gap → robust a recovery; judged
-from the last conclusive status, so robust → unknown → gap is a regression too), kept in order
-for the store, the metrics and the report.
+outage is the target's health signal, not news about its knowledge. A cycle in which the target
+answered and the judge decided too little is no outage: it stands, and the group is **unknown** (its
+transition keeps the last conclusive status: "unknown since cycle N, was robust"), because an
+endpoint that answers unrelated sentences is how a silently broken one shows (the undecided share of
+its answers is a signal of its own: ``target_health``). A group whose decided forms are all right
+but some form erred is robust *and partial* (``coverage`` < 1). A status change between cycles is a
+**transition** (robust → gap is a regression, gap → robust a recovery; judged from the last
+conclusive status, so robust → unknown → gap is a regression too), kept in order for the store, the
+metrics and the report.
 
 Failure attribution (gap / retrieval / LM / inconclusive / target error) needs context comparison
 across a group's forms and cohorts, so it is recomputed lazily for groups touched since the last
@@ -101,6 +105,7 @@ from groundwatch.core.window_blobs import MemoryBlobs, WindowBlobs
 _CORRECT = Verdict.CORRECT
 _INCORRECT = Verdict.INCORRECT
 _ERROR = Verdict.ERROR
+_UNDECIDED = Verdict.UNDECIDED
 
 
 def _first_seq(t: _Tally | ColdTally) -> int:
@@ -147,7 +152,8 @@ class Tagger(TallyReads):
         self._cycle_status = functools.lru_cache(maxsize=4096)(evidence.cycle_status)
         # groups per (target, cohort) whose status stands on an older cycle than their newest
         self._held_counts: dict[tuple[str, str], int] = {}
-        # target → [newest cycle, probes judged in it, of which answered]: its health right now
+        # target → [newest cycle, probes judged in it, of which answered, of which undecided]:
+        # its health right now
         self._health: dict[str, list[int]] = {}
         self.open_domain_baseline = open_domain_baseline
         # group id → baseline tallies (cohorts) with a correct latest verdict
@@ -228,11 +234,13 @@ class Tagger(TallyReads):
                 return None  # older than every cycle the window keeps
         live[pid] = obs
         health = self._health.get(obs.target)
+        v = obs.verdict
         if health is None or c > health[0]:
-            self._health[obs.target] = [c, 1, obs.verdict is not _ERROR]
+            self._health[obs.target] = [c, 1, v is not _ERROR, v is _UNDECIDED]
         elif c == health[0]:
             health[1] += 1
-            health[2] += obs.verdict is not _ERROR
+            health[2] += v is not _ERROR
+            health[3] += v is _UNDECIDED
         if obs.scenario == FACTUAL and (vc := self._verdict_counts.get(obs.target)) is not None:
             vc[obs.verdict] += 1  # _count_verdict's common case, without the call
         else:
@@ -259,11 +267,11 @@ class Tagger(TallyReads):
             cycles[c] = cycle
             if newer:  # keep the cycles ascending
                 t.cycles = dict(sorted(cycles.items()))
-        had_evidence = bool(cycle.right or cycle.wrong)
+        had_answers = cycle.answered > 0
         cycle.add(obs)
-        if had_evidence is not bool(cycle.right or cycle.wrong):
-            # a cycle with evidence counts for the window, one without does not: which cycles
-            # count changed as if one had opened or closed
+        if had_answers is not (cycle.answered > 0):
+            # a cycle with answers counts for the window, one without (an outage) does not:
+            # which cycles count changed as if one had opened or closed
             changed = True
         if not cycle.closed and len(cycle.forms) >= t.group_forms:
             cycle.closed = changed = True
@@ -383,25 +391,25 @@ class Tagger(TallyReads):
         return t
 
     def _evict(self, t: _Tally) -> None:
-        """Keep the last W closed cycles *with evidence* and any open one newer than them (run
-        when a cycle opened, closed, or gained or lost its evidence). A closed cycle without
-        evidence (every form erred or was undecided) never pushes one with evidence out, so an
-        outage of any length keeps the group's last conclusive cycles; of those empty cycles
+        """Keep the last W closed cycles *with answers* and any open one newer than them (run
+        when a cycle opened, closed, or gained or lost its answers). A closed cycle without
+        answers (every form a target error) never pushes one with answers out, so an outage of
+        any length keeps the group's last answered cycles; of those empty cycles
         only the newest is kept (what the group's last probe showed), so an outage of any length
         costs one cycle of memory."""
         if self._w is None:
             return
         cycles = t.cycles
         closed = [(c, cy) for c, cy in cycles.items() if cy.closed]  # ascending
-        evidence = [c for c, cy in closed if cy.right or cy.wrong]
-        if len(evidence) > self._w:
-            oldest_kept = evidence[-self._w]
+        answered = [c for c, cy in closed if cy.answered]
+        if len(answered) > self._w:
+            oldest_kept = answered[-self._w]
             for c, _ in closed:
                 if c >= oldest_kept:
                     break
                 self._drop(t, c)
                 t.evicted_before = max(t.evicted_before or 0, c + 1)
-        empty = [c for c, cy in closed if c in cycles and not (cy.right or cy.wrong)]
+        empty = [c for c, cy in closed if c in cycles and not cy.answered]
         for c in empty[:-1]:
             # no evidence and not the newest: nothing counts on it (a late verdict of it opens
             # it again, already closed)
@@ -466,10 +474,10 @@ class Tagger(TallyReads):
             # cycles (a cycle still filling joins when it closes); before any cycle closed, the
             # open one, so a pending group still shows what it has.
             closed = [cy for cy in t.cycles.values() if cy.closed]
-            # a closed cycle without evidence counts only while no cycle has any (it is then
+            # a closed cycle without answers counts only while no cycle has any (it is then
             # what the group's forms last did): an outage must not replace the window's numbers
-            evidence = [cy for cy in closed if cy.right or cy.wrong]
-            counted = evidence or closed[-1:] or list(t.cycles.values())
+            answered = [cy for cy in closed if cy.answered]
+            counted = answered or closed[-1:] or list(t.cycles.values())
             t.counted_last = counted[-1] if counted else None
             if len(counted) == 1:
                 latest = counted[0].forms.copy()
@@ -600,17 +608,17 @@ class Tagger(TallyReads):
     def _status(self, t: _Tally, closed: list[_Cycle]) -> tuple[GroupStatus, int | None]:
         """The group's status from its closed cycles (ascending) and its flaky forms, by the
         evidence rules (:mod:`groundwatch.core.evidence`), and the cycle it stands on: a cycle
-        without evidence is skipped, so the status stays that of the newest cycle with some."""
+        in which the target answered no form is skipped, so the status stays that of the newest
+        cycle with answers (held); a cycle with answers of which too little was decided stands,
+        unknown — an endpoint that answers wrongly in words the judge cannot place is not down."""
         if not closed:
             return GroupStatus.PENDING, None
         mixed = False  # a cycle with a right and a wrong form
-        last: _Cycle | None = None  # the latest cycle with evidence
+        last: _Cycle | None = None  # the latest cycle with answers
         for cy in closed:
-            if cy.right:
-                if cy.wrong:
-                    mixed = True
-                last = cy
-            elif cy.wrong:
+            if cy.right and cy.wrong:
+                mixed = True
+            if cy.answered:
                 last = cy
         if last is None:
             return GroupStatus.UNKNOWN, closed[-1].cycle

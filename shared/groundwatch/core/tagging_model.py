@@ -99,7 +99,7 @@ class RetrievalEvidence(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """Which cycles count: each group's own last ``runs`` closed cycles with evidence
+    """Which cycles count: each group's own last ``runs`` closed cycles with answers
     (``None``: every cycle, a batch report that pools a span), and how much of a group must be
     decided for a conclusive status (``evidence``: :mod:`groundwatch.core.evidence`)."""
 
@@ -169,10 +169,10 @@ class GroupTally:
     window_from_cycle: int = 0
     history_from_cycle: int = 0
     series: str = ""
-    #: The cycle the status stands on: the group's newest cycle with evidence (0: none yet).
+    #: The cycle the status stands on: the group's newest cycle with answers (0: none yet).
     evidence_cycle: int = 0
-    #: The status is older than the group's newest cycle: cycles with no evidence (the target
-    #: erred, the judge abstained) came after it and did not move it: the status is held.
+    #: The status is older than the group's newest cycle: cycles in which the target answered
+    #: none of the group's forms (target errors) came after it and did not move it: held.
     held: bool = False
 
     @property

@@ -164,15 +164,17 @@ class TallyReads:
 
     def held_counts(self) -> dict[tuple[str, str], int]:
         """Groups per (target, cohort) whose status stands on an older cycle than their newest
-        one: cycles without evidence (an outage) came after it (what the operator must know
+        one: cycles without answers (an outage) came after it (what the operator must know
         beside a gap list that an outage did not erase)."""
         return {k: n for k, n in list(self._held_counts.items()) if n}
 
-    def target_health(self) -> dict[str, tuple[int, int, int]]:
+    def target_health(self) -> dict[str, tuple[int, int, int, int]]:
         """target → (its newest cycle, probes judged in that cycle, of which the target
-        answered): whether the endpoint is up now, which the group statuses no longer say
-        (an outage keeps them, held)."""
-        return {t: (h[0], h[1], h[2]) for t, h in list(self._health.items())}
+        answered, of which the judge left undecided): whether the endpoint is up now, which the
+        group statuses no longer say (an outage keeps them, held), and whether its answers can
+        still be judged (a broken endpoint that answers unrelated sentences turns them all
+        undecided)."""
+        return {t: (h[0], h[1], h[2], h[3]) for t, h in list(self._health.items())}
 
     def open_domain_groups(self) -> set[str]:
         """Semantic groups the open-domain baseline answers correctly (in its window)."""
@@ -317,6 +319,27 @@ class TallyReads:
         """The observations that count: each form's latest verdict in its group's window."""
         for _, t in self._entries():
             yield from list(t.latest.values())
+
+    def newest_cycle_forms(self) -> Iterator[tuple[GroupKey, int, list[Observation]]]:
+        """Per group: its newest cycle and each form's latest observation in it — what the
+        target did the last time it was asked this group, counted or not (an outage's cycle
+        counts for no window, and is what the target's health is made of)."""
+        for key, t in self._entries():
+            cycles = getattr(t, "cycles", None)
+            if cycles is not None:  # a tally, live or compressed: its cycles ascending
+                if cycles:
+                    top = next(reversed(cycles))
+                    yield key, top, list(cycles[top].forms.values())
+                continue
+            forms: dict[str, Observation] = {}
+            top = -1
+            for o in t.history:  # a published group: its window, oldest cycle first
+                if o.cycle > top:
+                    top, forms = o.cycle, {}
+                if o.cycle == top:
+                    forms[o.form_id] = o
+            if forms:
+                yield key, top, list(forms.values())
 
     def group_observations(self, target: str, cohort: str, group_id: str) -> list[Observation]:
         """The group's counted observations (each form's latest verdict in the window)."""

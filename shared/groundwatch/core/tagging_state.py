@@ -6,7 +6,7 @@ Stream processors keep state per partition and recover it from a compact changel
 each group's judgements since its ``history_from_cycle`` took 45 s at 100k groups, and the moved
 partitions' tallies were stale that long. The state of one (target, cohort, group) is small and
 bounded: the observations of the cycles its window keeps (at most ``W`` closed cycles with
-evidence, the newest empty one and the one filling), its forms' verdict history (at most
+answers, the newest empty one and the one filling), its forms' verdict history (at most
 :data:`~groundwatch.core.tagging.FLAKY_HISTORY` entries a form), the last conclusive status, the
 eviction mark and the failure attribution. Everything else — the window's numbers, the status,
 stale, the flaky forms, every running count of the tagger — is derived from it again on restore
@@ -131,11 +131,13 @@ def restore(tagger: Tagger, states: Iterable[tuple[GroupKey, TallyState]]) -> in
                     live[obs.probe_id] = obs
                     count_verdict(obs, 1)
                     h = health.get(target)
+                    v = obs.verdict
                     if h is None or c > h[0]:
-                        health[target] = [c, 1, obs.verdict is not Verdict.ERROR]
+                        health[target] = [c, 1, v is not Verdict.ERROR, v is Verdict.UNDECIDED]
                     elif c == h[0]:
                         h[1] += 1
-                        h[2] += obs.verdict is not Verdict.ERROR
+                        h[2] += v is not Verdict.ERROR
+                        h[3] += v is Verdict.UNDECIDED
                     n += 1
                 t.cycles[c] = cy
             t.history = {form: [history_entry(*e) for e in h] for form, h in history}

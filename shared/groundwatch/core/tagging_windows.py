@@ -23,6 +23,7 @@ _ENTRIES: dict[tuple[int, bool, int], tuple[int, bool, int]] = {}
 
 _CORRECT = Verdict.CORRECT
 _INCORRECT = Verdict.INCORRECT
+_ERROR = Verdict.ERROR
 _NO_CAUSES: dict[Cause, int] = {}
 
 
@@ -33,14 +34,14 @@ def history_entry(cycle: int, correct: bool, truth_version: int) -> tuple[int, b
 
 
 class _Cycle:
-    """One cycle of a group: each form's latest observation, every observation in arrival
-    order, and how many forms stand right and wrong — kept as verdicts arrive, so neither the
-    closing test nor the status rescans the observations per judgement. Counts, not sets of
-    forms: the wrong forms are listed only when flakiness has to be checked against them (few
-    groups); and the arrival list exists only once a form is repeated in the cycle (before, it
-    is ``forms`` itself): every container a cycle holds is more work for the garbage collector."""
+    """One cycle of a group: each form's latest observation, every observation in arrival order, and
+    how many forms stand right, wrong and answered at all — kept as verdicts arrive, so neither the
+    closing test nor the status rescans the observations per judgement. Counts, not sets of forms:
+    the wrong forms are listed only when flakiness has to be checked against them (few groups); and
+    the arrival list exists only once a form is repeated in the cycle (before, it is ``forms``
+    itself): every container a cycle holds is more work for the garbage collector."""
 
-    __slots__ = ("_repeats", "closed", "cycle", "forms", "right", "seq", "wrong")
+    __slots__ = ("_repeats", "answered", "closed", "cycle", "forms", "right", "seq", "wrong")
 
     def __init__(self, cycle: int, *, closed: bool = False, seq: int = 0) -> None:
         self.cycle = cycle
@@ -53,6 +54,8 @@ class _Cycle:
         self._repeats: dict[str, Observation] | None = None
         self.right = 0  # forms whose latest verdict here is correct
         self.wrong = 0  # … incorrect
+        # … anything but a target error: the endpoint answered, whatever the judge made of it
+        self.answered = 0
         self.closed = closed
 
     def add(self, obs: Observation) -> None:
@@ -68,6 +71,8 @@ class _Cycle:
                 self.right -= 1
             elif v is _INCORRECT:
                 self.wrong -= 1
+            if v is not _ERROR:
+                self.answered -= 1
         if self._repeats is not None:
             self._repeats[obs.probe_id] = obs
         forms[form] = obs
@@ -76,6 +81,8 @@ class _Cycle:
             self.right += 1
         elif v is _INCORRECT:
             self.wrong += 1
+        if v is not _ERROR:
+            self.answered += 1
 
     def observations(self) -> Iterable[Observation]:
         """Every observation of the cycle (repeats of a form included), in arrival order."""

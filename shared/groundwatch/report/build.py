@@ -70,7 +70,7 @@ from groundwatch.core.tagging import (
 )
 from groundwatch.core.tagging_reads import TallyReads
 from groundwatch.report.columns import fmt
-from groundwatch.report.groups import FAILING, Evidence, group_results, target_health
+from groundwatch.report.groups import FAILING, Evidence, cycle_health, group_results
 from groundwatch.report.model import (
     Balanced,
     BalancedCohort,
@@ -197,13 +197,18 @@ def report_from_tagger(
     step()
     view.quality = data_quality
     targets = view.targets
+    # this cycle's health first: each cohort's error share is over its newest cycle's probes
+    health, cycle_probes = cycle_health(tagger, evidence)
     out_targets: dict[str, TargetReport] = {}
     for target in targets:
         present = view.cohorts[target]
         chosen = [c for c in cohorts if c in present] if cohorts is not None else present
         per_cohort: dict[str, CohortNumbers] = {}
         for c in chosen:
-            per_cohort[c] = _cohort_numbers(view, target, c)
+            probes, errors = cycle_probes.get((target, c), (0, 0))
+            per_cohort[c] = _cohort_numbers(view, target, c).model_copy(
+                update={"cycle_probes": probes, "cycle_errors": errors}
+            )
             step()
         pair: tuple[str, str] | None = compare
         if pair is None and len(chosen) >= 2:
@@ -217,7 +222,6 @@ def report_from_tagger(
         )
     scores = scores_section(tagger.observations())
     step()
-    health = target_health(tagger, evidence)
     step()
     # the failing groups last: their page (up to MAX_FAILING rows with their evidence, ~10 MB)
     # is kept to the end, and every pass made after it added its own peak on top of it

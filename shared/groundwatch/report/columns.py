@@ -70,7 +70,7 @@ COHORT_COLUMNS: tuple[Column[CohortNumbers], ...] = (
         "held",
         "held",
         lambda c: c.held_groups,
-        "status kept from an older cycle: the later ones had no decided verdict (an outage)",
+        "status kept from an older cycle: the later ones got no answer (an outage)",
     ),
     Column("pending_groups", "pending", "pending", lambda c: c.pending_groups, "no cycle done yet"),
     Column(

@@ -56,8 +56,8 @@ SHARES: dict[str, tuple[str, Callable[[CohortNumbers], float | None]]] = {
         lambda c: _share(c.unknown_groups, _all_groups(c)),
     ),
     "target_error_share": (
-        "target errors / probed forms",
-        lambda c: _share(c.errors, c.probed),
+        "target errors / probes of the target's newest cycle",
+        lambda c: _share(c.cycle_errors, c.cycle_probes),
     ),
     "undecided_share": ("undecided / probed forms", lambda c: _share(c.undecided, c.probed)),
 }

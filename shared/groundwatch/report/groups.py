@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import (
+    DECIDED_STATUSES,
     FACTUAL,
     GroupStatus,
     GroupTally,
@@ -30,7 +31,13 @@ from groundwatch.core.tagging import (
 )
 from groundwatch.core.tagging_reads import TallyReads
 from groundwatch.core.tagging_status import overall_status
-from groundwatch.report.model import FormResult, GroupResult, StatusPoint, TargetHealth
+from groundwatch.report.model import (
+    FormResult,
+    GroupResult,
+    StatusPoint,
+    StatusSince,
+    TargetHealth,
+)
 
 #: Worst first: the order of every listing.
 SEVERITY: dict[GroupStatus, int] = {
@@ -332,23 +339,52 @@ def _fill_evidence(rows: list[GroupResult], evidence: Evidence) -> list[GroupRes
 
 
 def target_health(tagger: TallyReads, evidence: Evidence | None = None) -> dict[str, TargetHealth]:
-    """Per target over each form's latest verdict: probes, answered, errors by kind, and the
-    message of the first error (from the evidence: the judge keeps the target's error there)."""
+    """Per target over its newest cycle's probes (each form's latest verdict in it): probes,
+    answered, errors by kind, and the message of the first error (from the evidence: the judge
+    keeps the target's error there). See :func:`cycle_health`."""
+    return cycle_health(tagger, evidence)[0]
+
+
+def cycle_health(
+    tagger: TallyReads, evidence: Evidence | None = None
+) -> tuple[dict[str, TargetHealth], dict[tuple[str, str], tuple[int, int]]]:
+    """Whether each target answered *now*: from the probes of its newest cycle only, never
+    from what the groups' windows count — an outage keeps a group's status and numbers from its
+    last cycle with answers (held), and a gate that read those passed a dead endpoint on a store
+    with earlier cycles. Returns the health per target and, per (target, cohort), that cycle's
+    (probes, target errors): the ``target_error_share`` a gate checks. A group not sampled in
+    the target's newest cycle adds nothing to it."""
+    newest: dict[str, int] = {}
     counts: dict[str, list[int]] = {}
     kinds: dict[str, dict[str, int]] = {}
     first: dict[str, Observation] = {}
-    for o in tagger.counted_observations():
-        c = counts.setdefault(o.target, [0, 0])
-        c[0] += 1
-        if o.verdict is Verdict.ERROR:
+    by_cohort: dict[str, dict[str, list[int]]] = {}
+    for (target, cohort, _gid), top, forms in tagger.newest_cycle_forms():
+        seen = newest.get(target)
+        if seen is not None and top < seen:
+            continue
+        if seen is None or top > seen:  # a newer cycle of the target: what came before is past
+            newest[target] = top
+            counts[target] = [0, 0]
+            kinds.pop(target, None)
+            first.pop(target, None)
+            by_cohort[target] = {}
+        c = counts[target]
+        cc = by_cohort[target].setdefault(cohort, [0, 0])
+        for o in forms:
+            c[0] += 1
+            cc[0] += 1
+            if o.verdict is not Verdict.ERROR:
+                continue
             c[1] += 1
+            cc[1] += 1
             kind = o.error_kind or "target_error"
-            k = kinds.setdefault(o.target, {})
+            k = kinds.setdefault(target, {})
             k[kind] = k.get(kind, 0) + 1
-            f = first.get(o.target)
+            f = first.get(target)
             # the cause, not its echo: a circuit that opened only repeats an earlier error
             if f is None or _earlier(o, f):
-                first[o.target] = o
+                first[target] = o
     messages: dict[str, str] = {}
     if evidence is not None and first:
         found = evidence.forms([o.probe_id for o in first.values()])
@@ -361,6 +397,7 @@ def target_health(tagger: TallyReads, evidence: Evidence | None = None) -> dict[
         probes, errors = counts[t]
         fo = first.get(t)
         out[t] = TargetHealth(
+            cycle=newest[t],
             probes=probes,
             answered=probes - errors,
             errors=errors,
@@ -368,7 +405,8 @@ def target_health(tagger: TallyReads, evidence: Evidence | None = None) -> dict[
             first_error=messages.get(t) or (fo.error_kind if fo is not None else None),
             all_failed=probes > 0 and errors == probes,
         )
-    return out
+    cohorts = {(t, c): (n[0], n[1]) for t, per in by_cohort.items() for c, n in per.items()}
+    return out, cohorts
 
 
 def _earlier(o: Observation, than: Observation) -> bool:
@@ -386,9 +424,30 @@ def health_lines(health: Mapping[str, TargetHealth]) -> list[str]:
         if not h.errors:
             continue
         kinds = ", ".join(f"{k} {n}" for k, n in h.error_kinds.items())
+        of = f" of cycle {h.cycle}" if h.cycle else ""  # cycle 0: no series (an import)
         head = (
-            f"all {h.probes} probes failed" if h.all_failed else f"{h.errors} of {h.probes} failed"
+            f"all {h.probes} probes{of} failed"
+            if h.all_failed
+            else f"{h.errors} of {h.probes} probes{of} failed"
         )
         first = f"; first error: {h.first_error}" if h.first_error else ""
         out.append(f"target {t}: {head} ({kinds}){first}")
+    return out
+
+
+def status_since(
+    row: GroupResult, changes: Sequence[tuple[str, str, str, int]]
+) -> list[StatusSince]:
+    """Per cohort of ``row``: the cycle its current status began and, when that status is not
+    conclusive (unknown, pending), the last conclusive one before it, from the group's status
+    changes newest first — (cohort, from, to, cycle), as the store keeps them."""
+    decided = {s.value for s in DECIDED_STATUSES}
+    out = []
+    for cohort, status in row.cohort_status.items():
+        mine = [c for c in changes if c[0] == cohort]
+        since = next((n for _, _, to, n in mine if to == status), None)
+        was = None
+        if status not in decided:
+            was = next((a for _, a, _, _ in mine if a in decided), None)
+        out.append(StatusSince(cohort=cohort, status=status, since_cycle=since, was=was))
     return out

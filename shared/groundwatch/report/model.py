@@ -60,6 +60,14 @@ class CohortNumbers(_Model):
     errors: int
     undecided: int
     probed: int = Field(0, description="Forms with any verdict (every group, each form once).")
+    cycle_probes: int = Field(
+        0, description="Probes of the target's newest cycle in this cohort (each form once)."
+    )
+    cycle_errors: int = Field(
+        0,
+        description="Of those, target errors: what target_error_share is over (an outage holds"
+        " the groups' numbers, not this cycle's health).",
+    )
     coverage: float | None = Field(None, description="Decided forms / probed forms.")
     groups: int
     gap_groups: int
@@ -512,6 +520,20 @@ class StatusPoint(_Model):
     undecided: int = 0
 
 
+class StatusSince(_Model):
+    """Since when a cohort of a group has its status, and what it was before it became unknown
+    (``show``: "unknown since cycle 5, was robust")."""
+
+    cohort: str
+    status: str
+    since_cycle: int | None = Field(
+        None, description="The cycle the status began (None: it has had it from the start)."
+    )
+    was: str | None = Field(
+        None, description="The last conclusive status before it (gap, robust, non_robust, flaky)."
+    )
+
+
 class GroupResult(_Model):
     """One semantic group for one target: its status, its SQL truth and every form's evidence.
 
@@ -531,11 +553,11 @@ class GroupResult(_Model):
     series: str = ""
     cycle: int = 0
     evidence_cycle: int = Field(
-        0, description="The newest cycle with a decided verdict: the one the status stands on."
+        0, description="The newest cycle with answers: the one the status stands on."
     )
     held: bool = Field(
         False,
-        description="Later cycles had no decided verdict (target errors, an outage): the status"
+        description="Later cycles got no answer (target errors, an outage): the status"
         " is held from evidence_cycle.",
     )
     scenario: str = "factual"
@@ -553,6 +575,10 @@ class GroupResult(_Model):
     forms: list[FormResult] = Field(default_factory=list)
     history: list[StatusPoint] = Field(
         default_factory=list, description="Status per cohort and cycle over the window."
+    )
+    status_since: list[StatusSince] = Field(
+        default_factory=list,
+        description="Per cohort, since when it has its status and what it was (``show`` only).",
     )
 
 
@@ -572,9 +598,13 @@ class GroupPage(_Model):
 
 
 class TargetHealth(_Model):
-    """Whether a target answered at all: counts by error kind and the first error's message, so
-    an outage or a broken reply path is named instead of hiding in ``unknown`` groups."""
+    """Whether a target answered at all in its newest cycle: counts by error kind and the first
+    error's message, so an outage or a broken reply path is named instead of hiding in
+    ``unknown`` or held groups."""
 
+    cycle: int = Field(
+        0, description="The target's newest cycle: the one these probes are from (0: no series)."
+    )
     probes: int
     answered: int
     errors: int

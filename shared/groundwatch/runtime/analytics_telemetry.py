@@ -104,7 +104,7 @@ class TallyCollector(Collector):
         held = GaugeMetricFamily(
             "groundwatch_held_groups",
             "Semantic groups whose status stands on an older cycle than their newest: the cycles"
-            " after it had no decided verdict (target errors, an outage), so the status was kept.",
+            " after it got no answer at all (target errors, an outage), so the status was kept.",
             labels=["target", "cohort"],
         )
         held_now = tagger.held_counts()
@@ -124,13 +124,23 @@ class TallyCollector(Collector):
             "Newest cycle of the target with a judgement.",
             labels=["target"],
         )
-        for target, (cycle, probed, ok) in sorted(tagger.target_health().items()):
+        undecided = GaugeMetricFamily(
+            "groundwatch_target_undecided_ratio",
+            "Answers the judge left undecided / probes the target answered, in its newest cycle:"
+            " a sharp rise is an endpoint answering what cannot be judged (unrelated sentences),"
+            " which turns its groups unknown; absent while it answers nothing.",
+            labels=["target"],
+        )
+        for target, (cycle, probed, ok, open_) in sorted(tagger.target_health().items()):
             if target == baseline:
                 continue  # the open-domain baseline is no target under watch
             if probed:
                 answered.add_metric([target], ok / probed)
+            if ok:
+                undecided.add_metric([target], open_ / ok)
             newest.add_metric([target], cycle)
         yield answered
+        yield undecided
         yield newest
         knowledge = GaugeMetricFamily(
             "groundwatch_knowledge_gap_groups",

@@ -84,6 +84,14 @@ class CircuitBreaker:
             return Permit(trial=True)
         return NORMAL
 
+    def half_open(self) -> None:
+        """Let one trial through now, however recently the circuit opened: a new cycle starts.
+        The open circuit spares a struggling target the rest of *its* cycle; carried into the
+        next one it turned every probe of a recovered endpoint into ``circuit_open`` and that
+        cycle read "answered nothing". A closed or half-open circuit is left as it is."""
+        if self.state is BreakerState.OPEN:
+            self._set(BreakerState.HALF_OPEN)
+
     def record(self, permit: Permit, ok: bool, key: str | None = None) -> None:
         """The outcome of a permitted call (``ok`` = the target answered or failed for good);
         ``key`` names what was asked, so that repeated failures of one key count once."""

@@ -132,6 +132,8 @@ class _Lane:
         self.in_flight = 0
         #: The error that last opened the circuit (``circuit_open`` errors carry it).
         self.opened_by: str | None = None
+        #: series → the newest cycle a probe of it came from: the breaker starts each half-open
+        self._cycles: dict[str, int] = {}
         self._workers: list[asyncio.Task[None]] = []
         tracing = active_tracing()
         #: the span factory when probes are traced (None: no span, nothing on the hot path)
@@ -209,7 +211,17 @@ class _Lane:
         exc = state.outcome.exception() if state.outcome is not None else None
         return self._delay(state.attempt_number + 1, exc)
 
+    def _note_cycle(self, probe: Probe) -> None:
+        """A probe of a newer cycle of its series: the breaker starts the cycle half-open, so an
+        endpoint that recovered between cycles is asked at once (one trial; the cycle's other
+        probes wait for its outcome) instead of waiting out ``breaker_reset_s``."""
+        newest = self._cycles.get(probe.series)
+        if newest is None or probe.cycle > newest:
+            self._cycles[probe.series] = probe.cycle
+            self.breaker.half_open()
+
     async def _serve(self, probe: Probe) -> RagResponse:
+        self._note_cycle(probe)
         spans = self._spans
         if spans is None:
             return await self._call(probe)
