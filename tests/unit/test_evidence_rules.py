@@ -269,7 +269,7 @@ def test_the_html_report_names_the_target_and_shows_cycle_transitions_and_trend(
     assert "id='monitoring'" in html and "latest cycle 3" in html
     monitoring = html.split("id='monitoring'", 1)[1].split("<h2", 1)[0]
     # the trend: cycle 2 had two regressions (one per cohort); each transition listed
-    assert "<tr><td>2</td><td></td><td>2</td><td>0</td><td>0</td></tr>" in monitoring
+    assert "<tr><td>2</td><td>2</td><td>0</td><td>0</td></tr>" in monitoring
     assert monitoring.count("<td>robust</td><td>gap</td><td>regression</td><td>2</td>") == 2
 
 

@@ -257,3 +257,18 @@ def test_kin_values_are_part_of_the_domains_identity() -> None:
     a = ColumnDomain.of(["Calgary"], kin=["Oslo"], kin_sources=["customer.city"])
     b = ColumnDomain.of(["Calgary"])
     assert a.id != b.id
+
+
+def test_a_name_written_with_its_number_is_no_footnote() -> None:
+    """'City3' is what the database calls it: the gold's and the question's own spelling of a
+    word with its number is a name, while an unnamed 'Brett1' is still Brett with a footnote."""
+    from groundwatch.core.judging.citations import numbered_names, read_citations
+
+    keep = numbered_names("What is the capital of Country3?", "City3")
+    assert read_citations("The capital is City3.", keep) == "The capital is City3."
+    assert read_citations("The capital of Country3 is City3.", keep) == (
+        "The capital of Country3 is City3."
+    )
+    assert read_citations("laid by Jacob and John Brett1 in 1850.", keep) == (
+        "laid by Jacob and John Brett in 1850."
+    )

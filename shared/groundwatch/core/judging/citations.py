@@ -9,13 +9,15 @@ and sees the words apart; so does :func:`read_citations`.
 
 Only shapes that are never how a value is written are rewritten: a superscript after a unit
 ("m²", "km³") is the unit's power, a parenthesised number after a space that goes on with words
-is an enumeration ("(1) the port …"), and a word of capitals and digits ("A320", "COVID19") is a
-name.
+is an enumeration ("(1) the port …"), a word of capitals and digits ("A320", "COVID19") is a
+name, and so is a word with its number that the question or the gold itself writes ("City3",
+"Route66": the database's own spelling is never a footnote).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 #: An ASCII text's characters by class (digit 0, lower-case letter a, clause punctuation .,
 #: an opening parenthesis), so that a glued digit ("Brett1", "in2011as"), a long digit run, a
@@ -68,9 +70,20 @@ _YEAR_FOOTNOTE = re.compile(
 )
 
 
-def read_citations(text: str) -> str:
+#: A word written with its number, as a name is ("City3", "Route66", "Apollo11b").
+_NUMBERED_NAME = re.compile(r"(?<![\w])[A-Za-z]+\d+[A-Za-z]*(?![\w])")
+
+
+def numbered_names(*texts: str) -> frozenset[str]:
+    """The words written with their numbers in ``texts`` (lower-cased): what the question or
+    the gold names so is a name, never a word with a footnote."""
+    return frozenset(m.group(0).lower() for t in texts for m in _NUMBERED_NAME.finditer(t))
+
+
+def read_citations(text: str, keep: Collection[str] = frozenset()) -> str:
     """``text`` with its citation markers dropped and glued numbers set apart (see the module's
-    docstring); a text without any is returned as it is (the common case)."""
+    docstring); a text without any is returned as it is (the common case). ``keep``: words
+    with a number (lower-cased, :func:`numbered_names`) that stay as written."""
     # most answers have no marker: a few C-level tests and one simple search rule them out
     # (a superscript or a full-width bracket is not ASCII)
     if text.isascii() and "[" not in text:
@@ -85,7 +98,7 @@ def read_citations(text: str) -> str:
     out = _PAREN.sub(_dropped, out)
     out = _AFTER_PUNCT.sub("", out)
     out = _YEAR_FOOTNOTE.sub(r"\1\2", out)
-    out = _GLUED.sub(_unglue, out)
+    out = _GLUED.sub(lambda m: m.group(0) if m.group(0).lower() in keep else _unglue(m), out)
     return _DIGITS_THEN_WORD.sub(_unglue_after, out)
 
 

@@ -25,7 +25,7 @@ from enum import IntEnum, StrEnum
 from functools import lru_cache
 
 from groundwatch.core.judging.aliases import CountryMention, country_of, find_countries
-from groundwatch.core.judging.citations import read_citations
+from groundwatch.core.judging.citations import numbered_names, read_citations
 from groundwatch.core.judging.dates import (
     DateMatch,
     DateMention,
@@ -120,7 +120,9 @@ class ParsedResponse:
         self.query = query
         self.gold = gold
         # citation markers dropped and glued numbers set apart first: every view reads this text
-        self.response = response = read_citations(response)
+        self.response = response = read_citations(
+            response, numbered_names(query, *(p.raw for p in gold.parts))
+        )
         self.folded = fold(response)
         self.toks = tokens(self.folded, folded=True)
         self.norm = norm = " ".join(self.toks)
