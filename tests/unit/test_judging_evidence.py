@@ -272,3 +272,17 @@ def test_a_name_written_with_its_number_is_no_footnote() -> None:
     assert read_citations("laid by Jacob and John Brett1 in 1850.", keep) == (
         "laid by Jacob and John Brett in 1850."
     )
+
+
+def test_a_rivals_numbered_name_is_another_value_not_a_footnote() -> None:
+    """'City5' for Country1 (gold 'City1') names another capital: conclusively wrong, not
+    'City' with footnote 5 and undecided."""
+    from groundwatch.core.judging import judge_deterministic
+    from groundwatch.core.model import Expected
+
+    cities = [f"City{i}" for i in range(8)]
+    gold = Expected(values=["City1"], candidates=[[c for c in cities if c != "City1"]])
+    said = judge_deterministic("What is the capital of Country1?", gold, "The capital is City5.")
+    assert said.verdict.value == "incorrect", said
+    right = judge_deterministic("What is the capital of Country1?", gold, "The capital is City1.")
+    assert right.verdict.value == "correct", right

@@ -18,7 +18,7 @@ industry" for *Retailing*) — so a free-text answer without any of it stays ``u
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from enum import IntEnum, StrEnum
@@ -73,6 +73,31 @@ _NOT_AN_ALTERNATIVE = frozenset(
 )  # fmt: skip
 
 
+class _KnownNames:
+    """Words the judge knows as names, for :func:`read_citations`: what the question and the gold
+    write with a number ("City3"), and the last words of every value the gold's rivals and
+    domains hold ("City5" is a rival's name, not "City" with footnote 5). Looked up only for a
+    word glued to a number, so the sets are not merged."""
+
+    __slots__ = ("_named", "_sets")
+
+    def __init__(self, query: str, gold: Gold) -> None:
+        self._named = numbered_names(query, *(p.raw for p in gold.parts))
+        self._sets = (
+            *(lookup.last_words for lookup in gold.lookups),
+            *(d.last_words for d in gold.domains if d is not None),
+        )
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._named or any(word in s for s in self._sets)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._named)
+
+    def __len__(self) -> int:
+        return len(self._named)
+
+
 class PartStatus(StrEnum):
     FOUND = "found"
     PARTIAL = "partial"  # a coarser date / an approximate number consistent with gold
@@ -120,9 +145,7 @@ class ParsedResponse:
         self.query = query
         self.gold = gold
         # citation markers dropped and glued numbers set apart first: every view reads this text
-        self.response = response = read_citations(
-            response, numbered_names(query, *(p.raw for p in gold.parts))
-        )
+        self.response = response = read_citations(response, _KnownNames(query, gold))
         self.folded = fold(response)
         self.toks = tokens(self.folded, folded=True)
         self.norm = norm = " ".join(self.toks)
