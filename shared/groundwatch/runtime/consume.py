@@ -21,6 +21,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 
 from groundwatch.adapters.bus.base import Bus, Consumer, Outgoing, Record
 from groundwatch.adapters.bus.encode import to_outgoing
+from groundwatch.adapters.db.faults import Fault, classify, first_line
 from groundwatch.contracts import (
     MAX_DEAD_LETTER_KEY,
     MAX_DEAD_LETTER_RAW,
@@ -29,7 +30,7 @@ from groundwatch.contracts import (
     Topics,
     _Contract,
 )
-from groundwatch.errors import BusUnavailable, PoisonMessage, Reject, RetryLater
+from groundwatch.errors import BusUnavailable, PoisonMessage, Reject, RetryLater, StoreUnavailable
 from groundwatch.stages.base import AssignmentHook, Stage
 
 log = logging.getLogger(__name__)
@@ -116,6 +117,14 @@ def dead_letter(
 def _group_of(message: object | None) -> str | None:
     group = getattr(message, "group_id", None)
     return group[:MAX_DEAD_LETTER_KEY] if isinstance(group, str) else None
+
+
+def _outage(exc: BaseException) -> bool:
+    """A fault of a dependency every message shares (the store, the bus), never of one message:
+    the batch waits, whatever passed alone."""
+    if isinstance(exc, StoreUnavailable | BusUnavailable):
+        return True
+    return not isinstance(exc, RetryLater) and classify(exc) is Fault.RETRIABLE
 
 
 #: Messages that must fail alone, with nothing of their batch going through, before a pass of
@@ -326,7 +335,16 @@ class ConsumeLoop(Generic[M]):
                 log.warning("retry later %s (%d records): %s", self.source.name, len(records), exc)
                 await self._retry_later(consumer, records)
                 return
-            except Exception:
+            except Exception as exc:
+                if classify(exc) is Fault.RETRIABLE:  # a store outage the handler let through
+                    log.warning(
+                        "store unavailable %s (%d records): %s",
+                        self.source.name,
+                        len(records),
+                        first_line(exc),
+                    )
+                    await self._retry_later(consumer, records)
+                    return
                 # A handler bug on some message: isolate it by handling one at a time, so one
                 # bad message dead-letters alone and the rest of the batch still goes through.
                 log.exception("batch failed on %s; retrying message by message", self.source.name)
@@ -344,7 +362,8 @@ class ConsumeLoop(Generic[M]):
         self, valid: list[M], valid_records: list[Record]
     ) -> tuple[list[_Contract], list[DeadLetter]] | None:
         """Each message alone; ``None`` when not one of them went through and some only need a
-        retry (a dependency is down: the batch waits whole, nothing is dead-lettered)."""
+        retry, or when the store is unavailable (a dependency is down: the batch waits whole,
+        nothing is dead-lettered; what went through meanwhile comes again and is a duplicate)."""
         self.stats.isolated_batches += 1
         outputs: list[_Contract] = []
         letters: list[DeadLetter] = []
@@ -361,9 +380,13 @@ class ConsumeLoop(Generic[M]):
             try:
                 outputs.extend(self._sort(await self.handler([msg]), [msg], [rec], letters))
                 went_through += 1
-            except RetryLater as exc:
-                waiting.append((msg, rec, exc))
             except Exception as exc:
+                if _outage(exc):
+                    log.warning("%s: store unavailable, the batch waits: %s", self.name, exc)
+                    return None
+                if isinstance(exc, RetryLater):
+                    waiting.append((msg, rec, exc))
+                    continue
                 log.exception("dead-letter %s[%d]@%d", rec.topic, rec.partition, rec.offset)
                 letters.append(dead_letter(rec, f"{type(exc).__name__}: {exc}", self.service, msg))
                 went_through += 1  # the handler could judge it: the dependency is up
@@ -372,7 +395,15 @@ class ConsumeLoop(Generic[M]):
         for msg, rec, first in waiting:
             try:
                 outputs.extend(self._sort(await self._retry_alone(msg), [msg], [rec], letters))
-            except RetryLater as exc:
+            except Exception as exc:
+                if _outage(exc):
+                    log.warning("%s: store unavailable, the batch waits: %s", self.name, exc)
+                    return None
+                if not isinstance(exc, RetryLater):
+                    log.exception("dead-letter %s[%d]@%d", rec.topic, rec.partition, rec.offset)
+                    error = f"{type(exc).__name__}: {exc}"
+                    letters.append(dead_letter(rec, error, self.service, msg))
+                    continue
                 error = (
                     f"RetryLater: {exc} (still failing alone after "
                     f"{self.policy.message_attempts} attempts while the rest of its batch "
@@ -380,9 +411,6 @@ class ConsumeLoop(Generic[M]):
                 )
                 log.error("dead-letter %s[%d]@%d: %s", rec.topic, rec.partition, rec.offset, error)
                 letters.append(dead_letter(rec, error, self.service, msg))
-            except Exception as exc:
-                log.exception("dead-letter %s[%d]@%d", rec.topic, rec.partition, rec.offset)
-                letters.append(dead_letter(rec, f"{type(exc).__name__}: {exc}", self.service, msg))
         return outputs, letters
 
     async def _retry_alone(self, msg: M) -> Sequence[_Contract | Reject]:
