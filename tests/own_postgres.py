@@ -51,8 +51,9 @@ class OwnPostgres:
         self._run("halt")
 
     def stop(self) -> None:
-        """Stop the server and remove the cluster."""
+        """Stop the server and remove the cluster (and the script's lock file beside it)."""
         self._run("stop")
+        Path(f"{self.home}.lock").unlink(missing_ok=True)
 
 
 @contextlib.contextmanager

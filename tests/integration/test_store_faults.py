@@ -190,3 +190,5 @@ async def test_consume_loop_never_dead_letters_for_a_store_outage() -> None:
             n = conn.execute(select(func.count()).select_from(JudgementRow)).scalar_one()
         engine.dispose()
         assert n == len(batch) and loop.stats.dead_lettered == 0
+        # an outage is no reason to take the batch apart (applied one by one, out of order)
+        assert loop.stats.isolated_batches == 0

@@ -62,6 +62,14 @@ class GeneratorSettings(CommonSettings):
         False, description="Keep probing every interval_s after the start-up runs."
     )
     interval_s: float = Field(60.0, gt=0, description="Seconds between continuous cycles.")
+    stop_wait_s: float = Field(
+        2.0,
+        ge=0,
+        le=60,
+        description="POST /runs/continuous/stop waits at most this long for the cycle in "
+        "flight to end; past it the answer says the cycle is still in flight (it ends on its "
+        "own, and no next cycle starts).",
+    )
     sample: int = Field(0, ge=0, description="Groups per cycle (0 = all).")
     rate: float = Field(0.0, ge=0, description="Probes per second (0 = as fast as the bus takes).")
     seed: int = Field(7, description="Seed of the group sampler (reproducible cycles).")

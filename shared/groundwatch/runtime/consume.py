@@ -225,6 +225,11 @@ class ConsumeLoop(Generic[M]):
         self.ready = asyncio.Event()
         #: consecutive failed attempts at the records in hand (0 after every commit)
         self._failures = 0
+        #: of those, attempts that failed for something other than an outage of a dependency
+        #: every message shares: what makes the loop isolate the batch message by message
+        #: (after a store outage the batch is tried whole again, in order — handled one at a
+        #: time, a group's later cycle could be applied before its earlier one)
+        self._suspect = 0
         #: monotonic time since which the loop holds records it has not committed (None: none)
         self._pending_since: float | None = None
         #: monotonic time of the loop's last sign of life (each poll, each slice of a backoff):
@@ -328,11 +333,13 @@ class ConsumeLoop(Generic[M]):
                 log.warning("dead-letter %s[%d]@%d: %s", rec.topic, rec.partition, rec.offset, exc)
                 letters.append(dead_letter(rec, str(exc), self.service))
         outputs: list[_Contract] = []
-        if valid and self._failures < self.policy.isolate_after:
+        if valid and self._suspect < self.policy.isolate_after:
             try:
                 outputs = self._sort(await self.handler(valid), valid, valid_records, letters)
             except RetryLater as exc:
                 log.warning("retry later %s (%d records): %s", self.source.name, len(records), exc)
+                if not _outage(exc):
+                    self._suspect += 1
                 await self._retry_later(consumer, records)
                 return
             except Exception as exc:
@@ -348,8 +355,9 @@ class ConsumeLoop(Generic[M]):
                 # A handler bug on some message: isolate it by handling one at a time, so one
                 # bad message dead-letters alone and the rest of the batch still goes through.
                 log.exception("batch failed on %s; retrying message by message", self.source.name)
-                self._failures = self.policy.isolate_after
-        if valid and self._failures >= self.policy.isolate_after:
+                self._failures = max(self._failures, self.policy.isolate_after)
+                self._suspect = self.policy.isolate_after
+        if valid and self._suspect >= self.policy.isolate_after:
             isolated = await self._one_by_one(valid, valid_records)
             if isolated is None:  # nothing went through: a dependency is down
                 await self._retry_later(consumer, records)
@@ -514,6 +522,7 @@ class ConsumeLoop(Generic[M]):
             # the partition gets them again (duplicates are allowed, counted once).
             log.warning("%s: commit failed, the next commit covers it: %s", self.name, exc)
         self._failures = 0
+        self._suspect = 0
         self._pending_since = None
         self.stats.count("ok", n_valid)
         if letters:

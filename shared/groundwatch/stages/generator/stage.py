@@ -264,9 +264,23 @@ class GeneratorStage:
         self._continuous = asyncio.create_task(self.run_forever(interval_s))
         return True
 
-    async def stop_continuous(self) -> bool:
-        if self._continuous is None or self._continuous.done():
+    async def stop_continuous(self, wait_s: float | None = None) -> bool:
+        """Stop continuous probing after the cycle in flight; False when it was not on. Waits
+        for that cycle to end, at most ``wait_s`` (None: until it has): a cycle publishing
+        thousands of probes at a set rate can take minutes, and a caller (an HTTP stop) must
+        get its answer within a deadline — the loop ends on its own after the cycle."""
+        task = self._continuous
+        if task is None or task.done():
             return False
         self._stop.set()
-        await self._continuous
+        if wait_s is None:
+            await task
+        else:
+            await asyncio.wait({task}, timeout=wait_s)
         return True
+
+    @property
+    def continuous_in_flight(self) -> bool:
+        """Continuous probing is asked to stop but its last cycle is still being published."""
+        task = self._continuous
+        return task is not None and not task.done() and self._stop.is_set()
