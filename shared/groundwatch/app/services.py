@@ -282,12 +282,15 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
         lambda: holder["worker"].view,  # the published read model
         quality.results if quality is not None else None,
     )
+    from groundwatch.core.cycles import SeriesClock
+
     worker = AnalyticsStage(
         store,
         window=window,
         on_applied=metrics.observe,
         quality=quality,
         open_domain_baseline=settings.open_domain_baseline,
+        clock=SeriesClock(max_ahead=settings.max_cycle_jump),
     )
     loop = consume(
         worker,

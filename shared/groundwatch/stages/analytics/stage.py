@@ -329,7 +329,8 @@ class AnalyticsStage:
         opens an epoch: stored first (the first instance to store one sets its offset for all),
         then said in a log line, and ``j`` placed by the stored epoch."""
         started = j.cycle_started_at.timestamp() if j.cycle_started_at is not None else None
-        placement = self.clock.place(j.series, j.cycle, started, now)
+        stamp = j.series_epoch.timestamp() if j.series_epoch is not None else None
+        placement = self.clock.place(j.series, j.cycle, started, now, stamp)
         if placement.cycle is None:
             return Reject(j, placement.reason)
         epoch = placement.epoch
@@ -338,7 +339,7 @@ class AnalyticsStage:
         stored = await asyncio.to_thread(self.store.save_epoch, epoch)
         for e in stored:
             self.clock.adopt(e)
-        again = self.clock.place(j.series, j.cycle, started, now)
+        again = self.clock.place(j.series, j.cycle, started, now, stamp)
         log.warning(
             "series %r restarted its cycle numbering (a generator on a fresh store?): cycle %d"
             " started after the newest cycle; its cycles count on as cycle %s onwards",
