@@ -390,7 +390,9 @@ class ConsumeLoop(Generic[M]):
                 went_through += 1
             except Exception as exc:
                 if _outage(exc):
-                    log.warning("%s: store unavailable, the batch waits: %s", self.name, exc)
+                    log.warning(
+                        "%s: a dependency is unavailable, the batch waits: %s", self.name, exc
+                    )
                     return None
                 if isinstance(exc, RetryLater):
                     waiting.append((msg, rec, exc))
@@ -405,7 +407,9 @@ class ConsumeLoop(Generic[M]):
                 outputs.extend(self._sort(await self._retry_alone(msg), [msg], [rec], letters))
             except Exception as exc:
                 if _outage(exc):
-                    log.warning("%s: store unavailable, the batch waits: %s", self.name, exc)
+                    log.warning(
+                        "%s: a dependency is unavailable, the batch waits: %s", self.name, exc
+                    )
                     return None
                 if not isinstance(exc, RetryLater):
                     log.exception("dead-letter %s[%d]@%d", rec.topic, rec.partition, rec.offset)
