@@ -104,13 +104,22 @@ def tallied(analytics: ServiceProc) -> int:
 
 
 def post_runs(gen: ServiceProc, token: str, cycles: int) -> list[str]:
-    """Publish ``cycles`` cycles one after the other; their run ids."""
+    """Publish ``cycles`` cycles one after the other (each request answered 202 at once, then
+    polled until its cycle has run); their run ids."""
     ids = []
     with httpx.Client(timeout=300) as client:
         for _ in range(cycles):
             r = client.post(f"{gen.url}/runs", headers={"Authorization": f"Bearer {token}"})
             r.raise_for_status()
-            ids.append(str(r.json()["run_id"]))
+            accepted = r.json()
+            while (state := client.get(f"{gen.url}{accepted['poll']}").json())["status"] not in (
+                "done",
+                "failed",
+            ):
+                time.sleep(0.2)
+            if state["status"] != "done":
+                raise RuntimeError(f"run {accepted['run_id']} failed: {state['error']}")
+            ids.append(str(accepted["run_id"]))
     return ids
 
 

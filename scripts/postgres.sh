@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Throw-away PostgreSQL cluster on loopback for tests and local runs (Debian packages, no Docker).
 #
-# Usage: scripts/postgres.sh {start|stop|status|url}
+# Usage: scripts/postgres.sh {start|stop|halt|status|url}
+#        halt: stop the server but keep its cluster (a store outage; start brings it back as it was)
 # Env:   GW_PG_HOME (/tmp/groundwatch-pg)  GW_PG_PORT (55432)
 #        GW_PG_BIN  (newest /usr/lib/postgresql/*/bin, else initdb on PATH)
 # Database groundwatch_test, user postgres, trust auth on 127.0.0.1 only.
@@ -119,6 +120,14 @@ stop() {
   echo "postgres on :$PORT stopped"
 }
 
+halt() {
+  [[ -n $BIN ]] || die "no PostgreSQL binaries found"
+  lock
+  [[ -f $MARKER ]] || die "postgres on :$PORT was not started by postgres.sh ($PGH); not halting it"
+  ours_running && run "$BIN/pg_ctl" -D "$DATA" -m fast -w -t 30 stop >/dev/null
+  echo "postgres on :$PORT halted (cluster kept in $PGH)"
+}
+
 status() {
   if [[ -x $BIN/pg_isready ]] && serving; then echo "postgres serving on 127.0.0.1:$PORT"; return 0; fi
   echo "postgres not running on :$PORT"; return 1
@@ -127,7 +136,8 @@ status() {
 case ${1:-} in
   start) start ;;
   stop) stop ;;
+  halt) halt ;;
   status) status ;;
   url) echo "$URL" ;;
-  *) echo "usage: $0 {start|stop|status|url}" >&2; exit 2 ;;
+  *) echo "usage: $0 {start|stop|halt|status|url}" >&2; exit 2 ;;
 esac

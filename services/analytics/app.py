@@ -21,6 +21,7 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
         lambda: analytics_service(settings),
         routes=routes,
         liveness_timeout_s=settings.liveness_timeout_s,
+        ready_deadline_s=settings.ready_deadline_s,
     )
 
 

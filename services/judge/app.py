@@ -12,7 +12,10 @@ from services.judge.settings import JudgeServiceSettings
 
 def create_app(settings: JudgeServiceSettings) -> FastAPI:
     return build_app(
-        "judge", lambda: judge_service(settings), liveness_timeout_s=settings.liveness_timeout_s
+        "judge",
+        lambda: judge_service(settings),
+        liveness_timeout_s=settings.liveness_timeout_s,
+        ready_deadline_s=settings.ready_deadline_s,
     )
 
 

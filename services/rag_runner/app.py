@@ -23,6 +23,7 @@ def create_app(settings: RunnerSettings) -> FastAPI:
         lambda: runner_service(settings),
         routes=routes,
         liveness_timeout_s=settings.liveness_timeout_s,
+        ready_deadline_s=settings.ready_deadline_s,
     )
 
 

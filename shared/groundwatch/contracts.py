@@ -44,8 +44,11 @@ from groundwatch.errors import PoisonMessage
 #: alternatives (issue 29); messages of versions 1 and 2 are still read (they carry none of them:
 #: the judge falls back to the bounded candidates). Version 4 types a judgement's scores (one
 #: object per family: :mod:`groundwatch.core.scores`); the flat ``{name: number}`` scores of
-#: versions 1-3 are still read, into the same families.
-SCHEMA_VERSION: Literal[4] = 4
+#: versions 1-3 are still read, into the same families. Version 5 adds the series' epoch, when the
+#: generator's numbering of the series began: a restarted numbering is told by it, never guessed
+#: from a message's cycle number (messages of versions 1-4 carry none: analytics falls back to
+#: the cycles' start times).
+SCHEMA_VERSION: Literal[5] = 5
 
 #: Text fields are capped so that one oversize reply cannot blow up a partition or the store.
 MAX_TEXT = 20_000
@@ -218,7 +221,7 @@ class TargetStatus(StrEnum):
 class _Contract(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[1, 2, 3, 4] = Field(SCHEMA_VERSION, description="Contract version.")
+    schema_version: Literal[1, 2, 3, 4, 5] = Field(SCHEMA_VERSION, description="Contract version.")
 
     def to_bytes(self) -> bytes:
         # pydantic's own JSON serializer straight to bytes: the same output as dumping
@@ -244,6 +247,11 @@ class _ProbeKeyed(_Contract):
         description="Sequence number of the cycle in its series; orders cycles.",
     )
     cycle_started_at: Timestamp | None = Field(None, description="When the cycle started.")
+    series_epoch: Timestamp | None = Field(
+        None,
+        description="When the generator's numbering of the series began (its first cycle's"
+        " start, kept in its store): a later epoch is a restarted numbering.",
+    )
     dataset_id: DatasetId = Field(description="Dataset the semantic group belongs to.")
     group_id: GroupId = Field(description="Stable id of the semantic group (hash of SQL + params).")
     form_id: FormId = Field(description="Stable id of the text form within the group.")

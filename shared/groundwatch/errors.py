@@ -23,6 +23,12 @@ class BusUnavailable(RetryLater):
     again. A fault the bus marks fatal is raised as it is, never as this."""
 
 
+class StoreUnavailable(RetryLater):
+    """The store is down, unreachable, busy or full (classified by ``groundwatch.adapters.db.
+    faults``): nothing of the message is at fault, so the consume loop waits the outage out with
+    its backoff — even for a message it is handling alone — and never dead-letters for it."""
+
+
 class Unstorable(GroundwatchError):
     """The store is up but refuses this data (a value, a constraint): retrying cannot help, so the
     consume loop isolates the message that causes it and dead-letters it."""

@@ -388,13 +388,23 @@ targets:
 """
 
 
-def start_run(gen: ServiceProc) -> dict[str, Any]:
+def start_run(gen: ServiceProc, timeout: float = 120) -> dict[str, Any]:
+    """One cycle through ``POST /runs`` (answered 202 at once), polled until it has run; its
+    summary."""
     resp = httpx.post(
-        f"{gen.url}/runs", headers={"Authorization": f"Bearer {API_TOKEN}"}, timeout=120
+        f"{gen.url}/runs", headers={"Authorization": f"Bearer {API_TOKEN}"}, timeout=30
     )
-    assert resp.status_code == 200, resp.text
-    out: dict[str, Any] = resp.json()
-    return out
+    assert resp.status_code == 202, resp.text
+    poll = resp.json()["poll"]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = gen.get(poll).json()
+        if state["status"] in ("done", "failed"):
+            assert state["status"] == "done", state
+            out: dict[str, Any] = state["cycles"][-1]
+            return out
+        time.sleep(0.2)
+    raise AssertionError(f"run {resp.json()['run_id']} not done in {timeout}s")
 
 
 def group_statuses(analytics: ServiceProc) -> dict[tuple[tuple[str, str], ...], float]:

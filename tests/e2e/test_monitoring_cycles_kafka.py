@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -20,8 +21,8 @@ import yaml
 from sqlalchemy import create_engine, select
 
 from groundwatch.adapters.db.models import TallyRow, TransitionRow
-from tests.e2e.procs import metric_samples, running_pipeline
-from tests.e2e.test_faults_kafka import wait_settled
+from tests.e2e.procs import ServiceProc, metric_samples, running_pipeline
+from tests.e2e.test_faults_kafka import wait_settled, wait_until
 from tests.integration.test_deploy_prometheus import prometheus_tool
 from tests.integration.test_monitoring_cycles import GROUPS, WORDINGS, dataset
 
@@ -46,6 +47,10 @@ WATCHED = (
 def _series_name(metric: str, labels: tuple[tuple[str, str], ...]) -> str:
     inner = ",".join(f'{k}="{v}"' for k, v in labels)
     return f"{metric}{{{inner}}}"
+
+
+def _done(gen: ServiceProc, poll: str) -> bool:
+    return bool(gen.get(poll).json()["status"] == "done")
 
 
 def test_services_follow_regression_recovery_and_flakiness(
@@ -82,17 +87,22 @@ def test_services_follow_regression_recovery_and_flakiness(
         runner_env={
             "GW_RUNNER_TARGETS_FILE": str(targets),
             "GW_TEST_SCRIPT_STATE": str(state),
-            "PYTHONPATH": str(ROOT),
+            # the test's own target module on the path, before whatever was there
+            "PYTHONPATH": os.pathsep.join(
+                p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p
+            ),
         },
     ) as procs:
         gen, analytics = procs["generator"], procs["analytics"]
         for cycle in range(1, CYCLES + 1):
             state.write_text(str(cycle))
             resp = httpx.post(
-                f"{gen.url}/runs", headers={"Authorization": f"Bearer {API_TOKEN}"}, timeout=120
+                f"{gen.url}/runs", headers={"Authorization": f"Bearer {API_TOKEN}"}, timeout=30
             )
-            assert resp.status_code == 200, resp.text
-            assert resp.json()["cycle"] == cycle
+            assert resp.status_code == 202, resp.text  # answered at once: polled until run
+            poll = resp.json()["poll"]
+            wait_until(f"cycle {cycle} run", partial(_done, gen, poll), 120)
+            assert gen.get(poll).json()["cycles"][-1]["cycle"] == cycle
             wait_settled(db_url, analytics, per_cycle * cycle, timeout=120)
             text = analytics.get("/metrics").text
             scraped.append(

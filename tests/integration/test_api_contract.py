@@ -162,19 +162,88 @@ async def test_post_runs_validates_its_body(generator: httpx.AsyncClient) -> Non
     assert (await generator.get("/runs")).json()["runs"] == []  # nothing ran
 
     one = await generator.post("/runs")
+    assert one.status_code == 202 and one.json()["status"] in ("accepted", "running")
+    first = await finished(generator, one.json())
     two = await generator.post("/runs", json={"runs": 2})
-    assert one.status_code == two.status_code == 200
-    assert one.json()["cycle"] == 1 and [c["cycle"] for c in two.json()["cycles"]] == [2, 3]
-    assert two.json()["cycle"] == 3
+    assert two.status_code == 202
+    second = await finished(generator, two.json())
+    assert [c["cycle"] for c in first["cycles"]] == [1]
+    assert [c["cycle"] for c in second["cycles"]] == [2, 3]
+    # the request's id is its first cycle's run id
+    assert second["cycles"][0]["run_id"] == two.json()["run_id"]
+    assert (await generator.get("/runs/nope")).status_code == 404
+
+
+async def finished(client: httpx.AsyncClient, accepted: dict[str, Any]) -> dict[str, Any]:
+    """Poll a run request's state until it has ended; its last state."""
+    while True:
+        state: dict[str, Any] = (await client.get(accepted["poll"])).json()
+        assert state["run_id"] == accepted["run_id"]
+        if state["status"] in ("done", "failed"):
+            assert state["status"] == "done", state
+            return state
+        await asyncio.sleep(0.05)
+
+
+async def test_post_runs_answers_before_its_cycle_has_run(generator: httpx.AsyncClient) -> None:
+    """The 202 comes before the cycle's first probe is published: the answer does not wait for
+    the work (a cycle of 5 groups at 40 probes/s takes about a second), whatever the machine's
+    speed — the request's state says so, read in the same instant as the answer."""
+    r = await generator.post("/runs")
+    assert r.status_code == 202
+    assert r.json()["status"] == "accepted" and r.json()["cycles"] == []
+    state = await finished(generator, r.json())
+    assert state["cycles"][0]["probes"] > 0
 
 
 async def test_concurrent_post_runs_start_one_run(generator: httpx.AsyncClient) -> None:
     answers = await asyncio.gather(*(generator.post("/runs") for _ in range(3)))
     codes = sorted(a.status_code for a in answers)
-    assert codes == [200, 409, 409], [a.text for a in answers]
+    assert codes == [202, 409, 409], [a.text for a in answers]
     busy = [a.json()["detail"] for a in answers if a.status_code == 409]
-    assert all("cycle 1" in d and "in flight" in d for d in busy), busy
+    assert all("in flight" in d for d in busy), busy
+    (accepted,) = [a.json() for a in answers if a.status_code == 202]
+    await finished(generator, accepted)
     state = (await generator.get("/runs")).json()
     assert [r["cycle"] for r in state["runs"]] == [1]
     # once it has ended, the next one starts
-    assert (await generator.post("/runs")).json()["cycle"] == 2
+    again = await generator.post("/runs")
+    assert [c["cycle"] for c in (await finished(generator, again.json()))["cycles"]] == [2]
+
+
+async def test_continuous_stop_answers_within_its_deadline_while_a_cycle_runs(
+    tmp_path: Path,
+) -> None:
+    """A cycle of 5 groups at 2 probes/s takes ~15 s; the stop waits for it at most
+    ``stop_wait_s`` (0 here) and says the cycle is still in flight — the answer did not wait for
+    the cycle, by construction, whatever the machine's speed. No next cycle starts after it."""
+    app = generator_app(
+        GeneratorSettings(
+            bus="memory",
+            runs=0,
+            api_token=TOKEN,
+            sample=5,
+            rate=2,
+            stop_wait_s=0,
+            database_url=f"sqlite:///{tmp_path / 'gen.db'}",
+        )
+    )
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://gen", headers={"Authorization": f"Bearer {TOKEN}"}
+        ) as client:
+            assert (await client.post("/runs/continuous/start")).json() == {"started": True}
+            while True:  # until the cycle's first probes are out
+                if (await client.get("/runs")).json()["published"]:
+                    break
+                await asyncio.sleep(0.05)
+            stop = await client.post("/runs/continuous/stop")
+            assert stop.status_code == 200
+            assert stop.json() == {"stopped": True, "cycle_in_flight": True}
+            while True:  # until the cycle in flight has ended
+                if not (await client.get("/runs")).json()["continuous"]:
+                    break
+                await asyncio.sleep(0.1)
+            runs = (await client.get("/runs")).json()["runs"]
+            assert [r["cycle"] for r in runs] == [1]  # the cycle in flight ended; none after it

@@ -118,7 +118,7 @@ def test_version_3_judgements_with_flat_scores_are_still_read_into_the_families(
         response, verdict=Verdict.CORRECT, tier="contains", scores=scores
     )
     data = orjson.loads(judgement.to_bytes())
-    assert data["schema_version"] == SCHEMA_VERSION == 4
+    assert data["schema_version"] == SCHEMA_VERSION == 5
     assert data["scores"]["audit"] == {"tier": "contains", "agreed": False}
     assert Topics().judgements.decode(judgement.to_bytes()).scores == scores
     data["schema_version"] = 3

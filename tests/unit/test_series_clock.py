@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from groundwatch.core.cycles import MAX_CYCLE, Epoch, SeriesClock
+from groundwatch.core.cycles import MAX_CYCLE, MAX_CYCLE_JUMP, Epoch, SeriesClock
 
 pytestmark = pytest.mark.unit
 
@@ -75,3 +75,69 @@ def test_adopt_takes_the_stored_offset() -> None:
     assert proposed is not None and proposed.offset == 5
     clock.adopt(Epoch("s", NOW + 10, 7, 1))  # another instance stored it first, at +7
     assert clock.place("s", 1, NOW + 10, NOW + 10).cycle == 8
+
+
+def test_the_default_bound_refuses_a_plausible_looking_jump() -> None:
+    clock = SeriesClock()
+    for c in range(1, 8):
+        assert clock.place("s", c, NOW + 60 * c, NOW + 60 * c).cycle == c
+    jump = clock.place("s", 7 + 1000, NOW + 60 * 8, NOW + 60 * 8)
+    assert jump.cycle is None
+    assert "1000 cycles ahead of its newest cycle 7" in jump.reason
+    assert f"at most {MAX_CYCLE_JUMP}" in jump.reason and "GW_MAX_CYCLE_JUMP" in jump.reason
+    assert clock.place("s", 7 + MAX_CYCLE_JUMP, NOW + 60 * 8, NOW + 60 * 8).cycle == 107
+    tight = SeriesClock(max_ahead=3)
+    tight.place("s", 1, NOW, NOW)
+    assert tight.place("s", 5, NOW + 1, NOW + 1).cycle is None
+    assert tight.place("s", 4, NOW + 1, NOW + 1).cycle == 4
+
+
+def test_with_the_generators_epoch_one_message_cannot_fake_a_restart() -> None:
+    """Before: one judgement at newest + k made the next real cycle read as a restart (stored
+    as cycle newest + k + 1 with an epoch offset). With the generator's epoch on every message,
+    the real cycle is of the same epoch: placed as numbered, no epoch opened."""
+    epoch = NOW + 60
+    clock = SeriesClock()
+    for c in range(1, 6):
+        assert clock.place("s", c, NOW + 60 * c, NOW + 60 * c, epoch).cycle == c
+    forged = clock.place("s", 5 + 50, NOW + 60 * 6, NOW + 60 * 6, epoch)
+    assert forged.cycle == 55 and forged.epoch is None  # within the bound: it counts, alone
+    real = clock.place("s", 6, NOW + 60 * 7, NOW + 60 * 7, epoch)
+    assert real.cycle == 6 and real.epoch is None
+    assert [e.offset for e in clock.epochs("s")] == [0]
+    # the same without epochs (messages of schema version < 5): the start times decide
+    legacy = SeriesClock()
+    for c in range(1, 6):
+        legacy.place("s", c, NOW + 60 * c, NOW + 60 * c)
+    legacy.place("s", 55, NOW + 60 * 6, NOW + 60 * 6)
+    assert legacy.place("s", 6, NOW + 60 * 7, NOW + 60 * 7).epoch is not None
+
+
+def test_a_new_generator_epoch_is_a_restart_and_old_ones_keep_their_place() -> None:
+    first, second = NOW + 60, NOW + 3600
+    clock = SeriesClock()
+    for c in (1, 2, 3):
+        clock.place("s", c, NOW + 60 * c, NOW + 60 * c, first)
+    opened = clock.place("s", 1, second, second, second)
+    assert opened.cycle == 4 and opened.epoch == Epoch("s", second, 3, 1)
+    assert clock.place("s", 2, second + 60, second + 60, second).cycle == 5
+    # a late judgement of the first numbering, placed by its own epoch
+    assert clock.place("s", 3, NOW + 180, second + 120, first).cycle == 3
+    # an unstamped message that looks like a restart does not open one on a stamped series
+    assert clock.place("s", 1, second + 600, second + 600).epoch is None
+    # restored from the store (only restarts are stored): the first numbering is still there
+    restored = SeriesClock()
+    restored.restore(clock.epochs("s")[1:], clock.newest_placed())
+    assert restored.place("s", 2, NOW + 120, second + 200, first).cycle == 2
+    assert restored.place("s", 3, second + 120, second + 200, second).cycle == 6
+
+
+def test_a_later_epoch_whose_numbers_go_on_is_the_same_numbering() -> None:
+    """A generator whose store lost its oldest cycles' records (retention) stamps a later epoch
+    but numbers on: that is no restart."""
+    clock = SeriesClock()
+    for c in (1, 2, 3):
+        clock.place("s", c, NOW + 60 * c, NOW + 60 * c, NOW + 60)
+    moved = clock.place("s", 4, NOW + 240, NOW + 240, NOW + 180)
+    assert moved.cycle == 4 and moved.epoch is None
+    assert [e.offset for e in clock.epochs("s")] == [0]

@@ -174,3 +174,43 @@ async def test_the_generator_cycle_loop_beats_and_reports_its_failure() -> None:
             break
         await asyncio.sleep(0.02)
     assert isinstance(gen.failure(), RuntimeError)
+
+
+class FrozenPingBus(MemoryBus):
+    """A broker that takes the connection and never answers (SIGSTOPped): every ping hangs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pings = 0
+        self.answer = asyncio.Event()
+
+    async def ping(self) -> bool:
+        self.pings += 1
+        await self.answer.wait()
+        return True
+
+
+async def test_readyz_answers_503_at_its_deadline_while_the_bus_ping_hangs() -> None:
+    """Without the deadline this request never returns (the ping waits for ever); with it the
+    answer names the check that missed it, and the probes of a long outage share one ping."""
+    import httpx
+
+    bus = FrozenPingBus()
+    topics = Topics("f.")
+
+    async def bootstrap() -> ServiceParts:
+        return ServiceParts(bus=bus, topics=topics, registry=CollectorRegistry())
+
+    app = build_app("svc", bootstrap, ready_deadline_s=0.05)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://svc") as client:
+            first = await client.get("/readyz")
+            second = await client.get("/readyz")
+            assert first.status_code == second.status_code == 503
+            assert first.json()["checks"]["bus"] is False
+            assert first.json()["timed_out"] == ["bus"] and first.json()["deadline_s"] == 0.05
+            assert bus.pings == 1  # the second probe waited on the ping still in flight
+            bus.answer.set()  # the broker thaws
+            back = await client.get("/readyz")
+            assert back.status_code == 200 and "timed_out" not in back.json()

@@ -276,7 +276,7 @@ def generator(
     there as it starts, its probes and answer changes counted in ``registry``, and the answers
     re-read from ``source_url`` every cycle when one is given — and the record of its cycles.
     The one wiring of the generator service and the embedded pipeline."""
-    from groundwatch.adapters.db.runs import next_cycle
+    from groundwatch.adapters.db.runs import next_cycle, series_epoch
     from groundwatch.runtime.generator_telemetry import GeneratorTelemetry
     from groundwatch.runtime.refresh import answer_refresher
     from groundwatch.stages.generator.stage import GeneratorStage
@@ -295,6 +295,7 @@ def generator(
         seed=seed,
         series=series,
         first_cycle=next_cycle(engine, series),
+        epoch=series_epoch(engine, series),
         on_cycle=book.started,
         on_publish=telemetry.count,
         refresh=(

@@ -11,6 +11,7 @@ only in the bus.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
@@ -47,13 +48,38 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+#: Run requests of ``POST /runs`` whose state ``GET /runs/{run_id}`` still answers.
+KEPT_REQUESTS = 200
+
+
+@dataclasses.dataclass
+class RunRequest:
+    """One ``POST /runs``: its id (the run id of its first cycle), the cycles asked for, where
+    it is (``accepted``, ``running``, ``done``, ``failed``) and each finished cycle's summary."""
+
+    run_id: str
+    runs: int
+    status: str = "accepted"
+    cycles: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    error: str | None = None
+
+    def view(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["poll"] = f"/runs/{self.run_id}"
+        return out
+
+
 class Cycles:
     """What the generator service's routes may do with its generator: list the cycles, start
-    some now, start and stop continuous probing."""
+    some (in the background: the request is answered at once, its progress is polled), start
+    and stop continuous probing."""
 
-    def __init__(self, stage: GeneratorStage, interval_s: float) -> None:
+    def __init__(self, stage: GeneratorStage, interval_s: float, stop_wait_s: float = 2.0) -> None:
         self._stage = stage
         self._interval_s = interval_s
+        self._stop_wait_s = stop_wait_s
+        self._requests: dict[str, RunRequest] = {}
+        self._task: asyncio.Task[None] | None = None
 
     def listing(self, last: int = 100) -> dict[str, Any]:
         """Runs so far and whether continuous probing is on."""
@@ -68,20 +94,55 @@ class Cycles:
     def in_flight(self) -> str | None:
         """The cycle in flight (another request's, a start-up run, the continuous loop's), as
         words, or None when none is."""
-        if not self._stage.busy:
+        task = self._task
+        if not self._stage.busy and (task is None or task.done()):
             return None
         now = self._stage.in_flight
         return f"cycle {now.cycle} (run {now.run_id})" if now else "a cycle"
 
-    async def run(self, cycles: int) -> list[dict[str, Any]]:
-        """Publish ``cycles`` probing cycles now, one after the other; their summaries."""
-        return [vars(await self._stage.run_cycle()) for _ in range(cycles)]
+    def submit(self, cycles: int) -> RunRequest:
+        """Start ``cycles`` probing cycles, one after the other, in the background; the request
+        (its first cycle's run id) to poll with :meth:`request`. The caller checks
+        :meth:`in_flight` first: this starts whatever is asked."""
+        from groundwatch.stages.generator.planner import new_run_id
+
+        req = RunRequest(new_run_id(), cycles)
+        self._requests[req.run_id] = req
+        while len(self._requests) > KEPT_REQUESTS:
+            del self._requests[next(iter(self._requests))]
+        self._task = asyncio.create_task(self._work(req), name=f"runs {req.run_id}")
+        return req
+
+    def request(self, run_id: str) -> RunRequest | None:
+        return self._requests.get(run_id)
+
+    async def _work(self, req: RunRequest) -> None:
+        req.status = "running"
+        try:
+            for i in range(req.runs):
+                summary = await self._stage.run_cycle(req.run_id if i == 0 else None)
+                req.cycles.append(vars(summary))
+        except Exception as exc:  # said in the request's state: no caller waits on this task
+            log.exception("run request %s failed", req.run_id)
+            req.status, req.error = "failed", f"{type(exc).__name__}: {exc}"[:500]
+            return
+        req.status = "done"
 
     def start_continuous(self) -> bool:
         return self._stage.start_continuous(self._interval_s)
 
-    async def stop_continuous(self) -> bool:
-        return await self._stage.stop_continuous()
+    async def stop_continuous(self) -> dict[str, bool]:
+        """Stop continuous probing, answered within the stop deadline (``GW_STOP_WAIT_S``)."""
+        stopped = await self._stage.stop_continuous(self._stop_wait_s)
+        return {"stopped": stopped, "cycle_in_flight": self._stage.continuous_in_flight}
+
+    async def close(self) -> None:
+        """On shutdown: a run request still publishing is cancelled (its cycle unfinished)."""
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 async def generator_service(settings: GeneratorSettings) -> ServiceParts:
@@ -115,14 +176,15 @@ async def generator_service(settings: GeneratorSettings) -> ServiceParts:
         if settings.continuous:
             worker.start_continuous(settings.interval_s)
 
+    cycles = Cycles(worker, settings.interval_s, settings.stop_wait_s)
     return ServiceParts(
         bus=w.bus,
         topics=w.topics,
         registry=w.registry,
         background=[startup_runs],
         engine=engine,
-        on_stop=[worker.stop_continuous],
-        extra={"cycles": Cycles(worker, settings.interval_s)},
+        on_stop=[cycles.close, worker.stop_continuous],
+        extra={"cycles": cycles},
         watched=[worker],  # its cycle loop: a heartbeat for /healthz, a failure ends it
     )
 
@@ -228,12 +290,15 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
         lambda: holder["worker"].view,  # the published read model
         quality.results if quality is not None else None,
     )
+    from groundwatch.core.cycles import SeriesClock
+
     worker = AnalyticsStage(
         store,
         window=window,
         on_applied=metrics.observe,
         quality=quality,
         open_domain_baseline=settings.open_domain_baseline,
+        clock=SeriesClock(max_ahead=settings.max_cycle_jump),
     )
     loop = consume(
         worker,

@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings
 
 from groundwatch.adapters.db.engine import database_url_problem
 from groundwatch.adapters.sources.connect import SourcePolicy
+from groundwatch.core.cycles import MAX_CYCLE, MAX_CYCLE_JUMP
 from groundwatch.runtime.settings import CommonSettings, reject_placeholder
 
 __all__ = [
@@ -62,6 +63,14 @@ class GeneratorSettings(CommonSettings):
         False, description="Keep probing every interval_s after the start-up runs."
     )
     interval_s: float = Field(60.0, gt=0, description="Seconds between continuous cycles.")
+    stop_wait_s: float = Field(
+        2.0,
+        ge=0,
+        le=60,
+        description="POST /runs/continuous/stop waits at most this long for the cycle in "
+        "flight to end; past it the answer says the cycle is still in flight (it ends on its "
+        "own, and no next cycle starts).",
+    )
     sample: int = Field(0, ge=0, description="Groups per cycle (0 = all).")
     rate: float = Field(0.0, ge=0, description="Probes per second (0 = as fast as the bus takes).")
     seed: int = Field(7, description="Seed of the group sampler (reproducible cycles).")
@@ -140,6 +149,14 @@ class AnalyticsSettings(CommonSettings):
         description="A group's status is over its own last N probed cycles (1: the latest);"
         " 0 pools every cycle (a batch view, never live). Also the default of --window-runs of"
         " run, report, groups and show.",
+    )
+    max_cycle_jump: int = Field(
+        MAX_CYCLE_JUMP,
+        ge=1,
+        le=MAX_CYCLE,
+        description="Cycles a judgement may claim above its series' newest cycle; one beyond is "
+        "dead-lettered with the reason, never applied (a forged or corrupted number would "
+        "otherwise become every window's newest cycle).",
     )
     api_read_token: str | None = Field(
         None,

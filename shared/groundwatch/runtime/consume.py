@@ -21,6 +21,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 
 from groundwatch.adapters.bus.base import Bus, Consumer, Outgoing, Record
 from groundwatch.adapters.bus.encode import to_outgoing
+from groundwatch.adapters.db.faults import Fault, classify, first_line
 from groundwatch.contracts import (
     MAX_DEAD_LETTER_KEY,
     MAX_DEAD_LETTER_RAW,
@@ -29,7 +30,7 @@ from groundwatch.contracts import (
     Topics,
     _Contract,
 )
-from groundwatch.errors import BusUnavailable, PoisonMessage, Reject, RetryLater
+from groundwatch.errors import BusUnavailable, PoisonMessage, Reject, RetryLater, StoreUnavailable
 from groundwatch.stages.base import AssignmentHook, Stage
 
 log = logging.getLogger(__name__)
@@ -116,6 +117,14 @@ def dead_letter(
 def _group_of(message: object | None) -> str | None:
     group = getattr(message, "group_id", None)
     return group[:MAX_DEAD_LETTER_KEY] if isinstance(group, str) else None
+
+
+def _outage(exc: BaseException) -> bool:
+    """A fault of a dependency every message shares (the store, the bus), never of one message:
+    the batch waits, whatever passed alone."""
+    if isinstance(exc, StoreUnavailable | BusUnavailable):
+        return True
+    return not isinstance(exc, RetryLater) and classify(exc) is Fault.RETRIABLE
 
 
 #: Messages that must fail alone, with nothing of their batch going through, before a pass of
@@ -216,6 +225,11 @@ class ConsumeLoop(Generic[M]):
         self.ready = asyncio.Event()
         #: consecutive failed attempts at the records in hand (0 after every commit)
         self._failures = 0
+        #: of those, attempts that failed for something other than an outage of a dependency
+        #: every message shares: what makes the loop isolate the batch message by message
+        #: (after a store outage the batch is tried whole again, in order — handled one at a
+        #: time, a group's later cycle could be applied before its earlier one)
+        self._suspect = 0
         #: monotonic time since which the loop holds records it has not committed (None: none)
         self._pending_since: float | None = None
         #: monotonic time of the loop's last sign of life (each poll, each slice of a backoff):
@@ -319,19 +333,31 @@ class ConsumeLoop(Generic[M]):
                 log.warning("dead-letter %s[%d]@%d: %s", rec.topic, rec.partition, rec.offset, exc)
                 letters.append(dead_letter(rec, str(exc), self.service))
         outputs: list[_Contract] = []
-        if valid and self._failures < self.policy.isolate_after:
+        if valid and self._suspect < self.policy.isolate_after:
             try:
                 outputs = self._sort(await self.handler(valid), valid, valid_records, letters)
             except RetryLater as exc:
                 log.warning("retry later %s (%d records): %s", self.source.name, len(records), exc)
+                if not _outage(exc):
+                    self._suspect += 1
                 await self._retry_later(consumer, records)
                 return
-            except Exception:
+            except Exception as exc:
+                if classify(exc) is Fault.RETRIABLE:  # a store outage the handler let through
+                    log.warning(
+                        "store unavailable %s (%d records): %s",
+                        self.source.name,
+                        len(records),
+                        first_line(exc),
+                    )
+                    await self._retry_later(consumer, records)
+                    return
                 # A handler bug on some message: isolate it by handling one at a time, so one
                 # bad message dead-letters alone and the rest of the batch still goes through.
                 log.exception("batch failed on %s; retrying message by message", self.source.name)
-                self._failures = self.policy.isolate_after
-        if valid and self._failures >= self.policy.isolate_after:
+                self._failures = max(self._failures, self.policy.isolate_after)
+                self._suspect = self.policy.isolate_after
+        if valid and self._suspect >= self.policy.isolate_after:
             isolated = await self._one_by_one(valid, valid_records)
             if isolated is None:  # nothing went through: a dependency is down
                 await self._retry_later(consumer, records)
@@ -344,7 +370,8 @@ class ConsumeLoop(Generic[M]):
         self, valid: list[M], valid_records: list[Record]
     ) -> tuple[list[_Contract], list[DeadLetter]] | None:
         """Each message alone; ``None`` when not one of them went through and some only need a
-        retry (a dependency is down: the batch waits whole, nothing is dead-lettered)."""
+        retry, or when the store is unavailable (a dependency is down: the batch waits whole,
+        nothing is dead-lettered; what went through meanwhile comes again and is a duplicate)."""
         self.stats.isolated_batches += 1
         outputs: list[_Contract] = []
         letters: list[DeadLetter] = []
@@ -361,9 +388,15 @@ class ConsumeLoop(Generic[M]):
             try:
                 outputs.extend(self._sort(await self.handler([msg]), [msg], [rec], letters))
                 went_through += 1
-            except RetryLater as exc:
-                waiting.append((msg, rec, exc))
             except Exception as exc:
+                if _outage(exc):
+                    log.warning(
+                        "%s: a dependency is unavailable, the batch waits: %s", self.name, exc
+                    )
+                    return None
+                if isinstance(exc, RetryLater):
+                    waiting.append((msg, rec, exc))
+                    continue
                 log.exception("dead-letter %s[%d]@%d", rec.topic, rec.partition, rec.offset)
                 letters.append(dead_letter(rec, f"{type(exc).__name__}: {exc}", self.service, msg))
                 went_through += 1  # the handler could judge it: the dependency is up
@@ -372,7 +405,17 @@ class ConsumeLoop(Generic[M]):
         for msg, rec, first in waiting:
             try:
                 outputs.extend(self._sort(await self._retry_alone(msg), [msg], [rec], letters))
-            except RetryLater as exc:
+            except Exception as exc:
+                if _outage(exc):
+                    log.warning(
+                        "%s: a dependency is unavailable, the batch waits: %s", self.name, exc
+                    )
+                    return None
+                if not isinstance(exc, RetryLater):
+                    log.exception("dead-letter %s[%d]@%d", rec.topic, rec.partition, rec.offset)
+                    error = f"{type(exc).__name__}: {exc}"
+                    letters.append(dead_letter(rec, error, self.service, msg))
+                    continue
                 error = (
                     f"RetryLater: {exc} (still failing alone after "
                     f"{self.policy.message_attempts} attempts while the rest of its batch "
@@ -380,9 +423,6 @@ class ConsumeLoop(Generic[M]):
                 )
                 log.error("dead-letter %s[%d]@%d: %s", rec.topic, rec.partition, rec.offset, error)
                 letters.append(dead_letter(rec, error, self.service, msg))
-            except Exception as exc:
-                log.exception("dead-letter %s[%d]@%d", rec.topic, rec.partition, rec.offset)
-                letters.append(dead_letter(rec, f"{type(exc).__name__}: {exc}", self.service, msg))
         return outputs, letters
 
     async def _retry_alone(self, msg: M) -> Sequence[_Contract | Reject]:
@@ -486,6 +526,7 @@ class ConsumeLoop(Generic[M]):
             # the partition gets them again (duplicates are allowed, counted once).
             log.warning("%s: commit failed, the next commit covers it: %s", self.name, exc)
         self._failures = 0
+        self._suspect = 0
         self._pending_since = None
         self.stats.count("ok", n_valid)
         if letters:

@@ -35,7 +35,7 @@ from groundwatch.contracts import Topics
 from groundwatch.errors import ConfigError
 from groundwatch.runtime.consume import ConsumeLoop
 from groundwatch.runtime.loop_telemetry import LoopTelemetry
-from groundwatch.runtime.settings import CommonSettings, load_settings
+from groundwatch.runtime.settings import READY_DEADLINE_S, CommonSettings, load_settings
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +175,37 @@ class Watched(Protocol):
         ...
 
 
+class DeadlineCheck:
+    """One dependency check (a bus or database ping) that answers within a deadline.
+
+    A ping of a frozen broker or a database behind a dropped link does not fail, it hangs; here
+    it counts as down once the deadline passes, and keeps running on its own: the next probe
+    waits on the same ping (at most one in flight) rather than start another, so a long outage
+    does not pile up pings (threads, connections) one per probe."""
+
+    def __init__(self, ping: Callable[[], Awaitable[bool]]) -> None:
+        self._ping = ping
+        self._task: asyncio.Future[bool] | None = None
+
+    async def __call__(self, deadline_s: float) -> bool | None:
+        """True: up; False: down; None: no answer within ``deadline_s`` (down, for readiness)."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._ping())
+            self._task.add_done_callback(_consume_error)
+        try:
+            return bool(await asyncio.wait_for(asyncio.shield(self._task), deadline_s))
+        except TimeoutError:
+            return None
+        except Exception:
+            return False
+
+
+def _consume_error(task: asyncio.Future[bool]) -> None:
+    # a ping that failed after its probe had given up: its error was said as "down" already
+    if not task.cancelled():
+        task.exception()
+
+
 @dataclass
 class ServiceParts:
     """What a service's bootstrap hands to the shell."""
@@ -244,10 +275,12 @@ def build_app(
     routes: Callable[[FastAPI], None] | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     liveness_timeout_s: float = LIVENESS_TIMEOUT_S,
+    ready_deadline_s: float = READY_DEADLINE_S,
 ) -> FastAPI:
-    """The app: ``/healthz`` (every worker alive), ``/readyz`` (bus, database, loops progressing),
-    ``/metrics``; request bodies over ``max_body_bytes`` are refused with 413, a NUL in the path
-    or query with 422. A worker loop or background job that ends with an error, or a watched
+    """The app: ``/healthz`` (every worker alive), ``/readyz`` (bus, database, loops progressing;
+    answered within ``ready_deadline_s``: a check with no answer by then is down), ``/metrics``;
+    request bodies over ``max_body_bytes`` are refused with 413, a NUL in the path or query with
+    422. A worker loop or background job that ends with an error, or a watched
     worker that fails, ends the process (:func:`fail_service`)."""
 
     @contextlib.asynccontextmanager
@@ -256,6 +289,13 @@ def build_app(
         app.state.stopping = False
         parts = await bootstrap()
         app.state.parts = parts
+        engine = parts.engine
+        app.state.bus_check = DeadlineCheck(parts.bus.ping)
+        app.state.db_check = (
+            DeadlineCheck(lambda: asyncio.to_thread(db_ping, engine))
+            if engine is not None
+            else None
+        )
         await parts.bus.start()
         await parts.bus.ensure_topics(parts.topics.all())
         telemetry = LoopTelemetry(parts.registry, name)
@@ -328,11 +368,16 @@ def build_app(
 
     @app.get("/readyz", tags=["ops"])
     async def readyz() -> JSONResponse:
-        """Readiness: bus and database reachable, every worker loop running and progressing."""
+        """Readiness: bus and database reachable, every worker loop running and progressing.
+        Answered within ``GW_READY_DEADLINE_S``: a dependency that has not answered its ping by
+        then (a frozen broker) is down, named under ``timed_out``."""
         parts: ServiceParts = app.state.parts
-        checks: dict[str, bool] = {"bus": await parts.bus.ping()}
-        if parts.engine is not None:
-            checks["database"] = await asyncio.to_thread(db_ping, parts.engine)
+        named: dict[str, DeadlineCheck] = {"bus": app.state.bus_check}
+        if app.state.db_check is not None:
+            named["database"] = app.state.db_check
+        answers = await asyncio.gather(*(c(ready_deadline_s) for c in named.values()))
+        checks: dict[str, bool] = {k: bool(a) for k, a in zip(named, answers, strict=True)}
+        timed_out = [k for k, a in zip(named, answers, strict=True) if a is None]
         tasks: list[asyncio.Task[None]] = app.state.tasks
         # Consume loops must be running; a background job (start-up probing) may have finished,
         # but not with an exception.
@@ -348,7 +393,11 @@ def build_app(
         # before, one unstorable message kept /readyz 200 through 63,770 retries.
         checks["progress"] = not any(loop.stalled() for loop in parts.loops)
         ok = all(checks.values())
-        return JSONResponse({"ready": ok, "checks": checks}, status_code=200 if ok else 503)
+        body: dict[str, Any] = {"ready": ok, "checks": checks}
+        if timed_out:
+            body["timed_out"] = timed_out
+            body["deadline_s"] = ready_deadline_s
+        return JSONResponse(body, status_code=200 if ok else 503)
 
     @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
     async def metrics() -> Response:

@@ -26,6 +26,12 @@ __all__ = [
 ]
 
 
+#: Default of ``GW_READY_DEADLINE_S``: what ``/readyz`` waits for its dependency checks at most.
+#: Below the 1 s a readiness probe is commonly given, so a frozen dependency is a 503, not a
+#: probe timeout (which an orchestrator may count as neither ready nor not).
+READY_DEADLINE_S = 0.8
+
+
 class CommonSettings(LoopSettings):
     """Settings every service shares (the event loop's among them)."""
 
@@ -85,6 +91,14 @@ class CommonSettings(LoopSettings):
         gt=0,
         description="A consumer holding uncommitted records this long is stalled: /readyz 503, "
         "groundwatch_consumer_stalled = 1.",
+    )
+    ready_deadline_s: float = Field(
+        READY_DEADLINE_S,
+        gt=0,
+        le=30,
+        description="/readyz answers within this many seconds: a dependency (broker, database) "
+        "whose ping has not answered by then counts as down (503), so a frozen broker fails "
+        "the readiness probe instead of hanging it.",
     )
     liveness_timeout_s: float = Field(
         300.0,

@@ -9,12 +9,8 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
     ArgumentError,
-    DataError,
-    DBAPIError,
-    IntegrityError,
     NoSuchModuleError,
     SQLAlchemyError,
-    StatementError,
 )
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -62,10 +58,9 @@ def refused_data(exc: SQLAlchemyError) -> bool:
     """A refusal of the data itself (a value the column or a constraint does not take, or one the
     driver cannot even encode), as opposed to a database that is down or busy: waiting would not
     help, so the caller sets the data aside instead of retrying for ever."""
-    if isinstance(exc, DataError | IntegrityError):
-        return True
-    # a StatementError that is not a DBAPIError failed before reaching the database: binding
-    return isinstance(exc, StatementError) and not isinstance(exc, DBAPIError)
+    from groundwatch.adapters.db.faults import Fault, classify
+
+    return classify(exc) is Fault.PERMANENT
 
 
 def is_mysql(engine: Engine) -> bool:

@@ -23,6 +23,18 @@ def next_cycle(engine: Engine, series: str) -> int:
     return max(runs or 0, judged or 0) + 1
 
 
+def series_epoch(engine: Engine, series: str) -> float | None:
+    """When this store's numbering of ``series`` began: its earliest recorded cycle's start
+    (None: no cycle recorded, the numbering begins with the next one)."""
+    with Session(engine) as s:
+        first = s.scalar(select(func.min(RunRow.started_at)).where(RunRow.series == series))
+    if first is None:
+        return None
+    if first.tzinfo is None:  # SQLite keeps no zone: stored as UTC
+        first = first.replace(tzinfo=UTC)
+    return float(first.timestamp())
+
+
 def series_group_ids(engine: Engine, series: str) -> set[str]:
     """The semantic groups the store tallies for ``series`` (any target, any cohort)."""
     with Session(engine) as s:

@@ -10,11 +10,9 @@ import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from sqlalchemy.exc import SQLAlchemyError
-
 from groundwatch.adapters.bus.base import Consumer
 from groundwatch.adapters.db.analytics_store import AlreadyStored, AnalyticsStore, TallyWrite
-from groundwatch.adapters.db.engine import refused_data
+from groundwatch.adapters.db.faults import Fault, as_outcome, classify
 from groundwatch.adapters.tracing import active as active_tracing
 from groundwatch.adapters.window_file import FileBlobs
 from groundwatch.contracts import Judgement, Topic, Topics, _Contract
@@ -34,7 +32,7 @@ from groundwatch.core.tagging import (
 from groundwatch.core.tagging_state import TallyState, dump_state, restore, valid
 from groundwatch.core.tagging_view import TaggerView, publish
 from groundwatch.core.window_blobs import MemoryBlobs, WindowBlobs
-from groundwatch.errors import Reject, RetryLater, Unstorable
+from groundwatch.errors import Reject, RetryLater
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.observe import observation_from_judgement
 
@@ -137,7 +135,9 @@ class AnalyticsStage:
             self._partition_of = lambda gid: consumer.partition_of(topic, gid.encode())
         try:
             n = await asyncio.to_thread(self.reload)
-        except SQLAlchemyError as exc:
+        except Exception as exc:
+            if classify(exc) is not Fault.RETRIABLE:
+                raise
             log.warning(
                 "state reload after rebalance failed (%s); retrying with the next batch", exc
             )
@@ -216,16 +216,32 @@ class AnalyticsStage:
             except AlreadyStored as again:  # the other instance is still writing: back off
                 self._stale = True
                 raise RetryLater(str(again)) from again
-            except SQLAlchemyError as failed:
-                raise RetryLater(f"database unavailable: {failed}") from failed
+            except Exception as failed:
+                outcome = as_outcome(failed, "analytics store")
+                if outcome is not None:
+                    raise outcome from failed
+                raise
 
     async def _handle(self, judgements: list[Judgement]) -> Sequence[_Contract | Reject]:
+        try:
+            return await self._apply(judgements)
+        except AlreadyStored:
+            self._stale = True  # memory ran ahead of the store (and behind the other instance)
+            raise
+        except BaseException as exc:
+            # Whatever failed (the store, a bug, a cancellation) once the tagger may hold this
+            # batch, the tagger is ahead of the store: it is rebuilt from the store before the
+            # redelivery, so no tally counts a judgement that was not stored.
+            self._stale = True
+            outcome = as_outcome(exc, "analytics store") if isinstance(exc, Exception) else None
+            if outcome is not None:
+                raise outcome from exc
+            raise
+
+    async def _apply(self, judgements: list[Judgement]) -> Sequence[_Contract | Reject]:
         if self._stale:
-            try:
-                n = await asyncio.to_thread(self.reload)
-                log.info("analytics state rebuilt from %d stored judgements", n)
-            except SQLAlchemyError as exc:
-                raise RetryLater(f"database unavailable: {exc}") from exc
+            n = await asyncio.to_thread(self.reload)
+            log.info("analytics state rebuilt from %d stored judgements", n)
         tagger = self.tagger
         fresh: list[Judgement] = []
         # probe id → judgement, in order: each id formatted once (the dedup and the observation)
@@ -259,33 +275,19 @@ class AnalyticsStage:
             # A judgement older than its group's window may be one this store holds already —
             # redelivered after a rebuild, which keeps only each group's window: a duplicate to
             # skip, not a letter. Only what the store lacks is too late to count.
-            try:
-                stored = await asyncio.to_thread(
-                    self.store.stored_probe_ids, [str(j.probe_id) for j, _ in behind]
-                )
-            except SQLAlchemyError as exc:
-                self._stale = True  # what was applied above is not stored: rebuild first
-                raise RetryLater(f"database unavailable: {exc}") from exc
+            stored = await asyncio.to_thread(
+                self.store.stored_probe_ids, [str(j.probe_id) for j, _ in behind]
+            )
             rejects.extend(Reject(j, why) for j, why in behind if str(j.probe_id) not in stored)
         if not kept:
             return rejects
         writes = self._writes({o.key for o in applied})
         transitions = tagger.drain_transitions()
-        try:
-            await asyncio.to_thread(self.store.save, kept, writes, transitions)
-        except AlreadyStored:
-            self._stale = True  # memory ran ahead of the store (and behind the other instance)
-            raise
-        except SQLAlchemyError as exc:
-            self._stale = True  # memory ran ahead of the store: rebuild before the redelivery
-            if refused_data(exc):
-                # The database is up and says no to a value: waiting would loop forever (it did,
-                # 63,770 retries on one NUL); the loop finds the message and dead-letters it.
-                raise Unstorable(f"the database refused the data: {_first_line(exc)}") from exc
-            raise RetryLater(f"database write failed: {_first_line(exc)}") from exc
-        except BaseException:
-            self._stale = True  # any other failure (or cancellation) leaves memory ahead too
-            raise
+        # A refusal of the data (a value, a constraint) becomes Unstorable in ``_handle``: the
+        # database is up and says no, waiting would loop for ever (it did, 63,770 retries on one
+        # NUL); the loop finds the message and dead-letters it. A store that is down or busy
+        # becomes StoreUnavailable: the batch waits, nothing is dead-lettered.
+        await asyncio.to_thread(self.store.save, kept, writes, transitions)
         tokens = self._tokens
         for w in writes:
             key = _key(w.tally)
@@ -333,20 +335,17 @@ class AnalyticsStage:
         opens an epoch: stored first (the first instance to store one sets its offset for all),
         then said in a log line, and ``j`` placed by the stored epoch."""
         started = j.cycle_started_at.timestamp() if j.cycle_started_at is not None else None
-        placement = self.clock.place(j.series, j.cycle, started, now)
+        stamp = j.series_epoch.timestamp() if j.series_epoch is not None else None
+        placement = self.clock.place(j.series, j.cycle, started, now, stamp)
         if placement.cycle is None:
             return Reject(j, placement.reason)
         epoch = placement.epoch
         if epoch is None:
             return placement.cycle
-        try:
-            stored = await asyncio.to_thread(self.store.save_epoch, epoch)
-        except SQLAlchemyError as exc:
-            self._stale = True  # the clock ran ahead of the store: restore it with the retry
-            raise RetryLater(f"database write failed: {_first_line(exc)}") from exc
+        stored = await asyncio.to_thread(self.store.save_epoch, epoch)
         for e in stored:
             self.clock.adopt(e)
-        again = self.clock.place(j.series, j.cycle, started, now)
+        again = self.clock.place(j.series, j.cycle, started, now, stamp)
         log.warning(
             "series %r restarted its cycle numbering (a generator on a fresh store?): cycle %d"
             " started after the newest cycle; its cycles count on as cycle %s onwards",
@@ -464,8 +463,3 @@ def _no_gc() -> Iterator[None]:
         gc.freeze()
         if enabled:
             gc.enable()
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:500] if text else type(exc).__name__

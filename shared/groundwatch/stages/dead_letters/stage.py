@@ -21,7 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from groundwatch.adapters.db.dead_letters import DeadLetterStore
 from groundwatch.adapters.db.engine import refused_data
 from groundwatch.contracts import DeadLetter, Topic, Topics, _Contract
-from groundwatch.errors import RetryLater
+from groundwatch.errors import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class DeadLetterKeeper:
             await asyncio.to_thread(self.store.save, letters)
         except SQLAlchemyError as exc:
             if not refused_data(exc):
-                raise RetryLater(f"database write failed: {exc}") from exc
+                raise StoreUnavailable(f"database write failed: {exc}") from exc
             await self._one_by_one(letters)
         self.seen += len(letters)
         self.recent.extend(f"{d.service}: {d.error.splitlines()[0][:200]}" for d in letters)
@@ -60,7 +60,7 @@ class DeadLetterKeeper:
                 await asyncio.to_thread(self.store.save, [letter])
             except SQLAlchemyError as exc:
                 if not refused_data(exc):
-                    raise RetryLater(f"database write failed: {exc}") from exc
+                    raise StoreUnavailable(f"database write failed: {exc}") from exc
                 log.error(
                     "dead letter not stored (the database refused it: %s): %s",
                     str(exc).splitlines()[0][:300],

@@ -107,6 +107,7 @@ def probes_for(
     cycle: int = 0,
     started_at: datetime | None = None,
     validated: FormFields | None = None,
+    series_epoch: datetime | None = None,
 ) -> Iterator[Probe]:
     """Every form of every group for every target, stamped with the cycle they belong to.
 
@@ -127,6 +128,7 @@ def probes_for(
                         series=series,
                         cycle=cycle,
                         cycle_started_at=started_at,
+                        series_epoch=series_epoch,
                         dataset_id=group.dataset_id,
                         group_id=group.group_id,
                         form_id=form.form_id,

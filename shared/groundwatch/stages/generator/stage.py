@@ -74,14 +74,18 @@ class GeneratorStage:
         series: str = "",
         first_cycle: int = 1,
         on_cycle: Callable[[RunSummary], Awaitable[None]] | None = None,
+        epoch: float | None = None,
     ) -> None:
         """``series`` names the monitoring series (default: the first group's dataset) and
         ``first_cycle`` the number of the next cycle — the caller reads it from its store, so
         repeated runs against one database continue the series. ``on_cycle`` records each cycle
-        (the runs table) when it starts."""
+        (the runs table) when it starts. ``epoch``: when this numbering of the series began
+        (its first cycle's start, read from the caller's store; None: it begins with the next
+        cycle) — stamped on every probe, so analytics tells a restarted numbering by it."""
         self.refresh = refresh
         self.series = series or (groups[0].dataset_id if groups else "")
         self.next_cycle = max(1, first_cycle)
+        self.epoch = epoch
         if self.next_cycle == 1:
             # A store without the series' cycles: a new series, or a generator restarted on a
             # fresh store. Analytics tells the two apart by the cycles' start times and continues
@@ -202,6 +206,9 @@ class GeneratorStage:
         batch = []
         started = time.monotonic()
         stamp = datetime.fromtimestamp(summary.started_at, UTC)
+        if self.epoch is None:
+            self.epoch = summary.started_at  # the numbering begins with this cycle
+        epoch = datetime.fromtimestamp(self.epoch, UTC)
         for probe in probes_for(
             chosen,
             self.targets,
@@ -210,6 +217,7 @@ class GeneratorStage:
             cycle=cycle,
             started_at=stamp,
             validated=self._validated,
+            series_epoch=epoch,
         ):
             batch.append(probe)
             if len(batch) >= BATCH:
@@ -264,9 +272,23 @@ class GeneratorStage:
         self._continuous = asyncio.create_task(self.run_forever(interval_s))
         return True
 
-    async def stop_continuous(self) -> bool:
-        if self._continuous is None or self._continuous.done():
+    async def stop_continuous(self, wait_s: float | None = None) -> bool:
+        """Stop continuous probing after the cycle in flight; False when it was not on. Waits
+        for that cycle to end, at most ``wait_s`` (None: until it has): a cycle publishing
+        thousands of probes at a set rate can take minutes, and a caller (an HTTP stop) must
+        get its answer within a deadline — the loop ends on its own after the cycle."""
+        task = self._continuous
+        if task is None or task.done():
             return False
         self._stop.set()
-        await self._continuous
+        if wait_s is None:
+            await task
+        else:
+            await asyncio.wait({task}, timeout=wait_s)
         return True
+
+    @property
+    def continuous_in_flight(self) -> bool:
+        """Continuous probing is asked to stop but its last cycle is still being published."""
+        task = self._continuous
+        return task is not None and not task.done() and self._stop.is_set()
