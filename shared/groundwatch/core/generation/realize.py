@@ -170,6 +170,8 @@ def flag_state(template: SqlTemplate) -> str:
     ws = humanize(sel.column).split()
     if len(ws) > 1 and ws[0].lower() in ("is", "flag"):
         ws = ws[1:]
+    if len(ws) > 1 and ws[-1].lower() in ("flag", "indicator", "ind", "yn"):
+        ws = ws[:-1]  # active_flg: "is the supplier active", not "active flag"
     return " ".join(ws).lower()
 
 
@@ -177,7 +179,9 @@ _MONEY_COST = frozenset({"price", "cost"})
 _MONEY_TOTAL = frozenset({"total", "amount", "sum"})
 _MONEY_PAY = frozenset({"salary", "wage", "pay", "income", "earnings"})
 _WHERE = frozenset({"address", "location", "headquarters", "venue", "place", "whereabouts"})
-_PLACES = frozenset({"city", "country", "region", "state", "province", "town", "county"})
+_PLACES = frozenset(
+    {"city", "country", "region", "state", "province", "town", "county", "building", "room"}
+)
 #: A column that sorts rows into kinds: "what kind of product is 'X'" asks for its category.
 _KINDS = frozenset({"category", "type", "kind", "class", "sort"})
 
@@ -221,6 +225,16 @@ def wh_question(
             return (f"when did {the_ref} {_INTRANSITIVE[pp]}", f"when {the_ref} {pp}")
         if pp:
             return (f"when was {the_ref} {pp}", f"when {the_ref} was {pp}")
+    if kind is AnswerType.NUMBER and len(ws) == 2 and ws[-1] == "year" and sel and not sel.agg:
+        # "founded year", "birth year": the year of an event, asked "in which year was X founded"
+        pp = _event_participle(ws[0], template.entity, thesaurus)
+        if pp in _INTRANSITIVE:
+            return (
+                f"in which year did {the_ref} {_INTRANSITIVE[pp]}",
+                f"in which year {the_ref} {pp}",
+            )
+        if pp:
+            return (f"in which year was {the_ref} {pp}", f"in which year {the_ref} was {pp}")
     last = set(ws[-1:])
     if kind is AnswerType.NUMBER and sel is not None and sel.agg in ("", "max", "min"):
         if last & _MONEY_COST:
@@ -240,7 +254,7 @@ def wh_question(
         return (f"in which {label} is {the_ref}", f"in which {label} {the_ref} is")
     if (
         kind is AnswerType.TEXT
-        and template.kind in ("join", "chain", "link")
+        and template.kind in ("join", "chain", "link", "single")
         and thesaurus is not None
         and thesaurus.is_person(label.split(" of ")[0])
     ):

@@ -70,7 +70,6 @@ LONG_PADDING = (
     "The {entities} are also connected to the {related}, but those are not what this is about.",
     "A short answer with just the {kind_noun} is enough for me.",
     "I am putting the {entities} into a spreadsheet, and this cell is still empty.",
-    "My list of the {related} is complete already, so only this is missing.",
     "Until then my comparison of the {entities} stays incomplete.",
 )
 
@@ -82,12 +81,17 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
             "{answer} of {ref}",
             "{ref} {answer}",
             "{answer} for {ref}",
-            "look up {answer}, {ref}",
-            "{answer} linked to {ref}",
-            "get {answer} of {ref}",
             "{wh_short}?",
+            "{answer} of {ref}?",
+            "{ref}: {answer}?",
+            "{ref} {answer}?",
         ),
-        yes_no=("{ref} {state}?", "is {ref} {state}?", "{ref}: {state} or not?", "{state} {ref}?"),
+        yes_no=(
+            "{ref} {state}?",
+            "is {ref} {state}?",
+            "{ref} {state} or not?",
+            "{ref} {state}: yes or no?",
+        ),
     ),
     Verbalizer(
         "long",
