@@ -40,9 +40,9 @@ ABBREVIATIONS = {
     "qty": "quantity", "qtr": "quarter", "rcvd": "received", "recv": "received",
     "ref": "reference", "seq": "sequence", "src": "source", "supp": "supplier",
     "tel": "telephone", "txn": "transaction", "trx": "transaction", "usr": "user",
-    "whse": "warehouse", "wh": "warehouse", "yr": "year", "mth": "month", "cap": "capacity",
+    "whse": "warehouse", "yr": "year", "mth": "month", "cap": "capacity",
     "dest": "destination", "pymt": "payment", "pmt": "payment", "shp": "shipment",
-    "stat": "status", "sal": "salary", "tmp": "temperature", "ord": "order",
+    "sal": "salary", "ord": "order",
 }  # fmt: skip
 
 

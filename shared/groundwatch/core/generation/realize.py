@@ -178,10 +178,10 @@ def flag_state(template: SqlTemplate) -> str:
 _MONEY_COST = frozenset({"price", "cost"})
 _MONEY_TOTAL = frozenset({"total", "amount", "sum"})
 _MONEY_PAY = frozenset({"salary", "wage", "pay", "income", "earnings"})
-_WHERE = frozenset({"address", "location", "headquarters", "venue", "place", "whereabouts"})
-_PLACES = frozenset(
-    {"city", "country", "region", "state", "province", "town", "county", "building", "room"}
+_WHERE = frozenset(
+    {"address", "location", "headquarters", "venue", "place", "whereabouts", "building", "office"}
 )
+_PLACES = frozenset({"city", "country", "region", "state", "province", "town", "county", "room"})
 #: A column that sorts rows into kinds: "what kind of product is 'X'" asks for its category.
 _KINDS = frozenset({"category", "type", "kind", "class", "sort"})
 
@@ -399,6 +399,14 @@ def realize(
     want = {s.grammar_token() for s in template.slots}
     out: list[str] = []
     pads = verbalizer.padding
+    if (
+        len(base["answer"].split()) > _LONGEST_TRAILING_ANSWER
+        or len(_QUOTED_REF.findall(base["ref"])) > 1
+    ):
+        # "product 'X' number of different warehouses on the stock moves", "student 'X' in
+        # course 'Y' grade": a long attribute, or one after two names, reads as a dump; it is
+        # said before them ("grade of student 'X' in course 'Y'")
+        patterns = tuple(p for p in patterns if not _ANSWER_AFTER_REF.match(p)) or patterns
     for i, pattern in enumerate(patterns):
         # odd positions take the alternatives in turn, even ones the column's own words
         parts = (
@@ -417,6 +425,12 @@ def realize(
         if text not in out:
             out.append(text)
     return out
+
+
+#: Most words of an attribute a short form may put after the row's name ("'X' hire date").
+_LONGEST_TRAILING_ANSWER = 3
+_ANSWER_AFTER_REF = re.compile(r"^\{ref\}:? \{answer\}")
+_QUOTED_REF = re.compile(r"'[^']*'")
 
 
 def compile_text(text_template: str, template: SqlTemplate) -> tuple[str | int, ...]:

@@ -741,11 +741,15 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
         for attr in link.descriptive():
             label = attribute_label(attr.name, attr.kind)
             wh = None
-            if not attr.flag and set(label.split()[-1:]) & _SCORES:
+            last = set(label.split()[-1:])
+            if not attr.flag and last & _SCORES:
+                # "what did Ana Lopez get in CHEM301": the grade is what one gets
                 wh = (
                     f"what {label} did {both[0].replace(' in ', ' get in ', 1)}",
-                    f"what {label} {both[0].replace(' in ', ' got in ', 1)}",
+                    f"what {both[0].replace(' in ', ' got in ', 1)}",
                 )
+            elif not attr.flag and last & _PERIODS:
+                wh = (f"when was {both[0]}", f"when {both[0].replace(' in ', ' was in ', 1)}")
             out.append(
                 SqlTemplate(
                     sql=_query(
@@ -766,7 +770,11 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
                     entity=entity,
                     on_multiple="drop",
                     identifier_slots=tuple(sl.param for sl in slots),
-                    refs=both,
+                    # a flag is the row's: "is the stock move of product X in warehouse Y
+                    # received", never "is product X in warehouse Y received"
+                    refs=(f"{entity} of {both[0]}", f"the {entity} of {both[1]}")
+                    if attr.flag
+                    else both,
                     wh=wh,
                 )
             )
@@ -803,6 +811,8 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
 
 #: Payload words of a link that a person "gets" in the other end: "what grade did X get in Y".
 _SCORES = frozenset({"grade", "score", "mark", "marks", "rating", "result", "points"})
+#: Payload words of a link that say when the pair held: "when was student X in course Y".
+_PERIODS = frozenset({"term", "semester", "session", "season", "quarter", "period"})
 
 
 def _first_end(a: _End, b: _End, link: TableInfo) -> tuple[_End, _End]:
@@ -995,7 +1005,10 @@ def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTempla
                     label = f"number of different {plural(on)} on the {plural(entity)}"
                     wh = f"how many different {plural(on)} are on the {rows} {tok}"
                 items.append((distinct, other.column, label, AnswerType.NUMBER, "count", wh))
-        if not pure_link:
+        # a link keyed by its two ends has one row per pair: its rows' count is the count of
+        # different rows at the other end, asked above
+        keyed_by_ends = link and set(table.primary_key) == table.fk_columns
+        if not pure_link and not keyed_by_ends:
             label = f"number of {plural(counted)}"
             if self_ref:
                 wh = f"how many {plural(counted)} does {tok} have"
