@@ -20,6 +20,8 @@ from groundwatch.adapters.sources import generate_groups
 from groundwatch.core.generation.answers import format_value, value_renderer
 from groundwatch.core.generation.pipeline import GenerationResult
 from groundwatch.core.generation.wording import in_other_words
+from groundwatch.core.judging import judge_deterministic
+from groundwatch.core.model import Verdict
 
 from . import gen_people_schemas as schemas
 
@@ -185,3 +187,22 @@ def test_nine_in_ten_recorded_questions_read_as_a_person_would_type_them() -> No
     assert all(v in ("yes", "no") for v in verdicts), "every recorded question needs a verdict"
     yes = sum(v == "yes" for v in verdicts)
     assert yes >= 0.9 * len(verdicts), (yes, len(verdicts))
+
+
+def test_the_judge_takes_yes_no_for_a_flag_and_never_for_a_count_of_one(
+    results: dict[str, GenerationResult],
+) -> None:
+    depot = results["depot"]
+    by = {t.template_id: t for t in depot.templates}
+    flag = next(g for g in depot.groups if by[str(g.template_id)].selected[0].flag)
+    one = next(
+        g
+        for g in depot.groups
+        if by[str(g.template_id)].selected[0].agg == "count" and g.answer.values == ["1"]
+    )
+    said = "Yes, it is." if flag.answer.values == ["yes"] else "No, it is not."
+    wrong = "No, it is not." if flag.answer.values == ["yes"] else "Yes, it is."
+    assert judge_deterministic("q?", flag.answer, said).verdict is Verdict.CORRECT
+    assert judge_deterministic("q?", flag.answer, wrong).verdict is Verdict.INCORRECT
+    assert judge_deterministic("q?", one.answer, "Yes.").verdict is Verdict.INCORRECT
+    assert judge_deterministic("q?", one.answer, "Just 1.").verdict is Verdict.CORRECT
