@@ -3,8 +3,9 @@
 - ``campus``: people named by first and last name (instructors, students; two students share a
   full name), a department each belongs to, a student's advisor, courses with a self-referencing
   prerequisite, and enrolments: a link table whose payload (grade, term) is its reason to exist;
-- ``depot``: abbreviated column names (``prod_nm``, ``qty``, ``unit_prc``, ``whse``, ``mgr``)
-  and yes/no flags stored as text ('0'/'1', 'Y'/'N', 'yes'/'no', 'true'/'false').
+- ``depot``: abbreviated column names (``prod_nm``, ``qty``, ``unit_prc``, ``whse``, ``mgr``),
+  yes/no flags stored as text ('0'/'1', 'Y'/'N', 'yes'/'no', 'true'/'false') and purchase
+  orders that nothing names but their number (``po_no``).
 
 Rows are written out, not drawn, so every build is the same database.
 """
@@ -77,6 +78,9 @@ CREATE TABLE stock_moves (move_id INTEGER PRIMARY KEY,
                           prod_id INTEGER REFERENCES products(prod_id),
                           whse_id INTEGER REFERENCES warehouses(whse_id), qty INTEGER,
                           move_dt DATE, rcvd TEXT);
+CREATE TABLE purchase_orders (po_id INTEGER PRIMARY KEY, po_no INTEGER NOT NULL UNIQUE,
+                              supp_id INTEGER REFERENCES suppliers(supp_id), order_dt DATE,
+                              total_amt REAL, paid TEXT);
 INSERT INTO suppliers VALUES (1, 'Nordic Timber', 'Sweden', 'Y', 'Eva Holm'),
   (2, 'Atlas Metals', 'Morocco', 'Y', 'Karim Idrissi'),
   (3, 'Pacific Paper', 'Canada', 'N', 'Grace Tan'),
@@ -95,6 +99,9 @@ INSERT INTO stock_moves VALUES
   (5, 5, 3, 300, '2024-02-10', 'true'), (6, 6, 3, 25, '2024-02-21', 'false'),
   (7, 7, 1, 60, '2024-03-03', 'true'), (8, 8, 2, 90, '2024-03-12', 'false'),
   (9, 1, 2, 80, '2024-03-18', 'true'), (10, 3, 3, 250, '2024-03-25', 'true');
+INSERT INTO purchase_orders VALUES (1, 4017, 1, '2024-01-02', 1450.0, 'Y'),
+  (2, 4018, 2, '2024-01-12', 1920.5, 'Y'), (3, 4019, 3, '2024-02-01', 610.0, 'N'),
+  (4, 4020, 1, '2024-02-15', 980.0, 'N'), (5, 4021, 4, '2024-03-01', 1320.0, 'Y');
 """
 
 SCHEMAS = {"campus": CAMPUS, "depot": DEPOT}

@@ -125,7 +125,7 @@ def test_flags_stored_as_text_are_yes_no_questions_with_yes_no_golds(
     by = {t.template_id: t for t in depot.templates}
     flags = [g for g in depot.groups if any(s.flag for s in by[str(g.template_id)].selected)]
     flagged = {s.column for g in flags for s in by[str(g.template_id)].selected}
-    assert flagged == {"discontinued", "active_flg", "refrigerated", "rcvd"}
+    assert flagged == {"discontinued", "active_flg", "refrigerated", "rcvd", "paid"}
     assert {g.answer.values[0] for g in flags} == {"yes", "no"}
     assert all(g.answer.types == ["text"] for g in flags)
     texts = [f.text for g in flags for f in g.forms]
@@ -135,6 +135,21 @@ def test_flags_stored_as_text_are_yes_no_questions_with_yes_no_golds(
     counts = [g for g in depot.groups if by[str(g.template_id)].selected[0].agg == "count"]
     assert "1" in {g.answer.values[0] for g in counts}
     assert all(g.answer.types == ["number"] for g in counts)
+
+
+def test_a_row_nothing_names_but_its_number_is_asked_by_it(
+    results: dict[str, GenerationResult],
+) -> None:
+    depot = results["depot"]
+    by = {t.template_id: t for t in depot.templates}
+    orders = [g for g in depot.groups if g.params.get("po_no") == 4017]
+    asked = {by[str(g.template_id)].selected[0].column for g in orders}
+    assert {"order_dt", "total_amt", "paid"} <= asked, asked
+    texts = [f.text for g in orders for f in g.forms]
+    assert all(
+        "purchase order '4017'" in x.lower() or "purchase order numbered '4017'" in x.lower()
+        for x in texts
+    ), texts
 
 
 def test_abbreviations_are_written_out(results: dict[str, GenerationResult]) -> None:

@@ -42,7 +42,7 @@ ABBREVIATIONS = {
     "tel": "telephone", "txn": "transaction", "trx": "transaction", "usr": "user",
     "whse": "warehouse", "yr": "year", "mth": "month", "cap": "capacity",
     "dest": "destination", "pymt": "payment", "pmt": "payment", "shp": "shipment",
-    "sal": "salary", "ord": "order",
+    "sal": "salary", "ord": "order", "po": "purchase order",
 }  # fmt: skip
 
 

@@ -128,14 +128,8 @@ def single_template(
     if name:
         key_like = tuple(params)
         refs = (_said(assigned), f"the {entity} named {_said(assigned)}")
-    elif len(keys) == 1 and _names_another(keys[0].name, entity):
-        # a contact's name names the contact, not the supplier: "supplier with contact name
-        # 'Eva Holm'", never "is 'Eva Holm' active"
-        label = attribute_label(keys[0].name, keys[0].kind)
-        refs = (
-            f"{entity} with {label} {_said(assigned)}",
-            f"the {entity} with {label} {_said(assigned)}",
-        )
+    elif len(keys) == 1:
+        refs = _key_refs(keys[0], assigned, entity)
     return SqlTemplate(
         sql=render(tree, schema.dialect),
         slots=assigned,
@@ -218,6 +212,8 @@ def join_template(
             f"{name} with {label2} {tok2}",
             f"the {entity} named {name} whose {label2} is {tok2}",
         )
+    elif len(slots) == 1:
+        refs = _key_refs(keys[0], slots, entity)
     elif len(slots) > 1:
         tok = _said(slots)
         refs = (
@@ -450,6 +446,20 @@ def _twin_templates(
     return out
 
 
+def _key_refs(key: ColumnInfo, slots: tuple[Slot, ...], entity: str) -> tuple[str, str] | None:
+    """How a row given by one column is referred to where the bare value would mislead: a
+    number is said with the row's kind ("purchase order '4017'"), a name of something else with
+    its column ("supplier with contact name 'Eva Holm'", never "is 'Eva Holm' active"). None:
+    the value alone names the row."""
+    tok = _said(slots)
+    if key.kind is AnswerType.NUMBER:
+        return (f"{entity} {tok}", named(entity, key.name, tok))
+    if _names_another(key.name, entity):
+        label = attribute_label(key.name, key.kind)
+        return (f"{entity} with {label} {tok}", f"the {entity} with {label} {tok}")
+    return None
+
+
 def _names_another(column: str, entity: str) -> bool:
     """Whether a name-like column names something else than its row: ``contact_name`` of a
     supplier, ``captain_name`` of a team (but ``supplier_name`` or ``title`` name the row)."""
@@ -595,6 +605,8 @@ def named(noun: str, column: str, token: str) -> str:
     last = (words(column) or [""])[-1]
     if last == "title":
         return f"the {noun} titled {token}"
+    if (spoken_words(column) or [""])[-1] == "number":
+        return f"the {noun} numbered {token}"
     if last in ("code", "label", "handle", "username", "designation"):
         return f"the {noun} with {humanize(column)} {token}"
     return f"the {noun} named {token}"
@@ -661,7 +673,9 @@ def _chain_templates(
                         entity=entity,
                         on_multiple="drop",
                         identifier_slots=tuple(sl.param for sl in slots),
-                        refs=(tok, named(entity, key[-1].name, tok)) if len(key) > 1 else None,
+                        refs=(tok, named(entity, key[-1].name, tok))
+                        if len(key) > 1
+                        else _key_refs(key[0], slots, entity),
                     )
                 )
     return out

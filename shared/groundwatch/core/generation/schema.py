@@ -123,6 +123,8 @@ class TableInfo:
         distinct, yet "the client in industry X" has several answers as soon as a second client in
         X is added (the paper's multiplicity example, Appendix D.1).
         """
+        if col.kind is AnswerType.NUMBER and not col.flag and not self.is_surrogate(col):
+            return self._numbered(col)
         if col.kind is not AnswerType.TEXT or self.is_surrogate(col) or col.non_null < 2:
             return False
         if col.non_null * 2 < self.rows:
@@ -136,6 +138,19 @@ class TableInfo:
             # keep the template (a "Name" column just below the ratio used to yield nothing)
             return col.distinct >= min(share, NAME_RATIO) * col.non_null
         return col.distinct >= share * col.non_null and self._sole_label(col)
+
+    def _numbered(self, col: ColumnInfo) -> bool:
+        """A number people give a row by (``order_no``, ``invoice_number``, ``po_num``): unique
+        in the data and named a number, in a table that has no text column naming its rows —
+        an order is "order 10248" when nothing else names it."""
+        ws = spoken_words(col.name)
+        if len(ws) < 2 or ws[-1] != "number" or col.non_null < 2 or col.non_null * 2 < self.rows:
+            return False
+        if col.distinct != col.non_null:
+            return False
+        return not any(
+            self.is_key_like(c) for c in self.columns if c.kind is AnswerType.TEXT and c != col
+        )
 
     def _sole_label(self, col: ColumnInfo) -> bool:
         """The only meaningful text column of a table, with short values: the row's name even
