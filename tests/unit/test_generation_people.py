@@ -111,7 +111,7 @@ def test_the_link_payload_is_asked_by_both_ends(results: dict[str, GenerationRes
     (grade,) = [t for t in campus.templates if t.kind == "link" and t.answer_label == "grade"]
     said = [x for c in campus.text_templates[grade.template_id].values() for x in c]
     assert any(x.startswith("What grade did student '[students.first_name] [students.last_name]' "
-                            "get in course '[courses.code]'") for x in said), said  # fmt: skip
+                            "get in course '[courses.title]'") for x in said), said  # fmt: skip
     assert any(g.template_id == grade.template_id for g in campus.groups)
     counts = _forms(campus, lambda t, g: t.kind == "aggregate" and "enrollments" in t.tables)
     assert any("different courses on the enrollments of student 'Ana Lopez'" in x for x in counts)

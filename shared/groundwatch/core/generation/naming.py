@@ -42,7 +42,7 @@ ABBREVIATIONS = {
     "tel": "telephone", "txn": "transaction", "trx": "transaction", "usr": "user",
     "whse": "warehouse", "yr": "year", "mth": "month", "cap": "capacity",
     "dest": "destination", "pymt": "payment", "pmt": "payment", "shp": "shipment",
-    "sal": "salary", "ord": "order", "po": "purchase order",
+    "sal": "salary", "ord": "order", "po": "purchase order", "proj": "project",
 }  # fmt: skip
 
 
@@ -165,6 +165,10 @@ _UNITS = frozenset(
 )  # fmt: skip
 
 
+#: Unit abbreviations a column may be called by alone, as said.
+_UNIT_WORDS = {"hrs": "hours", "mins": "minutes", "secs": "seconds", "sec": "seconds"}
+
+
 #: Past participles without -ed that name an event when a column is called by them, with the
 #: event's noun: a ``born`` integer is a birth year, a ``built`` date a construction date.
 _IRREGULAR_EVENTS = {
@@ -184,6 +188,8 @@ def attribute_label(column: str, kind: str | None) -> str:
     """
     label = humanize(column)
     ws = label.split()
+    if len(ws) == 1 and ws[0] in _UNIT_WORDS:
+        return _UNIT_WORDS[ws[0]]  # a column called by its unit alone (``hrs``): "hours"
     if (
         ws
         and ws[-1] in _IRREGULAR_EVENTS

@@ -203,7 +203,9 @@ class TableInfo:
         if not keys:
             return None
         named = [c for c in keys if is_name_like(c.name)]
-        return max(named or keys, key=lambda c: (c.distinct, -self.columns.index(c)))
+        # a name or title before a code: a department is 'Finance' to a person, not 'FIN'
+        called = [c for c in named if spoken_words(c.name)[-1] in ("name", "title")]
+        return max(called or named or keys, key=lambda c: (c.distinct, -self.columns.index(c)))
 
 
 @dataclass(frozen=True, slots=True)
