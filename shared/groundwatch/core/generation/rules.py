@@ -798,6 +798,11 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
             x_slots = assign_tokens(_named_slots(kx, x_tbl.name, x_alias, nx, set()))
             tok = f"{nx} {_said(x_slots)}"
             wh_m = _membership(ny, nx, tok, entity, event, relation_verb(fx.column))
+            if event and (x_tbl.full_name() is None) != (y_tbl.full_name() is None):
+                # a person and what they take part in: "which course is student X in",
+                # "which student is in course Y"
+                in_it = x_tbl.full_name() is not None
+                wh_m = f"which {ny} is {tok} in" if in_it else f"which {ny} is in {tok}"
             out.append(
                 SqlTemplate(
                     sql=_query(
