@@ -98,7 +98,9 @@ def test_people_are_named_by_full_name_and_a_repeated_name_by_a_second_column(
         if g.params.get("first_name") == "James" and g.params.get("last_name") == "Smith"
     ]
     assert len(twins) >= 2 and all("enrolled_year" in g.params for g in twins)
-    assert any("'James Smith' with enrolled year '2020'" in f.text for g in twins for f in g.forms)
+    # by the event the column dates, never by the column's name ("with enrolled year")
+    assert any("'James Smith' enrolled in '2020'" in f.text for g in twins for f in g.forms)
+    assert not any("enrolled year '" in f.text for g in twins for f in g.forms)
     assert not any("enrolled_year" in g.params and g.params.get("first_name") == "Ana"
                    for g in campus.groups)  # fmt: skip
     # a person as an answer is the full name
@@ -114,8 +116,10 @@ def test_the_link_payload_is_asked_by_both_ends(results: dict[str, GenerationRes
                             "get in course '[courses.title]'") for x in said), said  # fmt: skip
     assert any(g.template_id == grade.template_id for g in campus.groups)
     counts = _forms(campus, lambda t, g: t.kind == "aggregate" and "enrollments" in t.tables)
-    assert any("different courses on the enrollments of student 'Ana Lopez'" in x for x in counts)
-    assert any("on the enrollments of course '" in x for x in counts)
+    # a member and what it is in, as a person says it, never "on the enrollments of"
+    assert any("many courses is student 'Ana Lopez' in" in x for x in counts), counts
+    assert any("how many students are in course '" in x.lower() for x in counts)
+    assert not any("on the enrollments" in x for x in counts)
 
 
 def test_flags_stored_as_text_are_yes_no_questions_with_yes_no_golds(

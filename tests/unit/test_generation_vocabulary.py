@@ -119,8 +119,8 @@ def test_aggregates_over_a_self_reference_say_direct_reports(
     # a count over a link is named by what it counts, not "number of employees of the shipper"
     trading = results["trading"]
     labels = {t.answer_label for t in trading.templates if "Shippers" in t.tables}
-    assert "number of different employees on the orders" in labels
-    assert not any(x.startswith("number of employees") for x in labels)
+    assert "number of employees with orders" in labels
+    assert "number of employees" not in labels
 
 
 def test_link_tables_give_membership_counts_and_payloads_by_both_ends(
@@ -401,7 +401,7 @@ _PAIRS: list[tuple[str, str, set[str], set[str]]] = [
     ("demo", "founded year", set(), {"founded twelvemonth", "founded yr"}),
     ("music", "last name", {"surname", "family name"}, {"cognomen"}),
     ("music", "first name", {"given name"}, {"forename"}),
-    ("music", "country", {"nation"}, {"res publica", "body politic", "commonwealth"}),
+    ("music", "country", set(), {"nation", "res publica", "body politic", "commonwealth"}),
     ("music", "billing country", set(), {"billing nation", "billing res publica"}),
     ("music", "billing city", set(), {"billing metropolis", "billing urban center"}),
     # WordNet's first sense of "address" is the computer's (a topic the store is not about)
@@ -507,8 +507,8 @@ def test_counts_kinds_and_pairs_are_asked_in_the_words_people_use(
     assert any("districts" in x for x in texts["number of territories"])
     # employees are people (they have first and last names); the trading customers are
     # companies (a company name and a contact), never counted as people
-    assert any("people" in x for x in texts["number of different employees on the orders"])
-    assert not any("people" in x for x in texts["number of different customers on the orders"])
+    assert any("people" in x for x in texts["number of employees with orders"])
+    assert not any("people" in x for x in texts["number of customers with orders"])
     assert "What kind of product is '[Products.ProductName]'?" in texts["category"]
     # two conditions single out a row whose name is asked: "which customer has …"
     pairs = [t for t in trading.templates if t.kind == "pair"]

@@ -158,6 +158,7 @@ def template_parts(
     }
     parts.update(vocab if vocab is not None else vocabulary(template))
     parts["state"] = flag_state(template)
+    parts.setdefault("its", "its")
     return parts
 
 
@@ -310,7 +311,9 @@ def _with_questions(
 #: A terse reference to one row: its name, after its type ("employee 'Adams'", "'Adams'").
 _ONE_ENTITY = re.compile(r"(?:[a-z][a-z ]* )?'[^']*'")
 _COUNT_FIELDS = frozenset({"answer", "wh", "wh_embedded", "wh_short"})
-_COUNT_LABEL = re.compile(r"^number of (?:different )?([a-z]+(?: [a-z]+)?)(?: (?:on|in|of) .*)?$")
+_COUNT_LABEL = re.compile(
+    r"^number of (?:different )?([a-z]+(?: [a-z]+)?)(?: (?:on|in|of|with) .*)?$"
+)
 
 
 def counted_alternatives(
@@ -381,13 +384,17 @@ def realize(
     exactly the SQL template's placeholders (a pattern that would drop one is skipped).
     """
     base = template_parts(template, vocab, shared_names)
+    base["its"] = "their" if plural(base["entity"]) in people else "its"
     first = _with_questions(template, dict(base), thesaurus)
     variants = [first]
     if thesaurus is not None and not base["state"]:
         label = base["answer"]
         for alt in list(thesaurus.alternatives(label))[:2]:
             variants.append(_with_questions(template, dict(base, answer=alt), thesaurus))
-        for said, alt in counted_alternatives(label, thesaurus, people)[:2]:
+        # rows counted as "people" only where the question says how they are linked ("how
+        # many people are in course 'X'"): "number of people" of an advisor says not who
+        counters = people if template.wh is not None else frozenset()
+        for said, alt in counted_alternatives(label, thesaurus, counters)[:2]:
             # a count is named by what it counts: "number of districts" for territories, the
             # generator's own question reworded the same way
             variants.append(

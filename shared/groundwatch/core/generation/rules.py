@@ -208,10 +208,8 @@ def join_template(
     if twin is not None:
         name, tok2 = _said(slots[:2]), _token(slots[2])
         label2 = attribute_label(keys[2].name, keys[2].kind)
-        refs = (
-            f"{name} with {label2} {tok2}",
-            f"the {entity} named {name} whose {label2} is {tok2}",
-        )
+        terse2, full2 = told_by(label2, tok2)
+        refs = (f"{name} {terse2}", f"the {entity} named {name} {full2}")
     elif len(slots) == 1:
         refs = _key_refs(keys[0], slots, entity)
     elif len(slots) > 1:
@@ -438,8 +436,8 @@ def _twin_templates(
                 on_multiple="drop",
                 identifier_slots=tuple(sl.param for sl in slots),
                 refs=(
-                    f"{entity} {name} with {label2} {tok2}",
-                    f"the {entity} named {name} whose {label2} is {tok2}",
+                    f"{entity} {name} {told_by(label2, tok2)[0]}",
+                    f"the {entity} named {name} {told_by(label2, tok2)[1]}",
                 ),
             )
         )
@@ -598,6 +596,22 @@ def _noun(fk: ForeignKeyInfo, other: TableInfo, own: TableInfo | None = None) ->
     if ws[-1] in ROLE_PREPOSITIONS:
         return noun
     return role
+
+
+def told_by(label: str, token: str) -> tuple[str, str]:
+    """How a second column tells a row apart after its name, terse and in full: a year or date
+    of an event by the event ("enrolled in '2020'", "hired on '2019-03-01'", "born in '1990'"),
+    anything else by its label ("with office 'B12'", "whose office is 'B12'"). A column name in
+    a sentence ("with enrolled year '2020'") is schema-speak."""
+    ws = label.split()
+    if len(ws) == 2 and ws[1] in ("year", "date"):
+        event = (
+            "born" if ws[0] == "birth" else ws[0] if ws[0].endswith("ed") and len(ws[0]) > 4 else ""
+        )
+        if event:
+            said = f"{event} {'in' if ws[1] == 'year' else 'on'} {token}"
+            return (said, said)
+    return (f"with {label} {token}", f"whose {label} is {token}")
 
 
 def named(noun: str, column: str, token: str) -> str:
@@ -822,7 +836,7 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
                     on_multiple="drop",
                     identifier_slots=tuple(sl.param for sl in x_slots),
                     refs=(tok, named(nx, kx[-1].name, _said(x_slots))),
-                    wh=(wh_m, wh_m),
+                    wh=(wh_m, _embedded(wh_m)),
                 )
             )
     return out
@@ -944,9 +958,9 @@ def _child_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
                         on_multiple="drop",
                         identifier_slots=params,
                         refs=(
-                            f"{_terse_child(noun, said, entity, attr)} with "
-                            f"{label2} {_token(slots[-1])}",
-                            f"the {entity} of {of_parent} with {label2} {_token(slots[-1])}",
+                            f"{_terse_child(noun, said, entity, attr)} "
+                            f"{told_by(label2, _token(slots[-1]))[0]}",
+                            f"the {entity} of {of_parent} {told_by(label2, _token(slots[-1]))[0]}",
                         ),
                     )
                 )
@@ -1020,9 +1034,20 @@ def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTempla
                         wh = f"how many {plural(on)} contain {tok}"
                     else:
                         wh = f"how many {plural(on)} are linked to {tok}"
+                elif not verb and (_is_container(noun, on) or _is_container(on, noun)):
+                    # a member and what it is in, with facts of its own (an enrollment's
+                    # grade): "how many courses is student X in", "how many students are in
+                    # course Y"
+                    label = f"number of {plural(on)}"
+                    if _is_container(on, noun):
+                        wh = f"how many {plural(on)} is {tok} in"
+                    else:
+                        wh = f"how many {plural(on)} are in {tok}"
                 else:
-                    label = f"number of different {plural(on)} on the {plural(entity)}"
-                    wh = f"how many different {plural(on)} are on the {rows} {tok}"
+                    # the link's rows are things that happened: "how many warehouses have
+                    # stock moves of product X", never "… on the stock moves"
+                    label = f"number of {plural(on)} with {plural(entity)}"
+                    wh = f"how many {plural(on)} have {rows} {tok}"
                 items.append((distinct, other.column, label, AnswerType.NUMBER, "count", wh))
         # a link keyed by its two ends has one row per pair: its rows' count is the count of
         # different rows at the other end, asked above
@@ -1078,6 +1103,10 @@ def _embedded(question: str) -> str:
     head, sep, rest = question.partition(" does ")
     if sep and rest.endswith(" have"):
         return f"{head} {rest[: -len(' have')]} has"
+    head, sep, rest = question.partition(" is ")
+    if sep and rest.endswith(" in") and not rest.startswith("in "):
+        # "which course is student X in" → "which course student X is in"
+        return f"{head} {rest[: -len(' in')]} is in"
     return question
 
 
