@@ -253,6 +253,12 @@ def wh_question(
         return (f"where is {the_ref} located", f"where {the_ref} is located")
     if last & _PLACES:
         return (f"in which {label} is {the_ref}", f"in which {label} {the_ref} is")
+    reverse = template.join is not None and template.join.direction == "reverse"
+    if reverse and sel is not None and not sel.agg:
+        # a row of another table that points at the named one: "which project does the client
+        # named X have", never "what is the project of …" (a row is no value) nor "who is the
+        # student of …" (it presumes the one)
+        return (f"which {label} does {the_ref} have", f"which {label} {the_ref} has")
     if (
         kind is AnswerType.TEXT
         and template.kind in ("join", "chain", "link", "single")
