@@ -222,6 +222,28 @@ def _is_flag(col: ColumnInfo, low: Any, high: Any) -> bool:
     return not (set(words(col.name)) & _AMOUNT_WORDS)
 
 
+#: Pairs of stored values that say yes and no, lower-cased: a column holding exactly one such
+#: pair is a flag whatever its declared type (a TEXT ``Discontinued`` of '0' and '1').
+_FLAG_PAIRS = frozenset(
+    frozenset(p) for p in (("0", "1"), ("y", "n"), ("yes", "no"), ("true", "false"), ("t", "f"))
+)
+
+
+def _text_flags(conn: Connection, table: Table, cols: list[ColumnInfo]) -> set[str]:
+    """The text columns of ``cols`` with two distinct values that are a yes/no pair (one query
+    per two-valued column, reading at most three distinct values)."""
+    out: set[str] = set()
+    for c in cols:
+        if c.distinct != 2 or c.primary_key or set(words(c.name)) & _AMOUNT_WORDS:
+            continue
+        col = table.c[c.name]
+        values = conn.execute(select(col).where(col.is_not(None)).distinct().limit(3)).scalars()
+        said = frozenset(str(v).strip().lower() for v in values)
+        if said in _FLAG_PAIRS:
+            out.add(c.name)
+    return out
+
+
 def _profile(conn: Connection, table: Table, info: TableInfo) -> TableInfo:
     """Row count, distinct/non-null counts, functional dependencies and pair profiles.
 
@@ -253,6 +275,9 @@ def _profile(conn: Connection, table: Table, info: TableInfo) -> TableInfo:
                 prof, flag=boolean, avg_length=None if boolean or a is None else float(a)
             )
         profiled[c.name] = prof
+    texts = [p for p in profiled.values() if p.kind is AnswerType.TEXT and not p.flag]
+    for name in _text_flags(conn, table, texts):
+        profiled[name] = replace(profiled[name], flag=True, avg_length=None)
     columns = tuple(profiled.get(c.name, replace(c, distinct=0, non_null=0)) for c in info.columns)
     info = replace(info, columns=columns, rows=rows)
     descriptive = info.descriptive()
@@ -300,4 +325,25 @@ def _profile(conn: Connection, table: Table, info: TableInfo) -> TableInfo:
                 select(func.count(), func.coalesce(func.sum(case((inner.c.d == 1, 1), else_=0)), 0))
             ).one()
             pair_profile[(k1.name, k2.name)] = (int(prow[0]), int(prow[1]))
-    return replace(info, fd_violations=violations, pair_profile=pair_profile)
+    return replace(
+        info,
+        fd_violations=violations,
+        pair_profile=pair_profile,
+        repeated_names=_repeated_names(conn, table, info),
+    )
+
+
+def _repeated_names(conn: Connection, table: Table, info: TableInfo) -> int:
+    """How many full names (first and last) more than one row of ``table`` has."""
+    full = info.full_name()
+    if full is None:
+        return 0
+    first, last = table.c[full[0].name], table.c[full[1].name]
+    shared = (
+        select(first, last)
+        .where(and_(first.is_not(None), last.is_not(None)))
+        .group_by(first, last)
+        .having(func.count() > 1)
+        .subquery("n")
+    )
+    return int(conn.execute(select(func.count()).select_from(shared)).scalar_one())

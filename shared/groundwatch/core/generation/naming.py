@@ -23,10 +23,47 @@ def words(name: str) -> list[str]:
     return [w.lower() for w in _NON_WORD.split(spaced) if w]
 
 
+#: The abbreviations schema designers write and nobody says: a question names the department,
+#: never the "dept" (and a reader looking for "quantity" finds no "qty"). Only forms that stand
+#: for one word in a table's or column's name; words that are also English words in their own
+#: right are left out unless the database sense dominates in names (``cat`` for category,
+#: ``cap`` for capacity).
+ABBREVIATIONS = {
+    "acct": "account", "addr": "address", "amt": "amount", "avg": "average", "bal": "balance",
+    "bldg": "building", "cat": "category", "cd": "code", "cnt": "count", "cntry": "country",
+    "ctry": "country", "cty": "city", "cust": "customer", "dept": "department",
+    "desc": "description", "descr": "description", "dob": "birth date", "dt": "date",
+    "emp": "employee", "empl": "employee", "flg": "flag", "fname": "first name",
+    "lname": "last name", "grp": "group", "loc": "location", "mgr": "manager",
+    "mfr": "manufacturer", "msg": "message", "nbr": "number", "num": "number", "nm": "name",
+    "org": "organization", "prc": "price", "prereq": "prerequisite", "prod": "product",
+    "qty": "quantity", "qtr": "quarter", "rcvd": "received", "recv": "received",
+    "ref": "reference", "seq": "sequence", "src": "source", "supp": "supplier",
+    "tel": "telephone", "txn": "transaction", "trx": "transaction", "usr": "user",
+    "whse": "warehouse", "yr": "year", "mth": "month", "cap": "capacity",
+    "dest": "destination", "pymt": "payment", "pmt": "payment", "shp": "shipment",
+    "sal": "salary", "ord": "order", "po": "purchase order", "proj": "project",
+}  # fmt: skip
+
+
+def spoken_words(name: str) -> list[str]:
+    """:func:`words` as a person says them: abbreviations written out (``prod_nm`` → product
+    name, ``unit_prc`` → unit price, ``order_no`` → order number)."""
+    out: list[str] = []
+    ws = words(name)
+    for i, w in enumerate(ws):
+        if w == "no" and i == len(ws) - 1 and i > 0:
+            out.append("number")  # order_no, but never a lone "no"
+        else:
+            out.extend(ABBREVIATIONS.get(w, w).split())
+    return out
+
+
 def humanize(name: str) -> str:
-    """``SupervisorOrManager`` → ``supervisor or manager``; ``hire_date`` → ``hire date``."""
+    """``SupervisorOrManager`` → ``supervisor or manager``; ``hire_date`` → ``hire date``;
+    abbreviations written out (``dept`` → department)."""
     out = []
-    for w in words(name):
+    for w in spoken_words(name):
         out.append(w.upper() if w in _ACRONYMS and w != "id" else w)
     return " ".join(out)
 
@@ -57,7 +94,7 @@ def entity_noun(table: str) -> str:
 
 def role_of_fk(fk_column: str) -> str:
     """The role a foreign key plays, from its name (``director_id`` → ``director``)."""
-    ws = [w for w in words(fk_column) if w not in _SURROGATE_TOKENS and w != "fk"]
+    ws = [w for w in spoken_words(fk_column) if w not in _SURROGATE_TOKENS and w != "fk"]
     return " ".join(ws) if ws else humanize(fk_column)
 
 
@@ -76,7 +113,7 @@ def is_name_like(column: str) -> bool:
 
     ``job_title`` is a property of a person, not the person's name, hence the exclusions.
     """
-    ws = words(column)
+    ws = spoken_words(column)
     return bool(ws) and ws[-1] in _NAME_WORDS and not (set(ws[:-1]) & _NOT_NAMES)
 
 
@@ -123,8 +160,13 @@ _PREPOSITIONS = {"on", "at", "in"}
 #: Unit abbreviations a numeric column's name may end in (``weight_kg``): read "weight in kg".
 _UNITS = frozenset(
     {"kg", "mg", "lb", "lbs", "km", "cm", "mm", "mi", "ml", "usd", "eur", "gbp", "chf", "pct",
-     "ms", "sec", "secs", "min", "mins", "hrs", "kb", "mb", "gb", "tb", "kwh", "kw", "mph", "kmh"}
+     "ms", "sec", "secs", "min", "mins", "hrs", "kb", "mb", "gb", "tb", "kwh", "kw", "mph", "kmh",
+     "m2", "m3", "sqm", "sqft", "ft", "km2", "l", "kl"}
 )  # fmt: skip
+
+
+#: Unit abbreviations a column may be called by alone, as said.
+_UNIT_WORDS = {"hrs": "hours", "mins": "minutes", "secs": "seconds", "sec": "seconds"}
 
 
 #: Past participles without -ed that name an event when a column is called by them, with the
@@ -146,6 +188,8 @@ def attribute_label(column: str, kind: str | None) -> str:
     """
     label = humanize(column)
     ws = label.split()
+    if len(ws) == 1 and ws[0] in _UNIT_WORDS:
+        return _UNIT_WORDS[ws[0]]  # a column called by its unit alone (``hrs``): "hours"
     if (
         ws
         and ws[-1] in _IRREGULAR_EVENTS
@@ -182,6 +226,7 @@ ROLE_PREPOSITIONS = frozenset(
 _SELF_ROLES = {
     "reports to": "manager", "report to": "manager", "reports": "manager",
     "managed by": "manager", "manager": "manager", "mgr": "manager", "manager emp": "manager",
+    "manager employee": "manager",
     "supervisor": "supervisor", "supervised by": "supervisor", "boss": "boss",
     "superior": "superior", "lead": "lead", "head": "head", "mentor": "mentor",
     "referred by": "referrer", "referrer": "referrer", "sponsor": "sponsor",

@@ -158,6 +158,7 @@ def template_parts(
     }
     parts.update(vocab if vocab is not None else vocabulary(template))
     parts["state"] = flag_state(template)
+    parts.setdefault("its", "its")
     return parts
 
 
@@ -170,14 +171,18 @@ def flag_state(template: SqlTemplate) -> str:
     ws = humanize(sel.column).split()
     if len(ws) > 1 and ws[0].lower() in ("is", "flag"):
         ws = ws[1:]
+    if len(ws) > 1 and ws[-1].lower() in ("flag", "indicator", "ind", "yn"):
+        ws = ws[:-1]  # active_flg: "is the supplier active", not "active flag"
     return " ".join(ws).lower()
 
 
 _MONEY_COST = frozenset({"price", "cost"})
 _MONEY_TOTAL = frozenset({"total", "amount", "sum"})
 _MONEY_PAY = frozenset({"salary", "wage", "pay", "income", "earnings"})
-_WHERE = frozenset({"address", "location", "headquarters", "venue", "place", "whereabouts"})
-_PLACES = frozenset({"city", "country", "region", "state", "province", "town", "county"})
+_WHERE = frozenset(
+    {"address", "location", "headquarters", "venue", "place", "whereabouts", "building", "office"}
+)
+_PLACES = frozenset({"city", "country", "region", "state", "province", "town", "county", "room"})
 #: A column that sorts rows into kinds: "what kind of product is 'X'" asks for its category.
 _KINDS = frozenset({"category", "type", "kind", "class", "sort"})
 
@@ -221,6 +226,16 @@ def wh_question(
             return (f"when did {the_ref} {_INTRANSITIVE[pp]}", f"when {the_ref} {pp}")
         if pp:
             return (f"when was {the_ref} {pp}", f"when {the_ref} was {pp}")
+    if kind is AnswerType.NUMBER and len(ws) == 2 and ws[-1] == "year" and sel and not sel.agg:
+        # "founded year", "birth year": the year of an event, asked "in which year was X founded"
+        pp = _event_participle(ws[0], template.entity, thesaurus)
+        if pp in _INTRANSITIVE:
+            return (
+                f"in which year did {the_ref} {_INTRANSITIVE[pp]}",
+                f"in which year {the_ref} {pp}",
+            )
+        if pp:
+            return (f"in which year was {the_ref} {pp}", f"in which year {the_ref} was {pp}")
     last = set(ws[-1:])
     if kind is AnswerType.NUMBER and sel is not None and sel.agg in ("", "max", "min"):
         if last & _MONEY_COST:
@@ -238,9 +253,15 @@ def wh_question(
         return (f"where is {the_ref} located", f"where {the_ref} is located")
     if last & _PLACES:
         return (f"in which {label} is {the_ref}", f"in which {label} {the_ref} is")
+    reverse = template.join is not None and template.join.direction == "reverse"
+    if reverse and sel is not None and not sel.agg:
+        # a row of another table that points at the named one: "which project does the client
+        # named X have", never "what is the project of …" (a row is no value) nor "who is the
+        # student of …" (it presumes the one)
+        return (f"which {label} does {the_ref} have", f"which {label} {the_ref} has")
     if (
         kind is AnswerType.TEXT
-        and template.kind in ("join", "chain", "link")
+        and template.kind in ("join", "chain", "link", "single")
         and thesaurus is not None
         and thesaurus.is_person(label.split(" of ")[0])
     ):
@@ -296,7 +317,9 @@ def _with_questions(
 #: A terse reference to one row: its name, after its type ("employee 'Adams'", "'Adams'").
 _ONE_ENTITY = re.compile(r"(?:[a-z][a-z ]* )?'[^']*'")
 _COUNT_FIELDS = frozenset({"answer", "wh", "wh_embedded", "wh_short"})
-_COUNT_LABEL = re.compile(r"^number of (?:different )?([a-z]+(?: [a-z]+)?)(?: (?:on|in|of) .*)?$")
+_COUNT_LABEL = re.compile(
+    r"^number of (?:different )?([a-z]+(?: [a-z]+)?)(?: (?:on|in|of|with) .*)?$"
+)
 
 
 def counted_alternatives(
@@ -367,13 +390,17 @@ def realize(
     exactly the SQL template's placeholders (a pattern that would drop one is skipped).
     """
     base = template_parts(template, vocab, shared_names)
+    base["its"] = "their" if plural(base["entity"]) in people else "its"
     first = _with_questions(template, dict(base), thesaurus)
     variants = [first]
     if thesaurus is not None and not base["state"]:
         label = base["answer"]
         for alt in list(thesaurus.alternatives(label))[:2]:
             variants.append(_with_questions(template, dict(base, answer=alt), thesaurus))
-        for said, alt in counted_alternatives(label, thesaurus, people)[:2]:
+        # rows counted as "people" only where the question says how they are linked ("how
+        # many people are in course 'X'"): "number of people" of an advisor says not who
+        counters = people if template.wh is not None else frozenset()
+        for said, alt in counted_alternatives(label, thesaurus, counters)[:2]:
             # a count is named by what it counts: "number of districts" for territories, the
             # generator's own question reworded the same way
             variants.append(
@@ -385,6 +412,14 @@ def realize(
     want = {s.grammar_token() for s in template.slots}
     out: list[str] = []
     pads = verbalizer.padding
+    if (
+        len(base["answer"].split()) > _LONGEST_TRAILING_ANSWER
+        or len(_QUOTED_REF.findall(base["ref"])) > 1
+    ):
+        # "product 'X' number of different warehouses on the stock moves", "student 'X' in
+        # course 'Y' grade": a long attribute, or one after two names, reads as a dump; it is
+        # said before them ("grade of student 'X' in course 'Y'")
+        patterns = tuple(p for p in patterns if not _ANSWER_AFTER_REF.match(p)) or patterns
     for i, pattern in enumerate(patterns):
         # odd positions take the alternatives in turn, even ones the column's own words
         parts = (
@@ -403,6 +438,12 @@ def realize(
         if text not in out:
             out.append(text)
     return out
+
+
+#: Most words of an attribute a short form may put after the row's name ("'X' hire date").
+_LONGEST_TRAILING_ANSWER = 3
+_ANSWER_AFTER_REF = re.compile(r"^\{ref\}:? \{answer\}")
+_QUOTED_REF = re.compile(r"'[^']*'")
 
 
 def compile_text(text_template: str, template: SqlTemplate) -> tuple[str | int, ...]:

@@ -32,15 +32,23 @@ from groundwatch.core.generation.naming import (
     attribute_label,
     entity_noun,
     humanize,
+    is_name_like,
     param_name,
     plural,
     relation_verb,
     role_of_fk,
     self_role,
     singular,
+    spoken_words,
     words,
 )
-from groundwatch.core.generation.schema import ColumnInfo, ForeignKeyInfo, SchemaInfo, TableInfo
+from groundwatch.core.generation.schema import (
+    MAX_LABEL_LENGTH,
+    ColumnInfo,
+    ForeignKeyInfo,
+    SchemaInfo,
+    TableInfo,
+)
 from groundwatch.core.generation.templates import (
     JoinInfo,
     Selected,
@@ -95,9 +103,14 @@ def _col(name: str, alias: str | None = None) -> exp.Column:
 
 
 def single_template(
-    table: TableInfo, keys: list[ColumnInfo], attr: ColumnInfo, schema: SchemaInfo
+    table: TableInfo,
+    keys: list[ColumnInfo],
+    attr: ColumnInfo,
+    schema: SchemaInfo,
+    name: bool = False,
 ) -> SqlTemplate:
-    """``SELECT A FROM T WHERE K1 = :k1 [AND K2 = :k2]``."""
+    """``SELECT A FROM T WHERE K1 = :k1 [AND K2 = :k2]``; ``name``: the keys are a person's
+    first and last name, said as one ("office of 'Maria Chen'")."""
     taken: set[str] = set()
     params = [param_name(k.name, taken) for k in keys]
     tree = exp.Select(
@@ -109,33 +122,50 @@ def single_template(
     )
     slots = [Slot(p, table.name, k.name, table.name) for k, p in zip(keys, params, strict=True)]
     key_like = tuple(p for k, p in zip(keys, params, strict=True) if table.is_key_like(k))
+    assigned = assign_tokens(slots)
+    entity = entity_noun(table.name)
+    refs = None
+    if name:
+        key_like = tuple(params)
+        refs = (_said(assigned), f"the {entity} named {_said(assigned)}")
+    elif len(keys) == 1:
+        refs = _key_refs(keys[0], assigned, entity)
     return SqlTemplate(
         sql=render(tree, schema.dialect),
-        slots=assign_tokens(slots),
+        slots=assigned,
         selected=(Selected(table.name, attr.name, table.name, attr.kind, flag=attr.flag),),
         tables=(table.name,),
         origin="rule",
-        kind="single" if len(keys) == 1 else "pair",
+        kind="single" if len(keys) == 1 or name else "pair",
         answer_label=attribute_label(attr.name, attr.kind),
-        entity=entity_noun(table.name),
+        entity=entity,
         on_multiple="drop",
         identifier_slots=key_like,
+        refs=refs,
     )
 
 
 def join_template(
     base: TableInfo,
-    key: ColumnInfo,
+    key: ColumnInfo | tuple[ColumnInfo, ...],
     other: TableInfo,
-    attr: ColumnInfo,
+    attr: ColumnInfo | tuple[ColumnInfo, ...],
     join: JoinInfo,
     schema: SchemaInfo,
+    twin: exp.Expression | None = None,
 ) -> SqlTemplate:
     """A one-hop join: conditions on ``base``, the answer from ``other``.
 
-    The joined table is aliased by the foreign key's role (``director``), which keeps self-joins
-    (employee → supervisor) unambiguous and the SQL readable.
+    ``twin``: ``key`` is a full name and a second column, and this condition keeps the rows
+    whose full name is repeated (see :func:`_twin_templates`).
+
+    ``key``: the column (or a person's first and last name) the named row is given by; ``attr``:
+    what is asked (a person's two name columns when the answer is a person). The joined table
+    is aliased by the foreign key's role (``director``), which keeps self-joins (employee →
+    supervisor) unambiguous and the SQL readable.
     """
+    keys = key if isinstance(key, tuple) else (key,)
+    attrs = attr if isinstance(attr, tuple) else (attr,)
     base_alias = base.name
     # forward: alias by role ("director"); reverse: the joined table keeps its own name
     role_alias = ("_".join(words(join.role)) or "t2") if join.direction == "forward" else other.name
@@ -152,28 +182,48 @@ def join_template(
     joined = exp.Table(this=ident(other.name))
     if role_alias != other.name:
         joined.set("alias", exp.TableAlias(this=ident(role_alias)))
+    ptaken: set[str] = set()
+    slots = assign_tokens(
+        [Slot(param_name(k.name, ptaken), base.name, k.name, base_alias) for k in keys]
+    )
+    cond = _where([(_col(s.column, base_alias), s.param) for s in slots])
     tree = exp.Select(
-        expressions=[_col(attr.name, role_alias)],
+        expressions=[_col(a.name, role_alias) for a in attrs],
         from_=exp.From(this=exp.Table(this=ident(base.name))),
         joins=[exp.Join(this=joined, on=on)],
-        where=exp.Where(this=_where([(_col(key.name, base_alias), param_name(key.name, set()))])),
+        where=exp.Where(this=cond if twin is None else exp.And(this=cond, expression=twin)),
     )
-    identifier = other.identifier()
+    names = other.name_columns()
     if join.direction == "forward":
         label = (
             join.role
-            if identifier and attr.name == identifier.name
-            else (f"{attribute_label(attr.name, attr.kind)} of the {join.role}")
+            if names and {a.name for a in attrs} <= {c.name for c in names}
+            else (f"{attribute_label(attrs[0].name, attrs[0].kind)} of the {join.role}")
         )
         entity = entity_noun(base.name)
     else:
         label = entity_noun(other.name)
         entity = join.role
-    slot = Slot(param_name(key.name, set()), base.name, key.name, base_alias)
+    refs = None
+    if twin is not None:
+        name, tok2 = _said(slots[:2]), _token(slots[2])
+        label2 = attribute_label(keys[2].name, keys[2].kind)
+        terse2, full2 = told_by(label2, tok2)
+        refs = (f"{name} {terse2}", f"the {entity} named {name} {full2}")
+    elif len(slots) == 1:
+        refs = _key_refs(keys[0], slots, entity)
+    elif len(slots) > 1:
+        tok = _said(slots)
+        refs = (
+            f"{entity} {tok}" if join.direction == "reverse" else tok,
+            named(entity, keys[-1].name, tok),
+        )
     return SqlTemplate(
         sql=render(tree, schema.dialect),
-        slots=assign_tokens([slot]),
-        selected=(Selected(other.name, attr.name, role_alias, attr.kind, flag=attr.flag),),
+        slots=slots,
+        selected=tuple(
+            Selected(other.name, a.name, role_alias, a.kind, flag=a.flag) for a in attrs
+        ),
         tables=(base.name, other.name),
         origin="rule",
         kind="join",
@@ -181,7 +231,8 @@ def join_template(
         entity=entity,
         join=join,
         on_multiple="drop",
-        identifier_slots=(slot.param,),
+        identifier_slots=tuple(s.param for s in slots),
+        refs=refs,
     )
 
 
@@ -196,17 +247,31 @@ def rule_templates(schema: SchemaInfo, config: RuleConfig | None = None) -> list
     for table in schema.tables:
         descriptive = table.descriptive()
         keys = [c for c in descriptive if table.is_key_like(c, cfg.key_ratio)]
+        full = table.full_name()
+        if full is not None:  # a person is asked about by full name, never by one half of it
+            keys = [k for k in keys if k not in full]
         for key in keys:
             for attr in descriptive:
                 if attr.name == key.name or not _mostly_determines(table, key, attr):
                     continue
+                if full is not None and attr in full:
+                    continue
                 out.append(single_template(table, [key], attr, schema))
+        if full is not None:
+            for attr in descriptive:
+                if attr not in full:
+                    out.append(single_template(table, list(full), attr, schema, name=True))
+            if table.repeated_names:
+                out.extend(_twin_templates(table, full, descriptive, schema))
+        names: list[tuple[ColumnInfo, ...]] = [(k,) for k in keys]
+        if full is not None:
+            names.append(full)
         if cfg.pairs:
             out.extend(_pair_templates(table, descriptive, keys, cfg, schema))
         if cfg.joins:
-            out.extend(_join_templates(table, keys, cfg, schema))
+            out.extend(_join_templates(table, names, cfg, schema))
         if cfg.joins and cfg.max_hops >= 2:
-            out.extend(_chain_templates(table, keys, cfg, schema))
+            out.extend(_chain_templates(table, names, cfg, schema))
         if cfg.links and is_link_table(table):
             out.extend(_link_templates(table, schema, cfg))
             if cfg.aggregates:
@@ -262,7 +327,10 @@ def _pair_templates(
     cats = [
         c
         for c in descriptive
-        if c.kind is AnswerType.TEXT and c not in keys and 2 <= c.distinct < c.non_null
+        if c.kind is AnswerType.TEXT
+        and c not in keys
+        and not c.flag  # "which product has discontinued '0'": a flag is no condition
+        and 2 <= c.distinct < c.non_null
     ]
     scored: list[tuple[int, SqlTemplate]] = []
     for k1, k2 in combinations(cats, 2):
@@ -281,8 +349,140 @@ def _pair_templates(
     return [t for _, t in scored[: cfg.max_pairs_per_table]]
 
 
+def _twin(
+    table: TableInfo, schema: SchemaInfo
+) -> tuple[tuple[ColumnInfo, ColumnInfo, ColumnInfo], exp.Expression] | None:
+    """For a table of people some of whom share a full name: the full name with the column that
+    tells them apart (the most distinct short one), and the condition that keeps only the rows
+    of a repeated name. None when no name repeats."""
+    full = table.full_name()
+    if full is None or not table.repeated_names:
+        return None
+    descriptive = table.descriptive()
+    others = [
+        c
+        for c in descriptive
+        if c not in full
+        and not c.flag
+        and (c.kind is not AnswerType.TEXT or (c.avg_length or 0.0) <= MAX_LABEL_LENGTH)
+        and c.distinct >= 2
+    ]
+    if not others:
+        return None
+    second = max(others, key=lambda c: (c.distinct, -descriptive.index(c)))
+    alias = "gw_twin"
+    same = exp.And(
+        this=exp.EQ(this=_col(full[0].name, alias), expression=_col(full[0].name, table.name)),
+        expression=exp.EQ(
+            this=_col(full[1].name, alias), expression=_col(full[1].name, table.name)
+        ),
+    )
+    repeated = exp.GT(
+        this=exp.Subquery(
+            this=exp.Select(
+                expressions=[exp.Count(this=exp.Star())],
+                from_=exp.From(this=_table(table.name, alias)),
+                where=exp.Where(this=same),
+            )
+        ),
+        expression=exp.Literal.number(1),
+    )
+    return (full[0], full[1], second), repeated
+
+
+def _twin_templates(
+    table: TableInfo,
+    full: tuple[ColumnInfo, ColumnInfo],
+    descriptive: list[ColumnInfo],
+    schema: SchemaInfo,
+) -> list[SqlTemplate]:
+    """Where two people share a full name (two students called 'James Smith'), a second
+    attribute tells them apart: "office of 'James Smith' with enrolled year '2020'". Only the
+    fills of a repeated name are asked so (the SQL keeps the rows whose full name occurs more
+    than once); every other person is asked by name alone."""
+    found = _twin(table, schema)
+    if found is None:
+        return []
+    (_, _, second), repeated = found
+    entity = entity_noun(table.name)
+    taken: set[str] = set()
+    slots = assign_tokens(
+        [Slot(param_name(c.name, taken), table.name, c.name, table.name) for c in (*full, second)]
+    )
+    name, tok2 = _said(slots[:2]), _token(slots[2])
+    label2 = attribute_label(second.name, second.kind)
+    out = []
+    for attr in descriptive:
+        if attr in full or attr == second:
+            continue
+        where = exp.And(
+            this=_where([(_col(sl.column), sl.param) for sl in slots]), expression=repeated
+        )
+        tree = exp.Select(
+            expressions=[_col(attr.name)],
+            from_=exp.From(this=exp.Table(this=ident(table.name))),
+            where=exp.Where(this=where),
+        )
+        out.append(
+            SqlTemplate(
+                sql=render(tree, schema.dialect),
+                slots=slots,
+                selected=(Selected(table.name, attr.name, table.name, attr.kind, flag=attr.flag),),
+                tables=(table.name,),
+                origin="rule",
+                kind="single",
+                answer_label=attribute_label(attr.name, attr.kind),
+                entity=entity,
+                on_multiple="drop",
+                identifier_slots=tuple(sl.param for sl in slots),
+                refs=(
+                    f"{entity} {name} {told_by(label2, tok2)[0]}",
+                    f"the {entity} named {name} {told_by(label2, tok2)[1]}",
+                ),
+            )
+        )
+    return out
+
+
+def _key_refs(key: ColumnInfo, slots: tuple[Slot, ...], entity: str) -> tuple[str, str] | None:
+    """How a row given by one column is referred to where the bare value would mislead: a
+    number is said with the row's kind ("purchase order '4017'"), a name of something else with
+    its column ("supplier with contact name 'Eva Holm'", never "is 'Eva Holm' active"). None:
+    the value alone names the row."""
+    tok = _said(slots)
+    if key.kind is AnswerType.NUMBER:
+        return (f"{entity} {tok}", named(entity, key.name, tok))
+    if _names_another(key.name, entity):
+        label = attribute_label(key.name, key.kind)
+        return (f"{entity} with {label} {tok}", f"the {entity} with {label} {tok}")
+    return None
+
+
+def _names_another(column: str, entity: str) -> bool:
+    """Whether a name-like column names something else than its row: ``contact_name`` of a
+    supplier, ``captain_name`` of a team (but ``supplier_name`` or ``title`` name the row)."""
+    ws = spoken_words(column)
+    if not is_name_like(column) or len(ws) < 2:
+        return False
+    return not set(ws[:-1]) <= set(entity.split())
+
+
+def _names(table: TableInfo, cfg: RuleConfig) -> list[tuple[ColumnInfo, ...]]:
+    """The ways a row of ``table`` is named: each key-like column, a person by full name."""
+    full = table.full_name()
+    keys = [c for c in table.descriptive() if table.is_key_like(c, cfg.key_ratio)]
+    out: list[tuple[ColumnInfo, ...]] = [(k,) for k in keys if full is None or k not in full]
+    return [*out, full] if full is not None else out
+
+
+def _said(slots: tuple[Slot, ...] | list[Slot]) -> str:
+    """The quoted name a question gives a row by: one placeholder, or a person's first and last
+    name as one (``'[T.first_name] [T.last_name]'`` fills to ``'Maria Chen'``)."""
+    return "'" + " ".join(s.grammar_token() for s in slots) + "'"
+
+
 def _join_templates(
-    table: TableInfo, keys: list[ColumnInfo], cfg: RuleConfig, schema: SchemaInfo
+    table: TableInfo, keys: list[tuple[ColumnInfo, ...]], cfg: RuleConfig, schema: SchemaInfo
 ) -> list[SqlTemplate]:
     out: list[SqlTemplate] = []
     for fk in table.foreign_keys:
@@ -293,20 +493,26 @@ def _join_templates(
         if role is None:  # a self-reference whose key names no role: no wording is right
             continue
         forward = JoinInfo(table.name, fk.column, other.name, fk.ref_column, role, "forward")
-        target = other.identifier()
-        attrs = [target] if target is not None else []
+        target = other.name_columns()
+        attrs: list[tuple[ColumnInfo, ...]] = [target] if target else []
         if cfg.join_attributes == "all":
-            attrs = [c for c in other.descriptive()]
+            attrs = [(c,) for c in other.descriptive()]
         for key in keys:
             for attr in attrs:
                 out.append(join_template(table, key, other, attr, forward, schema))
+        twin = _twin(table, schema)
+        if twin is not None and role is not None:
+            for attr in attrs:
+                out.append(
+                    join_template(table, twin[0], other, attr, forward, schema, twin=twin[1])
+                )
         # reverse: "project of client X"; self-references have no generic wording, skip them
         if cfg.reverse_joins and other.name != table.name:
-            mine = table.identifier()
-            if mine is None:
+            mine = table.name_columns()
+            if not mine:
                 continue
             reverse = JoinInfo(table.name, fk.column, other.name, fk.ref_column, role, "reverse")
-            for okey in [c for c in other.descriptive() if other.is_key_like(c, cfg.key_ratio)]:
+            for okey in _names(other, cfg):
                 out.append(join_template(other, okey, table, mine, reverse, schema))
     return out
 
@@ -392,11 +598,29 @@ def _noun(fk: ForeignKeyInfo, other: TableInfo, own: TableInfo | None = None) ->
     return role
 
 
+def told_by(label: str, token: str) -> tuple[str, str]:
+    """How a second column tells a row apart after its name, terse and in full: a year or date
+    of an event by the event ("enrolled in '2020'", "hired on '2019-03-01'", "born in '1990'"),
+    anything else by its label ("with office 'B12'", "whose office is 'B12'"). A column name in
+    a sentence ("with enrolled year '2020'") is schema-speak."""
+    ws = label.split()
+    if len(ws) == 2 and ws[1] in ("year", "date"):
+        event = (
+            "born" if ws[0] == "birth" else ws[0] if ws[0].endswith("ed") and len(ws[0]) > 4 else ""
+        )
+        if event:
+            said = f"{event} {'in' if ws[1] == 'year' else 'on'} {token}"
+            return (said, said)
+    return (f"with {label} {token}", f"whose {label} is {token}")
+
+
 def named(noun: str, column: str, token: str) -> str:
     """``the company named 'X'``, ``the album titled 'X'``, ``the product with code 'X'``."""
     last = (words(column) or [""])[-1]
     if last == "title":
         return f"the {noun} titled {token}"
+    if (spoken_words(column) or [""])[-1] == "number":
+        return f"the {noun} numbered {token}"
     if last in ("code", "label", "handle", "username", "designation"):
         return f"the {noun} with {humanize(column)} {token}"
     return f"the {noun} named {token}"
@@ -411,7 +635,7 @@ def _dedup(names: list[str]) -> tuple[str, ...]:
 
 
 def _chain_templates(
-    table: TableInfo, keys: list[ColumnInfo], cfg: RuleConfig, schema: SchemaInfo
+    table: TableInfo, keys: list[tuple[ColumnInfo, ...]], cfg: RuleConfig, schema: SchemaInfo
 ) -> list[SqlTemplate]:
     """Two foreign keys in a row, each many-to-one: "account manager of the client of project X".
 
@@ -426,8 +650,8 @@ def _chain_templates(
             continue
         for fk2 in mid.foreign_keys:
             end = schema.table(fk2.ref_table)
-            target = end.identifier() if end is not None else None
-            if end is None or target is None:
+            target = end.name_columns() if end is not None else ()
+            if end is None or not target:
                 continue
             role1, role2 = _noun(fk1, mid, table), _noun(fk2, end, mid)
             if role1 is None or role2 is None:
@@ -438,44 +662,62 @@ def _chain_templates(
                 _Step(mid.name, a1, table.name, fk1.column, fk1.ref_column),
                 _Step(end.name, a2, a1, fk2.column, fk2.ref_column),
             ]
+            entity = entity_noun(table.name)
             for key in keys:
-                p = param_name(key.name, set())
-                slot = Slot(p, table.name, key.name, table.name)
+                ptaken: set[str] = set()
+                slots = assign_tokens(
+                    [Slot(param_name(k.name, ptaken), table.name, k.name, table.name) for k in key]
+                )
+                tok = _said(slots)
                 out.append(
                     SqlTemplate(
                         sql=_query(
-                            [_col(target.name, a2)],
+                            [_col(c.name, a2) for c in target],
                             table.name,
                             steps,
-                            [(table.name, key.name, p)],
+                            [(table.name, sl.column, sl.param) for sl in slots],
                             schema.dialect,
                         ),
-                        slots=assign_tokens([slot]),
-                        selected=(Selected(end.name, target.name, a2, target.kind),),
+                        slots=slots,
+                        selected=tuple(Selected(end.name, c.name, a2, c.kind) for c in target),
                         tables=_dedup([table.name, mid.name, end.name]),
                         origin="rule",
                         kind="chain",
                         answer_label=f"{role2} of the {role1}",
-                        entity=entity_noun(table.name),
+                        entity=entity,
                         on_multiple="drop",
-                        identifier_slots=(p,),
+                        identifier_slots=tuple(sl.param for sl in slots),
+                        refs=(tok, named(entity, key[-1].name, tok))
+                        if len(key) > 1
+                        else _key_refs(key[0], slots, entity),
                     )
                 )
     return out
 
 
-_End = tuple[ForeignKeyInfo, TableInfo, ColumnInfo]
+_End = tuple[ForeignKeyInfo, TableInfo, tuple[ColumnInfo, ...]]
 
 
 def _ends(table: TableInfo, schema: SchemaInfo) -> list[_End]:
-    """The foreign keys of ``table`` whose target has a naming column, with that column."""
+    """The foreign keys of ``table`` whose target rows have a name, with its columns."""
     out = []
     for fk in table.foreign_keys:
         other = schema.table(fk.ref_table)
-        ident_col = other.identifier() if other is not None else None
-        if other is not None and ident_col is not None:
-            out.append((fk, other, ident_col))
+        cols = other.name_columns() if other is not None else ()
+        if other is not None and cols:
+            out.append((fk, other, cols))
     return out
+
+
+def _named_slots(
+    cols: tuple[ColumnInfo, ...], table: str, alias: str, noun: str, taken: set[str]
+) -> list[Slot]:
+    """One slot per column a row of ``table`` (joined as ``alias``) is named by."""
+    return [Slot(param_name(f"{noun} {c.name}", taken), table, c.name, alias) for c in cols]
+
+
+def _conds(slots: tuple[Slot, ...] | list[Slot]) -> list[tuple[str, str, str]]:
+    return [(s.alias, s.column, s.param) for s in slots]
 
 
 #: Nouns of rows that hold other rows: a link between one of these and another table reads as
@@ -500,7 +742,8 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
     out: list[SqlTemplate] = []
     entity = entity_noun(link.name)
     event = bool(link.descriptive())  # orders, invoice lines: rows with facts of their own
-    for (fa, a_tbl, ka), (fb, b_tbl, kb) in combinations(_ends(link, schema), 2):
+    for end_a, end_b in combinations(_ends(link, schema), 2):
+        (fa, a_tbl, ka), (fb, b_tbl, kb) = _first_end(end_a, end_b, link)
         if fa.column == fb.column:
             continue
         na, nb = _noun(fa, a_tbl, link), _noun(fb, b_tbl, link)
@@ -513,25 +756,35 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
             _Step(b_tbl.name, ab, link.name, fb.column, fb.ref_column),
         ]
         ptaken: set[str] = set()
-        pa = param_name(f"{na} {ka.name}", ptaken)
-        pb = param_name(f"{nb} {kb.name}", ptaken)
-        slots = assign_tokens(
-            [Slot(pa, a_tbl.name, ka.name, aa), Slot(pb, b_tbl.name, kb.name, ab)]
-        )
-        sa, sb = slots
+        a_slots = _named_slots(ka, a_tbl.name, aa, na, ptaken)
+        b_slots = _named_slots(kb, b_tbl.name, ab, nb, ptaken)
+        slots = assign_tokens([*a_slots, *b_slots])
+        sa, sb = slots[: len(ka)], slots[len(ka) :]
+        # "the grade of student 'Ana Lopez' in course 'CHEM301'": the payload is the pair's
         both = (
-            f"{na} {_token(sa)} and {nb} {_token(sb)}",
-            f"{named(na, ka.name, _token(sa))} and {named(nb, kb.name, _token(sb))}",
+            f"{na} {_said(sa)} in {nb} {_said(sb)}",
+            f"{named(na, ka[-1].name, _said(sa))} in {named(nb, kb[-1].name, _said(sb))}",
         )
         tables = _dedup([link.name, a_tbl.name, b_tbl.name])
         for attr in link.descriptive():
+            label = attribute_label(attr.name, attr.kind)
+            wh = None
+            last = set(label.split()[-1:])
+            if not attr.flag and last & _SCORES:
+                # "what did Ana Lopez get in CHEM301": the grade is what one gets
+                wh = (
+                    f"what {label} did {both[0].replace(' in ', ' get in ', 1)}",
+                    f"what {both[0].replace(' in ', ' got in ', 1)}",
+                )
+            elif not attr.flag and last & _PERIODS:
+                wh = (f"when was {both[0]}", f"when {both[0].replace(' in ', ' was in ', 1)}")
             out.append(
                 SqlTemplate(
                     sql=_query(
                         [_col(attr.name, link.name)],
                         link.name,
                         steps,
-                        [(aa, ka.name, pa), (ab, kb.name, pb)],
+                        _conds(slots),
                         schema.dialect,
                     ),
                     slots=slots,
@@ -541,43 +794,70 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
                     tables=tables,
                     origin="rule",
                     kind="link",
-                    answer_label=attribute_label(attr.name, attr.kind),
+                    answer_label=label,
                     entity=entity,
                     on_multiple="drop",
-                    identifier_slots=(pa, pb),
-                    refs=both,
+                    identifier_slots=tuple(sl.param for sl in slots),
+                    # a flag is the row's: "is the stock move of product X in warehouse Y
+                    # received", never "is product X in warehouse Y received"
+                    refs=(f"{entity} of {both[0]}", f"the {entity} of {both[1]}")
+                    if attr.flag
+                    else both,
+                    wh=wh,
                 )
             )
         for (x_alias, x_tbl, kx, nx, fx), (y_alias, y_tbl, ky, ny, _) in permutations(
             [(aa, a_tbl, ka, na, fa), (ab, b_tbl, kb, nb, fb)]
         ):
-            p = param_name(f"{nx} {kx.name}", set())
-            slot = assign_tokens([Slot(p, x_tbl.name, kx.name, x_alias)])
-            tok = f"{nx} {_token(slot[0])}"
-            wh = _membership(ny, nx, tok, entity, event, relation_verb(fx.column))
+            x_slots = assign_tokens(_named_slots(kx, x_tbl.name, x_alias, nx, set()))
+            tok = f"{nx} {_said(x_slots)}"
+            wh_m = _membership(ny, nx, tok, entity, event, relation_verb(fx.column))
+            if event and (x_tbl.full_name() is None) != (y_tbl.full_name() is None):
+                # a person and what they take part in: "which course is student X in",
+                # "which student is in course Y"
+                in_it = x_tbl.full_name() is not None
+                wh_m = f"which {ny} is {tok} in" if in_it else f"which {ny} is in {tok}"
             out.append(
                 SqlTemplate(
                     sql=_query(
-                        [_col(ky.name, y_alias)],
+                        [_col(c.name, y_alias) for c in ky],
                         link.name,
                         steps,
-                        [(x_alias, kx.name, p)],
+                        _conds(x_slots),
                         schema.dialect,
                     ),
-                    slots=slot,
-                    selected=(Selected(y_tbl.name, ky.name, y_alias, ky.kind),),
+                    slots=x_slots,
+                    selected=tuple(Selected(y_tbl.name, c.name, y_alias, c.kind) for c in ky),
                     tables=tables,
                     origin="rule",
                     kind="link",
                     answer_label=ny,
                     entity=nx,
                     on_multiple="drop",
-                    identifier_slots=(p,),
-                    refs=(tok, named(nx, kx.name, _token(slot[0]))),
-                    wh=(wh, wh),
+                    identifier_slots=tuple(sl.param for sl in x_slots),
+                    refs=(tok, named(nx, kx[-1].name, _said(x_slots))),
+                    wh=(wh_m, _embedded(wh_m)),
                 )
             )
     return out
+
+
+#: Payload words of a link that a person "gets" in the other end: "what grade did X get in Y".
+_SCORES = frozenset({"grade", "score", "mark", "marks", "rating", "result", "points"})
+#: Payload words of a link that say when the pair held: "when was student X in course Y".
+_PERIODS = frozenset({"term", "semester", "session", "season", "quarter", "period"})
+
+
+def _first_end(a: _End, b: _End, link: TableInfo) -> tuple[_End, _End]:
+    """The end a link's payload is said of first: a person ("student 'Ana Lopez' in course
+    'CHEM301'"), else the end that is not a container ("track X in playlist Y")."""
+    if (a[1].full_name() is None) != (b[1].full_name() is None):
+        return (a, b) if a[1].full_name() is not None else (b, a)
+    na, nb = _noun(a[0], a[1], link), _noun(b[0], b[1], link)
+    if na and nb and (_is_container(na, nb) or _is_container(nb, na)):
+        return (b, a) if _is_container(na, nb) else (a, b)
+    # the end with fewer rows is the place the others are in ("product X in warehouse Y")
+    return (b, a) if b[1].rows > a[1].rows else (a, b)
 
 
 def _membership(ny: str, nx: str, tok: str, entity: str, event: bool, verb: str | None) -> str:
@@ -617,19 +897,20 @@ def _child_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
         ap = _alias(noun, taken)
         steps = [_Step(parent.name, ap, table.name, fk.column, fk.ref_column)]
         ptaken: set[str] = set()
-        p = param_name(f"{noun} {kp.name}", ptaken)
-        pslot = Slot(p, parent.name, kp.name, ap)
+        pslots = _named_slots(kp, parent.name, ap, noun, ptaken)
+        params = tuple(sl.param for sl in pslots)
         tables = _dedup([table.name, parent.name])
-        of_parent = named(noun, kp.name, f"'{pslot.grammar_token()}'")
+        said = _said(assign_tokens(pslots))
+        of_parent = named(noun, kp[-1].name, said)
         for attr in attrs:
-            slots = assign_tokens([pslot])
+            slots = assign_tokens(pslots)
             out.append(
                 SqlTemplate(
                     sql=_query(
                         [_col(attr.name, table.name)],
                         table.name,
                         steps,
-                        [(ap, kp.name, p)],
+                        _conds(slots),
                         schema.dialect,
                     ),
                     slots=slots,
@@ -642,16 +923,16 @@ def _child_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
                     answer_label=attribute_label(attr.name, attr.kind),
                     entity=entity,
                     on_multiple="drop",
-                    identifier_slots=(p,),
+                    identifier_slots=params,
                     refs=(
-                        _terse_child(noun, _token(slots[0]), entity, attr),
+                        _terse_child(noun, said, entity, attr),
                         f"the {entity} of {of_parent}",
                     ),
                 )
             )
         for second in seconds:
             p2 = param_name(second.name, set(ptaken))
-            slots = assign_tokens([pslot, Slot(p2, table.name, second.name, table.name)])
+            slots = assign_tokens([*pslots, Slot(p2, table.name, second.name, table.name)])
             label2 = attribute_label(second.name, second.kind)
             for attr in attrs:
                 if attr.name == second.name:
@@ -662,7 +943,7 @@ def _child_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
                             [_col(attr.name, table.name)],
                             table.name,
                             steps,
-                            [(ap, kp.name, p), (table.name, second.name, p2)],
+                            _conds(slots),
                             schema.dialect,
                         ),
                         slots=slots,
@@ -675,11 +956,11 @@ def _child_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]:
                         answer_label=attribute_label(attr.name, attr.kind),
                         entity=entity,
                         on_multiple="drop",
-                        identifier_slots=(p,),
+                        identifier_slots=params,
                         refs=(
-                            f"{_terse_child(noun, _token(slots[0]), entity, attr)}, "
-                            f"{label2} {_token(slots[1])}",
-                            f"the {entity} of {of_parent} with {label2} {_token(slots[1])}",
+                            f"{_terse_child(noun, said, entity, attr)} "
+                            f"{told_by(label2, _token(slots[-1]))[0]}",
+                            f"the {entity} of {of_parent} {told_by(label2, _token(slots[-1]))[0]}",
                         ),
                     )
                 )
@@ -727,10 +1008,9 @@ def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTempla
         taken = {table.name.lower()}
         ap = _alias(_noun(fk, parent, table) or noun, taken)
         steps = [_Step(parent.name, ap, table.name, fk.column, fk.ref_column)]
-        p = param_name(f"{noun} {kp.name}", set())
-        slots = assign_tokens([Slot(p, parent.name, kp.name, ap)])
-        tok = f"{noun} {_token(slots[0])}"
-        refs = (tok, named(noun, kp.name, _token(slots[0])))
+        slots = assign_tokens(_named_slots(kp, parent.name, ap, noun, set()))
+        tok = f"{noun} {_said(slots)}"
+        refs = (tok, named(noun, kp[-1].name, _said(slots)))
         verb = relation_verb(fk.column)
         rows = f"{plural(entity)} {verb}" if verb else f"{plural(entity)} of"
         items: list[tuple[exp.Expression, str, str, AnswerType | None, str, str | None]] = []
@@ -754,11 +1034,25 @@ def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTempla
                         wh = f"how many {plural(on)} contain {tok}"
                     else:
                         wh = f"how many {plural(on)} are linked to {tok}"
+                elif not verb and (_is_container(noun, on) or _is_container(on, noun)):
+                    # a member and what it is in, with facts of its own (an enrollment's
+                    # grade): "how many courses is student X in", "how many students are in
+                    # course Y"
+                    label = f"number of {plural(on)}"
+                    if _is_container(on, noun):
+                        wh = f"how many {plural(on)} is {tok} in"
+                    else:
+                        wh = f"how many {plural(on)} are in {tok}"
                 else:
-                    label = f"number of different {plural(on)} on the {plural(entity)}"
-                    wh = f"how many different {plural(on)} are on the {rows} {tok}"
+                    # the link's rows are things that happened: "how many warehouses have
+                    # stock moves of product X", never "… on the stock moves"
+                    label = f"number of {plural(on)} with {plural(entity)}"
+                    wh = f"how many {plural(on)} have {rows} {tok}"
                 items.append((distinct, other.column, label, AnswerType.NUMBER, "count", wh))
-        if not pure_link:
+        # a link keyed by its two ends has one row per pair: its rows' count is the count of
+        # different rows at the other end, asked above
+        keyed_by_ends = link and set(table.primary_key) == table.fk_columns
+        if not pure_link and not keyed_by_ends:
             label = f"number of {plural(counted)}"
             if self_ref:
                 wh = f"how many {plural(counted)} does {tok} have"
@@ -786,7 +1080,7 @@ def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTempla
         for expr, col, label, kind, agg, wh in items:
             out.append(
                 SqlTemplate(
-                    sql=_query([expr], table.name, steps, [(ap, kp.name, p)], schema.dialect),
+                    sql=_query([expr], table.name, steps, _conds(slots), schema.dialect),
                     slots=slots,
                     selected=(Selected(table.name, col, table.name, kind, agg),),
                     tables=_dedup([table.name, parent.name]),
@@ -795,7 +1089,7 @@ def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTempla
                     answer_label=label,
                     entity=noun,
                     on_multiple="drop",
-                    identifier_slots=(p,),
+                    identifier_slots=tuple(sl.param for sl in slots),
                     refs=refs,
                     wh=(wh, _embedded(wh)) if wh else None,
                 )
@@ -809,6 +1103,10 @@ def _embedded(question: str) -> str:
     head, sep, rest = question.partition(" does ")
     if sep and rest.endswith(" have"):
         return f"{head} {rest[: -len(' have')]} has"
+    head, sep, rest = question.partition(" is ")
+    if sep and rest.endswith(" in") and not rest.startswith("in "):
+        # "which course is student X in" → "which course student X is in"
+        return f"{head} {rest[: -len(' in')]} is in"
     return question
 
 
@@ -849,18 +1147,19 @@ def _payload_templates(link: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]
                     _Step(n_tbl.name, a_n, a_m, f2.column, f2.ref_column),
                 ]
                 ptaken: set[str] = set()
-                pd = param_name(f"{nd} {kd.name}", ptaken)
-                pn = param_name(f"{nn} {kn.name}", ptaken)
                 slots = assign_tokens(
-                    [Slot(pd, d_tbl.name, kd.name, a_d), Slot(pn, n_tbl.name, kn.name, a_n)]
+                    [
+                        *_named_slots(kd, d_tbl.name, a_d, nd, ptaken),
+                        *_named_slots(kn, n_tbl.name, a_n, nn, ptaken),
+                    ]
                 )
-                sd, sn = slots
+                sd, sn = slots[: len(kd)], slots[len(kd) :]
                 mids = plural(entity_noun(mid.name))
                 verb = relation_verb(f2.column) or "of"
-                terse = f"{nd} {_token(sd)} on the {mids} {verb} {nn} {_token(sn)}"
+                terse = f"{nd} {_said(sd)} on the {mids} {verb} {nn} {_said(sn)}"
                 full = (
-                    f"{named(nd, kd.name, _token(sd))} on the {mids} {verb} "
-                    f"{named(nn, kn.name, _token(sn))}"
+                    f"{named(nd, kd[-1].name, _said(sd))} on the {mids} {verb} "
+                    f"{named(nn, kn[-1].name, _said(sn))}"
                 )
                 for q in payload:
                     label = attribute_label(q.name, q.kind)
@@ -868,8 +1167,8 @@ def _payload_templates(link: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]
                     wh = f"how many {unit} of {terse} are there"
                     if unit == "units":
                         wh = (
-                            f"how many units of {nd} {_token(sd)} are on the {mids} {verb} "
-                            f"{nn} {_token(sn)}"
+                            f"how many units of {nd} {_said(sd)} are on the {mids} {verb} "
+                            f"{nn} {_said(sn)}"
                         )
                     out.append(
                         SqlTemplate(
@@ -877,7 +1176,7 @@ def _payload_templates(link: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]
                                 [exp.Sum(this=_col(q.name, link.name))],
                                 link.name,
                                 steps,
-                                [(a_d, kd.name, pd), (a_n, kn.name, pn)],
+                                _conds(slots),
                                 schema.dialect,
                             ),
                             slots=slots,
@@ -888,7 +1187,7 @@ def _payload_templates(link: TableInfo, schema: SchemaInfo) -> list[SqlTemplate]
                             answer_label="number of units" if unit == "units" else f"total {label}",
                             entity=entity,
                             on_multiple="drop",
-                            identifier_slots=(pd, pn),
+                            identifier_slots=tuple(sl.param for sl in slots),
                             refs=(terse, full),
                             wh=(wh, wh),
                         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from groundwatch.core.generation.naming import is_name_like, is_surrogate_name
+from groundwatch.core.generation.naming import is_name_like, is_surrogate_name, spoken_words
 from groundwatch.core.model import AnswerType
 
 #: Distinct share of a column *called* a name (``Name``, ``Title``) to name rows: lower than the
@@ -19,6 +19,13 @@ from groundwatch.core.model import AnswerType
 NAME_RATIO = 0.6
 #: Longest mean value length of a text column that names rows without being called a name.
 MAX_LABEL_LENGTH = 40.0
+#: How the two halves of a person's name are called, by the last words of their column names.
+_FIRST_NAMES = (("first", "name"), ("given", "name"), ("forename",), ("firstname",))
+_LAST_NAMES = (("last", "name"), ("family", "name"), ("surname",), ("lastname",))
+
+
+def _ends_in(ws: list[str], forms: tuple[tuple[str, ...], ...]) -> bool:
+    return any(tuple(ws[-len(f) :]) == f for f in forms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +81,8 @@ class TableInfo:
     fd_violations: Mapping[tuple[str, str], int] = field(default_factory=dict)
     pair_profile: Mapping[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     key_ratio: float = 0.9
+    #: how many full names (:meth:`full_name`) more than one row shares (0: not profiled or none)
+    repeated_names: int = 0
 
     def column(self, name: str) -> ColumnInfo | None:
         for c in self.columns:
@@ -114,6 +123,8 @@ class TableInfo:
         distinct, yet "the client in industry X" has several answers as soon as a second client in
         X is added (the paper's multiplicity example, Appendix D.1).
         """
+        if col.kind is AnswerType.NUMBER and not col.flag and not self.is_surrogate(col):
+            return self._numbered(col)
         if col.kind is not AnswerType.TEXT or self.is_surrogate(col) or col.non_null < 2:
             return False
         if col.non_null * 2 < self.rows:
@@ -127,6 +138,19 @@ class TableInfo:
             # keep the template (a "Name" column just below the ratio used to yield nothing)
             return col.distinct >= min(share, NAME_RATIO) * col.non_null
         return col.distinct >= share * col.non_null and self._sole_label(col)
+
+    def _numbered(self, col: ColumnInfo) -> bool:
+        """A number people give a row by (``order_no``, ``invoice_number``, ``po_num``): unique
+        in the data and named a number, in a table that has no text column naming its rows —
+        an order is "order 10248" when nothing else names it."""
+        ws = spoken_words(col.name)
+        if len(ws) < 2 or ws[-1] != "number" or col.non_null < 2 or col.non_null * 2 < self.rows:
+            return False
+        if col.distinct != col.non_null:
+            return False
+        return not any(
+            self.is_key_like(c) for c in self.columns if c.kind is AnswerType.TEXT and c != col
+        )
 
     def _sole_label(self, col: ColumnInfo) -> bool:
         """The only meaningful text column of a table, with short values: the row's name even
@@ -145,13 +169,43 @@ class TableInfo:
         v = self.fd_violations.get((key, attr))
         return None if v is None else v == 0
 
+    def full_name(self) -> tuple[ColumnInfo, ColumnInfo] | None:
+        """A person's first and last name columns, when the table has both filled in: people
+        are asked about by their full name ("Maria Chen"), never by one half of it."""
+        first = last = None
+        for c in self.columns:
+            if c.kind is not AnswerType.TEXT or c.flag or self.is_surrogate(c):
+                continue
+            if c.non_null < 2 or c.non_null * 2 < self.rows:
+                continue
+            ws = spoken_words(c.name)
+            if first is None and _ends_in(ws, _FIRST_NAMES):
+                first = c
+            elif last is None and _ends_in(ws, _LAST_NAMES):
+                last = c
+        return (first, last) if first is not None and last is not None else None
+
+    def name_columns(self) -> tuple[ColumnInfo, ...]:
+        """The columns a question names a row by: a person's first and last name, else the
+        :meth:`identifier` (empty: the rows have no name)."""
+        full = self.full_name()
+        if full is not None:
+            return full
+        ident = self.identifier()
+        return (ident,) if ident is not None else ()
+
     def identifier(self) -> ColumnInfo | None:
         """The column that names a row (the most distinct key-like one), used for join answers."""
+        full = self.full_name()
+        if full is not None:
+            return full[1]  # where one column must do, a person's family name
         keys = [c for c in self.columns if self.is_key_like(c)]
         if not keys:
             return None
-        named = [c for c in keys if "name" in c.name.lower() or "title" in c.name.lower()]
-        return max(named or keys, key=lambda c: (c.distinct, -self.columns.index(c)))
+        named = [c for c in keys if is_name_like(c.name)]
+        # a name or title before a code: a department is 'Finance' to a person, not 'FIN'
+        called = [c for c in named if spoken_words(c.name)[-1] in ("name", "title")]
+        return max(called or named or keys, key=lambda c: (c.distinct, -self.columns.index(c)))
 
 
 @dataclass(frozen=True, slots=True)

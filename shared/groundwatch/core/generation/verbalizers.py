@@ -10,8 +10,10 @@ Pattern fields: ``{answer}`` what is asked ("job title"), ``{entity}`` what the 
 employee named '[Employee.Name]'"). From the schema's own vocabulary (for long forms):
 ``{entities}`` ("employees"), ``{attrs}`` other things their rows record ("department, office
 and hire date"), ``{related}`` tables they are linked to ("projects and clients"),
-``{related_clause}`` (", which are linked to the projects and clients,", or empty), ``{kind_noun}``
-what kind of value is asked ("date", "number", "value"). Padding entries are patterns too.
+``{related_clause}`` (", which are linked to the projects and clients,", or empty: schema
+words no user writes, kept for configured patterns only), ``{kind_noun}`` what kind of value is
+asked ("date", "number", "value"), ``{its}`` the possessive for one of the rows ("its", "their"
+for a person). Padding entries are patterns too.
 The question as a person asks it, by answer type: ``{wh}`` ("when was the employee named
 '[Employee.LastName]' hired", "how much does the track named '[Track.Name]' cost") and
 ``{wh_embedded}`` (its indirect order: "when the employee named '[…]' was hired") and
@@ -70,8 +72,7 @@ LONG_PADDING = (
     "The {entities} are also connected to the {related}, but those are not what this is about.",
     "A short answer with just the {kind_noun} is enough for me.",
     "I am putting the {entities} into a spreadsheet, and this cell is still empty.",
-    "My list of the {related} is complete already, so only this is missing.",
-    "Until then my comparison of the {entities} stays incomplete.",
+    "My comparison of the {entities} stays incomplete until I have it.",
 )
 
 DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
@@ -82,26 +83,30 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
             "{answer} of {ref}",
             "{ref} {answer}",
             "{answer} for {ref}",
-            "look up {answer}, {ref}",
-            "{answer} linked to {ref}",
-            "get {answer} of {ref}",
             "{wh_short}?",
+            "{answer} of {ref}?",
+            "{ref}: {answer}?",
+            "{ref} {answer}?",
         ),
-        yes_no=("{ref} {state}?", "is {ref} {state}?", "{ref}: {state} or not?", "{state} {ref}?"),
+        yes_no=(
+            "{ref} {state}?",
+            "is {ref} {state}?",
+            "{ref} {state} or not?",
+            "{ref} {state}: yes or no?",
+        ),
     ),
     Verbalizer(
         "long",
         LONG_CRITERIA,
         (
-            "I am comparing a few of the {entities}{related_clause} side by side, and for "
-            "{the_ref} there is still a piece missing from what I have, namely the {answer}: "
-            "what is it?",
+            "I am comparing a few of the {entities} side by side, and for {the_ref} there is "
+            "still a piece missing from what I have, namely the {answer}; could you tell me?",
             "While I was filling in a table about the {entities}, I got stuck, since the papers "
-            "in front of me do not show what the {answer} of {the_ref} is.",
+            "in front of me do not show {wh_embedded}.",
             "Going through all of the {entities} in turn, I have now got as far as {the_ref}, "
-            "and before moving on to the rest I would rather confirm the {answer} stored there.",
-            "Someone mentioned {the_ref} to me earlier today, but the {answer} slipped my mind, "
-            "so what exactly is it?",
+            "and before moving on to the rest I would rather confirm {its} {answer}.",
+            "Earlier today someone told me {wh_embedded}, but it has slipped my mind since, so "
+            "could you remind me?",
             "For a comparison of the {entities} that I am drafting at the moment, I want to "
             "double-check the {answer} of {the_ref}, as the {kind_noun} in my draft might no "
             "longer be correct.",
@@ -113,7 +118,7 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
         min_words=30,
         padding=LONG_PADDING,
         yes_no=(
-            "I have been looking through the {entities}{related_clause} and I am trying to "
+            "I have been looking through the {entities} for a while, and I am trying to "
             "establish {wh_embedded}, since my spreadsheet has a yes/no column for it.",
             "I could not figure out by myself {wh_embedded}, and for the spreadsheet about the "
             "{entities} that I am filling in, a plain yes or no is enough.",

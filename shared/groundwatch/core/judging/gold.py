@@ -204,7 +204,8 @@ def gold_part(raw: str, declared: AnswerType | None) -> GoldPart:
         stem_needle=stem_needle,
         stem_last=stem_needle.rsplit(" ", 2)[-2] if stem_needle.strip() else "",
         country=country_of(raw) if typ is AnswerType.TEXT else None,
-        boolean=_BOOLEANS.get(norm),
+        # a count of 1 is no "yes": only a gold not declared a number can be a truth value
+        boolean=None if declared is AnswerType.NUMBER else _BOOLEANS.get(norm),
     )
 
 
