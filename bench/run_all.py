@@ -85,6 +85,7 @@ BENCHES = [
         ("--probes", "50000,500000"),
     ),
     Bench("generation", "bench_generation.py", 300, (), ("--rows", "5000"), ("--big",)),
+    Bench("traffic", "bench_traffic.py", 180, ("--repeat", "3"), ("--n", "2000", "--repeat", "2")),
 ]
 
 

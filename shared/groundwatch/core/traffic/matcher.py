@@ -132,6 +132,8 @@ class GroundingIndex:
         self._part_of: dict[str, int] = {}
         self._known: set[str] = set(STOPWORDS)
         self._typo: dict[str, str | None] = {}
+        #: a word's stem → the templates whose vocabulary has it, with its weight in each
+        self._postings: dict[str, dict[int, float]] = {}
         self._max_ngram = 1
         self.groups = 0
         self._build(groups)
@@ -220,6 +222,9 @@ class GroundingIndex:
             template.weights = {
                 w: math.log(1 + n / df[w]) * (0.2 + 0.8 * share) for w, share in words.items()
             }
+        for t, template in enumerate(self._templates):
+            for w, weight in template.weights.items():
+                self._postings.setdefault(w, {})[t] = weight
 
     def _index_typos(self) -> None:
         """Single deletions of every known word of :data:`MIN_TYPO_LEN` letters or more: two
@@ -290,15 +295,46 @@ class GroundingIndex:
         for m in mentions:
             for slot in self._fills[m.value]:
                 by_slot.setdefault(slot, []).append(m)
-        scored: list[tuple[float, float, str, tuple[Mention, ...]]] = []
-        tried: set[int] = set()
-        for t, _ in by_slot:
-            if t in tried:
+        # The attribute of every template some word of the question speaks of, from the words
+        # outside every name; a fill adds back the words inside names it does not use (rare).
+        covered = {i for m in mentions for i in range(m.start, m.end)}
+        attribute: dict[int, float] = {}
+        inside: list[tuple[int, str, dict[int, float]]] = []
+        seen: set[str] = set()
+        for i, w in enumerate(words):
+            if w in STOPWORDS:
                 continue
-            tried.add(t)
-            scored.extend(self._candidates(t, words, by_slot))
-        if not scored:
-            return Grounding(None, 0.0, "no_entity", shape)
+            s = stem(w)
+            p = self._postings.get(s)
+            if p is None:
+                continue
+            if i in covered:
+                inside.append((i, s, p))
+            elif s not in seen:
+                seen.add(s)
+                for t, weight in p.items():
+                    attribute[t] = attribute.get(t, 0.0) + weight
+        # Branch and bound: templates by their attribute, best first; a template whose attribute
+        # times the most the names can weigh is not above the runner-up cannot change the top two.
+        most = sum(m.certainty * (m.end - m.start) for m in mentions)
+        slots = {t for t, _ in by_slot}
+        if inside:
+            order = sorted(slots, key=lambda t: -attribute.get(t, 0.0))
+        else:
+            order = sorted((t for t in slots if t in attribute), key=lambda t: -attribute[t])
+        scored: list[tuple[float, float, str, tuple[Mention, ...]]] = []
+        top: list[float] = [0.0, 0.0]
+        for t in order:
+            if not inside and attribute[t] * most <= top[1] and len(scored) >= 2:
+                break
+            for c in self._candidates(t, attribute.get(t, 0.0), seen, inside, by_slot):
+                scored.append(c)
+                if c[0] > top[0]:
+                    top = [c[0], top[0]]
+                elif c[0] > top[1]:
+                    top[1] = c[0]
+        if not scored:  # a name of no template's, or no word of any of its templates
+            return Grounding(None, 0.0, "no_attribute" if slots else "no_entity", shape)
         scored.sort(key=lambda c: -c[0])
         best, certainty, group_id, used = scored[0]
         if best <= 0.0:
@@ -313,7 +349,12 @@ class GroundingIndex:
         return Grounding(group_id, confidence, "matched", shape, values)
 
     def _candidates(
-        self, t: int, words: list[str], by_slot: dict[tuple[int, int], list[Mention]]
+        self,
+        t: int,
+        outside: float,
+        seen: set[str],
+        inside: list[tuple[int, str, dict[int, float]]],
+        by_slot: dict[tuple[int, int], list[Mention]],
     ) -> list[tuple[float, float, str, tuple[Mention, ...]]]:
         template = self._templates[t]
         options = [by_slot.get((t, pos), []) for pos in range(len(template.params))]
@@ -323,23 +364,21 @@ class GroundingIndex:
         for n, fill in enumerate(product(*options)):
             if n >= MAX_FILLS:
                 break
-            spans = sorted((m.start, m.end) for m in fill)
-            if any(a[1] > b[0] for a, b in pairwise(spans)):
-                continue  # one word cannot name two values
+            if len(fill) > 1:
+                spans = sorted((m.start, m.end) for m in fill)
+                if any(a[1] > b[0] for a, b in pairwise(spans)):
+                    continue  # one word cannot name two values
             group_id = self._groups.get((t, tuple(m.value for m in fill)))
             if group_id is None:
                 continue
-            inside = {i for m in fill for i in range(m.start, m.end)}
-            seen: set[str] = set()
-            attribute = 0.0
-            weights = template.weights
-            for i, w in enumerate(words):
-                if i in inside or w in STOPWORDS:
-                    continue
-                s = stem(w)
-                if s not in seen:
-                    seen.add(s)
-                    attribute += weights.get(s, 0.0)
+            attribute = outside
+            if inside:
+                extra: set[str] = set()
+                for i, s, p in inside:
+                    if s in seen or s in extra or any(m.start <= i < m.end for m in fill):
+                        continue  # a word of a used name is not the attribute; once each
+                    extra.add(s)
+                    attribute += p.get(t, 0.0)
             named = sum(m.certainty * (m.end - m.start) for m in fill)
             certainty = min(m.certainty for m in fill)
             out.append((named * attribute, certainty, group_id, fill))
