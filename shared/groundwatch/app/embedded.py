@@ -363,8 +363,8 @@ def monitoring_app(
 ) -> Any:
     """``/metrics``, ``/groups``, ``/report`` over an embedded pipeline (continuous mode); the
     evidence endpoints need ``read_token`` when one is given. A pipeline grounding traffic also
-    takes ``POST /traffic`` (bearer ``api_token``: closed without one) and serves
-    ``GET /traffic/unmatched``."""
+    takes ``POST /traffic`` and OTLP's ``POST /v1/traces`` (bearer ``api_token``: closed
+    without one) and serves ``GET /traffic/unmatched``."""
     from fastapi import FastAPI, Response
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -404,15 +404,14 @@ def monitoring_app(
     add_routes(app, lambda: pipeline.analytics, read_token=read_token)
     stage = pipeline.traffic
     if stage is not None:
+        from groundwatch.runtime.otlp import add_otlp_routes
         from groundwatch.runtime.traffic_api import add_traffic_routes, bus_publisher
 
+        publish = bus_publisher(pipeline.bus, pipeline.topics)
         add_traffic_routes(
-            app,
-            bus_publisher(pipeline.bus, pipeline.topics),
-            lambda: stage.counts,
-            token=api_token,
-            read_token=read_token,
+            app, publish, lambda: stage.counts, token=api_token, read_token=read_token
         )
+        add_otlp_routes(app, publish, token=api_token)
     return app
 
 
