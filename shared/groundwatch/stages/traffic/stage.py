@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -83,23 +83,34 @@ class TrafficStage:
 
     def __init__(
         self,
-        groups: Iterable[SemanticGroup],
+        groups: Sequence[SemanticGroup],
         *,
         dataset_id: str,
         index: GroundingIndex | None = None,
         window_s: float = WINDOW_S,
         min_confidence: float | None = None,
     ) -> None:
-        kept = list(groups)
         self.dataset_id = dataset_id
         self.window_s = window_s
-        self._groups = {g.group_id: g for g in kept}
+        # the groups are read again by position when one is matched, never held: a dataset
+        # file streams from disk (its answer domains would be most of the memory)
+        self._groups = groups
+        self._where: dict[str, int] = {}
+
+        def walk() -> Iterator[SemanticGroup]:
+            for i, g in enumerate(groups):
+                self._where.setdefault(g.group_id, i)
+                yield g
+
         if index is None:
             index = (
-                GroundingIndex(kept)
+                GroundingIndex(walk())
                 if min_confidence is None
-                else GroundingIndex(kept, min_confidence=min_confidence)
+                else GroundingIndex(walk(), min_confidence=min_confidence)
             )
+        else:
+            for _ in walk():
+                pass
         self.index = index
         self.counts = TrafficCounts()
 
@@ -125,7 +136,7 @@ class TrafficStage:
         self.counts.count(grounding)
         if grounding.group_id is None:
             return None
-        return self.response(record, self._groups[grounding.group_id])
+        return self.response(record, self._groups[self._where[grounding.group_id]])
 
     def response(self, record: TrafficRecord, group: SemanticGroup) -> RagResponse:
         cycle = max(1, int(record.asked_at.timestamp() // self.window_s))
