@@ -40,6 +40,7 @@ MODULES = (
     "groups",
     "ops",
     "settings_doc",
+    "traffic",
 )
 
 #: Commands whose ``--json`` may be given without a file (standard output).
