@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -43,22 +43,6 @@ def _questions(path: Path) -> list[str]:
             where = ".".join(map(str, first["loc"])) or "record"
             fail(f"{path}:{n}: {where}: {first['msg']}", EXIT_USAGE)
     return out
-
-
-def _from_url(url: str, top: int, token: str | None) -> dict[str, Any]:
-    import httpx
-
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    try:
-        reply = httpx.get(
-            f"{url.rstrip('/')}/traffic/unmatched", params={"n": top}, headers=headers, timeout=30
-        )
-    except httpx.HTTPError as exc:
-        fail(f"{url}: {exc}")
-    if reply.status_code != 200:
-        fail(f"{url}/traffic/unmatched: HTTP {reply.status_code} {reply.text[:200]}")
-    data: dict[str, Any] = reply.json()
-    return data
 
 
 def register(app: typer.Typer) -> None:
@@ -94,22 +78,14 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
     ) -> None:
         """Match rate and the most frequent shapes of questions no semantic group answers."""
+        from groundwatch.app.traffic import unmatched_of_file, unmatched_of_run
+
         if url is not None:
-            view = _from_url(url, top, read_token)
+            view = unmatched_of_run(url, top, read_token)
         elif dataset is None or records is None:
             fail("give DATASET and RECORDS, or --url of a running `groundwatch run`", EXIT_USAGE)
         else:
-            from groundwatch.app.datasets import load_dataset
-            from groundwatch.core.traffic import GroundingIndex
-            from groundwatch.runtime.traffic_api import unmatched_view
-            from groundwatch.stages.traffic.stage import TrafficCounts
-
-            questions = _questions(records)
-            index = GroundingIndex(load_dataset(dataset, "DATASET"), min_confidence=min_confidence)
-            counts = TrafficCounts()
-            for q in questions:
-                counts.count(index.match(q))
-            view = unmatched_view(counts, top)
+            view = unmatched_of_file(dataset, _questions(records), top, min_confidence)
         if json_out:
             typer.echo(json.dumps(view, indent=2))
             return
