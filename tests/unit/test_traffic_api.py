@@ -73,6 +73,14 @@ async def test_users_traffic_is_judged_beside_the_probes(groups: list[SemanticGr
             assert view["records"] == 3 and view["matched"] == 2
             assert view["shapes"] == [{"shape": "hello there", "count": 1}]
             assert view["reasons"] == {"no_entity": 1}
+            metrics = (await http.get("/metrics")).text
+            assert 'groundwatch_traffic_records_total{outcome="matched"} 2.0' in metrics
+            assert 'groundwatch_traffic_records_total{outcome="no_entity"} 1.0' in metrics
+            assert "groundwatch_traffic_match_ratio 0.666" in metrics
+            # the users' gap is a gap group of its own cohort, which the shipped alerts read
+            assert (
+                'groundwatch_groups{cohort="traffic",status="gap",target="shipbot"} 1.0' in metrics
+            )
 
             bad = await http.post("/traffic", json=[{"target": "shipbot"}], headers=AUTH)
             assert bad.status_code == 422 and bad.json()["detail"].startswith("record 0: question")

@@ -11,7 +11,7 @@ import pytest
 from groundwatch.adapters.sources.generate import generate_groups
 from groundwatch.contracts import RagResponse, Topics, TrafficRecord
 from groundwatch.core.model import SemanticGroup, Verdict
-from groundwatch.core.tagging import GroupStatus, Tagger
+from groundwatch.core.tagging import GroupStatus, Tagger, Window
 from groundwatch.errors import PoisonMessage, Reject
 from groundwatch.stages.analytics.observe import observation_from_judgement
 from groundwatch.stages.judge.stage import JudgeStage
@@ -99,3 +99,21 @@ def test_the_traffic_contract_refuses_what_cannot_be_judged() -> None:
     for bad in (b'{"target": "x", "question": "   "}', b'{"question": "q"}', b"[1]"):
         with pytest.raises(PoisonMessage):
             topic.decode(bad)
+
+
+async def test_a_fact_users_stop_getting_is_a_regression_from_traffic_alone(
+    groups: list[SemanticGroup],
+) -> None:
+    """No probe at all: an hour of right answers, then an hour of wrong ones, is robust → gap
+    in the traffic cohort (the transition the shipped regression alert counts)."""
+    stage = TrafficStage(groups, dataset_id="fleet")
+    judge = JudgeStage(TieredJudge().judge)
+    tagger = Tagger(Window(runs=1))  # the live view of a continuous run
+    for hour, answer in ((0, "Diego Fuentes is the captain."), (1, "The captain is Lars Eriksen.")):
+        at = T0 + timedelta(hours=hour)
+        asked = [_record(q, answer, at=at) for q in ("pacific heron captain?", "Heron's captain")]
+        responses = [r for r in await stage.handle(asked) if isinstance(r, RagResponse)]
+        for j in await judge.handle(responses):
+            tagger.apply(observation_from_judgement(j))
+    moves = [(t.cohort, t.from_status, t.to_status) for t in tagger.drain_transitions()]
+    assert (TRAFFIC_COHORT, GroupStatus.ROBUST, GroupStatus.GAP) in moves

@@ -34,6 +34,7 @@ from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
 from groundwatch.runtime.consume import ConsumeLoop, consume
 from groundwatch.runtime.judging import register_judge_telemetry
 from groundwatch.runtime.loop_telemetry import LoopTelemetry
+from groundwatch.runtime.traffic_telemetry import register_traffic_telemetry
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.stage import AnalyticsStage
 from groundwatch.stages.dead_letters.stage import DeadLetterKeeper
@@ -175,8 +176,9 @@ class EmbeddedPipeline:
         self.traffic: TrafficStage | None = None
         if traffic:
             dataset = groups[0].dataset_id if groups else "default"
-            self.traffic = TrafficStage(groups, dataset_id=dataset)
-            self.stage_loops.append(consume(self.traffic, self.bus, self.topics))
+            stage = self.traffic = TrafficStage(groups, dataset_id=dataset)
+            self.stage_loops.append(consume(stage, self.bus, self.topics))
+            register_traffic_telemetry(self.registry, lambda: stage.counts)
         self.loops: list[ConsumeLoop[Any]] = [*self.stage_loops, self.keeper_loop]
         # the services' loop series (messages by outcome, lag, stalls), each under its stage's
         # service name: the same alert rules read a `run` as a deployment
