@@ -79,8 +79,8 @@ class Grounding:
     """The matcher's answer for one question: a group with its confidence, or why not.
 
     ``reason`` is ``matched``, ``no_entity``, ``no_attribute``, ``ambiguous`` or
-    ``low_confidence``; ``shape`` is the question with its names as ``{}`` and numbers as ``#``,
-    what unmatched traffic is counted by."""
+    ``low_confidence``; ``shape``, of an unmatched question only, is the question with its
+    names as ``{}`` and numbers as ``#``: what unmatched traffic is counted by."""
 
     group_id: str | None
     confidence: float
@@ -288,9 +288,8 @@ class GroundingIndex:
         """The group ``question`` asks, with a confidence, or an abstention with its reason."""
         words, typo = self._corrected(tokens(question))
         mentions = self._mentions(words, typo)
-        shape = self._shape(words, mentions)
         if not mentions:
-            return Grounding(None, 0.0, "no_entity", shape)
+            return Grounding(None, 0.0, "no_entity", self._shape(words, mentions))
         by_slot: dict[tuple[int, int], list[Mention]] = {}
         for m in mentions:
             for slot in self._fills[m.value]:
@@ -334,19 +333,20 @@ class GroundingIndex:
                 elif c[0] > top[1]:
                     top[1] = c[0]
         if not scored:  # a name of no template's, or no word of any of its templates
-            return Grounding(None, 0.0, "no_attribute" if slots else "no_entity", shape)
+            reason = "no_attribute" if slots else "no_entity"
+            return Grounding(None, 0.0, reason, self._shape(words, mentions))
         scored.sort(key=lambda c: -c[0])
         best, certainty, group_id, used = scored[0]
         if best <= 0.0:
-            return Grounding(None, 0.0, "no_attribute", shape)
+            return Grounding(None, 0.0, "no_attribute", self._shape(words, mentions))
         runner = next((s for s in scored[1:] if s[2] != group_id), None)
         lead = 1.0 - (runner[0] / best if runner is not None else 0.0)
         confidence = certainty * lead
         values = tuple(self._value_keys[m.value] for m in used)
         if confidence < self.min_confidence:
             reason = "ambiguous" if lead < 0.5 else "low_confidence"
-            return Grounding(None, confidence, reason, shape, values)
-        return Grounding(group_id, confidence, "matched", shape, values)
+            return Grounding(None, confidence, reason, self._shape(words, mentions), values)
+        return Grounding(group_id, confidence, "matched", "", values)
 
     def _candidates(
         self,
