@@ -89,6 +89,7 @@ BENCHES = [
     Bench("generation", "bench_generation.py", 300, (), ("--rows", "5000"), ("--big",)),
     # its store (1.2M judgements) is built once per repeat, about a minute of the limit
     Bench("diff", "bench_diff.py", 600, ("--repeat", "1"), ("--groups", "5000", "--changed", "50")),
+    Bench("traffic", "bench_traffic.py", 180, ("--repeat", "3"), ("--n", "2000", "--repeat", "2")),
 ]
 
 

@@ -680,6 +680,50 @@ class DeadLetter(_Contract):
         return (self.key or "").encode()
 
 
+#: Trace and span ids as OpenTelemetry writes them (32 and 16 hex digits); any short plain id
+#: from another tracer is kept too, so a record can always be found again in the user's traces.
+TraceId = Annotated[str, _id(64)]
+#: A traffic question's cap: far above what a person types, far below the store's text column.
+MAX_TRAFFIC_QUESTION = 4000
+
+
+class TrafficRecord(_Contract):
+    """One question a user really asked a target, with its answer (topic ``traffic``).
+
+    Not a probe: nothing here says which semantic group it belongs to. The grounding matcher
+    finds that (or abstains), and only then is it judged against the group's SQL truth, as the
+    ``traffic`` cohort of that group. The key is the trace id when there is one, so the records
+    of one trace share a partition."""
+
+    topic: ClassVar[str] = "traffic"
+
+    target: TargetName = Field(description="Name of the RAG endpoint that answered.")
+    question: Annotated[str, Field(min_length=1, max_length=MAX_TRAFFIC_QUESTION)] = Field(
+        description="The question as the user typed it."
+    )
+    answer: Text | None = Field(None, description="What the endpoint answered (None: no answer).")
+    retrieved_ids: list[DocId] = Field(default_factory=list, max_length=MAX_DOC_IDS)
+    contexts: list[Text] = Field(default_factory=list, max_length=MAX_CONTEXTS)
+    asked_at: Timestamp = Field(default_factory=utcnow, description="When the user asked.")
+    trace_id: TraceId | None = Field(None, description="The request's trace, when traced.")
+    span_id: TraceId | None = Field(None, description="The span that carried the answer.")
+    dataset_id: DatasetId | None = Field(
+        None, description="The dataset to ground it in; None: the one the receiver serves."
+    )
+
+    @model_validator(mode="after")
+    def _has_words(self) -> TrafficRecord:
+        if not self.question.strip():
+            raise ValueError("question is blank")
+        if has_unstorable(self.question):
+            raise ValueError("question holds NUL or a lone surrogate")
+        return self
+
+    @property
+    def key(self) -> bytes:
+        return (self.trace_id or self.target).encode()
+
+
 M = TypeVar("M", bound=_Contract)
 
 
@@ -717,7 +761,7 @@ def _short(exc: ValidationError) -> str:
 
 
 class Topics:
-    """The four topics of a deployment, named with its prefix."""
+    """The topics of a deployment, named with its prefix."""
 
     def __init__(self, prefix: str = "") -> None:
         self.prefix = prefix
@@ -725,6 +769,8 @@ class Topics:
         self.responses = Topic(RagResponse, prefix)
         self.judgements = Topic(Judgement, prefix)
         self.dead_letter = Topic(DeadLetter, prefix)
+        self.traffic = Topic(TrafficRecord, prefix)
 
     def all(self) -> list[str]:
-        return [t.name for t in (self.probes, self.responses, self.judgements, self.dead_letter)]
+        topics = (self.probes, self.responses, self.judgements, self.dead_letter, self.traffic)
+        return [t.name for t in topics]

@@ -49,7 +49,13 @@ def test_round_trip_every_topic() -> None:
     assert (
         judg.probe_id == probe.probe_id and judg.group_forms == 3 and judg.retrieved_ids == ["d1"]
     )
-    assert topics.all() == ["gw.probes", "gw.responses", "gw.judgements", "gw.dead-letter"]
+    assert topics.all() == [
+        "gw.probes",
+        "gw.responses",
+        "gw.judgements",
+        "gw.dead-letter",
+        "gw.traffic",
+    ]
 
 
 def test_key_is_group_id() -> None:

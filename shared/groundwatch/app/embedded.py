@@ -34,12 +34,14 @@ from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
 from groundwatch.runtime.consume import ConsumeLoop, consume
 from groundwatch.runtime.judging import register_judge_telemetry
 from groundwatch.runtime.loop_telemetry import LoopTelemetry
+from groundwatch.runtime.traffic_telemetry import register_traffic_telemetry
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.stage import AnalyticsStage
 from groundwatch.stages.dead_letters.stage import DeadLetterKeeper
 from groundwatch.stages.judge.tiered import TieredJudge
 from groundwatch.stages.runner.lanes import Runner, SelfCheckSampling
 from groundwatch.stages.runner.stage import RunnerStage
+from groundwatch.stages.traffic.stage import TrafficStage
 
 #: Messages of one topic of the in-process bus not yet committed by its readers, at most: a few
 #: of the stages' batches (the analytics stage takes 2,000 at a time), whatever the cycle's size.
@@ -88,6 +90,7 @@ class EmbeddedPipeline:
         source_policy: SourcePolicy | None = None,
         keep_consumed: bool = False,
         publish_views: bool = True,
+        traffic: bool = False,
     ) -> None:
         """``window``: each group's status over its last N cycles (default 1, the live view);
         ``series`` names the monitoring series (default: the dataset's id). With a database
@@ -105,7 +108,9 @@ class EmbeddedPipeline:
         ``dead_letters`` table, and a probe that ends as one counts as done: a cycle waits for
         its probes to be tallied or dead-lettered, never for a message that will not come.
         ``publish_views=False``: analytics publishes no read model per batch (a batch run with
-        no reader while it runs: :class:`~groundwatch.stages.analytics.stage.AnalyticsStage`)."""
+        no reader while it runs: :class:`~groundwatch.stages.analytics.stage.AnalyticsStage`).
+        ``traffic``: users' questions on the ``traffic`` topic are grounded in ``groups`` and
+        judged as their ``traffic`` cohort (:mod:`groundwatch.stages.traffic.stage`)."""
         self._on_stop = list(on_stop)
         # at most this many messages of a topic in flight: a cycle of any size streams through
         # (the generator waits for the runner as a producer waits on a full buffer)
@@ -168,6 +173,12 @@ class EmbeddedPipeline:
             self.judge_loop,
             self.analytics_loop,
         ]
+        self.traffic: TrafficStage | None = None
+        if traffic:
+            dataset = groups[0].dataset_id if groups else "default"
+            stage = self.traffic = TrafficStage(groups, dataset_id=dataset)
+            self.stage_loops.append(consume(stage, self.bus, self.topics))
+            register_traffic_telemetry(self.registry, lambda: stage.counts)
         self.loops: list[ConsumeLoop[Any]] = [*self.stage_loops, self.keeper_loop]
         # the services' loop series (messages by outcome, lag, stalls), each under its stage's
         # service name: the same alert rules read a `run` as a deployment
@@ -217,11 +228,15 @@ class EmbeddedPipeline:
     def settled(self) -> int:
         """Probes that reached their end: tallied by analytics, or dead-lettered before it (a
         runner or judge failure on that message alone; analytics counts its own in
-        ``tallied``). Every probe ends as exactly one of the two."""
+        ``tallied``). Every probe ends as exactly one of the two. Grounded traffic goes through
+        the judge and analytics too, and is no probe of a cycle: it is taken off (counted as it
+        is grounded, before it settles, so a cycle never ends early on its account)."""
+        users = self.traffic.counts.matched if self.traffic is not None else 0
         return (
             self.tallied()
             + self.runner_loop.stats.dead_lettered
             + self.judge_loop.stats.dead_lettered
+            - users
         )
 
     async def wait_tallied(
@@ -345,9 +360,13 @@ def reference_runner(
     return Runner({name: target}, limits, selfcheck=selfcheck), client.aclose
 
 
-def monitoring_app(pipeline: EmbeddedPipeline, read_token: str | None = None) -> Any:
+def monitoring_app(
+    pipeline: EmbeddedPipeline, read_token: str | None = None, api_token: str | None = None
+) -> Any:
     """``/metrics``, ``/groups``, ``/report`` over an embedded pipeline (continuous mode); the
-    evidence endpoints need ``read_token`` when one is given."""
+    evidence endpoints need ``read_token`` when one is given. A pipeline grounding traffic also
+    takes ``POST /traffic`` and OTLP's ``POST /v1/traces`` (bearer ``api_token``: closed
+    without one) and serves ``GET /traffic/unmatched``."""
     from fastapi import FastAPI, Response
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -385,6 +404,16 @@ def monitoring_app(pipeline: EmbeddedPipeline, read_token: str | None = None) ->
         return Response(generate_latest(pipeline.registry), media_type=CONTENT_TYPE_LATEST)
 
     add_routes(app, lambda: pipeline.analytics, read_token=read_token)
+    stage = pipeline.traffic
+    if stage is not None:
+        from groundwatch.runtime.otlp import add_otlp_routes
+        from groundwatch.runtime.traffic_api import add_traffic_routes, bus_publisher
+
+        publish = bus_publisher(pipeline.bus, pipeline.topics)
+        add_traffic_routes(
+            app, publish, lambda: stage.counts, token=api_token, read_token=read_token
+        )
+        add_otlp_routes(app, publish, token=api_token)
     return app
 
 
@@ -397,6 +426,7 @@ async def run_continuously(
     cycles: int | None = None,
     on_cycle: Callable[[EmbeddedResult], None] | None = None,
     read_token: str | None = None,
+    api_token: str | None = None,
 ) -> None:
     """Probe every ``interval_s`` and serve the monitoring endpoints until SIGTERM or SIGINT
     (or ``cycles`` cycles are done); each cycle asks every sampled group in all its forms.
@@ -418,7 +448,10 @@ async def run_continuously(
     undo = _stop_on_signals(stop)
     server = Server(
         uvicorn.Config(
-            monitoring_app(pipeline, read_token), host=host, port=port, log_level="warning"
+            monitoring_app(pipeline, read_token, api_token),
+            host=host,
+            port=port,
+            log_level="warning",
         )
     )
     serving = asyncio.create_task(server.serve())

@@ -66,6 +66,8 @@ class RunOptions:
     timeout_s: float = 3600.0
     notes: list[str] = field(default_factory=list)
     read_token: str | None = None
+    #: GW_API_TOKEN: continuous mode's ``POST /traffic`` needs it (closed without it)
+    api_token: str | None = None
     corpus: Path | None = None
     mrc: bool = False
     source: str | None = None
@@ -311,6 +313,8 @@ async def run_cycles(
         source_policy=SourcePolicy(opts.source_timeout_s, opts.allow_privileged_source),
         # --once serves nothing while it runs: the report reads the tagger after the cycles
         publish_views=not opts.once,
+        # a continuous run grounds and judges the users' traffic it is sent (POST /traffic)
+        traffic=not opts.once,
     )
     await pipeline.start()
 
@@ -359,6 +363,7 @@ async def run_cycles(
                 port=opts.port,
                 on_cycle=on_cycle,
                 read_token=opts.read_token,
+                api_token=opts.api_token,
             )
         await pipeline.analytics.check_all_gaps()
         tagger = pipeline.analytics.tagger

@@ -41,6 +41,7 @@ MODULES = (
     "ops",
     "settings_doc",
     "diff",
+    "traffic",
 )
 
 #: Commands whose ``--json`` may be given without a file (standard output).

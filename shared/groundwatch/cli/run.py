@@ -180,6 +180,15 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = None,
+        api_token: Annotated[
+            str | None,
+            typer.Option(
+                envvar="GW_API_TOKEN",
+                help="Bearer token for POST /traffic (continuous: users' questions grounded"
+                " and judged as the traffic cohort); unset: closed.",
+                show_default=False,
+            ),
+        ] = None,
         corpus: Annotated[
             Path | None,
             typer.Option(
@@ -285,6 +294,7 @@ def register(app: typer.Typer) -> None:
             junit=junit is not None or every_group,
             timeout_s=timeout,
             read_token=read_token,
+            api_token=api_token,
             corpus=corpus,
             mrc=mrc,
             source=source,

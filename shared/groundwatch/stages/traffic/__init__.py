@@ -1,0 +1,1 @@
+"""The traffic stage: users' questions grounded in the semantic groups of a dataset."""
