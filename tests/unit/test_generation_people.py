@@ -221,7 +221,10 @@ def test_the_judge_takes_yes_no_for_a_flag_and_never_for_a_count_of_one(
     )
     said = "Yes, it is." if flag.answer.values == ["yes"] else "No, it is not."
     wrong = "No, it is not." if flag.answer.values == ["yes"] else "Yes, it is."
-    assert judge_deterministic("q?", flag.answer, said).verdict is Verdict.CORRECT
-    assert judge_deterministic("q?", flag.answer, wrong).verdict is Verdict.INCORRECT
-    assert judge_deterministic("q?", one.answer, "Yes.").verdict is Verdict.INCORRECT
-    assert judge_deterministic("q?", one.answer, "Just 1.").verdict is Verdict.CORRECT
+    # judged as the judge judges them: with the group's own questions
+    for form in flag.forms:
+        assert judge_deterministic(form.text, flag.answer, said).verdict is Verdict.CORRECT
+        assert judge_deterministic(form.text, flag.answer, wrong).verdict is Verdict.INCORRECT
+    for form in one.forms:
+        assert judge_deterministic(form.text, one.answer, "Yes.").verdict is Verdict.INCORRECT
+        assert judge_deterministic(form.text, one.answer, "Just 1.").verdict is Verdict.CORRECT

@@ -204,8 +204,9 @@ def gold_part(raw: str, declared: AnswerType | None) -> GoldPart:
         stem_needle=stem_needle,
         stem_last=stem_needle.rsplit(" ", 2)[-2] if stem_needle.strip() else "",
         country=country_of(raw) if typ is AnswerType.TEXT else None,
-        # a count of 1 is no "yes": only a gold not declared a number can be a truth value
-        boolean=None if declared is AnswerType.NUMBER else _BOOLEANS.get(norm),
+        # a count's 1 is no "yes": the question decides (tiers._truth_value), not the type, so
+        # a 0/1 flag declared a number and asked "Is … ?" still reads as a yes or a no
+        boolean=_BOOLEANS.get(norm),
     )
 
 
