@@ -218,3 +218,43 @@ def test_postgresql_drops_whole_partitions(fresh_pg_url: Callable[[], str]) -> N
         done = conn.scalars(select(PrunedCycleRow.done)).all()
     assert cycles == [3, 4] and default_rows == 0 and all(done)
     engine.dispose()
+
+
+def test_metrics_cli_and_size_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+    from typer.testing import CliRunner
+
+    from groundwatch.app.retention import Pruner, retention_for, warn_if_large
+    from groundwatch.app.settings import RetentionSettings
+    from groundwatch.cli.main import app
+
+    url = f"sqlite:///{tmp_path}/gw.db"
+    engine = make_engine(url)
+    create_schema(engine)
+    write_series(engine, cycles=5, groups=40)
+    monkeypatch.setenv("GW_RETAIN_CYCLES", "2")
+    settings = RetentionSettings(store_warn_mb_per_day=1)
+    with caplog.at_level("WARNING", logger="groundwatch.retention"):
+        est = warn_if_large(engine, settings)
+    assert est is not None and est.per_cycle == 240 and est.cycles_per_day == 1440
+    assert "more than GW_STORE_WARN_MB_PER_DAY=1" in caplog.text
+
+    runner = CliRunner()
+    dry = runner.invoke(app, ["store", "prune", "--dry-run", "--database-url", url])
+    assert dry.exit_code == 0, dry.output
+    assert "4 cycles past the window (cycles 1…4): would remove 960 judgements" in dry.output
+
+    registry = CollectorRegistry()
+    pruner = Pruner(retention_for(engine, settings), settings)
+    pruner.register(registry)
+    pruner.run_once()
+    text = generate_latest(registry).decode()
+    assert 'groundwatch_store_rows{table="judgements"} 240.0' in text
+    assert "groundwatch_store_bytes " in text
+
+    out = runner.invoke(app, ["store", "stats", "--database-url", url])
+    assert out.exit_code == 0, out.output
+    assert "judgements" in out.output and "240 rows" in out.output
+    engine.dispose()
