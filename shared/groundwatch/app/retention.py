@@ -176,9 +176,8 @@ def prune_store(url: str, name: str, *, dry_run: bool) -> tuple[PruneReport, Sto
     try:
         if not dry_run:
             create_schema(engine)
-        retention = retention_for(
-            engine, RetentionSettings(), Window(runs=1, evidence=evidence_rule())
-        )
+        settings = RetentionSettings(prune_duty=1.0)  # an operator's run: no pauses
+        retention = retention_for(engine, settings, Window(runs=1, evidence=evidence_rule()))
         report = retention.prune(dry_run=dry_run)
         return report, retention.stats()
     finally:

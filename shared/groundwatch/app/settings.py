@@ -211,6 +211,13 @@ class RetentionSettings(BaseSettings):
     prune_batch: int = Field(
         2000, ge=10, le=100_000, description="Rows deleted per transaction (SQLite, MySQL)."
     )
+    prune_duty: float = Field(
+        0.1,
+        gt=0,
+        le=1,
+        description="Share of wall time analytics' pruner may hold the store (it pauses after"
+        " each transaction), so the consume loop never waits behind it for long.",
+    )
     partition_hours: int = Field(
         1,
         ge=1,
@@ -237,6 +244,7 @@ class RetentionSettings(BaseSettings):
             answer_versions=self.retain_answer_versions,
             batch=self.prune_batch,
             partition_hours=self.partition_hours,
+            duty=self.prune_duty,
         )
 
 

@@ -81,6 +81,10 @@ class RetentionPolicy:
     partition_hours: int = 1
     #: partitions made ahead of the clock (PostgreSQL)
     partitions_ahead: int = 3
+    #: the share of wall time a pruning run may hold the store: after each of its
+    #: transactions it pauses (1 - duty) / duty times as long, so the consume loop's writes
+    #: never wait behind it for long (1.0: no pauses — an operator's ``store prune``)
+    duty: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,13 +136,24 @@ class Retention:
         *,
         window: Window | None = None,
         clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.engine = engine
+        self.sleep = sleep
         self.policy = policy or RetentionPolicy()
         #: the status a summary records is the tagger's over the cycle alone (window of 1)
         self.window = Window(runs=1, evidence=window.evidence) if window else Window(runs=1)
         self.clock = clock
         self.dialect = engine.dialect.name
+
+    def _paced(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)``, then a pause that keeps this run's share of the store at ``duty``."""
+        started = time.monotonic()
+        out = fn(*args)
+        duty = self.policy.duty
+        if 0 < duty < 1:
+            self.sleep((time.monotonic() - started) * (1 - duty) / duty)
+        return out
 
     # ---- what is prunable -------------------------------------------------------------------
 
@@ -218,7 +233,7 @@ class Retention:
             if stopped():
                 report.finished = False
                 return report
-            written, extended = self.summarise(cycle)
+            written, extended = self._paced(self.summarise, cycle)
             report.summaries_written += written
             report.summaries_extended += extended
         # rows of summarised cycles: what this run ledgered and what a killed run left behind
@@ -227,7 +242,7 @@ class Retention:
                 if stopped():
                     report.finished = False
                     return report
-                report.judgements += self._drop_partition(name)
+                report.judgements += self._paced(self._drop_partition, name)
                 report.partitions.append(name)
         report.judgements += self._delete_ledgered(stopped, report)
         if not report.finished:
@@ -357,7 +372,7 @@ class Retention:
                 if stopped():
                     report.finished = False
                     return deleted
-                n = self._delete_batch(run_id)
+                n = self._paced(self._delete_batch, run_id)
                 deleted += n
                 if n < self.policy.batch:
                     break
