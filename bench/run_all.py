@@ -85,6 +85,17 @@ BENCHES = [
         ("--probes", "50000,500000"),
     ),
     Bench("generation", "bench_generation.py", 300, (), ("--rows", "5000"), ("--big",)),
+    # a minute monitor in compressed time: 30 days of 10k probes is 432M judgements (hours on
+    # this machine), so each repeat runs past the raw window and a partition hour (130 cycles)
+    # at 2k probes, the first at the 10k probes a cycle of the target
+    Bench(
+        "retention",
+        "bench_retention.py",
+        1800,
+        ("--probes", "2000", "--max-cycles", "130", "--repeats", "1"),
+        ("--max-cycles", "70", "--dialects", "sqlite"),
+        ("--probes", "10000"),
+    ),
 ]
 
 
