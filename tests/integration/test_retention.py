@@ -258,3 +258,63 @@ def test_metrics_cli_and_size_warning(
     assert out.exit_code == 0, out.output
     assert "judgements" in out.output and "240 rows" in out.output
     engine.dispose()
+
+
+def test_dead_letters_llm_cache_and_answer_versions_are_bounded(db_url: str) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from groundwatch.adapters.db.models import AnswerVersionRow, DeadLetterRow, LlmCacheRow
+
+    engine = make_engine(db_url)
+    create_schema(engine)
+    now = datetime.fromtimestamp(T0, UTC)
+    with engine.begin() as conn:
+        for i, age in enumerate((1, 10, 40, 90)):
+            at = now - timedelta(days=age)
+            conn.execute(
+                DeadLetterRow.__table__.insert().values(
+                    letter_key=f"k{i}",
+                    service="judge",
+                    source_topic="t",
+                    partition=0,
+                    offset=i,
+                    error="e",
+                    raw_b64="",
+                    failed_at=at,
+                    stored_at=at,
+                )
+            )
+            conn.execute(
+                LlmCacheRow.__table__.insert().values(
+                    key=f"c{i}",
+                    model="m",
+                    prompt_version="1",
+                    verdict="correct",
+                    raw="",
+                    prompt_tokens=0,
+                    completion_tokens=0,
+                    latency_s=0.0,
+                    created_at=at,
+                )
+            )
+        for v in range(1, 8):
+            conn.execute(
+                AnswerVersionRow.__table__.insert().values(
+                    dataset_id="ds",
+                    group_id="g",
+                    version=v,
+                    answer={"values": [v]},
+                    observed_at=now,
+                )
+            )
+    policy = RetentionPolicy(dead_letter_days=30, llm_cache_days=5, answer_versions=3, batch=10)
+    retention = Retention(engine, policy, clock=lambda: T0)
+    dry = retention.prune(dry_run=True)
+    assert (dry.dead_letters, dry.llm_cache, dry.answer_versions) == (2, 3, 4)
+    report = retention.prune()
+    assert (report.dead_letters, report.llm_cache, report.answer_versions) == (2, 3, 4)
+    with engine.connect() as conn:
+        assert sorted(conn.scalars(select(DeadLetterRow.letter_key))) == ["k0", "k1"]
+        assert list(conn.scalars(select(LlmCacheRow.key))) == ["c0"]
+        assert sorted(conn.scalars(select(AnswerVersionRow.version))) == [5, 6, 7]
+    engine.dispose()
