@@ -146,11 +146,12 @@ class Store:
         """(probe id, answer, expected) of stored judgements."""
         from sqlalchemy import select
 
+        from groundwatch.adapters.db.expected import EXPECTED
         from groundwatch.adapters.db.models import JudgementRow
 
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(JudgementRow.probe_id, JudgementRow.answer, JudgementRow.expected).where(
+                select(JudgementRow.probe_id, JudgementRow.answer, EXPECTED).where(
                     JudgementRow.probe_id.in_(list(probe_ids))
                 )
             ).all()

@@ -132,7 +132,9 @@ class JudgementRow(Base):
     tier: Mapped[str] = mapped_column(String(32))
     reason: Mapped[str] = mapped_column(Text, default="")
     answer: Mapped[str | None] = mapped_column(Text, nullable=True)
-    expected: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: NULL when the expected answer is in ``expected_answers`` (``expected_ref``): every form
+    #: of a group shares it, ~250 bytes a row stored once (rows written before keep theirs)
+    expected: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     retrieved_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
     relevant_doc_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
     #: The judge's summary of the retrieved texts (gold stated / absent / cannot tell).
@@ -149,6 +151,7 @@ class JudgementRow(Base):
     probe_created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     judged_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     tallied_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    expected_ref: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
     #: One index serves both a group's drill-down (``target, group_id``: its prefix) and the
     #: rebuild's per-tally window (``target, group_id, cohort`` equal, ``cycle`` a range): every
@@ -355,3 +358,14 @@ class PinnedRunRow(Base):
     run_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     reason: Mapped[str] = mapped_column(String(200), default="")
     pinned_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class ExpectedAnswerRow(Base):
+    """An expected answer (values, types, domain, attributes, version) stored once and
+    referenced by the judgements of every form that was asked for it (``expected_ref``: a
+    hash of its content, so two answers never share a row)."""
+
+    __tablename__ = "expected_answers"
+
+    ref: Mapped[str] = mapped_column(String(32), primary_key=True)
+    expected: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -475,13 +475,7 @@ class Retention:
             for name in self.partitions():
                 if name >= current:
                     break
-                kept = conn.execute(
-                    text(
-                        f"SELECT 1 FROM {name} j WHERE NOT EXISTS (SELECT 1 FROM pruned_cycles"
-                        " p WHERE p.run_id = j.run_id) AND NOT (j.run_id = ANY(:ids)) LIMIT 1"
-                    ),
-                    {"ids": ids},
-                ).first()
+                kept = conn.execute(text(_UNSUMMARISED.format(name=name)), {"ids": ids}).first()
                 if kept is None:
                     out.append(name)
         return out
@@ -491,6 +485,12 @@ class Retention:
         the rows it held (the planner's estimate is enough for the report)."""
         with self.engine.begin() as conn:
             conn.exec_driver_sql("SET LOCAL lock_timeout = '5s'")
+            # locked, then checked again: a late judgement of a cycle not summarised, written
+            # between the check and the drop, would go with the partition
+            conn.exec_driver_sql(f"LOCK TABLE {name} IN ACCESS EXCLUSIVE MODE")
+            unsummarised = text(_UNSUMMARISED.format(name=name))
+            if conn.execute(unsummarised, {"ids": []}).first():
+                return 0
             rows = conn.exec_driver_sql(
                 f"SELECT reltuples::bigint FROM pg_class WHERE relname = '{name}'"
             ).scalar()
@@ -669,6 +669,13 @@ class Retention:
             else:
                 return None
         return float(used or 0) / n
+
+
+#: A row of partition ``{name}`` of a cycle neither summarised nor among ``:ids``.
+_UNSUMMARISED = (
+    "SELECT 1 FROM {name} j WHERE NOT EXISTS (SELECT 1 FROM pruned_cycles p"
+    " WHERE p.run_id = j.run_id) AND NOT (j.run_id = ANY(:ids)) LIMIT 1"
+)
 
 
 def _cycle_groups(

@@ -6,7 +6,8 @@ ledger of pruned cycles makes a pruning run killed half-way resumable; pinned ru
 are never pruned. On PostgreSQL the judgements table becomes partitioned by probe time, so old
 rows go with a dropped partition instead of row-by-row deletes on the hot table (a DEFAULT
 partition takes every row no time partition covers, so inserts never fail). The LLM cache gets
-an index on its age, which its bound deletes by.
+an index on its age, which its bound deletes by. The expected answer every form of a group
+shares (~250 bytes a judgement) moves to ``expected_answers``, stored once and referenced.
 
 Revision ID: c9a4e6f2b8d1
 Revises: a8d3f6b1c4e7
@@ -74,6 +75,15 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("run_id"),
     )
     op.create_index("ix_llm_cache_created_at", "llm_cache", ["created_at"])
+    op.create_table(
+        "expected_answers",
+        sa.Column("ref", sa.String(length=32), nullable=False),
+        sa.Column("expected", sa.JSON(), nullable=False),
+        sa.PrimaryKeyConstraint("ref"),
+    )
+    with op.batch_alter_table("judgements", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("expected_ref", sa.String(length=32), nullable=True))
+        batch_op.alter_column("expected", existing_type=sa.JSON(), nullable=True)
     if op.get_bind().dialect.name == "postgresql":
         _partition_judgements()
 
@@ -123,6 +133,15 @@ def _unpartition_judgements() -> None:
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         _unpartition_judgements()
+    # rows written lean get their expected answer back before the column may be NOT NULL
+    op.execute(
+        "UPDATE judgements SET expected = (SELECT e.expected FROM expected_answers e"
+        " WHERE e.ref = judgements.expected_ref) WHERE expected IS NULL"
+    )
+    with op.batch_alter_table("judgements", schema=None) as batch_op:
+        batch_op.alter_column("expected", existing_type=sa.JSON(), nullable=False)
+        batch_op.drop_column("expected_ref")
+    op.drop_table("expected_answers")
     op.drop_index("ix_llm_cache_created_at", table_name="llm_cache")
     op.drop_table("pinned_runs")
     op.drop_index("ix_pruned_cycles_series_cycle", table_name="pruned_cycles")
