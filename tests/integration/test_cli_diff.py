@@ -116,6 +116,11 @@ def test_diff_lists_the_forgotten_facts_and_the_gate_fails_on_them(tmp_path: Pat
         "baseline", "save", "series:capitals~1", "--out", str(base), "--database-url", env.db
     )
     assert proc.returncode == 0, proc.stderr
+    # the baseline's run is pinned: retention never prunes its raw judgements
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "store.db") as conn:
+        assert [r[0] for r in conn.execute("SELECT run_id FROM pinned_runs")] == [before]
     proc = env.cli("diff", str(base), "series:capitals", "--database-url", env.db, "--json", "-")
     assert proc.returncode == 0, proc.stderr
     doc = orjson.loads(proc.stdout)

@@ -12,7 +12,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import select
 
 from groundwatch.adapters.db import create_schema, make_engine, make_sessionmaker
-from groundwatch.adapters.db.migrate import downgrade
+from groundwatch.adapters.db.migrate import downgrade, include_name
 from groundwatch.adapters.db.models import Base, Dataset, GroupRow, JudgementRow, TallyRow
 
 pytestmark = pytest.mark.integration
@@ -30,7 +30,9 @@ def test_migrations_match_models(db_url: str) -> None:
     engine = make_engine(db_url)
     create_schema(engine)
     with engine.connect() as conn:
-        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+        diff = compare_metadata(
+            MigrationContext.configure(conn, opts={"include_name": include_name}), Base.metadata
+        )
     engine.dispose()
     assert diff == [], f"models and migrations differ: {diff}"
 
@@ -95,7 +97,9 @@ def test_concurrent_upgrades_do_not_race(db_url: str) -> None:
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         list(pool.map(create_schema, engines))
     with engines[0].connect() as conn:
-        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+        diff = compare_metadata(
+            MigrationContext.configure(conn, opts={"include_name": include_name}), Base.metadata
+        )
     assert diff == []
     database = engines[0].url.database
     if engines[0].dialect.name == "sqlite" and database:

@@ -241,6 +241,24 @@ def check_baseline_dataset(baseline: Side, dataset_id: str, digest: str) -> None
 # --- the portable baseline ---------------------------------------------------------------
 
 
+def _pin(store: Store, run_id: str, reason: str) -> None:
+    """Keep the run's raw judgements whatever the retention window (`diff` and `--baseline
+    RUN_ID` read its answers). The store was opened to read: the pin takes a writing
+    connection of its own, and a store that cannot be written to says so in one line."""
+    from groundwatch.adapters.db.engine import open_engine
+    from groundwatch.adapters.db.retention import Retention
+
+    engine = open_engine(store.url, store.name, read_only=False)
+    try:
+        Retention(engine).pin(run_id, reason=reason)
+    except Exception as exc:
+        raise ConfigError(
+            f"{store.name}: cannot pin run {run_id} as a baseline ({type(exc).__name__})"
+        ) from None
+    finally:
+        engine.dispose()
+
+
 def save_baseline(store: Store, spec: str, out: Path) -> tuple[Side, int]:
     """Write the run ``spec`` names as a portable baseline at ``out``: dataset id and digest,
     every group's status, each cohort's counts and per-form verdicts, and the figures.
@@ -252,6 +270,7 @@ def save_baseline(store: Store, spec: str, out: Path) -> tuple[Side, int]:
 
     run_id = resolve_run(store, spec)
     side = with_digest(run_side(store, run_id), store)
+    _pin(store, run_id, f"baseline {out.name}")
     verdicts: dict[tuple[str, str, str], dict[str, str]] = {}
     for target, gid, cohort, fid, verdict, _a, _q in run_forms(
         store.engine, run_id, sorted(side.groups)

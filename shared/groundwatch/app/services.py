@@ -318,15 +318,31 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
     )
     holder["worker"] = worker
     await asyncio.to_thread(worker.reload)
+    pruner = await asyncio.to_thread(_pruner, engine, window, w.registry)
     return ServiceParts(
         bus=w.bus,
         topics=w.topics,
         registry=w.registry,
         loops=[loop, keeper],
         engine=engine,
-        on_stop=[stop_tracing],
-        extra={"worker": worker},
+        background=[pruner.loop],
+        on_stop=[pruner.stop, stop_tracing],
+        extra={"worker": worker, "pruner": pruner},
     )
+
+
+def _pruner(engine: Any, window: Any, registry: Any) -> Any:
+    """Retention beside the consume loop (:mod:`groundwatch.app.retention`): its settings
+    read, the size warning logged, its numbers on ``/metrics``."""
+    from groundwatch.app.retention import Pruner, retention_for, warn_if_large
+    from groundwatch.app.settings import RetentionSettings
+    from groundwatch.runtime.settings import load_settings
+
+    settings = load_settings(RetentionSettings)
+    warn_if_large(engine, settings)
+    pruner = Pruner(retention_for(engine, settings, window), settings)
+    pruner.register(registry)
+    return pruner
 
 
 def reference_rag_app(settings: ReferenceRagSettings) -> FastAPI:

@@ -8,19 +8,24 @@ Moved from ``services/<name>/settings.py`` unchanged.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from groundwatch.adapters.db.engine import database_url_problem
 from groundwatch.adapters.sources.connect import SourcePolicy
 from groundwatch.core.cycles import MAX_CYCLE, MAX_CYCLE_JUMP
 from groundwatch.runtime.settings import CommonSettings, reject_placeholder
 
+if TYPE_CHECKING:
+    from groundwatch.adapters.db.retention import RetentionPolicy
+
 __all__ = [
     "AnalyticsSettings",
     "GeneratorSettings",
     "JudgeServiceSettings",
+    "RetentionSettings",
     "RunnerSettings",
     "documented",
 ]
@@ -188,6 +193,78 @@ class AnalyticsSettings(CommonSettings):
     )
 
 
+class RetentionSettings(BaseSettings):
+    """What the store keeps (``GW_RETAIN_*``): read by analytics' pruner and ``groundwatch
+    store``. With the defaults a minute monitor of P probes a cycle keeps at most the newest
+    60 cycles raw (~60 x P x 1.2 KB; PostgreSQL up to one partition hour more), and a year of
+    summaries costs one ~200-byte row per group, cohort and status change (docs/retention.md)."""
+
+    model_config = SettingsConfigDict(env_prefix="GW_", extra="ignore", env_file=None)
+
+    retain_cycles: int = Field(
+        60, ge=1, description="Raw judgements kept for each series' newest N cycles."
+    )
+    retain_days: float = Field(
+        1.0,
+        ge=0,
+        description="…and no longer than this many days (0: no age limit); older cycles are"
+        " rolled up into per-group summaries. The newest cycle is always kept.",
+    )
+    retain_summary_days: float = Field(
+        400.0, ge=0, description="Summaries of pruned cycles kept this many days (0: for ever)."
+    )
+    retain_dead_letter_days: float = Field(
+        30.0, ge=0, description="Dead letters kept this many days (0: for ever)."
+    )
+    retain_llm_cache_days: float = Field(
+        30.0, ge=0, description="LLM-verdict cache entries kept this many days (0: for ever)."
+    )
+    retain_answer_versions: int = Field(
+        20, ge=0, description="Answer versions kept per group, newest first (0: all)."
+    )
+    prune_interval_s: float = Field(
+        60.0, ge=0, description="Seconds between analytics' pruning runs (0: never prune)."
+    )
+    prune_batch: int = Field(
+        2000, ge=10, le=100_000, description="Rows deleted per transaction (SQLite, MySQL)."
+    )
+    prune_duty: float = Field(
+        0.1,
+        gt=0,
+        le=1,
+        description="Share of wall time analytics' pruner may hold the store (it pauses after"
+        " each transaction), so the consume loop never waits behind it for long.",
+    )
+    partition_hours: int = Field(
+        1,
+        ge=1,
+        le=24 * 31,
+        description="Hours of probe time per judgements partition (PostgreSQL).",
+    )
+    store_warn_mb_per_day: float = Field(
+        1024.0,
+        ge=0,
+        description="Warn at start-up when the store's newest cycles imply more written per day"
+        " than this (MB; 0: never).",
+    )
+
+    def policy(self) -> RetentionPolicy:
+        """The :class:`groundwatch.adapters.db.retention.RetentionPolicy` of these settings."""
+        from groundwatch.adapters.db.retention import RetentionPolicy
+
+        return RetentionPolicy(
+            cycles=self.retain_cycles,
+            days=self.retain_days,
+            summary_days=self.retain_summary_days,
+            dead_letter_days=self.retain_dead_letter_days,
+            llm_cache_days=self.retain_llm_cache_days,
+            answer_versions=self.retain_answer_versions,
+            batch=self.prune_batch,
+            partition_hours=self.partition_hours,
+            duty=self.prune_duty,
+        )
+
+
 def documented() -> list[tuple[str, type[BaseSettings]]]:
     """(who reads it, settings class) for every class of ``GW_*`` settings, the shared ones
     first: what ``groundwatch settings`` and the README's table list, and what a misspelt
@@ -210,6 +287,7 @@ def documented() -> list[tuple[str, type[BaseSettings]]]:
         ("judge", SemanticSettings),
         ("judge, LLM features", LlmSettings),
         ("analytics", AnalyticsSettings),
+        ("analytics, store", RetentionSettings),
         ("analytics, run, demo, report, groups", EvidenceSettings),
         ("reference-rag", ReferenceRagSettings),
         ("rag-runner, analytics, run, demo", TracingSettings),

@@ -30,6 +30,11 @@ if TYPE_CHECKING:
     from groundwatch.report.model import GroupResult
 
 
+#: How many windows back a replay reads summaries from: a group probed in one cycle of k (a
+#: sampled cycle) needs its last N probed cycles, up to k x N cycles back.
+_WINDOW_SLACK = 50
+
+
 class NothingStored(GroundwatchError):
     """What was asked for (a monitoring series, a group) is not in the store."""
 
@@ -73,6 +78,14 @@ class Store:
 
     def latest_series(self, series: str | None) -> tuple[str, list[Observation]]:
         """(series, its stored judgements in cycle order): ``series``, else the latest probed."""
+        return self._series_observations(series, window_runs=0)
+
+    def _series_observations(
+        self, series: str | None, window_runs: int
+    ) -> tuple[str, list[Observation]]:
+        """The series' judgements in cycle order; a summarised (pruned) cycle's from its
+        summaries (only those a window of ``window_runs`` cycles can reach; 0: all)."""
+        from sqlalchemy import inspect
         from sqlalchemy.orm import Session
 
         from groundwatch.adapters.db.observations import observations_for_series
@@ -82,8 +95,23 @@ class Store:
         if latest is None:
             what = f"series {series!r}" if series else "monitoring cycles"
             raise NothingStored(f"no {what} in the store")
+        name, top = latest
         with Session(self.engine) as session:
-            return latest[0], observations_for_series(session, latest[0])
+            raw = observations_for_series(session, name)
+        if not inspect(self.engine).has_table("pruned_cycles"):
+            return name, raw
+        from groundwatch.adapters.db.retention import pruned_cycles, summary_observations
+
+        pruned = pruned_cycles(self.engine, name)
+        if not pruned:
+            return name, raw
+        # a window counts each group's own last N probed cycles: every summary a group has
+        # from N cycles before the newest on reaches it only if the group was probed in them,
+        # so the summaries are read from the oldest cycle any group could still need
+        from_cycle = 0 if window_runs <= 0 else max(0, top - _WINDOW_SLACK * window_runs)
+        kept = [o for o in raw if o.cycle not in pruned]
+        summarised = summary_observations(self.engine, name, pruned, from_cycle)
+        return name, sorted([*summarised, *kept], key=lambda o: o.cycle)
 
     def replay(self, series: str | None, window_runs: int) -> Replay:
         """The series' judgements replayed through the tagger with the live services' window
@@ -91,7 +119,7 @@ class Store:
         from groundwatch.core.tagging import Tagger, Window
         from groundwatch.runtime.evidence_settings import evidence_rule
 
-        name, observations = self.latest_series(series)
+        name, observations = self._series_observations(series, window_runs)
         tagger = Tagger(Window(runs=window_runs or None, evidence=evidence_rule()))
         tagger.apply_many(observations)
         cycle = max((o.cycle for o in observations), default=0)
@@ -136,11 +164,12 @@ class Store:
         """(probe id, answer, expected) of stored judgements."""
         from sqlalchemy import select
 
+        from groundwatch.adapters.db.expected import EXPECTED
         from groundwatch.adapters.db.models import JudgementRow
 
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(JudgementRow.probe_id, JudgementRow.answer, JudgementRow.expected).where(
+                select(JudgementRow.probe_id, JudgementRow.answer, EXPECTED).where(
                     JudgementRow.probe_id.in_(list(probe_ids))
                 )
             ).all()

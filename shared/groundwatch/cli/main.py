@@ -39,6 +39,7 @@ MODULES = (
     "run",
     "groups",
     "ops",
+    "store",
     "settings_doc",
     "diff",
     "traffic",

@@ -19,7 +19,9 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import Session, sessionmaker
 
 from groundwatch.adapters.db.engine import dialect_insert, is_mysql
+from groundwatch.adapters.db.expected import expected_ref, fill_expected
 from groundwatch.adapters.db.models import (
+    ExpectedAnswerRow,
     JudgementRow,
     SeriesClockRow,
     SeriesEpochRow,
@@ -194,6 +196,7 @@ _JUDGEMENT_COLUMNS = (
     "probe_created_at",
     "judged_at",
     "tallied_at",
+    "expected_ref",
 )
 _TALLY_COLUMNS = ("target", "cohort", "group_id", *_TALLY_UPDATED)
 _TRANSITION_COLUMNS = (
@@ -286,6 +289,20 @@ class AnalyticsStore:
         self._clocks = _Bulk(
             engine, self._upsert_clocks, SeriesClockRow.__table__, ("series", "cycle", "started_at")
         )
+        expected = (
+            mysql.insert(ExpectedAnswerRow).prefix_with("IGNORE")
+            if self._mysql
+            else dialect_insert(engine, ExpectedAnswerRow).on_conflict_do_nothing()
+        )
+        self._expected = _Bulk(
+            engine,
+            expected,
+            ExpectedAnswerRow.__table__,
+            ("ref", "expected"),
+            preprocessed=("expected",),
+        )
+        #: references known stored (added after a commit only: a rolled-back batch's are not)
+        self._expected_stored: set[str] = set()
 
     def save(
         self,
@@ -311,13 +328,17 @@ class AnalyticsStore:
         tallied_at = bulk.bind("tallied_at", now)
         # The forms of a group carry the same expected answer and relevant ids (the same objects,
         # in process): each is converted once per batch, keyed by identity (alive all batch).
-        expected_of: dict[int, Any] = {}
+        # The expected answer is stored once (``expected_answers``) and referenced by its hash.
+        expected_of: dict[int, str] = {}
+        new_expected: dict[str, Any] = {}
         relevant_of: dict[int, Any] = {}
         for j in judgements:
             if id(j.expected) not in expected_of:
-                expected_of[id(j.expected)] = bulk.bind(
-                    "expected", j.expected.model_dump(mode="json")
-                )
+                payload = j.expected.model_dump(mode="json")
+                ref = expected_ref(payload)
+                expected_of[id(j.expected)] = ref
+                if ref not in self._expected_stored:
+                    new_expected[ref] = self._expected.bind("expected", payload)
             if id(j.relevant_doc_ids) not in relevant_of:
                 relevant_of[id(j.relevant_doc_ids)] = bulk.bind(
                     "relevant_doc_ids", j.relevant_doc_ids
@@ -337,7 +358,7 @@ class AnalyticsStore:
                 j.tier,
                 j.reason,
                 j.answer,
-                expected_of[id(j.expected)],
+                None,  # in expected_answers, by expected_ref
                 j.retrieved_ids,
                 relevant_of[id(j.relevant_doc_ids)],
                 j.context_has_answer,
@@ -351,6 +372,7 @@ class AnalyticsStore:
                 j.probe_created_at,
                 j.judged_at,
                 tallied_at,
+                expected_of[id(j.expected)],
             )
             for j in judgements
         ]
@@ -403,6 +425,7 @@ class AnalyticsStore:
             for tr in transitions
         ]
         with self.engine.begin() as conn:
+            self._expected.run(conn, list(new_expected.items()))
             inserted = self._judgements.run(conn, rows)
             if inserted != len(rows):
                 raise AlreadyStored(len(rows) - inserted, len(rows))  # leaving `begin`: rollback
@@ -414,6 +437,7 @@ class AnalyticsStore:
                 raise StateFenced(lost, len(tally_rows))  # leaving `begin`: rollback
             self._transitions.run(conn, transition_rows)
             self._clocks.run(conn, clock_rows)
+        self._expected_stored.update(new_expected)
 
     @staticmethod
     def _fenced_off(conn: Any, fenced: Sequence[tuple[GroupKey, int]]) -> int:
@@ -581,6 +605,7 @@ class AnalyticsStore:
             if limit is not None:
                 q = q.limit(limit)
             rows = list(s.scalars(q).all())
+        fill_expected(self.engine, rows)
         rows.reverse()  # oldest first, so the sort below keeps time order within a form
         rows.sort(key=lambda r: (r.cohort, r.form_id, r.cycle))
         return rows

@@ -106,6 +106,9 @@ def make_engine(url: str, *, echo: bool = False, read_only: bool = False, **kwar
                 cur.execute("PRAGMA query_only=ON")
             else:
                 if parsed.database not in (None, "", ":memory:"):
+                    # before the first table only (a no-op on a file that has tables): free
+                    # pages retention leaves are returned by ``incremental_vacuum``
+                    cur.execute("PRAGMA auto_vacuum=INCREMENTAL")
                     cur.execute("PRAGMA journal_mode=WAL")
                 cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")

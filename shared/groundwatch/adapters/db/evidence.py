@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from sqlalchemy import Engine, insert, select, tuple_
 from sqlalchemy.orm import Session, load_only
 
+from groundwatch.adapters.db.expected import fill_expected
 from groundwatch.adapters.db.models import Dataset, FormRow, GroupRow, JudgementRow
 from groundwatch.core.model import SemanticGroup
 
@@ -26,6 +27,7 @@ _FORM_TEXTS = load_only(
     JudgementRow.tier,
     JudgementRow.reason,
     JudgementRow.expected,
+    JudgementRow.expected_ref,
     raiseload=True,
 )
 
@@ -51,6 +53,7 @@ class StoreEvidence:
                 for row in s.scalars(q):
                     out[row.probe_id] = row
             s.expunge_all()
+        fill_expected(self.engine, out.values())
         return out
 
     def sources(self, keys: Sequence[tuple[str, str]]) -> Mapping[tuple[str, str], GroupRow]:

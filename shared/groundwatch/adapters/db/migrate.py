@@ -23,6 +23,19 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 _PG_LOCK_KEY = 0x6777_6D69  # "gwmi"
 
 
+#: The PostgreSQL partitions of ``judgements`` (:mod:`groundwatch.adapters.db.retention`): tables
+#: of the database no model describes, made and dropped by retention, never by a migration.
+PARTITION_PREFIX = "judgements_p"
+DEFAULT_PARTITION = "judgements_default"
+
+
+def include_name(name: str | None, type_: str, _parents: object) -> bool:
+    """Autogenerate's filter: the judgements partitions are not schema (see above)."""
+    if type_ != "table" or name is None:
+        return True
+    return not (name.startswith(PARTITION_PREFIX) or name == DEFAULT_PARTITION)
+
+
 def alembic_config(engine: Engine, connection: Connection | None = None) -> Config:
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))

@@ -25,6 +25,7 @@ from sqlalchemy import (
     LargeBinary,
     String,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -131,7 +132,9 @@ class JudgementRow(Base):
     tier: Mapped[str] = mapped_column(String(32))
     reason: Mapped[str] = mapped_column(Text, default="")
     answer: Mapped[str | None] = mapped_column(Text, nullable=True)
-    expected: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: NULL when the expected answer is in ``expected_answers`` (``expected_ref``): every form
+    #: of a group shares it, ~250 bytes a row stored once (rows written before keep theirs)
+    expected: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     retrieved_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
     relevant_doc_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
     #: The judge's summary of the retrieved texts (gold stated / absent / cannot tell).
@@ -148,6 +151,7 @@ class JudgementRow(Base):
     probe_created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     judged_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     tallied_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    expected_ref: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
     #: One index serves both a group's drill-down (``target, group_id``: its prefix) and the
     #: rebuild's per-tally window (``target, group_id, cohort`` equal, ``cycle`` a range): every
@@ -289,4 +293,79 @@ class LlmCacheRow(Base):
     prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
     completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
     latency_s: Mapped[float] = mapped_column(Float, default=0.0)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now, index=True)
+
+
+class JudgementSummaryRow(Base):
+    """What retention keeps of a group's pruned cycles: one row per run of consecutive cycles
+    in which the group (target, cohort) had the same status, counts and form verdicts — a stable
+    group costs one row however long it stays stable. ``verdicts`` holds each form's verdict,
+    truth version and staleness (what a replay of the tagger needs); ``changed`` the forms whose
+    verdict differs from the row before, with the answer that changed it."""
+
+    __tablename__ = "judgement_summaries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    series: Mapped[str] = mapped_column(String(128))
+    target: Mapped[str] = mapped_column(String(128))
+    cohort: Mapped[str] = mapped_column(String(64))
+    group_id: Mapped[str] = mapped_column(String(64))
+    dataset_id: Mapped[str] = mapped_column(String(64))
+    scenario: Mapped[str] = mapped_column(String(32))
+    group_forms: Mapped[int] = mapped_column(Integer, default=1)
+    first_cycle: Mapped[int] = mapped_column(Integer)
+    last_cycle: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16))
+    correct: Mapped[int] = mapped_column(Integer, default=0)
+    incorrect: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[int] = mapped_column(Integer, default=0)
+    undecided: Mapped[int] = mapped_column(Integer, default=0)
+    verdicts: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    changed: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+    __table_args__ = (
+        UniqueConstraint(
+            "series", "target", "cohort", "group_id", "first_cycle", name="uq_summaries_run"
+        ),
+        Index("ix_summaries_series_cycle", "series", "last_cycle"),
+    )
+
+
+class PrunedCycleRow(Base):
+    """A cycle (one run) whose judgements retention summarised: the ledger that makes a pruning
+    run killed half-way resumable — a cycle found here is never summarised again, only its
+    remaining rows deleted (SQLite) or its partition dropped (PostgreSQL)."""
+
+    __tablename__ = "pruned_cycles"
+
+    run_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    series: Mapped[str] = mapped_column(String(128))
+    cycle: Mapped[int] = mapped_column(Integer)
+    judgements: Mapped[int] = mapped_column(Integer, default=0)
+    #: every raw row of the cycle is gone (deleted, or its partition dropped)
+    done: Mapped[bool] = mapped_column(Boolean, default=False)
+    pruned_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+    __table_args__ = (Index("ix_pruned_cycles_series_cycle", "series", "cycle"),)
+
+
+class PinnedRunRow(Base):
+    """A run retention must never prune (a baseline ``diff`` compares against): its raw
+    judgements stay whatever the window."""
+
+    __tablename__ = "pinned_runs"
+
+    run_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    reason: Mapped[str] = mapped_column(String(200), default="")
+    pinned_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class ExpectedAnswerRow(Base):
+    """An expected answer (values, types, domain, attributes, version) stored once and
+    referenced by the judgements of every form that was asked for it (``expected_ref``: a
+    hash of its content, so two answers never share a row)."""
+
+    __tablename__ = "expected_answers"
+
+    ref: Mapped[str] = mapped_column(String(32), primary_key=True)
+    expected: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from groundwatch.adapters.db.expected import EXPECTED
 from groundwatch.adapters.db.models import JudgementRow
 from groundwatch.core.data_quality import GroupSpec
 from groundwatch.core.model import Expected, Verdict
@@ -112,7 +113,7 @@ def specs_for_runs(session: Session, run_ids: Sequence[str]) -> dict[str, GroupS
     from sqlalchemy import select
 
     stmt = (
-        select(JudgementRow.group_id, JudgementRow.query, JudgementRow.expected)
+        select(JudgementRow.group_id, JudgementRow.query, EXPECTED)
         .where(JudgementRow.run_id.in_(list(run_ids)), JudgementRow.scenario == "factual")
         .order_by(JudgementRow.tallied_at)
     )

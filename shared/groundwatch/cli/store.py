@@ -1,0 +1,76 @@
+"""``groundwatch store stats`` and ``store prune``: how big the store is and what retention
+removes (settings ``GW_RETAIN_*``, docs/retention.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from groundwatch.cli.common import DatabaseUrlOpt, one_line_errors, open_store, store_url
+
+
+def _mb(n: float | None) -> str:
+    return "–" if n is None else f"{n / 1e6:,.1f} MB"
+
+
+def register(app: typer.Typer) -> None:
+    store_app = typer.Typer(help="The store's size and its retention (GW_RETAIN_*).")
+    app.add_typer(store_app, name="store")
+
+    @store_app.command("stats")
+    @one_line_errors
+    def stats(database_url: DatabaseUrlOpt = None) -> None:
+        """Store size, rows per table, and what its newest cycles imply a day."""
+        from groundwatch.app.retention import store_stats
+
+        with open_store(database_url):  # the store exists and holds our tables
+            pass
+        url, name = store_url(database_url)
+        s, est = store_stats(url, name)
+        typer.echo(
+            f"{s.dialect} store: {_mb(s.size_bytes)}"
+            + (f" ({_mb(s.free_bytes)} free pages)" if s.free_bytes else "")
+            + (f", {s.partitions} judgement partitions" if s.partitions else "")
+        )
+        for table, n in s.rows.items():
+            typer.echo(f"  {table:<22} {n:>12,} rows")
+        if est is not None:
+            typer.echo(
+                f"newest cycles: {est.per_cycle:,} judgements a cycle, {est.cycles_per_day:,.0f}"
+                f" cycles a day, ~{est.bytes_per_row:,.0f} bytes a row: {_mb(est.per_day_bytes)}"
+                f" written a day, ~{_mb(est.retained_bytes)} kept raw by retention"
+            )
+
+    @store_app.command("prune")
+    @one_line_errors
+    def prune(
+        dry_run: Annotated[
+            bool, typer.Option("--dry-run", help="Only say what would be removed.")
+        ] = False,
+        database_url: DatabaseUrlOpt = None,
+    ) -> None:
+        """Roll cycles past the retention window up into summaries and remove their rows,
+        and bound dead letters, the LLM cache and answer versions (what analytics' pruner
+        does every GW_PRUNE_INTERVAL_S)."""
+        from groundwatch.app.retention import prune_store
+
+        with open_store(database_url):
+            pass
+        url, name = store_url(database_url)
+        r, s = prune_store(url, name, dry_run=dry_run)
+        would = "would remove" if dry_run else "removed"
+        span = f" (cycles {r.cycles[0].cycle}…{r.cycles[-1].cycle})" if r.cycles else ""
+        typer.echo(
+            f"{len(r.cycles)} cycles past the window{span}: {would} {r.judgements:,} judgements"
+            + (f" and {len(r.partitions)} partitions" if r.partitions else "")
+        )
+        if not dry_run:
+            typer.echo(
+                f"summaries: {r.summaries_written:,} written, {r.summaries_extended:,} extended"
+            )
+        typer.echo(
+            f"{would}: {r.summaries_expired:,} expired summaries, {r.dead_letters:,} dead"
+            f" letters, {r.llm_cache:,} LLM cache entries, {r.answer_versions:,} answer versions"
+        )
+        typer.echo(f"store now {_mb(s.size_bytes)}, {s.rows.get('judgements', 0):,} judgements")

@@ -1,0 +1,95 @@
+"""A monitoring series written through the real store code, for the retention tests and bench:
+cycles recorded in ``runs`` as the generator records them, judgements saved by
+:class:`AnalyticsStore` as analytics saves them, on a fake clock (a cycle a minute)."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from datetime import UTC, datetime
+
+from sqlalchemy import Engine
+
+from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.adapters.db.runs import record_cycle
+from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus
+from groundwatch.core.model import AnswerType, Expected, Verdict
+
+#: the fake clock's first cycle (epoch seconds)
+T0 = 1_780_000_000.0
+
+
+def write_cycle(
+    store: AnalyticsStore,
+    *,
+    series: str,
+    cycle: int,
+    groups: int,
+    forms: int = 3,
+    flip: float = 0.1,
+    seed: int = 0,
+    interval_s: float = 60.0,
+) -> int:
+    """One cycle of ``groups`` groups × ``forms`` forms × 2 cohorts; a group's verdicts are
+    those of its seed, and each cycle a share ``flip`` of groups changes its wrong form."""
+    at = T0 + cycle * interval_s
+    run_id = f"{series}-c{cycle}"
+    record_cycle(
+        store.engine,
+        run_id=run_id,
+        series=series,
+        cycle=cycle,
+        dataset_id="ds",
+        targets=["prod"],
+        started_at=at,
+    )
+    rng = random.Random(seed * 1_000_003 + cycle)
+    created = datetime.fromtimestamp(at, UTC)
+    judgements = []
+    for g in range(groups):
+        expected = Expected(values=[f"answer {g}"], types=[AnswerType.TEXT])
+        wrong = g % (forms + 2) if rng.random() < flip else (g * 7) % (forms + 2)
+        for cohort in ("short", "long"):
+            for f in range(forms):
+                probe = Probe(
+                    probe_id=uuid.uuid4(),
+                    run_id=run_id,
+                    series=series,
+                    cycle=cycle,
+                    dataset_id="ds",
+                    group_id=f"g{g:05d}",
+                    form_id=f"g{g:05d}-{cohort}-{f}",
+                    cohort=cohort,
+                    target="prod",
+                    query=f"What is the value of item {g} asked as form {f} in {cohort}?",
+                    expected=expected,
+                    group_forms=forms,
+                    probe_created_at=created,
+                )
+                ok = f != wrong
+                response = RagResponse.for_probe(
+                    probe,
+                    status=TargetStatus.OK,
+                    answer=f"answer {g}" if ok else "something else",
+                    retrieved_ids=["d1"],
+                )
+                judgements.append(
+                    Judgement.for_response(
+                        response,
+                        verdict=Verdict.CORRECT if ok else Verdict.INCORRECT,
+                        tier="exact",
+                        judged_at=created,
+                    )
+                )
+    store.save(judgements, [])
+    return len(judgements)
+
+
+def write_series(
+    engine: Engine, *, series: str = "s", cycles: int, groups: int, start: int = 1, **kw: object
+) -> int:
+    store = AnalyticsStore(engine)
+    return sum(
+        write_cycle(store, series=series, cycle=c, groups=groups, **kw)  # type: ignore[arg-type]
+        for c in range(start, start + cycles)
+    )
