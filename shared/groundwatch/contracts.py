@@ -272,6 +272,14 @@ class _ProbeKeyed(_Contract):
         description="Ground-truth document ids, when the dataset has them.",
     )
     probe_created_at: Timestamp = Field(default_factory=utcnow)
+    trace_context: (
+        Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}-[0-9a-f]{16}$")] | None
+    ) = Field(
+        None,
+        description="The span this judgement belongs to, 'TRACEID-SPANID' in hex, when it is"
+        " not the probe's own (a user's span, for traffic that came as spans); None: the probe's"
+        " span, named by its probe id.",
+    )
 
     @property
     def key(self) -> bytes:

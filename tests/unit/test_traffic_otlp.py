@@ -129,3 +129,48 @@ def test_service_names_become_target_ids() -> None:
     assert target_name("ship bot") == "ship-bot"
     assert target_name("  rag/api v2 ") == "rag-api-v2"
     assert target_name("") == "unknown_service"
+
+
+async def test_a_traffic_verdict_is_written_onto_the_users_own_span(
+    groups: list[SemanticGroup],
+) -> None:
+    """The app's span that carried the answer gets the verdict: the evaluation span is its
+    child, and the Phoenix annotation and Langfuse score name its trace and span."""
+    from groundwatch.adapters.tracing import SpanCounts, SpanFactory
+    from groundwatch.adapters.tracing.spans import make_provider
+    from groundwatch.adapters.tracing.writers import langfuse_score, phoenix_annotation
+
+    received: list[TrafficRecord] = []
+
+    async def publish(records: object) -> None:
+        received.extend(records)  # type: ignore[call-overload]
+
+    app = FastAPI()
+    add_otlp_routes(app, publish, token=TOKEN)
+    spans = _app_spans()
+    auth = {"Authorization": f"Bearer {TOKEN}", "Content-Type": PROTOBUF}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw") as h:
+        body = encode_spans(spans).SerializeToString()
+        assert (await h.post("/v1/traces", content=body, headers=auth)).status_code == 200
+    roots = {s.attributes["input.value"]: s for s in spans if s.name == "rag" and s.attributes}
+    stage = TrafficStage(groups, dataset_id="fleet")
+    responses = [r for r in await stage.handle(received) if isinstance(r, RagResponse)]
+    judgements = await JudgeStage(TieredJudge().judge).handle(responses)
+    assert judgements
+
+    exporter = InMemorySpanExporter()
+    factory = SpanFactory(make_provider(exporter, service_name="gw", counts=SpanCounts()))
+    for j in judgements:
+        user = roots[j.query].context
+        trace_hex, span_hex = format(user.trace_id, "032x"), format(user.span_id, "016x")
+        assert j.trace_context == f"{trace_hex}-{span_hex}"
+        factory.evaluation(j, "robust")
+        assert phoenix_annotation(j, "robust")["span_id"] == span_hex
+        score = langfuse_score(j, "robust")["body"]
+        assert (score["traceId"], score["observationId"]) == (trace_hex, span_hex)
+    factory.provider.force_flush()
+    evaluations = exporter.get_finished_spans()
+    assert {(e.context.trace_id, e.parent.span_id) for e in evaluations if e.parent} == {
+        (roots[j.query].context.trace_id, roots[j.query].context.span_id) for j in judgements
+    }
+    factory.provider.shutdown()

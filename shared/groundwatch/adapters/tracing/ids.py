@@ -69,3 +69,12 @@ def set_next_ids(trace_id: int, span_id: int) -> object:
 
 def reset_next_ids(token: object) -> None:
     _NEXT.reset(token)  # type: ignore[arg-type]
+
+
+def verdict_span(probe_id: uuid.UUID | str, trace_context: str | None) -> tuple[int, int]:
+    """(trace id, span id) of the span a verdict belongs to: the one ``trace_context`` names
+    ('TRACEID-SPANID' in hex: a user's own span, for traffic), else the probe's own."""
+    if trace_context:
+        trace, span = trace_context.split("-")
+        return int(trace, 16), int(span, 16)
+    return probe_trace_id(probe_id), probe_span_id(probe_id)

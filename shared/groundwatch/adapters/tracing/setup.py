@@ -43,11 +43,17 @@ class Tracing:
     def verdicts(
         self, judgements: Sequence[Judgement], status_of: Callable[[Judgement], str | None]
     ) -> None:
-        """Each stored judgement onto its probe's span: an evaluation span, and an annotation
-        or score in each configured tool (only for probes whose span was sampled)."""
+        """Each stored judgement onto its span — the probe's (when it was sampled), or the
+        user's own for traffic that came as spans: an evaluation span, and an annotation or
+        score in each configured tool."""
         spans = self.spans
         for judgement in judgements:
-            if spans is not None and not spans.sampled(_trace(judgement)):
+            # a probe's span exists only where the sampler kept it; a user's span always does
+            if (
+                spans is not None
+                and judgement.trace_context is None
+                and not spans.sampled(_trace(judgement))
+            ):
                 continue
             status = status_of(judgement)
             if spans is not None:

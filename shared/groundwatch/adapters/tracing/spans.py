@@ -34,6 +34,7 @@ from groundwatch.adapters.tracing.ids import (
     probe_trace_id,
     reset_next_ids,
     set_next_ids,
+    verdict_span,
 )
 from groundwatch.contracts import Judgement, Probe, RagResponse
 
@@ -216,16 +217,15 @@ class SpanFactory:
             span.end()
 
     def evaluation(self, judgement: Judgement, group_status: str | None) -> None:
-        """The verdict on a probe: an EVALUATOR span under the probe's span, carrying the
-        ``gen_ai.evaluation.result`` event (parented to the evaluated span's trace)."""
-        trace_id = probe_trace_id(judgement.probe_id)
-        if not self.sampled(trace_id):
+        """The verdict on a probe: an EVALUATOR span under the evaluated span (the probe's, or
+        the user's own for traffic that came as spans), carrying the
+        ``gen_ai.evaluation.result`` event."""
+        trace_id, span_id = verdict_span(judgement.probe_id, judgement.trace_context)
+        # a user's span exists (their app sampled it); a probe's only if our sampler kept it
+        if judgement.trace_context is None and not self.sampled(trace_id):
             return
         parent = SpanContext(
-            trace_id,
-            probe_span_id(judgement.probe_id),
-            is_remote=True,
-            trace_flags=TraceFlags(TraceFlags.SAMPLED),
+            trace_id, span_id, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED)
         )
         attrs = evaluation_attributes(judgement, group_status)
         context = trace.set_span_in_context(NonRecordingSpan(parent))

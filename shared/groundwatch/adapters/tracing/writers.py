@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 from tenacity import Retrying, stop_after_attempt, wait_exponential
 
-from groundwatch.adapters.tracing.ids import probe_span_id, probe_trace_id, span_hex, trace_hex
+from groundwatch.adapters.tracing.ids import span_hex, trace_hex, verdict_span
 from groundwatch.adapters.tracing.spans import EVALUATION_NAME, MAX_ATTRIBUTE_CHARS
 from groundwatch.contracts import Judgement
 
@@ -129,8 +129,9 @@ def _score(judgement: Judgement) -> float | None:
 def phoenix_annotation(judgement: Judgement, group_status: str | None) -> dict[str, Any]:
     """A Phoenix span annotation of the verdict, upserted per (span, name, group): a later
     verdict on the same span replaces it instead of piling up."""
+    _, span_id = verdict_span(judgement.probe_id, judgement.trace_context)
     return {
-        "span_id": span_hex(probe_span_id(judgement.probe_id)),
+        "span_id": span_hex(span_id),
         "name": EVALUATION_NAME,
         "annotator_kind": "CODE",
         "identifier": f"groundwatch:{judgement.group_id}",
@@ -156,10 +157,11 @@ def langfuse_score(judgement: Judgement, group_status: str | None) -> dict[str, 
     OTLP trace and span ids, which is how Langfuse names traces it received over OTLP)."""
     score_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"groundwatch:{judgement.probe_id}"))
     score = _score(judgement)
+    trace_id, span_id = verdict_span(judgement.probe_id, judgement.trace_context)
     body: dict[str, Any] = {
         "id": score_id,
-        "traceId": trace_hex(probe_trace_id(judgement.probe_id)),
-        "observationId": span_hex(probe_span_id(judgement.probe_id)),
+        "traceId": trace_hex(trace_id),
+        "observationId": span_hex(span_id),
         "name": EVALUATION_NAME,
         "comment": _explanation(judgement, group_status),
     }

@@ -14,6 +14,7 @@ of the window join it, and each distinct question is a form that counts once per
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -159,6 +160,7 @@ class TrafficStage:
             group_forms=1,
             relevant_doc_ids=group.relevant_doc_ids,
             probe_created_at=record.asked_at,
+            trace_context=_trace_context(record),
         )
         if record.answer is None:
             return RagResponse.for_probe(
@@ -181,3 +183,15 @@ class TrafficStage:
         if record.trace_id is not None:
             return uuid.uuid5(_TRACE_NS, f"{record.trace_id}/{record.span_id or ''}")
         return uuid.uuid4()
+
+
+_HEX = re.compile(r"[0-9a-f]+")
+
+
+def _trace_context(record: TrafficRecord) -> str | None:
+    """The user's span the verdict is written back onto ('TRACEID-SPANID'), when the record
+    names one as OpenTelemetry does (32 and 16 hex digits); None otherwise."""
+    trace, span = (record.trace_id or "").lower(), (record.span_id or "").lower()
+    if len(trace) == 32 and len(span) == 16 and _HEX.fullmatch(trace) and _HEX.fullmatch(span):
+        return f"{trace}-{span}"
+    return None
