@@ -27,16 +27,23 @@ def answers_of(dataset: Path, knows: Callable[[str], bool]) -> dict[str, str]:
 
 @contextmanager
 def serve(
-    answers: dict[str, str], *, status: int = 200, reply: Callable[[str], Any] | None = None
+    answers: dict[str, str],
+    *,
+    status: int = 200,
+    reply: Callable[[str], Any] | None = None,
+    traceparents: list[str] | None = None,
 ) -> Iterator[str]:
     """Serve POST {"query": …} at http://127.0.0.1:PORT/ask until the block ends; yields the URL.
 
     ``reply(answer)`` shapes the JSON reply (default ``{"answer": answer}``: no retrieved ids,
-    no contexts); ``status`` other than 200 fails every request with it."""
+    no contexts); ``status`` other than 200 fails every request with it; ``traceparents``
+    collects each request's W3C ``traceparent`` header ("" when it had none)."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if traceparents is not None:
+                traceparents.append(self.headers.get("traceparent") or "")
             if status != 200:
                 self.send_response(status)
                 self.end_headers()

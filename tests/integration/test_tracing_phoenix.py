@@ -8,16 +8,11 @@ would join the probe's trace.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,41 +21,12 @@ import orjson
 import pytest
 
 from groundwatch.adapters.tracing import probe_trace_id
+from tests.integration._http_rag import serve
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).with_name("groundwatch"))
-
-
-@contextmanager
-def endpoint(answers: dict[str, str], seen: list[str]) -> Iterator[str]:
-    """POST {"query"} → {"answer", "ids"}; every request's traceparent goes into ``seen``."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            seen.append(self.headers.get("traceparent") or "")
-            query = json.loads(body or b"{}").get("query", "")
-            answer = answers.get(query, "I don't know.")
-            data = json.dumps({"answer": answer, "ids": ["doc-1", "doc-2"]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *_args: Any) -> None:
-            return None
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/ask"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _spans(phoenix: str, project: str, kind: str) -> list[dict[str, Any]]:
@@ -107,7 +73,9 @@ def test_probe_spans_and_verdicts_arrive_in_phoenix(tmp_path: Path, phoenix_url:
     }
     project = f"gw-test-{uuid.uuid4().hex[:8]}"
     seen: list[str] = []
-    with endpoint(answers, seen) as url:
+    with serve(
+        answers, reply=lambda a: {"answer": a, "ids": ["doc-1", "doc-2"]}, traceparents=seen
+    ) as url:
         targets = tmp_path / "targets.yaml"
         targets.write_text(
             "targets:\n"
