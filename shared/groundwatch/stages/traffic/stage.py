@@ -32,6 +32,7 @@ from groundwatch.contracts import (
     _Contract,
 )
 from groundwatch.core.model import SemanticGroup, form_id_for
+from groundwatch.core.sampling import in_share
 from groundwatch.core.traffic import Grounding, GroundingIndex
 from groundwatch.core.traffic.normalize import tokens
 from groundwatch.errors import Reject
@@ -53,6 +54,8 @@ class TrafficCounts:
 
     records: int = 0
     matched: int = 0
+    #: records left out of the sampled share (never grounded, never in ``records``)
+    sampled_out: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
     shapes: Counter[str] = field(default_factory=Counter)
 
@@ -90,8 +93,12 @@ class TrafficStage:
         index: GroundingIndex | None = None,
         window_s: float = WINDOW_S,
         min_confidence: float | None = None,
+        sample: float = 1.0,
     ) -> None:
+        if not 0.0 <= sample <= 1.0:
+            raise ValueError(f"traffic sample {sample} is not a share between 0 and 1")
         self.dataset_id = dataset_id
+        self.sample = sample
         self.window_s = window_s
         # the groups are read again by position when one is matched, never held: a dataset
         # file streams from disk (its answer domains would be most of the memory)
@@ -125,6 +132,9 @@ class TrafficStage:
                 out.append(
                     Reject(record, f"dataset {record.dataset_id!r} is not {self.dataset_id!r}")
                 )
+                continue
+            if not in_share(_sample_key(record), self.sample):
+                self.counts.sampled_out += 1
                 continue
             response = self.ground(record)
             if response is not None:
@@ -186,6 +196,15 @@ class TrafficStage:
 
 
 _HEX = re.compile(r"[0-9a-f]+")
+
+
+def _sample_key(record: TrafficRecord) -> str:
+    """What the sampled share is drawn by: the trace, as tracing backends sample, so every
+    evaluator (and every span of one request) keeps the same traces; an untraced record by its
+    target, asking time and question, the same on every evaluator that receives it."""
+    if record.trace_id is not None:
+        return f"trace/{record.trace_id.lower()}"
+    return f"record/{record.target}/{record.asked_at.isoformat()}/{record.question}"
 
 
 def _trace_context(record: TrafficRecord) -> str | None:
