@@ -298,6 +298,7 @@ async def run_cycles(
         say(line if opts.once else line.replace("this run", "per cycle"))
     from groundwatch.adapters.sources.connect import SourcePolicy
 
+    traffic_sample = _traffic_sample()
     pipeline = EmbeddedPipeline(
         groups,
         runner,
@@ -315,6 +316,7 @@ async def run_cycles(
         publish_views=not opts.once,
         # a continuous run grounds and judges the users' traffic it is sent (POST /traffic)
         traffic=not opts.once,
+        traffic_sample=traffic_sample,
     )
     await pipeline.start()
 
@@ -391,3 +393,16 @@ async def run_cycles(
     finally:
         await pipeline.stop()
     return report, all_groups
+
+
+def _traffic_sample() -> float:
+    """``GW_TRAFFIC_SAMPLE``, or a one-line error naming the variable."""
+    from pydantic import ValidationError
+
+    from groundwatch.app.settings import TrafficSettings
+
+    try:
+        return TrafficSettings().traffic_sample
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise ConfigError(f"GW_TRAFFIC_SAMPLE: {first['msg']}") from None
