@@ -148,3 +148,24 @@ async def test_sampling_keeps_the_same_traces_on_every_evaluator(
     assert await nothing.handle(records[:10]) == [] and nothing.counts.sampled_out == 10
     with pytest.raises(ValueError, match="between 0 and 1"):
         TrafficStage(groups, dataset_id="fleet", sample=1.5)
+
+
+async def test_personal_data_is_masked_before_grounding_and_judging(
+    groups: list[SemanticGroup],
+) -> None:
+    """With ``pii`` the response carries no e-mail or phone, the question still matches, and the
+    answer's figures the judge reads survive."""
+    record = _record(
+        "how many berths does rotterdam have? reply to jan.smit@example.nl or +31 10 252 1010",
+        "Rotterdam has 320 berths; call (010) 252 1010 for a slot.",
+    )
+    plain = await TrafficStage(groups, dataset_id="fleet").handle([record])
+    masked = await TrafficStage(groups, dataset_id="fleet", pii=True).handle([record])
+    assert len(plain) == len(masked) == 1
+    (response,) = masked
+    assert isinstance(response, RagResponse) and isinstance(plain[0], RagResponse)
+    assert response.group_id == plain[0].group_id
+    text = f"{response.query} {response.answer}"
+    assert "jan.smit@example.nl" in plain[0].query
+    assert "@" not in text and "252" not in text and "[email]" in text and "[phone]" in text
+    assert "320 berths" in (response.answer or "")

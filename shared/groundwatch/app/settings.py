@@ -53,7 +53,8 @@ class GeneratorSettings(CommonSettings):
     pii: bool = Field(
         False,
         description="Exclude columns whose names or values look personal (e-mail, phone, "
-        "address, birth date, national ids).",
+        "address, birth date, national ids); a continuous run also masks e-mails, phones and"
+        " national ids in users' traffic before it is grounded or stored.",
     )
     key_ratio: float = Field(
         0.9, ge=0.0, le=1.0, description="Distinct share for a text column to name its rows."
@@ -205,6 +206,11 @@ class TrafficSettings(BaseSettings):
         le=1,
         description="Share of users' traffic grounded and judged, drawn by a hash of the trace"
         " id: every evaluator with the same share keeps the same traces (1: all, 0: none).",
+    )
+    pii: bool = Field(
+        False,
+        description="Also mask e-mail addresses, phone numbers, national ids and IBANs in users'"
+        " questions, answers and contexts before they are grounded, judged or stored.",
     )
 
 

@@ -35,6 +35,7 @@ from groundwatch.core.model import SemanticGroup, form_id_for
 from groundwatch.core.sampling import in_share
 from groundwatch.core.traffic import Grounding, GroundingIndex
 from groundwatch.core.traffic.normalize import tokens
+from groundwatch.core.traffic.pii import redact
 from groundwatch.errors import Reject
 
 #: The cohort users' questions are tallied in.
@@ -94,11 +95,13 @@ class TrafficStage:
         window_s: float = WINDOW_S,
         min_confidence: float | None = None,
         sample: float = 1.0,
+        pii: bool = False,
     ) -> None:
         if not 0.0 <= sample <= 1.0:
             raise ValueError(f"traffic sample {sample} is not a share between 0 and 1")
         self.dataset_id = dataset_id
         self.sample = sample
+        self.pii = pii
         self.window_s = window_s
         # the groups are read again by position when one is matched, never held: a dataset
         # file streams from disk (its answer domains would be most of the memory)
@@ -136,6 +139,8 @@ class TrafficStage:
             if not in_share(_sample_key(record), self.sample):
                 self.counts.sampled_out += 1
                 continue
+            if self.pii:  # before the question is matched, kept as a shape, judged or stored
+                record = _redacted(record)
             response = self.ground(record)
             if response is not None:
                 out.append(response)
@@ -196,6 +201,16 @@ class TrafficStage:
 
 
 _HEX = re.compile(r"[0-9a-f]+")
+
+
+def _redacted(record: TrafficRecord) -> TrafficRecord:
+    return record.model_copy(
+        update={
+            "question": redact(record.question),
+            "answer": None if record.answer is None else redact(record.answer),
+            "contexts": [redact(c) for c in record.contexts],
+        }
+    )
 
 
 def _sample_key(record: TrafficRecord) -> str:
