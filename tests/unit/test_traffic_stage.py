@@ -117,3 +117,55 @@ async def test_a_fact_users_stop_getting_is_a_regression_from_traffic_alone(
             tagger.apply(observation_from_judgement(j))
     moves = [(t.cohort, t.from_status, t.to_status) for t in tagger.drain_transitions()]
     assert (TRAFFIC_COHORT, GroupStatus.ROBUST, GroupStatus.GAP) in moves
+
+
+async def test_sampling_keeps_the_same_traces_on_every_evaluator(
+    groups: list[SemanticGroup],
+) -> None:
+    """A share drawn by trace id: two evaluators keep the same traces, every span of a kept
+    trace is kept, and the share kept is near the share asked for."""
+    records = [
+        _record(
+            "pacific heron captain?", "Diego Fuentes", trace_id=f"{i:032x}", span_id=f"{s:016x}"
+        )
+        for i in range(400)
+        for s in (1, 2)
+    ]
+    kept = []
+    for _evaluator in range(2):
+        stage = TrafficStage(groups, dataset_id="fleet", sample=0.25)
+        out = await stage.handle(records)
+        kept.append({r.trace_context for r in out if isinstance(r, RagResponse)})
+        assert stage.counts.records + stage.counts.sampled_out == len(records)
+    assert kept[0] == kept[1]
+    traces = {c.split("-")[0] for c in kept[0] if c}
+    assert all(f"{t}-{s:016x}" in kept[0] for t in traces for s in (1, 2))
+    # 400 traces at p = 0.25: the binomial's sd is about 8.7, so 60–140 is over 4.5 sd
+    assert 60 <= len(traces) <= 140
+    everything = TrafficStage(groups, dataset_id="fleet", sample=1.0)
+    nothing = TrafficStage(groups, dataset_id="fleet", sample=0.0)
+    assert len(await everything.handle(records[:10])) == 10
+    assert await nothing.handle(records[:10]) == [] and nothing.counts.sampled_out == 10
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        TrafficStage(groups, dataset_id="fleet", sample=1.5)
+
+
+async def test_personal_data_is_masked_before_grounding_and_judging(
+    groups: list[SemanticGroup],
+) -> None:
+    """With ``pii`` the response carries no e-mail or phone, the question still matches, and the
+    answer's figures the judge reads survive."""
+    record = _record(
+        "how many berths does rotterdam have? reply to jan.smit@example.nl or +31 10 252 1010",
+        "Rotterdam has 320 berths; call (010) 252 1010 for a slot.",
+    )
+    plain = await TrafficStage(groups, dataset_id="fleet").handle([record])
+    masked = await TrafficStage(groups, dataset_id="fleet", pii=True).handle([record])
+    assert len(plain) == len(masked) == 1
+    (response,) = masked
+    assert isinstance(response, RagResponse) and isinstance(plain[0], RagResponse)
+    assert response.group_id == plain[0].group_id
+    text = f"{response.query} {response.answer}"
+    assert "jan.smit@example.nl" in plain[0].query
+    assert "@" not in text and "252" not in text and "[email]" in text and "[phone]" in text
+    assert "320 berths" in (response.answer or "")

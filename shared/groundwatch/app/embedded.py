@@ -91,6 +91,8 @@ class EmbeddedPipeline:
         keep_consumed: bool = False,
         publish_views: bool = True,
         traffic: bool = False,
+        traffic_sample: float = 1.0,
+        traffic_pii: bool = False,
     ) -> None:
         """``window``: each group's status over its last N cycles (default 1, the live view);
         ``series`` names the monitoring series (default: the dataset's id). With a database
@@ -110,7 +112,9 @@ class EmbeddedPipeline:
         ``publish_views=False``: analytics publishes no read model per batch (a batch run with
         no reader while it runs: :class:`~groundwatch.stages.analytics.stage.AnalyticsStage`).
         ``traffic``: users' questions on the ``traffic`` topic are grounded in ``groups`` and
-        judged as their ``traffic`` cohort (:mod:`groundwatch.stages.traffic.stage`)."""
+        judged as their ``traffic`` cohort (:mod:`groundwatch.stages.traffic.stage`), the
+        ``traffic_sample`` share of them drawn by trace id, personal data masked when
+        ``traffic_pii``."""
         self._on_stop = list(on_stop)
         # at most this many messages of a topic in flight: a cycle of any size streams through
         # (the generator waits for the runner as a producer waits on a full buffer)
@@ -176,7 +180,9 @@ class EmbeddedPipeline:
         self.traffic: TrafficStage | None = None
         if traffic:
             dataset = groups[0].dataset_id if groups else "default"
-            stage = self.traffic = TrafficStage(groups, dataset_id=dataset)
+            stage = self.traffic = TrafficStage(
+                groups, dataset_id=dataset, sample=traffic_sample, pii=traffic_pii
+            )
             self.stage_loops.append(consume(stage, self.bus, self.topics))
             register_traffic_telemetry(self.registry, lambda: stage.counts)
         self.loops: list[ConsumeLoop[Any]] = [*self.stage_loops, self.keeper_loop]

@@ -20,6 +20,7 @@ from groundwatch.errors import ConfigError, GroundwatchError
 
 if TYPE_CHECKING:
     from groundwatch.app.embedded import EmbeddedResult
+    from groundwatch.app.settings import TrafficSettings
     from groundwatch.core.compare import Side
     from groundwatch.core.model import SemanticGroup
     from groundwatch.core.tagging import Tagger
@@ -298,6 +299,7 @@ async def run_cycles(
         say(line if opts.once else line.replace("this run", "per cycle"))
     from groundwatch.adapters.sources.connect import SourcePolicy
 
+    traffic = _traffic_settings()
     pipeline = EmbeddedPipeline(
         groups,
         runner,
@@ -315,6 +317,8 @@ async def run_cycles(
         publish_views=not opts.once,
         # a continuous run grounds and judges the users' traffic it is sent (POST /traffic)
         traffic=not opts.once,
+        traffic_sample=traffic.traffic_sample,
+        traffic_pii=traffic.pii,
     )
     await pipeline.start()
 
@@ -391,3 +395,17 @@ async def run_cycles(
     finally:
         await pipeline.stop()
     return report, all_groups
+
+
+def _traffic_settings() -> TrafficSettings:
+    """``GW_TRAFFIC_SAMPLE`` and ``GW_PII``, or a one-line error naming the variable."""
+    from pydantic import ValidationError
+
+    from groundwatch.app.settings import TrafficSettings
+
+    try:
+        return TrafficSettings()
+    except ValidationError as e:
+        first = e.errors()[0]
+        name = "GW_" + "_".join(str(p) for p in first["loc"]).upper()
+        raise ConfigError(f"{name}: {first['msg']}") from None

@@ -27,6 +27,7 @@ __all__ = [
     "JudgeServiceSettings",
     "RetentionSettings",
     "RunnerSettings",
+    "TrafficSettings",
     "documented",
 ]
 
@@ -52,7 +53,8 @@ class GeneratorSettings(CommonSettings):
     pii: bool = Field(
         False,
         description="Exclude columns whose names or values look personal (e-mail, phone, "
-        "address, birth date, national ids).",
+        "address, birth date, national ids); a continuous run also masks e-mails, phones and"
+        " national ids in users' traffic before it is grounded or stored.",
     )
     key_ratio: float = Field(
         0.9, ge=0.0, le=1.0, description="Distinct share for a text column to name its rows."
@@ -193,6 +195,25 @@ class AnalyticsSettings(CommonSettings):
     )
 
 
+class TrafficSettings(BaseSettings):
+    """How users' traffic is grounded (``GW_TRAFFIC_*``): read by a continuous ``run``."""
+
+    model_config = SettingsConfigDict(env_prefix="GW_", extra="ignore", env_file=None)
+
+    traffic_sample: float = Field(
+        1.0,
+        ge=0,
+        le=1,
+        description="Share of users' traffic grounded and judged, drawn by a hash of the trace"
+        " id: every evaluator with the same share keeps the same traces (1: all, 0: none).",
+    )
+    pii: bool = Field(
+        False,
+        description="Also mask e-mail addresses, phone numbers, national ids and IBANs in users'"
+        " questions, answers and contexts before they are grounded, judged or stored.",
+    )
+
+
 class RetentionSettings(BaseSettings):
     """What the store keeps (``GW_RETAIN_*``): read by analytics' pruner and ``groundwatch
     store``. With the defaults a minute monitor of P probes a cycle keeps at most the newest
@@ -288,6 +309,7 @@ def documented() -> list[tuple[str, type[BaseSettings]]]:
         ("judge, LLM features", LlmSettings),
         ("analytics", AnalyticsSettings),
         ("analytics, store", RetentionSettings),
+        ("run (traffic)", TrafficSettings),
         ("analytics, run, demo, report, groups", EvidenceSettings),
         ("reference-rag", ReferenceRagSettings),
         ("rag-runner, analytics, run, demo", TracingSettings),

@@ -32,8 +32,10 @@ from groundwatch.contracts import (
     _Contract,
 )
 from groundwatch.core.model import SemanticGroup, form_id_for
+from groundwatch.core.sampling import in_share
 from groundwatch.core.traffic import Grounding, GroundingIndex
 from groundwatch.core.traffic.normalize import tokens
+from groundwatch.core.traffic.pii import redact
 from groundwatch.errors import Reject
 
 #: The cohort users' questions are tallied in.
@@ -53,6 +55,8 @@ class TrafficCounts:
 
     records: int = 0
     matched: int = 0
+    #: records left out of the sampled share (never grounded, never in ``records``)
+    sampled_out: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
     shapes: Counter[str] = field(default_factory=Counter)
 
@@ -90,8 +94,14 @@ class TrafficStage:
         index: GroundingIndex | None = None,
         window_s: float = WINDOW_S,
         min_confidence: float | None = None,
+        sample: float = 1.0,
+        pii: bool = False,
     ) -> None:
+        if not 0.0 <= sample <= 1.0:
+            raise ValueError(f"traffic sample {sample} is not a share between 0 and 1")
         self.dataset_id = dataset_id
+        self.sample = sample
+        self.pii = pii
         self.window_s = window_s
         # the groups are read again by position when one is matched, never held: a dataset
         # file streams from disk (its answer domains would be most of the memory)
@@ -126,6 +136,11 @@ class TrafficStage:
                     Reject(record, f"dataset {record.dataset_id!r} is not {self.dataset_id!r}")
                 )
                 continue
+            if not in_share(_sample_key(record), self.sample):
+                self.counts.sampled_out += 1
+                continue
+            if self.pii:  # before the question is matched, kept as a shape, judged or stored
+                record = _redacted(record)
             response = self.ground(record)
             if response is not None:
                 out.append(response)
@@ -186,6 +201,25 @@ class TrafficStage:
 
 
 _HEX = re.compile(r"[0-9a-f]+")
+
+
+def _redacted(record: TrafficRecord) -> TrafficRecord:
+    return record.model_copy(
+        update={
+            "question": redact(record.question),
+            "answer": None if record.answer is None else redact(record.answer),
+            "contexts": [redact(c) for c in record.contexts],
+        }
+    )
+
+
+def _sample_key(record: TrafficRecord) -> str:
+    """What the sampled share is drawn by: the trace, as tracing backends sample, so every
+    evaluator (and every span of one request) keeps the same traces; an untraced record by its
+    target, asking time and question, the same on every evaluator that receives it."""
+    if record.trace_id is not None:
+        return f"trace/{record.trace_id.lower()}"
+    return f"record/{record.target}/{record.asked_at.isoformat()}/{record.question}"
 
 
 def _trace_context(record: TrafficRecord) -> str | None:
