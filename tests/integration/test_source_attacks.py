@@ -368,7 +368,13 @@ async def test_dataset_sql_attacks_are_refused_and_leave_no_trace(
             pipeline.analytics.tagger, evidence=StoreEvidence(pipeline.engine)
         ).model_dump_json(by_alias=True)
         with pipeline.engine.connect() as conn:
-            expected = conn.execute(text("SELECT group_id, expected FROM judgements")).all()
+            # a judgement row references its expected answer, stored once per version
+            expected = conn.execute(
+                text(
+                    "SELECT j.group_id, COALESCE(j.expected, e.expected) FROM judgements j"
+                    " LEFT JOIN expected_answers e ON e.ref = j.expected_ref"
+                )
+            ).all()
             versions = conn.execute(select(AnswerVersionRow.group_id)).scalars().all()
     finally:
         await pipeline.stop()
