@@ -113,6 +113,17 @@ class _Filters:
         return urlencode({k: v for k, v in values.items() if v not in ("", None)})
 
 
+def _filters(
+    target: str = "",
+    cohort: str = "",
+    status: str = "",
+    held: str = "",
+    q: str = "",
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+) -> _Filters:
+    return _Filters(target, cohort, status, held, q, page)
+
+
 def _table(reads: Reads, f: _Filters) -> dict[str, Any]:
     """The groups table's page ``f.page`` with its filters (blocking: run in a thread)."""
     tagger = reads.tagger
@@ -201,22 +212,12 @@ def add_view(app: FastAPI, reads: Callable[[], Reads], auth: ViewAuth, prefix: s
     async def in_thread(fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
         return await asyncio.to_thread(fn, await asyncio.to_thread(reads), *args)
 
-    def filters(
-        target: str = "",
-        cohort: str = "",
-        status: str = "",
-        held: str = "",
-        q: str = "",
-        page: int = Query(1, ge=1, le=1_000_000),
-    ) -> _Filters:
-        return _Filters(target, cohort, status, held, q, page)
-
     @router.get("/", response_class=HTMLResponse, dependencies=guard)
-    async def groups(request: Request, f: Annotated[_Filters, Depends(filters)]) -> Response:
+    async def groups(request: Request, f: Annotated[_Filters, Depends(_filters)]) -> Response:
         return page(request, "groups.html", await in_thread(_table, f))
 
     @router.get("/groups-table", response_class=HTMLResponse, dependencies=guard)
-    async def groups_table(request: Request, f: Annotated[_Filters, Depends(filters)]) -> Response:
+    async def groups_table(request: Request, f: Annotated[_Filters, Depends(_filters)]) -> Response:
         return page(request, "_table.html", await in_thread(_table, f))
 
     @router.get("/groups/{group_id}", response_class=HTMLResponse, dependencies=guard)
