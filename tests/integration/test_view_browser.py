@@ -324,3 +324,26 @@ def test_read_token_guards_the_pages(store_url: str) -> None:
             assert given.status_code == 403
     finally:
         store.close()
+
+
+def test_a_replay_of_the_store_is_refreshed_in_the_background(store_url: str) -> None:
+    """A request past the refresh age is served the last replay while a fresh one is made,
+    and a later request gets the fresh one."""
+    import threading as th
+
+    from groundwatch.app.view import StoreReads
+
+    store = open_store(store_url, "--database-url")
+    try:
+        reads = StoreReads(store, None, 1, refresh_s=0.0)
+        first = reads()
+        assert first.tagger.targets()
+        again = reads()  # stale at once: served the last replay, a new one started
+        assert again is first
+        for t in th.enumerate():
+            if t.name == "view-replay":
+                t.join(timeout=300)
+        fresh = reads()
+        assert fresh is not first and fresh.tagger.targets() == first.tagger.targets()
+    finally:
+        store.close()

@@ -2,8 +2,9 @@
 verdicts as labelled data for ``judge-agreement``.
 
 The pages read the store's latest series replayed through the tagger (as ``groups`` and
-``show`` do), replayed again at most every ``refresh_s`` seconds, so a cycle a running
-``groundwatch run`` stores shows on the next poll without a replay per request.
+``show`` do), replayed again in the background when the last replay is ``refresh_s`` seconds
+old, so a cycle a running ``groundwatch run`` stores shows on a later poll and no request
+waits for a replay but the first.
 """
 
 from __future__ import annotations
@@ -25,37 +26,55 @@ REFRESH_S = 2.0
 
 
 class StoreReads:
-    """The store's latest series replayed, shared by the requests of ``refresh_s`` seconds."""
+    """The store's latest series replayed, shared by every request: the first request waits
+    for a replay; after ``refresh_s`` the next one starts a fresh replay in the background and
+    is served the previous one, so a page never waits for a replay of a big store."""
 
     def __init__(
         self, store: Store, series: str | None, window_runs: int, refresh_s: float = REFRESH_S
     ) -> None:
-        self.store, self.series, self.window_runs, self.refresh_s = (
-            store,
-            series,
-            window_runs,
-            refresh_s,
-        )
+        self.store, self.series, self.window_runs = store, series, window_runs
+        self.refresh_s = refresh_s
         self._lock = threading.Lock()
         self._at = -float("inf")
         self._reads: Reads | None = None
+        self._refreshing = False
 
     def __call__(self) -> Reads:
+        with self._lock:
+            reads, stale = self._reads, time.monotonic() - self._at >= self.refresh_s
+            start = reads is not None and stale and not self._refreshing
+            if start:
+                self._refreshing = True
+        if reads is None:
+            with self._lock:  # one replay at a time, the first one waited for
+                if self._reads is None:
+                    self._reads, self._at = self._replay(), time.monotonic()
+                return self._reads
+        if start:
+            threading.Thread(target=self._refresh, name="view-replay", daemon=True).start()
+        return reads
+
+    def _refresh(self) -> None:
+        try:
+            fresh = self._replay()
+            with self._lock:
+                self._reads, self._at = fresh, time.monotonic()
+        finally:
+            with self._lock:
+                self._refreshing = False
+
+    def _replay(self) -> Reads:
         from groundwatch.runtime.view import Reads
 
-        with self._lock:
-            now = time.monotonic()
-            if self._reads is None or now - self._at >= self.refresh_s:
-                try:
-                    replay = self.store.replay(self.series, self.window_runs)
-                    tagger: Any = replay.tagger
-                except NothingStored:
-                    from groundwatch.core.tagging import Tagger
+        tagger: Any
+        try:
+            tagger = self.store.replay(self.series, self.window_runs).tagger
+        except NothingStored:
+            from groundwatch.core.tagging import Tagger
 
-                    tagger = Tagger()  # no cycle yet: an empty table that fills on a poll
-                self._reads = Reads(tagger, self.store.evidence(), self.store.engine)
-                self._at = now
-            return self._reads
+            tagger = Tagger()  # no cycle yet: an empty table that fills on a poll
+        return Reads(tagger, self.store.evidence(), self.store.engine)
 
 
 def view_app(store: Store, auth: ViewAuth, *, series: str | None, window_runs: int) -> FastAPI:
