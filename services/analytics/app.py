@@ -14,7 +14,12 @@ from services.analytics.settings import AnalyticsSettings
 
 def create_app(settings: AnalyticsSettings) -> FastAPI:
     def routes(app: FastAPI) -> None:
-        add_routes(app, lambda: app.state.parts.extra["worker"], read_token=settings.api_read_token)
+        add_routes(
+            app,
+            lambda: app.state.parts.extra["worker"],
+            read_token=settings.api_read_token,
+            api_token=settings.api_token,
+        )
 
     return build_app(
         "analytics",

@@ -193,6 +193,16 @@ class AnalyticsSettings(CommonSettings):
         " answers correctly are open-domain and left out of the metrics, the alerts and the"
         " report (GRAMMAR §5.2).",
     )
+    api_token: str | None = Field(
+        None,
+        description="Bearer token a person's verdict on the view (/ui) needs; unset: verdicts"
+        " are closed (the view stays readable).",
+    )
+
+    @field_validator("api_token")
+    @classmethod
+    def _no_placeholder_write(cls, v: str | None) -> str | None:
+        return reject_placeholder(v)
 
 
 class TrafficSettings(BaseSettings):

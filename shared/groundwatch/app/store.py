@@ -277,16 +277,19 @@ def _known(name: str | None, known: Sequence[str], what: str, series: str) -> No
     )
 
 
-def open_store(url: str, name: str, *, create: bool = False, default: bool = False) -> Store:
+def open_store(
+    url: str, name: str, *, create: bool = False, default: bool = False, writable: bool = False
+) -> Store:
     """The store at ``url``, connected; with ``create`` the schema is brought to the newest
     migration, else a store without our tables is an error naming ``name`` (the option or
-    variable that gave the URL; ``default``: it is the default file, said so)."""
+    variable that gave the URL; ``default``: it is the default file, said so). ``writable``:
+    an existing store opened to be written to (people's verdicts), its schema left as it is."""
     from groundwatch.adapters.db.engine import open_engine
 
     if not create:
         _no_new_sqlite_file(url, name, default=default)
     # reading never writes: a file that is no store stays byte for byte as it was
-    engine = open_engine(url, name, read_only=not create)
+    engine = open_engine(url, name, read_only=not (create or writable))
     if create:
         from groundwatch.adapters.db import create_schema
 

@@ -91,14 +91,20 @@ def store_url(option: str | None) -> tuple[str, str]:
     return DEFAULT_DATABASE_URL, "--database-url"
 
 
-def open_store(option: str | None, *, create: bool = False) -> Store:
+def open_store(option: str | None, *, create: bool = False, writable: bool = False) -> Store:
     """The store the option, ``GW_DATABASE_URL`` or the default names, connected; with
     ``create`` its schema brought to the newest migration (:func:`groundwatch.app.store.open_store`:
     a bad URL or a store without our tables is a usage error naming the option)."""
     from groundwatch.app.store import open_store as open_
 
     url, name = store_url(option)
-    return open_(url, name, create=create, default=not option and name == "--database-url")
+    return open_(
+        url,
+        name,
+        create=create,
+        default=not option and name == "--database-url",
+        writable=writable,
+    )
 
 
 def shown_url(url: str) -> str:

@@ -43,6 +43,7 @@ MODULES = (
     "settings_doc",
     "diff",
     "traffic",
+    "view",
 )
 
 #: Commands whose ``--json`` may be given without a file (standard output).

@@ -15,7 +15,7 @@ carry statuses, verdicts and causes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from groundwatch.core.model import Verdict
@@ -132,6 +132,7 @@ def _pick(
     status: GroupStatus | Iterable[GroupStatus] | None,
     scenario: str | None,
     group_id: str | None,
+    group_ids: Collection[str] | None = None,
 ) -> list[tuple[_Key, GroupStatus, tuple[str, ...]]]:
     """The matching groups, worst first, by their statuses alone: a snapshot is made only
     of the rows shown (snapshots of every group, held together to pick a page of failing
@@ -148,6 +149,8 @@ def _pick(
         target, cohort, scenario
     ):
         if group_id is not None and not gid.startswith(group_id):
+            continue
+        if group_ids is not None and gid not in group_ids:
             continue
         st = statuses[0] if cohort is not None else overall_status(statuses, answered=answered)
         if wanted is None or st in wanted:
@@ -176,9 +179,11 @@ def group_results(
     evidence: Evidence | None = None,
     offset: int = 0,
     limit: int | None = None,
+    group_ids: Collection[str] | None = None,
 ) -> tuple[int, list[GroupResult]]:
-    """(total matching, the page ``[offset, offset + limit)`` as full rows)."""
-    picked = _pick(tagger, target, cohort, status, scenario, group_id)
+    """(total matching, the page ``[offset, offset + limit)`` as full rows); ``group_ids``
+    keeps only those groups (a search's)."""
+    picked = _pick(tagger, target, cohort, status, scenario, group_id, group_ids)
     page = [
         row
         for key, st, cohorts in picked[offset : None if limit is None else offset + limit]

@@ -22,6 +22,7 @@ from groundwatch.report.html import render_html
 from groundwatch.report.model import GroupPage, Report, TransitionEntry
 from groundwatch.runtime.allocator import release_free_memory
 from groundwatch.runtime.auth import require_read_token
+from groundwatch.runtime.view import Reads, ViewAuth, add_view
 from groundwatch.stages.analytics.stage import AnalyticsStage
 
 _STATUS_WORD = "(gap|robust|non_robust|flaky|unknown|pending|failing)"
@@ -47,12 +48,23 @@ def _statuses(spec: str | None) -> list[GroupStatus] | None:
 
 
 def add_routes(
-    app: FastAPI, worker: Callable[[], AnalyticsStage], *, read_token: str | None = None
+    app: FastAPI,
+    worker: Callable[[], AnalyticsStage],
+    *,
+    read_token: str | None = None,
+    api_token: str | None = None,
 ) -> None:
-    """``/groups``, ``/groups/{id}``, ``/transitions``, ``/report`` and ``/report.html`` over
-    ``worker()``'s state; with ``read_token`` (``GW_API_READ_TOKEN``) each needs it as a bearer
-    token."""
+    """``/groups``, ``/groups/{id}``, ``/transitions``, ``/report``, ``/report.html`` and the
+    view's pages (``/ui``) over ``worker()``'s state; with ``read_token``
+    (``GW_API_READ_TOKEN``) each needs it as a bearer token; a person's verdict on ``/ui``
+    needs ``api_token`` (``GW_API_TOKEN``; unset: verdicts are closed)."""
     guard = [Depends(require_read_token(read_token))]
+
+    def reads() -> Reads:
+        w = worker()
+        return Reads(w.view, StoreEvidence(w.store.engine), w.store.engine)
+
+    add_view(app, reads, ViewAuth(read_token=read_token, write_token=api_token))
 
     def tagger() -> TallyReads:
         # the read model the consume loop published last: never the live tagger, which the

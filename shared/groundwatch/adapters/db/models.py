@@ -369,3 +369,20 @@ class ExpectedAnswerRow(Base):
 
     ref: Mapped[str] = mapped_column(String(32), primary_key=True)
     expected: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class HumanVerdictRow(Base):
+    """A person's verdict on one judged answer (``probe_id``): right or wrong, why, who and
+    when. Kept beside the judge's, never over it: every row is a labelled check of the judge
+    (``groundwatch view export-labels``). A newer row of the same probe supersedes an older."""
+
+    __tablename__ = "human_verdicts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    probe_id: Mapped[str] = mapped_column(String(36))
+    verdict: Mapped[str] = mapped_column(String(16))
+    note: Mapped[str] = mapped_column(Text, default="")
+    who: Mapped[str] = mapped_column(String(128))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+    __table_args__ = (Index("ix_human_verdicts_probe_id", "probe_id"),)

@@ -1,0 +1,140 @@
+"""People's verdicts on judged answers (``human_verdicts``), the search behind the view's
+groups table, and the labelled items a person's verdicts make for ``judge-agreement``.
+
+A person's verdict is stored beside the judge's, never over it: the judge's row stays what the
+judge said, so the two can be compared, and a person's later verdict on the same answer
+supersedes their earlier one (the newest row of a probe is the one shown and exported).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Engine, String, cast, func, insert, inspect, or_, select
+
+from groundwatch.adapters.db.expected import EXPECTED
+from groundwatch.adapters.db.models import ExpectedAnswerRow, HumanVerdictRow, JudgementRow
+
+#: The verdicts a person gives: the judge's own words for right and wrong.
+HUMAN_VERDICTS = ("correct", "incorrect")
+
+
+@dataclass(frozen=True)
+class HumanVerdict:
+    """A person's verdict on one judged answer."""
+
+    probe_id: str
+    verdict: str
+    note: str
+    who: str
+    at: datetime
+
+
+def has_table(engine: Engine) -> bool:
+    """Whether the store keeps people's verdicts (a store before the table does not)."""
+    return inspect(engine).has_table(HumanVerdictRow.__tablename__)
+
+
+def is_judged(engine: Engine, probe_id: str) -> bool:
+    with engine.connect() as conn:
+        q = select(JudgementRow.probe_id).where(JudgementRow.probe_id == probe_id)
+        return conn.execute(q).first() is not None
+
+
+def add(engine: Engine, probe_id: str, verdict: str, note: str, who: str) -> HumanVerdict:
+    at = datetime.now(UTC)
+    with engine.begin() as conn:
+        conn.execute(
+            insert(HumanVerdictRow).values(
+                probe_id=probe_id, verdict=verdict, note=note, who=who, at=at
+            )
+        )
+    return HumanVerdict(probe_id, verdict, note, who, at)
+
+
+def newest(engine: Engine, probe_ids: Sequence[str]) -> dict[str, HumanVerdict]:
+    """The newest person's verdict of each probe that has one."""
+    out: dict[str, HumanVerdict] = {}
+    ids = list(dict.fromkeys(probe_ids))
+    H = HumanVerdictRow
+    with engine.connect() as conn:
+        for i in range(0, len(ids), 500):
+            q = (
+                select(H.probe_id, H.verdict, H.note, H.who, H.at)
+                .where(H.probe_id.in_(ids[i : i + 500]))
+                .order_by(H.id)
+            )
+            for p, v, n, w, a in conn.execute(q):
+                out[str(p)] = HumanVerdict(str(p), str(v), str(n), str(w), _utc(a))
+    return out
+
+
+def count(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(HumanVerdictRow)).scalar() or 0)
+
+
+def labelled_items(engine: Engine) -> list[dict[str, Any]]:
+    """Every judged answer a person gave a verdict on (their newest), as a GRAMMAR result
+    item ``judge-agreement`` reads: the question, the full expected answer, the target's
+    answer and the person's verdict as ``judgement``; ``class`` is the judge's tier, so the
+    report shows which tier a person disagreed with."""
+    H, J = HumanVerdictRow, JudgementRow
+    latest = select(func.max(H.id).label("id")).group_by(H.probe_id).subquery()
+    q = (
+        select(H.probe_id, H.verdict, H.note, H.who, H.at, J.query, J.answer, J.verdict,
+               J.tier, J.target, J.group_id, EXPECTED)
+        .join(latest, latest.c.id == H.id)
+        .join(J, J.probe_id == H.probe_id)
+        .order_by(H.id)
+    )  # fmt: skip
+    out = []
+    with engine.connect() as conn:
+        for p, hv, note, who, at, query, answer, jv, tier, target, gid, expected in conn.execute(q):
+            out.append(
+                {
+                    "query": query,
+                    "expected": expected,
+                    "gpt_response": answer,
+                    "judgement": "Correct" if hv == "correct" else "Incorrect",
+                    "class": tier or "",
+                    "probe_id": p,
+                    "target": target,
+                    "group_id": gid,
+                    "judge_verdict": jv,
+                    "note": note,
+                    "who": who,
+                    "at": _utc(at).isoformat(timespec="seconds"),
+                }
+            )
+    return out
+
+
+def search_group_ids(engine: Engine, text: str, limit: int = 100_000) -> set[str]:
+    """The groups one of whose questions or whose expected answer contains ``text`` (any
+    case): what the view's search box narrows the groups table to."""
+    like = f"%{text.lower()}%"
+    J, E = JudgementRow, ExpectedAnswerRow
+    own = cast(J.expected, String)
+    shared = select(E.ref).where(func.lower(cast(E.expected, String)).like(like))
+    q = (
+        select(J.group_id)
+        .where(
+            or_(
+                func.lower(J.query).like(like),
+                func.lower(own).like(like),
+                J.expected_ref.in_(shared),
+            )
+        )
+        .distinct()
+        .limit(limit)
+    )
+    with engine.connect() as conn:
+        return {str(g) for (g,) in conn.execute(q)}
+
+
+def _utc(at: datetime) -> datetime:
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)

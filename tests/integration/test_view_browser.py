@@ -1,0 +1,349 @@
+"""``groundwatch view`` in a real browser: Debian's headless Chromium through chromedriver.
+
+A store the demo wrote (real judgements, SQL, gold answers), the view served over it by
+uvicorn on loopback: filter the groups, search, open a group, mark an answer wrong with a
+note, see it beside the judge's verdict and in the labels ``judge-agreement`` reads; the
+table refreshes itself; bad input is a clear 4xx that changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from groundwatch.app.store import Store, open_store
+from groundwatch.app.view import export_labels, view_app
+from groundwatch.cli.judge_agreement import load_results
+from groundwatch.core.model import Verdict
+from groundwatch.runtime.view import ViewAuth
+from tests.integration.test_report_browser import driver  # noqa: F401  (the browser fixture)
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+
+CLI = str(Path(sys.executable).with_name("groundwatch"))
+TOKEN = "view-test-token-0123456789"
+#: Seconds a page may take to change in the browser (a bound on a loaded machine, not a claim).
+PATIENCE = 90
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def store_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A store of two demo cycles (gaps, non-robust and robust groups, SQL, gold answers)."""
+    home = tmp_path_factory.mktemp("view")
+    url = f"sqlite:///{home / 'store.db'}"
+    env = {k: v for k, v in os.environ.items() if k != "GW_DATABASE_URL"}
+    proc = subprocess.run(
+        [CLI, "demo", "--runs", "2", "--database-url", url, "-q"],
+        capture_output=True,
+        text=True,
+        timeout=500,
+        cwd=home,
+        env=env,
+    )
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    return url
+
+
+@pytest.fixture(scope="module")
+def served(store_url: str) -> Iterator[tuple[str, Store]]:
+    import uvicorn
+
+    store = open_store(store_url, "--database-url", writable=True)
+    app = view_app(store, ViewAuth(write_token=TOKEN, reviewer="ada"), series=None, window_runs=1)
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{port}"
+    with httpx.Client(timeout=60) as client:
+        for _ in range(600):
+            try:
+                if client.get(f"{base}/ui/static/view.css").status_code == 200:
+                    break
+            except httpx.TransportError:
+                threading.Event().wait(0.1)
+    try:
+        yield base, store
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        store.close()
+
+
+def _verdicts(store: Store) -> int:
+    from groundwatch.adapters.db import human_verdicts as hv
+
+    return hv.count(store.engine)
+
+
+def _wait(browser: Any, what: Any) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, PATIENCE).until(what)
+
+
+def _js(browser: Any, script: str) -> Any:
+    """Read the page in one script: the polled table may be swapped between two reads."""
+    return browser.execute_script(script)
+
+
+def _statuses(browser: Any) -> list[str]:
+    return list(
+        _js(
+            browser,
+            "return [...document.querySelectorAll('tr.group-row')]"
+            ".map(r => r.cells[2].innerText.trim().split(/\\s/)[0])",
+        )
+    )
+
+
+def _count(browser: Any) -> str:
+    return str(_js(browser, "return document.getElementById('groups-count').innerText"))
+
+
+def test_filter_open_mark_see_and_export(
+    driver: Any,  # noqa: F811  (the fixture)
+    served: tuple[str, Store],
+    tmp_path: Path,
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    base, store = served
+    driver.get(f"{base}/ui/#token={TOKEN}")  # the token arrives in the fragment, as printed
+    assert "groundwatch view" in driver.title, driver.page_source[:500]
+    assert "#token" not in driver.current_url  # taken out of the address bar
+    everything = _count(driver)
+    assert set(_statuses(driver)) > {"gap"}
+
+    # filter: only gaps; htmx swaps the table in place
+    Select(driver.find_element(By.ID, "f-status")).select_by_visible_text("gap")
+    _wait(driver, lambda d: _count(d) != everything)
+    gaps = _statuses(driver)
+    assert gaps and set(gaps) == {"gap"}
+
+    # search by the gold of the first gap: the table narrows to groups holding it
+    gold = _js(driver, "return document.querySelector('tr.group-row td.gold').innerText.trim()")
+    assert gold and gold != "–"
+    counted = _count(driver)
+    driver.find_element(By.ID, "q").send_keys(gold)
+    _wait(driver, lambda d: _count(d) != counted)
+    golds = _js(driver, "return [...document.querySelectorAll('td.gold')].map(e => e.innerText)")
+    assert golds and gold in golds
+
+    # the table refreshes itself: the polled section is replaced by a fresh copy
+    _js(driver, "window.gwOld = document.getElementById('groups')")
+    _wait(driver, lambda d: _js(d, "return document.getElementById('groups') !== window.gwOld"))
+    assert set(_statuses(driver)) == {"gap"}  # with the filters it was polled with
+
+    # open the group (a click on the first row's link)
+    _js(driver, "document.querySelector('tr.group-row a').click()")
+    _wait(driver, lambda d: "/ui/groups/" in d.current_url)
+
+    # its page: the SQL, gold and every form's answer with the judge's verdict
+    assert driver.find_element(By.CSS_SELECTOR, "pre.sql").text.upper().startswith("SELECT")
+    assert gold in driver.find_element(By.CSS_SELECTOR, "dd.gold").text
+    rows = driver.find_elements(By.CSS_SELECTOR, "tr.form-row")
+    assert rows
+    row = rows[0]
+    probe = row.get_attribute("data-probe")
+    judge = row.find_element(By.CSS_SELECTOR, "td .v").text
+    mine = "incorrect" if judge == "correct" else "correct"
+    assert driver.find_element(By.ID, "gw-who").get_attribute("value") == "ada"
+
+    # mark it: the person's verdict shows beside the judge's
+    before = _verdicts(store)
+    row.find_element(By.NAME, "note").send_keys("the gold names another <b>city</b>")
+    row.find_element(By.CSS_SELECTOR, f"button[value={mine}]").click()
+    cell = f"#human-{probe}"
+    _wait(driver, lambda d: "by ada" in d.find_element(By.CSS_SELECTOR, cell).text)
+    shown = driver.find_element(By.CSS_SELECTOR, cell)
+    assert mine in shown.text and "the gold names another <b>city</b>" in shown.text  # escaped
+    assert _verdicts(store) == before + 1
+
+    # it stays: a reload shows it, and that a person disagrees with the judge
+    driver.refresh()
+    assert "by ada" in driver.find_element(By.CSS_SELECTOR, cell).text
+    assert "disagrees" in driver.find_element(By.ID, "disagree").text
+
+    # without a token the browser is told why, and nothing is stored
+    driver.execute_script("sessionStorage.removeItem('gw-token')")
+    driver.refresh()
+    driver.find_elements(By.CSS_SELECTOR, "tr.form-row")[0].find_element(
+        By.CSS_SELECTOR, "button[value=correct]"
+    ).click()
+    _wait(driver, lambda d: d.find_element(By.ID, "gw-error").is_displayed())
+    assert driver.find_element(By.ID, "gw-error").text.startswith("401")
+    assert _verdicts(store) == before + 1
+
+    # exported, the correction is a labelled item judge-agreement reads and checks the judge by
+    out = tmp_path / "labels.json"
+    assert export_labels(store, out) >= 1
+    items = {i.query: i for i in load_results(out)}
+    first = driver.find_elements(By.CSS_SELECTOR, "tr.form-row")[0]
+    question = first.find_elements(By.TAG_NAME, "td")[2].text
+    assert items[question].judgement is Verdict(mine)
+    env = {k: v for k, v in os.environ.items() if k != "GW_DATABASE_URL"}
+    agree = subprocess.run(
+        [CLI, "judge-agreement", str(out)], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert agree.returncode == 0, agree.stderr[-2000:]
+    assert "agreement on decided" in agree.stdout
+    assert not [
+        e for e in driver.get_log("browser") if e["level"] == "SEVERE" and "401" not in e["message"]
+    ]
+
+
+def test_bad_input_is_a_clear_4xx_and_changes_nothing(served: tuple[str, Store]) -> None:
+    base, store = served
+    with httpx.Client(base_url=f"{base}/ui", timeout=120) as c:
+        page = c.get("/")
+        assert page.status_code == 200
+        group = c.get("/", params={"status": "gap"}).text
+        gid = group.split('href="/ui/groups/', 1)[1].split("?", 1)[0]
+        probe = c.get(f"/groups/{gid}").text.split('data-probe="', 1)[1].split('"', 1)[0]
+        before = _verdicts(store)
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        cases: list[tuple[httpx.Response, int, str]] = [
+            (c.get("/groups/no-such-group"), 404, "no group 'no-such-group'"),
+            (c.get("/", params={"page": 100_000}), 404, "beyond the last"),
+            (c.get("/", params={"page": 0}), 422, ""),
+            (c.get("/", params={"target": "nope"}), 400, "no target 'nope'"),
+            (c.get("/", params={"status": "great"}), 400, "unknown status 'great'"),
+            (c.get("/", params={"held": "maybe"}), 400, "held must be yes or no"),
+            (c.post("/verdicts", data={"probe_id": probe, "verdict": "correct"}), 401, "bearer"),
+            (
+                c.post(
+                    "/verdicts",
+                    data={"probe_id": probe, "verdict": "correct"},
+                    headers={"Authorization": "Bearer wrong-token-of-some-length"},
+                ),
+                401,
+                "bearer",
+            ),
+            (
+                c.post(
+                    "/verdicts",
+                    data={"probe_id": probe, "verdict": "correct", "note": "x" * 1_000_000},
+                    headers=auth,
+                ),
+                422,
+                "at most 2000 characters (1000000 given)",
+            ),
+            (
+                c.post(
+                    "/verdicts",
+                    data={"probe_id": probe, "verdict": "correct", "note": "x" * 2_000_000},
+                    headers=auth,
+                ),
+                413,
+                "larger than",
+            ),
+            (
+                c.post(
+                    "/verdicts",
+                    data={"probe_id": probe, "verdict": "correct", "note": "x" * 2_001},
+                    headers=auth,
+                ),
+                422,
+                "at most 2000 characters",
+            ),
+            (
+                c.post("/verdicts", data={"probe_id": probe, "verdict": "maybe"}, headers=auth),
+                422,
+                "correct or incorrect",
+            ),
+            (
+                c.post(
+                    "/verdicts",
+                    data={"probe_id": "no-such-probe", "verdict": "correct"},
+                    headers=auth,
+                ),
+                404,
+                "no judged answer",
+            ),
+        ]
+        for response, code, says in cases:
+            assert response.status_code == code, (response.request.url, response.text[:300])
+            assert len(response.text) < 2_000  # said in a line, the input never echoed back
+            assert says in response.text, response.text
+        assert _verdicts(store) == before
+        # a note of exactly the limit is taken
+        ok = c.post(
+            "/verdicts",
+            data={"probe_id": probe, "verdict": "correct", "note": "y" * 2_000},
+            headers=auth,
+        )
+        assert ok.status_code == 200 and _verdicts(store) == before + 1
+
+
+def test_read_token_guards_the_pages(store_url: str) -> None:
+    """Behind a read token the pages need it, as a bearer header or the login's cookie."""
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from groundwatch.app.view import StoreReads
+    from groundwatch.runtime.view import add_view
+
+    store = open_store(store_url, "--database-url")
+    try:
+        app = FastAPI()
+        secret = "read-token-0123456789abcdef"
+        add_view(app, StoreReads(store, None, 1), ViewAuth(read_token=secret))
+        with TestClient(app) as c:
+            assert c.get("/ui/").status_code == 401
+            assert c.get("/ui/labels.json").status_code == 401
+            assert c.get("/ui/", headers={"Authorization": f"Bearer {secret}"}).status_code == 200
+            assert c.post("/ui/login", data={"token": "wrong"}).status_code == 401
+            login = c.post("/ui/login", data={"token": secret}, follow_redirects=False)
+            assert login.status_code == 303
+            assert c.get("/ui/").status_code == 200  # the cookie it set
+            # verdicts stay closed: no write token was configured
+            given = c.post(
+                "/ui/verdicts",
+                data={"probe_id": "x", "verdict": "correct"},
+                headers={"Authorization": f"Bearer {secret}"},
+            )
+            assert given.status_code == 403
+    finally:
+        store.close()
+
+
+def test_a_replay_of_the_store_is_refreshed_in_the_background(store_url: str) -> None:
+    """A request past the refresh age is served the last replay while a fresh one is made,
+    and a later request gets the fresh one."""
+    import threading as th
+
+    from groundwatch.app.view import StoreReads
+
+    store = open_store(store_url, "--database-url")
+    try:
+        reads = StoreReads(store, None, 1, refresh_s=0.0)
+        first = reads()
+        assert first.tagger.targets()
+        again = reads()  # stale at once: served the last replay, a new one started
+        assert again is first
+        for t in th.enumerate():
+            if t.name == "view-replay":
+                t.join(timeout=300)
+        fresh = reads()
+        assert fresh is not first and fresh.tagger.targets() == first.tagger.targets()
+    finally:
+        store.close()
