@@ -94,9 +94,13 @@ def _verdicts(store: Store) -> int:
 
 
 def _wait(browser: Any, what: Any) -> Any:
+    """Until ``what`` holds: htmx swaps parts of the page while the test reads them, so an
+    element found a moment ago may be gone (stale) — looked up again, not a failure."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(browser, PATIENCE).until(what)
+    wait = WebDriverWait(browser, PATIENCE, ignored_exceptions=(StaleElementReferenceException,))
+    return wait.until(what)
 
 
 def _js(browser: Any, script: str) -> Any:
