@@ -273,7 +273,8 @@ class _ProbeKeyed(_Contract):
     )
     probe_created_at: Timestamp = Field(default_factory=utcnow)
     trace_context: (
-        Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}-[0-9a-f]{16}$")] | None
+        Annotated[str, StringConstraints(max_length=49, pattern=r"^[0-9a-f]{32}-[0-9a-f]{16}$")]
+        | None
     ) = Field(
         None,
         description="The span this judgement belongs to, 'TRACEID-SPANID' in hex, when it is"
