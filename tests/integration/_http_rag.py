@@ -32,23 +32,25 @@ def serve(
     status: int = 200,
     reply: Callable[[str], Any] | None = None,
     traceparents: list[str] | None = None,
+    failing: frozenset[str] = frozenset(),
 ) -> Iterator[str]:
     """Serve POST {"query": …} at http://127.0.0.1:PORT/ask until the block ends; yields the URL.
 
     ``reply(answer)`` shapes the JSON reply (default ``{"answer": answer}``: no retrieved ids,
     no contexts); ``status`` other than 200 fails every request with it; ``traceparents``
-    collects each request's W3C ``traceparent`` header ("" when it had none)."""
+    collects each request's W3C ``traceparent`` header ("" when it had none); the questions in
+    ``failing`` fail with HTTP 500 while the rest are answered."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             if traceparents is not None:
                 traceparents.append(self.headers.get("traceparent") or "")
-            if status != 200:
-                self.send_response(status)
+            query = json.loads(body or b"{}").get("query", "")
+            if status != 200 or query in failing:
+                self.send_response(status if status != 200 else 500)
                 self.end_headers()
                 return
-            query = json.loads(body or b"{}").get("query", "")
             answer = answers.get(query, "I don't know.")
             data = json.dumps(reply(answer) if reply else {"answer": answer}).encode()
             self.send_response(200)

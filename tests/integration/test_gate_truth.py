@@ -5,12 +5,7 @@ nothing; an endpoint failing part of the probes breaks ``--max target_error_shar
 
 from __future__ import annotations
 
-import json
 import socket
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -50,40 +45,6 @@ def closed_port() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"http://127.0.0.1:{port}/ask"
-
-
-@contextmanager
-def failing_for(answers: dict[str, str], failing: set[str]) -> Iterator[str]:
-    """An endpoint that answers from ``answers`` and fails with HTTP 500 on the questions of
-    ``failing``."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            query = json.loads(body or b"{}").get("query", "")
-            if query in failing:
-                self.send_response(500)
-                self.end_headers()
-                return
-            data = json.dumps({"answer": answers.get(query, "I don't know.")}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *_args: Any) -> None:
-            return None
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/ask"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def run_once(dataset: Path, targets: Path, cwd: Path, *extra: str) -> Any:
@@ -167,7 +128,7 @@ def test_an_error_share_above_the_threshold_breaks_the_gate_on_a_reused_store(
         good = run_once(dataset, targets_file(tmp_path / "up.yaml", url), tmp_path)
     assert good.returncode == 0, good.stderr[-3000:]
     out = tmp_path / "part.json"
-    with failing_for(answers, failing) as url:
+    with serve(answers, failing=frozenset(failing)) as url:
         part = run_once(
             dataset, targets_file(tmp_path / "part.yaml", url), tmp_path,
             "--json", str(out), "--max", "target_error_share=0.05",
