@@ -1,16 +1,17 @@
 """Windows of users' traffic are pruned as probe cycles are: the newest kept raw, the older ones
-rolled up into their groups' summaries and their judgements gone, on SQLite and PostgreSQL."""
+rolled up into their groups' summaries and their judgements gone, on SQLite, PostgreSQL and
+MySQL."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import create_engine, func, select, text
 
 from groundwatch.adapters.db.models import JudgementRow, JudgementSummaryRow, RunRow
 from groundwatch.adapters.db.retention import Retention, RetentionPolicy
@@ -23,6 +24,7 @@ from groundwatch.core.model import SemanticGroup
 from groundwatch.core.traffic import GroundingIndex
 from groundwatch.runtime.traffic_api import bus_publisher
 from groundwatch.stages.runner.lanes import Runner
+from tests.integration.test_mysql import STORE_TABLES
 from tests.unit.traffic_questions import FLEET
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
@@ -32,12 +34,23 @@ KEPT = 2
 HOUR = 3600.0
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+@pytest.fixture(params=["sqlite", "postgresql", "mysql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'store.db'}"
-    factory: Callable[[], str] = request.getfixturevalue("fresh_pg_url")
-    return factory()
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+    elif request.param == "postgresql":
+        factory: Callable[[], str] = request.getfixturevalue("fresh_pg_url")
+        yield factory()
+    else:  # the shared test database: the store's tables dropped after, as test_mysql does
+        url, _ = request.getfixturevalue("mysql_urls")
+        try:
+            yield url
+        finally:
+            engine = create_engine(url)
+            with engine.begin() as conn:
+                for table in STORE_TABLES:
+                    conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
+            engine.dispose()
 
 
 @pytest.fixture(scope="module")
