@@ -1,14 +1,20 @@
 """The analytics service: live group tagging, Prometheus tallies, the group API and the report;
 and the dead-letter keeper, which copies the dead-letter topic into the store (``groundwatch
-dead-letters`` lists it; the topic's retention would drop them)."""
+dead-letters`` lists it; the topic's retention would drop them); and users' traffic taken in
+(``POST /traffic``, OTLP's ``POST /v1/traces``) onto the ``traffic`` topic."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from fastapi import FastAPI
 
 from groundwatch.app.services import analytics_service
+from groundwatch.contracts import TrafficRecord
 from groundwatch.runtime.api import add_routes
+from groundwatch.runtime.otlp import add_otlp_routes
 from groundwatch.runtime.service import build_app, serve, settings_or_exit
+from groundwatch.runtime.traffic_api import add_traffic_routes
 from services.analytics.settings import AnalyticsSettings
 
 
@@ -20,6 +26,13 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
             read_token=settings.api_read_token,
             api_token=settings.api_token,
         )
+
+        async def publish(records: Sequence[TrafficRecord]) -> None:
+            await app.state.parts.extra["traffic"](records)
+
+        # users' traffic onto the `traffic` topic; the generator grounds it in its groups
+        add_traffic_routes(app, publish, token=settings.api_token)
+        add_otlp_routes(app, publish, token=settings.api_token)
 
     return build_app(
         "analytics",

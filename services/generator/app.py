@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from groundwatch.app.services import Cycles, generator_service
 from groundwatch.runtime.auth import require_token
 from groundwatch.runtime.service import build_app, serve, settings_or_exit
+from groundwatch.runtime.traffic_api import add_unmatched_route
 from services.generator.settings import GeneratorSettings
 
 #: Cycles one ``POST /runs`` may ask for: each publishes every sampled group in all its forms, so
@@ -84,6 +85,10 @@ def create_app(settings: GeneratorSettings) -> FastAPI:
             GW_STOP_WAIT_S (``cycle_in_flight``: that cycle is still being published, and no
             next one starts)."""
             return await cycles().stop_continuous()
+
+        add_unmatched_route(
+            app, lambda: app.state.parts.extra["traffic"].counts, read_token=settings.api_read_token
+        )
 
     return build_app(
         "generator",

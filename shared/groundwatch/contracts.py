@@ -694,6 +694,11 @@ class DeadLetter(_Contract):
 TraceId = Annotated[str, _id(64)]
 #: A traffic question's cap: far above what a person types, far below the store's text column.
 MAX_TRAFFIC_QUESTION = 4000
+#: The cohort users' grounded questions are judged and tallied in (the store keeps its windows as
+#: cycles of their own series, so retention prunes them as it prunes probe cycles).
+TRAFFIC_COHORT = "traffic"
+#: The ``runs`` status of a window of users' traffic: open-ended, never running nor finished.
+TRAFFIC_WINDOW_STATUS = "traffic"
 
 
 class TrafficRecord(_Contract):

@@ -62,6 +62,14 @@ SECRETS = [API_TOKEN, ADMIN_TOKEN, HEADER_SECRET, URL_SECRET, LLM_KEY, DB_PASSWO
 NOT_STATE_CHANGING = {("reference-rag", "POST", "/query")}
 
 
+#: A valid body of each state-changing route that takes one (the rest: the reference RAG's)
+BODIES: dict[str, object] = {
+    "/runs": {"runs": 1},
+    "/traffic": [{"target": "shipbot", "question": "rotterdam berths?", "answer": "320"}],
+    "/v1/traces": {"resourceSpans": []},
+}
+
+
 def build_apps(tmp: Path, *, tokens: bool = True) -> dict[str, FastAPI]:
     api = API_TOKEN if tokens else None
     return {
@@ -69,7 +77,9 @@ def build_apps(tmp: Path, *, tokens: bool = True) -> dict[str, FastAPI]:
         "rag-runner": runner_app(RunnerSettings(bus="memory")),
         "judge": judge_app(JudgeServiceSettings(bus="memory")),
         "analytics": analytics_app(
-            AnalyticsSettings(bus="memory", database_url=f"sqlite:///{tmp}/a-{tokens}.db")
+            AnalyticsSettings(
+                bus="memory", database_url=f"sqlite:///{tmp}/a-{tokens}.db", api_token=api
+            )
         ),
         "reference-rag": rag_app(
             ReferenceRagSettings(rag_admin_token=ADMIN_TOKEN if tokens else None), dict(CORPUS)
@@ -121,10 +131,11 @@ def test_state_changing_endpoints_need_the_bearer_token(clients: dict[str, TestC
     assert ("POST", "/runs") in guarded["generator"]
     assert ("POST", "/runs/continuous/start") in guarded["generator"]
     assert ("PUT", "/faults") in guarded["reference-rag"]
+    assert {("POST", "/traffic"), ("POST", "/v1/traces")} <= set(guarded["analytics"])
     for name, routes in guarded.items():
         c = clients[name]
         for method, path in routes:
-            body = {"runs": 1} if path == "/runs" else {"top_k": 3}  # a valid body for each
+            body = BODIES.get(path, {"top_k": 3})  # a valid body for each
             for headers in (
                 {},
                 {"Authorization": "Bearer wrong-token"},
@@ -146,7 +157,7 @@ def test_state_changing_endpoints_need_the_bearer_token(clients: dict[str, TestC
 
 def test_without_a_configured_token_state_changing_endpoints_are_closed(tmp_path: Path) -> None:
     apps = build_apps(tmp_path, tokens=False)
-    for name in ("generator", "reference-rag"):
+    for name in ("generator", "analytics", "reference-rag"):
         c = TestClient(apps[name])  # no lifespan needed: the guard answers first
         for method, path in state_changing(apps[name], name):
             for headers in ({}, {"Authorization": "Bearer anything"}):

@@ -62,6 +62,8 @@ def test_precision_first_on_typed_questions(datasets: dict[str, list[SemanticGro
                 wrong.append(f"{name}: {question!r} -> {got.reason} {got.values}")
     precision = right / matched
     recall = found / answerable
+    print(f"\nTRAFFIC precision {precision:.3f} ({right}/{matched}) recall {recall:.3f}"
+          f" ({found}/{answerable})")  # fmt: skip
     assert precision >= 0.98, wrong
     assert recall >= 0.80, f"recall {recall:.2f} (precision {precision:.2f})"
 

@@ -34,6 +34,7 @@ from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
 from groundwatch.runtime.consume import ConsumeLoop, consume
 from groundwatch.runtime.judging import register_judge_telemetry
 from groundwatch.runtime.loop_telemetry import LoopTelemetry
+from groundwatch.runtime.traffic_limit import TargetRateLimit
 from groundwatch.runtime.traffic_telemetry import register_traffic_telemetry
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.stage import AnalyticsStage
@@ -93,6 +94,7 @@ class EmbeddedPipeline:
         traffic: bool = False,
         traffic_sample: float = 1.0,
         traffic_pii: bool = False,
+        traffic_limit: TargetRateLimit | None = None,
     ) -> None:
         """``window``: each group's status over its last N cycles (default 1, the live view);
         ``series`` names the monitoring series (default: the dataset's id). With a database
@@ -114,7 +116,7 @@ class EmbeddedPipeline:
         ``traffic``: users' questions on the ``traffic`` topic are grounded in ``groups`` and
         judged as their ``traffic`` cohort (:mod:`groundwatch.stages.traffic.stage`), the
         ``traffic_sample`` share of them drawn by trace id, personal data masked when
-        ``traffic_pii``."""
+        ``traffic_pii``, each target's records taken within ``traffic_limit``."""
         self._on_stop = list(on_stop)
         # at most this many messages of a topic in flight: a cycle of any size streams through
         # (the generator waits for the runner as a producer waits on a full buffer)
@@ -178,6 +180,7 @@ class EmbeddedPipeline:
             self.analytics_loop,
         ]
         self.traffic: TrafficStage | None = None
+        self.traffic_limit = traffic_limit
         if traffic:
             dataset = groups[0].dataset_id if groups else "default"
             stage = self.traffic = TrafficStage(
@@ -413,9 +416,13 @@ def monitoring_app(
     stage = pipeline.traffic
     if stage is not None:
         from groundwatch.runtime.otlp import add_otlp_routes
-        from groundwatch.runtime.traffic_api import add_traffic_routes, bus_publisher
+        from groundwatch.runtime.traffic_api import (
+            add_traffic_routes,
+            bus_publisher,
+            rate_limited,
+        )
 
-        publish = bus_publisher(pipeline.bus, pipeline.topics)
+        publish = rate_limited(bus_publisher(pipeline.bus, pipeline.topics), pipeline.traffic_limit)
         add_traffic_routes(
             app, publish, lambda: stage.counts, token=api_token, read_token=read_token
         )

@@ -53,11 +53,13 @@ def write_estimate(engine: Engine, settings: RetentionSettings) -> WriteEstimate
     from sqlalchemy import func, select
 
     from groundwatch.adapters.db.models import JudgementRow, RunRow
+    from groundwatch.contracts import TRAFFIC_WINDOW_STATUS
 
     with engine.connect() as conn:
         runs = conn.execute(
             select(RunRow.run_id, RunRow.series, RunRow.started_at)
-            .where(RunRow.series != "")
+            # probe cycles: a traffic window's size is the users', not a schedule's
+            .where(RunRow.series != "", RunRow.status != TRAFFIC_WINDOW_STATUS)
             .order_by(RunRow.started_at.desc())
             .limit(2)
         ).all()

@@ -319,6 +319,7 @@ async def run_cycles(
         traffic=not opts.once,
         traffic_sample=traffic.traffic_sample,
         traffic_pii=traffic.pii,
+        traffic_limit=traffic.limit(),
     )
     await pipeline.start()
 
@@ -398,7 +399,7 @@ async def run_cycles(
 
 
 def _traffic_settings() -> TrafficSettings:
-    """``GW_TRAFFIC_SAMPLE`` and ``GW_PII``, or a one-line error naming the variable."""
+    """``GW_TRAFFIC_*`` and ``GW_PII``, or a one-line error naming the variable."""
     from pydantic import ValidationError
 
     from groundwatch.app.settings import TrafficSettings

@@ -146,7 +146,10 @@ class Cycles:
 
 
 async def generator_service(settings: GeneratorSettings) -> ServiceParts:
-    """Publishes probe cycles of the configured dataset (``extra["cycles"]``: :class:`Cycles`)."""
+    """Publishes probe cycles of the configured dataset (``extra["cycles"]``: :class:`Cycles`),
+    and grounds users' traffic in the same groups: the ``traffic`` topic in, responses of the
+    ``traffic`` cohort out, judged and tallied as probes' are (``extra["traffic"]``: the
+    stage, whose counts ``GET /traffic/unmatched`` reads)."""
     from groundwatch.adapters.db import make_engine
 
     w = wiring(settings, "generator")
@@ -177,16 +180,43 @@ async def generator_service(settings: GeneratorSettings) -> ServiceParts:
             worker.start_continuous(settings.interval_s)
 
     cycles = Cycles(worker, settings.interval_s, settings.stop_wait_s)
+    traffic = await asyncio.to_thread(_traffic_stage, groups, w.registry)
+    traffic_loop = consume(
+        traffic,
+        w.bus,
+        w.topics,
+        client_id=w.client_id,
+        policy=settings.retry_policy(),
+        before_commit=kill_before_commit(settings.test_kill_before_commit),
+    )
     return ServiceParts(
         bus=w.bus,
         topics=w.topics,
         registry=w.registry,
+        loops=[traffic_loop],
         background=[startup_runs],
         engine=engine,
         on_stop=[cycles.close, worker.stop_continuous],
-        extra={"cycles": cycles},
+        extra={"cycles": cycles, "traffic": traffic},
         watched=[worker],  # its cycle loop: a heartbeat for /healthz, a failure ends it
     )
+
+
+def _traffic_stage(groups: Any, registry: Any) -> Any:
+    """Users' traffic (topic ``traffic``) grounded in the groups the generator probes, as a
+    ``run`` grounds it (``GW_TRAFFIC_SAMPLE``, ``GW_PII``), its counts on ``/metrics``."""
+    from groundwatch.app.settings import TrafficSettings
+    from groundwatch.runtime.settings import load_settings
+    from groundwatch.runtime.traffic_telemetry import register_traffic_telemetry
+    from groundwatch.stages.traffic.stage import TrafficStage
+
+    settings = load_settings(TrafficSettings)
+    dataset = groups[0].dataset_id if groups else "default"
+    stage = TrafficStage(
+        groups, dataset_id=dataset, sample=settings.traffic_sample, pii=settings.pii
+    )
+    register_traffic_telemetry(registry, lambda: stage.counts)
+    return stage
 
 
 async def runner_service(settings: RunnerSettings) -> ServiceParts:
@@ -256,7 +286,7 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
     """Live group tagging, the Prometheus tallies, the group API and the report; and the
     dead-letter keeper, which copies the dead-letter topic into the store (``groundwatch
     dead-letters`` lists it; the topic's retention would drop them). ``extra["worker"]`` is the
-    analytics stage the routes read."""
+    analytics stage the routes read, ``extra["traffic"]`` what publishes users' traffic."""
     from groundwatch.adapters.db import create_schema, make_engine
     from groundwatch.adapters.db.analytics_store import AnalyticsStore
     from groundwatch.adapters.db.dead_letters import DeadLetterStore
@@ -327,8 +357,19 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
         engine=engine,
         background=[pruner.loop],
         on_stop=[pruner.stop, stop_tracing],
-        extra={"worker": worker, "pruner": pruner},
+        extra={"worker": worker, "pruner": pruner, "traffic": _traffic_publisher(w)},
     )
+
+
+def _traffic_publisher(w: Any) -> Any:
+    """``POST /traffic`` and ``/v1/traces`` onto the ``traffic`` topic (the generator grounds
+    it), each target within ``GW_TRAFFIC_RATE``."""
+    from groundwatch.app.settings import TrafficSettings
+    from groundwatch.runtime.settings import load_settings
+    from groundwatch.runtime.traffic_api import bus_publisher, rate_limited
+
+    limit = load_settings(TrafficSettings).limit()
+    return rate_limited(bus_publisher(w.bus, w.topics), limit)
 
 
 def _pruner(engine: Any, window: Any, registry: Any) -> Any:

@@ -19,7 +19,10 @@ from groundwatch.core.cycles import MAX_CYCLE, MAX_CYCLE_JUMP
 from groundwatch.runtime.settings import CommonSettings, reject_placeholder
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from groundwatch.adapters.db.retention import RetentionPolicy
+    from groundwatch.runtime.traffic_limit import TargetRateLimit
 
 __all__ = [
     "AnalyticsSettings",
@@ -88,6 +91,11 @@ class GeneratorSettings(CommonSettings):
         " restarted generator continues the series' cycle numbers from the database.",
     )
     api_token: str | None = Field(None, description="Bearer token for state-changing endpoints.")
+    api_read_token: str | None = Field(
+        None,
+        description="Bearer token for GET /traffic/unmatched (the shapes of users' questions no"
+        " group matched); unset: open.",
+    )
     source_url: str | None = Field(
         None,
         description="Source database (opened read-only) whose answers each cycle re-reads; "
@@ -120,7 +128,7 @@ class GeneratorSettings(CommonSettings):
             raise ValueError(problem)
         return v
 
-    @field_validator("api_token")
+    @field_validator("api_token", "api_read_token")
     @classmethod
     def _no_placeholder(cls, v: str | None) -> str | None:
         return reject_placeholder(v)
@@ -206,7 +214,8 @@ class AnalyticsSettings(CommonSettings):
 
 
 class TrafficSettings(BaseSettings):
-    """How users' traffic is grounded (``GW_TRAFFIC_*``): read by a continuous ``run``."""
+    """How users' traffic is taken and grounded (``GW_TRAFFIC_*``, ``GW_PII``): read by a
+    continuous ``run``, and in the services by analytics (ingest) and the generator (grounding)."""
 
     model_config = SettingsConfigDict(env_prefix="GW_", extra="ignore", env_file=None)
 
@@ -222,6 +231,28 @@ class TrafficSettings(BaseSettings):
         description="Also mask e-mail addresses, phone numbers, national ids and IBANs in users'"
         " questions, answers and contexts before they are grounded, judged or stored.",
     )
+    traffic_rate: float = Field(
+        0.0,
+        ge=0,
+        description="Traffic records a second each target may send on average (POST /traffic,"
+        " /v1/traces); a batch over it is refused whole with 429 and Retry-After (0: no limit).",
+    )
+    traffic_burst: int = Field(
+        1000,
+        ge=1,
+        le=1_000_000,
+        description="Records of one target taken at once after a pause, under GW_TRAFFIC_RATE.",
+    )
+
+    def limit(self, clock: Callable[[], float] | None = None) -> TargetRateLimit | None:
+        """The per-target rate limit of these settings (None: no limit)."""
+        from groundwatch.runtime.traffic_limit import TargetRateLimit
+
+        if self.traffic_rate <= 0:
+            return None
+        if clock is None:
+            return TargetRateLimit(self.traffic_rate, self.traffic_burst)
+        return TargetRateLimit(self.traffic_rate, self.traffic_burst, clock)
 
 
 class RetentionSettings(BaseSettings):
@@ -319,7 +350,7 @@ def documented() -> list[tuple[str, type[BaseSettings]]]:
         ("judge, LLM features", LlmSettings),
         ("analytics", AnalyticsSettings),
         ("analytics, store", RetentionSettings),
-        ("run (traffic)", TrafficSettings),
+        ("run, analytics, generator (traffic)", TrafficSettings),
         ("analytics, run, demo, report, groups", EvidenceSettings),
         ("reference-rag", ReferenceRagSettings),
         ("rag-runner, analytics, run, demo", TracingSettings),

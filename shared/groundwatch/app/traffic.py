@@ -26,7 +26,8 @@ def unmatched_of_file(
 
 
 def unmatched_of_run(url: str, top: int, token: str | None) -> dict[str, Any]:
-    """The same, as a running ``groundwatch run`` counted it (``GET /traffic/unmatched``)."""
+    """The same, as a running ``groundwatch run`` or generator service counted it (``GET
+    /traffic/unmatched``)."""
     import httpx
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -36,7 +37,9 @@ def unmatched_of_run(url: str, top: int, token: str | None) -> dict[str, Any]:
     except httpx.HTTPError as exc:
         raise GroundwatchError(f"{where}: {exc}") from None
     if reply.status_code == 404:
-        raise ConfigError(f"{where}: not found (a continuous `groundwatch run`?)")
+        raise ConfigError(
+            f"{where}: not found (a continuous `groundwatch run`, or the generator service?)"
+        )
     if reply.status_code != 200:
         raise GroundwatchError(f"{where}: HTTP {reply.status_code} {reply.text[:200]}")
     data: dict[str, Any] = reply.json()

@@ -184,8 +184,9 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 envvar="GW_API_TOKEN",
-                help="Bearer token for POST /traffic (continuous: users' questions grounded"
-                " and judged as the traffic cohort); unset: closed.",
+                help="Bearer token for POST /traffic and OTLP's POST /v1/traces (continuous:"
+                " users' questions grounded and judged as the traffic cohort, each target's"
+                " records limited by GW_TRAFFIC_RATE); unset: closed.",
                 show_default=False,
             ),
         ] = None,

@@ -62,7 +62,8 @@ def register(app: typer.Typer) -> None:
         url: Annotated[
             str | None,
             typer.Option(
-                help="A running `groundwatch run` to ask instead (its /traffic/unmatched)."
+                help="A running `groundwatch run`, or the generator service of a deployment,"
+                " to ask instead (its /traffic/unmatched)."
             ),
         ] = None,
         read_token: Annotated[

@@ -4,9 +4,10 @@ The endpoint only checks and publishes: a batch is accepted whole or refused who
 the first bad record and why), so a client knows exactly what to send again, and what was
 accepted is on the bus before the 202 — grounding, judging and tallying happen downstream.
 Writes need ``GW_API_TOKEN`` as a bearer token (closed when it is unset); the body is capped by
-the app's input guards and the batch by :data:`MAX_BATCH`. ``GET /traffic/unmatched`` reads the
-grounding stage's counts: the match rate, why questions were not matched, and the most frequent
-shapes of those that were not — candidates for new templates.
+the app's input guards, the batch by :data:`MAX_BATCH`, and each target's records a second by
+``GW_TRAFFIC_RATE`` (:func:`rate_limited`: 429 with ``Retry-After``). ``GET /traffic/unmatched``
+reads the grounding stage's counts: the match rate, why questions were not matched, and the most
+frequent shapes of those that were not — candidates for new templates.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pydantic import ValidationError
 from groundwatch.adapters.bus.base import Bus, Outgoing
 from groundwatch.contracts import Topics, TrafficRecord
 from groundwatch.runtime.auth import require_read_token, require_token
+from groundwatch.runtime.traffic_limit import RateLimited, TargetRateLimit, TooLargeForLimit
 from groundwatch.stages.traffic.stage import TrafficCounts
 
 #: Records one request may carry.
@@ -64,6 +66,29 @@ def bus_publisher(bus: Bus, topics: Topics) -> Publish:
     return publish
 
 
+def rate_limited(publish: Publish, limit: TargetRateLimit | None) -> Publish:
+    """``publish`` behind a per-target rate limit (None: none): a batch over a target's budget
+    is refused whole with 429 and ``Retry-After`` (the seconds after which the same batch
+    fits), one larger than the budget ever holds with 422; nothing of either is published."""
+    if limit is None:
+        return publish
+
+    async def limited(records: Sequence[TrafficRecord]) -> None:
+        try:
+            limit.take(r.target for r in records)
+        except RateLimited as exc:
+            raise HTTPException(
+                429,
+                f"{exc}; send the batch again in {exc.retry_after} s",
+                {"Retry-After": exc.retry_after},
+            ) from None
+        except TooLargeForLimit as exc:
+            raise HTTPException(422, str(exc)) from None
+        await publish(records)
+
+    return limited
+
+
 def unmatched_view(counts: TrafficCounts, n: int) -> dict[str, Any]:
     return {
         "records": counts.records,
@@ -97,8 +122,14 @@ def add_traffic_routes(
         await publish(records)
         return {"accepted": len(records)}
 
-    if counts is None:
-        return
+    if counts is not None:
+        add_unmatched_route(app, counts, read_token=read_token)
+
+
+def add_unmatched_route(
+    app: FastAPI, counts: Callable[[], TrafficCounts], *, read_token: str | None
+) -> None:
+    """``GET /traffic/unmatched`` of the grounding stage whose counts ``counts`` returns."""
 
     @app.get(
         "/traffic/unmatched",

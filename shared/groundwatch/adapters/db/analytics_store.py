@@ -23,13 +23,14 @@ from groundwatch.adapters.db.expected import expected_ref, fill_expected
 from groundwatch.adapters.db.models import (
     ExpectedAnswerRow,
     JudgementRow,
+    RunRow,
     SeriesClockRow,
     SeriesEpochRow,
     TallyRow,
     TransitionRow,
 )
 from groundwatch.adapters.db.observations import OBSERVATION_COLUMNS, observation_from_row
-from groundwatch.contracts import Judgement
+from groundwatch.contracts import TRAFFIC_COHORT, TRAFFIC_WINDOW_STATUS, Judgement
 from groundwatch.core.cycles import Epoch
 from groundwatch.core.score_json import scores_json_bytes
 from groundwatch.core.tagging import GroupKey, GroupTally, Observation, Transition
@@ -303,6 +304,13 @@ class AnalyticsStore:
         )
         #: references known stored (added after a commit only: a rolled-back batch's are not)
         self._expected_stored: set[str] = set()
+        self._insert_windows = (
+            mysql.insert(RunRow).prefix_with("IGNORE")
+            if self._mysql
+            else dialect_insert(engine, RunRow).on_conflict_do_nothing()
+        )
+        #: traffic windows known recorded in ``runs`` (as ``_expected_stored``)
+        self._windows_stored: set[str] = set()
 
     def save(
         self,
@@ -411,6 +419,7 @@ class AnalyticsStore:
             if token:
                 fenced.append(((t.target, t.cohort, t.group_id), token))
         clock_rows = _clock_rows(judgements)
+        windows = _traffic_windows(judgements, self._windows_stored)
         transition_rows = [
             (
                 tr.target,
@@ -437,7 +446,10 @@ class AnalyticsStore:
                 raise StateFenced(lost, len(tally_rows))  # leaving `begin`: rollback
             self._transitions.run(conn, transition_rows)
             self._clocks.run(conn, clock_rows)
+            if windows:
+                conn.execute(self._insert_windows, list(windows.values()))
         self._expected_stored.update(new_expected)
+        self._windows_stored.update(windows)
 
     @staticmethod
     def _fenced_off(conn: Any, fenced: Sequence[tuple[GroupKey, int]]) -> int:
@@ -633,6 +645,27 @@ def _clock_started(newer: Any, same: Any, new: Any, old: Any) -> Any:
         (same & (new < old), new),
         else_=old,
     )
+
+
+def _traffic_windows(judgements: Sequence[Judgement], known: set[str]) -> dict[str, dict[str, Any]]:
+    """The ``runs`` rows of the batch's windows of users' traffic not known recorded: a window
+    is a cycle no generator records, and retention reads the cycles of every series from
+    ``runs`` (a window left out would keep its raw judgements for ever)."""
+    out: dict[str, dict[str, Any]] = {}
+    for j in judgements:
+        if j.cohort != TRAFFIC_COHORT or not j.series or j.run_id in known or j.run_id in out:
+            continue
+        out[j.run_id] = {
+            "run_id": j.run_id,
+            "dataset_id": j.dataset_id[:64],
+            "series": j.series[:128],
+            "cycle": j.cycle,
+            "targets": [],
+            "probes": 0,
+            "status": TRAFFIC_WINDOW_STATUS,
+            "started_at": j.cycle_started_at or j.probe_created_at,
+        }
+    return out
 
 
 def _clock_rows(judgements: Sequence[Judgement]) -> list[tuple[str, int, float | None]]:

@@ -13,6 +13,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from groundwatch.adapters.db.models import JudgementRow, RunRow, TallyRow
+from groundwatch.contracts import TRAFFIC_WINDOW_STATUS
 
 
 def next_cycle(engine: Engine, series: str) -> int:
@@ -67,11 +68,14 @@ def record_cycle(
 
 
 def latest_cycle(engine: Engine, series: str | None = None) -> tuple[str, int] | None:
-    """(series, cycle) of the most recent stored cycle — of ``series``, or of any series."""
+    """(series, cycle) of the most recent stored cycle — of ``series``, or of any probed series
+    (a window of users' traffic is a cycle of its own series, asked for by name)."""
     with Session(engine) as s:
         q = select(RunRow.series, RunRow.cycle).order_by(RunRow.started_at.desc()).limit(1)
         if series is not None:
             q = q.where(RunRow.series == series)
+        else:
+            q = q.where(RunRow.status != TRAFFIC_WINDOW_STATUS)
         row = s.execute(q).first()
     return (row[0], row[1]) if row is not None else None
 

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 
 from groundwatch.contracts import (
     MAX_CONTEXTS,
+    TRAFFIC_COHORT,
     Probe,
     RagResponse,
     TargetStatus,
@@ -38,8 +39,8 @@ from groundwatch.core.traffic.normalize import tokens
 from groundwatch.core.traffic.pii import redact
 from groundwatch.errors import Reject
 
-#: The cohort users' questions are tallied in.
-TRAFFIC_COHORT = "traffic"
+__all__ = ["TRAFFIC_COHORT", "TrafficCounts", "TrafficStage"]
+
 #: Default width of a traffic cycle.
 WINDOW_S = 3600.0
 #: Distinct unmatched question shapes kept (the most frequent survive a trim).
