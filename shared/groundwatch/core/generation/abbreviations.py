@@ -25,7 +25,8 @@ candidate expansions mean none. A key's evidence is stronger (``pat_id`` pointin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Container, Mapping
+from collections.abc import Callable, Collection, Container, Hashable, Mapping
+from types import MappingProxyType
 
 from groundwatch.core.generation.naming import (
     ABBREVIATIONS,
@@ -158,4 +159,13 @@ def of_schema(schema: SchemaInfo | None) -> Mapping[str, str]:
         return {}
     if schema.abbreviations is not None:
         return schema.abbreviations
-    return schema_abbreviations(schema)
+    key = tuple((t.name, tuple(c.name for c in t.columns), t.foreign_keys) for t in schema.tables)
+    found = _DERIVED.get(key)
+    if found is None:  # derived once per set of names: a file's templates are validated one by one
+        if len(_DERIVED) >= 16:
+            _DERIVED.clear()
+        found = _DERIVED[key] = MappingProxyType(schema_abbreviations(schema))
+    return found
+
+
+_DERIVED: dict[Hashable, Mapping[str, str]] = {}

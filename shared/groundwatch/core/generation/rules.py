@@ -630,7 +630,8 @@ def named(noun: str, column: str, token: str) -> str:
     if last == "number":
         return f"the {noun} numbered {token}"
     if last in ("code", "label", "handle", "username", "designation"):
-        return f"the {noun} with {humanize(column)} {token}"
+        # a column called by its own table's noun says it once: "the ward with code 'PEDS'"
+        return f"the {noun} with {humanize(column).removeprefix(f'{noun} ')} {token}"
     return f"the {noun} named {token}"
 
 
