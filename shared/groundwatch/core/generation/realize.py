@@ -114,7 +114,7 @@ def vocabulary(template: SqlTemplate, schema: SchemaInfo | None = None) -> dict[
 
 
 #: What a row is called by, asked of the row itself.
-_OWN_NAMES = frozenset({"name", "code", "number", "title", "label"})
+_OWN_NAMES = frozenset({"name", "code", "title", "label"})  # a "number" of a row reads as a count
 
 
 def template_parts(

@@ -784,7 +784,7 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
             label = attribute_label(attr.name, attr.kind)
             wh = None
             last = set(label.split()[-1:])
-            of_row = attr.flag or (own_rows and not label.startswith(entity))
+            of_row = attr.flag or (own_rows and not label.startswith(f"{entity} "))
             if not of_row and last & _SCORES:
                 # "what did Ana Lopez get in CHEM301": the grade is what one gets
                 wh = (
