@@ -9,7 +9,7 @@ return one row, built with SQLAlchemy Core so quoting is the dialect's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from itertools import combinations
 from typing import Any
@@ -30,12 +30,25 @@ from sqlalchemy import (
 )
 from sqlalchemy import types as sqltypes
 
+from groundwatch.adapters.lexicon import wordnet
+from groundwatch.core.generation.abbreviations import schema_abbreviations
 from groundwatch.core.generation.naming import words
 from groundwatch.core.generation.schema import ColumnInfo, ForeignKeyInfo, SchemaInfo, TableInfo
 from groundwatch.core.generation.steering import Steering, steer, table_allowed
 from groundwatch.core.model import AnswerType
 
 _MAX_PROFILED_COLUMNS = 24
+
+
+def _english_word() -> Callable[[str], bool] | None:
+    """Whether a word is one of English by WordNet (a noun, verb or adjective of its own: ``post``,
+    ``pat``), which no schema's abbreviation is read as; None without WordNet."""
+    wn = wordnet()
+    if wn is None:
+        return None
+    return lambda w: any(wn.senses(w, pos) for pos in ("n", "v", "a"))
+
+
 _MAX_PAIR_COLUMNS = 10
 
 
@@ -141,6 +154,7 @@ def introspect(
             columns = [_with_samples(conn, table, c) for c in columns]
         infos.append(TableInfo(name, tuple(columns), pk, fks, key_ratio=key_ratio))
     schema = steer(SchemaInfo(tuple(infos), dialect=_dialect(conn)), steer_by)
+    schema = replace(schema, abbreviations=schema_abbreviations(schema, _english_word()))
     if not profile:
         return schema
     schema = replace(

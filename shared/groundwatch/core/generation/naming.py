@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
@@ -46,16 +49,35 @@ ABBREVIATIONS = {
 }  # fmt: skip
 
 
+#: The abbreviations of the schema being worded (its own, found from its longer names), read
+#: before the word list: set for a generation run by :func:`spoken_as`.
+_SCHEMA_WORDS: ContextVar[Mapping[str, str] | None] = ContextVar(
+    "schema_abbreviations", default=None
+)
+
+
+@contextmanager
+def spoken_as(abbreviations: Mapping[str, str]) -> Iterator[None]:
+    """Word names with a schema's own abbreviations (``appt`` → appointment) while inside."""
+    token = _SCHEMA_WORDS.set(abbreviations)
+    try:
+        yield
+    finally:
+        _SCHEMA_WORDS.reset(token)
+
+
 def spoken_words(name: str) -> list[str]:
     """:func:`words` as a person says them: abbreviations written out (``prod_nm`` → product
-    name, ``unit_prc`` → unit price, ``order_no`` → order number)."""
+    name, ``unit_prc`` → unit price, ``order_no`` → order number), the schema's own first
+    (:func:`spoken_as`)."""
     out: list[str] = []
     ws = words(name)
+    own = _SCHEMA_WORDS.get() or {}
     for i, w in enumerate(ws):
         if w == "no" and i == len(ws) - 1 and i > 0:
             out.append("number")  # order_no, but never a lone "no"
         else:
-            out.extend(ABBREVIATIONS.get(w, w).split())
+            out.extend((own.get(w) or ABBREVIATIONS.get(w, w)).split())
     return out
 
 

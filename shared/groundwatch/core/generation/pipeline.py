@@ -18,6 +18,7 @@ from functools import partial
 from itertools import product
 from typing import Any, Protocol
 
+from groundwatch.core.generation import abbreviations
 from groundwatch.core.generation.answers import (
     date_text,
     format_value,
@@ -38,6 +39,7 @@ from groundwatch.core.generation.candidates import (
 )
 from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, list_rows, plan
 from groundwatch.core.generation.lexicon import Lexicon, Thesaurus, schema_context
+from groundwatch.core.generation.naming import spoken_as
 from groundwatch.core.generation.realize import (
     compile_percent,
     compile_pieces,
@@ -206,6 +208,17 @@ def offline_text_templates(
     missing = [c for c in cohorts if c not in verbalizers]
     if missing:
         raise KeyError(f"no verbalizer for cohorts {missing}; known: {sorted(verbalizers)}")
+    with spoken_as(abbreviations.of_schema(schema)):
+        return _offline_text_templates(templates, verbalizers, cohorts, schema, lexicon)
+
+
+def _offline_text_templates(
+    templates: Sequence[SqlTemplate],
+    verbalizers: Mapping[str, Verbalizer],
+    cohorts: Sequence[str],
+    schema: SchemaInfo | None,
+    lexicon: Lexicon | None,
+) -> dict[str, dict[str, list[str]]]:
     names: list[str] = []
     for tbl in schema.tables if schema is not None else ():
         names.append(tbl.name)

@@ -113,6 +113,10 @@ def vocabulary(template: SqlTemplate, schema: SchemaInfo | None = None) -> dict[
     }
 
 
+#: What a row is called by, asked of the row itself.
+_OWN_NAMES = frozenset({"name", "code", "title", "label"})  # a "number" of a row reads as a count
+
+
 def template_parts(
     template: SqlTemplate,
     vocab: Mapping[str, str] | None = None,
@@ -150,8 +154,14 @@ def template_parts(
         the_ref = f"the {entity} whose " + " and whose ".join(
             f"{humanize(s.column)} is {q}" for s, q in zip(slots, quoted, strict=True)
         )
+    answer = template.answer_label or "value"
+    own = answer.removeprefix(f"{entity} ")
+    if own != answer and own in _OWN_NAMES and the_ref.startswith(f"the {entity} "):
+        # a row's own name or code, asked of the row: "the name of the medication with code
+        # 'ATV20'", never "the medication name of the medication …"
+        answer = own
     parts = {
-        "answer": template.answer_label or "value",
+        "answer": answer,
         "entity": entity,
         "ref": ref,
         "the_ref": the_ref,

@@ -26,6 +26,7 @@ from itertools import combinations, permutations
 
 from sqlglot import exp
 
+from groundwatch.core.generation import abbreviations
 from groundwatch.core.generation.naming import (
     HIERARCHY_ROLES,
     ROLE_PREPOSITIONS,
@@ -39,6 +40,7 @@ from groundwatch.core.generation.naming import (
     role_of_fk,
     self_role,
     singular,
+    spoken_as,
     spoken_words,
     words,
 )
@@ -237,7 +239,13 @@ def join_template(
 
 
 def rule_templates(schema: SchemaInfo, config: RuleConfig | None = None) -> list[SqlTemplate]:
-    """All SQL templates the schema and its data support, in a stable order."""
+    """All SQL templates the schema and its data support, in a stable order, worded with the
+    schema's own abbreviations."""
+    with spoken_as(abbreviations.of_schema(schema)):
+        return _rule_templates(schema, config)
+
+
+def _rule_templates(schema: SchemaInfo, config: RuleConfig | None) -> list[SqlTemplate]:
     cfg = config or RuleConfig()
     if any(t.key_ratio != cfg.key_ratio for t in schema.tables):
         schema = replace(
@@ -616,13 +624,14 @@ def told_by(label: str, token: str) -> tuple[str, str]:
 
 def named(noun: str, column: str, token: str) -> str:
     """``the company named 'X'``, ``the album titled 'X'``, ``the product with code 'X'``."""
-    last = (words(column) or [""])[-1]
+    last = (spoken_words(column) or [""])[-1]
     if last == "title":
         return f"the {noun} titled {token}"
-    if (spoken_words(column) or [""])[-1] == "number":
+    if last == "number":
         return f"the {noun} numbered {token}"
     if last in ("code", "label", "handle", "username", "designation"):
-        return f"the {noun} with {humanize(column)} {token}"
+        # a column called by its own table's noun says it once: "the ward with code 'PEDS'"
+        return f"the {noun} with {humanize(column).removeprefix(f'{noun} ')} {token}"
     return f"the {noun} named {token}"
 
 
@@ -760,24 +769,33 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
         b_slots = _named_slots(kb, b_tbl.name, ab, nb, ptaken)
         slots = assign_tokens([*a_slots, *b_slots])
         sa, sb = slots[: len(ka)], slots[len(ka) :]
-        # "the grade of student 'Ana Lopez' in course 'CHEM301'": the payload is the pair's
+        # "the grade of student 'Ana Lopez' in course 'CHEM301'": the payload is the pair's;
+        # one meets a person, never is in one ("patient X with physician Y")
+        prep = "with" if b_tbl.full_name() is not None else "in"
         both = (
-            f"{na} {_said(sa)} in {nb} {_said(sb)}",
-            f"{named(na, ka[-1].name, _said(sa))} in {named(nb, kb[-1].name, _said(sb))}",
+            f"{na} {_said(sa)} {prep} {nb} {_said(sb)}",
+            f"{named(na, ka[-1].name, _said(sa))} {prep} {named(nb, kb[-1].name, _said(sb))}",
         )
+        # a link whose rows have an identity of their own (an appointment, an order) has facts
+        # of the row, not of the pair: "the reason of the appointment of patient X with Y"
+        own_rows = len(link.primary_key) == 1 and link.primary_key[0] not in link.fk_columns
         tables = _dedup([link.name, a_tbl.name, b_tbl.name])
         for attr in link.descriptive():
             label = attribute_label(attr.name, attr.kind)
             wh = None
             last = set(label.split()[-1:])
-            if not attr.flag and last & _SCORES:
+            of_row = attr.flag or (own_rows and not label.startswith(f"{entity} "))
+            if not of_row and last & _SCORES:
                 # "what did Ana Lopez get in CHEM301": the grade is what one gets
                 wh = (
-                    f"what {label} did {both[0].replace(' in ', ' get in ', 1)}",
-                    f"what {both[0].replace(' in ', ' got in ', 1)}",
+                    f"what {label} did {both[0].replace(f' {prep} ', f' get {prep} ', 1)}",
+                    f"what {both[0].replace(f' {prep} ', f' got {prep} ', 1)}",
                 )
-            elif not attr.flag and last & _PERIODS:
-                wh = (f"when was {both[0]}", f"when {both[0].replace(' in ', ' was in ', 1)}")
+            elif not of_row and last & _PERIODS:
+                wh = (
+                    f"when was {both[0]}",
+                    f"when {both[0].replace(f' {prep} ', f' was {prep} ', 1)}",
+                )
             out.append(
                 SqlTemplate(
                     sql=_query(
@@ -801,7 +819,7 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
                     # a flag is the row's: "is the stock move of product X in warehouse Y
                     # received", never "is product X in warehouse Y received"
                     refs=(f"{entity} of {both[0]}", f"the {entity} of {both[1]}")
-                    if attr.flag
+                    if of_row
                     else both,
                     wh=wh,
                 )

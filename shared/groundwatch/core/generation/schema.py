@@ -154,8 +154,14 @@ class TableInfo:
 
     def _sole_label(self, col: ColumnInfo) -> bool:
         """The only meaningful text column of a table, with short values: the row's name even
-        when its column is not called one (``TerritoryDescription``: 'Boston', 'Westboro')."""
+        when its column is not called one (``TerritoryDescription``: 'Boston', 'Westboro').
+
+        Not in a table that relates rows of two others (an appointment of a patient with a
+        physician, an order of a customer by an employee): such a row is told by its ends, and
+        its one text column says what happened ('Chest pain'), which nobody calls it by."""
         if col.avg_length is None or col.avg_length > MAX_LABEL_LENGTH:
+            return False
+        if len({fk.ref_table for fk in self.foreign_keys if fk.ref_table != self.name}) >= 2:
             return False
         texts = [
             c
@@ -224,6 +230,9 @@ class SchemaInfo:
     #: ('Mitchell' an employee's and a customer's last name): questions by them say which kind
     #: of row they mean ("address for employee 'Mitchell'").
     shared_names: frozenset[tuple[str, str]] = frozenset()
+    #: The schema's own abbreviations and what they stand for (``appt`` → appointment, by its
+    #: longer names: :mod:`~groundwatch.core.generation.abbreviations`); None: not derived yet.
+    abbreviations: Mapping[str, str] | None = None
 
     def table(self, name: str) -> TableInfo | None:
         for t in self.tables:

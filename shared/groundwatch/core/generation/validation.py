@@ -19,12 +19,14 @@ import re
 
 from sqlglot import exp
 
+from groundwatch.core.generation import abbreviations
 from groundwatch.core.generation.naming import (
     attribute_label,
     entity_noun,
     is_name_like,
     param_name,
     plural,
+    spoken_as,
 )
 from groundwatch.core.generation.schema import SchemaInfo, TableInfo
 from groundwatch.core.generation.sql_gate import (
@@ -223,6 +225,13 @@ def validate_sql(
     ``allow_surrogates`` is for importing templates someone already curated (the paper's files);
     LLM output must not ask about or condition on record identifiers.
     """
+    with spoken_as(abbreviations.of_schema(schema)):
+        return _validate_sql(sql, schema, origin, allow_surrogates)
+
+
+def _validate_sql(
+    sql: str, schema: SchemaInfo, origin: Origin, allow_surrogates: bool
+) -> SqlTemplate:
     named, _ = paper_to_named(sql.strip())
     stmt = _parse_single_select(named, schema.dialect)
     scope = _scope(stmt, schema)
