@@ -52,9 +52,11 @@ class Builder(Protocol[T_co]):
 class SpanAssembler(Generic[T]):
     """Turns records into spans; holds each probe span up to ``hold_s`` for its verdict."""
 
-    def __init__(self, builder: Builder[T], hold_s: float = 2.0) -> None:
+    def __init__(self, builder: Builder[T], hold_s: float = 5.0, max_held: int = 100_000) -> None:
         self.builder = builder
         self.hold_s = hold_s
+        #: spans held at most (memory stays bounded however far judging falls behind)
+        self.max_held = max_held
         #: probe id → (the probe record, when it came): waiting for the verdict
         self._held: dict[str, tuple[list[Any], float]] = {}
         self._ready: list[T] = []
@@ -63,10 +65,13 @@ class SpanAssembler(Generic[T]):
         held, ready, builder = self._held, self._ready, self.builder
         for record in records:
             if record[0] == PROBE:
-                if self.hold_s > 0:
-                    held[record[1]] = (record, now)
-                else:
+                if self.hold_s <= 0:
                     ready.append(builder.probe(record, None))
+                    continue
+                if len(held) >= self.max_held:  # the oldest goes without its verdict
+                    oldest = next(iter(held))
+                    ready.append(builder.probe(held.pop(oldest)[0], None))
+                held[record[1]] = (record, now)
                 continue
             waiting = held.pop(record[1], None) if record[2] is None else None
             if waiting is not None:

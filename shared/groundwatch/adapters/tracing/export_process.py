@@ -117,11 +117,12 @@ class Exporter:
                 counts.exported += len(chunk)
 
 
-def _report(counts: SpanCounts, flushed: int | None = None) -> None:
+def _report(counts: SpanCounts, started_cpu_s: float, flushed: int | None = None) -> None:
     message: dict[str, Any] = {
         "ended": counts.ended,
         "exported": counts.exported,
         "failed": counts.failed,
+        "cpu_s": time.process_time() - started_cpu_s,
     }
     if flushed is not None:
         message["flushed"] = flushed
@@ -145,6 +146,7 @@ def main(argv: list[str]) -> int:
     last = time.monotonic()
     fd = sys.stdin.buffer.fileno()
     open_ = True
+    started = time.process_time()
     while open_:
         readable, _, _ = select.select([fd], [], [], 0.25)
         flushes: list[int] = []
@@ -163,9 +165,9 @@ def main(argv: list[str]) -> int:
         if ready and (flushes or not open_ or len(ready) >= batch or now - last >= delay_s):
             exporter.export(ready)
             ready, last = [], now
-            _report(exporter.counts, max(flushes) if flushes else None)
+            _report(exporter.counts, started, max(flushes) if flushes else None)
         elif flushes:
-            _report(exporter.counts, max(flushes))
+            _report(exporter.counts, started, max(flushes))
     return 0
 
 

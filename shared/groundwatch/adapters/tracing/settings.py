@@ -35,7 +35,7 @@ class TracingSettings(BaseSettings):
     langfuse_public_key: str | None = Field(None, description="Langfuse public key.")
     langfuse_secret_key: SecretStr | None = Field(None, description="Langfuse secret key.")
     hold_s: float = Field(
-        2.0,
+        5.0,
         ge=0,
         le=60,
         description="Seconds a probe's span waits for its verdict when this process judges"

@@ -61,6 +61,7 @@ class Tracing:
             # a probe's span exists only where the sampler kept it; a user's span always does
             if (
                 spans is not None
+                and not spans.all
                 and judgement.trace_context is None
                 and not spans.sampled(probe_trace_id(judgement.probe_id))
             ):

@@ -52,7 +52,7 @@ SEND_BATCH = 4096
 EXPORT_BATCH = 512
 DEFAULT_QUEUE = 20_000
 #: A probe span waits this long for its verdict before it is exported without it.
-DEFAULT_HOLD_S = 2.0
+DEFAULT_HOLD_S = 5.0
 
 #: (trace id, span id) of the probe whose target call is running in this context.
 _CURRENT: ContextVar[tuple[int, int] | None] = ContextVar("groundwatch_probe_span", default=None)
@@ -107,8 +107,14 @@ class SpanFactory:
         self.counts = counts
         #: the SDK's sampler as ``OTEL_TRACES_SAMPLER`` configures it (always on by default)
         self.sampler = sampler or TracerProvider(shutdown_on_exit=False).sampler
-        self._all = _always_on(self.sampler)
+        #: every probe traced (the default): no sampling decision to make
+        self.all = self._all = _always_on(self.sampler)
         self._link = link
+        #: the program runs an OpenTelemetry SDK of its own (set up before tracing starts):
+        #: its spans made during a target call go under the probe span
+        self._otel_sdk = not isinstance(
+            trace.get_tracer_provider(), trace.ProxyTracerProvider | trace.NoOpTracerProvider
+        )
         self._queue: collections.deque[list[Any]] = collections.deque(maxlen=queue)
         self._interval_s = interval_s
         self._wake = threading.Event()
@@ -130,8 +136,7 @@ class SpanFactory:
             return None
         token = _CURRENT.set((trace_id, span_id))
         attached: object = None
-        provider = trace.get_tracer_provider()
-        if not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+        if self._otel_sdk:
             parent = SpanContext(trace_id, span_id, False, TraceFlags(TraceFlags.SAMPLED))
             attached = otel_context.attach(trace.set_span_in_context(NonRecordingSpan(parent)))
         return token, attached
@@ -159,7 +164,11 @@ class SpanFactory:
     def evaluation(self, judgement: Judgement, group_status: str | None) -> None:
         """A verdict onto the span it judges: the probe's (when sampled) or, for traffic that
         came as spans, the user's own."""
-        if judgement.trace_context is None and not self.sampled(probe_trace_id(judgement.probe_id)):
+        if (
+            not self._all
+            and judgement.trace_context is None
+            and not self.sampled(probe_trace_id(judgement.probe_id))
+        ):
             return
         self._put(verdict_record(judgement, group_status))
 
@@ -177,7 +186,7 @@ class SpanFactory:
         if len(queue) == queue.maxlen:
             self.counts.dropped += 1  # the deque drops the oldest as this one goes in
         queue.append(record)
-        if len(queue) >= SEND_BATCH:
+        if len(queue) >= SEND_BATCH and not self._wake.is_set():
             self._wake.set()
 
     # -- the shipping thread ---------------------------------------------------------------
@@ -362,6 +371,7 @@ class ProcessLink:
             counts.ended = message["ended"]
             counts.exported = message["exported"]
             counts.failed = message["failed"]
+            counts.exporter_cpu_s = message["cpu_s"]
             flushed = message.get("flushed")
             if flushed is not None:
                 with self._answered:
@@ -388,6 +398,9 @@ def exemplar_of(response: RagResponse, factory: SpanFactory | None) -> dict[str,
     """The trace id a latency observation links to (an OpenMetrics exemplar), when traced."""
     if factory is None:
         return None
+    current = _CURRENT.get()  # observed inside the call: its span is current, ids at hand
+    if current is not None:
+        return {"trace_id": format(current[0], "032x")}
     trace_id = probe_trace_id(response.probe_id)
     if not factory.sampled(trace_id):
         return None

@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from groundwatch.contracts import Judgement, Probe, RagResponse
+if TYPE_CHECKING:  # the exporter process builds spans from records without the contracts
+    from groundwatch.contracts import Judgement, Probe, RagResponse
 
 #: Characters of a question, answer or document kept on a span (collectors cap attributes too).
 MAX_ATTRIBUTE_CHARS = 4096
@@ -44,6 +45,8 @@ class SpanCounts:
     #: records of a span or a verdict dropped because the export queue was full (a collector
     #: slower than probing)
     dropped: int = 0
+    #: CPU seconds the exporter process spent making and sending spans (its start-up aside)
+    exporter_cpu_s: float = 0.0
 
 
 def _cut(text: str | None) -> str:
@@ -53,11 +56,12 @@ def _cut(text: str | None) -> str:
 def probe_record(
     probe: Probe, response: RagResponse, start_ns: int, end_ns: int, operation: str
 ) -> list[Any]:
-    """One probe's call as a record: references to the contracts' own (validated) values."""
+    """One probe's call as a record: references to the contracts' own (validated) values (the
+    probe id a UUID: ``orjson`` writes it as text, in C, off the probe path)."""
     error = response.error_kind
     return [
         PROBE,
-        str(probe.probe_id),
+        probe.probe_id,
         start_ns,
         end_ns,
         operation,
@@ -81,7 +85,7 @@ def probe_record(
 def verdict_record(judgement: Judgement, group_status: str | None) -> list[Any]:
     return [
         VERDICT,
-        str(judgement.probe_id),
+        judgement.probe_id,
         judgement.trace_context,
         judgement.group_id,
         judgement.verdict.value,
@@ -104,7 +108,7 @@ def probe_attributes(record: list[Any]) -> dict[str, Any]:
         "gen_ai.operation.name": operation,
         "gen_ai.agent.name": target,
         "gen_ai.retrieval.query.text": question,
-        "groundwatch.probe_id": probe_id,
+        "groundwatch.probe_id": str(probe_id),
         "groundwatch.group_id": group_id,
         "groundwatch.form_id": form_id,
         "groundwatch.cohort": cohort,
