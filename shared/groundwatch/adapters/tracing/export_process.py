@@ -7,9 +7,10 @@ variables as the Python SDK's OTLP/HTTP exporter reads them: ``OTEL_EXPORTER_OTL
 a batch the collector refuses for a while (429, 502–504, unreachable) is retried twice with
 backoff, then counted failed.
 
-Exporting runs between reads: while a collector is slow this process stops reading, the pipe
-fills and the probing process's bounded queue drops records (counted there), so a slow
-collector costs spans, never the probing process's time. End of input: what is held is
+It runs at nice 10, and exporting runs between reads: while a collector (or this process, on
+a machine short of cores) is slow, it stops reading, the pipe fills and the probing process's
+bounded queue drops records (counted there), so a slow collector costs spans, never the
+probing process's time. End of input: what is held is
 exported and the process exits.
 
 Usage (started by :class:`~groundwatch.adapters.tracing.shipping.ProcessLink`):
@@ -18,6 +19,7 @@ Usage (started by :class:`~groundwatch.adapters.tracing.shipping.ProcessLink`):
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import logging
 import os
@@ -134,6 +136,10 @@ def main(argv: list[str]) -> int:
     from opentelemetry.sdk.resources import Resource
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    # where cores are short the probing process goes first: this one falls behind and its
+    # queue drops spans (counted) rather than taking CPU from probes
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(10)
     service_name, hold_s = argv[0], float(argv[1])
     env = os.environ
     batch = env_int(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", EXPORT_BATCH)
