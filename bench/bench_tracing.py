@@ -21,7 +21,8 @@ per probe: ≤ 10 % is ≥ 0.9× probes/s wherever the exporter process has a co
 spans lost and the 1-minute load average at the start and the end. The exporter process is
 started before a traced run's clock starts (a service starts it once).
 
-Usage: ``python bench/bench_tracing.py [--cycles 2] [--repeats 3] [--latency-ms 200] [--out F]``.
+Usage: ``python bench/bench_tracing.py [--cycles 2] [--repeats 3] [--latency-ms 200] [--out F]``
+(``--latency-ms 0``: the free target alone).
 """
 
 from __future__ import annotations

@@ -234,8 +234,10 @@ class SpanFactory:
 # -- the links ------------------------------------------------------------------------------
 
 
-def export_counted(exporter: SpanExporter, spans: list[ReadableSpan], counts: SpanCounts,
-                   batch: int = EXPORT_BATCH) -> None:  # fmt: skip
+def export_counted(
+    exporter: SpanExporter, spans: list[ReadableSpan], counts: SpanCounts, batch: int = EXPORT_BATCH
+) -> None:
+    """``spans`` through an SDK exporter in requests of ``batch``, each counted by its fate."""
     counts.ended += len(spans)
     for i in range(0, len(spans), batch):
         chunk = spans[i : i + batch]
