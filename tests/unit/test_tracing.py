@@ -27,6 +27,7 @@ from groundwatch.adapters.tracing import (
     SpanCounts,
     SpanFactory,
     Tracing,
+    exemplar_of,
     install,
     otlp_wire,
     probe_span_id,
@@ -418,3 +419,18 @@ def test_a_refusing_tool_is_retried_then_counted_failed() -> None:
     writer.close()
     assert writer.counts.failed == 5 and writer.counts.sent == 0
     assert calls == [5, 5]
+
+
+def test_a_latency_exemplar_names_the_probes_trace(
+    memory: tuple[SpanFactory, InMemorySpanExporter],
+) -> None:
+    spans, _ = memory
+    probe = _probe()
+    response = RagResponse.answered(probe, "Espoo", [], [], [], 0.1)
+    expected = {"trace_id": format(probe_trace_id(probe.probe_id), "032x")}
+    assert exemplar_of(response, spans) == expected  # after the call: from the probe id
+    entered = spans.enter(probe)
+    assert entered is not None
+    assert exemplar_of(response, spans) == expected  # during it: the running span's
+    spans.leave(entered, probe, response, time.time_ns())
+    assert exemplar_of(response, None) is None  # not traced
