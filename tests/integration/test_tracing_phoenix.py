@@ -139,15 +139,23 @@ def test_probe_spans_and_verdicts_arrive_in_phoenix(tmp_path: Path, phoenix_url:
         assert attrs["retrieval.documents.0.document.id"] == "doc-1"
         assert format(probe_trace_id(attrs["groundwatch.probe_id"]), "032x") == trace_id
 
-    evaluations = _wait_for(
-        "the verdict spans",
-        lambda: (s := _spans(phoenix_url, project, "EVALUATOR")) and len(s) >= asked and s,
-    )
-    for ev in evaluations:
-        assert ev["parent_id"] in by_span
-        names = [e["name"] for e in ev["events"]]
-        assert names == ["gen_ai.evaluation.result"]
-        assert ev["attributes"]["gen_ai.evaluation.name"] == "groundwatch.verdict"
+    # every probe span carries its verdict: as the event on it (one process probed and judged,
+    # the verdict came while the span was held) or in an EVALUATOR span under it
+    def verdicts() -> dict[str, str]:
+        found = {
+            span_id: span["attributes"]["groundwatch.verdict"]
+            for span_id, span in by_span.items()
+            if "groundwatch.verdict" in span["attributes"]
+            and [e["name"] for e in span["events"]] == ["gen_ai.evaluation.result"]
+        }
+        for ev in _spans(phoenix_url, project, "EVALUATOR"):
+            assert [e["name"] for e in ev["events"]] == ["gen_ai.evaluation.result"]
+            assert ev["attributes"]["gen_ai.evaluation.name"] == "groundwatch.verdict"
+            found[ev["parent_id"]] = ev["attributes"]["groundwatch.verdict"]
+        return found if len(found) >= asked else {}
+
+    on_spans = _wait_for("a verdict on every probe span", verdicts)
+    assert set(on_spans) == set(by_span)
 
     def annotations() -> list[dict[str, Any]]:
         got: list[dict[str, Any]] = []

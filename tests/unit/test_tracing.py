@@ -1,16 +1,22 @@
-"""Probe spans and verdict spans: ids from the probe, attributes, sampling every stage agrees
-on, and spans lost to a dead or slow collector counted — never a probe or a verdict."""
+"""Probe spans and their verdicts: ids from the probe, attributes, the verdict on the probe span
+or under it, sampling every stage agrees on, the OTLP bytes the exporter process writes, and
+spans lost to a dead or slow collector counted — never a probe or a verdict."""
 
 from __future__ import annotations
 
 import asyncio
+import http.server
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from google.protobuf.json_format import MessageToDict
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -21,14 +27,17 @@ from groundwatch.adapters.tracing import (
     SpanCounts,
     SpanFactory,
     Tracing,
+    exemplar_of,
     install,
+    otlp_wire,
     probe_span_id,
     probe_trace_id,
-    record_response,
     start_tracing,
 )
+from groundwatch.adapters.tracing.assemble import SdkSpans, WireSpans
 from groundwatch.adapters.tracing.propagation import with_trace_context
-from groundwatch.adapters.tracing.spans import make_provider
+from groundwatch.adapters.tracing.shipping import ThreadLink
+from groundwatch.adapters.tracing.spans import probe_record, verdict_record
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus, Verdict
 from groundwatch.core.model import Expected
 from groundwatch.stages.runner.lanes import Runner
@@ -52,13 +61,32 @@ def _probe(i: int = 0, target: str = "mine") -> Probe:
     )
 
 
-@pytest.fixture
-def memory() -> Iterator[tuple[SpanFactory, InMemorySpanExporter, SpanCounts]]:
-    exporter = InMemorySpanExporter()
+def _factory(
+    exporter: SpanExporter, hold_s: float = 2.0, queue: int = 20_000, delay_s: float = 1.0
+) -> SpanFactory:
     counts = SpanCounts()
-    provider = make_provider(exporter, service_name="t", counts=counts, schedule_delay_millis=10)
-    yield SpanFactory(provider), exporter, counts
-    provider.shutdown()
+    link = ThreadLink(
+        exporter, Resource.create({"service.name": "t"}), counts, hold_s=hold_s, delay_s=delay_s
+    )
+    return SpanFactory(link, counts, queue=queue, interval_s=0.01)
+
+
+@pytest.fixture
+def memory() -> Iterator[tuple[SpanFactory, InMemorySpanExporter]]:
+    exporter = InMemorySpanExporter()
+    spans = _factory(exporter)
+    yield spans, exporter
+    spans.shutdown()
+
+
+def _ask(spans: SpanFactory, probe: Probe, response: RagResponse | None = None) -> RagResponse:
+    """What a runner's lane does around a target call."""
+    start = time.time_ns()
+    entered = spans.enter(probe)
+    response = response or RagResponse.answered(probe, "Espoo", [], [], [], 0.1)
+    if entered is not None:
+        spans.leave(entered, probe, response, start)
+    return response
 
 
 def test_a_probes_ids_follow_from_its_probe_id_alone() -> None:
@@ -72,22 +100,28 @@ def test_a_probes_ids_follow_from_its_probe_id_alone() -> None:
     assert any(low & (1 << 63) for low in lows) and not all(low & (1 << 63) for low in lows)
 
 
-def test_probe_span_carries_the_probe_and_the_answer(
-    memory: tuple[SpanFactory, InMemorySpanExporter, SpanCounts],
+def test_probe_span_carries_the_probe_the_answer_and_soon_its_verdict(
+    memory: tuple[SpanFactory, InMemorySpanExporter],
 ) -> None:
-    spans, exporter, _ = memory
+    spans, exporter = memory
     probe = _probe()
-    with spans.probe(probe) as span:
-        headers = with_trace_context({"X": "1"})
-        response = RagResponse.answered(probe, "Espoo.", ["d1"], ["Espoo is a city."], [], 0.2)
-        record_response(span, response)
-    spans.provider.force_flush()
-    (done,) = exporter.get_finished_spans()
+    start = time.time_ns()
+    entered = spans.enter(probe)
+    assert entered is not None
+    headers = with_trace_context({"X": "1"})
+    response = RagResponse.answered(probe, "Espoo.", ["d1"], ["Espoo is a city."], [], 0.2)
+    spans.leave(entered, probe, response, start)
+    assert with_trace_context({}) == {}  # the call ended: no longer current
+    judgement = Judgement.for_response(response, verdict=Verdict.CORRECT, tier="exact")
+    spans.evaluation(judgement, "robust")
+    assert spans.flush()
+    (done,) = exporter.get_finished_spans()  # one span: the verdict came while it was held
     assert done.context.trace_id == probe_trace_id(probe.probe_id)
     assert done.context.span_id == probe_span_id(probe.probe_id)
+    assert done.parent is None and start <= (done.start_time or 0) <= (done.end_time or 0)
     trace_hex = format(done.context.trace_id, "032x")
     span_hex = format(done.context.span_id, "016x")
-    assert headers["traceparent"] == f"00-{trace_hex}-{span_hex}-01"
+    assert headers == {"X": "1", "traceparent": f"00-{trace_hex}-{span_hex}-01"}
     attrs = dict(done.attributes or {})
     assert attrs["openinference.span.kind"] == "CHAIN"
     assert attrs["input.value"] == probe.query
@@ -95,6 +129,11 @@ def test_probe_span_carries_the_probe_and_the_answer(
     assert attrs["retrieval.documents.0.document.id"] == "d1"
     assert attrs["retrieval.documents.0.document.content"] == "Espoo is a city."
     assert attrs["groundwatch.group_id"] == probe.group_id and attrs["groundwatch.cycle"] == 3
+    assert attrs["groundwatch.verdict"] == "correct"
+    assert attrs["groundwatch.group_status"] == "robust"
+    (event,) = done.events
+    assert event.name == "gen_ai.evaluation.result"
+    assert dict(event.attributes or {})["gen_ai.evaluation.score.value"] == 1.0
 
 
 def test_outside_a_probe_span_no_header_is_added() -> None:
@@ -102,20 +141,21 @@ def test_outside_a_probe_span_no_header_is_added() -> None:
     assert with_trace_context(headers) is headers
 
 
-def test_verdict_is_an_evaluator_span_under_the_probe_span(
-    memory: tuple[SpanFactory, InMemorySpanExporter, SpanCounts],
+def test_a_verdict_without_its_probe_span_is_an_evaluator_span_under_it(
+    memory: tuple[SpanFactory, InMemorySpanExporter],
 ) -> None:
-    spans, exporter, _ = memory
+    spans, exporter = memory
     probe = _probe()
     response = RagResponse.answered(probe, "Oslo", [], [], [], 0.1)
     judgement = Judgement.for_response(
         response, verdict=Verdict.INCORRECT, tier="conflict", reason="gave Oslo, not Espoo"
     )
-    spans.evaluation(judgement, "gap")
-    spans.provider.force_flush()
+    spans.evaluation(judgement, "gap")  # judged here, probed elsewhere
+    assert spans.flush()
     (ev,) = exporter.get_finished_spans()
     assert ev.parent is not None and ev.parent.span_id == probe_span_id(probe.probe_id)
     assert ev.context.trace_id == probe_trace_id(probe.probe_id)
+    assert dict(ev.attributes or {})["openinference.span.kind"] == "EVALUATOR"
     (event,) = ev.events
     assert event.name == "gen_ai.evaluation.result"
     assert dict(event.attributes or {}) == {
@@ -129,74 +169,179 @@ def test_verdict_is_an_evaluator_span_under_the_probe_span(
     }
 
 
+def test_a_verdict_after_the_hold_is_an_evaluator_span_beside_the_probe_span() -> None:
+    exporter = InMemorySpanExporter()
+    spans = _factory(exporter, hold_s=0.0)
+    probe = _probe()
+    response = _ask(spans, probe)
+    spans.evaluation(Judgement.for_response(response, verdict=Verdict.CORRECT, tier="exact"), None)
+    assert spans.flush()
+    probe_span, ev = sorted(exporter.get_finished_spans(), key=lambda s: s.parent is not None)
+    assert not probe_span.events and ev.parent is not None
+    assert ev.parent.span_id == probe_span.context.span_id
+    spans.shutdown()
+
+
 def test_every_stage_agrees_which_probes_are_sampled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OTEL_TRACES_SAMPLER", "traceidratio")
     monkeypatch.setenv("OTEL_TRACES_SAMPLER_ARG", "0.5")
     exporter = InMemorySpanExporter()
-    spans = SpanFactory(make_provider(exporter, service_name="t", counts=SpanCounts()))
-    probes = [_probe(i) for i in range(200)]
-    for probe in probes:
-        with spans.probe(probe):
-            pass
-        response = RagResponse.answered(probe, "Espoo", [], [], [], 0.1)
+    spans = _factory(exporter, hold_s=0.0)  # the verdicts as spans of their own, to count
+    for i in range(200):
+        response = _ask(spans, _probe(i))
         spans.evaluation(
             Judgement.for_response(response, verdict=Verdict.CORRECT, tier="exact"), None
         )
-    spans.provider.force_flush()
+    assert spans.flush()
     finished = exporter.get_finished_spans()
     traced = {s.context.trace_id for s in finished if s.parent is None}
     judged = {s.context.trace_id for s in finished if s.parent is not None}
     assert 50 < len(traced) < 150  # about half
     assert judged == traced  # a verdict exactly where its probe span exists
-    spans.provider.shutdown()
+    spans.shutdown()
+
+
+def test_the_exporter_processes_bytes_are_the_sdks_encoding_of_the_same_spans() -> None:
+    resource = Resource.create({"service.name": "t", "deployment.environment": "test"})
+    sdk, wire = SdkSpans(resource), WireSpans()
+    probe = _probe()
+    answered = RagResponse.answered(
+        probe, "Espoo — ä\u00e9", ["d1", "d2"], ["Espoo is a city.", "x" * 2000], [], 0.25
+    )
+    failed = RagResponse.for_probe(
+        probe,
+        status=TargetStatus.ERROR,
+        error_kind=ErrorKind.HTTP_5XX.value,
+        error_detail="503 from the endpoint",
+        latency_s=1.5,
+    )
+    verdict = verdict_record(
+        Judgement.for_response(answered, verdict=Verdict.INCORRECT, tier="t", reason="no"), "gap"
+    )
+    records = [
+        (probe_record(probe, answered, 10, 20, "invoke_agent"), verdict),
+        (probe_record(probe, answered, 10, 20, "chat"), None),
+        (probe_record(probe, failed, 10**18, 10**18 + 5, "invoke_agent"), None),
+    ]
+    ours = [wire.probe(r, v) for r, v in records] + [wire.evaluation(verdict)]
+    theirs = [sdk.probe(r, v) for r, v in records] + [sdk.evaluation(verdict)]
+    decoded = MessageToDict(
+        ExportTraceServiceRequest.FromString(
+            otlp_wire.request(dict(resource.attributes), "groundwatch", ours)
+        )
+    )
+    expected = MessageToDict(encode_spans(theirs))
+    for spans in (decoded, expected):
+        for span in spans["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+            span.pop("flags", None)  # the SDK's is-remote bits: not sent by the wire encoder
+            if span.get("parentSpanId"):
+                span.pop("spanId")  # an evaluation span's own id is random
+    assert decoded == expected
 
 
 class _Blocked(SpanExporter):
     """A collector that does not answer until released."""
 
     def __init__(self) -> None:
+        self.entered = threading.Event()
         self.release = threading.Event()
         self.exported = 0
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        self.entered.set()
         self.release.wait(30)
         self.exported += len(spans)
         return SpanExportResult.SUCCESS
 
 
 def test_a_slow_collector_loses_spans_counted_never_waited_for() -> None:
-    counts = SpanCounts()
     blocked = _Blocked()
-    provider = make_provider(
-        blocked, service_name="t", counts=counts, max_queue_size=16, schedule_delay_millis=5
-    )
-    spans = SpanFactory(provider)
-    for i in range(300):
-        with spans.probe(_probe(i)):
-            pass  # ends at once whatever the collector does
+    spans = _factory(blocked, hold_s=0.0, queue=16, delay_s=0.0)
+    _ask(spans, _probe(0))
+    assert blocked.entered.wait(30)  # the export thread is stuck in the collector from now on
+    for i in range(1, 301):
+        _ask(spans, _probe(i))  # each ends at once whatever the collector does
     blocked.release.set()
-    provider.force_flush()
-    assert counts.ended == 300
-    assert counts.dropped >= 300 - 2 * 16
-    assert counts.exported == blocked.exported
-    # a full queue is seen as a span goes in; the SDK's thread taking a batch at that instant
-    # can make one such count high
-    assert 300 <= counts.exported + counts.dropped <= 302
-    provider.shutdown()
+    assert spans.flush(30)
+    counts = spans.counts
+    assert counts.dropped == 300 - 16  # the queue held 16 while the collector hung
+    assert counts.exported == blocked.exported == 1 + 16 == counts.ended
+    spans.shutdown()
 
 
 def test_a_dead_collector_fails_spans_counted() -> None:
-    counts = SpanCounts()
-    exporter = OTLPSpanExporter(endpoint="http://127.0.0.1:9/v1/traces", timeout=1)
-    provider = make_provider(exporter, service_name="t", counts=counts, schedule_delay_millis=5)
-    spans = SpanFactory(provider)
-    for i in range(20):
-        with spans.probe(_probe(i)):
-            pass
-    provider.force_flush(timeout_millis=30_000)
-    assert counts.ended == 20
-    assert counts.failed == 20 and counts.exported == 0
-    provider.shutdown()
+    tracing = start_tracing(
+        "t",
+        environ={
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+            "OTEL_EXPORTER_OTLP_TIMEOUT": "1",
+        },
+    )
+    assert tracing is not None and tracing.spans is not None
+    try:
+        for i in range(20):
+            _ask(tracing.spans, _probe(i))
+        assert tracing.flush(60)
+        assert tracing.counts.ended == 20
+        assert tracing.counts.failed == 20 and tracing.counts.exported == 0
+    finally:
+        tracing.shutdown(10)
+
+
+class _Collector(http.server.BaseHTTPRequestHandler):
+    received: ClassVar[list[ExportTraceServiceRequest]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).received.append(ExportTraceServiceRequest.FromString(body))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_the_exporter_process_sends_each_probe_with_its_verdict_over_otlp_http() -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _Collector.received = []
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    tracing = start_tracing("gw-test", environ={"OTEL_EXPORTER_OTLP_ENDPOINT": url})
+    assert tracing is not None and tracing.spans is not None
+    try:
+        probes = [_probe(i) for i in range(50)]
+        for probe in probes:
+            response = _ask(tracing.spans, probe)
+            judgement = Judgement.for_response(response, verdict=Verdict.CORRECT, tier="exact")
+            tracing.verdicts([judgement], lambda j: "robust")
+        assert tracing.flush(60)
+        assert tracing.counts.exported == tracing.counts.ended == 50
+    finally:
+        tracing.shutdown(10)
+        server.shutdown()
+    spans = [
+        span
+        for request in _Collector.received
+        for rs in request.resource_spans
+        for ss in rs.scope_spans
+        for span in ss.spans
+    ]
+    resources = {
+        kv.value.string_value
+        for request in _Collector.received
+        for rs in request.resource_spans
+        for kv in rs.resource.attributes
+        if kv.key == "service.name"
+    }
+    assert resources == {"gw-test"}
+    assert {int.from_bytes(s.span_id, "big") for s in spans} == {
+        probe_span_id(p.probe_id) for p in probes
+    }
+    for span in spans:
+        attrs = {kv.key: kv.value for kv in span.attributes}
+        assert attrs["groundwatch.verdict"].string_value == "correct"
+        assert [e.name for e in span.events] == ["gen_ai.evaluation.result"]
 
 
 def test_runner_traces_each_probe_and_marks_target_errors() -> None:
@@ -207,7 +352,7 @@ def test_runner_traces_each_probe_and_marks_target_errors() -> None:
             return TargetReply("Espoo", ["d1"])
 
     exporter = InMemorySpanExporter()
-    tracing = Tracing(SpanFactory(make_provider(exporter, service_name="t", counts=SpanCounts())))
+    tracing = Tracing(_factory(exporter))
     install(tracing)
     try:
 
@@ -274,3 +419,18 @@ def test_a_refusing_tool_is_retried_then_counted_failed() -> None:
     writer.close()
     assert writer.counts.failed == 5 and writer.counts.sent == 0
     assert calls == [5, 5]
+
+
+def test_a_latency_exemplar_names_the_probes_trace(
+    memory: tuple[SpanFactory, InMemorySpanExporter],
+) -> None:
+    spans, _ = memory
+    probe = _probe()
+    response = RagResponse.answered(probe, "Espoo", [], [], [], 0.1)
+    expected = {"trace_id": format(probe_trace_id(probe.probe_id), "032x")}
+    assert exemplar_of(response, spans) == expected  # after the call: from the probe id
+    entered = spans.enter(probe)
+    assert entered is not None
+    assert exemplar_of(response, spans) == expected  # during it: the running span's
+    spans.leave(entered, probe, response, time.time_ns())
+    assert exemplar_of(response, None) is None  # not traced

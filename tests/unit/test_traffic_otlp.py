@@ -136,8 +136,10 @@ async def test_a_traffic_verdict_is_written_onto_the_users_own_span(
 ) -> None:
     """The app's span that carried the answer gets the verdict: the evaluation span is its
     child, and the Phoenix annotation and Langfuse score name its trace and span."""
+    from opentelemetry.sdk.resources import Resource
+
     from groundwatch.adapters.tracing import SpanCounts, SpanFactory
-    from groundwatch.adapters.tracing.spans import make_provider
+    from groundwatch.adapters.tracing.shipping import ThreadLink
     from groundwatch.adapters.tracing.writers import langfuse_score, phoenix_annotation
 
     received: list[TrafficRecord] = []
@@ -159,7 +161,9 @@ async def test_a_traffic_verdict_is_written_onto_the_users_own_span(
     assert judgements
 
     exporter = InMemorySpanExporter()
-    factory = SpanFactory(make_provider(exporter, service_name="gw", counts=SpanCounts()))
+    counts = SpanCounts()
+    link = ThreadLink(exporter, Resource.create({"service.name": "gw"}), counts)
+    factory = SpanFactory(link, counts)
     for j in judgements:
         user = roots[j.query].context
         trace_hex, span_hex = format(user.trace_id, "032x"), format(user.span_id, "016x")
@@ -168,9 +172,9 @@ async def test_a_traffic_verdict_is_written_onto_the_users_own_span(
         assert phoenix_annotation(j, "robust")["span_id"] == span_hex
         score = langfuse_score(j, "robust")["body"]
         assert (score["traceId"], score["observationId"]) == (trace_hex, span_hex)
-    factory.provider.force_flush()
+    assert factory.flush()
     evaluations = exporter.get_finished_spans()
     assert {(e.context.trace_id, e.parent.span_id) for e in evaluations if e.parent} == {
         (roots[j.query].context.trace_id, roots[j.query].context.span_id) for j in judgements
     }
-    factory.provider.shutdown()
+    factory.shutdown()

@@ -4,13 +4,8 @@ OpenInference and GenAI attributes), Phoenix span annotations, Langfuse scores."
 from groundwatch.adapters.tracing.ids import probe_span_id, probe_trace_id, span_hex, trace_hex
 from groundwatch.adapters.tracing.settings import TracingSettings, tracing_enabled
 from groundwatch.adapters.tracing.setup import Tracing, active, install, start_tracing
-from groundwatch.adapters.tracing.spans import (
-    EVALUATION_NAME,
-    SpanCounts,
-    SpanFactory,
-    exemplar_of,
-    record_response,
-)
+from groundwatch.adapters.tracing.shipping import SpanFactory, exemplar_of
+from groundwatch.adapters.tracing.spans import EVALUATION_NAME, SpanCounts
 from groundwatch.adapters.tracing.writers import QueuedWriter, WriterCounts
 
 __all__ = [
@@ -26,7 +21,6 @@ __all__ = [
     "install",
     "probe_span_id",
     "probe_trace_id",
-    "record_response",
     "span_hex",
     "start_tracing",
     "trace_hex",

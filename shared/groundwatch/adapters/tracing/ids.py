@@ -1,7 +1,7 @@
 """A probe's trace and span ids, derived from its probe id.
 
 Every stage can name the span of a probe's target call without carrying it in a message: the
-runner starts the span with these ids, analytics parents the verdict to it and annotates it in
+probe span is made with these ids, analytics parents the verdict to it and annotates it in
 Phoenix by the same span id (a span's ``groundwatch.probe_id`` attribute finds it the other way).
 The ids are a hash of the probe id, not its bits: a ratio sampler decides by the trace id's low
 64 bits, which in a version-7 UUID always begin with the variant bits.
@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from contextvars import ContextVar
-
-from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 
 
 def _digest(probe_id: uuid.UUID | str) -> bytes:
@@ -31,44 +28,18 @@ def probe_span_id(probe_id: uuid.UUID | str) -> int:
     return int.from_bytes(_digest(probe_id)[16:], "big") or 1
 
 
+def probe_ids(probe_id: uuid.UUID | str) -> tuple[int, int]:
+    """(trace id, span id) of the probe's span, from one hash."""
+    digest = _digest(probe_id)
+    return int.from_bytes(digest[:16], "big") or 1, int.from_bytes(digest[16:], "big") or 1
+
+
 def span_hex(span_id: int) -> str:
     return format(span_id, "016x")
 
 
 def trace_hex(trace_id: int) -> str:
     return format(trace_id, "032x")
-
-
-#: The ids the next root span takes; set only around one ``start_span`` call.
-_NEXT: ContextVar[tuple[int, int] | None] = ContextVar("groundwatch_next_span_ids", default=None)
-
-
-class ProbeIdGenerator(IdGenerator):
-    """Random ids, except for a probe span started inside :func:`probe_ids`.
-
-    The SDK asks for a root span's trace id, then its span id; a child span asks only for its
-    span id and takes the parent's trace. Outside the context both are random, so spans the
-    target's own in-process code starts keep ids of their own."""
-
-    def __init__(self) -> None:
-        self._random = RandomIdGenerator()
-
-    def generate_trace_id(self) -> int:
-        ids = _NEXT.get()
-        return ids[0] if ids is not None else self._random.generate_trace_id()
-
-    def generate_span_id(self) -> int:
-        ids = _NEXT.get()
-        return ids[1] if ids is not None else self._random.generate_span_id()
-
-
-def set_next_ids(trace_id: int, span_id: int) -> object:
-    """Make the next span started in this context take these ids; reset with the token."""
-    return _NEXT.set((trace_id, span_id))
-
-
-def reset_next_ids(token: object) -> None:
-    _NEXT.reset(token)  # type: ignore[arg-type]
 
 
 def verdict_span(probe_id: uuid.UUID | str, trace_context: str | None) -> tuple[int, int]:

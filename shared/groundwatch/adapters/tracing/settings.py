@@ -34,6 +34,14 @@ class TracingSettings(BaseSettings):
     )
     langfuse_public_key: str | None = Field(None, description="Langfuse public key.")
     langfuse_secret_key: SecretStr | None = Field(None, description="Langfuse secret key.")
+    hold_s: float = Field(
+        5.0,
+        ge=0,
+        le=60,
+        description="Seconds a probe's span waits for its verdict when this process judges"
+        " too (groundwatch run, demo): the verdict is then an event on the probe span, one span"
+        " a probe; later, or judged elsewhere, it is an evaluation span under it. 0: never wait.",
+    )
     queue: int = Field(
         50_000,
         ge=1,

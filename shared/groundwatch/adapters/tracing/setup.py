@@ -8,10 +8,20 @@ import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace.export import SpanExporter
 
+from groundwatch.adapters.tracing.ids import probe_trace_id
 from groundwatch.adapters.tracing.settings import TracingSettings, tracing_enabled
-from groundwatch.adapters.tracing.spans import SpanCounts, SpanFactory, make_provider
+from groundwatch.adapters.tracing.shipping import (
+    DEFAULT_QUEUE,
+    Link,
+    ProcessLink,
+    SpanFactory,
+    ThreadLink,
+    env_int,
+)
+from groundwatch.adapters.tracing.spans import SpanCounts
 from groundwatch.adapters.tracing.writers import (
     QueuedWriter,
     langfuse_poster,
@@ -38,21 +48,22 @@ class Tracing:
     ) -> None:
         self.spans = spans
         self.writers = list(writers)
-        self.counts = counts or SpanCounts()
+        self.counts = spans.counts if spans is not None else (counts or SpanCounts())
 
     def verdicts(
         self, judgements: Sequence[Judgement], status_of: Callable[[Judgement], str | None]
     ) -> None:
         """Each stored judgement onto its span — the probe's (when it was sampled), or the
-        user's own for traffic that came as spans: an evaluation span, and an annotation or
-        score in each configured tool."""
+        user's own for traffic that came as spans: on the span or an evaluation span under it,
+        and an annotation or score in each configured tool."""
         spans = self.spans
         for judgement in judgements:
             # a probe's span exists only where the sampler kept it; a user's span always does
             if (
                 spans is not None
+                and not spans.all
                 and judgement.trace_context is None
-                and not spans.sampled(_trace(judgement))
+                and not spans.sampled(probe_trace_id(judgement.probe_id))
             ):
                 continue
             status = status_of(judgement)
@@ -64,24 +75,18 @@ class Tracing:
     def flush(self, timeout_s: float = 10.0) -> bool:
         ok = True
         if self.spans is not None:
-            ok = self.spans.provider.force_flush(int(timeout_s * 1000)) and ok
+            ok = self.spans.flush(timeout_s) and ok
         for writer, _ in self.writers:
             ok = writer.flush(timeout_s) and ok
         return ok
 
     def shutdown(self, timeout_s: float = 2.0) -> None:
         """Send what is queued within ``timeout_s`` and stop; what is left is lost (counted)."""
-        self.flush(timeout_s)
         for writer, _ in self.writers:
+            writer.flush(timeout_s)
             writer.close(timeout_s)
         if self.spans is not None:
-            self.spans.provider.shutdown()
-
-
-def _trace(judgement: Judgement) -> int:
-    from groundwatch.adapters.tracing.ids import probe_trace_id
-
-    return probe_trace_id(judgement.probe_id)
+            self.spans.shutdown(timeout_s)
 
 
 def start_tracing(
@@ -93,23 +98,23 @@ def start_tracing(
 ) -> Tracing | None:
     """Tracing as the environment configures it, or None when nothing is configured.
 
-    ``exporter`` replaces the OTLP/HTTP one (which reads ``OTEL_EXPORTER_OTLP_*`` itself)."""
+    Spans are made and exported by a process of their own (:mod:`.shipping`); ``exporter``
+    replaces that with this exporter object, called from a thread of this process."""
     env = os.environ if environ is None else environ
     settings = settings or TracingSettings()
     counts = SpanCounts()
     spans: SpanFactory | None = None
     if exporter is not None or tracing_enabled(env):
-        if exporter is None:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-            # the endpoint as the SDK derives it, from ``env`` (headers, timeout, certificates:
-            # the SDK reads them from the process's environment itself)
-            endpoint = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or (
-                env["OTEL_EXPORTER_OTLP_ENDPOINT"].rstrip("/") + "/v1/traces"
-            )
-            exporter = OTLPSpanExporter(endpoint=endpoint)
         name = env.get("OTEL_SERVICE_NAME") or service_name
-        spans = SpanFactory(make_provider(exporter, service_name=name, counts=counts))
+        hold_s = settings.hold_s
+        link: Link
+        if exporter is not None:
+            resource = Resource.create({"service.name": name})
+            link = ThreadLink(exporter, resource, counts, hold_s=hold_s)
+        else:
+            link = ProcessLink(env, name, counts, hold_s=hold_s)
+        queue = env_int(env, "OTEL_BSP_MAX_QUEUE_SIZE", DEFAULT_QUEUE)
+        spans = SpanFactory(link, counts, queue=queue)
     writers: list[tuple[QueuedWriter, Format]] = []
     if settings.phoenix_url:
         key = settings.phoenix_api_key.get_secret_value() if settings.phoenix_api_key else None

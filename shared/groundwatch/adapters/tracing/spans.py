@@ -1,44 +1,23 @@
-"""The OpenTelemetry side: the SDK's provider with an OTLP/HTTP exporter, counted, and the two
-spans groundwatch makes — a probe's target call, and the verdict on it.
+"""What groundwatch puts on a trace, as plain records and the attributes built from them.
+
+The probe path only copies a probe's and its response's fields into a record (a list of JSON
+values, a few µs); turning records into OpenTelemetry spans — attributes, protobuf, HTTP — is
+done by the :class:`~groundwatch.adapters.tracing.assemble.SpanAssembler`, in a process of its
+own by default (:mod:`.shipping`), so tracing costs probing almost nothing of its own core.
 
 Attributes follow both conventions people's tools read: OpenInference (Phoenix, Arize) and the
-OpenTelemetry GenAI conventions (development status). Export is the SDK's batch processor: a
-span ended is queued in memory and sent from the SDK's own thread, so a slow or dead collector
-costs spans — counted, never waited for — and never a probe or a verdict.
+OpenTelemetry GenAI conventions (development status).
 """
 
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from opentelemetry import trace
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, Span, TracerProvider
-from opentelemetry.sdk.trace.export import (
-    BatchSpanProcessor,
-    SpanExporter,
-    SpanExportResult,
-)
-from opentelemetry.sdk.trace.sampling import Decision
-from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, TraceFlags
-from opentelemetry.trace.status import Status, StatusCode
-
-from groundwatch.adapters.tracing.ids import (
-    ProbeIdGenerator,
-    probe_span_id,
-    probe_trace_id,
-    reset_next_ids,
-    set_next_ids,
-    verdict_span,
-)
-from groundwatch.contracts import Judgement, Probe, RagResponse
-
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:  # the exporter process builds spans from records without the contracts
+    from groundwatch.contracts import Judgement, Probe, RagResponse
 
 #: Characters of a question, answer or document kept on a span (collectors cap attributes too).
 MAX_ATTRIBUTE_CHARS = 4096
@@ -47,222 +26,125 @@ MAX_DOCUMENTS = 20
 MAX_DOCUMENT_CHARS = 1000
 #: Name of the verdict as an evaluation (GenAI ``gen_ai.evaluation.name``, Phoenix annotation).
 EVALUATION_NAME = "groundwatch.verdict"
+#: The GenAI event a verdict is.
+EVALUATION_EVENT = "gen_ai.evaluation.result"
+
+#: Record kinds: a probe's target call, a verdict.
+PROBE, VERDICT = "p", "v"
 
 
 @dataclass
 class SpanCounts:
     """Spans by fate since start: what /metrics shows as ``groundwatch_trace_spans_total``."""
 
+    #: spans made (a probe span carrying its verdict is one span)
     ended: int = 0
     exported: int = 0
     #: the collector refused them or could not be reached (after the exporter's own retries)
     failed: int = 0
-    #: the export queue was full: the oldest waiting span was dropped to make room
+    #: records of a span or a verdict dropped because the export queue was full (a collector
+    #: slower than probing)
     dropped: int = 0
-
-
-class _CountingExporter(SpanExporter):
-    def __init__(self, inner: SpanExporter, counts: SpanCounts) -> None:
-        self._inner = inner
-        self._counts = counts
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        try:
-            result = self._inner.export(spans)
-        except Exception as exc:  # an exporter bug must not end the SDK's worker thread
-            log.warning("span export failed: %s", exc)
-            result = SpanExportResult.FAILURE
-        if result is SpanExportResult.SUCCESS:
-            self._counts.exported += len(spans)
-        else:
-            self._counts.failed += len(spans)
-        return result
-
-    def shutdown(self) -> None:
-        self._inner.shutdown()
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return self._inner.force_flush(timeout_millis)
-
-
-class _CountingBatch(BatchSpanProcessor):
-    """The SDK's batch processor, counting the spans its full queue drops."""
-
-    def __init__(self, exporter: SpanExporter, counts: SpanCounts, **kwargs: Any) -> None:
-        super().__init__(exporter, **kwargs)
-        self._counts = counts
-        # the SDK's own bounded deque: appending to a full one drops the oldest span
-        self._queue = getattr(getattr(self, "_batch_processor", None), "_queue", None)
-
-    def on_end(self, span: ReadableSpan) -> None:
-        if span.context is not None and span.context.trace_flags.sampled:
-            self._counts.ended += 1
-            queue = self._queue
-            if queue is not None and queue.maxlen is not None and len(queue) >= queue.maxlen:
-                self._counts.dropped += 1
-        super().on_end(span)
-
-
-def make_provider(
-    exporter: SpanExporter,
-    *,
-    service_name: str,
-    counts: SpanCounts,
-    max_queue_size: int | None = None,
-    schedule_delay_millis: float | None = None,
-) -> TracerProvider:
-    """A provider whose probe spans take their ids from the probe (:mod:`.ids`); the sampler
-    is the SDK's from ``OTEL_TRACES_SAMPLER`` (parent-based always-on by default)."""
-    provider = TracerProvider(
-        resource=Resource.create({"service.name": service_name}),
-        id_generator=ProbeIdGenerator(),
-    )
-    options: dict[str, Any] = {}
-    if max_queue_size is not None:
-        options["max_queue_size"] = max_queue_size
-        options["max_export_batch_size"] = min(max_queue_size, 512)
-    if schedule_delay_millis is not None:
-        options["schedule_delay_millis"] = schedule_delay_millis
-    provider.add_span_processor(
-        _CountingBatch(_CountingExporter(exporter, counts), counts, **options)
-    )
-    return provider
+    #: CPU seconds the exporter process spent making and sending spans (its start-up aside)
+    exporter_cpu_s: float = 0.0
 
 
 def _cut(text: str | None) -> str:
     return (text or "")[:MAX_ATTRIBUTE_CHARS]
 
 
-def probe_attributes(probe: Probe, operation: str = "invoke_agent") -> dict[str, Any]:
-    """What is known of a probe before its target answers; ``operation`` is the GenAI
-    operation the target performs (``chat`` for a model, ``invoke_agent`` for a RAG service)."""
-    return {
+def probe_record(
+    probe: Probe, response: RagResponse, start_ns: int, end_ns: int, operation: str
+) -> list[Any]:
+    """One probe's call as a record: references to the contracts' own (validated) values (the
+    probe id a UUID: ``orjson`` writes it as text, in C, off the probe path)."""
+    error = response.error_kind
+    return [
+        PROBE,
+        probe.probe_id,
+        start_ns,
+        end_ns,
+        operation,
+        probe.target,
+        probe.query,
+        probe.group_id,
+        probe.form_id,
+        probe.cohort,
+        probe.scenario,
+        probe.run_id,
+        probe.cycle,
+        response.latency_s,
+        None if error is None else str(error),
+        response.error_detail,
+        response.answer,
+        response.retrieved_ids,
+        response.contexts,
+    ]
+
+
+def verdict_record(judgement: Judgement, group_status: str | None) -> list[Any]:
+    return [
+        VERDICT,
+        judgement.probe_id,
+        judgement.trace_context,
+        judgement.group_id,
+        judgement.verdict.value,
+        str(judgement.tier),
+        judgement.reason,
+        group_status,
+        time.time_ns(),
+    ]
+
+
+def probe_attributes(record: list[Any]) -> dict[str, Any]:
+    """A probe's question and keys, the target's answer and documents (OpenInference flattened
+    and the GenAI JSON list), the latency; a target error's kind."""
+    (_, probe_id, _, _, operation, target, query, group_id, form_id, cohort, scenario, run_id,
+     cycle, latency_s, error_kind, _, answer, ids, contexts) = record  # fmt: skip
+    question = _cut(query)
+    attrs: dict[str, Any] = {
         "openinference.span.kind": "CHAIN",
-        "input.value": _cut(probe.query),
+        "input.value": question,
         "gen_ai.operation.name": operation,
-        "gen_ai.agent.name": probe.target,
-        "gen_ai.retrieval.query.text": _cut(probe.query),
-        "groundwatch.probe_id": str(probe.probe_id),
-        "groundwatch.group_id": probe.group_id,
-        "groundwatch.form_id": probe.form_id,
-        "groundwatch.cohort": probe.cohort,
-        "groundwatch.scenario": probe.scenario,
-        "groundwatch.run_id": probe.run_id,
-        "groundwatch.cycle": probe.cycle,
+        "gen_ai.agent.name": target,
+        "gen_ai.retrieval.query.text": question,
+        "groundwatch.probe_id": str(probe_id),
+        "groundwatch.group_id": group_id,
+        "groundwatch.form_id": form_id,
+        "groundwatch.cohort": cohort,
+        "groundwatch.scenario": scenario,
+        "groundwatch.run_id": run_id,
+        "groundwatch.cycle": cycle,
+        "groundwatch.latency_s": latency_s,
     }
-
-
-def response_attributes(response: RagResponse) -> dict[str, Any]:
-    """What the target answered: the answer, its documents (OpenInference flattened and the
-    GenAI JSON list), the latency; a target error's kind."""
-    attrs: dict[str, Any] = {"groundwatch.latency_s": response.latency_s}
-    if response.error_kind is not None:
-        attrs["error.type"] = response.error_kind
+    if error_kind is not None:
+        attrs["error.type"] = error_kind
         return attrs
-    attrs["output.value"] = _cut(response.answer)
-    ids = response.retrieved_ids[:MAX_DOCUMENTS]
-    contexts = response.contexts[:MAX_DOCUMENTS]
+    attrs["output.value"] = _cut(answer)
+    ids = ids[:MAX_DOCUMENTS]
     for i, doc_id in enumerate(ids):
         attrs[f"retrieval.documents.{i}.document.id"] = doc_id
-    for i, text in enumerate(contexts):
+    for i, text in enumerate(contexts[:MAX_DOCUMENTS]):
         attrs[f"retrieval.documents.{i}.document.content"] = text[:MAX_DOCUMENT_CHARS]
     if ids:  # the GenAI form: the documents by id (their texts are on the OpenInference keys)
         attrs["gen_ai.retrieval.documents"] = json.dumps([{"id": i} for i in ids])
     return attrs
 
 
-def evaluation_attributes(judgement: Judgement, group_status: str | None) -> dict[str, Any]:
+def evaluation_attributes(record: list[Any]) -> dict[str, Any]:
     """The verdict as the GenAI ``gen_ai.evaluation.result`` event carries it, plus what
     groundwatch knows beside it (tier, reason, the group's status after this judgement)."""
-    score = {"correct": 1.0, "incorrect": 0.0}.get(judgement.verdict.value)
+    _, _, _, _, verdict, tier, reason, group_status, _ = record
     attrs: dict[str, Any] = {
         "gen_ai.evaluation.name": EVALUATION_NAME,
-        "gen_ai.evaluation.score.label": judgement.verdict.value,
-        "gen_ai.evaluation.explanation": _cut(judgement.reason),
-        "groundwatch.tier": str(judgement.tier),
-        "groundwatch.verdict": judgement.verdict.value,
+        "gen_ai.evaluation.score.label": verdict,
+        "gen_ai.evaluation.explanation": _cut(reason),
+        "groundwatch.tier": tier,
+        "groundwatch.verdict": verdict,
     }
+    score = {"correct": 1.0, "incorrect": 0.0}.get(verdict)
     if score is not None:
         attrs["gen_ai.evaluation.score.value"] = score
     if group_status is not None:
         attrs["groundwatch.group_status"] = group_status
     return attrs
-
-
-class SpanFactory:
-    """Starts groundwatch's two spans on one provider."""
-
-    def __init__(self, provider: TracerProvider) -> None:
-        self.provider = provider
-        self._tracer = provider.get_tracer("groundwatch")
-
-    @contextmanager
-    def probe(self, probe: Probe, operation: str = "invoke_agent") -> Iterator[Span]:
-        """The span of one probe's call to its target (retries included), current while the
-        call runs so an HTTP target sends its ``traceparent``; the caller records the response
-        with :func:`record_response` and the span ends on exit."""
-        token = set_next_ids(probe_trace_id(probe.probe_id), probe_span_id(probe.probe_id))
-        try:
-            span = self._tracer.start_span(
-                f"groundwatch.probe {probe.target}",
-                kind=SpanKind.CLIENT,
-                attributes=probe_attributes(probe, operation),
-            )
-        finally:
-            reset_next_ids(token)
-        try:
-            with trace.use_span(span, end_on_exit=False, record_exception=False):
-                yield span  # type: ignore[misc]  # the SDK's tracer makes SDK spans
-        finally:
-            span.end()
-
-    def evaluation(self, judgement: Judgement, group_status: str | None) -> None:
-        """The verdict on a probe: an EVALUATOR span under the evaluated span (the probe's, or
-        the user's own for traffic that came as spans), carrying the
-        ``gen_ai.evaluation.result`` event."""
-        trace_id, span_id = verdict_span(judgement.probe_id, judgement.trace_context)
-        # a user's span exists (their app sampled it); a probe's only if our sampler kept it
-        if judgement.trace_context is None and not self.sampled(trace_id):
-            return
-        parent = SpanContext(
-            trace_id, span_id, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED)
-        )
-        attrs = evaluation_attributes(judgement, group_status)
-        context = trace.set_span_in_context(NonRecordingSpan(parent))
-        span = self._tracer.start_span(
-            "groundwatch.evaluation",
-            context=context,
-            kind=SpanKind.INTERNAL,
-            attributes={
-                "openinference.span.kind": "EVALUATOR",
-                "output.value": judgement.verdict.value,
-                "groundwatch.group_id": judgement.group_id,
-                **attrs,
-            },
-        )
-        span.add_event("gen_ai.evaluation.result", attributes=attrs)
-        span.end()
-
-    def sampled(self, trace_id: int) -> bool:
-        """Whether the probe span of ``trace_id`` was sampled: the sampler's own decision for
-        a root span of that trace (ratio samplers decide by the trace id, so every stage agrees)."""
-        result = self.provider.sampler.should_sample(None, trace_id, "groundwatch.probe")
-        return result.decision is Decision.RECORD_AND_SAMPLE
-
-
-def record_response(span: Span, response: RagResponse) -> None:
-    span.set_attributes(response_attributes(response))
-    if response.error_kind is not None:
-        span.set_status(
-            Status(StatusCode.ERROR, _cut(response.error_detail or response.error_kind))
-        )
-
-
-def exemplar_of(response: RagResponse, factory: SpanFactory | None) -> dict[str, str] | None:
-    """The trace id a latency observation links to (an OpenMetrics exemplar), when traced."""
-    if factory is None:
-        return None
-    trace_id = probe_trace_id(response.probe_id)
-    if not factory.sampled(trace_id):
-        return None
-    return {"trace_id": format(trace_id, "032x")}

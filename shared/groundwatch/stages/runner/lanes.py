@@ -38,7 +38,6 @@ from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
 from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.throttle import Clock, TokenBucket
 from groundwatch.adapters.tracing import active as active_tracing
-from groundwatch.adapters.tracing import record_response
 from groundwatch.contracts import Probe, RagResponse, TargetStatus
 from groundwatch.core.sampling import in_share
 from groundwatch.stages.runner.deadlines import Deadlines
@@ -226,9 +225,16 @@ class _Lane:
         if spans is None:
             return await self._call(probe)
         # the span is current while the target is asked: an HTTP target sends its traceparent
-        with spans.probe(probe, self._operation) as span:
+        start_ns = time.time_ns()
+        entered = spans.enter(probe)
+        if entered is None:  # the sampler leaves it out
+            return await self._call(probe)
+        try:
             response = await self._call(probe)
-            record_response(span, response)
+        except BaseException:
+            spans.abandon(entered)
+            raise
+        spans.leave(entered, probe, response, start_ns, self._operation)
         return response
 
     async def _call(self, probe: Probe) -> RagResponse:
