@@ -21,8 +21,9 @@ then seen at most ``coalesce_s`` late.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -82,17 +83,20 @@ class StreamReader:
     ) -> StreamedAnswer:
         got = _Collector(self, clock, started)
         split = _Splitter(self._sse, self.spec.done.encode())
-        async for chunk in self._paced(chunks, got.out):
-            got.take(split.feed(chunk))
-            if split.ended:
-                break
-        else:
-            got.take(split.finish())
+        # closed here, not left to the garbage collector: an async generator finalised by
+        # it costs the loop a self-pipe wake-up and a task of its own
+        async with contextlib.aclosing(self._paced(chunks, got.out)) as pieces:
+            async for chunk in pieces:
+                got.take(split.feed(chunk))
+                if split.ended:
+                    break
+            else:
+                got.take(split.finish())
         return got.answer()
 
     async def _paced(
         self, chunks: AsyncIterator[bytes], out: StreamedAnswer
-    ) -> AsyncIterator[bytes]:
+    ) -> AsyncGenerator[bytes, None]:
         """``chunks``, with a pause once the first token is in (see the module docstring): what
         arrives during it waits in the socket and comes in one read.
 
