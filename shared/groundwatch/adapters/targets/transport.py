@@ -1,7 +1,8 @@
 """The HTTP client targets use: httpx (HTTP/1.1, HTTP/2 through h2), behind one small port.
 
 Real RAG endpoints answer in 0.3–10 s, so the client's CPU per request (about 1 ms with httpx
-on a busy 2-core machine, lane and contract included, ``bench/bench_runner.py``) is not what a
+on a busy 2-core machine, lane and contract included, ``bench/bench_runner.py``; httpcore's
+sockets on asyncio's own streams, :mod:`~groundwatch.adapters.targets.netio`) is not what a
 run waits for; what matters is reaching the
 endpoint where it is: behind a proxy (``HTTPS_PROXY``/``HTTP_PROXY``/``NO_PROXY``, or a target's
 own ``proxy``), signed by a private CA (``SSL_CERT_FILE``/``SSL_CERT_DIR``, or a target's
