@@ -326,7 +326,12 @@ async def runner_cell(
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--duration", type=float, default=8.0, help="measured seconds per cell")
-    ap.add_argument("--repeats", type=int, default=3, help="interleaved plain/streamed pairs")
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="interleaved repeats of the plain, streamed and lockstep cells",
+    )
     ap.add_argument("--concurrency", type=int, default=256)
     ap.add_argument("--latency", type=float, default=1.0, help="target seconds per answer")
     ap.add_argument("--first-token", type=float, default=0.25, help="streamed: first delta at")
