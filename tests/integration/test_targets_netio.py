@@ -74,3 +74,19 @@ async def test_a_refused_connection_and_a_silent_server_are_httpcore_errors() ->
         await stream.aclose()
         with pytest.raises(httpcore.WriteError):
             await stream.write(b"more")
+
+
+async def test_every_pool_of_the_shared_clients_is_on_the_asyncio_backend(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The default pool and those mounted for the environment's proxies: an httpx release that
+    moved them would otherwise leave the runner on anyio's sockets without a word."""
+    from groundwatch.adapters.targets.transport import DEFAULT_TRANSPORT, make_http_client
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    async with make_http_client(8) as clients:
+        client = clients.for_settings(DEFAULT_TRANSPORT).shards[0]
+        transports = [client._transport, *client._mounts.values()]
+        pools = [t._pool for t in transports if t is not None]  # type: ignore[attr-defined]
+        assert len(pools) >= 2  # the direct pool and the proxy's
+        assert all(isinstance(p._network_backend, AsyncioBackend) for p in pools)
