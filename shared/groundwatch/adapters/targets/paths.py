@@ -21,8 +21,13 @@ class MissingPath(PathError):
     """A key or index the path names is absent (as opposed to a value of the wrong type)."""
 
 
+#: What :meth:`ReplyPath.get` returns where the path leads nowhere.
+ABSENT: Any = object()
+
+
 class ReplyPath:
-    """A compiled path; :meth:`one` for a single value, :meth:`many` for a list of values."""
+    """A compiled path; :meth:`one` for a single value, :meth:`many` for a list of values,
+    :meth:`get` for a value that may be absent (a stream's events: most lack most fields)."""
 
     def __init__(self, expr: str) -> None:
         expr = expr.strip()
@@ -40,6 +45,12 @@ class ReplyPath:
             self._parts = expr.split(".")
             if any(p == "" for p in self._parts):
                 raise ValueError(f"invalid dotted path {expr!r}")
+        #: a dotted path without ``*``: walked key by key, an absence known without a message
+        self._steps: list[str | int] | None = (
+            [int(p) if _is_index(p) else p for p in self._parts]
+            if self._parts and "*" not in self._parts
+            else None
+        )
 
     def __repr__(self) -> str:
         return f"ReplyPath({self.expr!r})"
@@ -75,6 +86,32 @@ class ReplyPath:
                     raise PathError(f"{self.expr}: cannot take {part!r} of a {type(node).__name__}")
             current = nxt
         return current, fans_out
+
+    @property
+    def single(self) -> bool:
+        """A dotted path without ``*``: it leads to one value or to none."""
+        return self._steps is not None
+
+    def get(self, doc: Any) -> Any:
+        """The one value the path leads to, or :data:`ABSENT` where a key or an index it names
+        is missing (a value of the wrong type on the way is still a :class:`PathError`)."""
+        steps = self._steps
+        if steps is None:
+            try:
+                return self.one(doc)
+            except MissingPath:
+                return ABSENT
+        node = doc
+        for step in steps:
+            if type(node) is dict:
+                node = node.get(step if type(step) is str else str(step), ABSENT)
+            elif type(node) is list and type(step) is int:
+                node = node[step] if -len(node) <= step < len(node) else ABSENT
+            else:
+                return self.one(doc)  # the wrong type on the way: one() says which
+            if node is ABSENT:
+                return ABSENT
+        return node
 
     def one(self, doc: Any) -> Any:
         found, _ = self._find(doc)

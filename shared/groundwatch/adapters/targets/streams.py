@@ -21,8 +21,9 @@ then seen at most ``coalesce_s`` late.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -30,7 +31,7 @@ from typing import Any
 import orjson
 
 from groundwatch.adapters.targets.base import ErrorKind, JsonNumber, TargetError, number_text
-from groundwatch.adapters.targets.paths import MissingPath, PathError, ReplyPath
+from groundwatch.adapters.targets.paths import ABSENT, MissingPath, PathError, ReplyPath
 
 OPENAI_DELTA = "choices.0.delta.content"
 #: A piece that took longer than this to come was waited for on the network (not buffered).
@@ -80,43 +81,22 @@ class StreamReader:
     async def read(
         self, chunks: AsyncIterator[bytes], clock: Callable[[], float], started: float
     ) -> StreamedAnswer:
-        out = StreamedAnswer("")
-        parts: list[str] = []
-        ids, contexts = _Gathered(), _Gathered()
-        found_delta = False
-        async for payload in self._payloads(self._paced(chunks, out)):
-            out.events += 1
-            doc = _loads(payload)
-            try:
-                delta = self._delta.one(doc)
-            except PathError:
-                delta = None
+        got = _Collector(self, clock, started)
+        split = _Splitter(self._sse, self.spec.done.encode())
+        # closed here, not left to the garbage collector: an async generator finalised by
+        # it costs the loop a self-pipe wake-up and a task of its own
+        async with contextlib.aclosing(self._paced(chunks, got.out)) as pieces:
+            async for chunk in pieces:
+                got.take(split.feed(chunk))
+                if split.ended:
+                    break
             else:
-                found_delta = True
-            if delta is not None:
-                if isinstance(delta, bool) or not isinstance(delta, str | int | float):
-                    raise TargetError(
-                        ErrorKind.BAD_PAYLOAD,
-                        f"{self.spec.delta_path}: a {type(delta).__name__} delta, not text",
-                    )
-                text = delta if isinstance(delta, str) else number_text(delta)
-                if text and out.first_token_s is None:
-                    out.first_token_s = clock() - started
-                parts.append(text)
-            ids.add_new(_gather(self._ids, doc))
-            contexts.add_new(_gather(self._contexts, doc))
-        if not found_delta:
-            raise TargetError(
-                ErrorKind.BAD_PAYLOAD,
-                f"the stream's {out.events} events held no {self.spec.delta_path}",
-            )
-        out.answer = "".join(parts)
-        out.retrieved_ids, out.contexts = list(ids), list(contexts)
-        return out
+                got.take(split.finish())
+        return got.answer()
 
     async def _paced(
         self, chunks: AsyncIterator[bytes], out: StreamedAnswer
-    ) -> AsyncIterator[bytes]:
+    ) -> AsyncGenerator[bytes, None]:
         """``chunks``, with a pause once the first token is in (see the module docstring): what
         arrives during it waits in the socket and comes in one read.
 
@@ -145,59 +125,136 @@ class StreamReader:
                 await asyncio.sleep(pause)
                 rested = loop.time()
 
-    async def _payloads(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-        """Each event's JSON text: an SSE event's joined ``data`` lines, or an NDJSON line."""
-        data: list[bytes] = []
-        event = b""
-        async for line in _lines(chunks):
-            if not self._sse:
-                if line.strip():
-                    yield line
-                continue
+
+class _Collector:
+    """One stream's answer as its events come: the deltas, the ids and contexts, the time of
+    the first token."""
+
+    __slots__ = ("_clock", "_parts", "_reader", "_started", "contexts", "found_delta", "ids", "out")
+
+    def __init__(self, reader: StreamReader, clock: Callable[[], float], started: float) -> None:
+        self._reader = reader
+        self._clock = clock
+        self._started = started
+        self.out = StreamedAnswer("")
+        self._parts: list[str] = []
+        self.ids, self.contexts = _Gathered(), _Gathered()
+        self.found_delta = False
+
+    def take(self, payloads: list[bytes]) -> None:
+        reader, out = self._reader, self.out
+        delta_path, ids_path, contexts_path = reader._delta, reader._ids, reader._contexts
+        for payload in payloads:
+            out.events += 1
+            doc = _loads(payload)
+            try:
+                delta = delta_path.get(doc)
+            except PathError:
+                delta = ABSENT
+            if delta is not ABSENT:
+                self.found_delta = True
+                if delta is not None:
+                    text = delta if type(delta) is str else self._text(delta)
+                    if text and out.first_token_s is None:
+                        out.first_token_s = self._clock() - self._started
+                    self._parts.append(text)
+            if ids_path is not None:
+                self.ids.add_new(_gather(ids_path, doc))
+            if contexts_path is not None:
+                self.contexts.add_new(_gather(contexts_path, doc))
+
+    def _text(self, delta: Any) -> str:
+        if isinstance(delta, bool) or not isinstance(delta, str | int | float):
+            raise TargetError(
+                ErrorKind.BAD_PAYLOAD,
+                f"{self._reader.spec.delta_path}: a {type(delta).__name__} delta, not text",
+            )
+        return delta if isinstance(delta, str) else number_text(delta)
+
+    def answer(self) -> StreamedAnswer:
+        out = self.out
+        if not self.found_delta:
+            raise TargetError(
+                ErrorKind.BAD_PAYLOAD,
+                f"the stream's {out.events} events held no {self._reader.spec.delta_path}",
+            )
+        out.answer = "".join(self._parts)
+        out.retrieved_ids, out.contexts = list(self.ids), list(self.contexts)
+        return out
+
+
+class _Splitter:
+    """The events of a stream, split as its pieces arrive: each SSE event's joined ``data``
+    lines, or each non-blank NDJSON line. One call per piece, every line of it in one loop:
+    an async generator per line costs more than the JSON parse of its event."""
+
+    __slots__ = ("_data", "_done", "_event", "_rest", "_sse", "ended")
+
+    def __init__(self, sse: bool, done: bytes) -> None:
+        self._sse = sse
+        self._done = done
+        self._rest = b""
+        self._data: list[bytes] = []
+        self._event = b""
+        #: SSE's end marker (``[DONE]``) came: what follows is not read as events
+        self.ended = False
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        buf = self._rest + chunk if self._rest else chunk
+        held = b""
+        if b"\r" in buf:  # line ends other than \n: rare, normalised once
+            if buf.endswith(b"\r"):  # its \n may come in the next piece
+                buf, held = buf[:-1], b"\r"
+            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lines = buf.split(b"\n")
+        self._rest = lines.pop() + held
+        return self._events(lines)
+
+    def finish(self) -> list[bytes]:
+        """What the stream's end completes: its last line, an event with no blank line after."""
+        out = self._events([self._rest.rstrip(b"\r")]) if self._rest else []
+        self._rest = b""
+        if self._sse and self._data and not self.ended:
+            payload = b"\n".join(self._data)
+            self._data = []
+            if payload.strip() != self._done:
+                out.append(payload)
+        return out
+
+    def _events(self, lines: list[bytes]) -> list[bytes]:
+        if not self._sse:
+            return [line for line in lines if line.strip()]
+        out: list[bytes] = []
+        data = self._data
+        for line in lines:
+            if self.ended:
+                break
             if not line:  # the blank line that dispatches an event
                 if data:
                     payload = b"\n".join(data)
-                    data, name = [], event
-                    event = b""
-                    if payload.strip() == self.spec.done.encode():
-                        return
+                    data.clear()
+                    name, self._event = self._event, b""
+                    if payload.strip() == self._done:
+                        self.ended = True
+                        break
                     if name == b"error":
                         said = payload[:200].decode(errors="replace")
                         raise TargetError(
                             ErrorKind.BAD_PAYLOAD, f"the stream sent an error event: {said}"
                         )
-                    yield payload
-                event = b""
+                    out.append(payload)
+                self._event = b""
+            elif line[0] == 58:  # ":": a comment (keep-alive)
                 continue
-            if line.startswith(b":"):
-                continue  # a comment (keep-alive)
-            name_, _, value = line.partition(b":")
-            if value.startswith(b" "):
-                value = value[1:]
-            if name_ == b"data":
-                data.append(value)
-            elif name_ == b"event":
-                event = value
-        if data:  # the last event, with no blank line after it
-            payload = b"\n".join(data)
-            if payload.strip() != self.spec.done.encode():
-                yield payload
-
-
-async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """The stream's lines without their ends (``\\n``, ``\\r\\n`` or ``\\r`` alone)."""
-    rest = b""
-    async for chunk in chunks:
-        buf = rest + chunk
-        held = buf.endswith(b"\r")  # its \n may come in the next chunk
-        if held:
-            buf = buf[:-1]
-        lines = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-        rest = lines.pop() + (b"\r" if held else b"")
-        for line in lines:
-            yield line
-    if rest:
-        yield rest.rstrip(b"\r")
+            else:
+                name_, _, value = line.partition(b":")
+                if value[:1] == b" ":
+                    value = value[1:]
+                if name_ == b"data":
+                    data.append(value)
+                elif name_ == b"event":
+                    self._event = value
+        return out
 
 
 def _loads(payload: bytes) -> Any:
@@ -231,10 +288,10 @@ class _Gathered(list[Any]):
             self.append(v)
 
 
-def _gather(path: ReplyPath | None, doc: Any) -> list[Any]:
-    if path is None:
-        return []
+def _gather(path: ReplyPath, doc: Any) -> list[Any]:
     try:
+        if path.single and path.get(doc) is ABSENT:  # the usual event: no ids in it
+            return []
         return path.many(doc)
     except MissingPath:
         return []

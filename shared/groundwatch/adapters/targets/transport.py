@@ -1,7 +1,8 @@
 """The HTTP client targets use: httpx (HTTP/1.1, HTTP/2 through h2), behind one small port.
 
 Real RAG endpoints answer in 0.3–10 s, so the client's CPU per request (about 1 ms with httpx
-on a busy 2-core machine, lane and contract included, ``bench/bench_runner.py``) is not what a
+on a busy 2-core machine, lane and contract included, ``bench/bench_runner.py``; httpcore's
+sockets on asyncio's own streams, :mod:`~groundwatch.adapters.targets.netio`) is not what a
 run waits for; what matters is reaching the
 endpoint where it is: behind a proxy (``HTTPS_PROXY``/``HTTP_PROXY``/``NO_PROXY``, or a target's
 own ``proxy``), signed by a private CA (``SSL_CERT_FILE``/``SSL_CERT_DIR``, or a target's
@@ -403,6 +404,8 @@ class HttpClients:
     def _make(self, settings: TransportSettings, ctx: ssl.SSLContext | None = None) -> HttpxClient:
         import httpx
 
+        from groundwatch.adapters.targets.netio import use_asyncio_backend
+
         if ctx is None:
             ctx = ssl_context(settings, self._env)
         direct = settings.proxy == "direct"
@@ -411,19 +414,21 @@ class HttpClients:
         per_shard = -(-self.max_connections // shards)
 
         def shard() -> httpx.AsyncClient:
-            return httpx.AsyncClient(
-                verify=ctx,
-                http2=settings.http2,
-                proxy=proxy,
-                trust_env=not direct and proxy is None,
-                follow_redirects=False,
-                timeout=httpx.Timeout(self.timeout, pool=None),
-                limits=httpx.Limits(
-                    max_connections=per_shard,
-                    max_keepalive_connections=per_shard,
-                    keepalive_expiry=self.keepalive_expiry,
-                ),
-                headers={"User-Agent": "groundwatch", "Accept-Encoding": ACCEPT_ENCODING},
+            return use_asyncio_backend(
+                httpx.AsyncClient(
+                    verify=ctx,
+                    http2=settings.http2,
+                    proxy=proxy,
+                    trust_env=not direct and proxy is None,
+                    follow_redirects=False,
+                    timeout=httpx.Timeout(self.timeout, pool=None),
+                    limits=httpx.Limits(
+                        max_connections=per_shard,
+                        max_keepalive_connections=per_shard,
+                        keepalive_expiry=self.keepalive_expiry,
+                    ),
+                    headers={"User-Agent": "groundwatch", "Accept-Encoding": ACCEPT_ENCODING},
+                )
             )
 
         wrapped = HttpxClient(
