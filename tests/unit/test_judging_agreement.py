@@ -126,8 +126,9 @@ def test_dev_set_agreement_precision_and_the_hard_rules() -> None:
     assert len(items) >= 100 and all(i.kind and i.full is not None for i in items)
     report = measure_agreement(items)
     assert report.agreement >= 0.95, report.to_json()["disagreements"]
-    # the classes the rules must leave to a reader (paraphrase, hypernym) keep coverage below 1
-    assert report.coverage >= 0.75, report.to_json()
+    # the classes the rules must leave to a reader (paraphrase, hypernym, hedge: the gold among
+    # other candidates is no conclusive claim either way) keep coverage below 1
+    assert report.coverage >= 0.70, report.to_json()
     assert (report.precision(Verdict.INCORRECT) or 0) >= 0.95
     assert (report.precision(Verdict.CORRECT) or 0) >= 0.95
     for item in items:
