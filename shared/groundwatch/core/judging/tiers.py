@@ -79,25 +79,35 @@ class _KnownNames:
     """Words the judge knows as names, for :func:`read_citations`: what the question and the gold
     write with a number ("City3"), and the last words of every value the gold's rivals and
     domains hold ("City5" is a rival's name, not "City" with footnote 5). Looked up only for a
-    word glued to a number, so the sets are not merged."""
+    word glued to a number, so the sets are not merged, and read only then: most answers carry
+    no marker, and :func:`read_citations` returns them before it asks."""
 
-    __slots__ = ("_named", "_sets")
+    __slots__ = ("_gold", "_named", "_query")
 
     def __init__(self, query: str, gold: Gold) -> None:
-        self._named = numbered_names(query, *(p.raw for p in gold.parts))
-        self._sets = (
-            *(lookup.last_words for lookup in gold.lookups),
-            *(d.last_words for d in gold.domains if d is not None),
-        )
+        self._query = query
+        self._gold = gold
+        self._named: frozenset[str] | None = None
+
+    @property
+    def named(self) -> frozenset[str]:
+        if self._named is None:
+            self._named = numbered_names(self._query, *(p.raw for p in self._gold.parts))
+        return self._named
 
     def __contains__(self, word: object) -> bool:
-        return word in self._named or any(word in s for s in self._sets)
+        g = self._gold
+        return (
+            word in self.named
+            or any(word in lookup.last_words for lookup in g.lookups)
+            or any(word in d.last_words for d in g.domains if d is not None)
+        )
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._named)
+        return iter(self.named)
 
     def __len__(self) -> int:
-        return len(self._named)
+        return len(self.named)
 
 
 class PartStatus(StrEnum):
