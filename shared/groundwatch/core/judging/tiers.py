@@ -416,6 +416,11 @@ def _query_toks(query: str) -> list[str]:
 
 
 @lru_cache(maxsize=QUERY_VIEWS)
+def _query_tok_set(query: str) -> frozenset[str]:
+    return frozenset(_query_toks(query))
+
+
+@lru_cache(maxsize=QUERY_VIEWS)
 def _query_folded(query: str) -> str:
     """The query folded (cached per query text)."""
     return fold(query)
@@ -1593,7 +1598,7 @@ def _other_entity(ev: ParsedResponse) -> str | None:
         return None
     # the usual answer names the asked entity, whose words the question holds: one set test
     # (an entity whose last word is the asked one's too is let go: no evidence either way)
-    if (ev.tok_set & dom.last_words) <= frozenset(ev.query_toks):
+    if (ev.tok_set & dom.last_words) <= _query_tok_set(ev.query):
         return None
     qpad = ev.query_pad
     others: list[tuple[str, int, int]] = []
