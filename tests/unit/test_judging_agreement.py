@@ -126,8 +126,9 @@ def test_dev_set_agreement_precision_and_the_hard_rules() -> None:
     assert len(items) >= 100 and all(i.kind and i.full is not None for i in items)
     report = measure_agreement(items)
     assert report.agreement >= 0.95, report.to_json()["disagreements"]
-    # the classes the rules must leave to a reader (paraphrase, hypernym) keep coverage below 1
-    assert report.coverage >= 0.75, report.to_json()
+    # the classes the rules must leave to a reader (paraphrase, hypernym, hedge: the gold among
+    # other candidates is no conclusive claim either way) keep coverage below 1
+    assert report.coverage >= 0.70, report.to_json()
     assert (report.precision(Verdict.INCORRECT) or 0) >= 0.95
     assert (report.precision(Verdict.CORRECT) or 0) >= 0.95
     for item in items:
@@ -214,3 +215,35 @@ def test_evouna_files_are_read_per_system_with_any_of_golds(tmp_path: Path) -> N
     assert (report.items, report.skipped, report.agreed) == (2, 1, 2)
     result = CliRunner().invoke(_app(), ["judge-agreement", str(path), "--show", "0"])
     assert result.exit_code == 0 and "results.json fid" in result.output
+
+
+def test_each_incorrect_is_counted_by_the_tier_that_said_it(tmp_path: Path) -> None:
+    rows: list[dict[str, object]] = [
+        # a refusal the reference calls right: a label to read, counted under its tier
+        {"query": "Who?", "answer": "Ada", "gpt_response": "I don't know.", "judgement": "Correct"},
+        {
+            "query": "Who?",
+            "answer": "Ada",
+            "gpt_response": "I don't know.",
+            "judgement": "Incorrect",
+        },
+        {
+            "query": "How many?",
+            "answer": "12",
+            "gpt_response": "It is 14.",
+            "judgement": "Incorrect",
+        },
+        {"query": "Who?", "answer": "Ada", "gpt_response": "Ada.", "judgement": "Correct"},
+    ]
+    out = tmp_path / "a.json"
+    result = CliRunner().invoke(
+        _app(), ["judge-agreement", str(_write(tmp_path, rows)), "--json", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "'incorrect' by tier (reference agrees / said): refusal 1/2, typed 1/1" in result.output
+    data = json.loads(out.read_text())
+    by_tier = data["incorrect_by_tier"]
+    assert by_tier == {"refusal": {"correct": 1, "incorrect": 1},
+                       "typed": {"correct": 0, "incorrect": 1}}  # fmt: skip
+    said = data["confusion"]["correct"]["incorrect"] + data["confusion"]["incorrect"]["incorrect"]
+    assert sum(sum(v.values()) for v in by_tier.values()) == said

@@ -52,13 +52,14 @@ def test_a_disjunction_of_restatements_is_no_hedge(
 def test_a_disjunction_is_a_hedge_only_between_rivals() -> None:
     # another value of the column, or another value of the gold's type (a country), is a rival
     lisbon = E("Lisbon", candidates=_cands("Lisbon", CITIES))
-    assert judge("Her office is in Lisbon or Tallinn.", lisbon).verdict is I
+    # a hedge offers the gold among other candidates: never right, never conclusively wrong
+    assert judge("Her office is in Lisbon or Tallinn.", lisbon).verdict is U
     assert judge("Her office is in Lisbon or Tallinn.", lisbon).reason.startswith("hedge")
-    assert judge("Either USA or UK.", E("USA")).verdict is I
+    assert judge("Either USA or UK.", E("USA")).verdict is U
     # the other side is no value the database knows: no evidence of a hedge
     assert judge("Her office is in Lisbon or thereabouts, the old town.", lisbon).verdict is C
     # numbers: an alternative next to the gold hedges, a number elsewhere in the answer does not
-    assert judge("The founder is 30 or 31 years old.", E("31")).verdict is I
+    assert judge("The founder is 30 or 31 years old.", E("31")).reason.startswith("hedge")
     long = "Snake eyes is a throw of one on each die; the term likely dates from 1930."
     assert judge(long, E("1")).verdict is C
 
@@ -66,7 +67,7 @@ def test_a_disjunction_is_a_hedge_only_between_rivals() -> None:
 def test_a_compound_duration_is_one_amount() -> None:
     d = judge("The film runs 228 minutes or 3 hours and 48 minutes.", E("228"))
     assert d.verdict is C, d.reason
-    assert judge("It runs 228 or 230 minutes.", E("228")).verdict is I
+    assert judge("It runs 228 or 230 minutes.", E("228")).reason.startswith("hedge")
 
 
 @pytest.mark.parametrize(
@@ -252,7 +253,7 @@ def test_every_value_of_the_column_is_evidence() -> None:
     exp = E("Calgary", domain=[CITY_DOMAIN])
     d = judge("He lives in Winnipeg.", exp, q)
     assert (d.verdict, d.reason) == (I, "other_value: 'winnipeg' (gold 'Calgary')")
-    assert judge("He lives in Calgary or Winnipeg.", exp, q).verdict is I
+    assert judge("He lives in Calgary or Winnipeg.", exp, q).reason.startswith("hedge")
     assert judge("He lives in Calgary.", exp, q).verdict is C
     # the gold is never its own rival, whatever the domain holds
     assert judge("Calgary, Alberta.", exp, q).verdict is C
@@ -276,7 +277,7 @@ def test_any_of_the_alternatives_is_the_gold() -> None:
     exp = E("United Kingdom", alternatives=[["UK", "Great Britain"]])
     assert judge("Great Britain.", exp).verdict is C
     assert judge("The UK, or Great Britain.", exp).verdict is C  # two spellings: no hedge
-    assert judge("Britain or France.", exp).verdict is I
+    assert judge("Britain or France.", exp).reason.startswith("hedge")  # an alternative, hedged
     assert judge("France.", exp).verdict is I
     assert judge("It is 61.", E("sixty-one", alternatives=[["61"]])).verdict is C
 

@@ -87,10 +87,10 @@ CASES = [
     ("It is 12 kg, not 14.", E("12"), C, "typed"),
     ("Born 2013-04-10, not 2013-04-11.", E("2013-04-10"), C, "typed"),
     ("It was not until 2013-04-10 that it opened.", E("2013-04-10"), C, "typed"),
-    # a range with the gold number at one end states a range, not the value
-    ("61-65 CHF", E("61"), I, "typed"),
-    ("It costs 61 to 65 francs.", E("61"), I, "typed"),
-    ("Somewhere between 61 and 65.", E("61"), I, "typed"),
+    # a range with the gold number at one end states a range, not the value: nor a wrong one
+    ("61-65 CHF", E("61"), U, NO_TIER),
+    ("It costs 61 to 65 francs.", E("61"), U, NO_TIER),
+    ("Somewhere between 61 and 65.", E("61"), U, NO_TIER),
     ("It is 61 (items 12-14).", E("61"), C, "typed"),  # a range elsewhere is no hedge
     ("Room 61-B costs 61.", E("61"), C, "typed"),
     ("Curie, Marie", E("Marie Curie"), C, "token_f1"),
@@ -324,11 +324,11 @@ def _cands(gold: str, domain: list[str]) -> list[list[str]]:
         ("The director is Leonardo da Vinchi.", "Leonardo Da Vinci", None, C, "fuzzy_match"),
         ("Citigroup takes deposits and lends money.", "Banking", IND, U, NO_TIER),
         ("Pinnacle runs hospitals and clinics.", "Healthcare", IND, U, NO_TIER),  # stem of a rival
-        # hedges are never right
-        ("Either USA or UK.", "USA", None, I, "hedge"),
-        ("Either USA or UK.", "USA", COUNTRIES, I, "hedge"),
-        ("USA/UK", "USA", None, I, "hedge"),
-        ("It is probably mining, but it might be energy.", "Mining", IND, I, "hedge"),
+        # hedges are never right, nor conclusively wrong: the gold is among the candidates
+        ("Either USA or UK.", "USA", None, U, NO_TIER),
+        ("Either USA or UK.", "USA", COUNTRIES, U, NO_TIER),
+        ("USA/UK", "USA", None, U, NO_TIER),
+        ("It is probably mining, but it might be energy.", "Mining", IND, U, NO_TIER),
         ("The USA, or the United States of America.", "USA", COUNTRIES, C, "contains"),
         # positive evidence of another answer
         ("It works in energy.", "Mining", IND, I, "other_value"),
@@ -364,10 +364,10 @@ def test_gold_inside_a_longer_rival_is_not_the_gold() -> None:
     [
         ("He is 30 years old.", "31", I),  # one trailing zero is exact without a cue
         ("He is about 30 years old.", "31", U),
-        ("He is 30 or 31 years old.", "31", I),
+        ("He is 30 or 31 years old.", "31", U),
         ("The budget is 3 million euros.", "2500000", I),  # 20 % off is not a rounding
         ("The budget is about 3 million euros.", "2500000", U),
-        ("It began on April 1, 2023 or April 2, 2023.", "2023-04-01", I),
+        ("It began on April 1, 2023 or April 2, 2023.", "2023-04-01", U),
     ],
 )
 def test_numbers_and_dates_hedges_and_rounding(response: str, gold: str, verdict: Verdict) -> None:

@@ -196,6 +196,9 @@ class AgreementReport:
     agreed: int = 0
     confusion: Counter[tuple[str, str]] = field(default_factory=Counter)  # (authors, ours)
     by_tier: Counter[str] = field(default_factory=Counter)
+    #: (tier, reference) of every "incorrect" the rules said: which mechanism a false one came
+    #: from (a refusal the reference calls right is a label to read, not a rule to mend)
+    incorrect_by_tier: Counter[tuple[str, str]] = field(default_factory=Counter)
     #: (class, "agreed" | "disagreed" | "undecided") for items that carry a class
     by_class: Counter[tuple[str, str]] = field(default_factory=Counter)
     disagreements: list[tuple[ResultItem, Decision]] = field(default_factory=list)
@@ -223,6 +226,8 @@ class AgreementReport:
             return
         self.decided += 1
         self.by_tier[decision.tier] += 1
+        if decision.verdict is Verdict.INCORRECT:
+            self.incorrect_by_tier[(decision.tier, item.judgement.value)] += 1
         if decision.verdict is item.judgement:
             self.agreed += 1
             if item.kind:
@@ -248,6 +253,10 @@ class AgreementReport:
                 for authors in _AUTHORS
             },
             "decided_by_tier": dict(self.by_tier),
+            "incorrect_by_tier": {
+                tier: {a: self.incorrect_by_tier[(tier, a)] for a in _AUTHORS}
+                for tier in sorted({t for t, _ in self.incorrect_by_tier})
+            },
             "by_class": {
                 k: {o: self.by_class[(k, o)] for o in ("agreed", "disagreed", "undecided")}
                 for k in classes
@@ -305,6 +314,7 @@ def combine(reports: Iterable[AgreementReport]) -> AgreementReport:
         total.agreed += r.agreed
         total.confusion.update(r.confusion)
         total.by_tier.update(r.by_tier)
+        total.incorrect_by_tier.update(r.incorrect_by_tier)
         total.by_class.update(r.by_class)
         total.disagreements.extend(r.disagreements)
     return total
@@ -330,6 +340,14 @@ def _print(report: AgreementReport, console: Console, show: int, title: str = ""
         f"precision of 'incorrect': {_pct(report.precision(Verdict.INCORRECT))}\n"
         f"decided by tier: {dict(report.by_tier.most_common())}"
     )
+    tiers = sorted({t for t, _ in report.incorrect_by_tier})
+    if tiers:
+        said = ", ".join(
+            f"{t} {report.incorrect_by_tier[(t, Verdict.INCORRECT.value)]}"
+            f"/{sum(report.incorrect_by_tier[(t, a)] for a in _AUTHORS)}"
+            for t in tiers
+        )
+        console.print(f"'incorrect' by tier (reference agrees / said): {said}")
     classes = sorted({k for k, _ in report.by_class})
     if classes:
         cls = Table(title=f"{title}: by item class")

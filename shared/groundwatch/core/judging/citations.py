@@ -85,21 +85,29 @@ def read_citations(text: str, keep: Collection[str] = frozenset()) -> str:
     docstring); a text without any is returned as it is (the common case). ``keep``: words
     with a number (lower-cased, :func:`numbered_names`) that stay as written."""
     # most answers have no marker: a few C-level tests and one simple search rule them out
-    # (a superscript or a full-width bracket is not ASCII)
+    # (a superscript or a full-width bracket is not ASCII), and an ASCII answer with some digit
+    # shape runs only the rules that shape can feed (each rule drops digits or adds spaces, so
+    # none makes a shape for a later one)
+    glued = after = long_run = punct = paren = True
     if text.isascii() and "[" not in text:
         shape = text.encode().translate(_CLASSES)
-        if not (
-            b"a0" in shape or b"0a" in shape or b"00000" in shape or b"a.0" in shape
-            or b"(0" in shape
-        ):  # fmt: skip
+        glued, after, long_run = b"a0" in shape, b"0a" in shape, b"00000" in shape
+        punct, paren = b"a.0" in shape, b"(0" in shape
+        if not (glued or after or long_run or punct or paren):
             return text
-    out = _BRACKETED.sub(_dropped, text)
-    out = _SUPERSCRIPT.sub(_power_or_marker, out)
-    out = _PAREN.sub(_dropped, out)
-    out = _AFTER_PUNCT.sub("", out)
-    out = _YEAR_FOOTNOTE.sub(r"\1\2", out)
-    out = _GLUED.sub(lambda m: m.group(0) if m.group(0).lower() in keep else _unglue(m), out)
-    return _DIGITS_THEN_WORD.sub(_unglue_after, out)
+        out = text
+    else:
+        out = _BRACKETED.sub(_dropped, text)
+        out = _SUPERSCRIPT.sub(_power_or_marker, out)
+    if paren:
+        out = _PAREN.sub(_dropped, out)
+    if punct:
+        out = _AFTER_PUNCT.sub("", out)
+    if long_run:
+        out = _YEAR_FOOTNOTE.sub(r"\1\2", out)
+    if glued:
+        out = _GLUED.sub(lambda m: m.group(0) if m.group(0).lower() in keep else _unglue(m), out)
+    return _DIGITS_THEN_WORD.sub(_unglue_after, out) if after else out
 
 
 def _unglue(m: re.Match[str]) -> str:

@@ -529,26 +529,29 @@ _BY_IDENTITY_MAX = 1024
 
 
 def _key(expected: Expected) -> GoldKey:
+    # map(tuple, …), not a generator: the key is built for every message the judge parses
+    e = expected
     return (
-        tuple(expected.values),
-        tuple(expected.types),
-        tuple(tuple(s) for s in expected.stale_values),
-        tuple(expected.options) if expected.options else None,
-        expected.answerable,
-        tuple(tuple(c) for c in expected.candidates),
-        tuple(expected.attributes),
-        tuple(tuple(a) for a in expected.alternatives),
+        tuple(e.values),
+        tuple(e.types),
+        tuple(map(tuple, e.stale_values)) if e.stale_values else (),
+        tuple(e.options) if e.options else None,
+        e.answerable,
+        tuple(map(tuple, e.candidates)) if e.candidates else (),
+        tuple(e.attributes),
+        tuple(map(tuple, e.alternatives)) if e.alternatives else (),
         # a domain by its id: hashing thousands of values per message would cost more than the
         # judging (the id is a hash of them)
-        tuple(d.id if d is not None else None for d in expected.domain),
-        tuple(expected.attribute_types),
-        tuple(expected.attribute_sources),
-        expected.entity_domain.id if expected.entity_domain is not None else None,
+        tuple([d.id if d is not None else None for d in e.domain]) if e.domain else (),
+        tuple(e.attribute_types),
+        tuple(e.attribute_sources),
+        e.entity_domain.id if e.entity_domain is not None else None,
     )
 
 
-#: Golds with their domain matchers, by content key (bounded, cleared when full).
-_WITH_DOMAINS: dict[GoldKey, Gold] = {}
+#: Golds, with their domain matchers, by content key (bounded, cleared when full): one lookup
+#: per message, so the key — a tuple of tuples, whose hash Python does not keep — is hashed once.
+_GOLDS: dict[GoldKey, Gold] = {}
 
 
 def _entry(expected: Expected) -> tuple[Expected, GoldKey, Gold]:
@@ -556,21 +559,20 @@ def _entry(expected: Expected) -> tuple[Expected, GoldKey, Gold]:
     if hit is not None and hit[0] is expected:
         return hit
     key = _key(expected)
-    gold = _prepare(*key)
-    if expected.domain or expected.entity_domain is not None:
-        with_domains = _WITH_DOMAINS.get(key)
-        if with_domains is None:
-            with_domains = _with_domains(gold, key[0], expected.domain) if expected.domain else gold
-            if expected.entity_domain is not None:
-                with_domains = replace(
-                    with_domains,
-                    entity=domain_index(expected.entity_domain),
-                    entity_source=expected.entity_source,
-                )
-            if len(_WITH_DOMAINS) >= _BY_IDENTITY_MAX * 32:
-                _WITH_DOMAINS.clear()
-            _WITH_DOMAINS[key] = with_domains
-        gold = with_domains
+    gold = _GOLDS.get(key)
+    if gold is None:
+        gold = _prepare(*key)
+        if expected.domain:
+            gold = _with_domains(gold, key[0], expected.domain)
+        if expected.entity_domain is not None:
+            gold = replace(
+                gold,
+                entity=domain_index(expected.entity_domain),
+                entity_source=expected.entity_source,
+            )
+        if len(_GOLDS) >= _BY_IDENTITY_MAX * 32:
+            _GOLDS.clear()
+        _GOLDS[key] = gold
     entry = (expected, key, gold)
     if len(_BY_IDENTITY) >= _BY_IDENTITY_MAX:
         _BY_IDENTITY.clear()

@@ -9,10 +9,12 @@ tier (outside the pure core) may take it from there.
 
 ``incorrect`` needs positive evidence of a different answer: a conflicting date or number, a
 refusal, the gold negated, another value of the answer's column (a grounded candidate, or another
-country when the gold is one), the named row's values in other columns and nothing else, an
-answer of another type than the gold, or a hedge between the gold and something else. That the
-gold's words are absent is no such evidence — the response may say it another way ("the retail
-industry" for *Retailing*) — so a free-text answer without any of it stays ``undecided``.
+country when the gold is one), the named row's values in other columns and nothing else, or an
+answer of another type than the gold. A vague answer is no evidence either way: the gold offered
+among other candidates ("8 or 9"), or a range at or near it ("between 174,000 and 184,000" for
+186,000), is left undecided with a note. That the gold's words are absent is no evidence
+either: the response may say it another way ("the retail industry" for *Retailing*), so a
+free-text answer without any of it stays ``undecided``.
 """
 
 from __future__ import annotations
@@ -77,25 +79,35 @@ class _KnownNames:
     """Words the judge knows as names, for :func:`read_citations`: what the question and the gold
     write with a number ("City3"), and the last words of every value the gold's rivals and
     domains hold ("City5" is a rival's name, not "City" with footnote 5). Looked up only for a
-    word glued to a number, so the sets are not merged."""
+    word glued to a number, so the sets are not merged, and read only then: most answers carry
+    no marker, and :func:`read_citations` returns them before it asks."""
 
-    __slots__ = ("_named", "_sets")
+    __slots__ = ("_gold", "_named", "_query")
 
     def __init__(self, query: str, gold: Gold) -> None:
-        self._named = numbered_names(query, *(p.raw for p in gold.parts))
-        self._sets = (
-            *(lookup.last_words for lookup in gold.lookups),
-            *(d.last_words for d in gold.domains if d is not None),
-        )
+        self._query = query
+        self._gold = gold
+        self._named: frozenset[str] | None = None
+
+    @property
+    def named(self) -> frozenset[str]:
+        if self._named is None:
+            self._named = numbered_names(self._query, *(p.raw for p in self._gold.parts))
+        return self._named
 
     def __contains__(self, word: object) -> bool:
-        return word in self._named or any(word in s for s in self._sets)
+        g = self._gold
+        return (
+            word in self.named
+            or any(word in lookup.last_words for lookup in g.lookups)
+            or any(word in d.last_words for d in g.domains if d is not None)
+        )
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._named)
+        return iter(self.named)
 
     def __len__(self) -> int:
-        return len(self._named)
+        return len(self.named)
 
 
 class PartStatus(StrEnum):
@@ -401,6 +413,11 @@ QUERY_VIEWS = 4096
 def _query_toks(query: str) -> list[str]:
     """The query's tokens (shared by every judgement of the query: callers never mutate it)."""
     return tokens(query)
+
+
+@lru_cache(maxsize=QUERY_VIEWS)
+def _query_tok_set(query: str) -> frozenset[str]:
+    return frozenset(_query_toks(query))
 
 
 @lru_cache(maxsize=QUERY_VIEWS)
@@ -1168,8 +1185,9 @@ def tier_options(ev: ParsedResponse) -> Decision | None:
 
 
 def tier_typed(ev: ParsedResponse) -> Decision | None:
-    """Dates compared as dates, numbers as numbers; a hedge between the gold and another value is
-    wrong. An answer with text parts is left to the text tiers once its typed parts match."""
+    """Dates compared as dates, numbers as numbers; a hedge between the gold and another value,
+    or a range at or near the gold, is undecided. An answer with text parts is left to the text
+    tiers once its typed parts match."""
     g = ev.gold
     if g.correct_option is not None:
         return None  # a multiple-choice answer is the options tier's to decide
@@ -1196,6 +1214,9 @@ def tier_typed(ev: ParsedResponse) -> Decision | None:
             continue
         kind = "date" if part.day is not None else "number"
         if st is PartStatus.CONFLICT:
+            if part.number is not None and (span := _range_near(ev, part)) is not None:
+                ev.notes.append(f"range_near_gold: {span!r} for gold {part.raw!r}")
+                return None
             if g.typed_attributes and (typed := _stated_typed_attributes(ev)):
                 # the named row's other numbers ("listed with 1963 and Kockums" for its tonnage)
                 return _wrong("typed", _other_attribute_reason(typed, part))
@@ -1214,11 +1235,11 @@ def tier_typed(ev: ParsedResponse) -> Decision | None:
         # one C-level set test before the denial check proper: most answers deny nothing
         if not _DENY_TRIGGERS.isdisjoint(ev.tok_set) and _typed_denied(ev, part):
             return _wrong("typed", f"{kind}_denied: gold {part.raw!r}")
-        tok_set = ev.tok_set
-        if not _HEDGE_WORDS.isdisjoint(tok_set) and (other := _typed_hedge(ev, part)) is not None:
-            return _wrong("typed", f"hedge: {other} next to gold {part.raw!r}")
-        if part.number is not None and (span := _typed_range(ev, part)) is not None:
-            return _wrong("typed", f"range: {span!r} for gold {part.raw!r}")
+        if (vague := _typed_vague(ev, part)) is not None:
+            # several candidates, or a span of values, with the gold among them: no conclusive
+            # claim either way (a reader may weigh it; people often accept it)
+            ev.notes.append(vague)
+            return None
     if all(s is PartStatus.FOUND for s in statuses):
         if _refusal_stands(ev) or not all(p.typed for p in g.parts):
             return None  # the refusal tier left its note / the text parts are the text tiers'
@@ -1318,10 +1339,65 @@ def _typed_denied(ev: ParsedResponse, part: GoldPart) -> bool:
 
 #: A range of two numbers: "61-65", "61–65", "61 to 65", "from 61 to 65", "between 61 and 65".
 _NUMBER = r"\d+(?:[.,]\d+)?"
+_MONEY = r"(?:[$£€¥]\s?)?"  # a currency sign before an end: "£174,000 to £184,000"
 _RANGE = re.compile(
-    rf"(?<![\w.,/-])(?P<a>{_NUMBER})\s*(?:-|–|—|to)\s*(?P<b>{_NUMBER})(?![\w/]|[.,-]\d)"
-    rf"|\bbetween\s+(?P<c>{_NUMBER})\s+and\s+(?P<d>{_NUMBER})\b"
+    rf"(?<![\w.,/-]){_MONEY}(?P<a>{_NUMBER})\s*(?:-|–|—|to)\s*{_MONEY}(?P<b>{_NUMBER})"
+    rf"(?![\w/]|[.,-]\d)"
+    rf"|\bbetween\s+{_MONEY}(?P<c>{_NUMBER})\s+and\s+{_MONEY}(?P<d>{_NUMBER})\b"
 )
+
+
+def _typed_vague(ev: ParsedResponse, part: GoldPart) -> str | None:
+    """The note for a found gold date/number that the answer offers only as one of several
+    candidates ("force 8 or force 9") or as an end of a range ("61-65"), else None."""
+    if not _HEDGE_WORDS.isdisjoint(ev.tok_set) and (other := _typed_hedge(ev, part)) is not None:
+        return f"hedge: {other} next to gold {part.raw!r}"
+    if part.number is not None and (span := _typed_range(ev, part)) is not None:
+        return f"range: {span!r} for gold {part.raw!r}"
+    return None
+
+
+def _ranges(folded: str) -> list[tuple[int, int, str, float, float]]:
+    """Every rising range of two numbers in the text: (start, end, text, low, high). A second
+    end below the first is an abbreviation ("1976-81"), not a span from 81 to 1976."""
+    found: list[tuple[int, int, str, float, float]] = []
+    for m in _RANGE.finditer(folded):
+        a, b = (m["a"], m["b"]) if m["a"] is not None else (m["c"], m["d"])
+        lo, hi = parse_gold_number(a), parse_gold_number(b)
+        if lo is not None and hi is not None and lo.value < hi.value:
+            found.append((m.start(), m.end(), m.group(0), lo.value, hi.value))
+    return found
+
+
+def _range_near(ev: ParsedResponse, part: GoldPart) -> str | None:
+    """A range in the answer that the gold number lies in, or beside it by less than the range's
+    own width ("between £174,000 and £184,000" for £186k), if any.
+
+    A range says the value is uncertain by about its width: one that brackets the gold, or
+    misses it by less than that, is a vague answer near the gold, not a conclusive other value.
+    The ends are compared after the number reader's own scaling of each end (thousands, "k")
+    against the gold's value, and also as written when the answer scales the whole range."""
+    if part.number is None or not _HAS_RANGE.search(ev.folded):
+        return None
+    gold = part.number.value
+    read = [n.value for n in ev.numbers]
+    for _, _, text, lo, hi in _ranges(ev.folded):
+        # "174 to 184 thousand": the reader scales the last end; the range is in thousands
+        factors = {1.0} | {f for v in read for e in (lo, hi) if e and (f := _scale_of(v / e))}
+        for factor in factors:
+            a, b = lo * factor, hi * factor
+            if 2 * a - b <= gold <= 2 * b - a:  # within one width of either end
+                return text
+    return None
+
+
+#: The scales a number reader applies to a written number ("174 thousand", "3.5 million").
+_SCALES = (1e3, 1e6, 1e9, 1e12)
+
+
+def _scale_of(ratio: float) -> float:
+    """The scale ``ratio`` is (within float error), or 0.0."""
+    return next((s for s in _SCALES if abs(ratio - s) <= 1e-9 * s), 0.0)
 
 
 def _typed_range(ev: ParsedResponse, part: GoldPart) -> str | None:
@@ -1349,7 +1425,7 @@ def _typed_range(ev: ParsedResponse, part: GoldPart) -> str | None:
     return inside[0] if inside and None not in inside else None
 
 
-_HAS_RANGE = re.compile(r"\d\s*(?:-|–|—|to\b)\s*\d|\bbetween\b")
+_HAS_RANGE = re.compile(r"\d\s*(?:-|–|—|to\b)\s*[$£€¥]?\s?\d|\bbetween\b")
 
 
 def _typed_hedge(ev: ParsedResponse, part: GoldPart) -> str | None:
@@ -1406,9 +1482,9 @@ def _free_text_statuses(ev: ParsedResponse) -> list[PartStatus] | None:
 
 
 def _found(ev: ParsedResponse, tier: str, worst: Level) -> Decision | None:
-    """Correct when every part is named at ``worst`` or better and nothing else is; a hedge
-    between the gold and another answer is wrong; the gold named next to a rival without a
-    hedge is left undecided with a note (a list of several values is not a wrong answer)."""
+    """Correct when every part is named at ``worst`` or better and nothing else is; the gold
+    named next to a rival, hedged or not, is left undecided with a note (several candidates
+    are not the answer's claim, nor a wrong one)."""
     g = ev.gold
     if g.correct_option is not None or not g.answerable or not g.parts:
         return None  # as :func:`_free_text_statuses`: not a free-text tier's to decide
@@ -1421,12 +1497,17 @@ def _found(ev: ParsedResponse, tier: str, worst: Level) -> Decision | None:
         if part.typed:
             if statuses is None or statuses[i] is not PartStatus.FOUND:
                 return None
+            if (vague := _typed_vague(ev, part)) is not None:
+                ev.notes.append(vague)
+                return None
             continue
         r = ev.reading(i)
         if r.level is None or r.level > worst:
             return None
         if r.hedge is not None:
-            return _wrong(tier, f"hedge: {r.hedge} (gold {part.raw!r})")
+            # the gold offered as one of several candidates: not the answer's claim, nor wrong
+            ev.notes.append(f"hedge: {r.hedge} (gold {part.raw!r})")
+            return None
         levels.append(r.level)
         rivals += r.rivals
     if rivals:
@@ -1517,7 +1598,7 @@ def _other_entity(ev: ParsedResponse) -> str | None:
         return None
     # the usual answer names the asked entity, whose words the question holds: one set test
     # (an entity whose last word is the asked one's too is let go: no evidence either way)
-    if (ev.tok_set & dom.last_words) <= frozenset(ev.query_toks):
+    if (ev.tok_set & dom.last_words) <= _query_tok_set(ev.query):
         return None
     qpad = ev.query_pad
     others: list[tuple[str, int, int]] = []
