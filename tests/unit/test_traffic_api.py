@@ -60,9 +60,13 @@ async def test_users_traffic_is_judged_beside_the_probes(groups: list[SemanticGr
             berths = next(
                 g.group_id for g in groups if "berths" in g.sql and g.params["name"] == "Rotterdam"
             )
-            for _ in range(2000):  # until the two grounded records are tallied
+            gap_line = 'groundwatch_groups{cohort="traffic",status="gap",target="shipbot"} 1.0'
+            deadline = asyncio.get_running_loop().time() + 120  # generous: a loaded machine
+            while asyncio.get_running_loop().time() < deadline:
+                # until the two grounded records are tallied and the gauges publish them
                 t = pipeline.analytics.tagger.tally("shipbot", TRAFFIC_COHORT, berths)
-                if t is not None and t.forms_judged == 2:
+                tallied = t is not None and t.forms_judged == 2
+                if tallied and gap_line in (await http.get("/metrics")).text:
                     break
                 await asyncio.sleep(0.01)
             users = pipeline.analytics.tagger.tally("shipbot", TRAFFIC_COHORT, berths)
@@ -78,9 +82,7 @@ async def test_users_traffic_is_judged_beside_the_probes(groups: list[SemanticGr
             assert 'groundwatch_traffic_records_total{outcome="no_entity"} 1.0' in metrics
             assert "groundwatch_traffic_match_ratio 0.666" in metrics
             # the users' gap is a gap group of its own cohort, which the shipped alerts read
-            assert (
-                'groundwatch_groups{cohort="traffic",status="gap",target="shipbot"} 1.0' in metrics
-            )
+            assert gap_line in metrics
 
             bad = await http.post("/traffic", json=[{"target": "shipbot"}], headers=AUTH)
             assert bad.status_code == 422 and bad.json()["detail"].startswith("record 0: question")
