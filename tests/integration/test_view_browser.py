@@ -122,6 +122,17 @@ def _count(browser: Any) -> str:
     return str(_js(browser, "return document.getElementById('groups-count').innerText"))
 
 
+def _agreement(store: Store, out: Path) -> str:
+    """What ``groundwatch judge-agreement`` says of the people's verdicts exported now."""
+    export_labels(store, out)
+    env = {k: v for k, v in os.environ.items() if k != "GW_DATABASE_URL"}
+    agree = subprocess.run(
+        [CLI, "judge-agreement", str(out)], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert agree.returncode == 0, agree.stderr[-2000:]
+    return agree.stdout
+
+
 def test_filter_open_mark_see_and_export(
     driver: Any,  # noqa: F811  (the fixture)
     served: tuple[str, Store],
@@ -172,6 +183,10 @@ def test_filter_open_mark_see_and_export(
     mine = "incorrect" if judge == "correct" else "correct"
     assert driver.find_element(By.ID, "gw-who").get_attribute("value") == "ada"
 
+    # what the tallies and judge-agreement say before a person's verdict
+    counts = driver.find_element(By.CSS_SELECTOR, "dd.counts").text
+    agreement_before = _agreement(store, tmp_path / "before.json")
+
     # mark it: the person's verdict shows beside the judge's
     before = _verdicts(store)
     row.find_element(By.NAME, "note").send_keys("the gold names another <b>city</b>")
@@ -182,10 +197,17 @@ def test_filter_open_mark_see_and_export(
     assert mine in shown.text and "the gold names another <b>city</b>" in shown.text  # escaped
     assert _verdicts(store) == before + 1
 
-    # it stays: a reload shows it, and that a person disagrees with the judge
-    driver.refresh()
+    # it counts: the group's tallies are recounted with the person's verdict (a reload shows
+    # them once the store's replay has been refreshed), the judge's verdict still shown
+    def recounted(d: Any) -> bool:
+        d.refresh()
+        return bool(d.find_element(By.CSS_SELECTOR, "dd.counts").text != counts)
+
+    _wait(driver, recounted)
     assert "by ada" in driver.find_element(By.CSS_SELECTOR, cell).text
     assert "disagrees" in driver.find_element(By.ID, "disagree").text
+    judged = driver.find_element(By.CSS_SELECTOR, f"tr[data-probe='{probe}'] td.judge").text
+    assert judged.startswith(judge) and f"counted: {mine}" in judged
 
     # without a token the browser is told why, and nothing is stored
     driver.execute_script("sessionStorage.removeItem('gw-token')")
@@ -201,18 +223,19 @@ def test_filter_open_mark_see_and_export(
     out = tmp_path / "labels.json"
     assert export_labels(store, out) >= 1
     items = {i.query: i for i in load_results(out)}
-    first = driver.find_elements(By.CSS_SELECTOR, "tr.form-row")[0]
+    first = driver.find_element(By.CSS_SELECTOR, f"tr[data-probe='{probe}']")
     question = first.find_elements(By.TAG_NAME, "td")[2].text
     assert items[question].judgement is Verdict(mine)
-    env = {k: v for k, v in os.environ.items() if k != "GW_DATABASE_URL"}
-    agree = subprocess.run(
-        [CLI, "judge-agreement", str(out)], capture_output=True, text=True, timeout=300, env=env
-    )
-    assert agree.returncode == 0, agree.stderr[-2000:]
-    assert "agreement on decided" in agree.stdout
+    agreement = _agreement(store, tmp_path / "after.json")
+    assert "agreement on decided" in agreement and agreement != agreement_before
     assert not [
         e for e in driver.get_log("browser") if e["level"] == "SEVERE" and "401" not in e["message"]
     ]
+
+
+def _counts(page: str) -> list[str]:
+    """The tallies a group's page shows, section by section."""
+    return [part.split("</dd>", 1)[0] for part in page.split('<dd class="counts">')[1:]]
 
 
 def test_bad_input_is_a_clear_4xx_and_changes_nothing(served: tuple[str, Store]) -> None:
@@ -224,6 +247,7 @@ def test_bad_input_is_a_clear_4xx_and_changes_nothing(served: tuple[str, Store])
         gid = group.split('href="/ui/groups/', 1)[1].split("?", 1)[0]
         probe = c.get(f"/groups/{gid}").text.split('data-probe="', 1)[1].split('"', 1)[0]
         before = _verdicts(store)
+        tallies = _counts(c.get(f"/groups/{gid}").text)
         auth = {"Authorization": f"Bearer {TOKEN}"}
         cases: list[tuple[httpx.Response, int, str]] = [
             (c.get("/groups/no-such-group"), 404, "no group 'no-such-group'"),
@@ -289,6 +313,7 @@ def test_bad_input_is_a_clear_4xx_and_changes_nothing(served: tuple[str, Store])
             assert len(response.text) < 2_000  # said in a line, the input never echoed back
             assert says in response.text, response.text
         assert _verdicts(store) == before
+        assert _counts(c.get(f"/groups/{gid}").text) == tallies
         # a note of exactly the limit is taken
         ok = c.post(
             "/verdicts",
@@ -331,22 +356,33 @@ def test_read_token_guards_the_pages(store_url: str) -> None:
 
 
 def test_a_replay_of_the_store_is_refreshed_in_the_background(store_url: str) -> None:
-    """A request past the refresh age is served the last replay while a fresh one is made,
-    and a later request gets the fresh one."""
+    """A request past the refresh age is served the last replay while the store is looked
+    at in the background: unchanged, the replay is kept (a big store's replay is never made
+    for nothing); changed (a person's verdict here), a later request gets a fresh one."""
     import threading as th
 
+    from groundwatch.adapters.db import human_verdicts as hv
     from groundwatch.app.view import StoreReads
 
-    store = open_store(store_url, "--database-url")
+    def settle() -> None:
+        for t in th.enumerate():
+            if t.name == "view-replay":
+                t.join(timeout=300)
+
+    store = open_store(store_url, "--database-url", writable=True)
     try:
         reads = StoreReads(store, None, 1, refresh_s=0.0)
         first = reads()
         assert first.tagger.targets()
-        again = reads()  # stale at once: served the last replay, a new one started
+        again = reads()  # stale at once: served the last replay, the store looked at
         assert again is first
-        for t in th.enumerate():
-            if t.name == "view-replay":
-                t.join(timeout=300)
+        settle()
+        assert reads() is first  # nothing stored since: the same replay
+        settle()
+        probe = next(iter(first.tagger.observations())).probe_id
+        hv.add(store.engine, probe, "incorrect", "", "ada")
+        assert reads() is first  # the change is found in the background
+        settle()
         fresh = reads()
         assert fresh is not first and fresh.tagger.targets() == first.tagger.targets()
     finally:

@@ -39,6 +39,7 @@ class StoreReads:
         self._at = -float("inf")
         self._reads: Reads | None = None
         self._refreshing = False
+        self._mark: tuple[int, ...] | None = None
 
     def __call__(self) -> Reads:
         with self._lock:
@@ -49,17 +50,33 @@ class StoreReads:
         if reads is None:
             with self._lock:  # one replay at a time, the first one waited for
                 if self._reads is None:
-                    self._reads, self._at = self._replay(), time.monotonic()
+                    mark = self.store.change_mark()
+                    self._reads, self._at, self._mark = self._replay(), time.monotonic(), mark
                 return self._reads
         if start:
             threading.Thread(target=self._refresh, name="view-replay", daemon=True).start()
         return reads
 
+    def stale(self) -> None:
+        """Replay again on the next request (in the background): a person's verdict changed
+        what the tallies count."""
+        with self._lock:
+            self._at, self._mark = -float("inf"), None
+
     def _refresh(self) -> None:
         try:
+            # a replay of a big store is a minute of the one core the pages share: made only
+            # when the store holds other judgements (or verdicts) than the last one read
+            mark = self.store.change_mark()
+            with self._lock:
+                same = mark == self._mark
+                if same:
+                    self._at = time.monotonic()
+            if same:
+                return
             fresh = self._replay()
             with self._lock:
-                self._reads, self._at = fresh, time.monotonic()
+                self._reads, self._at, self._mark = fresh, time.monotonic(), mark
         finally:
             with self._lock:
                 self._refreshing = False
@@ -92,7 +109,8 @@ def view_app(store: Store, auth: ViewAuth, *, series: str | None, window_runs: i
     async def home() -> RedirectResponse:
         return RedirectResponse("/ui/", status_code=307)
 
-    add_view(app, StoreReads(store, series, window_runs), auth)
+    reads = StoreReads(store, series, window_runs)
+    add_view(app, reads, auth, after_verdict=reads.stale)
     return app
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import math
 import secrets
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,14 @@ from sqlalchemy import Engine
 from groundwatch.adapters.db import human_verdicts as hv
 from groundwatch.core.tagging import GroupStatus
 from groundwatch.core.tagging_reads import TallyReads
-from groundwatch.report.groups import FAILING, Evidence, group_results
+from groundwatch.report.groups import (
+    FAILING,
+    Evidence,
+    Picked,
+    one_group,
+    page_results,
+    pick_groups,
+)
 from groundwatch.report.model import GroupResult
 from groundwatch.runtime.auth import require_token
 
@@ -124,49 +133,97 @@ def _filters(
     return _Filters(target, cohort, status, held, q, page)
 
 
-def _table(reads: Reads, f: _Filters) -> dict[str, Any]:
+class _Index:
+    """What the pages read of one tagger, found once: its targets and cohorts, and the
+    groups a filter picks, worst first (the last few filters asked). The tagger a page
+    reads never changes (a replay of the store, a published view), so each of these — a
+    pass over every group — is made once per tagger, and a page is a slice of it."""
+
+    KEEP = 8
+
+    def __init__(self, tagger: TallyReads) -> None:
+        self.tagger = tagger
+        self.targets = tagger.targets()
+        self.cohorts = {t: tagger.cohorts(t) for t in self.targets}
+        self.every_cohort = tagger.cohorts()
+        self._picked: OrderedDict[tuple[Any, ...], Picked] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def cohorts_of(self, target: str | None) -> list[str]:
+        return self.every_cohort if target is None else self.cohorts.get(target, [])
+
+    def picked(self, key: tuple[Any, ...], make: Callable[[], Picked]) -> Picked:
+        with self._lock:
+            found = self._picked.get(key)
+            if found is not None:
+                self._picked.move_to_end(key)
+                return found
+        made = make()  # outside the lock: another filter's page need not wait for this one
+        with self._lock:
+            self._picked[key] = made
+            while len(self._picked) > self.KEEP:
+                self._picked.popitem(last=False)
+        return made
+
+
+class _Indexes:
+    """The index of the tagger the pages read now (a new one when the reads change)."""
+
+    def __init__(self) -> None:
+        self._current: _Index | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, tagger: TallyReads) -> _Index:
+        with self._lock:
+            current = self._current
+        if current is not None and current.tagger is tagger:
+            return current
+        made = _Index(tagger)
+        with self._lock:
+            self._current = made
+        return made
+
+
+def _table(reads: Reads, index: _Index, f: _Filters) -> dict[str, Any]:
     """The groups table's page ``f.page`` with its filters (blocking: run in a thread)."""
     tagger = reads.tagger
-    target = _known(f.target, tagger.targets(), "target")
-    cohort = _known(f.cohort, tagger.cohorts(target), "cohort")
+    target = _known(f.target, index.targets, "target")
+    cohort = _known(f.cohort, index.cohorts_of(target), "cohort")
     wanted = _statuses(f.status)
     if f.held not in ("", "yes", "no"):
         raise HTTPException(400, f"held must be yes or no, not {f.held!r}")
     if len(f.q) > 200:
         raise HTTPException(400, "a search is at most 200 characters")
-    ids: set[str] | None = None
-    if f.q.strip():
-        ids = hv.search_group_ids(reads.engine, f.q.strip())
-    if f.held:
-        want = f.held == "yes"
-        held = {
-            gid
-            for _t, gid, _c, _s, _a, h in tagger.group_statuses(target, cohort, "factual")
-            if bool(h) == want
-        }
-        ids = held if ids is None else ids & held
-    offset = (f.page - 1) * PAGE_SIZE
-    total, rows = group_results(
-        tagger,
-        target=target,
-        cohort=cohort,
-        status=wanted,
-        evidence=reads.evidence,
-        offset=offset,
-        limit=PAGE_SIZE,
-        group_ids=ids,
-    )
+
+    def pick() -> Picked:
+        ids: set[str] | None = None
+        if f.q.strip():
+            ids = hv.search_group_ids(reads.engine, f.q.strip())
+        if f.held:
+            want = f.held == "yes"
+            held = {
+                gid
+                for _t, gid, _c, _s, _a, h in tagger.group_statuses(target, cohort, "factual")
+                if bool(h) == want
+            }
+            ids = held if ids is None else ids & held
+        return pick_groups(tagger, target=target, cohort=cohort, status=wanted, group_ids=ids)
+
+    picked = index.picked((target, cohort, f.status, f.held, f.q.strip()), pick)
+    total = len(picked)
     pages = max(1, math.ceil(total / PAGE_SIZE))
     if f.page > pages:
         raise HTTPException(404, f"page {f.page} is beyond the last ({pages}: {total} groups)")
+    offset = (f.page - 1) * PAGE_SIZE
+    rows = page_results(tagger, picked, cohort, reads.evidence, offset, PAGE_SIZE)
     return {
         "rows": rows,
         "total": total,
         "page": f.page,
         "pages": pages,
         "f": f,
-        "targets": tagger.targets(),
-        "cohorts": tagger.cohorts(target),
+        "targets": index.targets,
+        "cohorts": index.cohorts_of(target),
         "questions": {r.group_id: _shortest(r) for r in rows},
     }
 
@@ -176,12 +233,16 @@ def _shortest(r: GroupResult) -> str:
     return min(qs, key=len) if qs else ""
 
 
-def _group(reads: Reads, group_id: str, target: str) -> dict[str, Any]:
-    t = _known(target, reads.tagger.targets(), "target")
-    _, rows = group_results(
-        reads.tagger, target=t, scenario=None, group_id=group_id, evidence=reads.evidence
+def _group(reads: Reads, index: _Index, group_id: str, target: str) -> dict[str, Any]:
+    t = _known(target, index.targets, "target")
+    rows = one_group(
+        reads.tagger,
+        group_id,
+        t,
+        reads.evidence,
+        targets=index.targets,
+        cohorts=index.cohorts,
     )
-    rows = [r for r in rows if r.group_id == group_id]
     if not rows:
         raise HTTPException(404, f"no group {group_id!r} in the current window")
     people = (
@@ -193,13 +254,22 @@ def _group(reads: Reads, group_id: str, target: str) -> dict[str, Any]:
         1
         for r in rows
         for f in r.forms
-        if (p := people.get(f.probe_id)) is not None and p.verdict != f.verdict
+        if (p := people.get(f.probe_id)) is not None and p.verdict != p.judge
     )
     return {"groups": rows, "group_id": group_id, "people": people, "disagree": disagree}
 
 
-def add_view(app: FastAPI, reads: Callable[[], Reads], auth: ViewAuth, prefix: str = "/ui") -> None:
-    """Mount the view's pages under ``prefix`` on ``app``, reading ``reads()`` per request."""
+def add_view(
+    app: FastAPI,
+    reads: Callable[[], Reads],
+    auth: ViewAuth,
+    prefix: str = "/ui",
+    *,
+    after_verdict: Callable[[], None] | None = None,
+) -> None:
+    """Mount the view's pages under ``prefix`` on ``app``, reading ``reads()`` per request;
+    ``after_verdict`` is called once a person's verdict is stored (the tallies it changes are
+    recounted there)."""
     templates = _templates()
     guard = [Depends(_read_guard(auth.read_token))]
     write = require_token(auth.write_token)
@@ -209,8 +279,14 @@ def add_view(app: FastAPI, reads: Callable[[], Reads], auth: ViewAuth, prefix: s
         ctx = {"prefix": prefix, "reviewer": auth.reviewer or "", **ctx}
         return templates.TemplateResponse(request, name, ctx, status_code=code)
 
+    indexes = _Indexes()
+
+    def with_index(fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+        r = reads()
+        return fn(r, indexes(r.tagger), *args)
+
     async def in_thread(fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
-        return await asyncio.to_thread(fn, await asyncio.to_thread(reads), *args)
+        return await asyncio.to_thread(with_index, fn, *args)
 
     @router.get("/", response_class=HTMLResponse, dependencies=guard)
     async def groups(request: Request, f: Annotated[_Filters, Depends(_filters)]) -> Response:
@@ -226,7 +302,7 @@ def add_view(app: FastAPI, reads: Callable[[], Reads], auth: ViewAuth, prefix: s
 
     @router.get("/dead-letters", response_class=HTMLResponse, dependencies=guard)
     async def dead_letters(request: Request) -> Response:
-        def letters(r: Reads) -> dict[str, Any]:
+        def letters(r: Reads, _index: _Index) -> dict[str, Any]:
             from groundwatch.adapters.db.dead_letters import DeadLetterStore
 
             if not _has(r.engine, "dead_letters"):
@@ -257,9 +333,14 @@ def add_view(app: FastAPI, reads: Callable[[], Reads], auth: ViewAuth, prefix: s
             raise HTTPException(
                 409, "this store keeps no people's verdicts yet: run `groundwatch db-upgrade`"
             )
-        if not await asyncio.to_thread(hv.is_judged, r.engine, probe_id):
+        judge = await asyncio.to_thread(hv.judge_verdict, r.engine, probe_id)
+        if judge is None:
             raise HTTPException(404, f"no judged answer {probe_id!r} in the store")
-        given = await asyncio.to_thread(hv.add, r.engine, probe_id, verdict, note.strip(), name)
+        given = await asyncio.to_thread(
+            hv.add, r.engine, probe_id, verdict, note.strip(), name, judge
+        )
+        if after_verdict is not None:
+            after_verdict()
         return page(request, "_human.html", {"h": given, "probe_id": probe_id})
 
     @router.get("/labels.json", dependencies=guard)
