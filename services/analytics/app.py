@@ -7,6 +7,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from groundwatch.app.services import analytics_service
+from groundwatch.app.view import run_pages_for
 from groundwatch.runtime.api import add_routes
 from groundwatch.runtime.service import build_app, serve, settings_or_exit
 from services.analytics.settings import AnalyticsSettings
@@ -19,6 +20,7 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
             lambda: app.state.parts.extra["worker"],
             read_token=settings.api_read_token,
             api_token=settings.api_token,
+            run_pages=run_pages_for("the analytics store"),
         )
 
     return build_app(

@@ -238,6 +238,53 @@ def _counts(page: str) -> list[str]:
     return [part.split("</dd>", 1)[0] for part in page.split('<dd class="counts">')[1:]]
 
 
+def test_trends_and_the_comparison_of_two_runs(
+    driver: Any,  # noqa: F811  (the fixture)
+    served: tuple[str, Store],
+) -> None:
+    """The trends chart and table of each run's numbers, a target chosen; the two runs'
+    comparison, as ``groundwatch diff`` gives it."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from groundwatch.app.compare import diff
+
+    base, store = served
+    driver.get(f"{base}/ui/")
+    _js(
+        driver, "[...document.querySelectorAll('nav a')].find(a => a.innerText == 'Trends').click()"
+    )
+    _wait(driver, lambda d: "/ui/trends" in d.current_url)
+    assert driver.find_element(By.CSS_SELECTOR, "figure.chart svg")
+    rows = driver.find_elements(By.CSS_SELECTOR, "tr.trend-row")
+    cycles = {r.find_elements(By.TAG_NAME, "td")[2].text for r in rows}
+    assert cycles == {"1", "2"}  # the demo's two runs, each by its own judgements
+    targets = [o.text for o in Select(driver.find_element(By.ID, "t-target")).options][1:]
+    assert targets
+    Select(driver.find_element(By.ID, "t-target")).select_by_visible_text(targets[0])
+    _wait(driver, lambda d: f"target={targets[0]}" in d.current_url)
+    shown = {
+        r.find_elements(By.TAG_NAME, "td")[0].text
+        for r in driver.find_elements(By.CSS_SELECTOR, "tr.trend-row")
+    }
+    assert shown == {targets[0]}
+
+    driver.get(f"{base}/ui/compare")
+    a = Select(driver.find_element(By.ID, "c-a")).first_selected_option.get_attribute("value")
+    b = Select(driver.find_element(By.ID, "c-b")).first_selected_option.get_attribute("value")
+    assert a and b and a != b  # the series' last two runs, before and after
+    section = driver.find_element(By.ID, "comparison").text
+    assert f"Figures, {a} → {b}" in section
+    expected = diff(a, b, store)
+    counts = expected.counts
+    assert f"{counts['regression']} regressed, {counts['recovery']} recovered" in section
+    # swapped: B before A
+    Select(driver.find_element(By.ID, "c-a")).select_by_value(b)
+    Select(driver.find_element(By.ID, "c-b")).select_by_value(a)
+    _js(driver, "document.querySelector('form.filters button').click()")
+    _wait(driver, lambda d: f"Figures, {b} → {a}" in d.find_element(By.ID, "comparison").text)
+
+
 def test_bad_input_is_a_clear_4xx_and_changes_nothing(served: tuple[str, Store]) -> None:
     base, store = served
     with httpx.Client(base_url=f"{base}/ui", timeout=120) as c:
@@ -256,6 +303,11 @@ def test_bad_input_is_a_clear_4xx_and_changes_nothing(served: tuple[str, Store])
             (c.get("/", params={"target": "nope"}), 400, "no target 'nope'"),
             (c.get("/", params={"status": "great"}), 400, "unknown status 'great'"),
             (c.get("/", params={"held": "maybe"}), 400, "held must be yes or no"),
+            (c.get("/groups/" + "x" * 300), 404, "no group"),
+            (c.get("/compare", params={"a": "nope", "b": "nope2"}), 400, "neither a baseline"),
+            (c.get("/compare", params={"a": "nope"}), 400, "say both runs"),
+            (c.get("/trends", params={"target": "nope"}), 400, "no target 'nope'"),
+            (c.get("/trends", params={"series": "nope"}), 404, "no series 'nope'"),
             (c.post("/verdicts", data={"probe_id": probe, "verdict": "correct"}), 401, "bearer"),
             (
                 c.post(
@@ -385,5 +437,42 @@ def test_a_replay_of_the_store_is_refreshed_in_the_background(store_url: str) ->
         settle()
         fresh = reads()
         assert fresh is not first and fresh.tagger.targets() == first.tagger.targets()
+    finally:
+        store.close()
+
+
+def test_people_verdicts_recount_a_replay_of_the_store(store_url: str) -> None:
+    """A gap whose every wrong answer a person marks right is a gap no more wherever the
+    store is replayed, while the stored judgements keep the judge's verdicts."""
+    from groundwatch.adapters.db import human_verdicts as hv
+    from groundwatch.core.tagging import GroupStatus
+    from groundwatch.core.tagging_status import overall_status
+
+    def statuses(store: Store) -> dict[tuple[str, str], GroupStatus]:
+        tagger = store.replay(None, 1).tagger
+        return {
+            (t, gid): overall_status(st, answered=answered)
+            for t, gid, _c, st, answered, _h in tagger.group_statuses(scenario="factual")
+        }
+
+    store = open_store(store_url, "--database-url", writable=True)
+    try:
+        before = statuses(store)
+        target, gid = next(k for k, s in sorted(before.items()) if s is GroupStatus.GAP)
+        tagger = store.replay(None, 1).tagger
+        wrong = [
+            o.probe_id
+            for c in tagger.cohorts(target)
+            for o in tagger.group_observations(target, c, gid)
+            if o.verdict is Verdict.INCORRECT
+        ]
+        assert wrong
+        for probe in wrong:
+            hv.add(store.engine, probe, "correct", "the answer names the gold", "ada")
+        after = statuses(store)
+        assert after[(target, gid)] is not GroupStatus.GAP
+        changed = {k for k in before if before[k] is not after.get(k)}
+        assert changed == {(target, gid)}  # no other group moved
+        assert {hv.judge_verdict(store.engine, p) for p in wrong} == {"incorrect"}
     finally:
         store.close()

@@ -188,21 +188,8 @@ def group_results(
 
 
 Picked = list[tuple[_Key, GroupStatus, tuple[str, ...]]]
-"""Groups picked for a listing, worst first: ((target, group_id), status, cohorts)."""
-
-
-def pick_groups(
-    tagger: TallyReads,
-    *,
-    target: str | None = None,
-    cohort: str | None = None,
-    status: GroupStatus | Iterable[GroupStatus] | None = None,
-    scenario: str | None = FACTUAL,
-    group_ids: Collection[str] | None = None,
-) -> Picked:
-    """The matching groups worst first, by their statuses alone (O(groups)): a caller that
-    pages through an unchanging tagger picks once and asks :func:`page_results` per page."""
-    return _pick(tagger, target, cohort, status, scenario, None, group_ids)
+"""Groups picked for a listing, worst first: ((target, group_id), status, cohorts); a caller
+that pages through an unchanging tagger picks once and asks :func:`page_results` per page."""
 
 
 def page_results(

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import math
 import secrets
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,13 +22,13 @@ from groundwatch.core.tagging_reads import TallyReads
 from groundwatch.report.groups import (
     FAILING,
     Evidence,
-    Picked,
     one_group,
     page_results,
-    pick_groups,
 )
 from groundwatch.report.model import GroupResult
 from groundwatch.runtime.auth import require_token
+from groundwatch.runtime.view.index import ViewIndex, index_of
+from groundwatch.runtime.view.runs import RunPages, compare_context, trends_context
 
 _HERE = Path(__file__).parent
 #: Rows of the groups table a page shows.
@@ -133,58 +131,7 @@ def _filters(
     return _Filters(target, cohort, status, held, q, page)
 
 
-class _Index:
-    """What the pages read of one tagger, found once: its targets and cohorts, and the
-    groups a filter picks, worst first (the last few filters asked). The tagger a page
-    reads never changes (a replay of the store, a published view), so each of these — a
-    pass over every group — is made once per tagger, and a page is a slice of it."""
-
-    KEEP = 8
-
-    def __init__(self, tagger: TallyReads) -> None:
-        self.tagger = tagger
-        self.targets = tagger.targets()
-        self.cohorts = {t: tagger.cohorts(t) for t in self.targets}
-        self.every_cohort = tagger.cohorts()
-        self._picked: OrderedDict[tuple[Any, ...], Picked] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def cohorts_of(self, target: str | None) -> list[str]:
-        return self.every_cohort if target is None else self.cohorts.get(target, [])
-
-    def picked(self, key: tuple[Any, ...], make: Callable[[], Picked]) -> Picked:
-        with self._lock:
-            found = self._picked.get(key)
-            if found is not None:
-                self._picked.move_to_end(key)
-                return found
-        made = make()  # outside the lock: another filter's page need not wait for this one
-        with self._lock:
-            self._picked[key] = made
-            while len(self._picked) > self.KEEP:
-                self._picked.popitem(last=False)
-        return made
-
-
-class _Indexes:
-    """The index of the tagger the pages read now (a new one when the reads change)."""
-
-    def __init__(self) -> None:
-        self._current: _Index | None = None
-        self._lock = threading.Lock()
-
-    def __call__(self, tagger: TallyReads) -> _Index:
-        with self._lock:
-            current = self._current
-        if current is not None and current.tagger is tagger:
-            return current
-        made = _Index(tagger)
-        with self._lock:
-            self._current = made
-        return made
-
-
-def _table(reads: Reads, index: _Index, f: _Filters) -> dict[str, Any]:
+def _table(reads: Reads, index: ViewIndex, f: _Filters) -> dict[str, Any]:
     """The groups table's page ``f.page`` with its filters (blocking: run in a thread)."""
     tagger = reads.tagger
     target = _known(f.target, index.targets, "target")
@@ -195,21 +142,13 @@ def _table(reads: Reads, index: _Index, f: _Filters) -> dict[str, Any]:
     if len(f.q) > 200:
         raise HTTPException(400, "a search is at most 200 characters")
 
-    def pick() -> Picked:
-        ids: set[str] | None = None
-        if f.q.strip():
-            ids = hv.search_group_ids(reads.engine, f.q.strip())
-        if f.held:
-            want = f.held == "yes"
-            held = {
-                gid
-                for _t, gid, _c, _s, _a, h in tagger.group_statuses(target, cohort, "factual")
-                if bool(h) == want
-            }
-            ids = held if ids is None else ids & held
-        return pick_groups(tagger, target=target, cohort=cohort, status=wanted, group_ids=ids)
-
-    picked = index.picked((target, cohort, f.status, f.held, f.q.strip()), pick)
+    q = f.q.strip()
+    ids = hv.search_group_ids(reads.engine, q) if q else None
+    held = None if not f.held else f.held == "yes"
+    key = (target, cohort, f.status, f.held, q)
+    picked = index.pick(
+        target=target, cohort=cohort, status=wanted, held=held, group_ids=ids, key=key
+    )
     total = len(picked)
     pages = max(1, math.ceil(total / PAGE_SIZE))
     if f.page > pages:
@@ -233,7 +172,7 @@ def _shortest(r: GroupResult) -> str:
     return min(qs, key=len) if qs else ""
 
 
-def _group(reads: Reads, index: _Index, group_id: str, target: str) -> dict[str, Any]:
+def _group(reads: Reads, index: ViewIndex, group_id: str, target: str) -> dict[str, Any]:
     t = _known(target, index.targets, "target")
     rows = one_group(
         reads.tagger,
@@ -266,24 +205,24 @@ def add_view(
     prefix: str = "/ui",
     *,
     after_verdict: Callable[[], None] | None = None,
+    runs: Callable[[Engine], RunPages] | None = None,
 ) -> None:
     """Mount the view's pages under ``prefix`` on ``app``, reading ``reads()`` per request;
     ``after_verdict`` is called once a person's verdict is stored (the tallies it changes are
-    recounted there)."""
+    recounted there); ``runs`` gives the trends and comparison pages their numbers (None:
+    those pages are not served)."""
     templates = _templates()
     guard = [Depends(_read_guard(auth.read_token))]
     write = require_token(auth.write_token)
     router = APIRouter(prefix=prefix, include_in_schema=False)
 
     def page(request: Request, name: str, ctx: dict[str, Any], code: int = 200) -> Response:
-        ctx = {"prefix": prefix, "reviewer": auth.reviewer or "", **ctx}
+        ctx = {"prefix": prefix, "reviewer": auth.reviewer or "", "has_runs": bool(runs), **ctx}
         return templates.TemplateResponse(request, name, ctx, status_code=code)
-
-    indexes = _Indexes()
 
     def with_index(fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
         r = reads()
-        return fn(r, indexes(r.tagger), *args)
+        return fn(r, index_of(r.tagger), *args)
 
     async def in_thread(fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
         return await asyncio.to_thread(with_index, fn, *args)
@@ -302,7 +241,7 @@ def add_view(
 
     @router.get("/dead-letters", response_class=HTMLResponse, dependencies=guard)
     async def dead_letters(request: Request) -> Response:
-        def letters(r: Reads, _index: _Index) -> dict[str, Any]:
+        def letters(r: Reads, _index: ViewIndex) -> dict[str, Any]:
             from groundwatch.adapters.db.dead_letters import DeadLetterStore
 
             if not _has(r.engine, "dead_letters"):
@@ -311,6 +250,23 @@ def add_view(
             return {"letters": store.newest(limit=200), "total": store.count(), "missing": False}
 
         return page(request, "dead_letters.html", await in_thread(letters))
+
+    if runs is not None:
+        run_pages = runs
+
+        @router.get("/trends", response_class=HTMLResponse, dependencies=guard)
+        async def trends(request: Request, series: str = "", target: str = "") -> Response:
+            def ctx(r: Reads, _index: ViewIndex) -> dict[str, Any]:
+                return trends_context(run_pages(r.engine), series, target)
+
+            return page(request, "trends.html", await in_thread(ctx))
+
+        @router.get("/compare", response_class=HTMLResponse, dependencies=guard)
+        async def compare(request: Request, series: str = "", a: str = "", b: str = "") -> Response:
+            def ctx(r: Reads, _index: ViewIndex) -> dict[str, Any]:
+                return compare_context(run_pages(r.engine), series, a.strip(), b.strip())
+
+            return page(request, "compare.html", await in_thread(ctx))
 
     @router.post("/verdicts", response_class=HTMLResponse, dependencies=[Depends(write)])
     async def verdict(
