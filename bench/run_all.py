@@ -89,6 +89,8 @@ BENCHES = [
     Bench("generation", "bench_generation.py", 300, (), ("--rows", "5000"), ("--big",)),
     # its store (1.2M judgements) is built once per repeat, about a minute of the limit
     Bench("diff", "bench_diff.py", 600, ("--repeat", "1"), ("--groups", "5000", "--changed", "50")),
+    # a 100k-group, 20-cycle store built and replayed once per repeat (a few minutes of it)
+    Bench("view", "bench_view.py", 900, (), ("--groups", "5000", "--requests", "60")),
     Bench("traffic", "bench_traffic.py", 180, ("--repeat", "3"), ("--n", "2000", "--repeat", "2")),
     # a minute monitor in compressed time: 30 days of 10k probes is 432M judgements (hours on
     # this machine), so each repeat runs past the raw window and a partition hour (130 cycles)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from fastapi import FastAPI
 
 from groundwatch.app.services import analytics_service
+from groundwatch.app.view import run_pages_for
 from groundwatch.contracts import TrafficRecord
 from groundwatch.runtime.api import add_routes
 from groundwatch.runtime.otlp import add_otlp_routes
@@ -25,6 +26,7 @@ def create_app(settings: AnalyticsSettings) -> FastAPI:
             lambda: app.state.parts.extra["worker"],
             read_token=settings.api_read_token,
             api_token=settings.api_token,
+            run_pages=run_pages_for("the analytics store"),
         )
 
         async def publish(records: Sequence[TrafficRecord]) -> None:

@@ -122,6 +122,17 @@ def _count(browser: Any) -> str:
     return str(_js(browser, "return document.getElementById('groups-count').innerText"))
 
 
+def _agreement(store: Store, out: Path) -> str:
+    """What ``groundwatch judge-agreement`` says of the people's verdicts exported now."""
+    export_labels(store, out)
+    env = {k: v for k, v in os.environ.items() if k != "GW_DATABASE_URL"}
+    agree = subprocess.run(
+        [CLI, "judge-agreement", str(out)], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert agree.returncode == 0, agree.stderr[-2000:]
+    return agree.stdout
+
+
 def test_filter_open_mark_see_and_export(
     driver: Any,  # noqa: F811  (the fixture)
     served: tuple[str, Store],
@@ -172,6 +183,10 @@ def test_filter_open_mark_see_and_export(
     mine = "incorrect" if judge == "correct" else "correct"
     assert driver.find_element(By.ID, "gw-who").get_attribute("value") == "ada"
 
+    # what the tallies and judge-agreement say before a person's verdict
+    counts = driver.find_element(By.CSS_SELECTOR, "dd.counts").text
+    agreement_before = _agreement(store, tmp_path / "before.json")
+
     # mark it: the person's verdict shows beside the judge's
     before = _verdicts(store)
     row.find_element(By.NAME, "note").send_keys("the gold names another <b>city</b>")
@@ -182,10 +197,17 @@ def test_filter_open_mark_see_and_export(
     assert mine in shown.text and "the gold names another <b>city</b>" in shown.text  # escaped
     assert _verdicts(store) == before + 1
 
-    # it stays: a reload shows it, and that a person disagrees with the judge
-    driver.refresh()
+    # it counts: the group's tallies are recounted with the person's verdict (a reload shows
+    # them once the store's replay has been refreshed), the judge's verdict still shown
+    def recounted(d: Any) -> bool:
+        d.refresh()
+        return bool(d.find_element(By.CSS_SELECTOR, "dd.counts").text != counts)
+
+    _wait(driver, recounted)
     assert "by ada" in driver.find_element(By.CSS_SELECTOR, cell).text
     assert "disagrees" in driver.find_element(By.ID, "disagree").text
+    judged = driver.find_element(By.CSS_SELECTOR, f"tr[data-probe='{probe}'] td.judge").text
+    assert judged.startswith(judge) and f"counted: {mine}" in judged
 
     # without a token the browser is told why, and nothing is stored
     driver.execute_script("sessionStorage.removeItem('gw-token')")
@@ -201,18 +223,66 @@ def test_filter_open_mark_see_and_export(
     out = tmp_path / "labels.json"
     assert export_labels(store, out) >= 1
     items = {i.query: i for i in load_results(out)}
-    first = driver.find_elements(By.CSS_SELECTOR, "tr.form-row")[0]
+    first = driver.find_element(By.CSS_SELECTOR, f"tr[data-probe='{probe}']")
     question = first.find_elements(By.TAG_NAME, "td")[2].text
     assert items[question].judgement is Verdict(mine)
-    env = {k: v for k, v in os.environ.items() if k != "GW_DATABASE_URL"}
-    agree = subprocess.run(
-        [CLI, "judge-agreement", str(out)], capture_output=True, text=True, timeout=300, env=env
-    )
-    assert agree.returncode == 0, agree.stderr[-2000:]
-    assert "agreement on decided" in agree.stdout
+    agreement = _agreement(store, tmp_path / "after.json")
+    assert "agreement on decided" in agreement and agreement != agreement_before
     assert not [
         e for e in driver.get_log("browser") if e["level"] == "SEVERE" and "401" not in e["message"]
     ]
+
+
+def _counts(page: str) -> list[str]:
+    """The tallies a group's page shows, section by section."""
+    return [part.split("</dd>", 1)[0] for part in page.split('<dd class="counts">')[1:]]
+
+
+def test_trends_and_the_comparison_of_two_runs(
+    driver: Any,  # noqa: F811  (the fixture)
+    served: tuple[str, Store],
+) -> None:
+    """The trends chart and table of each run's numbers, a target chosen; the two runs'
+    comparison, as ``groundwatch diff`` gives it."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from groundwatch.app.compare import diff
+
+    base, store = served
+    driver.get(f"{base}/ui/")
+    _js(
+        driver, "[...document.querySelectorAll('nav a')].find(a => a.innerText == 'Trends').click()"
+    )
+    _wait(driver, lambda d: "/ui/trends" in d.current_url)
+    assert driver.find_element(By.CSS_SELECTOR, "figure.chart svg")
+    rows = driver.find_elements(By.CSS_SELECTOR, "tr.trend-row")
+    cycles = {r.find_elements(By.TAG_NAME, "td")[2].text for r in rows}
+    assert cycles == {"1", "2"}  # the demo's two runs, each by its own judgements
+    targets = [o.text for o in Select(driver.find_element(By.ID, "t-target")).options][1:]
+    assert targets
+    Select(driver.find_element(By.ID, "t-target")).select_by_visible_text(targets[0])
+    _wait(driver, lambda d: f"target={targets[0]}" in d.current_url)
+    shown = {
+        r.find_elements(By.TAG_NAME, "td")[0].text
+        for r in driver.find_elements(By.CSS_SELECTOR, "tr.trend-row")
+    }
+    assert shown == {targets[0]}
+
+    driver.get(f"{base}/ui/compare")
+    a = Select(driver.find_element(By.ID, "c-a")).first_selected_option.get_attribute("value")
+    b = Select(driver.find_element(By.ID, "c-b")).first_selected_option.get_attribute("value")
+    assert a and b and a != b  # the series' last two runs, before and after
+    section = driver.find_element(By.ID, "comparison").text
+    assert f"Figures, {a} → {b}" in section
+    expected = diff(a, b, store)
+    counts = expected.counts
+    assert f"{counts['regression']} regressed, {counts['recovery']} recovered" in section
+    # swapped: B before A
+    Select(driver.find_element(By.ID, "c-a")).select_by_value(b)
+    Select(driver.find_element(By.ID, "c-b")).select_by_value(a)
+    _js(driver, "document.querySelector('form.filters button').click()")
+    _wait(driver, lambda d: f"Figures, {b} → {a}" in d.find_element(By.ID, "comparison").text)
 
 
 def test_bad_input_is_a_clear_4xx_and_changes_nothing(served: tuple[str, Store]) -> None:
@@ -224,6 +294,7 @@ def test_bad_input_is_a_clear_4xx_and_changes_nothing(served: tuple[str, Store])
         gid = group.split('href="/ui/groups/', 1)[1].split("?", 1)[0]
         probe = c.get(f"/groups/{gid}").text.split('data-probe="', 1)[1].split('"', 1)[0]
         before = _verdicts(store)
+        tallies = _counts(c.get(f"/groups/{gid}").text)
         auth = {"Authorization": f"Bearer {TOKEN}"}
         cases: list[tuple[httpx.Response, int, str]] = [
             (c.get("/groups/no-such-group"), 404, "no group 'no-such-group'"),
@@ -232,6 +303,11 @@ def test_bad_input_is_a_clear_4xx_and_changes_nothing(served: tuple[str, Store])
             (c.get("/", params={"target": "nope"}), 400, "no target 'nope'"),
             (c.get("/", params={"status": "great"}), 400, "unknown status 'great'"),
             (c.get("/", params={"held": "maybe"}), 400, "held must be yes or no"),
+            (c.get("/groups/" + "x" * 300), 404, "no group"),
+            (c.get("/compare", params={"a": "nope", "b": "nope2"}), 400, "neither a baseline"),
+            (c.get("/compare", params={"a": "nope"}), 400, "say both runs"),
+            (c.get("/trends", params={"target": "nope"}), 400, "no target 'nope'"),
+            (c.get("/trends", params={"series": "nope"}), 404, "no series 'nope'"),
             (c.post("/verdicts", data={"probe_id": probe, "verdict": "correct"}), 401, "bearer"),
             (
                 c.post(
@@ -289,6 +365,7 @@ def test_bad_input_is_a_clear_4xx_and_changes_nothing(served: tuple[str, Store])
             assert len(response.text) < 2_000  # said in a line, the input never echoed back
             assert says in response.text, response.text
         assert _verdicts(store) == before
+        assert _counts(c.get(f"/groups/{gid}").text) == tallies
         # a note of exactly the limit is taken
         ok = c.post(
             "/verdicts",
@@ -331,23 +408,71 @@ def test_read_token_guards_the_pages(store_url: str) -> None:
 
 
 def test_a_replay_of_the_store_is_refreshed_in_the_background(store_url: str) -> None:
-    """A request past the refresh age is served the last replay while a fresh one is made,
-    and a later request gets the fresh one."""
+    """A request past the refresh age is served the last replay while the store is looked
+    at in the background: unchanged, the replay is kept (a big store's replay is never made
+    for nothing); changed (a person's verdict here), a later request gets a fresh one."""
     import threading as th
 
+    from groundwatch.adapters.db import human_verdicts as hv
     from groundwatch.app.view import StoreReads
 
-    store = open_store(store_url, "--database-url")
+    def settle() -> None:
+        for t in th.enumerate():
+            if t.name == "view-replay":
+                t.join(timeout=300)
+
+    store = open_store(store_url, "--database-url", writable=True)
     try:
         reads = StoreReads(store, None, 1, refresh_s=0.0)
         first = reads()
         assert first.tagger.targets()
-        again = reads()  # stale at once: served the last replay, a new one started
+        again = reads()  # stale at once: served the last replay, the store looked at
         assert again is first
-        for t in th.enumerate():
-            if t.name == "view-replay":
-                t.join(timeout=300)
+        settle()
+        assert reads() is first  # nothing stored since: the same replay
+        settle()
+        probe = next(iter(first.tagger.observations())).probe_id
+        hv.add(store.engine, probe, "incorrect", "", "ada")
+        assert reads() is first  # the change is found in the background
+        settle()
         fresh = reads()
         assert fresh is not first and fresh.tagger.targets() == first.tagger.targets()
+    finally:
+        store.close()
+
+
+def test_people_verdicts_recount_a_replay_of_the_store(store_url: str) -> None:
+    """A gap whose every wrong answer a person marks right is a gap no more wherever the
+    store is replayed, while the stored judgements keep the judge's verdicts."""
+    from groundwatch.adapters.db import human_verdicts as hv
+    from groundwatch.core.tagging import GroupStatus
+    from groundwatch.core.tagging_status import overall_status
+
+    def statuses(store: Store) -> dict[tuple[str, str], GroupStatus]:
+        tagger = store.replay(None, 1).tagger
+        return {
+            (t, gid): overall_status(st, answered=answered)
+            for t, gid, _c, st, answered, _h in tagger.group_statuses(scenario="factual")
+        }
+
+    store = open_store(store_url, "--database-url", writable=True)
+    try:
+        before = statuses(store)
+        target, gid = next(k for k, s in sorted(before.items()) if s is GroupStatus.GAP)
+        tagger = store.replay(None, 1).tagger
+        wrong = [
+            o.probe_id
+            for c in tagger.cohorts(target)
+            for o in tagger.group_observations(target, c, gid)
+            if o.verdict is Verdict.INCORRECT
+        ]
+        assert wrong
+        for probe in wrong:
+            hv.add(store.engine, probe, "correct", "the answer names the gold", "ada")
+        after = statuses(store)
+        assert after[(target, gid)] is not GroupStatus.GAP
+        changed = {k for k in before if before[k] is not after.get(k)}
+        assert changed == {(target, gid)}  # no other group moved
+        assert {hv.judge_verdict(store.engine, p) for p in wrong} == {"incorrect"}
     finally:
         store.close()

@@ -70,6 +70,13 @@ def test_continuous_run_serves_the_view_behind_its_tokens(tmp_path: Path) -> Non
                 timeout=30,
             )
             assert given.status_code == 200 and "by ada" in given.text
+            # the trends and the comparison of runs, over the pipeline's store
+            trends = httpx.get(f"{base}/trends", headers=read, timeout=60)
+            assert trends.status_code == 200 and 'class="trend-row"' in trends.text
+            assert "<svg" in trends.text
+            assert httpx.get(f"{base}/trends", timeout=30).status_code == 401
+            compare = httpx.get(f"{base}/compare", headers=read, timeout=60)
+            assert compare.status_code == 200 and "fewer than two runs" in compare.text
             labels = httpx.get(f"{base}/labels.json", headers=read, timeout=30).json()
             assert [(i["probe_id"], i["judgement"], i["who"]) for i in labels] == [
                 (probe, "Correct", "ada")

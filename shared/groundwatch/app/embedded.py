@@ -412,7 +412,15 @@ def monitoring_app(
     async def metrics() -> Response:
         return Response(generate_latest(pipeline.registry), media_type=CONTENT_TYPE_LATEST)
 
-    add_routes(app, lambda: pipeline.analytics, read_token=read_token, api_token=api_token)
+    from groundwatch.app.view import run_pages_for
+
+    add_routes(
+        app,
+        lambda: pipeline.analytics,
+        read_token=read_token,
+        api_token=api_token,
+        run_pages=run_pages_for("the pipeline's store"),
+    )
     stage = pipeline.traffic
     if stage is not None:
         from groundwatch.runtime.otlp import add_otlp_routes

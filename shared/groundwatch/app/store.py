@@ -76,6 +76,22 @@ class Store:
 
         return StoreEvidence(self.engine)
 
+    def change_mark(self) -> tuple[int, ...]:
+        """What changes when the store does for a replay: its judgements and runs (a cycle
+        stored, one pruned) and the newest person's verdict. Equal marks: a replay would give
+        the same tallies."""
+        from sqlalchemy import func, inspect, select
+
+        from groundwatch.adapters.db.models import HumanVerdictRow, JudgementRow, RunRow
+
+        with self.engine.connect() as conn:
+            judged = conn.execute(select(func.count()).select_from(JudgementRow)).scalar()
+            runs = conn.execute(select(func.count()).select_from(RunRow)).scalar()
+            people = 0
+            if inspect(conn).has_table(HumanVerdictRow.__tablename__):
+                people = conn.execute(select(func.max(HumanVerdictRow.id))).scalar() or 0
+        return int(judged or 0), int(runs or 0), int(people)
+
     def latest_series(self, series: str | None) -> tuple[str, list[Observation]]:
         """(series, its stored judgements in cycle order): ``series``, else the latest probed."""
         return self._series_observations(series, window_runs=0)
@@ -97,7 +113,7 @@ class Store:
             raise NothingStored(f"no {what} in the store")
         name, top = latest
         with Session(self.engine) as session:
-            raw = observations_for_series(session, name)
+            raw = self.counted(observations_for_series(session, name))
         if not inspect(self.engine).has_table("pruned_cycles"):
             return name, raw
         from groundwatch.adapters.db.retention import pruned_cycles, summary_observations
@@ -149,7 +165,26 @@ class Store:
         from groundwatch.adapters.db.observations import observations_for_runs
 
         with Session(self.engine) as session:
-            return observations_for_runs(session, run_ids)
+            return self.counted(observations_for_runs(session, run_ids))
+
+    def counted(self, observations: list[Observation]) -> list[Observation]:
+        """``observations`` with each answer a person gave a verdict on counted by the
+        person's (newest) verdict instead of the judge's: a correction changes the group's
+        tallies and status wherever the store is replayed. The stored judgement keeps the
+        judge's verdict, so ``judge-agreement`` can still compare the two."""
+        from dataclasses import replace
+
+        from groundwatch.adapters.db.human_verdicts import counted_verdicts
+        from groundwatch.core.model import Verdict
+
+        people = counted_verdicts(self.engine)
+        if not people:
+            return observations
+        out = []
+        for o in observations:
+            v = people.get(o.probe_id)
+            out.append(o if v is None or v == o.verdict.value else replace(o, verdict=Verdict(v)))
+        return out
 
     def specs_for_runs(self, run_ids: Sequence[str]) -> dict[str, GroupSpec]:
         """The groups' specs (SQL, answer, domain) of these runs, for the data-quality check."""

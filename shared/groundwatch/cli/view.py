@@ -4,9 +4,10 @@ reads, so every correction becomes a check of the judge.
 
 The view serves the groups table (paged, filtered, searched, refreshing itself), each
 group's page (SQL, gold, every form's answer per cycle with the judge's verdict, tier and
-reason, and a person's verdict beside it) and the dead letters — the rows ``groups``,
-``show`` and ``dead-letters`` print. A person's verdict needs the view's token (``--token``
-or ``GW_VIEW_TOKEN``; a fresh one is made and printed when neither is given).
+reason, and a person's verdict beside it, counted in the tallies), the per-target trends over
+the series' runs, two runs compared (``diff``) and the dead letters — the rows ``groups``,
+``show``, ``diff`` and ``dead-letters`` print. A person's verdict needs the view's token
+(``--token`` or ``GW_VIEW_TOKEN``; a fresh one is made and printed when neither is given).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from groundwatch.cli.common import DatabaseUrlOpt, fail, one_line_errors, open_s
 from groundwatch.cli.groups import SeriesOpt, WindowOpt
 
 view = typer.Typer(
-    help="The live view of the store in the browser (groups, a group's answers, dead letters),"
-    " where people mark the judge's verdicts right or wrong.",
+    help="The live view of the store in the browser (groups, a group's answers, trends, two"
+    " runs compared, dead letters), where people mark the judge's verdicts right or wrong;"
+    " a person's verdict counts in the tallies.",
     invoke_without_command=True,
     no_args_is_help=False,
 )

@@ -184,6 +184,23 @@ def group_results(
     """(total matching, the page ``[offset, offset + limit)`` as full rows); ``group_ids``
     keeps only those groups (a search's)."""
     picked = _pick(tagger, target, cohort, status, scenario, group_id, group_ids)
+    return len(picked), page_results(tagger, picked, cohort, evidence, offset, limit)
+
+
+Picked = list[tuple[_Key, GroupStatus, tuple[str, ...]]]
+"""Groups picked for a listing, worst first: ((target, group_id), status, cohorts); a caller
+that pages through an unchanging tagger picks once and asks :func:`page_results` per page."""
+
+
+def page_results(
+    tagger: TallyReads,
+    picked: Picked,
+    cohort: str | None = None,
+    evidence: Evidence | None = None,
+    offset: int = 0,
+    limit: int | None = None,
+) -> list[GroupResult]:
+    """The rows of ``picked[offset : offset + limit]``, with their texts from ``evidence``."""
     page = [
         row
         for key, st, cohorts in picked[offset : None if limit is None else offset + limit]
@@ -199,7 +216,33 @@ def group_results(
             for key, st, by_cohort in page[i : i + EVIDENCE_ROWS]
         ]
         built += _fill_evidence(chunk, evidence) if evidence is not None else chunk
-    return len(picked), built
+    return built
+
+
+def one_group(
+    tagger: TallyReads,
+    group_id: str,
+    target: str | None = None,
+    evidence: Evidence | None = None,
+    *,
+    targets: Sequence[str] | None = None,
+    cohorts: Mapping[str, Sequence[str]] | None = None,
+) -> list[GroupResult]:
+    """The group ``group_id`` (its exact id), a row per target that holds it (``target``:
+    that one only): found by its key, O(cohorts). ``targets`` and ``cohorts`` (by target) are
+    the tagger's, when the caller keeps them (each is a pass over every group to find)."""
+    picked: Picked = []
+    names = [target] if target is not None else (targets or tagger.targets())
+    for t in names:
+        known = cohorts[t] if cohorts is not None and t in cohorts else tagger.cohorts(t)
+        tallies = [(c, tally) for c in known if (tally := tagger.tally(t, c, group_id))]
+        if not tallies:
+            continue
+        answered = tagger.answered_anywhere(t, group_id)
+        status = overall_status((x.status for _, x in tallies), answered=answered)
+        picked.append(((t, group_id), status, tuple(c for c, _ in tallies)))
+    picked.sort(key=lambda r: (SEVERITY[r[1]], r[0][0]))
+    return page_results(tagger, picked, None, evidence)
 
 
 def _build(

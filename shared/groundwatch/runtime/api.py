@@ -12,6 +12,7 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query
 from fastapi.responses import HTMLResponse
+from sqlalchemy import Engine
 
 from groundwatch.adapters.db.evidence import StoreEvidence
 from groundwatch.core.tagging import GroupStatus, Transition
@@ -23,6 +24,7 @@ from groundwatch.report.model import GroupPage, Report, TransitionEntry
 from groundwatch.runtime.allocator import release_free_memory
 from groundwatch.runtime.auth import require_read_token
 from groundwatch.runtime.view import Reads, ViewAuth, add_view
+from groundwatch.runtime.view.runs import RunPages
 from groundwatch.stages.analytics.stage import AnalyticsStage
 
 _STATUS_WORD = "(gap|robust|non_robust|flaky|unknown|pending|failing)"
@@ -53,18 +55,20 @@ def add_routes(
     *,
     read_token: str | None = None,
     api_token: str | None = None,
+    run_pages: Callable[[Engine], RunPages] | None = None,
 ) -> None:
     """``/groups``, ``/groups/{id}``, ``/transitions``, ``/report``, ``/report.html`` and the
     view's pages (``/ui``) over ``worker()``'s state; with ``read_token``
     (``GW_API_READ_TOKEN``) each needs it as a bearer token; a person's verdict on ``/ui``
-    needs ``api_token`` (``GW_API_TOKEN``; unset: verdicts are closed)."""
+    needs ``api_token`` (``GW_API_TOKEN``; unset: verdicts are closed); ``run_pages`` gives
+    the view's trends and comparison pages their numbers over the store."""
     guard = [Depends(require_read_token(read_token))]
 
     def reads() -> Reads:
         w = worker()
         return Reads(w.view, StoreEvidence(w.store.engine), w.store.engine)
 
-    add_view(app, reads, ViewAuth(read_token=read_token, write_token=api_token))
+    add_view(app, reads, ViewAuth(read_token=read_token, write_token=api_token), runs=run_pages)
 
     def tagger() -> TallyReads:
         # the read model the consume loop published last: never the live tagger, which the

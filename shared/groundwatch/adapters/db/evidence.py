@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-from sqlalchemy import Engine, insert, select, tuple_
+from sqlalchemy import Engine, insert, select
 from sqlalchemy.orm import Session, load_only
 
 from groundwatch.adapters.db.expected import fill_expected
@@ -58,15 +58,21 @@ class StoreEvidence:
 
     def sources(self, keys: Sequence[tuple[str, str]]) -> Mapping[tuple[str, str], GroupRow]:
         out: dict[tuple[str, str], GroupRow] = {}
-        keys = list(dict.fromkeys(keys))
+        by_dataset: dict[str, list[str]] = {}
+        for dataset_id, group_id in dict.fromkeys(keys):
+            by_dataset.setdefault(dataset_id, []).append(group_id)
         with Session(self.engine, expire_on_commit=False) as s:
-            for i in range(0, len(keys), _CHUNK):
-                chunk = keys[i : i + _CHUNK]
-                q = select(GroupRow).where(
-                    tuple_(GroupRow.dataset_id, GroupRow.group_id).in_(chunk)
-                )
-                for row in s.scalars(q):
-                    out[(row.dataset_id, row.group_id)] = row
+            # one dataset's group ids at a time, not (dataset, group) pairs: SQLite answers a
+            # row-value IN by scanning the table (50 ms a page at 100k groups), an equality on
+            # the key's first column and an IN on its second by the key
+            for dataset_id, gids in by_dataset.items():
+                for i in range(0, len(gids), _CHUNK):
+                    q = select(GroupRow).where(
+                        GroupRow.dataset_id == dataset_id,
+                        GroupRow.group_id.in_(gids[i : i + _CHUNK]),
+                    )
+                    for row in s.scalars(q):
+                        out[(row.dataset_id, row.group_id)] = row
             s.expunge_all()
         return out
 

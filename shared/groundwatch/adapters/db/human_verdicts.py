@@ -31,6 +31,8 @@ class HumanVerdict:
     note: str
     who: str
     at: datetime
+    #: what the judge said of the same answer (the store's judgement, never changed)
+    judge: str = ""
 
 
 def has_table(engine: Engine) -> bool:
@@ -44,7 +46,17 @@ def is_judged(engine: Engine, probe_id: str) -> bool:
         return conn.execute(q).first() is not None
 
 
-def add(engine: Engine, probe_id: str, verdict: str, note: str, who: str) -> HumanVerdict:
+def judge_verdict(engine: Engine, probe_id: str) -> str | None:
+    """The judge's verdict of a stored answer; None when the store has no such judgement."""
+    with engine.connect() as conn:
+        q = select(JudgementRow.verdict).where(JudgementRow.probe_id == probe_id)
+        row = conn.execute(q).first()
+    return None if row is None else str(row[0])
+
+
+def add(
+    engine: Engine, probe_id: str, verdict: str, note: str, who: str, judge: str = ""
+) -> HumanVerdict:
     at = datetime.now(UTC)
     with engine.begin() as conn:
         conn.execute(
@@ -52,24 +64,37 @@ def add(engine: Engine, probe_id: str, verdict: str, note: str, who: str) -> Hum
                 probe_id=probe_id, verdict=verdict, note=note, who=who, at=at
             )
         )
-    return HumanVerdict(probe_id, verdict, note, who, at)
+    return HumanVerdict(probe_id, verdict, note, who, at, judge)
 
 
 def newest(engine: Engine, probe_ids: Sequence[str]) -> dict[str, HumanVerdict]:
-    """The newest person's verdict of each probe that has one."""
+    """The newest person's verdict of each probe that has one, with the judge's beside it."""
     out: dict[str, HumanVerdict] = {}
     ids = list(dict.fromkeys(probe_ids))
-    H = HumanVerdictRow
+    H, J = HumanVerdictRow, JudgementRow
     with engine.connect() as conn:
         for i in range(0, len(ids), 500):
             q = (
-                select(H.probe_id, H.verdict, H.note, H.who, H.at)
+                select(H.probe_id, H.verdict, H.note, H.who, H.at, J.verdict)
+                .join(J, J.probe_id == H.probe_id)
                 .where(H.probe_id.in_(ids[i : i + 500]))
                 .order_by(H.id)
             )
-            for p, v, n, w, a in conn.execute(q):
-                out[str(p)] = HumanVerdict(str(p), str(v), str(n), str(w), _utc(a))
+            for p, v, n, w, a, jv in conn.execute(q):
+                out[str(p)] = HumanVerdict(str(p), str(v), str(n), str(w), _utc(a), str(jv))
     return out
+
+
+def counted_verdicts(engine: Engine) -> dict[str, str]:
+    """Probe id → the newest person's verdict, for every answer a person gave one on: what
+    the tallies count instead of the judge's verdict. Empty on a store without the table."""
+    if not has_table(engine):
+        return {}
+    H = HumanVerdictRow
+    latest = select(func.max(H.id).label("id")).group_by(H.probe_id).subquery()
+    q = select(H.probe_id, H.verdict).join(latest, latest.c.id == H.id)
+    with engine.connect() as conn:
+        return {str(p): str(v) for p, v in conn.execute(q)}
 
 
 def count(engine: Engine) -> int:

@@ -99,12 +99,14 @@ def observations_for_series(session: Session, series: str) -> list[Observation]:
     tagger needs to rebuild statuses, flakiness and transitions)."""
     from sqlalchemy import select
 
+    # the observation's columns only, not whole rows: the texts beside them (question,
+    # answer, expected) are most of a row and are read per page, for the rows shown
     stmt = (
-        select(JudgementRow)
+        select(*OBSERVATION_COLUMNS)
         .where(JudgementRow.series == series)
         .order_by(JudgementRow.cycle, JudgementRow.tallied_at, JudgementRow.probe_id)
     )
-    return [observation_from_row(r) for r in session.scalars(stmt)]
+    return [observation_from_row(r) for r in session.execute(stmt)]
 
 
 def specs_for_runs(session: Session, run_ids: Sequence[str]) -> dict[str, GroupSpec]:

@@ -19,9 +19,16 @@ from sqlalchemy import Engine
 from groundwatch.adapters.db import human_verdicts as hv
 from groundwatch.core.tagging import GroupStatus
 from groundwatch.core.tagging_reads import TallyReads
-from groundwatch.report.groups import FAILING, Evidence, group_results
+from groundwatch.report.groups import (
+    FAILING,
+    Evidence,
+    one_group,
+    page_results,
+)
 from groundwatch.report.model import GroupResult
 from groundwatch.runtime.auth import require_token
+from groundwatch.runtime.view.index import ViewIndex, index_of
+from groundwatch.runtime.view.runs import RunPages, compare_context, trends_context
 
 _HERE = Path(__file__).parent
 #: Rows of the groups table a page shows.
@@ -124,49 +131,38 @@ def _filters(
     return _Filters(target, cohort, status, held, q, page)
 
 
-def _table(reads: Reads, f: _Filters) -> dict[str, Any]:
+def _table(reads: Reads, index: ViewIndex, f: _Filters) -> dict[str, Any]:
     """The groups table's page ``f.page`` with its filters (blocking: run in a thread)."""
     tagger = reads.tagger
-    target = _known(f.target, tagger.targets(), "target")
-    cohort = _known(f.cohort, tagger.cohorts(target), "cohort")
+    target = _known(f.target, index.targets, "target")
+    cohort = _known(f.cohort, index.cohorts_of(target), "cohort")
     wanted = _statuses(f.status)
     if f.held not in ("", "yes", "no"):
         raise HTTPException(400, f"held must be yes or no, not {f.held!r}")
     if len(f.q) > 200:
         raise HTTPException(400, "a search is at most 200 characters")
-    ids: set[str] | None = None
-    if f.q.strip():
-        ids = hv.search_group_ids(reads.engine, f.q.strip())
-    if f.held:
-        want = f.held == "yes"
-        held = {
-            gid
-            for _t, gid, _c, _s, _a, h in tagger.group_statuses(target, cohort, "factual")
-            if bool(h) == want
-        }
-        ids = held if ids is None else ids & held
-    offset = (f.page - 1) * PAGE_SIZE
-    total, rows = group_results(
-        tagger,
-        target=target,
-        cohort=cohort,
-        status=wanted,
-        evidence=reads.evidence,
-        offset=offset,
-        limit=PAGE_SIZE,
-        group_ids=ids,
+
+    q = f.q.strip()
+    ids = hv.search_group_ids(reads.engine, q) if q else None
+    held = None if not f.held else f.held == "yes"
+    key = (target, cohort, f.status, f.held, q)
+    picked = index.pick(
+        target=target, cohort=cohort, status=wanted, held=held, group_ids=ids, key=key
     )
+    total = len(picked)
     pages = max(1, math.ceil(total / PAGE_SIZE))
     if f.page > pages:
         raise HTTPException(404, f"page {f.page} is beyond the last ({pages}: {total} groups)")
+    offset = (f.page - 1) * PAGE_SIZE
+    rows = page_results(tagger, picked, cohort, reads.evidence, offset, PAGE_SIZE)
     return {
         "rows": rows,
         "total": total,
         "page": f.page,
         "pages": pages,
         "f": f,
-        "targets": tagger.targets(),
-        "cohorts": tagger.cohorts(target),
+        "targets": index.targets,
+        "cohorts": index.cohorts_of(target),
         "questions": {r.group_id: _shortest(r) for r in rows},
     }
 
@@ -176,12 +172,16 @@ def _shortest(r: GroupResult) -> str:
     return min(qs, key=len) if qs else ""
 
 
-def _group(reads: Reads, group_id: str, target: str) -> dict[str, Any]:
-    t = _known(target, reads.tagger.targets(), "target")
-    _, rows = group_results(
-        reads.tagger, target=t, scenario=None, group_id=group_id, evidence=reads.evidence
+def _group(reads: Reads, index: ViewIndex, group_id: str, target: str) -> dict[str, Any]:
+    t = _known(target, index.targets, "target")
+    rows = one_group(
+        reads.tagger,
+        group_id,
+        t,
+        reads.evidence,
+        targets=index.targets,
+        cohorts=index.cohorts,
     )
-    rows = [r for r in rows if r.group_id == group_id]
     if not rows:
         raise HTTPException(404, f"no group {group_id!r} in the current window")
     people = (
@@ -193,24 +193,39 @@ def _group(reads: Reads, group_id: str, target: str) -> dict[str, Any]:
         1
         for r in rows
         for f in r.forms
-        if (p := people.get(f.probe_id)) is not None and p.verdict != f.verdict
+        if (p := people.get(f.probe_id)) is not None and p.verdict != p.judge
     )
     return {"groups": rows, "group_id": group_id, "people": people, "disagree": disagree}
 
 
-def add_view(app: FastAPI, reads: Callable[[], Reads], auth: ViewAuth, prefix: str = "/ui") -> None:
-    """Mount the view's pages under ``prefix`` on ``app``, reading ``reads()`` per request."""
+def add_view(
+    app: FastAPI,
+    reads: Callable[[], Reads],
+    auth: ViewAuth,
+    prefix: str = "/ui",
+    *,
+    after_verdict: Callable[[], None] | None = None,
+    runs: Callable[[Engine], RunPages] | None = None,
+) -> None:
+    """Mount the view's pages under ``prefix`` on ``app``, reading ``reads()`` per request;
+    ``after_verdict`` is called once a person's verdict is stored (the tallies it changes are
+    recounted there); ``runs`` gives the trends and comparison pages their numbers (None:
+    those pages are not served)."""
     templates = _templates()
     guard = [Depends(_read_guard(auth.read_token))]
     write = require_token(auth.write_token)
     router = APIRouter(prefix=prefix, include_in_schema=False)
 
     def page(request: Request, name: str, ctx: dict[str, Any], code: int = 200) -> Response:
-        ctx = {"prefix": prefix, "reviewer": auth.reviewer or "", **ctx}
+        ctx = {"prefix": prefix, "reviewer": auth.reviewer or "", "has_runs": bool(runs), **ctx}
         return templates.TemplateResponse(request, name, ctx, status_code=code)
 
+    def with_index(fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+        r = reads()
+        return fn(r, index_of(r.tagger), *args)
+
     async def in_thread(fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
-        return await asyncio.to_thread(fn, await asyncio.to_thread(reads), *args)
+        return await asyncio.to_thread(with_index, fn, *args)
 
     @router.get("/", response_class=HTMLResponse, dependencies=guard)
     async def groups(request: Request, f: Annotated[_Filters, Depends(_filters)]) -> Response:
@@ -226,7 +241,7 @@ def add_view(app: FastAPI, reads: Callable[[], Reads], auth: ViewAuth, prefix: s
 
     @router.get("/dead-letters", response_class=HTMLResponse, dependencies=guard)
     async def dead_letters(request: Request) -> Response:
-        def letters(r: Reads) -> dict[str, Any]:
+        def letters(r: Reads, _index: ViewIndex) -> dict[str, Any]:
             from groundwatch.adapters.db.dead_letters import DeadLetterStore
 
             if not _has(r.engine, "dead_letters"):
@@ -235,6 +250,23 @@ def add_view(app: FastAPI, reads: Callable[[], Reads], auth: ViewAuth, prefix: s
             return {"letters": store.newest(limit=200), "total": store.count(), "missing": False}
 
         return page(request, "dead_letters.html", await in_thread(letters))
+
+    if runs is not None:
+        run_pages = runs
+
+        @router.get("/trends", response_class=HTMLResponse, dependencies=guard)
+        async def trends(request: Request, series: str = "", target: str = "") -> Response:
+            def ctx(r: Reads, _index: ViewIndex) -> dict[str, Any]:
+                return trends_context(run_pages(r.engine), series, target)
+
+            return page(request, "trends.html", await in_thread(ctx))
+
+        @router.get("/compare", response_class=HTMLResponse, dependencies=guard)
+        async def compare(request: Request, series: str = "", a: str = "", b: str = "") -> Response:
+            def ctx(r: Reads, _index: ViewIndex) -> dict[str, Any]:
+                return compare_context(run_pages(r.engine), series, a.strip(), b.strip())
+
+            return page(request, "compare.html", await in_thread(ctx))
 
     @router.post("/verdicts", response_class=HTMLResponse, dependencies=[Depends(write)])
     async def verdict(
@@ -257,9 +289,14 @@ def add_view(app: FastAPI, reads: Callable[[], Reads], auth: ViewAuth, prefix: s
             raise HTTPException(
                 409, "this store keeps no people's verdicts yet: run `groundwatch db-upgrade`"
             )
-        if not await asyncio.to_thread(hv.is_judged, r.engine, probe_id):
+        judge = await asyncio.to_thread(hv.judge_verdict, r.engine, probe_id)
+        if judge is None:
             raise HTTPException(404, f"no judged answer {probe_id!r} in the store")
-        given = await asyncio.to_thread(hv.add, r.engine, probe_id, verdict, note.strip(), name)
+        given = await asyncio.to_thread(
+            hv.add, r.engine, probe_id, verdict, note.strip(), name, judge
+        )
+        if after_verdict is not None:
+            after_verdict()
         return page(request, "_human.html", {"h": given, "probe_id": probe_id})
 
     @router.get("/labels.json", dependencies=guard)
