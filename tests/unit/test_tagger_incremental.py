@@ -17,9 +17,9 @@ from groundwatch.core.tagging import (
     Observation,
     Tagger,
     Window,
-    _Tally,
     flaky_forms,
 )
+from groundwatch.core.tagging.windows import _Tally
 
 pytestmark = pytest.mark.unit
 

@@ -1,5 +1,5 @@
 """Analytics' telemetry: the live tallies as Prometheus series, read at scrape time from the view
-the analytics consume loop published last (:mod:`groundwatch.core.tagging_view`; never the live
+the analytics consume loop published last (:mod:`groundwatch.core.tagging.view`; never the live
 tagger).
 
 Label sets are bounded (target, cohort, status, verdict, cause, scenario) — never group ids or
@@ -21,8 +21,7 @@ from prometheus_client.registry import Collector
 from groundwatch.core.data_quality import QualityLabel, QualityResults
 from groundwatch.core.model import Verdict
 from groundwatch.core.score_tallies import BUCKETS, ScoreTallies
-from groundwatch.core.tagging import GroupStatus, Observation, Transition
-from groundwatch.core.tagging_reads import TallyReads
+from groundwatch.core.tagging import GroupStatus, Observation, TallyReads, Transition
 from groundwatch.report.model import ScoresReport
 from groundwatch.report.scores import scores_report
 

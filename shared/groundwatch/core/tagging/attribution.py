@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging_model import Cause, Observation, RetrievalEvidence
+from groundwatch.core.tagging.model import Cause, Observation, RetrievalEvidence
 
 if TYPE_CHECKING:
-    from groundwatch.core.tagging_windows import _Tally
+    from groundwatch.core.tagging.windows import _Tally
 
 _CORRECT = Verdict.CORRECT
 

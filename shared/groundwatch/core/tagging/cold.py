@@ -16,7 +16,7 @@ its window (``latest``, ``cycles``, ``history``) by decoding the blob each time,
 what it decoded — so the tagger's reads and the published view read a cold group as they read
 a hot one, and the view can hold the cold tally itself as the group's entry (nothing it reads
 ever changes). A *write* thaws it first (:meth:`~groundwatch.core.tagging.Tagger._hot`): the
-tagger puts a live :class:`~groundwatch.core.tagging_windows._Tally` back in its place.
+tagger puts a live :class:`~groundwatch.core.tagging.windows._Tally` back in its place.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from collections.abc import Mapping
 
 from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.shared_values import shared
-from groundwatch.core.tagging_counts import _CohortSums
-from groundwatch.core.tagging_model import Cause, GroupKey, GroupTally, Observation
-from groundwatch.core.tagging_rows import observation_row, row_observation
-from groundwatch.core.tagging_windows import (
+from groundwatch.core.tagging.counts import _CohortSums
+from groundwatch.core.tagging.model import Cause, GroupKey, GroupTally, Observation
+from groundwatch.core.tagging.rows import observation_row, row_observation
+from groundwatch.core.tagging.windows import (
     _NO_CAUSES,
     _Cycle,
     _Tally,
@@ -185,7 +185,7 @@ class ColdTally:
     (packed, :data:`_PACKED`), the flaky forms, the causes, the last conclusive status — so
     listing groups, counting statuses and summing causes decode nothing; the window (each
     form's observations, the cycles, the verdict history) is in the blob as plain rows
-    (:mod:`groundwatch.core.tagging_rows`), marshalled and compressed. Its snapshot
+    (:mod:`groundwatch.core.tagging.rows`), marshalled and compressed. Its snapshot
     (:attr:`tally`) is made when read: the report reads a cohort's groups through the tagger
     and keeps none."""
 

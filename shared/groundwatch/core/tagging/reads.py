@@ -1,7 +1,7 @@
 """What every reader of the tally state asks — group statuses and snapshots, the running counts
 GRAMMAR's numbers come from, knowledge gaps, attribution counts, transitions — written once for
 both holders of that state: the consume loop's live :class:`~groundwatch.core.tagging.Tagger`
-(the write model) and the immutable :class:`~groundwatch.core.tagging_view.TaggerView` it
+(the write model) and the immutable :class:`~groundwatch.core.tagging.view.TaggerView` it
 publishes after each batch (the read model that ``/report``, ``/metrics`` and ``/groups``
 read). Both keep the same fields under the same names — dicts in the tagger, copy-on-write
 maps and copies in the view — so the definitions cannot drift apart.
@@ -17,9 +17,9 @@ import numpy.typing as npt
 
 from groundwatch.core.evidence import DECIDED_STATUSES, GroupStatus
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging_attribution import _correct_contexts, judge_retrieval
-from groundwatch.core.tagging_counts import _ClosedDomain, _CohortSums, _minus
-from groundwatch.core.tagging_model import (
+from groundwatch.core.tagging.attribution import _correct_contexts, judge_retrieval
+from groundwatch.core.tagging.counts import _ClosedDomain, _CohortSums, _minus
+from groundwatch.core.tagging.model import (
     Cause,
     GroupKey,
     GroupTally,

@@ -21,20 +21,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import (
-    Cause,
-    GroupKey,
-    GroupStatus,
-    Tagger,
-    _CohortSums,
-    _Cycle,
-    _Tally,
-    history_entry,
-)
-from groundwatch.core.tagging_cold import ColdTally
-from groundwatch.core.tagging_rows import observation_row as _dump_observation
-from groundwatch.core.tagging_rows import row_observation as _load_observation
+from groundwatch.core.tagging.cold import ColdTally
+from groundwatch.core.tagging.counts import _CohortSums
+from groundwatch.core.tagging.model import Cause, GroupKey
+from groundwatch.core.tagging.rows import observation_row as _dump_observation
+from groundwatch.core.tagging.rows import row_observation as _load_observation
+from groundwatch.core.tagging.tagger import Tagger
+from groundwatch.core.tagging.windows import _Cycle, _Tally, history_entry
 
 #: Bumped whenever the layout below changes: an older state is replayed, never misread.
 STATE_FORMAT = 2

@@ -65,41 +65,30 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-# re-exported: every reader of statuses imports them from the tagger
-from groundwatch.core.evidence import DECIDED_STATUSES as DECIDED_STATUSES
-from groundwatch.core.evidence import DEFAULT_EVIDENCE as DEFAULT_EVIDENCE
-from groundwatch.core.evidence import EvidenceRule as EvidenceRule
-from groundwatch.core.evidence import GroupStatus as GroupStatus
+from groundwatch.core.evidence import DECIDED_STATUSES, DEFAULT_EVIDENCE, EvidenceRule, GroupStatus
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging_attribution import _correct_contexts as _correct_contexts
-from groundwatch.core.tagging_attribution import attribution_status as attribution_status
-from groundwatch.core.tagging_attribution import cause_of as cause_of
-from groundwatch.core.tagging_attribution import judge_retrieval as judge_retrieval
-from groundwatch.core.tagging_attribution import retrieval_sufficient as retrieval_sufficient
-from groundwatch.core.tagging_cold import ColdTally
-from groundwatch.core.tagging_counts import _ClosedDomain as _ClosedDomain
-from groundwatch.core.tagging_counts import _CohortSums as _CohortSums
-from groundwatch.core.tagging_counts import _minus as _minus
-from groundwatch.core.tagging_counts import _verdict_counts as _verdict_counts
-from groundwatch.core.tagging_model import FACTUAL as FACTUAL
-from groundwatch.core.tagging_model import FLAKY_HISTORY as FLAKY_HISTORY
-from groundwatch.core.tagging_model import RECENT_TRANSITIONS as RECENT_TRANSITIONS
-from groundwatch.core.tagging_model import STALE_REASON as STALE_REASON
-from groundwatch.core.tagging_model import Cause as Cause
-from groundwatch.core.tagging_model import GroupKey as GroupKey
-from groundwatch.core.tagging_model import GroupTally as GroupTally
-from groundwatch.core.tagging_model import Observation as Observation
-from groundwatch.core.tagging_model import RetrievalEvidence as RetrievalEvidence
-from groundwatch.core.tagging_model import Transition as Transition
-from groundwatch.core.tagging_model import Window as Window
-from groundwatch.core.tagging_reads import TallyReads, arrival_order
-from groundwatch.core.tagging_status import flaky_forms as flaky_forms
-from groundwatch.core.tagging_status import form_is_flaky as form_is_flaky
-from groundwatch.core.tagging_status import status_of as status_of
-from groundwatch.core.tagging_windows import _Cycle as _Cycle
-from groundwatch.core.tagging_windows import _snapshot as _snapshot
-from groundwatch.core.tagging_windows import _Tally as _Tally
-from groundwatch.core.tagging_windows import history_entry as history_entry
+from groundwatch.core.tagging.attribution import (
+    _correct_contexts,
+    attribution_status,
+    cause_of,
+    retrieval_sufficient,
+)
+from groundwatch.core.tagging.cold import ColdTally
+from groundwatch.core.tagging.counts import _ClosedDomain, _CohortSums, _verdict_counts
+from groundwatch.core.tagging.model import (
+    FACTUAL,
+    FLAKY_HISTORY,
+    RECENT_TRANSITIONS,
+    Cause,
+    GroupKey,
+    GroupTally,
+    Observation,
+    Transition,
+    Window,
+)
+from groundwatch.core.tagging.reads import TallyReads, arrival_order
+from groundwatch.core.tagging.status import flaky_forms, form_is_flaky
+from groundwatch.core.tagging.windows import _Cycle, _snapshot, _Tally, history_entry
 from groundwatch.core.window_blobs import MemoryBlobs, WindowBlobs
 
 _CORRECT = Verdict.CORRECT
@@ -179,12 +168,12 @@ class Tagger(TallyReads):
         self._id_targets: set[str] = set()
         # a restore derives every group's knowledge gap once, after all its cohorts are back
         self._gaps_deferred = False
-        # the read model (groundwatch.core.tagging_view): groups changed or gone since the last
+        # the read model (groundwatch.core.tagging.view): groups changed or gone since the last
         # published view, which of this tagger's views the next one is made from, and cycles
         # opened so far (the order of the groups' first kept observations)
         self._changed: set[GroupKey] = set()
         self._removed: set[GroupKey] = set()
-        # quiet tallies are kept compressed (groundwatch.core.tagging_cold, :meth:`compact`):
+        # quiet tallies are kept compressed (groundwatch.core.tagging.cold, :meth:`compact`):
         # the keys of the live ones, those touched since the last compaction, and how many
         # observations the compressed ones hold
         self._hot_keys: set[GroupKey] = set()
@@ -317,14 +306,14 @@ class Tagger(TallyReads):
     def forget_changes(self) -> None:
         """Drop the groups changed since the last published view: a holder that publishes no
         view after a batch (a batch run, read only once it ends) would otherwise keep a key of
-        every group it ever changed. The next :func:`~groundwatch.core.tagging_view.publish`
+        every group it ever changed. The next :func:`~groundwatch.core.tagging.view.publish`
         must then be made without a previous view (every group)."""
         self._changed = set()
         self._removed = set()
         self._publish_token = object()  # a view published before cannot be evolved any more
 
     def compact(self) -> int:
-        """Compress the quiet tallies (groundwatch.core.tagging_cold): live ones whose cycles
+        """Compress the quiet tallies (groundwatch.core.tagging.cold): live ones whose cycles
         have all closed, whose attribution is not due, and which no judgement touched since the
         last call; returns how many. The consume loop calls it after each stored batch, so a
         group stays live while its cycle fills and for one batch after, and the tagger's
@@ -763,7 +752,7 @@ class Tagger(TallyReads):
         """Every observation in the window (repeats of a form included): group by group, in
         the order the groups' kept cycles began to arrive, each group's oldest cycle first and
         a cycle's observations in arrival order — the order the published view lists them in
-        (:class:`~groundwatch.core.tagging_view.TaggerView`), so a report reads the same from
+        (:class:`~groundwatch.core.tagging.view.TaggerView`), so a report reads the same from
         either, and the same whether a group is live or compressed (:meth:`compact`): a
         compressed group is decoded in its turn, never all of them at once.
 

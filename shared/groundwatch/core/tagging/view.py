@@ -19,12 +19,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from groundwatch.core.evidence import EvidenceRule, GroupStatus
-from groundwatch.core.tagging import Tagger
-from groundwatch.core.tagging_cold import ColdTally
-from groundwatch.core.tagging_counts import _ClosedDomain, _CohortSums
-from groundwatch.core.tagging_model import Cause, GroupKey, GroupTally, Observation, Window
-from groundwatch.core.tagging_reads import TallyReads, arrival_order
-from groundwatch.core.tagging_windows import _Tally, _tally_fields
+from groundwatch.core.tagging.cold import ColdTally
+from groundwatch.core.tagging.counts import _ClosedDomain, _CohortSums
+from groundwatch.core.tagging.model import Cause, GroupKey, GroupTally, Observation, Window
+from groundwatch.core.tagging.reads import TallyReads, arrival_order
+from groundwatch.core.tagging.tagger import Tagger
+from groundwatch.core.tagging.windows import _Tally, _tally_fields
 
 K = TypeVar("K")
 V = TypeVar("V")

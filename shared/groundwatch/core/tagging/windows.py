@@ -2,7 +2,7 @@
 per-(target, cohort, group) record the tagger keeps (:class:`_Tally`) — its cycles, its forms'
 verdict history, the numbers and status derived from them — with its read-only snapshot
 (:func:`_snapshot`). Which cycles a window keeps is :class:`~groundwatch.core.tagging.Tagger`'s
-ingest; what they say is :mod:`groundwatch.core.tagging_status`'s."""
+ingest; what they say is :mod:`groundwatch.core.tagging.status`'s."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.model import Verdict
 from groundwatch.core.shared_values import shared
-from groundwatch.core.tagging_counts import _CohortSums
-from groundwatch.core.tagging_model import Cause, GroupKey, GroupTally, Observation
+from groundwatch.core.tagging.counts import _CohortSums
+from groundwatch.core.tagging.model import Cause, GroupKey, GroupTally, Observation
 
 #: A form's history entries, one object per distinct value: every form of every group has
 #: entries of the same few cycles and versions, and a tuple of three is 64 bytes — up to

@@ -26,11 +26,15 @@ from groundwatch.core.tagging import (
     GroupTally,
     Observation,
     Tagger,
+    TaggerView,
+    TallyState,
     Transition,
     Window,
+    dump_state,
+    publish,
+    restore,
+    valid,
 )
-from groundwatch.core.tagging_state import TallyState, dump_state, restore, valid
-from groundwatch.core.tagging_view import TaggerView, publish
 from groundwatch.core.window_blobs import MemoryBlobs, WindowBlobs
 from groundwatch.errors import Reject, RetryLater
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
@@ -89,7 +93,7 @@ class AnalyticsStage:
         #: The write model: owned by the consume loop, changed by it only.
         self.tagger = Tagger(window, open_domain_baseline=open_domain_baseline, blobs=self.windows)
         #: The read model: what /report, /metrics and /groups read — an immutable view of the
-        #: tagger, published after each stored batch (groundwatch.core.tagging_view).
+        #: tagger, published after each stored batch (groundwatch.core.tagging.view).
         self.publish_views = publish_views
         self._view: TaggerView | None = publish(self.tagger) if publish_views else None
         self.clock = clock if clock is not None else SeriesClock()
@@ -150,7 +154,7 @@ class AnalyticsStage:
     def reload(self) -> int:
         """Recover the owned groups' state from the store: on start-up, after a rebalance,
         after a failed write. Each tally is restored from the state stored with it
-        (:mod:`groundwatch.core.tagging_state`); a tally stored without one (a store from
+        (:mod:`groundwatch.core.tagging.state`); a tally stored without one (a store from
         before states) is rebuilt by replaying its judgements. Returns the observations the
         recovered state holds (restored or replayed)."""
         with _no_gc():
@@ -297,7 +301,7 @@ class AnalyticsStage:
                 tokens[key] = w.token
         tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
         # quiet groups compressed (stored above, attributed, cycle closed): memory follows the
-        # groups in flight, not every group seen (groundwatch.core.tagging_cold)
+        # groups in flight, not every group seen (groundwatch.core.tagging.cold)
         tagger.compact()
         # the batch is stored: its state is what the readers see from now on (the hook's
         # metrics read it too)
