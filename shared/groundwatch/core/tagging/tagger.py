@@ -68,13 +68,13 @@ from typing import Any
 from groundwatch.core.evidence import DECIDED_STATUSES, DEFAULT_EVIDENCE, EvidenceRule, GroupStatus
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging.attribution import (
-    _correct_contexts,
     attribution_status,
     cause_of,
+    correct_answer_contexts,
     retrieval_sufficient,
 )
 from groundwatch.core.tagging.cold import ColdTally
-from groundwatch.core.tagging.counts import _ClosedDomain, _CohortSums, _verdict_counts
+from groundwatch.core.tagging.counts import ClosedDomain, CohortSums, count_verdicts
 from groundwatch.core.tagging.model import (
     FACTUAL,
     FLAKY_HISTORY,
@@ -88,7 +88,7 @@ from groundwatch.core.tagging.model import (
 )
 from groundwatch.core.tagging.reads import TallyReads, arrival_order
 from groundwatch.core.tagging.status import flaky_forms, form_is_flaky
-from groundwatch.core.tagging.windows import _Cycle, _snapshot, _Tally, history_entry
+from groundwatch.core.tagging.windows import Cycle, Tally, history_entry, snapshot_of
 from groundwatch.core.window_blobs import MemoryBlobs, WindowBlobs
 
 _CORRECT = Verdict.CORRECT
@@ -97,7 +97,7 @@ _ERROR = Verdict.ERROR
 _UNDECIDED = Verdict.UNDECIDED
 
 
-def _first_seq(t: _Tally | ColdTally) -> int:
+def _first_seq(t: Tally | ColdTally) -> int:
     """When the tally's oldest kept cycle began to arrive (the order groups are listed in)."""
     if isinstance(t, ColdTally):
         return t.first_seq
@@ -148,15 +148,15 @@ class Tagger(TallyReads):
         # group id → baseline tallies (cohorts) with a correct latest verdict
         self._open_domain: dict[str, int] = {}
         self._mutations = 0
-        self._closed_cache: tuple[int, _ClosedDomain] | None = None
-        self._tallies: dict[GroupKey, _Tally | ColdTally] = {}
+        self._closed_cache: tuple[int, ClosedDomain] | None = None
+        self._tallies: dict[GroupKey, Tally | ColdTally] = {}
         self._live: dict[str, Observation] = {}
         self._status_counts: dict[tuple[str, str, GroupStatus], int] = {}
         self._verdict_counts: dict[str, dict[Verdict, int]] = {}
         self._scenario_counts: dict[tuple[str, str], dict[Verdict, int]] = {}
         self._dirty: set[GroupKey] = set()
         self._cause_counts: dict[tuple[str, str, Cause], int] = {}
-        self._sums: dict[tuple[str, str], _CohortSums] = {}
+        self._sums: dict[tuple[str, str], CohortSums] = {}
         self._knowledge_gaps: dict[str, set[str]] = {}
         self._pending_transitions: list[Transition] = []
         self._recent: deque[Transition] = deque(maxlen=RECENT_TRANSITIONS)
@@ -200,7 +200,7 @@ class Tagger(TallyReads):
         self._recompute(t.key, t, obs)
         return True
 
-    def _ingest(self, obs: Observation) -> _Tally | None:
+    def _ingest(self, obs: Observation) -> Tally | None:
         """Put ``obs`` in its group's window (``None``: a repeat, or older than the window);
         the group's numbers and status are re-derived by :meth:`_recompute` after."""
         pid = obs.probe_id
@@ -247,7 +247,7 @@ class Tagger(TallyReads):
             changed = True
             # a late verdict of an older cycle opens it already closed: a newer one has started
             newer = bool(cycles) and c < top
-            cycle = _Cycle(c, closed=newer, seq=self._seq)
+            cycle = Cycle(c, closed=newer, seq=self._seq)
             self._seq += 1
             # a newer cycle started: every older open cycle is as complete as it will get
             for cc, cy in cycles.items():
@@ -282,7 +282,7 @@ class Tagger(TallyReads):
         state is the one ``apply_many`` reaches; the status changes it would have passed through
         on the way are replays of stored history and are not counted again. Returns how many
         were new."""
-        touched: dict[GroupKey, _Tally] = {}
+        touched: dict[GroupKey, Tally] = {}
         n = 0
         for obs in observations:
             t = self._ingest(obs)
@@ -325,7 +325,7 @@ class Tagger(TallyReads):
         n = 0
         for key in [k for k in self._hot_keys if k not in touched and k not in dirty]:
             t = tallies[key]
-            if type(t) is _Tally and all(cy.closed for cy in t.cycles.values()):
+            if type(t) is Tally and all(cy.closed for cy in t.cycles.values()):
                 try:
                     self._freeze(key, t)
                 except OSError:
@@ -337,7 +337,7 @@ class Tagger(TallyReads):
                 n += 1
         return n
 
-    def _freeze(self, key: GroupKey, t: _Tally) -> None:
+    def _freeze(self, key: GroupKey, t: Tally) -> None:
         cold = ColdTally(key, t, self._blobs)
         live = self._live
         for cy in t.cycles.values():
@@ -349,7 +349,7 @@ class Tagger(TallyReads):
         # the published view holds the compressed tally itself from now on (it never changes)
         self._changed.add(key)
 
-    def _thaw(self, key: GroupKey, cold: ColdTally) -> _Tally:
+    def _thaw(self, key: GroupKey, cold: ColdTally) -> Tally:
         t = cold.thaw(self._sums[(key[0], key[1])])
         live = self._live
         for cy in t.cycles.values():
@@ -361,17 +361,17 @@ class Tagger(TallyReads):
         self._touched.add(key)
         return t
 
-    def _live_tally(self, key: GroupKey) -> _Tally:
+    def _live_tally(self, key: GroupKey) -> Tally:
         """The group's tally, live (thawed if it was compressed), to be changed."""
         t = self._tallies[key]
         return self._thaw(key, t) if isinstance(t, ColdTally) else t
 
-    def _open(self, key: GroupKey, obs: Observation) -> _Tally:
+    def _open(self, key: GroupKey, obs: Observation) -> Tally:
         ck = (key[0], key[1])
         sums = self._sums.get(ck)
         if sums is None:
-            sums = self._sums[ck] = _CohortSums()
-        t = self._tallies[key] = _Tally(
+            sums = self._sums[ck] = CohortSums()
+        t = self._tallies[key] = Tally(
             key, obs.dataset_id, obs.scenario, obs.group_forms, obs.series, sums
         )
         self._hot_keys.add(key)
@@ -379,7 +379,7 @@ class Tagger(TallyReads):
         self._status_counts[sc] = self._status_counts.get(sc, 0) + 1
         return t
 
-    def _evict(self, t: _Tally) -> None:
+    def _evict(self, t: Tally) -> None:
         """Keep the last W closed cycles *with answers* and any open one newer than them (run
         when a cycle opened, closed, or gained or lost its answers). A closed cycle without
         answers (every form a target error) never pushes one with answers out, so an outage of
@@ -404,23 +404,23 @@ class Tagger(TallyReads):
             # it again, already closed)
             self._drop(t, c)
 
-    def _drop(self, t: _Tally, c: int) -> None:
+    def _drop(self, t: Tally, c: int) -> None:
         for o in t.cycles.pop(c).observations():
             del self._live[o.probe_id]
             self._count_verdict(o, -1)
 
-    def _recompute(self, key: GroupKey, t: _Tally, obs: Observation | None) -> None:
+    def _recompute(self, key: GroupKey, t: Tally, obs: Observation | None) -> None:
         """Re-derive the group's window numbers and status, and move the running sums by the
         difference (a group has a handful of forms and W cycles: cheap). After :meth:`apply`,
         when no cycle opened, closed or left, only the new verdict is accounted for."""
         old_status: GroupStatus = t.status
         o_correct, o_incorrect, o_error, o_undecided = t.correct, t.incorrect, t.error, t.undecided
         o_probed, o_flaky = len(t.latest), len(t.flaky)
-        closed: list[_Cycle] | None = None
+        closed: list[Cycle] | None = None
         # Since the last recompute only ``obs`` arrived: if no cycle opened, closed or left on
         # the way, the counted cycles (below) are the same ones, and the window's numbers move
         # by this one verdict instead of being re-derived.
-        cycle: _Cycle | None = None
+        cycle: Cycle | None = None
         if obs is not None and not t.reshaped:
             cycle = t.cycles[obs.cycle]
         t.reshaped = False
@@ -475,7 +475,7 @@ class Tagger(TallyReads):
                 for cy in counted:
                     latest.update(cy.forms)  # a later cycle's verdict of a form replaces it
             t.latest = latest
-            correct, incorrect, error, undecided = _verdict_counts(latest.values())
+            correct, incorrect, error, undecided = count_verdicts(latest.values())
         t.correct, t.incorrect, t.error, t.undecided = correct, incorrect, error, undecided
         old_flaky = t.flaky
         if obs is None:  # a rebuild or a dropped partition: every form's history may differ
@@ -570,7 +570,7 @@ class Tagger(TallyReads):
                 else:
                     self._open_domain.pop(key[2], None)
 
-    def _remember(self, t: _Tally, obs: Observation) -> list[tuple[int, bool, int]]:
+    def _remember(self, t: Tally, obs: Observation) -> list[tuple[int, bool, int]]:
         """The form's decided verdict of this cycle in its (bounded) history; returns the
         history. Verdicts mostly arrive in cycle order, so the newest entry is checked first."""
         h = t.history.get(obs.form_id)
@@ -594,7 +594,7 @@ class Tagger(TallyReads):
             del h[:-FLAKY_HISTORY]
         return h
 
-    def _status(self, t: _Tally, closed: list[_Cycle]) -> tuple[GroupStatus, int | None]:
+    def _status(self, t: Tally, closed: list[Cycle]) -> tuple[GroupStatus, int | None]:
         """The group's status from its closed cycles (ascending) and its flaky forms, by the
         evidence rules (:mod:`groundwatch.core.evidence`), and the cycle it stands on: a cycle
         in which the target answered no form is skipped, so the status stays that of the newest
@@ -603,7 +603,7 @@ class Tagger(TallyReads):
         if not closed:
             return GroupStatus.PENDING, None
         mixed = False  # a cycle with a right and a wrong form
-        last: _Cycle | None = None  # the latest cycle with answers
+        last: Cycle | None = None  # the latest cycle with answers
         for cy in closed:
             if cy.right and cy.wrong:
                 mixed = True
@@ -644,7 +644,7 @@ class Tagger(TallyReads):
                 counts = self._scenario_counts[key] = dict.fromkeys(Verdict, 0)
             counts[obs.verdict] += delta
 
-    def _move(self, key: GroupKey, t: _Tally, new: GroupStatus) -> None:
+    def _move(self, key: GroupKey, t: Tally, new: GroupStatus) -> None:
         counts = self._status_counts
         counts[(key[0], key[1], t.status)] -= 1
         kn = (key[0], key[1], new)
@@ -708,8 +708,8 @@ class Tagger(TallyReads):
         return n
 
     # ------------------------------------------------------------------ reads
-    def _snap(self, key: GroupKey, t: _Tally | ColdTally) -> GroupTally:
-        return t.tally if isinstance(t, ColdTally) else _snapshot(key, t)
+    def _snap(self, key: GroupKey, t: Tally | ColdTally) -> GroupTally:
+        return t.tally if isinstance(t, ColdTally) else snapshot_of(key, t)
 
     def tally(self, target: str, cohort: str, group_id: str) -> GroupTally | None:
         key = (target, cohort, group_id)
@@ -814,7 +814,7 @@ class Tagger(TallyReads):
             if status is GroupStatus.NON_ROBUST:
                 # only here does a wrong example need its retrieval judged
                 if contexts is None:
-                    contexts = _correct_contexts(tt for _, tt in tallies)
+                    contexts = correct_answer_contexts(tt for _, tt in tallies)
                 for o in t.latest.values():
                     cause = cause_of(o, status, retrieval_sufficient(o, contexts, reports_ids=ids))
                     if cause is not None:
