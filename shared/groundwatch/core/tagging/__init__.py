@@ -19,7 +19,11 @@ from groundwatch.core.tagging.attribution import (
     judge_retrieval,
     retrieval_sufficient,
 )
-from groundwatch.core.tagging.model import (
+from groundwatch.core.tagging.reads import TallyReads
+from groundwatch.core.tagging.state import STATE_FORMAT, TallyState, dump_state, restore, valid
+from groundwatch.core.tagging.status import flaky_forms, overall_status, status_of
+from groundwatch.core.tagging.tagger import Tagger
+from groundwatch.core.tagging.values import (
     FACTUAL,
     FLAKY_HISTORY,
     STALE_REASON,
@@ -31,10 +35,6 @@ from groundwatch.core.tagging.model import (
     Transition,
     Window,
 )
-from groundwatch.core.tagging.reads import TallyReads
-from groundwatch.core.tagging.state import STATE_FORMAT, TallyState, dump_state, restore, valid
-from groundwatch.core.tagging.status import flaky_forms, overall_status, status_of
-from groundwatch.core.tagging.tagger import Tagger
 from groundwatch.core.tagging.view import TaggerView, publish
 from groundwatch.core.tagging.windows import history_entry
 

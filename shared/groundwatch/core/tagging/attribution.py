@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging.model import Cause, Observation, RetrievalEvidence
+from groundwatch.core.tagging.values import Cause, Observation, RetrievalEvidence
 
 if TYPE_CHECKING:
     from groundwatch.core.tagging.windows import Tally

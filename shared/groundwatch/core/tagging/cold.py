@@ -29,8 +29,8 @@ from collections.abc import Mapping
 from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.shared_values import shared
 from groundwatch.core.tagging.counts import CohortSums
-from groundwatch.core.tagging.model import Cause, GroupKey, GroupTally, Observation
 from groundwatch.core.tagging.rows import observation_row, row_observation
+from groundwatch.core.tagging.values import Cause, GroupKey, GroupTally, Observation
 from groundwatch.core.tagging.windows import (
     NO_CAUSES,
     Cycle,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging.model import Cause, Observation
+from groundwatch.core.tagging.values import Cause, Observation
 
 _CORRECT = Verdict.CORRECT
 _INCORRECT = Verdict.INCORRECT

@@ -19,7 +19,7 @@ from groundwatch.core.evidence import DECIDED_STATUSES, GroupStatus
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging.attribution import correct_answer_contexts, judge_retrieval
 from groundwatch.core.tagging.counts import ClosedDomain, CohortSums, sums_minus
-from groundwatch.core.tagging.model import (
+from groundwatch.core.tagging.values import (
     Cause,
     GroupKey,
     GroupTally,

@@ -13,7 +13,7 @@ import orjson
 from groundwatch.core.model import Verdict
 from groundwatch.core.score_json import scores_from_json, scores_json_bytes
 from groundwatch.core.scores import NO_SCORES, Scores
-from groundwatch.core.tagging.model import Observation
+from groundwatch.core.tagging.values import Observation
 
 _VERDICTS = {v.value: v for v in Verdict}
 

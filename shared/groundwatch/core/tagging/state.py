@@ -25,10 +25,10 @@ from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging.cold import ColdTally
 from groundwatch.core.tagging.counts import CohortSums
-from groundwatch.core.tagging.model import Cause, GroupKey
 from groundwatch.core.tagging.rows import observation_row as _dump_observation
 from groundwatch.core.tagging.rows import row_observation as _load_observation
 from groundwatch.core.tagging.tagger import Tagger
+from groundwatch.core.tagging.values import Cause, GroupKey
 from groundwatch.core.tagging.windows import Cycle, Tally, history_entry
 
 #: Bumped whenever the layout below changes: an older state is replayed, never misread.

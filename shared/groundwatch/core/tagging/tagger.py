@@ -75,7 +75,9 @@ from groundwatch.core.tagging.attribution import (
 )
 from groundwatch.core.tagging.cold import ColdTally
 from groundwatch.core.tagging.counts import ClosedDomain, CohortSums, count_verdicts
-from groundwatch.core.tagging.model import (
+from groundwatch.core.tagging.reads import TallyReads, arrival_order
+from groundwatch.core.tagging.status import flaky_forms, form_is_flaky
+from groundwatch.core.tagging.values import (
     FACTUAL,
     FLAKY_HISTORY,
     RECENT_TRANSITIONS,
@@ -86,8 +88,6 @@ from groundwatch.core.tagging.model import (
     Transition,
     Window,
 )
-from groundwatch.core.tagging.reads import TallyReads, arrival_order
-from groundwatch.core.tagging.status import flaky_forms, form_is_flaky
 from groundwatch.core.tagging.windows import Cycle, Tally, history_entry, snapshot_of
 from groundwatch.core.window_blobs import MemoryBlobs, WindowBlobs
 

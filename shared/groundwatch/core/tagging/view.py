@@ -21,9 +21,9 @@ from typing import Any, Generic, TypeVar
 from groundwatch.core.evidence import EvidenceRule, GroupStatus
 from groundwatch.core.tagging.cold import ColdTally
 from groundwatch.core.tagging.counts import ClosedDomain, CohortSums
-from groundwatch.core.tagging.model import Cause, GroupKey, GroupTally, Observation, Window
 from groundwatch.core.tagging.reads import TallyReads, arrival_order
 from groundwatch.core.tagging.tagger import Tagger
+from groundwatch.core.tagging.values import Cause, GroupKey, GroupTally, Observation, Window
 from groundwatch.core.tagging.windows import Tally, tally_fields
 
 K = TypeVar("K")

@@ -14,7 +14,7 @@ from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.model import Verdict
 from groundwatch.core.shared_values import shared
 from groundwatch.core.tagging.counts import CohortSums
-from groundwatch.core.tagging.model import Cause, GroupKey, GroupTally, Observation
+from groundwatch.core.tagging.values import Cause, GroupKey, GroupTally, Observation
 
 #: A form's history entries, one object per distinct value: every form of every group has
 #: entries of the same few cycles and versions, and a tuple of three is 64 bytes — up to
