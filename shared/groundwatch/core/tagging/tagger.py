@@ -414,78 +414,15 @@ class Tagger(TallyReads):
         difference (a group has a handful of forms and W cycles: cheap). After :meth:`apply`,
         when no cycle opened, closed or left, only the new verdict is accounted for."""
         old_status: GroupStatus = t.status
-        o_correct, o_incorrect, o_error, o_undecided = t.correct, t.incorrect, t.error, t.undecided
-        o_probed, o_flaky = len(t.latest), len(t.flaky)
-        closed: list[Cycle] | None = None
+        before = (t.correct, t.incorrect, t.error, t.undecided, len(t.latest), len(t.flaky))
         # Since the last recompute only ``obs`` arrived: if no cycle opened, closed or left on
-        # the way, the counted cycles (below) are the same ones, and the window's numbers move
-        # by this one verdict instead of being re-derived.
-        cycle: Cycle | None = None
-        if obs is not None and not t.reshaped:
-            cycle = t.cycles[obs.cycle]
+        # the way, the counted cycles are the same ones, and the window's numbers move by this
+        # one verdict instead of being re-derived.
+        cycle = t.cycles[obs.cycle] if obs is not None and not t.reshaped else None
         t.reshaped = False
-        if cycle is not None and cycle is t.counted_last:
-            assert obs is not None  # for mypy: ``cycle`` implies it
-            correct, incorrect, error, undecided = o_correct, o_incorrect, o_error, o_undecided
-            latest = t.latest
-            form = obs.form_id
-            prev = latest.get(form)
-            # a new map, never this one changed: the published view shares it (tagging_view),
-            # and a new form keeps its place after the others, a repeated one its own place —
-            # as with a full re-derivation
-            latest = t.latest = {**latest, form: obs}
-            if prev is not None:
-                v = prev.verdict
-                if v is _CORRECT:
-                    correct -= 1
-                elif v is _INCORRECT:
-                    incorrect -= 1
-                elif v is _ERROR:
-                    error -= 1
-                else:
-                    undecided -= 1
-            v = obs.verdict
-            if v is _CORRECT:
-                correct += 1
-            elif v is _INCORRECT:
-                incorrect += 1
-            elif v is _ERROR:
-                error += 1
-            else:
-                undecided += 1
-        elif cycle is not None and not cycle.closed and old_status is not GroupStatus.PENDING:
-            # a verdict of a cycle still filling while closed ones (not pending) count: nothing
-            # counted moved
-            latest = t.latest
-            correct, incorrect, error, undecided = o_correct, o_incorrect, o_error, o_undecided
-        else:
-            # What counts is what the status stands on: each form's latest verdict in the closed
-            # cycles (a cycle still filling joins when it closes); before any cycle closed, the
-            # open one, so a pending group still shows what it has.
-            closed = [cy for cy in t.cycles.values() if cy.closed]
-            # a closed cycle without answers counts only while no cycle has any (it is then
-            # what the group's forms last did): an outage must not replace the window's numbers
-            answered = [cy for cy in closed if cy.answered]
-            counted = answered or closed[-1:] or list(t.cycles.values())
-            t.counted_last = counted[-1] if counted else None
-            if len(counted) == 1:
-                latest = counted[0].forms.copy()
-            else:
-                latest = {}
-                for cy in counted:
-                    latest.update(cy.forms)  # a later cycle's verdict of a form replaces it
-            t.latest = latest
-            correct, incorrect, error, undecided = count_verdicts(latest.values())
-        t.correct, t.incorrect, t.error, t.undecided = correct, incorrect, error, undecided
+        closed = self._count_window(t, obs, cycle, old_status)
         old_flaky = t.flaky
-        if obs is None:  # a rebuild or a dropped partition: every form's history may differ
-            t.flaky = flaky_forms(t.history)
-        elif obs.verdict is _CORRECT or obs.verdict is _INCORRECT:
-            # only this form's history moved, so only its flakiness can change
-            form = obs.form_id
-            h = self._remember(t, obs)
-            if (len(h) > 2 and form_is_flaky(h)) is not (form in old_flaky):
-                t.flaky = old_flaky ^ {form}
+        self._refresh_flaky(t, obs)
         new_status: GroupStatus
         last_closed: int | None
         if (
@@ -498,20 +435,120 @@ class Tagger(TallyReads):
             # cycles and the flaky forms are as they were).
             new_status, last_closed = old_status, t.last_closed
         else:
-            if closed is None:
-                closed = [cy for cy in t.cycles.values() if cy.closed]
-            new_status, last_closed = self._status(t, closed)
-            held = bool(closed) and last_closed is not None and closed[-1].cycle > last_closed
-            if held is not t.held:
-                t.held = held
-                ck = (key[0], key[1])
-                self._held_counts[ck] = self._held_counts.get(ck, 0) + (1 if held else -1)
-        # running sums: remove the old contribution, add the new one
+            new_status, last_closed = self._closed_status(key, t, closed)
+        self._move_sums(t, before, old_status, new_status)
+        if new_status is not old_status:
+            self._status_moved(key, t, obs, old_status, new_status, last_closed, old_flaky)
+        elif (t.correct > 0) is not (before[0] > 0) and not self._gaps_deferred:
+            # a right answer in a cohort of too little evidence refutes a knowledge gap too
+            self._update_knowledge_gap(key[0], key[2])
+        t.last_closed = last_closed
+        self._dirty.add(key)
+        self._changed.add(key)
+        self._mutations += 1
+        if key[0] == self.open_domain_baseline:
+            self._flag_open_domain(key, t)
+
+    @staticmethod
+    def _count_window(
+        t: Tally, obs: Observation | None, cycle: Cycle | None, old_status: GroupStatus
+    ) -> list[Cycle] | None:
+        """The window's latest verdict per form and its numbers, into ``t``: moved by ``obs``
+        alone when it joined the last counted ``cycle``, unchanged when it joined a cycle still
+        filling, re-derived otherwise. Returns the closed cycles when it listed them."""
+        if cycle is not None and cycle is t.counted_last:
+            assert obs is not None  # for mypy: ``cycle`` implies it
+            form = obs.form_id
+            prev = t.latest.get(form)
+            # a new map, never this one changed: the published view shares it (tagging.view),
+            # and a new form keeps its place after the others, a repeated one its own place —
+            # as with a full re-derivation
+            t.latest = {**t.latest, form: obs}
+            if prev is not None:
+                v = prev.verdict
+                if v is _CORRECT:
+                    t.correct -= 1
+                elif v is _INCORRECT:
+                    t.incorrect -= 1
+                elif v is _ERROR:
+                    t.error -= 1
+                else:
+                    t.undecided -= 1
+            v = obs.verdict
+            if v is _CORRECT:
+                t.correct += 1
+            elif v is _INCORRECT:
+                t.incorrect += 1
+            elif v is _ERROR:
+                t.error += 1
+            else:
+                t.undecided += 1
+            return None
+        if cycle is not None and not cycle.closed and old_status is not GroupStatus.PENDING:
+            # a verdict of a cycle still filling while closed ones (not pending) count: nothing
+            # counted moved
+            return None
+        # What counts is what the status stands on: each form's latest verdict in the closed
+        # cycles (a cycle still filling joins when it closes); before any cycle closed, the
+        # open one, so a pending group still shows what it has.
+        closed = [cy for cy in t.cycles.values() if cy.closed]
+        # a closed cycle without answers counts only while no cycle has any (it is then what
+        # the group's forms last did): an outage must not replace the window's numbers
+        answered = [cy for cy in closed if cy.answered]
+        counted = answered or closed[-1:] or list(t.cycles.values())
+        t.counted_last = counted[-1] if counted else None
+        if len(counted) == 1:
+            latest = counted[0].forms.copy()
+        else:
+            latest = {}
+            for cy in counted:
+                latest.update(cy.forms)  # a later cycle's verdict of a form replaces it
+        t.latest = latest
+        t.correct, t.incorrect, t.error, t.undecided = count_verdicts(latest.values())
+        return closed
+
+    def _refresh_flaky(self, t: Tally, obs: Observation | None) -> None:
+        """The group's flaky forms after ``obs`` (all of them again after a rebuild or a dropped
+        partition, when every form's history may differ)."""
+        if obs is None:
+            t.flaky = flaky_forms(t.history)
+        elif obs.verdict is _CORRECT or obs.verdict is _INCORRECT:
+            # only this form's history moved, so only its flakiness can change
+            form = obs.form_id
+            h = self._remember(t, obs)
+            if (len(h) > 2 and form_is_flaky(h)) is not (form in t.flaky):
+                t.flaky = t.flaky ^ {form}
+
+    def _closed_status(
+        self, key: GroupKey, t: Tally, closed: list[Cycle] | None
+    ) -> tuple[GroupStatus, int | None]:
+        """The status the closed cycles give and the last one it stands on; the group is held
+        (and counted so) when a newer cycle closed without deciding it."""
+        if closed is None:
+            closed = [cy for cy in t.cycles.values() if cy.closed]
+        new_status, last_closed = self._status(t, closed)
+        held = bool(closed) and last_closed is not None and closed[-1].cycle > last_closed
+        if held is not t.held:
+            t.held = held
+            ck = (key[0], key[1])
+            self._held_counts[ck] = self._held_counts.get(ck, 0) + (1 if held else -1)
+        return new_status, last_closed
+
+    @staticmethod
+    def _move_sums(
+        t: Tally,
+        before: tuple[int, int, int, int, int, int],
+        old_status: GroupStatus,
+        new_status: GroupStatus,
+    ) -> None:
+        """The cohort's running sums: the group's old contribution out, its new one in."""
+        o_correct, o_incorrect, o_error, o_undecided, o_probed, o_flaky = before
+        correct, incorrect = t.correct, t.incorrect
         s = t.sums
-        s.probed += len(latest) - o_probed
+        s.probed += len(t.latest) - o_probed
         s.decided += (correct + incorrect) - (o_correct + o_incorrect)
-        s.error += error - o_error
-        s.undecided += undecided - o_undecided
+        s.error += t.error - o_error
+        s.undecided += t.undecided - o_undecided
         s.flaky_forms += len(t.flaky) - o_flaky
         if new_status is not old_status or correct != o_correct or incorrect != o_incorrect:
             was_decided = old_status in DECIDED_STATUSES
@@ -521,54 +558,61 @@ class Tagger(TallyReads):
             s.gap_examples += (correct + incorrect if new_status is GroupStatus.GAP else 0) - (
                 o_correct + o_incorrect if old_status is GroupStatus.GAP else 0
             )
-        if new_status is not old_status:
-            self._move(key, t, new_status)
-            if old_status is not GroupStatus.PENDING and last_closed is not None:
-                # A verdict of a cycle still filling changes the status through the form's
-                # flakiness (its flip back): the change is that cycle's, not the last closed
-                # one's (robust→non_robust at 3 and non_robust→flaky both read "cycle 3")
-                at_cycle = (
-                    obs.cycle
-                    if obs is not None and t.flaky is not old_flaky and obs.cycle > last_closed
-                    else last_closed
-                )
-                tr = Transition(
-                    key[0],
-                    key[1],
-                    key[2],
-                    old_status,
-                    new_status,
-                    at_cycle,
-                    t.series,
-                    obs.at if obs is not None else 0.0,
-                    None if old_status in DECIDED_STATUSES else t.conclusive,
-                )
-                self._pending_transitions.append(tr)
-                self._recent.append(tr)
-                tk = (key[0], key[1], old_status, new_status)
-                self._transition_counts[tk] = self._transition_counts.get(tk, 0) + 1
-                kk = (key[0], key[1], tr.kind)
-                self._kind_counts[kk] = self._kind_counts.get(kk, 0) + 1
-            if not self._gaps_deferred:
-                self._update_knowledge_gap(key[0], key[2])
-            if new_status in DECIDED_STATUSES:
-                t.conclusive = new_status
-        elif (correct > 0) is not (o_correct > 0) and not self._gaps_deferred:
-            # a right answer in a cohort of too little evidence refutes a knowledge gap too
+
+    def _status_moved(
+        self,
+        key: GroupKey,
+        t: Tally,
+        obs: Observation | None,
+        old_status: GroupStatus,
+        new_status: GroupStatus,
+        last_closed: int | None,
+        old_flaky: frozenset[str],
+    ) -> None:
+        """A new status: counted, recorded as a transition once the group had one, the
+        knowledge gaps re-derived and the last conclusive status kept."""
+        self._move(key, t, new_status)
+        if old_status is not GroupStatus.PENDING and last_closed is not None:
+            # A verdict of a cycle still filling changes the status through the form's
+            # flakiness (its flip back): the change is that cycle's, not the last closed one's
+            # (robust→non_robust at 3 and non_robust→flaky both read "cycle 3")
+            at_cycle = (
+                obs.cycle
+                if obs is not None and t.flaky is not old_flaky and obs.cycle > last_closed
+                else last_closed
+            )
+            tr = Transition(
+                key[0],
+                key[1],
+                key[2],
+                old_status,
+                new_status,
+                at_cycle,
+                t.series,
+                obs.at if obs is not None else 0.0,
+                None if old_status in DECIDED_STATUSES else t.conclusive,
+            )
+            self._pending_transitions.append(tr)
+            self._recent.append(tr)
+            tk = (key[0], key[1], old_status, new_status)
+            self._transition_counts[tk] = self._transition_counts.get(tk, 0) + 1
+            kk = (key[0], key[1], tr.kind)
+            self._kind_counts[kk] = self._kind_counts.get(kk, 0) + 1
+        if not self._gaps_deferred:
             self._update_knowledge_gap(key[0], key[2])
-        t.last_closed = last_closed
-        self._dirty.add(key)
-        self._changed.add(key)
-        self._mutations += 1
-        if key[0] == self.open_domain_baseline:
-            answers = correct > 0
-            if answers is not t.answers_open_domain:
-                t.answers_open_domain = answers
-                flagged = self._open_domain.get(key[2], 0) + (1 if answers else -1)
-                if flagged:
-                    self._open_domain[key[2]] = flagged
-                else:
-                    self._open_domain.pop(key[2], None)
+        if new_status in DECIDED_STATUSES:
+            t.conclusive = new_status
+
+    def _flag_open_domain(self, key: GroupKey, t: Tally) -> None:
+        """Whether the open-domain baseline answers the group right, counted per group id."""
+        answers = t.correct > 0
+        if answers is not t.answers_open_domain:
+            t.answers_open_domain = answers
+            flagged = self._open_domain.get(key[2], 0) + (1 if answers else -1)
+            if flagged:
+                self._open_domain[key[2]] = flagged
+            else:
+                self._open_domain.pop(key[2], None)
 
     def _remember(self, t: Tally, obs: Observation) -> list[tuple[int, bool, int]]:
         """The form's decided verdict of this cycle in its (bounded) history; returns the
