@@ -232,10 +232,10 @@ class ScoresCollector(Collector):
         now = time.monotonic()
         built = self._built
         # rebuilt after a restore (another lineage), else at most every refresh_s
-        stale = built is None or built[0] != id(tagger.lineage)
-        if not stale and self.dirty and built is not None:
-            stale = now - built[1] >= self.refresh_s
-        if stale or built is None:
+        due = built is None or built[0] != id(tagger.lineage)
+        if not due and self.dirty and built is not None:
+            due = now - built[1] >= self.refresh_s
+        if due or built is None:
             self.dirty = False
             q = ScoreTallies.of(tagger.observations())
             built = self._built = (id(tagger.lineage), now, scores_report(q), q)

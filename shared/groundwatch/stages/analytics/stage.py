@@ -97,7 +97,9 @@ class AnalyticsStage:
         self.publish_views = publish_views
         self._view: TaggerView | None = publish(self.tagger) if publish_views else None
         self.clock = clock if clock is not None else SeriesClock()
-        self._stale = True
+        #: the tagger may differ from the store (not loaded yet, or ahead of it after a failed
+        #: write): it is rebuilt from the store before the next batch is applied
+        self._needs_reload = True
         # the fence token of each owned tally's stored state (what the next write must find)
         # is kept in the tally (Tagger.fence); here only those of stored tallies the tagger
         # holds none of (a stored tally without observations to restore)
@@ -145,7 +147,7 @@ class AnalyticsStage:
             log.warning(
                 "state reload after rebalance failed (%s); retrying with the next batch", exc
             )
-            self._stale = True
+            self._needs_reload = True
             return
         log.info(
             "partitions %s: %d stored judgements of owned groups loaded", sorted(self._owned), n
@@ -198,7 +200,7 @@ class AnalyticsStage:
         self.tagger = tagger
         self._view = publish(tagger) if self.publish_views else None
         self._tokens = tokens
-        self._stale = False
+        self._needs_reload = False
         return n
 
     async def handle(self, judgements: list[Judgement]) -> Sequence[_Contract | Reject]:
@@ -211,14 +213,14 @@ class AnalyticsStage:
             # this instance counts exactly what its own transaction commits. (A judgement the
             # rebuilt window does not hold, from an older cycle, is found the same way.)
             log.warning("%s: rebuilding from the store before applying the rest", exc)
-            self._stale = True
+            self._needs_reload = True
             try:
                 ids = [str(j.probe_id) for j in judgements]
                 present = await asyncio.to_thread(self.store.stored_probe_ids, ids)
                 rest = [j for j in judgements if str(j.probe_id) not in present]
                 return await self._handle(rest) if rest else []
             except AlreadyStored as again:  # the other instance is still writing: back off
-                self._stale = True
+                self._needs_reload = True
                 raise RetryLater(str(again)) from again
             except Exception as failed:
                 outcome = as_outcome(failed, "analytics store")
@@ -230,20 +232,21 @@ class AnalyticsStage:
         try:
             return await self._apply(judgements)
         except AlreadyStored:
-            self._stale = True  # memory ran ahead of the store (and behind the other instance)
+            # memory ran ahead of the store (and behind the other instance)
+            self._needs_reload = True
             raise
         except BaseException as exc:
             # Whatever failed (the store, a bug, a cancellation) once the tagger may hold this
             # batch, the tagger is ahead of the store: it is rebuilt from the store before the
             # redelivery, so no tally counts a judgement that was not stored.
-            self._stale = True
+            self._needs_reload = True
             outcome = as_outcome(exc, "analytics store") if isinstance(exc, Exception) else None
             if outcome is not None:
                 raise outcome from exc
             raise
 
     async def _apply(self, judgements: list[Judgement]) -> Sequence[_Contract | Reject]:
-        if self._stale:
+        if self._needs_reload:
             n = await asyncio.to_thread(self.reload)
             log.info("analytics state rebuilt from %d stored judgements", n)
         tagger = self.tagger
