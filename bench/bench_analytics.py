@@ -35,8 +35,7 @@ import orjson
 from _common import emit, figure
 
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import Observation, Tagger, Window
-from groundwatch.core.tagging_state import dump_state
+from groundwatch.core.tagging import Observation, Tagger, Window, dump_state
 from groundwatch.report.build import report_from_tagger
 
 TARGET_INGEST_PER_S = 100_000
@@ -210,7 +209,7 @@ def measure_rebuild(path: Path) -> dict[str, Any]:
 def measure_publish(groups: int, forms: int) -> dict[str, Any]:
     """What the analytics stage adds per batch for its read model: ``publish`` after each batch
     of 2,000 judgements (the stage's batch) of a second run over ``groups`` tracked groups."""
-    from groundwatch.core.tagging_view import publish
+    from groundwatch.core.tagging import publish
 
     tagger = Tagger(Window(runs=1))
     for o in make_observations(groups, forms, "r1", seed=1):

@@ -12,7 +12,8 @@ reversal a change between going down the layers and going up them (layers as in
 A coroutine or generator resumed is not a new call. The source is one small table, the dataset
 one form per group in one cohort asked of one target, and the path followed the first group's.
 The same script measures any checkout (``PYTHONPATH=CHECKOUT/shared:CHECKOUT python
-scripts/probe_path.py``) and prints the stops with ``-v``; docs/architecture.md quotes it.
+scripts/probe_path.py``), prints the stops with ``-v`` and writes its figures into
+docs/architecture.md with ``--docs`` (a test keeps the two equal).
 """
 
 from __future__ import annotations
@@ -132,12 +133,17 @@ def answer(question: str) -> str:
     return "Oslo"
 
 
-def main() -> None:
+#: The block of docs/architecture.md this script writes (``--docs``) and a test keeps equal.
+DOC = Path(__file__).resolve().parent.parent / "docs" / "architecture.md"
+BEGIN, END = "<!-- probe_path -->", "<!-- /probe_path -->"
+
+
+def measure() -> tuple[int, list[str]]:
+    """The dataset's groups and the files of its first group's path, in call order."""
     from typer.testing import CliRunner
 
     from groundwatch.cli.main import app
 
-    verbose = "-v" in sys.argv
     work = Path(tempfile.mkdtemp(prefix="probe-path-"))
     source = work / "source.db"
     con = sqlite3.connect(source)
@@ -153,7 +159,8 @@ def main() -> None:
     targets.write_text(
         "targets:\n  - name: t\n    type: callable\n    callable: probe_path:answer\n"
     )
-    sys.path.insert(0, str(Path(__file__).parent))
+    if str(Path(__file__).parent) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).parent))
     url = f"sqlite:///{source}"
     gen = ["gen", "--db", url, "--out", str(dataset), "--forms", "1", "--cohorts", "short", "-q"]
     run = ["run", "--dataset", str(dataset), "--targets", str(targets), "--once", "-q",
@@ -177,11 +184,36 @@ def main() -> None:
         sys.setprofile(None)
         threading.setprofile(None)  # type: ignore[arg-type]
     assert result.exit_code in (0, 1), result.output
-    hops, reversals = figures(tracer.stops)
+    return len(lines), tracer.stops
+
+
+def doc_block(stops: list[str]) -> str:
+    """What docs/architecture.md says of the path, between its markers."""
+    hops, reversals = figures(stops)
+    return (
+        f"{BEGIN}\nA probe's path crosses **{len(stops)} files**: **{hops} hops**, "
+        f"**{reversals} reversals** (written by `python scripts/probe_path.py --docs`).\n{END}"
+    )
+
+
+def documented(text: str) -> str:
+    """The block between the markers of ``text`` (markers included)."""
+    start = text.index(BEGIN)
+    return text[start : text.index(END, start) + len(END)]
+
+
+def main() -> None:
+    verbose = "-v" in sys.argv
+    groups, stops = measure()
+    hops, reversals = figures(stops)
     if verbose:
-        for stop in tracer.stops:
+        for stop in stops:
             print(f"  {rank(stop)} {stop}")
-    print(f"groups {len(lines)}; files {len(tracer.stops)}; hops {hops}; reversals {reversals}")
+    print(f"groups {groups}; files {len(stops)}; hops {hops}; reversals {reversals}")
+    if "--docs" in sys.argv:
+        text = DOC.read_text()
+        DOC.write_text(text.replace(documented(text), doc_block(stops)))
+        print(f"{DOC.name} updated")
 
 
 if __name__ == "__main__":

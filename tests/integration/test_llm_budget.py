@@ -14,6 +14,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from typer.testing import CliRunner
 
 from groundwatch.adapters.db.datasets import write_jsonl
+from groundwatch.adapters.llm.cache import MemoryVerdictCache
 from groundwatch.adapters.llm.client import LlmBudgetExhausted, LlmClient, LlmLedger, LlmSettings
 from groundwatch.cli.main import app
 from groundwatch.runtime.judging import register_judge_telemetry
@@ -149,8 +150,8 @@ async def test_spend_and_budget_on_metrics(fake_openai: FakeOpenAIServer) -> Non
     ledger = LlmLedger(max_calls=2)
     judge = build_judge(
         JudgeSettings(llm_enabled=True, tiers=["llm"]),
-        llm_settings=_settings(fake_openai),
-        ledger=ledger,
+        client=LlmClient(_settings(fake_openai), ledger=ledger),
+        cache=MemoryVerdictCache(),
     )
     assert judge.llm is not None
     client = judge.llm.client

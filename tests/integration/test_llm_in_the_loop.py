@@ -19,7 +19,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from groundwatch.adapters.db.models import JudgementRow
-from groundwatch.adapters.llm.client import LlmSettings
+from groundwatch.adapters.llm.cache import MemoryVerdictCache
+from groundwatch.adapters.llm.client import LlmClient, LlmSettings
 from groundwatch.app.embedded import EmbeddedPipeline, monitoring_app, reference_runner
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus
 from groundwatch.core.judging.normalize import normalize
@@ -106,7 +107,8 @@ async def test_embedded_pipeline_judges_with_the_llm_audits_and_measures_evaluat
     share = 0.3
     judge = build_judge(
         JudgeSettings(llm_enabled=True, audit_share=share),
-        llm_settings=llm_settings(fake_openai),
+        client=LlmClient(llm_settings(fake_openai)),
+        cache=MemoryVerdictCache(),
         reference_free=ReferenceFreeSettings(
             reference_free="ragas_fact,selfcheck", reference_free_share=share, selfcheck_samples=2
         ),

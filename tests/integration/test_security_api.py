@@ -26,7 +26,7 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from starlette.testclient import TestClient
 
-from groundwatch.adapters.llm.client import LlmSettings
+from groundwatch.adapters.llm.client import LlmClient, LlmSettings
 from groundwatch.contracts import Probe
 from groundwatch.core.model import Expected
 from groundwatch.errors import ConfigError
@@ -268,7 +268,7 @@ targets:
         backoff_initial=0.01,
         backoff_max=0.01,
     )
-    judge = build_judge(JudgeSettings(llm_enabled=True, llm_cache=False), llm_settings=llm)
+    judge = build_judge(JudgeSettings(llm_enabled=True, llm_cache=False), client=LlmClient(llm))
 
     async def ask_llm() -> str:
         assert judge.llm is not None

@@ -131,7 +131,7 @@ async def test_store_down_is_waited_out_and_tallies_count_only_what_committed() 
             await stage.handle(batch[20:40])  # the write fails: memory marked ahead of the store
         with pytest.raises(StoreUnavailable):
             await stage.handle(batch[20:40])  # the reload (driver-level) fails likewise
-        assert stage._stale
+        assert stage._needs_reload
         pg.start()
         await stage.handle(batch[20:])
         with engine.connect() as conn:

@@ -445,8 +445,7 @@ def test_people_verdicts_recount_a_replay_of_the_store(store_url: str) -> None:
     """A gap whose every wrong answer a person marks right is a gap no more wherever the
     store is replayed, while the stored judgements keep the judge's verdicts."""
     from groundwatch.adapters.db import human_verdicts as hv
-    from groundwatch.core.tagging import GroupStatus
-    from groundwatch.core.tagging_status import overall_status
+    from groundwatch.core.tagging import GroupStatus, overall_status
 
     def statuses(store: Store) -> dict[tuple[str, str], GroupStatus]:
         tagger = store.replay(None, 1).tagger

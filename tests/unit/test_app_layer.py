@@ -129,27 +129,3 @@ def test_the_settings_table_lists_every_service_from_the_library() -> None:
     assert {AnalyticsSettings, GeneratorSettings, JudgeServiceSettings, RunnerSettings} <= classes
     variables = {row[0] for row in rows()}
     assert {"GW_DATASET", "GW_RUNNER_BATCH", "GW_JUDGE_GROUP", "GW_WINDOW_RUNS"} <= variables
-
-
-def test_the_documented_probe_path_has_the_hops_the_document_states() -> None:
-    """docs/architecture.md's path column is `scripts/probe_path.py`'s trace; its stated hop and
-    reversal figures are those of the column, counted as the script counts them."""
-    import re
-    import sys
-
-    root = Path(__file__).resolve().parents[2]
-    sys.path.insert(0, str(root / "scripts"))
-    try:
-        from probe_path import figures
-    finally:
-        sys.path.remove(str(root / "scripts"))
-    text = (root / "docs" / "architecture.md").read_text()
-    table = text[text.index("| step | modules") : text.index("Helping along the way")]
-    path = [
-        m
-        for row in table.splitlines()
-        if row.startswith("| ") and row[2].isdigit()
-        for m in re.findall(r"`(groundwatch(?:\.[a-z_0-9]+)+)`", row.split("|")[2])
-    ]
-    hops, reversals = figures(path)
-    assert f"| with it | {hops} | {reversals} |" in text

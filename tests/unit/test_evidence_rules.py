@@ -184,7 +184,7 @@ def test_a_window_of_cycles_keeps_its_answered_cycles_through_an_outage() -> Non
 
 
 def test_the_restored_state_of_an_undecided_cycle_reads_the_same() -> None:
-    from groundwatch.core.tagging_state import dump_state, restore
+    from groundwatch.core.tagging import dump_state, restore
 
     live = Tagger(Window(runs=1))
     cycle(live, 1, [C, C, C])
@@ -301,7 +301,7 @@ def test_target_health_is_the_newest_cycles_whatever_the_windows_hold() -> None:
     """The report's target health and each cohort's error share come from the newest cycle's
     probes, also for held groups (whose windows count an older cycle) — and read the same from
     the tagger, its compressed tallies and a published view."""
-    from groundwatch.core.tagging_view import publish
+    from groundwatch.core.tagging import publish
     from groundwatch.report.groups import cycle_health
 
     t = Tagger(Window(runs=1))

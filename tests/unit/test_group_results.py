@@ -115,7 +115,7 @@ def test_a_page_of_groups_snapshots_only_its_rows() -> None:
 
 
 def test_rows_and_summary_read_the_same_from_a_compacted_tagger_and_its_view() -> None:
-    from groundwatch.core.tagging_view import publish
+    from groundwatch.core.tagging import publish
     from groundwatch.report.groups import status_summary
 
     live = tagger()

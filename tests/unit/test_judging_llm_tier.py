@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from groundwatch.adapters.llm.cache import MemoryVerdictCache, cache_key
+from groundwatch.adapters.llm.cache import MemoryVerdictCache, SqlVerdictCache, cache_key
+from groundwatch.app.bootstrap import verdict_cache
 from groundwatch.core.judging import JUDGE_ERROR
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.errors import ConfigError, GroundwatchError
@@ -186,10 +189,18 @@ def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_build_judge_rules_only_needs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GW_JUDGE_LLM_ENABLED", raising=False)
-    judge = build_judge(load_settings(JudgeSettings), database_url="postgresql://nowhere/none")
+    judge = build_judge(load_settings(JudgeSettings))
     assert judge.llm is None
 
 
 def test_build_judge_with_the_llm_tier_needs_llm_settings() -> None:
     with pytest.raises(ConfigError, match="GW_JUDGE_LLM_ENABLED"):
         build_judge(JudgeSettings(llm_enabled=True))
+
+
+def test_the_verdict_cache_is_the_stores_only_for_an_llm_tier_that_caches(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'cache.db'}"
+    assert verdict_cache(JudgeSettings(), url) is None  # rules only: no cache
+    assert verdict_cache(JudgeSettings(llm_enabled=True, llm_cache=False), url) is None
+    assert isinstance(verdict_cache(JudgeSettings(llm_enabled=True), url), SqlVerdictCache)
+    assert isinstance(verdict_cache(JudgeSettings(llm_enabled=True), None), MemoryVerdictCache)

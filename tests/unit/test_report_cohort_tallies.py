@@ -8,9 +8,8 @@ from __future__ import annotations
 import pytest
 
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import Observation, Tagger, Window
-from groundwatch.core.tagging_cold import ColdTally
-from groundwatch.core.tagging_view import publish
+from groundwatch.core.tagging import Observation, Tagger, Window, publish
+from groundwatch.core.tagging.cold import ColdTally
 from groundwatch.report.build import _View
 
 pytestmark = pytest.mark.unit

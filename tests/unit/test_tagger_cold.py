@@ -1,4 +1,4 @@
-"""Compressed tallies (groundwatch.core.tagging_cold): a tagger that compresses its quiet groups
+"""Compressed tallies (groundwatch.core.tagging.cold): a tagger that compresses its quiet groups
 after every batch reads, writes and publishes exactly as one that keeps them all live — through
 windows, outages, repeats, late verdicts, rebalances and restores — and holds far fewer bytes."""
 
@@ -11,10 +11,8 @@ from dataclasses import replace
 import pytest
 
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import Observation, Tagger, Window
-from groundwatch.core.tagging_cold import ColdTally
-from groundwatch.core.tagging_state import dump_state, restore
-from groundwatch.core.tagging_view import publish
+from groundwatch.core.tagging import Observation, Tagger, Window, dump_state, publish, restore
+from groundwatch.core.tagging.cold import ColdTally
 from groundwatch.report.build import report_from_tagger
 
 from .test_tagger_incremental import stream
@@ -180,10 +178,10 @@ def test_compressed_groups_take_a_fraction_of_the_memory() -> None:
 
 
 def test_windows_compressed_after_the_dictionary_is_made_expand_the_same() -> None:
-    from groundwatch.core import tagging_cold
+    from groundwatch.core.tagging import cold as codec
 
     tagger = Tagger(Window(runs=2))
-    for g in range(2 * tagging_cold._SAMPLES):
+    for g in range(2 * codec._SAMPLES):
         for f in range(3):
             tagger.apply(
                 Observation(
@@ -197,8 +195,8 @@ def test_windows_compressed_after_the_dictionary_is_made_expand_the_same() -> No
     tagger.compact()
     tagger.compact()
     blobs = [v._store.get(v._slot) for v in tagger._tallies.values() if isinstance(v, ColdTally)]
-    assert len(blobs) == 2 * tagging_cold._SAMPLES
-    assert tagging_cold._ZDICT is not None and any(b[0] == 1 for b in blobs)
+    assert len(blobs) == 2 * codec._SAMPLES
+    assert codec._ZDICT is not None and any(b[0] == 1 for b in blobs)
     assert states(tagger) == before  # read through the compressed windows
     for key in list(tagger._tallies):
         tagger._live_tally(key)  # every window thawed

@@ -17,9 +17,9 @@ from groundwatch.core.tagging import (
     Observation,
     Tagger,
     Window,
-    _Tally,
     flaky_forms,
 )
+from groundwatch.core.tagging.windows import Tally
 
 pytestmark = pytest.mark.unit
 
@@ -32,7 +32,7 @@ class FullTagger(Tagger):
     """The reference: every judgement re-derives its group's window numbers and status from
     scratch (the fast paths never apply: the counted cycles never look unchanged)."""
 
-    def _recompute(self, key: tuple[str, str, str], t: _Tally, obs: Observation | None) -> None:
+    def _recompute(self, key: tuple[str, str, str], t: Tally, obs: Observation | None) -> None:
         t.reshaped = True
         super()._recompute(key, t, obs)
 
@@ -69,7 +69,7 @@ def stream(seed: int) -> list[Observation]:
     return out
 
 
-def naive_latest(t: _Tally) -> list[tuple[str, str]]:
+def naive_latest(t: Tally) -> list[tuple[str, str]]:
     """Each form's latest observation over the counted cycles, by sorting and rescanning."""
     cycles = sorted(t.cycles)
     closed = [c for c in cycles if t.cycles[c].closed]
@@ -84,7 +84,7 @@ def naive_latest(t: _Tally) -> list[tuple[str, str]]:
     return [(f, o.probe_id) for f, o in latest.items()]
 
 
-def naive_status(t: _Tally) -> GroupStatus:
+def naive_status(t: Tally) -> GroupStatus:
     """GRAMMAR's status from the closed cycles' observations, rescanned (see the module)."""
     closed = [t.cycles[c] for c in sorted(t.cycles) if t.cycles[c].closed]
     if not closed:

@@ -14,8 +14,17 @@ import pytest
 
 from groundwatch.core.model import Verdict
 from groundwatch.core.scores import NO_SCORES, AnswerScores, Scores
-from groundwatch.core.tagging import GroupKey, Observation, Tagger, Window
-from groundwatch.core.tagging_state import STATE_FORMAT, TallyState, dump_state, restore, valid
+from groundwatch.core.tagging import (
+    STATE_FORMAT,
+    GroupKey,
+    Observation,
+    Tagger,
+    TallyState,
+    Window,
+    dump_state,
+    restore,
+    valid,
+)
 
 from .test_tagger_incremental import VERDICTS, state, stream
 

@@ -11,8 +11,8 @@ import threading
 import pytest
 
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import Observation, Tagger, Window
-from groundwatch.core.tagging_view import CowMap, TaggerView, publish
+from groundwatch.core.tagging import Observation, Tagger, TaggerView, Window, publish
+from groundwatch.core.tagging.view import CowMap
 from groundwatch.report.build import report_from_tagger
 from groundwatch.report.groups import group_results, status_summary
 
@@ -163,7 +163,7 @@ def test_a_cow_map_evolves_without_changing() -> None:
     for _ in range(300):
         changes = {rng.randrange(3000): rng.randrange(10) for _ in range(rng.randrange(40))}
         removed = {k: rng.randrange(10) for k in rng.sample(sorted(model), min(5, len(model)))}
-        from groundwatch.core.tagging_view import REMOVE
+        from groundwatch.core.tagging.view import REMOVE
 
         step = {**changes, **dict.fromkeys(removed, REMOVE)}
         m2 = m.evolve(step)

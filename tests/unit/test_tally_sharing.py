@@ -14,9 +14,15 @@ import pytest
 
 import groundwatch
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import Observation, Tagger, Window, history_entry
-from groundwatch.core.tagging_state import dump_state, restore
-from groundwatch.core.tagging_view import publish
+from groundwatch.core.tagging import (
+    Observation,
+    Tagger,
+    Window,
+    dump_state,
+    history_entry,
+    publish,
+    restore,
+)
 from groundwatch.runtime.allocator import limit_arenas
 
 pytestmark = pytest.mark.unit

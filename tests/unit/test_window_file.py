@@ -11,9 +11,8 @@ import pytest
 from groundwatch.adapters import window_file
 from groundwatch.adapters.window_file import FileBlobs
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import Tagger
-from groundwatch.core.tagging_cold import ColdTally
-from groundwatch.core.tagging_model import Observation
+from groundwatch.core.tagging import Observation, Tagger
+from groundwatch.core.tagging.cold import ColdTally
 from groundwatch.core.window_blobs import MemoryBlobs, WindowBlobs
 
 

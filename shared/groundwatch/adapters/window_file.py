@@ -1,6 +1,6 @@
 """Quiet tallies' compressed windows in a temporary file: the analytics stage's state store.
 
-The tagger's quiet groups are compressed (:mod:`groundwatch.core.tagging_cold`); this store keeps
+The tagger's quiet groups are compressed (:mod:`groundwatch.core.tagging.cold`); this store keeps
 their bytes in an unlinked temporary file read back with ``pread``, so they live in the kernel's
 page cache (evictable, shared, not the process's RSS) and the heap keeps two numbers a slot. The
 file is the process's own scratch space, never a source of truth: the analytics store holds every

@@ -1,7 +1,10 @@
-"""The one bootstrap: what every entry point builds from settings — the judge and its LLM plan,
-the runner and its targets, the LLM clients, the data-quality check, the generator and the record
-of its cycles — so the services, ``groundwatch run``, ``groundwatch demo`` and
-``groundwatch.evaluate`` build each the same way, in one place.
+"""The composition root: every stage and what it is given is made here, once — the generator and
+the record of its cycles, the runner and its targets, the judge with its LLM client and verdict
+cache, the analytics stage with its telemetry, the dead-letter keeper, the LLM plan and the
+data-quality check — so the services (:mod:`groundwatch.app.services`), the embedded pipeline
+(:mod:`groundwatch.app.embedded`: ``groundwatch run``, ``groundwatch demo``) and
+``groundwatch.evaluate`` build each the same way; they differ only in the bus and in how they
+consume. A new stage is wired here and consumed by both.
 
 The judge service, ``groundwatch run`` and ``groundwatch demo`` all judge with the same settings
 (``GW_JUDGE_*``, ``GW_LLM_*``, ``GW_REFERENCE_FREE*``): without an LLM configured the rules
@@ -13,10 +16,11 @@ reference-free evaluators run when named.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from groundwatch.adapters.llm.cache import VerdictCache
 from groundwatch.adapters.llm.client import LlmClient, LlmLedger, LlmSettings
 from groundwatch.core.model import Expected, SemanticGroup
 from groundwatch.report.model import LlmSpend
@@ -34,14 +38,21 @@ if TYPE_CHECKING:
     from groundwatch.adapters.bus.base import Bus
     from groundwatch.adapters.sources.connect import SourcePolicy
     from groundwatch.contracts import Topics
+    from groundwatch.core.cycles import SeriesClock
+    from groundwatch.core.data_quality import GroupSpec
+    from groundwatch.core.tagging import Window
     from groundwatch.stages.analytics.data_quality import DataQualityChecker
+    from groundwatch.stages.analytics.stage import AnalyticsStage
+    from groundwatch.stages.dead_letters.stage import DeadLetterKeeper
     from groundwatch.stages.generator.stage import GeneratorStage, RunSummary
+    from groundwatch.stages.runner.stage import RunnerStage
 
 
 def load_judge(
     database_url: str | None = None, *, ledger: LlmLedger | None = None, **overrides: Any
 ) -> TieredJudge:
-    """The judge the environment configures; the LLM client is made only when needed.
+    """The judge the environment configures, its LLM client and verdict cache made here and
+    only when needed.
     ``overrides`` are ``JudgeSettings`` fields an entry point knows better (the demo's K is its
     reference RAG's top-k)."""
     settings = load_settings(JudgeSettings, **overrides)
@@ -50,20 +61,33 @@ def load_judge(
     needs_llm = (
         settings.uses_llm or bool(reference_free.reference_free) or bool(semantic.llm_metrics)
     )
+    client = (
+        llm_client(_feature(settings.uses_llm, bool(reference_free.reference_free)), ledger=ledger)
+        if needs_llm
+        else None
+    )
     return build_judge(
         settings,
-        llm_settings=(
-            load_settings(LlmSettings).require(
-                _feature(settings.uses_llm, bool(reference_free.reference_free))
-            )
-            if needs_llm
-            else None
-        ),
-        database_url=database_url,
+        client=client,
+        cache=verdict_cache(settings, database_url) if client is not None else None,
         reference_free=reference_free,
-        ledger=ledger,
         semantic=semantic,
     )
+
+
+def verdict_cache(settings: JudgeSettings, database_url: str | None) -> VerdictCache | None:
+    """The LLM tier's verdict cache (``GW_JUDGE_LLM_CACHE``): in the store when there is one, so
+    a restarted judge asks no question twice; in memory otherwise."""
+    if not (settings.uses_llm and settings.llm_cache):
+        return None
+    if database_url:
+        from groundwatch.adapters.db.engine import make_engine
+        from groundwatch.adapters.llm.cache import SqlVerdictCache
+
+        return SqlVerdictCache(make_engine(database_url))
+    from groundwatch.adapters.llm.cache import MemoryVerdictCache
+
+    return MemoryVerdictCache()
 
 
 def llm_plan(
@@ -305,6 +329,61 @@ def generator(
         ),
     )
     return stage, book
+
+
+def analytics(
+    engine: Engine,
+    registry: CollectorRegistry,
+    window: Window,
+    *,
+    quality: DataQualityChecker | None = None,
+    specs: Mapping[str, GroupSpec] | None = None,
+    open_domain_baseline: str | None = None,
+    clock: SeriesClock | None = None,
+    publish_views: bool = True,
+) -> AnalyticsStage:
+    """The analytics stage over the store at ``engine``, its tallies on ``registry`` (read from
+    the view it publishes, never the live tagger). The one wiring of the analytics service and
+    the embedded pipeline."""
+    from groundwatch.adapters.db.analytics_store import AnalyticsStore
+    from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
+    from groundwatch.stages.analytics.stage import AnalyticsStage
+
+    made: list[AnalyticsStage] = []
+    telemetry = AnalyticsTelemetry(
+        registry,
+        lambda: made[0].view,
+        quality.results if quality is not None else None,
+    )
+    stage = AnalyticsStage(
+        AnalyticsStore(engine),
+        window=window,
+        on_applied=telemetry.observe,
+        quality=quality,
+        specs=specs,
+        open_domain_baseline=open_domain_baseline,
+        clock=clock,
+        publish_views=publish_views,
+    )
+    made.append(stage)
+    return stage
+
+
+def dead_letter_keeper(engine: Engine) -> DeadLetterKeeper:
+    """The stage that copies the dead-letter topic into the store at ``engine`` (``groundwatch
+    dead-letters`` lists it; the topic's retention would drop them)."""
+    from groundwatch.adapters.db.dead_letters import DeadLetterStore
+    from groundwatch.stages.dead_letters.stage import DeadLetterKeeper
+
+    return DeadLetterKeeper(DeadLetterStore(engine))
+
+
+def runner_stage(runner: Runner, *, batch: int | None = None) -> RunnerStage:
+    """The stage that asks each probe to its target through ``runner``, ``batch`` probes a
+    batch (the stage's default unless given)."""
+    from groundwatch.stages.runner.stage import RunnerStage
+
+    return RunnerStage(runner) if batch is None else RunnerStage(runner, batch=batch)
 
 
 def store_dataset(engine: Engine, groups: Sequence[SemanticGroup]) -> None:

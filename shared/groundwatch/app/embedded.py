@@ -21,16 +21,13 @@ from prometheus_client import CollectorRegistry
 
 from groundwatch.adapters.bus.memory import MemoryBus
 from groundwatch.adapters.db import make_engine
-from groundwatch.adapters.db.analytics_store import AnalyticsStore
-from groundwatch.adapters.db.dead_letters import DeadLetterStore
 from groundwatch.adapters.db.evidence import StoreEvidence
 from groundwatch.adapters.sources.connect import SourcePolicy
-from groundwatch.app.bootstrap import generator
+from groundwatch.app.bootstrap import analytics, dead_letter_keeper, generator, runner_stage
 from groundwatch.contracts import Topics
 from groundwatch.core.data_quality import spec_of
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Tagger, Window
-from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
 from groundwatch.runtime.consume import ConsumeLoop, consume
 from groundwatch.runtime.judging import register_judge_telemetry
 from groundwatch.runtime.loop_telemetry import LoopTelemetry
@@ -38,10 +35,8 @@ from groundwatch.runtime.traffic_limit import TargetRateLimit
 from groundwatch.runtime.traffic_telemetry import register_traffic_telemetry
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
 from groundwatch.stages.analytics.stage import AnalyticsStage
-from groundwatch.stages.dead_letters.stage import DeadLetterKeeper
 from groundwatch.stages.judge.tiered import TieredJudge
 from groundwatch.stages.runner.lanes import Runner, SelfCheckSampling
-from groundwatch.stages.runner.stage import RunnerStage
 from groundwatch.stages.traffic.stage import TrafficStage
 
 #: Messages of one topic of the in-process bus not yet committed by its readers, at most: a few
@@ -153,25 +148,20 @@ class EmbeddedPipeline:
             source_policy=source_policy,
         )
         window = window if window is not None else Window(runs=1)
-        telemetry = AnalyticsTelemetry(
+        self.analytics: AnalyticsStage = analytics(
+            self.engine,
             self.registry,
-            lambda: self.analytics.view,
-            (lambda: data_quality.results()) if data_quality is not None else None,
-        )
-        self.analytics = AnalyticsStage(
-            AnalyticsStore(self.engine),
-            window=window,
-            on_applied=telemetry.observe,
+            window,
             quality=data_quality,
             specs={g.group_id: spec_of(g) for g in groups} if data_quality is not None else None,
             open_domain_baseline=open_domain_baseline,
             publish_views=publish_views,
         )
-        self.runner_loop = consume(RunnerStage(runner), self.bus, self.topics)
+        self.runner_loop = consume(runner_stage(runner), self.bus, self.topics)
         register_judge_telemetry(self.registry, self.judge)
         self.judge_loop = consume(self.judge.stage(), self.bus, self.topics)
         self.analytics_loop = consume(self.analytics, self.bus, self.topics)
-        self.keeper = DeadLetterKeeper(DeadLetterStore(self.engine))
+        self.keeper = dead_letter_keeper(self.engine)
         self.keeper_loop = consume(self.keeper, self.bus, self.topics)
         #: the loops whose messages can end as dead letters (the keeper's never do)
         self.stage_loops: list[ConsumeLoop[Any]] = [

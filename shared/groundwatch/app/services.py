@@ -17,11 +17,14 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from groundwatch.app.bootstrap import (
+    analytics,
     data_quality_checker,
+    dead_letter_keeper,
     file_runner,
     generator,
     llm_client,
     load_judge,
+    runner_stage,
     start_tracing,
 )
 from groundwatch.app.datasets import service_dataset
@@ -41,7 +44,6 @@ if TYPE_CHECKING:
     )
     from groundwatch.reference_rag.settings import ReferenceRagSettings
     from groundwatch.runtime.settings import CommonSettings
-    from groundwatch.stages.analytics.stage import AnalyticsStage
     from groundwatch.stages.generator.stage import GeneratorStage
     from groundwatch.stages.runner.lanes import Runner
 
@@ -223,7 +225,6 @@ async def runner_service(settings: RunnerSettings) -> ServiceParts:
     """Asks every probe to its target within that target's limits (``extra["targets"]``: a
     callable listing each target's queue, requests in flight and breaker state)."""
     from groundwatch.runtime.runner_telemetry import RunnerTelemetry
-    from groundwatch.stages.runner.stage import RunnerStage
 
     w = wiring(settings, "rag-runner")
     stop_tracing = start_tracing("groundwatch-rag-runner")
@@ -237,7 +238,7 @@ async def runner_service(settings: RunnerSettings) -> ServiceParts:
         on_stream=telemetry.on_stream,
     )
     loop = consume(
-        RunnerStage(runner, batch=settings.runner_batch),
+        runner_stage(runner, batch=settings.runner_batch),
         w.bus,
         w.topics,
         group=settings.runner_group,
@@ -288,22 +289,16 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
     dead-letters`` lists it; the topic's retention would drop them). ``extra["worker"]`` is the
     analytics stage the routes read, ``extra["traffic"]`` what publishes users' traffic."""
     from groundwatch.adapters.db import create_schema, make_engine
-    from groundwatch.adapters.db.analytics_store import AnalyticsStore
-    from groundwatch.adapters.db.dead_letters import DeadLetterStore
+    from groundwatch.core.cycles import SeriesClock
     from groundwatch.core.tagging import Window
-    from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
     from groundwatch.runtime.evidence_settings import evidence_rule
-    from groundwatch.stages.analytics.stage import AnalyticsStage
-    from groundwatch.stages.dead_letters.stage import DeadLetterKeeper
 
     w = wiring(settings, "analytics")
     stop_tracing = start_tracing("groundwatch-analytics")
     TracingTelemetry(w.registry)
     engine = make_engine(settings.database_url)
     await asyncio.to_thread(create_schema, engine)
-    store = AnalyticsStore(engine)
     window = Window(runs=settings.window_runs or None, evidence=evidence_rule())
-    holder: dict[str, AnalyticsStage] = {}
     quality = (
         await asyncio.to_thread(
             data_quality_checker,
@@ -315,17 +310,10 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
         if settings.corpus is not None
         else None
     )
-    metrics = AnalyticsTelemetry(
+    worker = analytics(
+        engine,
         w.registry,
-        lambda: holder["worker"].view,  # the published read model
-        quality.results if quality is not None else None,
-    )
-    from groundwatch.core.cycles import SeriesClock
-
-    worker = AnalyticsStage(
-        store,
-        window=window,
-        on_applied=metrics.observe,
+        window,
         quality=quality,
         open_domain_baseline=settings.open_domain_baseline,
         clock=SeriesClock(max_ahead=settings.max_cycle_jump),
@@ -340,13 +328,12 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
         before_commit=kill_before_commit(settings.test_kill_before_commit),
     )
     keeper = consume(
-        DeadLetterKeeper(DeadLetterStore(engine)),
+        dead_letter_keeper(engine),
         w.bus,
         w.topics,
         client_id=w.client_id,
         policy=settings.retry_policy(),
     )
-    holder["worker"] = worker
     await asyncio.to_thread(worker.reload)
     pruner = await asyncio.to_thread(_pruner, engine, window, w.registry)
     return ServiceParts(

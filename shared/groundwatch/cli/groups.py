@@ -189,6 +189,14 @@ def _one_line(text: str | None, n: int) -> str:
 
 
 def register(app: typer.Typer) -> None:
+    """The store's readers: its groups, one group, its cycles and its dead letters."""
+    _register_groups(app)
+    _register_show(app)
+    _register_runs(app)
+    _register_dead_letters(app)
+
+
+def _register_groups(app: typer.Typer) -> None:
     @app.command("groups")
     @one_line_errors
     def groups(
@@ -273,6 +281,8 @@ def register(app: typer.Typer) -> None:
                 )
             )
 
+
+def _register_show(app: typer.Typer) -> None:
     @app.command("show")
     @one_line_errors
     def show(
@@ -324,6 +334,8 @@ def register(app: typer.Typer) -> None:
             return
         typer.echo("\n\n".join(render_group(g) for g in rows))
 
+
+def _register_runs(app: typer.Typer) -> None:
     @app.command("runs")
     @one_line_errors
     def runs(
@@ -377,6 +389,8 @@ def register(app: typer.Typer) -> None:
             )
         )  # fmt: skip
 
+
+def _register_dead_letters(app: typer.Typer) -> None:
     @app.command("dead-letters")
     @one_line_errors
     def dead_letters(

@@ -46,8 +46,10 @@ from groundwatch.cli.outputs import (
 )
 
 if TYPE_CHECKING:
-    from groundwatch.app.runs import Console
+    from groundwatch.app.runs import Console, RunOptions
     from groundwatch.core.compare import Comparison
+    from groundwatch.report.gate import Rule
+    from groundwatch.report.model import GroupResult, Report
 
 
 def _console(quiet: bool) -> Console:
@@ -106,6 +108,54 @@ def _regression_gate(
         return code
     typer.echo(f"regression gate: {broken}", err=True)
     return code or EXIT_THRESHOLD
+
+
+def _cohort_pair(compare: str | None) -> tuple[str, str] | None:
+    """The two cohorts ``--compare A,B`` names."""
+    if not compare:
+        return None
+    a, _, b = compare.partition(",")
+    if not a or not b:
+        raise typer.BadParameter("expected two cohorts as A,B", param_hint="--compare")
+    return a.strip(), b.strip()
+
+
+def _check_gate_flags(
+    once: bool, gated: bool, baseline: str | None, fail_on_regression: int | None
+) -> None:
+    """A gate (thresholds, --junit, --baseline) judges a finished run: only with --once."""
+    if (gated or baseline or fail_on_regression is not None) and not once:
+        raise typer.BadParameter("thresholds, --junit and --baseline go with --once")
+    if fail_on_regression is not None and baseline is None:
+        raise typer.BadParameter("--fail-on-regression needs --baseline")
+
+
+def _run_cycles(
+    dataset: Path, targets: Path, opts: RunOptions, rules: list[Rule], timeout: float
+) -> tuple[Report, list[GroupResult] | None]:
+    """The run's report and groups; a cut or timed-out run is a one-line error."""
+    from groundwatch.app.runs import run_cycles
+    from groundwatch.runtime.loop import run as run_on_loop
+
+    try:
+        # GW_EVENT_LOOP: uvloop when installed (a bad value is a usage error, exit 2)
+        return run_on_loop(run_cycles(dataset, targets, opts, _console(opts.quiet), rules))
+    except KeyboardInterrupt:
+        # --once cut short, or a continuous run's second signal: not a finished run (the
+        # first SIGINT/SIGTERM of a continuous run ends it normally, exit 0)
+        fail("interrupted: the cycle in flight is recorded as aborted", 130)
+    except TimeoutError as exc:
+        fail(f"{exc} (--timeout {timeout:g}s)")
+
+
+def _against_baseline(opts: RunOptions, database_url: str | None) -> Comparison | None:
+    """The newest cycle compared with ``--baseline``, group by group (none without one)."""
+    if opts.regression_baseline is None or not opts.run_ids:
+        return None
+    from groundwatch.app.compare import against_baseline
+
+    with open_store(database_url) as store:
+        return against_baseline(opts.regression_baseline, opts.run_ids[-1], store)
 
 
 def register(app: typer.Typer) -> None:
@@ -260,19 +310,11 @@ def register(app: typer.Typer) -> None:
         dead-lettered (not judged: `groundwatch dead-letters` lists them). --max
         target_error_share is over the newest cycle's probes too.
         """
-        pair = None
-        if compare:
-            a, _, b = compare.partition(",")
-            if not a or not b:
-                raise typer.BadParameter("expected two cohorts as A,B", param_hint="--compare")
-            pair = (a.strip(), b.strip())
+        pair = _cohort_pair(compare)
         rules = parse_rules(fail_under, maximum)
-        if (rules or junit or baseline or fail_on_regression is not None) and not once:
-            raise typer.BadParameter("thresholds, --junit and --baseline go with --once")
-        if fail_on_regression is not None and baseline is None:
-            raise typer.BadParameter("--fail-on-regression needs --baseline")
+        _check_gate_flags(once, bool(rules or junit), baseline, fail_on_regression)
         from groundwatch.app.bootstrap import target_names
-        from groundwatch.app.runs import RunOptions, dead_letter_line, run_cycles
+        from groundwatch.app.runs import RunOptions, dead_letter_line
 
         target_names(targets)  # a bad targets file stops here, naming the field
         url, _ = store_url(database_url)
@@ -308,29 +350,12 @@ def register(app: typer.Typer) -> None:
 
             with open_store(database_url) as store:
                 opts.regression_baseline = with_digest(load_side(baseline, store), store)
-        try:
-            from groundwatch.runtime.loop import run as run_on_loop
-
-            # GW_EVENT_LOOP: uvloop when installed (a bad value is a usage error, exit 2)
-            report, all_groups = run_on_loop(
-                run_cycles(dataset, targets, opts, _console(quiet), rules)
-            )
-        except KeyboardInterrupt:
-            # --once cut short, or a continuous run's second signal: not a finished run (the
-            # first SIGINT/SIGTERM of a continuous run ends it normally, exit 0)
-            fail("interrupted: the cycle in flight is recorded as aborted", 130)
-        except TimeoutError as exc:
-            fail(f"{exc} (--timeout {timeout:g}s)")
+        report, all_groups = _run_cycles(dataset, targets, opts, rules, timeout)
         if not once and not report.targets and not report.scenarios:
             # stopped by a signal before a cycle finished: nothing to report, and no failure
             typer.echo("stopped before any cycle finished: no report", err=True)
             raise typer.Exit(0)
-        comparison = None
-        if opts.regression_baseline is not None and opts.run_ids:
-            from groundwatch.app.compare import against_baseline
-
-            with open_store(database_url) as store:
-                comparison = against_baseline(opts.regression_baseline, opts.run_ids[-1], store)
+        comparison = _against_baseline(opts, database_url)
         code = finish(
             report,
             rules=rules,

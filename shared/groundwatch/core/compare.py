@@ -29,7 +29,7 @@ from typing import Any
 
 from groundwatch.core.evidence import DECIDED_STATUSES, DEFAULT_EVIDENCE, EvidenceRule, GroupStatus
 from groundwatch.core.stats import sign_test_p, two_proportion_z_test
-from groundwatch.core.tagging_status import overall_status, status_of
+from groundwatch.core.tagging import overall_status, status_of
 
 #: How bad a decided status is: a move up this scale is a regression.
 SEVERITY: dict[str, int] = {

@@ -1,6 +1,6 @@
 """Where compressed windows live: the port between the tagger's quiet tallies and a state store.
 
-A quiet group's window is a few hundred compressed bytes (:mod:`groundwatch.core.tagging_cold`);
+A quiet group's window is a few hundred compressed bytes (:mod:`groundwatch.core.tagging.cold`);
 kept as Python ``bytes`` they were still ~40% of what a run held per group at 500k probes, and
 the process's peak grew with every group it had seen. A stream processor keeps such state in a
 store outside the heap with a small cache in front (Kafka Streams' RocksDB, quix-streams); the

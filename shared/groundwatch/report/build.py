@@ -63,12 +63,12 @@ from groundwatch.core.tagging import (
     Observation,
     RetrievalEvidence,
     Tagger,
+    TallyReads,
     Transition,
     Window,
     attribution_status,
     cause_of,
 )
-from groundwatch.core.tagging_reads import TallyReads
 from groundwatch.report.columns import fmt
 from groundwatch.report.groups import FAILING, Evidence, cycle_health, group_results
 from groundwatch.report.model import (

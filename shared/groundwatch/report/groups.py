@@ -25,12 +25,12 @@ from groundwatch.core.tagging import (
     GroupStatus,
     GroupTally,
     Observation,
+    TallyReads,
     attribution_status,
     cause_of,
+    overall_status,
     status_of,
 )
-from groundwatch.core.tagging_reads import TallyReads
-from groundwatch.core.tagging_status import overall_status
 from groundwatch.report.model import (
     FormResult,
     GroupResult,

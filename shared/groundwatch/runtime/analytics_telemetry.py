@@ -1,5 +1,5 @@
 """Analytics' telemetry: the live tallies as Prometheus series, read at scrape time from the view
-the analytics consume loop published last (:mod:`groundwatch.core.tagging_view`; never the live
+the analytics consume loop published last (:mod:`groundwatch.core.tagging.view`; never the live
 tagger).
 
 Label sets are bounded (target, cohort, status, verdict, cause, scenario) — never group ids or
@@ -21,8 +21,7 @@ from prometheus_client.registry import Collector
 from groundwatch.core.data_quality import QualityLabel, QualityResults
 from groundwatch.core.model import Verdict
 from groundwatch.core.score_tallies import BUCKETS, ScoreTallies
-from groundwatch.core.tagging import GroupStatus, Observation, Transition
-from groundwatch.core.tagging_reads import TallyReads
+from groundwatch.core.tagging import GroupStatus, Observation, TallyReads, Transition
 from groundwatch.report.model import ScoresReport
 from groundwatch.report.scores import scores_report
 
@@ -233,10 +232,10 @@ class ScoresCollector(Collector):
         now = time.monotonic()
         built = self._built
         # rebuilt after a restore (another lineage), else at most every refresh_s
-        stale = built is None or built[0] != id(tagger.lineage)
-        if not stale and self.dirty and built is not None:
-            stale = now - built[1] >= self.refresh_s
-        if stale or built is None:
+        due = built is None or built[0] != id(tagger.lineage)
+        if not due and self.dirty and built is not None:
+            due = now - built[1] >= self.refresh_s
+        if due or built is None:
             self.dirty = False
             q = ScoreTallies.of(tagger.observations())
             built = self._built = (id(tagger.lineage), now, scores_report(q), q)

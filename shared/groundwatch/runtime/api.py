@@ -15,8 +15,7 @@ from fastapi.responses import HTMLResponse
 from sqlalchemy import Engine
 
 from groundwatch.adapters.db.evidence import StoreEvidence
-from groundwatch.core.tagging import GroupStatus, Transition
-from groundwatch.core.tagging_reads import TallyReads
+from groundwatch.core.tagging import GroupStatus, TallyReads, Transition
 from groundwatch.report.build import report_from_tagger
 from groundwatch.report.groups import FAILING, fill_evidence, group_results
 from groundwatch.report.html import render_html

@@ -158,7 +158,7 @@ class StateFenced(AlreadyStored):
 @dataclass(frozen=True, slots=True)
 class TallyWrite:
     """One tally to store: its numbers, its whole state (plain data, :mod:`groundwatch.core.
-    tagging_state`; ``None``: none, the tally will be replayed), the fresh ``token`` this write
+    tagging.state`; ``None``: none, the tally will be replayed), the fresh ``token`` this write
     sets and the ``parent`` token it must find (the one its writer restored or wrote last; 0:
     none). A bare :class:`GroupTally` given to :meth:`AnalyticsStore.save` writes no state and
     no fence."""

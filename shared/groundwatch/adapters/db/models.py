@@ -190,7 +190,7 @@ class TallyRow(Base):
     #: history (flakiness) — so a restart reads the window, never the whole series.
     history_from_cycle: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
-    #: The tally's whole state (:mod:`groundwatch.core.tagging_state`, JSON): what a new owner of
+    #: The tally's whole state (:mod:`groundwatch.core.tagging.state`, JSON): what a new owner of
     #: the group's partition restores instead of replaying its judgements. NULL: none written
     #: (a store from before it, or a tally written without one): that tally is replayed.
     state: Mapped[bytes | None] = mapped_column(_STATE_BLOB, nullable=True)

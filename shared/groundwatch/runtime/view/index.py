@@ -14,9 +14,7 @@ from collections import OrderedDict
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from groundwatch.core.tagging import FACTUAL, GroupStatus
-from groundwatch.core.tagging_reads import TallyReads
-from groundwatch.core.tagging_status import overall_status
+from groundwatch.core.tagging import FACTUAL, GroupStatus, TallyReads, overall_status
 from groundwatch.report.groups import SEVERITY, Picked
 
 _Entry = tuple[tuple[str, str], GroupStatus, tuple[str, ...], bool]

@@ -17,8 +17,7 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy import Engine
 
 from groundwatch.adapters.db import human_verdicts as hv
-from groundwatch.core.tagging import GroupStatus
-from groundwatch.core.tagging_reads import TallyReads
+from groundwatch.core.tagging import GroupStatus, TallyReads
 from groundwatch.report.groups import (
     FAILING,
     Evidence,

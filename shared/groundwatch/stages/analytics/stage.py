@@ -26,11 +26,15 @@ from groundwatch.core.tagging import (
     GroupTally,
     Observation,
     Tagger,
+    TaggerView,
+    TallyState,
     Transition,
     Window,
+    dump_state,
+    publish,
+    restore,
+    valid,
 )
-from groundwatch.core.tagging_state import TallyState, dump_state, restore, valid
-from groundwatch.core.tagging_view import TaggerView, publish
 from groundwatch.core.window_blobs import MemoryBlobs, WindowBlobs
 from groundwatch.errors import Reject, RetryLater
 from groundwatch.stages.analytics.data_quality import DataQualityChecker
@@ -89,11 +93,13 @@ class AnalyticsStage:
         #: The write model: owned by the consume loop, changed by it only.
         self.tagger = Tagger(window, open_domain_baseline=open_domain_baseline, blobs=self.windows)
         #: The read model: what /report, /metrics and /groups read — an immutable view of the
-        #: tagger, published after each stored batch (groundwatch.core.tagging_view).
+        #: tagger, published after each stored batch (groundwatch.core.tagging.view).
         self.publish_views = publish_views
         self._view: TaggerView | None = publish(self.tagger) if publish_views else None
         self.clock = clock if clock is not None else SeriesClock()
-        self._stale = True
+        #: the tagger may differ from the store (not loaded yet, or ahead of it after a failed
+        #: write): it is rebuilt from the store before the next batch is applied
+        self._needs_reload = True
         # the fence token of each owned tally's stored state (what the next write must find)
         # is kept in the tally (Tagger.fence); here only those of stored tallies the tagger
         # holds none of (a stored tally without observations to restore)
@@ -141,7 +147,7 @@ class AnalyticsStage:
             log.warning(
                 "state reload after rebalance failed (%s); retrying with the next batch", exc
             )
-            self._stale = True
+            self._needs_reload = True
             return
         log.info(
             "partitions %s: %d stored judgements of owned groups loaded", sorted(self._owned), n
@@ -150,7 +156,7 @@ class AnalyticsStage:
     def reload(self) -> int:
         """Recover the owned groups' state from the store: on start-up, after a rebalance,
         after a failed write. Each tally is restored from the state stored with it
-        (:mod:`groundwatch.core.tagging_state`); a tally stored without one (a store from
+        (:mod:`groundwatch.core.tagging.state`); a tally stored without one (a store from
         before states) is rebuilt by replaying its judgements. Returns the observations the
         recovered state holds (restored or replayed)."""
         with _no_gc():
@@ -194,7 +200,7 @@ class AnalyticsStage:
         self.tagger = tagger
         self._view = publish(tagger) if self.publish_views else None
         self._tokens = tokens
-        self._stale = False
+        self._needs_reload = False
         return n
 
     async def handle(self, judgements: list[Judgement]) -> Sequence[_Contract | Reject]:
@@ -207,14 +213,14 @@ class AnalyticsStage:
             # this instance counts exactly what its own transaction commits. (A judgement the
             # rebuilt window does not hold, from an older cycle, is found the same way.)
             log.warning("%s: rebuilding from the store before applying the rest", exc)
-            self._stale = True
+            self._needs_reload = True
             try:
                 ids = [str(j.probe_id) for j in judgements]
                 present = await asyncio.to_thread(self.store.stored_probe_ids, ids)
                 rest = [j for j in judgements if str(j.probe_id) not in present]
                 return await self._handle(rest) if rest else []
             except AlreadyStored as again:  # the other instance is still writing: back off
-                self._stale = True
+                self._needs_reload = True
                 raise RetryLater(str(again)) from again
             except Exception as failed:
                 outcome = as_outcome(failed, "analytics store")
@@ -226,20 +232,21 @@ class AnalyticsStage:
         try:
             return await self._apply(judgements)
         except AlreadyStored:
-            self._stale = True  # memory ran ahead of the store (and behind the other instance)
+            # memory ran ahead of the store (and behind the other instance)
+            self._needs_reload = True
             raise
         except BaseException as exc:
             # Whatever failed (the store, a bug, a cancellation) once the tagger may hold this
             # batch, the tagger is ahead of the store: it is rebuilt from the store before the
             # redelivery, so no tally counts a judgement that was not stored.
-            self._stale = True
+            self._needs_reload = True
             outcome = as_outcome(exc, "analytics store") if isinstance(exc, Exception) else None
             if outcome is not None:
                 raise outcome from exc
             raise
 
     async def _apply(self, judgements: list[Judgement]) -> Sequence[_Contract | Reject]:
-        if self._stale:
+        if self._needs_reload:
             n = await asyncio.to_thread(self.reload)
             log.info("analytics state rebuilt from %d stored judgements", n)
         tagger = self.tagger
@@ -297,7 +304,7 @@ class AnalyticsStage:
                 tokens[key] = w.token
         tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
         # quiet groups compressed (stored above, attributed, cycle closed): memory follows the
-        # groups in flight, not every group seen (groundwatch.core.tagging_cold)
+        # groups in flight, not every group seen (groundwatch.core.tagging.cold)
         tagger.compact()
         # the batch is stored: its state is what the readers see from now on (the hook's
         # metrics read it too)

@@ -19,7 +19,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from groundwatch.adapters.llm.cache import VerdictCache, cache_key
-from groundwatch.adapters.llm.client import LlmClient, LlmLedger, LlmSettings
+from groundwatch.adapters.llm.client import LlmClient, LlmLedger
 from groundwatch.contracts import RagResponse
 from groundwatch.core.answer_metrics import DEFAULT_K
 from groundwatch.core.judging import (
@@ -442,25 +442,22 @@ def _ragprobe_reason(verdict: Verdict, results: dict[RagProbeMetric, MetricResul
 def build_judge(
     settings: JudgeSettings,
     *,
-    llm_settings: LlmSettings | None = None,
-    database_url: str | None = None,
+    client: LlmClient | None = None,
+    cache: VerdictCache | None = None,
     reference_free: ReferenceFreeSettings | None = None,
-    ledger: LlmLedger | None = None,
     semantic: SemanticSettings | None = None,
 ) -> TieredJudge:
     """The judge a service runs, from settings its entry point loaded (``GW_JUDGE_*``,
-    ``GW_LLM_*``, ``GW_REFERENCE_FREE*``, ``GW_SEMANTIC_*``/``GW_LLM_METRICS*``).
-
-    The LLM client and the database engine for the verdict cache are made only when the LLM
-    tier, a reference-free evaluator or an LLM-derived metric needs them, so a rules-only judge
-    needs neither network nor database.
+    ``GW_REFERENCE_FREE*``, ``GW_SEMANTIC_*``/``GW_LLM_METRICS*``) and what the composition root
+    (:mod:`groundwatch.app.bootstrap`) made for it: the LLM ``client`` and the LLM tier's verdict
+    ``cache``. A rules-only judge is given neither, so it needs neither network nor database.
     """
     wants_rf = reference_free is not None and bool(reference_free.reference_free)
     wants_metrics = semantic is not None and bool(semantic.llm_metrics)
     if not settings.uses_llm and not wants_rf and not wants_metrics:
         scorer = build_semantic(semantic) if semantic is not None else None
         return TieredJudge(settings, semantic=scorer)
-    if llm_settings is None:
+    if client is None:
         what = (
             "GW_JUDGE_LLM_ENABLED: the LLM tier is on"
             if settings.uses_llm
@@ -469,7 +466,6 @@ def build_judge(
             else "GW_LLM_METRICS: LLM-derived answer metrics are on"
         )
         raise ConfigError(f"{what} but no LLM settings (GW_LLM_*) were given")
-    client = LlmClient(llm_settings, ledger=ledger)
     scorer = build_semantic(semantic, client) if semantic is not None else None
     rf_judge = (
         ReferenceFreeJudge(reference_free, client)
@@ -478,14 +474,4 @@ def build_judge(
     )
     if not settings.uses_llm:
         return TieredJudge(settings, reference_free=rf_judge, semantic=scorer)
-    cache: VerdictCache | None = None
-    if settings.llm_cache and database_url:
-        from groundwatch.adapters.db.engine import make_engine
-        from groundwatch.adapters.llm.cache import SqlVerdictCache
-
-        cache = SqlVerdictCache(make_engine(database_url))
-    elif settings.llm_cache:
-        from groundwatch.adapters.llm.cache import MemoryVerdictCache
-
-        cache = MemoryVerdictCache()
     return TieredJudge(settings, LlmJudge(client, cache), reference_free=rf_judge, semantic=scorer)

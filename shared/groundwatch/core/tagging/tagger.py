@@ -65,41 +65,30 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-# re-exported: every reader of statuses imports them from the tagger
-from groundwatch.core.evidence import DECIDED_STATUSES as DECIDED_STATUSES
-from groundwatch.core.evidence import DEFAULT_EVIDENCE as DEFAULT_EVIDENCE
-from groundwatch.core.evidence import EvidenceRule as EvidenceRule
-from groundwatch.core.evidence import GroupStatus as GroupStatus
+from groundwatch.core.evidence import DECIDED_STATUSES, DEFAULT_EVIDENCE, EvidenceRule, GroupStatus
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging_attribution import _correct_contexts as _correct_contexts
-from groundwatch.core.tagging_attribution import attribution_status as attribution_status
-from groundwatch.core.tagging_attribution import cause_of as cause_of
-from groundwatch.core.tagging_attribution import judge_retrieval as judge_retrieval
-from groundwatch.core.tagging_attribution import retrieval_sufficient as retrieval_sufficient
-from groundwatch.core.tagging_cold import ColdTally
-from groundwatch.core.tagging_counts import _ClosedDomain as _ClosedDomain
-from groundwatch.core.tagging_counts import _CohortSums as _CohortSums
-from groundwatch.core.tagging_counts import _minus as _minus
-from groundwatch.core.tagging_counts import _verdict_counts as _verdict_counts
-from groundwatch.core.tagging_model import FACTUAL as FACTUAL
-from groundwatch.core.tagging_model import FLAKY_HISTORY as FLAKY_HISTORY
-from groundwatch.core.tagging_model import RECENT_TRANSITIONS as RECENT_TRANSITIONS
-from groundwatch.core.tagging_model import STALE_REASON as STALE_REASON
-from groundwatch.core.tagging_model import Cause as Cause
-from groundwatch.core.tagging_model import GroupKey as GroupKey
-from groundwatch.core.tagging_model import GroupTally as GroupTally
-from groundwatch.core.tagging_model import Observation as Observation
-from groundwatch.core.tagging_model import RetrievalEvidence as RetrievalEvidence
-from groundwatch.core.tagging_model import Transition as Transition
-from groundwatch.core.tagging_model import Window as Window
-from groundwatch.core.tagging_reads import TallyReads, arrival_order
-from groundwatch.core.tagging_status import flaky_forms as flaky_forms
-from groundwatch.core.tagging_status import form_is_flaky as form_is_flaky
-from groundwatch.core.tagging_status import status_of as status_of
-from groundwatch.core.tagging_windows import _Cycle as _Cycle
-from groundwatch.core.tagging_windows import _snapshot as _snapshot
-from groundwatch.core.tagging_windows import _Tally as _Tally
-from groundwatch.core.tagging_windows import history_entry as history_entry
+from groundwatch.core.tagging.attribution import (
+    attribution_status,
+    cause_of,
+    correct_answer_contexts,
+    retrieval_sufficient,
+)
+from groundwatch.core.tagging.cold import ColdTally
+from groundwatch.core.tagging.counts import ClosedDomain, CohortSums, count_verdicts
+from groundwatch.core.tagging.reads import TallyReads, arrival_order
+from groundwatch.core.tagging.status import flaky_forms, form_is_flaky
+from groundwatch.core.tagging.values import (
+    FACTUAL,
+    FLAKY_HISTORY,
+    RECENT_TRANSITIONS,
+    Cause,
+    GroupKey,
+    GroupTally,
+    Observation,
+    Transition,
+    Window,
+)
+from groundwatch.core.tagging.windows import Cycle, Tally, history_entry, snapshot_of
 from groundwatch.core.window_blobs import MemoryBlobs, WindowBlobs
 
 _CORRECT = Verdict.CORRECT
@@ -108,7 +97,7 @@ _ERROR = Verdict.ERROR
 _UNDECIDED = Verdict.UNDECIDED
 
 
-def _first_seq(t: _Tally | ColdTally) -> int:
+def _first_seq(t: Tally | ColdTally) -> int:
     """When the tally's oldest kept cycle began to arrive (the order groups are listed in)."""
     if isinstance(t, ColdTally):
         return t.first_seq
@@ -159,15 +148,15 @@ class Tagger(TallyReads):
         # group id → baseline tallies (cohorts) with a correct latest verdict
         self._open_domain: dict[str, int] = {}
         self._mutations = 0
-        self._closed_cache: tuple[int, _ClosedDomain] | None = None
-        self._tallies: dict[GroupKey, _Tally | ColdTally] = {}
+        self._closed_cache: tuple[int, ClosedDomain] | None = None
+        self._tallies: dict[GroupKey, Tally | ColdTally] = {}
         self._live: dict[str, Observation] = {}
         self._status_counts: dict[tuple[str, str, GroupStatus], int] = {}
         self._verdict_counts: dict[str, dict[Verdict, int]] = {}
         self._scenario_counts: dict[tuple[str, str], dict[Verdict, int]] = {}
         self._dirty: set[GroupKey] = set()
         self._cause_counts: dict[tuple[str, str, Cause], int] = {}
-        self._sums: dict[tuple[str, str], _CohortSums] = {}
+        self._sums: dict[tuple[str, str], CohortSums] = {}
         self._knowledge_gaps: dict[str, set[str]] = {}
         self._pending_transitions: list[Transition] = []
         self._recent: deque[Transition] = deque(maxlen=RECENT_TRANSITIONS)
@@ -179,12 +168,12 @@ class Tagger(TallyReads):
         self._id_targets: set[str] = set()
         # a restore derives every group's knowledge gap once, after all its cohorts are back
         self._gaps_deferred = False
-        # the read model (groundwatch.core.tagging_view): groups changed or gone since the last
+        # the read model (groundwatch.core.tagging.view): groups changed or gone since the last
         # published view, which of this tagger's views the next one is made from, and cycles
         # opened so far (the order of the groups' first kept observations)
         self._changed: set[GroupKey] = set()
         self._removed: set[GroupKey] = set()
-        # quiet tallies are kept compressed (groundwatch.core.tagging_cold, :meth:`compact`):
+        # quiet tallies are kept compressed (groundwatch.core.tagging.cold, :meth:`compact`):
         # the keys of the live ones, those touched since the last compaction, and how many
         # observations the compressed ones hold
         self._hot_keys: set[GroupKey] = set()
@@ -211,7 +200,7 @@ class Tagger(TallyReads):
         self._recompute(t.key, t, obs)
         return True
 
-    def _ingest(self, obs: Observation) -> _Tally | None:
+    def _ingest(self, obs: Observation) -> Tally | None:
         """Put ``obs`` in its group's window (``None``: a repeat, or older than the window);
         the group's numbers and status are re-derived by :meth:`_recompute` after."""
         pid = obs.probe_id
@@ -258,7 +247,7 @@ class Tagger(TallyReads):
             changed = True
             # a late verdict of an older cycle opens it already closed: a newer one has started
             newer = bool(cycles) and c < top
-            cycle = _Cycle(c, closed=newer, seq=self._seq)
+            cycle = Cycle(c, closed=newer, seq=self._seq)
             self._seq += 1
             # a newer cycle started: every older open cycle is as complete as it will get
             for cc, cy in cycles.items():
@@ -293,7 +282,7 @@ class Tagger(TallyReads):
         state is the one ``apply_many`` reaches; the status changes it would have passed through
         on the way are replays of stored history and are not counted again. Returns how many
         were new."""
-        touched: dict[GroupKey, _Tally] = {}
+        touched: dict[GroupKey, Tally] = {}
         n = 0
         for obs in observations:
             t = self._ingest(obs)
@@ -317,14 +306,14 @@ class Tagger(TallyReads):
     def forget_changes(self) -> None:
         """Drop the groups changed since the last published view: a holder that publishes no
         view after a batch (a batch run, read only once it ends) would otherwise keep a key of
-        every group it ever changed. The next :func:`~groundwatch.core.tagging_view.publish`
+        every group it ever changed. The next :func:`~groundwatch.core.tagging.view.publish`
         must then be made without a previous view (every group)."""
         self._changed = set()
         self._removed = set()
         self._publish_token = object()  # a view published before cannot be evolved any more
 
     def compact(self) -> int:
-        """Compress the quiet tallies (groundwatch.core.tagging_cold): live ones whose cycles
+        """Compress the quiet tallies (groundwatch.core.tagging.cold): live ones whose cycles
         have all closed, whose attribution is not due, and which no judgement touched since the
         last call; returns how many. The consume loop calls it after each stored batch, so a
         group stays live while its cycle fills and for one batch after, and the tagger's
@@ -336,7 +325,7 @@ class Tagger(TallyReads):
         n = 0
         for key in [k for k in self._hot_keys if k not in touched and k not in dirty]:
             t = tallies[key]
-            if type(t) is _Tally and all(cy.closed for cy in t.cycles.values()):
+            if type(t) is Tally and all(cy.closed for cy in t.cycles.values()):
                 try:
                     self._freeze(key, t)
                 except OSError:
@@ -348,7 +337,7 @@ class Tagger(TallyReads):
                 n += 1
         return n
 
-    def _freeze(self, key: GroupKey, t: _Tally) -> None:
+    def _freeze(self, key: GroupKey, t: Tally) -> None:
         cold = ColdTally(key, t, self._blobs)
         live = self._live
         for cy in t.cycles.values():
@@ -360,7 +349,7 @@ class Tagger(TallyReads):
         # the published view holds the compressed tally itself from now on (it never changes)
         self._changed.add(key)
 
-    def _thaw(self, key: GroupKey, cold: ColdTally) -> _Tally:
+    def _thaw(self, key: GroupKey, cold: ColdTally) -> Tally:
         t = cold.thaw(self._sums[(key[0], key[1])])
         live = self._live
         for cy in t.cycles.values():
@@ -372,17 +361,17 @@ class Tagger(TallyReads):
         self._touched.add(key)
         return t
 
-    def _live_tally(self, key: GroupKey) -> _Tally:
+    def _live_tally(self, key: GroupKey) -> Tally:
         """The group's tally, live (thawed if it was compressed), to be changed."""
         t = self._tallies[key]
         return self._thaw(key, t) if isinstance(t, ColdTally) else t
 
-    def _open(self, key: GroupKey, obs: Observation) -> _Tally:
+    def _open(self, key: GroupKey, obs: Observation) -> Tally:
         ck = (key[0], key[1])
         sums = self._sums.get(ck)
         if sums is None:
-            sums = self._sums[ck] = _CohortSums()
-        t = self._tallies[key] = _Tally(
+            sums = self._sums[ck] = CohortSums()
+        t = self._tallies[key] = Tally(
             key, obs.dataset_id, obs.scenario, obs.group_forms, obs.series, sums
         )
         self._hot_keys.add(key)
@@ -390,7 +379,7 @@ class Tagger(TallyReads):
         self._status_counts[sc] = self._status_counts.get(sc, 0) + 1
         return t
 
-    def _evict(self, t: _Tally) -> None:
+    def _evict(self, t: Tally) -> None:
         """Keep the last W closed cycles *with answers* and any open one newer than them (run
         when a cycle opened, closed, or gained or lost its answers). A closed cycle without
         answers (every form a target error) never pushes one with answers out, so an outage of
@@ -415,88 +404,25 @@ class Tagger(TallyReads):
             # it again, already closed)
             self._drop(t, c)
 
-    def _drop(self, t: _Tally, c: int) -> None:
+    def _drop(self, t: Tally, c: int) -> None:
         for o in t.cycles.pop(c).observations():
             del self._live[o.probe_id]
             self._count_verdict(o, -1)
 
-    def _recompute(self, key: GroupKey, t: _Tally, obs: Observation | None) -> None:
+    def _recompute(self, key: GroupKey, t: Tally, obs: Observation | None) -> None:
         """Re-derive the group's window numbers and status, and move the running sums by the
         difference (a group has a handful of forms and W cycles: cheap). After :meth:`apply`,
         when no cycle opened, closed or left, only the new verdict is accounted for."""
         old_status: GroupStatus = t.status
-        o_correct, o_incorrect, o_error, o_undecided = t.correct, t.incorrect, t.error, t.undecided
-        o_probed, o_flaky = len(t.latest), len(t.flaky)
-        closed: list[_Cycle] | None = None
+        before = (t.correct, t.incorrect, t.error, t.undecided, len(t.latest), len(t.flaky))
         # Since the last recompute only ``obs`` arrived: if no cycle opened, closed or left on
-        # the way, the counted cycles (below) are the same ones, and the window's numbers move
-        # by this one verdict instead of being re-derived.
-        cycle: _Cycle | None = None
-        if obs is not None and not t.reshaped:
-            cycle = t.cycles[obs.cycle]
+        # the way, the counted cycles are the same ones, and the window's numbers move by this
+        # one verdict instead of being re-derived.
+        cycle = t.cycles[obs.cycle] if obs is not None and not t.reshaped else None
         t.reshaped = False
-        if cycle is not None and cycle is t.counted_last:
-            assert obs is not None  # for mypy: ``cycle`` implies it
-            correct, incorrect, error, undecided = o_correct, o_incorrect, o_error, o_undecided
-            latest = t.latest
-            form = obs.form_id
-            prev = latest.get(form)
-            # a new map, never this one changed: the published view shares it (tagging_view),
-            # and a new form keeps its place after the others, a repeated one its own place —
-            # as with a full re-derivation
-            latest = t.latest = {**latest, form: obs}
-            if prev is not None:
-                v = prev.verdict
-                if v is _CORRECT:
-                    correct -= 1
-                elif v is _INCORRECT:
-                    incorrect -= 1
-                elif v is _ERROR:
-                    error -= 1
-                else:
-                    undecided -= 1
-            v = obs.verdict
-            if v is _CORRECT:
-                correct += 1
-            elif v is _INCORRECT:
-                incorrect += 1
-            elif v is _ERROR:
-                error += 1
-            else:
-                undecided += 1
-        elif cycle is not None and not cycle.closed and old_status is not GroupStatus.PENDING:
-            # a verdict of a cycle still filling while closed ones (not pending) count: nothing
-            # counted moved
-            latest = t.latest
-            correct, incorrect, error, undecided = o_correct, o_incorrect, o_error, o_undecided
-        else:
-            # What counts is what the status stands on: each form's latest verdict in the closed
-            # cycles (a cycle still filling joins when it closes); before any cycle closed, the
-            # open one, so a pending group still shows what it has.
-            closed = [cy for cy in t.cycles.values() if cy.closed]
-            # a closed cycle without answers counts only while no cycle has any (it is then
-            # what the group's forms last did): an outage must not replace the window's numbers
-            answered = [cy for cy in closed if cy.answered]
-            counted = answered or closed[-1:] or list(t.cycles.values())
-            t.counted_last = counted[-1] if counted else None
-            if len(counted) == 1:
-                latest = counted[0].forms.copy()
-            else:
-                latest = {}
-                for cy in counted:
-                    latest.update(cy.forms)  # a later cycle's verdict of a form replaces it
-            t.latest = latest
-            correct, incorrect, error, undecided = _verdict_counts(latest.values())
-        t.correct, t.incorrect, t.error, t.undecided = correct, incorrect, error, undecided
+        closed = self._count_window(t, obs, cycle, old_status)
         old_flaky = t.flaky
-        if obs is None:  # a rebuild or a dropped partition: every form's history may differ
-            t.flaky = flaky_forms(t.history)
-        elif obs.verdict is _CORRECT or obs.verdict is _INCORRECT:
-            # only this form's history moved, so only its flakiness can change
-            form = obs.form_id
-            h = self._remember(t, obs)
-            if (len(h) > 2 and form_is_flaky(h)) is not (form in old_flaky):
-                t.flaky = old_flaky ^ {form}
+        self._refresh_flaky(t, obs)
         new_status: GroupStatus
         last_closed: int | None
         if (
@@ -509,20 +435,120 @@ class Tagger(TallyReads):
             # cycles and the flaky forms are as they were).
             new_status, last_closed = old_status, t.last_closed
         else:
-            if closed is None:
-                closed = [cy for cy in t.cycles.values() if cy.closed]
-            new_status, last_closed = self._status(t, closed)
-            held = bool(closed) and last_closed is not None and closed[-1].cycle > last_closed
-            if held is not t.held:
-                t.held = held
-                ck = (key[0], key[1])
-                self._held_counts[ck] = self._held_counts.get(ck, 0) + (1 if held else -1)
-        # running sums: remove the old contribution, add the new one
+            new_status, last_closed = self._closed_status(key, t, closed)
+        self._move_sums(t, before, old_status, new_status)
+        if new_status is not old_status:
+            self._status_moved(key, t, obs, old_status, new_status, last_closed, old_flaky)
+        elif (t.correct > 0) is not (before[0] > 0) and not self._gaps_deferred:
+            # a right answer in a cohort of too little evidence refutes a knowledge gap too
+            self._update_knowledge_gap(key[0], key[2])
+        t.last_closed = last_closed
+        self._dirty.add(key)
+        self._changed.add(key)
+        self._mutations += 1
+        if key[0] == self.open_domain_baseline:
+            self._flag_open_domain(key, t)
+
+    @staticmethod
+    def _count_window(
+        t: Tally, obs: Observation | None, cycle: Cycle | None, old_status: GroupStatus
+    ) -> list[Cycle] | None:
+        """The window's latest verdict per form and its numbers, into ``t``: moved by ``obs``
+        alone when it joined the last counted ``cycle``, unchanged when it joined a cycle still
+        filling, re-derived otherwise. Returns the closed cycles when it listed them."""
+        if cycle is not None and cycle is t.counted_last:
+            assert obs is not None  # for mypy: ``cycle`` implies it
+            form = obs.form_id
+            prev = t.latest.get(form)
+            # a new map, never this one changed: the published view shares it (tagging.view),
+            # and a new form keeps its place after the others, a repeated one its own place —
+            # as with a full re-derivation
+            t.latest = {**t.latest, form: obs}
+            if prev is not None:
+                v = prev.verdict
+                if v is _CORRECT:
+                    t.correct -= 1
+                elif v is _INCORRECT:
+                    t.incorrect -= 1
+                elif v is _ERROR:
+                    t.error -= 1
+                else:
+                    t.undecided -= 1
+            v = obs.verdict
+            if v is _CORRECT:
+                t.correct += 1
+            elif v is _INCORRECT:
+                t.incorrect += 1
+            elif v is _ERROR:
+                t.error += 1
+            else:
+                t.undecided += 1
+            return None
+        if cycle is not None and not cycle.closed and old_status is not GroupStatus.PENDING:
+            # a verdict of a cycle still filling while closed ones (not pending) count: nothing
+            # counted moved
+            return None
+        # What counts is what the status stands on: each form's latest verdict in the closed
+        # cycles (a cycle still filling joins when it closes); before any cycle closed, the
+        # open one, so a pending group still shows what it has.
+        closed = [cy for cy in t.cycles.values() if cy.closed]
+        # a closed cycle without answers counts only while no cycle has any (it is then what
+        # the group's forms last did): an outage must not replace the window's numbers
+        answered = [cy for cy in closed if cy.answered]
+        counted = answered or closed[-1:] or list(t.cycles.values())
+        t.counted_last = counted[-1] if counted else None
+        if len(counted) == 1:
+            latest = counted[0].forms.copy()
+        else:
+            latest = {}
+            for cy in counted:
+                latest.update(cy.forms)  # a later cycle's verdict of a form replaces it
+        t.latest = latest
+        t.correct, t.incorrect, t.error, t.undecided = count_verdicts(latest.values())
+        return closed
+
+    def _refresh_flaky(self, t: Tally, obs: Observation | None) -> None:
+        """The group's flaky forms after ``obs`` (all of them again after a rebuild or a dropped
+        partition, when every form's history may differ)."""
+        if obs is None:
+            t.flaky = flaky_forms(t.history)
+        elif obs.verdict is _CORRECT or obs.verdict is _INCORRECT:
+            # only this form's history moved, so only its flakiness can change
+            form = obs.form_id
+            h = self._remember(t, obs)
+            if (len(h) > 2 and form_is_flaky(h)) is not (form in t.flaky):
+                t.flaky = t.flaky ^ {form}
+
+    def _closed_status(
+        self, key: GroupKey, t: Tally, closed: list[Cycle] | None
+    ) -> tuple[GroupStatus, int | None]:
+        """The status the closed cycles give and the last one it stands on; the group is held
+        (and counted so) when a newer cycle closed without deciding it."""
+        if closed is None:
+            closed = [cy for cy in t.cycles.values() if cy.closed]
+        new_status, last_closed = self._status(t, closed)
+        held = bool(closed) and last_closed is not None and closed[-1].cycle > last_closed
+        if held is not t.held:
+            t.held = held
+            ck = (key[0], key[1])
+            self._held_counts[ck] = self._held_counts.get(ck, 0) + (1 if held else -1)
+        return new_status, last_closed
+
+    @staticmethod
+    def _move_sums(
+        t: Tally,
+        before: tuple[int, int, int, int, int, int],
+        old_status: GroupStatus,
+        new_status: GroupStatus,
+    ) -> None:
+        """The cohort's running sums: the group's old contribution out, its new one in."""
+        o_correct, o_incorrect, o_error, o_undecided, o_probed, o_flaky = before
+        correct, incorrect = t.correct, t.incorrect
         s = t.sums
-        s.probed += len(latest) - o_probed
+        s.probed += len(t.latest) - o_probed
         s.decided += (correct + incorrect) - (o_correct + o_incorrect)
-        s.error += error - o_error
-        s.undecided += undecided - o_undecided
+        s.error += t.error - o_error
+        s.undecided += t.undecided - o_undecided
         s.flaky_forms += len(t.flaky) - o_flaky
         if new_status is not old_status or correct != o_correct or incorrect != o_incorrect:
             was_decided = old_status in DECIDED_STATUSES
@@ -532,56 +558,63 @@ class Tagger(TallyReads):
             s.gap_examples += (correct + incorrect if new_status is GroupStatus.GAP else 0) - (
                 o_correct + o_incorrect if old_status is GroupStatus.GAP else 0
             )
-        if new_status is not old_status:
-            self._move(key, t, new_status)
-            if old_status is not GroupStatus.PENDING and last_closed is not None:
-                # A verdict of a cycle still filling changes the status through the form's
-                # flakiness (its flip back): the change is that cycle's, not the last closed
-                # one's (robust→non_robust at 3 and non_robust→flaky both read "cycle 3")
-                at_cycle = (
-                    obs.cycle
-                    if obs is not None and t.flaky is not old_flaky and obs.cycle > last_closed
-                    else last_closed
-                )
-                tr = Transition(
-                    key[0],
-                    key[1],
-                    key[2],
-                    old_status,
-                    new_status,
-                    at_cycle,
-                    t.series,
-                    obs.at if obs is not None else 0.0,
-                    None if old_status in DECIDED_STATUSES else t.conclusive,
-                )
-                self._pending_transitions.append(tr)
-                self._recent.append(tr)
-                tk = (key[0], key[1], old_status, new_status)
-                self._transition_counts[tk] = self._transition_counts.get(tk, 0) + 1
-                kk = (key[0], key[1], tr.kind)
-                self._kind_counts[kk] = self._kind_counts.get(kk, 0) + 1
-            if not self._gaps_deferred:
-                self._update_knowledge_gap(key[0], key[2])
-            if new_status in DECIDED_STATUSES:
-                t.conclusive = new_status
-        elif (correct > 0) is not (o_correct > 0) and not self._gaps_deferred:
-            # a right answer in a cohort of too little evidence refutes a knowledge gap too
-            self._update_knowledge_gap(key[0], key[2])
-        t.last_closed = last_closed
-        self._dirty.add(key)
-        self._changed.add(key)
-        self._mutations += 1
-        if key[0] == self.open_domain_baseline:
-            answers = correct > 0
-            if answers is not t.answers_open_domain:
-                t.answers_open_domain = answers
-                flagged = self._open_domain.get(key[2], 0) + (1 if answers else -1)
-                if flagged:
-                    self._open_domain[key[2]] = flagged
-                else:
-                    self._open_domain.pop(key[2], None)
 
-    def _remember(self, t: _Tally, obs: Observation) -> list[tuple[int, bool, int]]:
+    def _status_moved(
+        self,
+        key: GroupKey,
+        t: Tally,
+        obs: Observation | None,
+        old_status: GroupStatus,
+        new_status: GroupStatus,
+        last_closed: int | None,
+        old_flaky: frozenset[str],
+    ) -> None:
+        """A new status: counted, recorded as a transition once the group had one, the
+        knowledge gaps re-derived and the last conclusive status kept."""
+        self._move(key, t, new_status)
+        if old_status is not GroupStatus.PENDING and last_closed is not None:
+            # A verdict of a cycle still filling changes the status through the form's
+            # flakiness (its flip back): the change is that cycle's, not the last closed one's
+            # (robust→non_robust at 3 and non_robust→flaky both read "cycle 3")
+            at_cycle = (
+                obs.cycle
+                if obs is not None and t.flaky is not old_flaky and obs.cycle > last_closed
+                else last_closed
+            )
+            tr = Transition(
+                key[0],
+                key[1],
+                key[2],
+                old_status,
+                new_status,
+                at_cycle,
+                t.series,
+                obs.at if obs is not None else 0.0,
+                None if old_status in DECIDED_STATUSES else t.conclusive,
+            )
+            self._pending_transitions.append(tr)
+            self._recent.append(tr)
+            tk = (key[0], key[1], old_status, new_status)
+            self._transition_counts[tk] = self._transition_counts.get(tk, 0) + 1
+            kk = (key[0], key[1], tr.kind)
+            self._kind_counts[kk] = self._kind_counts.get(kk, 0) + 1
+        if not self._gaps_deferred:
+            self._update_knowledge_gap(key[0], key[2])
+        if new_status in DECIDED_STATUSES:
+            t.conclusive = new_status
+
+    def _flag_open_domain(self, key: GroupKey, t: Tally) -> None:
+        """Whether the open-domain baseline answers the group right, counted per group id."""
+        answers = t.correct > 0
+        if answers is not t.answers_open_domain:
+            t.answers_open_domain = answers
+            flagged = self._open_domain.get(key[2], 0) + (1 if answers else -1)
+            if flagged:
+                self._open_domain[key[2]] = flagged
+            else:
+                self._open_domain.pop(key[2], None)
+
+    def _remember(self, t: Tally, obs: Observation) -> list[tuple[int, bool, int]]:
         """The form's decided verdict of this cycle in its (bounded) history; returns the
         history. Verdicts mostly arrive in cycle order, so the newest entry is checked first."""
         h = t.history.get(obs.form_id)
@@ -605,7 +638,7 @@ class Tagger(TallyReads):
             del h[:-FLAKY_HISTORY]
         return h
 
-    def _status(self, t: _Tally, closed: list[_Cycle]) -> tuple[GroupStatus, int | None]:
+    def _status(self, t: Tally, closed: list[Cycle]) -> tuple[GroupStatus, int | None]:
         """The group's status from its closed cycles (ascending) and its flaky forms, by the
         evidence rules (:mod:`groundwatch.core.evidence`), and the cycle it stands on: a cycle
         in which the target answered no form is skipped, so the status stays that of the newest
@@ -614,7 +647,7 @@ class Tagger(TallyReads):
         if not closed:
             return GroupStatus.PENDING, None
         mixed = False  # a cycle with a right and a wrong form
-        last: _Cycle | None = None  # the latest cycle with answers
+        last: Cycle | None = None  # the latest cycle with answers
         for cy in closed:
             if cy.right and cy.wrong:
                 mixed = True
@@ -655,7 +688,7 @@ class Tagger(TallyReads):
                 counts = self._scenario_counts[key] = dict.fromkeys(Verdict, 0)
             counts[obs.verdict] += delta
 
-    def _move(self, key: GroupKey, t: _Tally, new: GroupStatus) -> None:
+    def _move(self, key: GroupKey, t: Tally, new: GroupStatus) -> None:
         counts = self._status_counts
         counts[(key[0], key[1], t.status)] -= 1
         kn = (key[0], key[1], new)
@@ -719,8 +752,8 @@ class Tagger(TallyReads):
         return n
 
     # ------------------------------------------------------------------ reads
-    def _snap(self, key: GroupKey, t: _Tally | ColdTally) -> GroupTally:
-        return t.tally if isinstance(t, ColdTally) else _snapshot(key, t)
+    def _snap(self, key: GroupKey, t: Tally | ColdTally) -> GroupTally:
+        return t.tally if isinstance(t, ColdTally) else snapshot_of(key, t)
 
     def tally(self, target: str, cohort: str, group_id: str) -> GroupTally | None:
         key = (target, cohort, group_id)
@@ -763,7 +796,7 @@ class Tagger(TallyReads):
         """Every observation in the window (repeats of a form included): group by group, in
         the order the groups' kept cycles began to arrive, each group's oldest cycle first and
         a cycle's observations in arrival order — the order the published view lists them in
-        (:class:`~groundwatch.core.tagging_view.TaggerView`), so a report reads the same from
+        (:class:`~groundwatch.core.tagging.view.TaggerView`), so a report reads the same from
         either, and the same whether a group is live or compressed (:meth:`compact`): a
         compressed group is decoded in its turn, never all of them at once.
 
@@ -825,7 +858,7 @@ class Tagger(TallyReads):
             if status is GroupStatus.NON_ROBUST:
                 # only here does a wrong example need its retrieval judged
                 if contexts is None:
-                    contexts = _correct_contexts(tt for _, tt in tallies)
+                    contexts = correct_answer_contexts(tt for _, tt in tallies)
                 for o in t.latest.values():
                     cause = cause_of(o, status, retrieval_sufficient(o, contexts, reports_ids=ids))
                     if cause is not None:

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging_model import Cause, Observation, RetrievalEvidence
+from groundwatch.core.tagging.values import Cause, Observation, RetrievalEvidence
 
 if TYPE_CHECKING:
-    from groundwatch.core.tagging_windows import _Tally
+    from groundwatch.core.tagging.windows import Tally
 
 _CORRECT = Verdict.CORRECT
 
@@ -133,7 +133,7 @@ def attribution_status(status: GroupStatus, answered_in_another_cohort: bool) ->
     return status
 
 
-def _correct_contexts(tallies: Iterable[_Tally]) -> set[frozenset[str]]:
+def correct_answer_contexts(tallies: Iterable[Tally]) -> set[frozenset[str]]:
     """Retrieved-id sets of the correctly answered forms of one semantic group, across cohorts:
     any semantically identical, correctly answered form is evidence that a context suffices."""
     return {

@@ -16,7 +16,7 @@ its window (``latest``, ``cycles``, ``history``) by decoding the blob each time,
 what it decoded — so the tagger's reads and the published view read a cold group as they read
 a hot one, and the view can hold the cold tally itself as the group's entry (nothing it reads
 ever changes). A *write* thaws it first (:meth:`~groundwatch.core.tagging.Tagger._hot`): the
-tagger puts a live :class:`~groundwatch.core.tagging_windows._Tally` back in its place.
+tagger puts a live :class:`~groundwatch.core.tagging.windows.Tally` back in its place.
 """
 
 from __future__ import annotations
@@ -28,15 +28,15 @@ from collections.abc import Mapping
 
 from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.shared_values import shared
-from groundwatch.core.tagging_counts import _CohortSums
-from groundwatch.core.tagging_model import Cause, GroupKey, GroupTally, Observation
-from groundwatch.core.tagging_rows import observation_row, row_observation
-from groundwatch.core.tagging_windows import (
-    _NO_CAUSES,
-    _Cycle,
-    _Tally,
-    _tally_fields,
+from groundwatch.core.tagging.counts import CohortSums
+from groundwatch.core.tagging.rows import observation_row, row_observation
+from groundwatch.core.tagging.values import Cause, GroupKey, GroupTally, Observation
+from groundwatch.core.tagging.windows import (
+    NO_CAUSES,
+    Cycle,
+    Tally,
     history_entry,
+    tally_fields,
 )
 from groundwatch.core.window_blobs import WindowBlobs
 
@@ -53,7 +53,7 @@ _CAUSES = {c.value: c for c in Cause}
 _STATUSES = {s.value: s for s in GroupStatus}
 #: The last windows :meth:`ColdTally.peek` decoded (by the cold tally's id; the entry holds
 #: the tally, so the id stays its own): read-only, a handful, shared by every reader.
-_PEEKED: dict[int, tuple[ColdTally, _Tally]] = {}
+_PEEKED: dict[int, tuple[ColdTally, Tally]] = {}
 _PEEKED_MAX = 8
 
 
@@ -77,7 +77,7 @@ _CAUSE_MAPS: dict[frozenset[tuple[Cause, int]], Mapping[Cause, int]] = {}
 
 def _shared_causes(causes: Mapping[Cause, int]) -> Mapping[Cause, int]:
     if not causes:
-        return _NO_CAUSES
+        return NO_CAUSES
     return shared(_CAUSE_MAPS, frozenset(causes.items()), causes)
 
 
@@ -185,7 +185,7 @@ class ColdTally:
     (packed, :data:`_PACKED`), the flaky forms, the causes, the last conclusive status — so
     listing groups, counting statuses and summing causes decode nothing; the window (each
     form's observations, the cycles, the verdict history) is in the blob as plain rows
-    (:mod:`groundwatch.core.tagging_rows`), marshalled and compressed. Its snapshot
+    (:mod:`groundwatch.core.tagging.rows`), marshalled and compressed. Its snapshot
     (:attr:`tally`) is made when read: the report reads a cohort's groups through the tagger
     and keeps none."""
 
@@ -195,8 +195,8 @@ class ColdTally:
     _store: WindowBlobs
     _x: tuple[str, str, str, Mapping[Cause, int], frozenset[str]]
 
-    def __init__(self, key: GroupKey, t: _Tally, store: WindowBlobs) -> None:
-        f = _tally_fields(key, t)
+    def __init__(self, key: GroupKey, t: Tally, store: WindowBlobs) -> None:
+        f = tally_fields(key, t)
         self._key = key
         causes = _shared_causes(t.causes)
         extra = (f[3], f[4], f[16], causes, t.flaky)
@@ -251,18 +251,18 @@ class ColdTally:
         except Exception:  # nothing to free into any more
             pass
 
-    def thaw(self, sums: _CohortSums) -> _Tally:
+    def thaw(self, sums: CohortSums) -> Tally:
         """A live tally equal to the one compressed, counting into the cohort's ``sums``."""
         return self._decode(sums, shared=True)
 
-    def peek(self) -> _Tally:
+    def peek(self) -> Tally:
         """The compressed tally as it was, for reading only (not counted anywhere, not kept
         beyond the last few: a report asks a group's window several times in a row — its
         numbers, then its retrieval judged beside its other cohorts)."""
         recent = _PEEKED.get(id(self))
         if recent is not None and recent[0] is self:
             return recent[1]
-        t = self._decode(_CohortSums(), shared=False)
+        t = self._decode(CohortSums(), shared=False)
         if len(_PEEKED) >= _PEEKED_MAX:
             try:
                 del _PEEKED[next(iter(_PEEKED))]  # the oldest
@@ -271,7 +271,7 @@ class ColdTally:
         _PEEKED[id(self)] = (self, t)
         return t
 
-    def _decode(self, sums: _CohortSums, *, shared: bool) -> _Tally:
+    def _decode(self, sums: CohortSums, *, shared: bool) -> Tally:
         """``shared``: the observations' repeated strings interned (a thawed tally lives on and
         its form's next verdicts share them); a peek's are read once and dropped."""
         v = _PACKED.unpack(self._p)
@@ -280,11 +280,11 @@ class ColdTally:
         )
         key = (target, cohort, group_id) = self._key
         dataset_id, scenario, series, causes, flaky = self._x
-        t = _Tally(key, dataset_id, scenario, v[0], series, sums)
+        t = Tally(key, dataset_id, scenario, v[0], series, sums)
         by_probe: dict[str, Observation] = {}
         cycles = t.cycles
         for c, closed, seq, obs_rows in rows:
-            cy = _Cycle(c, closed=closed, seq=seq)
+            cy = Cycle(c, closed=closed, seq=seq)
             for row in obs_rows:
                 o = row_observation(row, target, cohort, group_id, c, shared=shared)
                 by_probe[o.probe_id] = o
@@ -296,7 +296,7 @@ class ColdTally:
         t.status = _STATUS_LIST[v[11]]
         t.correct, t.incorrect, t.error, t.undecided = v[2], v[3], v[4], v[5]
         t.flaky = flaky
-        t.causes = dict(causes) if causes else _NO_CAUSES
+        t.causes = dict(causes) if causes else NO_CAUSES
         t.last_closed = last_closed
         t.conclusive = self.conclusive
         t.held = self.held
@@ -394,7 +394,7 @@ class ColdTally:
         return self.peek().latest
 
     @property
-    def cycles(self) -> Mapping[int, _Cycle]:
+    def cycles(self) -> Mapping[int, Cycle]:
         return self.peek().cycles
 
     @property

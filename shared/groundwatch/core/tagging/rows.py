@@ -1,6 +1,6 @@
 """One observation as a row of plain values, and back: the form a tally's window takes in its
-stored state (:mod:`groundwatch.core.tagging_state`) and in a compressed tally
-(:mod:`groundwatch.core.tagging_cold`). The group's target, cohort, group id and cycle are not in
+stored state (:mod:`groundwatch.core.tagging.state`) and in a compressed tally
+(:mod:`groundwatch.core.tagging.cold`). The group's target, cohort, group id and cycle are not in
 the row: the holder of the rows knows them."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import orjson
 from groundwatch.core.model import Verdict
 from groundwatch.core.score_json import scores_from_json, scores_json_bytes
 from groundwatch.core.scores import NO_SCORES, Scores
-from groundwatch.core.tagging_model import Observation
+from groundwatch.core.tagging.values import Observation
 
 _VERDICTS = {v.value: v for v in Verdict}
 

@@ -21,20 +21,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import (
-    Cause,
-    GroupKey,
-    GroupStatus,
-    Tagger,
-    _CohortSums,
-    _Cycle,
-    _Tally,
-    history_entry,
-)
-from groundwatch.core.tagging_cold import ColdTally
-from groundwatch.core.tagging_rows import observation_row as _dump_observation
-from groundwatch.core.tagging_rows import row_observation as _load_observation
+from groundwatch.core.tagging.cold import ColdTally
+from groundwatch.core.tagging.counts import CohortSums
+from groundwatch.core.tagging.rows import observation_row as _dump_observation
+from groundwatch.core.tagging.rows import row_observation as _load_observation
+from groundwatch.core.tagging.tagger import Tagger
+from groundwatch.core.tagging.values import Cause, GroupKey
+from groundwatch.core.tagging.windows import Cycle, Tally, history_entry
 
 #: Bumped whenever the layout below changes: an older state is replayed, never misread.
 STATE_FORMAT = 2
@@ -123,7 +118,7 @@ def restore(tagger: Tagger, states: Iterable[tuple[GroupKey, TallyState]]) -> in
             if reports_ids:
                 tagger._id_targets.add(target)
             for c, closed, rows in cycles:
-                cy = _Cycle(c, closed=closed, seq=tagger._seq)
+                cy = Cycle(c, closed=closed, seq=tagger._seq)
                 tagger._seq += 1
                 for row in rows:
                     obs = _load_observation(row, target, cohort, group_id, c)
@@ -162,13 +157,13 @@ def restore(tagger: Tagger, states: Iterable[tuple[GroupKey, TallyState]]) -> in
 
 def _open(
     tagger: Tagger, key: GroupKey, dataset_id: str, scenario: str, group_forms: int, series: str
-) -> _Tally:
+) -> Tally:
     """A new, empty tally for ``key``, counted pending (as :meth:`Tagger._open` makes one)."""
     ck = (key[0], key[1])
     sums = tagger._sums.get(ck)
     if sums is None:
-        sums = tagger._sums[ck] = _CohortSums()
-    t = tagger._tallies[key] = _Tally(key, dataset_id, scenario, group_forms, series, sums)
+        sums = tagger._sums[ck] = CohortSums()
+    t = tagger._tallies[key] = Tally(key, dataset_id, scenario, group_forms, series, sums)
     tagger._hot_keys.add(key)
     sc = (key[0], key[1], GroupStatus.PENDING)
     counts = tagger._status_counts

@@ -1,7 +1,7 @@
 """What every reader of the tally state asks — group statuses and snapshots, the running counts
 GRAMMAR's numbers come from, knowledge gaps, attribution counts, transitions — written once for
 both holders of that state: the consume loop's live :class:`~groundwatch.core.tagging.Tagger`
-(the write model) and the immutable :class:`~groundwatch.core.tagging_view.TaggerView` it
+(the write model) and the immutable :class:`~groundwatch.core.tagging.view.TaggerView` it
 publishes after each batch (the read model that ``/report``, ``/metrics`` and ``/groups``
 read). Both keep the same fields under the same names — dicts in the tagger, copy-on-write
 maps and copies in the view — so the definitions cannot drift apart.
@@ -17,9 +17,9 @@ import numpy.typing as npt
 
 from groundwatch.core.evidence import DECIDED_STATUSES, GroupStatus
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging_attribution import _correct_contexts, judge_retrieval
-from groundwatch.core.tagging_counts import _ClosedDomain, _CohortSums, _minus
-from groundwatch.core.tagging_model import (
+from groundwatch.core.tagging.attribution import correct_answer_contexts, judge_retrieval
+from groundwatch.core.tagging.counts import ClosedDomain, CohortSums, sums_minus
+from groundwatch.core.tagging.values import (
     Cause,
     GroupKey,
     GroupTally,
@@ -35,14 +35,14 @@ class TallyReads:
     group's :class:`GroupTally`), :meth:`refresh_causes` and :meth:`_closed`'s cache."""
 
     # the per-group records: anything with status, latest (form → observation), correct,
-    # incorrect, error, undecided, flaky and causes (the tagger's _Tally, the view's GroupView)
+    # incorrect, error, undecided, flaky and causes (the tagger's Tally, the view's GroupView)
     _tallies: Any
     _knowledge_gaps: Any  # target → its knowledge-gap group ids
     _open_domain: Any  # group id → baseline tallies answering it
     _status_counts: dict[tuple[str, str, GroupStatus], int]
     _held_counts: dict[tuple[str, str], int]
     _health: dict[str, list[int]]
-    _sums: dict[tuple[str, str], _CohortSums]
+    _sums: dict[tuple[str, str], CohortSums]
     _verdict_counts: dict[str, dict[Verdict, int]]
     _scenario_counts: dict[tuple[str, str], dict[Verdict, int]]
     _cause_counts: dict[tuple[str, str, Cause], int]
@@ -51,7 +51,7 @@ class TallyReads:
     _recent: Any  # transitions, oldest first
     _id_targets: Any  # targets that reported retrieved ids
     _mutations: int
-    _closed_cache: tuple[int, _ClosedDomain] | None
+    _closed_cache: tuple[int, ClosedDomain] | None
     #: each target's cohorts, sorted, as of how many (target, cohort) sums there were
     _cohort_order: tuple[int, dict[str, tuple[str, ...]]] | None = None
     open_domain_baseline: str | None
@@ -180,13 +180,13 @@ class TallyReads:
         """Semantic groups the open-domain baseline answers correctly (in its window)."""
         return set(self._open_domain)
 
-    def _closed(self) -> _ClosedDomain:
+    def _closed(self) -> ClosedDomain:
         """What the open-domain groups contribute to the other targets' running counts, to be
         subtracted: O(open-domain groups × cohorts), recomputed only after the tagger changed."""
         cached = self._closed_cache
         if cached is not None and cached[0] == self._mutations:
             return cached[1]
-        cd = _ClosedDomain()
+        cd = ClosedDomain()
         baseline = self.open_domain_baseline
         targets = {t for t, _ in list(self._sums) if t != baseline}
         for gid in list(self._open_domain):
@@ -194,7 +194,7 @@ class TallyReads:
                 for cohort in self._group_cohorts(target, gid):
                     t = self._tallies[(target, cohort, gid)]
                     ck = (target, cohort)
-                    s = cd.sums.setdefault(ck, _CohortSums())
+                    s = cd.sums.setdefault(ck, CohortSums())
                     decided = t.status in DECIDED_STATUSES
                     s.probed += len(t.latest)
                     s.decided += t.correct + t.incorrect
@@ -245,7 +245,7 @@ class TallyReads:
             status = self.status_counts(closed_domain=True)
             cd = self._closed()
             sums = {
-                ck: _minus(s, cd.sums.get(ck))
+                ck: sums_minus(s, cd.sums.get(ck))
                 for ck, s in list(self._sums.items())
                 if ck[0] != self.open_domain_baseline
             }
@@ -387,7 +387,7 @@ class TallyReads:
         """probe_id → (retrieval sufficiency, its evidence) for every counted observation of a
         semantic group (all cohorts of ``target``), by :func:`judge_retrieval`."""
         tallies = self._group_tallies((target, group_id))
-        contexts = _correct_contexts(tallies)
+        contexts = correct_answer_contexts(tallies)
         ids = target in self._id_targets
         return {
             o.probe_id: judge_retrieval(o, contexts, reports_ids=ids)

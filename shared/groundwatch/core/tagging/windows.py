@@ -1,8 +1,8 @@
-"""A group's window of cycles: each cycle's verdicts as they arrive (:class:`_Cycle`), and the
-per-(target, cohort, group) record the tagger keeps (:class:`_Tally`) — its cycles, its forms'
+"""A group's window of cycles: each cycle's verdicts as they arrive (:class:`Cycle`), and the
+per-(target, cohort, group) record the tagger keeps (:class:`Tally`) — its cycles, its forms'
 verdict history, the numbers and status derived from them — with its read-only snapshot
-(:func:`_snapshot`). Which cycles a window keeps is :class:`~groundwatch.core.tagging.Tagger`'s
-ingest; what they say is :mod:`groundwatch.core.tagging_status`'s."""
+(:func:`snapshot_of`). Which cycles a window keeps is :class:`~groundwatch.core.tagging.Tagger`'s
+ingest; what they say is :mod:`groundwatch.core.tagging.status`'s."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.model import Verdict
 from groundwatch.core.shared_values import shared
-from groundwatch.core.tagging_counts import _CohortSums
-from groundwatch.core.tagging_model import Cause, GroupKey, GroupTally, Observation
+from groundwatch.core.tagging.counts import CohortSums
+from groundwatch.core.tagging.values import Cause, GroupKey, GroupTally, Observation
 
 #: A form's history entries, one object per distinct value: every form of every group has
 #: entries of the same few cycles and versions, and a tuple of three is 64 bytes — up to
@@ -24,7 +24,7 @@ _ENTRIES: dict[tuple[int, bool, int], tuple[int, bool, int]] = {}
 _CORRECT = Verdict.CORRECT
 _INCORRECT = Verdict.INCORRECT
 _ERROR = Verdict.ERROR
-_NO_CAUSES: dict[Cause, int] = {}
+NO_CAUSES: dict[Cause, int] = {}
 
 
 def history_entry(cycle: int, correct: bool, truth_version: int) -> tuple[int, bool, int]:
@@ -33,7 +33,7 @@ def history_entry(cycle: int, correct: bool, truth_version: int) -> tuple[int, b
     return shared(_ENTRIES, key, key)
 
 
-class _Cycle:
+class Cycle:
     """One cycle of a group: each form's latest observation, every observation in arrival order, and
     how many forms stand right, wrong and answered at all — kept as verdicts arrive, so neither the
     closing test nor the status rescans the observations per judgement. Counts, not sets of forms:
@@ -94,16 +94,16 @@ class _Cycle:
 
 
 @dataclass(slots=True)
-class _Tally:
+class Tally:
     key: GroupKey
     dataset_id: str
     scenario: str
     group_forms: int
     series: str
-    sums: _CohortSums
+    sums: CohortSums
     # ascending by cycle number (kept so on insertion): the window is read in order without
     # sorting per judgement
-    cycles: dict[int, _Cycle] = field(default_factory=dict)
+    cycles: dict[int, Cycle] = field(default_factory=dict)
     status: GroupStatus = GroupStatus.PENDING
     # derived over the window: each form's latest observation
     latest: dict[str, Observation] = field(default_factory=dict)
@@ -117,9 +117,9 @@ class _Tally:
     history: dict[str, list[tuple[int, bool, int]]] = field(default_factory=dict)
     flaky: frozenset[str] = frozenset()
     # replaced, never changed in place (Tagger._reattribute): all tallies start with one empty
-    causes: dict[Cause, int] = field(default_factory=lambda: _NO_CAUSES)
+    causes: dict[Cause, int] = field(default_factory=lambda: NO_CAUSES)
     # the last of the cycles ``latest`` was derived from (see Tagger._recompute)
-    counted_last: _Cycle | None = None
+    counted_last: Cycle | None = None
     last_closed: int | None = None
     # the last conclusive status (see Transition.from_conclusive), for transitions out of unknown
     conclusive: GroupStatus | None = None
@@ -132,11 +132,11 @@ class _Tally:
     fence: int = 0
 
 
-def _snapshot(key: GroupKey, t: _Tally) -> GroupTally:
-    return GroupTally(*_tally_fields(key, t))
+def snapshot_of(key: GroupKey, t: Tally) -> GroupTally:
+    return GroupTally(*tally_fields(key, t))
 
 
-def _tally_fields(key: GroupKey, t: _Tally) -> tuple[Any, ...]:
+def tally_fields(key: GroupKey, t: Tally) -> tuple[Any, ...]:
     """A :class:`GroupTally`'s fields, in their order: what a snapshot is made of (a tuple is
     a fraction of a frozen dataclass's cost, for the read model's 200k groups at a time)."""
     cycles = t.cycles  # kept ascending: the first and the last are the window's ends

@@ -19,12 +19,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from groundwatch.core.evidence import EvidenceRule, GroupStatus
-from groundwatch.core.tagging import Tagger
-from groundwatch.core.tagging_cold import ColdTally
-from groundwatch.core.tagging_counts import _ClosedDomain, _CohortSums
-from groundwatch.core.tagging_model import Cause, GroupKey, GroupTally, Observation, Window
-from groundwatch.core.tagging_reads import TallyReads, arrival_order
-from groundwatch.core.tagging_windows import _Tally, _tally_fields
+from groundwatch.core.tagging.cold import ColdTally
+from groundwatch.core.tagging.counts import ClosedDomain, CohortSums
+from groundwatch.core.tagging.reads import TallyReads, arrival_order
+from groundwatch.core.tagging.tagger import Tagger
+from groundwatch.core.tagging.values import Cause, GroupKey, GroupTally, Observation, Window
+from groundwatch.core.tagging.windows import Tally, tally_fields
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -219,7 +219,7 @@ class TaggerView(TallyReads):
         self._recent: tuple[Any, ...] = tuple(tagger._recent)
         self._id_targets = frozenset(tagger._id_targets)
         self._mutations = 0
-        self._closed_cache: tuple[int, _ClosedDomain] | None = None
+        self._closed_cache: tuple[int, ClosedDomain] | None = None
 
     @property
     def window(self) -> Window:
@@ -271,8 +271,8 @@ def _first_seq(g: GroupView | ColdTally) -> int:
     return g.first_seq
 
 
-def _copy_sums(s: _CohortSums) -> _CohortSums:
-    return _CohortSums(
+def _copy_sums(s: CohortSums) -> CohortSums:
+    return CohortSums(
         s.correct,
         s.incorrect,
         s.gap_examples,
@@ -284,7 +284,7 @@ def _copy_sums(s: _CohortSums) -> _CohortSums:
     )
 
 
-def _group_view(key: GroupKey, t: _Tally | ColdTally) -> GroupView | ColdTally:
+def _group_view(key: GroupKey, t: Tally | ColdTally) -> GroupView | ColdTally:
     if isinstance(t, ColdTally):
         return t  # a compressed tally never changes: it is its own published entry
     cycles = t.cycles  # ascending
@@ -297,7 +297,7 @@ def _group_view(key: GroupKey, t: _Tally | ColdTally) -> GroupView | ColdTally:
         seq = min((cy.seq for cy in cycles.values()), default=0)
     # ``latest`` shared, not copied: the tagger gives a tally a new map whenever its latest
     # verdicts change (Tagger._recompute), so the one published stays as it was
-    return GroupView(_tally_fields(key, t), t.latest, history, t.flaky, t.causes, seq)
+    return GroupView(tally_fields(key, t), t.latest, history, t.flaky, t.causes, seq)
 
 
 def publish(tagger: Tagger, previous: TaggerView | None = None) -> TaggerView:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging_model import Cause, Observation
+from groundwatch.core.tagging.values import Cause, Observation
 
 _CORRECT = Verdict.CORRECT
 _INCORRECT = Verdict.INCORRECT
@@ -16,7 +16,7 @@ _ERROR = Verdict.ERROR
 
 
 @dataclass(slots=True)
-class _CohortSums:
+class CohortSums:
     """Running sums per (target, cohort): what eq. 1–3 need, so /metrics never scans groups.
 
     ``correct``/``incorrect``/``gap_examples`` count forms of *decided* groups only (Acc_db, R and
@@ -34,18 +34,18 @@ class _CohortSums:
 
 
 @dataclass(slots=True)
-class _ClosedDomain:
+class ClosedDomain:
     """The open-domain groups' share of the running counts (per target and cohort)."""
 
-    sums: dict[tuple[str, str], _CohortSums] = field(default_factory=dict)
+    sums: dict[tuple[str, str], CohortSums] = field(default_factory=dict)
     status: dict[tuple[str, str, GroupStatus], int] = field(default_factory=dict)
     causes: dict[tuple[str, str, Cause], int] = field(default_factory=dict)
 
 
-def _minus(a: _CohortSums, b: _CohortSums | None) -> _CohortSums:
+def sums_minus(a: CohortSums, b: CohortSums | None) -> CohortSums:
     if b is None:
         return a
-    return _CohortSums(
+    return CohortSums(
         correct=a.correct - b.correct,
         incorrect=a.incorrect - b.incorrect,
         gap_examples=a.gap_examples - b.gap_examples,
@@ -57,7 +57,7 @@ def _minus(a: _CohortSums, b: _CohortSums | None) -> _CohortSums:
     )
 
 
-def _verdict_counts(observations: Iterable[Observation]) -> tuple[int, int, int, int]:
+def count_verdicts(observations: Iterable[Observation]) -> tuple[int, int, int, int]:
     """(correct, incorrect, error, undecided) among ``observations``: the full recount; the
     per-judgement path moves the four counts by one verdict inline instead. (A loop, not a
     ``Counter``: a group has a handful of forms, and a restore recounts every group.)"""

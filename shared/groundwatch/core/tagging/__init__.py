@@ -1,0 +1,72 @@
+"""Live group tagging (GRAMMAR-Eval §4.3): the whole interface of the package.
+
+Everything outside ``groundwatch.core.tagging`` imports from here, never from a submodule (an
+import-linter contract keeps it so): the modules inside are free to change how a window is kept
+— live, stored as plain state, or cold (compressed) — as long as these names keep their meaning.
+
+* the write model: :class:`Tagger`, fed :class:`Observation` s under a :class:`Window`, giving
+  :class:`GroupTally` s, :class:`Transition` s and a :class:`Cause` per failed example;
+* the read model: :class:`TaggerView` made by :func:`publish` after each batch, and
+  :class:`TallyReads`, what both answer;
+* a tally's stored state: :func:`dump_state`, :func:`restore`, :func:`valid`;
+* the status rules the tagger applies, for readers that combine statuses themselves.
+"""
+
+from groundwatch.core.evidence import DECIDED_STATUSES, EvidenceRule, GroupStatus
+from groundwatch.core.tagging.attribution import (
+    attribution_status,
+    cause_of,
+    judge_retrieval,
+    retrieval_sufficient,
+)
+from groundwatch.core.tagging.reads import TallyReads
+from groundwatch.core.tagging.state import STATE_FORMAT, TallyState, dump_state, restore, valid
+from groundwatch.core.tagging.status import flaky_forms, overall_status, status_of
+from groundwatch.core.tagging.tagger import Tagger
+from groundwatch.core.tagging.values import (
+    FACTUAL,
+    FLAKY_HISTORY,
+    STALE_REASON,
+    Cause,
+    GroupKey,
+    GroupTally,
+    Observation,
+    RetrievalEvidence,
+    Transition,
+    Window,
+)
+from groundwatch.core.tagging.view import TaggerView, publish
+from groundwatch.core.tagging.windows import history_entry
+
+__all__ = [
+    "DECIDED_STATUSES",
+    "FACTUAL",
+    "FLAKY_HISTORY",
+    "STALE_REASON",
+    "STATE_FORMAT",
+    "Cause",
+    "EvidenceRule",
+    "GroupKey",
+    "GroupStatus",
+    "GroupTally",
+    "Observation",
+    "RetrievalEvidence",
+    "Tagger",
+    "TaggerView",
+    "TallyReads",
+    "TallyState",
+    "Transition",
+    "Window",
+    "attribution_status",
+    "cause_of",
+    "dump_state",
+    "flaky_forms",
+    "history_entry",
+    "judge_retrieval",
+    "overall_status",
+    "publish",
+    "restore",
+    "retrieval_sufficient",
+    "status_of",
+    "valid",
+]
