@@ -1,0 +1,186 @@
+"""Closed vocabularies: sets whose members are each other's conclusive alternatives.
+
+A gold that is a month is contradicted by an answer that names another month instead, as a
+country gold is by another country: the set is closed, and its members exclude each other. Each
+set here is data (members and the spellings of each), read by one mechanism (:func:`find_members`),
+and admits only members whose reading is unambiguous:
+
+* a word that is also a country, a person's given name in everyday use, or a city is left out
+  of the set ("Georgia" is a country too; "Washington" is usually the city or the president);
+* a member of a proper-noun set counts only written with a capital ("may" is a verb, "earth"
+  soil), and one that is also an everyday word ("May", "March", "Cancer") not at the start of
+  a sentence, where every word is capitalised;
+* a member inside a longer name counts not at all: a capitalised word right before or after it
+  that is not a phrase's first word ("Mercury Records", "Kansas City", "Leo Tolstoy", "South
+  Africa") makes it part of that name.
+
+Members the question names are its context restated, never a rival (the caller drops them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from groundwatch.core.judging.normalize import normalize
+
+
+@dataclass(frozen=True, slots=True)
+class ClosedSet:
+    """One vocabulary: ``members`` maps each normalized spelling to its member's id."""
+
+    name: str
+    members: dict[str, str]
+    #: everyday words among the spellings: a capital at a sentence's start proves nothing
+    common_words: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class MemberMention:
+    """A member named in a response: its set, its id and its token span ``[start, end)``."""
+
+    set_name: str
+    member: str
+    start: int
+    end: int
+
+
+def _spellings(groups: Sequence[Sequence[str]]) -> dict[str, str]:
+    """Spelling -> member id, the first spelling of each group being its id."""
+    return {normalize(s): normalize(g[0]) for g in groups for s in g}
+
+
+_MONTHS = [
+    ["January"], ["February"], ["March"], ["April"], ["May"], ["June"], ["July"], ["August"],
+    ["September"], ["October"], ["November"], ["December"],
+]  # fmt: skip
+_WEEKDAYS = [["Monday"], ["Tuesday"], ["Wednesday"], ["Thursday"], ["Friday"], ["Saturday"],
+             ["Sunday"]]  # fmt: skip
+_PLANETS = [["Mercury"], ["Venus"], ["Earth"], ["Mars"], ["Jupiter"], ["Saturn"], ["Uranus"],
+            ["Neptune"], ["Pluto"]]  # fmt: skip
+_ZODIAC = [
+    ["Aries"], ["Taurus"], ["Gemini"], ["Cancer"], ["Leo"], ["Virgo"], ["Libra"],
+    ["Scorpio", "Scorpius"], ["Sagittarius"], ["Capricorn", "Capricornus"], ["Aquarius"],
+    ["Pisces"],
+]  # fmt: skip
+#: Australia is a country as well, and with Oceania one continent in the usual convention.
+_CONTINENTS = [["Africa"], ["Antarctica"], ["Asia"], ["Europe"], ["North America"],
+               ["South America"], ["Oceania", "Australasia"]]  # fmt: skip
+#: Without Georgia (a country) and Washington (the city, the president).
+_US_STATES = [
+    ["Alabama"], ["Alaska"], ["Arizona"], ["Arkansas"], ["California"], ["Colorado"],
+    ["Connecticut"], ["Delaware"], ["Florida"], ["Hawaii"], ["Idaho"], ["Illinois"], ["Indiana"],
+    ["Iowa"], ["Kansas"], ["Kentucky"], ["Louisiana"], ["Maine"], ["Maryland"],
+    ["Massachusetts"], ["Michigan"], ["Minnesota"], ["Mississippi"], ["Missouri"], ["Montana"],
+    ["Nebraska"], ["Nevada"], ["New Hampshire"], ["New Jersey"], ["New Mexico"], ["New York"],
+    ["North Carolina"], ["North Dakota"], ["Ohio"], ["Oklahoma"], ["Oregon"], ["Pennsylvania"],
+    ["Rhode Island"], ["South Carolina"], ["South Dakota"], ["Tennessee"], ["Texas"], ["Utah"],
+    ["Vermont"], ["Virginia"], ["West Virginia"], ["Wisconsin"], ["Wyoming"],
+]  # fmt: skip
+
+#: Each set, and its spellings that are also everyday words.
+_SETS: tuple[tuple[str, list[list[str]], frozenset[str]], ...] = (
+    ("month", _MONTHS, frozenset({"march", "may", "august"})),
+    ("weekday", _WEEKDAYS, frozenset()),
+    ("planet", _PLANETS, frozenset({"earth"})),
+    ("zodiac sign", _ZODIAC, frozenset({"cancer"})),
+    ("continent", _CONTINENTS, frozenset()),
+    ("us state", _US_STATES, frozenset()),
+)
+#: Longest spelling, in tokens ("north carolina").
+_MAX_NGRAM = 2
+
+
+@cache
+def closed_sets() -> dict[str, ClosedSet]:
+    """Every closed set, by name."""
+    return {name: ClosedSet(name, _spellings(groups), common) for name, groups, common in _SETS}
+
+
+@cache
+def _by_spelling() -> dict[str, list[tuple[str, str]]]:
+    out: dict[str, list[tuple[str, str]]] = {}
+    for s in closed_sets().values():
+        for spelling, member in s.members.items():
+            out.setdefault(spelling, []).append((s.name, member))
+    return out
+
+
+def member_of(value: str) -> tuple[str, str] | None:
+    """``(set name, member id)`` when the whole value is one member of exactly one set."""
+    hits = _by_spelling().get(normalize(value.strip()), [])
+    return hits[0] if len(hits) == 1 else None
+
+
+#: Capitalised words that start a phrase rather than belong to a name ("In Ohio", "The Moon").
+_LEAD_WORDS = frozenset(
+    {"in", "on", "at", "by", "since", "from", "to", "for", "of", "the", "a", "an", "and", "or",
+     "is", "was", "it", "its", "yes", "no", "not", "but", "both", "either", "neither", "than",
+     "i", "he", "she", "they", "we", "this", "that", "answer", "after", "before", "during",
+     "until", "between", "like", "unlike", "near"}
+)  # fmt: skip
+
+
+def find_members(
+    closed: ClosedSet, toks: Sequence[str], raw: str, spans: Sequence[tuple[int, int]] | None
+) -> list[MemberMention]:
+    """Members of ``closed`` a response names on their own (tokens, raw text, token spans).
+
+    Case decides whether a word is a member, so without the tokens' spans in the raw text
+    (``spans`` None) nothing is found.
+    """
+    if spans is None:
+        return []
+    out: list[MemberMention] = []
+    i, n = 0, len(toks)
+    while i < n:
+        for size in range(min(_MAX_NGRAM, n - i), 0, -1):
+            member = closed.members.get(" ".join(toks[i : i + size]))
+            if member is not None:
+                if _standalone(closed, toks, raw, spans, i, i + size):
+                    out.append(MemberMention(closed.name, member, i, i + size))
+                i += size
+                break
+        else:
+            i += 1
+    return out
+
+
+def _standalone(
+    closed: ClosedSet,
+    toks: Sequence[str],
+    raw: str,
+    spans: Sequence[tuple[int, int]],
+    start: int,
+    end: int,
+) -> bool:
+    """The mention is the member itself: capitalised, and no longer name's word beside it."""
+    a = spans[start][0]
+    if not all(raw[spans[j][0]].isupper() for j in range(start, end)):
+        return False
+    if " ".join(toks[start:end]) in closed.common_words and _sentence_start(raw, a):
+        return False
+    # a neighbour joined by a space or hyphen only (punctuation between ends a name)
+    if (
+        start > 0
+        and _name_word(raw, spans[start - 1], toks[start - 1])
+        and not raw[spans[start - 1][1] : a].strip(" -\u00a0")
+    ):
+        return False
+    return not (
+        end < len(toks)
+        and _name_word(raw, spans[end], toks[end])
+        and not raw[spans[end - 1][1] : spans[end][0]].strip(" -\u00a0")
+    )
+
+
+def _name_word(raw: str, span: tuple[int, int], tok: str) -> bool:
+    """A capitalised word that is not a phrase's first word (nor a digit)."""
+    return raw[span[0]].isupper() and tok not in _LEAD_WORDS
+
+
+def _sentence_start(raw: str, at: int) -> bool:
+    """Nothing but a sentence's end (or the text's start) before ``at``."""
+    before = raw[:at].rstrip(" \t\n\u00a0\"'(*-")
+    return not before or before[-1] in ".!?:\n"
