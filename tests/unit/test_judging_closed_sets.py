@@ -1,5 +1,5 @@
-"""Closed vocabularies: a gold that is a month, weekday, planet, zodiac sign, continent or US
-state is contradicted by an answer naming another member instead; a member inside a longer name,
+"""Closed vocabularies: a gold that is a month, weekday, planet, zodiac sign, continent, US
+state, colour, chemical element or decade is contradicted by an answer naming another member instead; a member inside a longer name,
 an everyday word, or the question's own context contradicts nothing."""
 
 from __future__ import annotations
@@ -31,6 +31,12 @@ def judge(response: str, gold: str, query: str = "Which one is it?") -> Decision
         ("The species is found only in South America.", "Africa"),
         ("The last state to do so was Mississippi, in 1966.", "Utah"),
         ("It is in North Carolina.", "South Carolina"),
+        ("The bottom stripe is blue.", "Red"),
+        ("White.", "Orange"),
+        ("The second most common gas is nitrogen.", "Oxygen"),
+        ("Argon is the second most common gas.", "Oxygen"),
+        ("Stereo records first went on sale in the 1950s.", "Thirties"),
+        ("She was born in the forties.", "1930s"),
     ],
 )
 def test_another_member_of_the_gold_set_is_incorrect(response: str, gold: str) -> None:
@@ -54,8 +60,15 @@ def test_another_member_of_the_gold_set_is_incorrect(response: str, gold: str) -
         ("May be the largest one, but nobody knows.", "June"),
         ("The troops march at dawn.", "April"),
         ("The soil, or earth, is red.", "Mars"),
-        # the question's own members are its context
+        # a lowercase set's member capitalised mid-sentence is a name's
+        ("The fairy tale is Snow White.", "Red"),
+        ("He sailed the Black Sea.", "Green"),
+        ("It was sold by Orange in France.", "Blue"),
+        ("The gas is Carbon Dioxide.", "Oxygen"),
+        # a member denied
         ("The answer is not Mars.", "Venus"),
+        # the gold's decade in another century is no other decade
+        ("Records went on sale in the 1830s.", "Thirties"),
     ],
 )
 def test_a_member_that_is_not_the_answers_claim_decides_nothing(response: str, gold: str) -> None:
@@ -66,6 +79,11 @@ def test_a_member_that_is_not_the_answers_claim_decides_nothing(response: str, g
 def test_a_member_the_question_names_is_context() -> None:
     d = judge("Mars is smaller than it.", "Venus", query="Which planet is larger than Mars?")
     assert d.verdict is not I, d.reason
+
+
+def test_a_member_the_question_names_in_any_case_is_context() -> None:
+    query = "What colour is the number on the door? White, Yellow or Brown?"
+    assert judge("Brown", "White", query=query).verdict is not I
 
 
 def test_the_gold_named_among_other_members_is_read_as_before() -> None:
@@ -82,6 +100,14 @@ def test_the_gold_named_among_other_members_is_read_as_before() -> None:
         ("Scorpius", ("zodiac sign", "scorpio")),
         ("Australasia", ("continent", "oceania")),
         ("New Mexico", ("us state", "new mexico")),
+        ("Grey", ("colour", "grey")),
+        ("Gray", ("colour", "grey")),
+        ("Sulfur", ("chemical element", "sulphur")),
+        ("1960s", ("decade", "sixties")),
+        ("The Sixties", ("decade", "sixties")),
+        # a planet, left out of the elements; an everyday word, in no set
+        ("Mercury", ("planet", "mercury")),
+        ("Gold", None),
         # not a member: a country too, a city, a longer value
         ("Georgia", None),
         ("Washington", None),

@@ -9,7 +9,8 @@ and admits only members whose reading is unambiguous:
   of the set ("Georgia" is a country too; "Washington" is usually the city or the president);
 * a member of a proper-noun set counts only written with a capital ("may" is a verb, "earth"
   soil), and one that is also an everyday word ("May", "March", "Cancer") not at the start of
-  a sentence, where every word is capitalised;
+  a sentence, where every word is capitalised; a member of a lowercase set (a colour, an
+  element, a decade) capitalised mid-sentence is a name's ("Snow White");
 * a member inside a longer name counts not at all: a capitalised word right before or after it
   that is not a phrase's first word ("Mercury Records", "Kansas City", "Leo Tolstoy", "South
   Africa") makes it part of that name.
@@ -34,6 +35,10 @@ class ClosedSet:
     members: dict[str, str]
     #: everyday words among the spellings: a capital at a sentence's start proves nothing
     common_words: frozenset[str]
+    #: members are proper nouns, written with a capital; the others (colours, elements,
+    #: decades) are written in lowercase, and one capitalised mid-sentence is a name's ("Snow
+    #: White", "Orange" the company)
+    proper: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,14 +84,43 @@ _US_STATES = [
     ["Vermont"], ["Virginia"], ["West Virginia"], ["Wisconsin"], ["Wyoming"],
 ]  # fmt: skip
 
-#: Each set, and its spellings that are also everyday words.
-_SETS: tuple[tuple[str, list[list[str]], frozenset[str]], ...] = (
-    ("month", _MONTHS, frozenset({"march", "may", "august"})),
-    ("weekday", _WEEKDAYS, frozenset()),
-    ("planet", _PLANETS, frozenset({"earth"})),
-    ("zodiac sign", _ZODIAC, frozenset({"cancer"})),
-    ("continent", _CONTINENTS, frozenset()),
-    ("us state", _US_STATES, frozenset()),
+#: Basic colour terms; shades ("crimson", "navy") are no member, so they decide nothing.
+_COLOURS = [["red"], ["orange"], ["yellow"], ["green"], ["blue"], ["purple", "violet"],
+            ["pink"], ["brown"], ["black"], ["white"], ["grey", "gray"]]  # fmt: skip
+#: Elements, without those that are everyday words too (gold, silver, iron, lead, tin, copper)
+#: or a planet (mercury).
+_ELEMENTS = [
+    ["hydrogen"], ["helium"], ["lithium"], ["beryllium"], ["boron"], ["carbon"], ["nitrogen"],
+    ["oxygen"], ["fluorine"], ["neon"], ["sodium"], ["magnesium"], ["aluminium", "aluminum"],
+    ["silicon"], ["phosphorus"], ["sulphur", "sulfur"], ["chlorine"], ["argon"], ["potassium"],
+    ["calcium"], ["titanium"], ["chromium"], ["manganese"], ["cobalt"], ["nickel"], ["zinc"],
+    ["arsenic"], ["bromine"], ["krypton"], ["strontium"], ["iodine"], ["xenon"],
+    ["caesium", "cesium"], ["barium"], ["tungsten"], ["osmium"], ["iridium"], ["platinum"],
+    ["radium"], ["radon"], ["uranium"], ["plutonium"], ["thorium"], ["polonium"],
+]  # fmt: skip
+#: Decades of any century by their tens: "thirties", "30s", "1930s" are one member.
+_DECADES = [
+    [word, f"{d}s", *(f"{c}{d}s" for c in range(15, 21))]
+    for d, word in zip(
+        range(20, 100, 10),
+        ("twenties", "thirties", "forties", "fifties", "sixties", "seventies", "eighties",
+         "nineties"),
+        strict=True,
+    )
+]  # fmt: skip
+
+#: Each set, its spellings that are also everyday words, and whether its members are proper
+#: nouns.
+_SETS: tuple[tuple[str, list[list[str]], frozenset[str], bool], ...] = (
+    ("month", _MONTHS, frozenset({"march", "may", "august"}), True),
+    ("weekday", _WEEKDAYS, frozenset(), True),
+    ("planet", _PLANETS, frozenset({"earth"}), True),
+    ("zodiac sign", _ZODIAC, frozenset({"cancer"}), True),
+    ("continent", _CONTINENTS, frozenset(), True),
+    ("us state", _US_STATES, frozenset(), True),
+    ("colour", _COLOURS, frozenset(), False),
+    ("chemical element", _ELEMENTS, frozenset(), False),
+    ("decade", _DECADES, frozenset(), False),
 )
 #: Longest spelling, in tokens ("north carolina").
 _MAX_NGRAM = 2
@@ -95,7 +129,10 @@ _MAX_NGRAM = 2
 @cache
 def closed_sets() -> dict[str, ClosedSet]:
     """Every closed set, by name."""
-    return {name: ClosedSet(name, _spellings(groups), common) for name, groups, common in _SETS}
+    return {
+        name: ClosedSet(name, _spellings(groups), common, proper)
+        for name, groups, common, proper in _SETS
+    }
 
 
 @cache
@@ -123,14 +160,21 @@ _LEAD_WORDS = frozenset(
 
 
 def find_members(
-    closed: ClosedSet, toks: Sequence[str], raw: str, spans: Sequence[tuple[int, int]] | None
+    closed: ClosedSet,
+    toks: Sequence[str],
+    raw: str,
+    spans: Sequence[tuple[int, int]] | None,
+    *,
+    guarded: bool = True,
 ) -> list[MemberMention]:
     """Members of ``closed`` a response names on their own (tokens, raw text, token spans).
 
     Case decides whether a word is a member, so without the tokens' spans in the raw text
-    (``spans`` None) nothing is found.
+    (``spans`` None) nothing is found. Unguarded, every spelling counts, however written: what
+    the question names is read that way, since excluding a member as context errs safe
+    ("White, Yellow or Brown?").
     """
-    if spans is None:
+    if spans is None and guarded:
         return []
     out: list[MemberMention] = []
     i, n = 0, len(toks)
@@ -138,7 +182,7 @@ def find_members(
         for size in range(min(_MAX_NGRAM, n - i), 0, -1):
             member = closed.members.get(" ".join(toks[i : i + size]))
             if member is not None:
-                if _standalone(closed, toks, raw, spans, i, i + size):
+                if not guarded or _standalone(closed, toks, raw, spans or (), i, i + size):
                     out.append(MemberMention(closed.name, member, i, i + size))
                 i += size
                 break
@@ -157,9 +201,16 @@ def _standalone(
 ) -> bool:
     """The mention is the member itself: capitalised, and no longer name's word beside it."""
     a = spans[start][0]
-    if not all(raw[spans[j][0]].isupper() for j in range(start, end)):
-        return False
-    if " ".join(toks[start:end]) in closed.common_words and _sentence_start(raw, a):
+    if closed.proper:
+        if not all(raw[spans[j][0]].isupper() for j in range(start, end)):
+            return False
+        if " ".join(toks[start:end]) in closed.common_words and _sentence_start(raw, a):
+            return False
+    elif (
+        raw[a].isupper()
+        and not raw[a : spans[end - 1][1]].isupper()
+        and not _sentence_start(raw, a)
+    ):
         return False
     # a neighbour joined by a space or hyphen only (punctuation between ends a name)
     if (

@@ -462,8 +462,8 @@ def _query_days(query: str) -> frozenset[date]:
 def _query_members(query: str, set_name: str) -> frozenset[str]:
     """The members of a closed set the query names (cached per query text)."""
     toks = _query_toks(query)
-    spans = _ascii_spans(query, len(toks))
-    return frozenset(m.member for m in find_members(closed_sets()[set_name], toks, query, spans))
+    found = find_members(closed_sets()[set_name], toks, query, None, guarded=False)
+    return frozenset(m.member for m in found)
 
 
 #: Non-ASCII punctuation with an ASCII stand-in of one character, so a text's token spans can
