@@ -1,5 +1,5 @@
 """Closed vocabularies: a gold that is a month, weekday, planet, zodiac sign, continent, US
-state, colour, chemical element or decade is contradicted by an answer naming another member instead; a member inside a longer name,
+state, colour, chemical element, decade or ordinal is contradicted by an answer naming another member instead; a member inside a longer name,
 an everyday word, or the question's own context contradicts nothing."""
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ def judge(response: str, gold: str, query: str = "Which one is it?") -> Decision
         ("Argon is the second most common gas.", "Oxygen"),
         ("Stereo records first went on sale in the 1950s.", "Thirties"),
         ("She was born in the forties.", "1930s"),
+        ("She came third.", "Second"),
+        ("He finished 4th.", "2nd"),
     ],
 )
 def test_another_member_of_the_gold_set_is_incorrect(response: str, gold: str) -> None:
@@ -67,6 +69,13 @@ def test_another_member_of_the_gold_set_is_incorrect(response: str, gold: str) -
         ("The gas is Carbon Dioxide.", "Oxygen"),
         # a member denied
         ("The answer is not Mars.", "Venus"),
+        # an ordinal that is an everyday word, part of a date or of a century
+        ("Wait a second, it was gone.", "Fourth"),
+        ("At first nobody knew.", "Third"),
+        ("He was born on 12th June 1491.", "Eighth"),
+        ("He was born on June 12th.", "Eighth"),
+        ("It is celebrated on the 4th of July.", "Eighth"),
+        ("It was built in the fifth century.", "Third"),
         # the gold's decade in another century is no other decade
         ("Records went on sale in the 1830s.", "Thirties"),
     ],
@@ -104,6 +113,8 @@ def test_the_gold_named_among_other_members_is_read_as_before() -> None:
         ("Gray", ("colour", "grey")),
         ("Sulfur", ("chemical element", "sulphur")),
         ("1960s", ("decade", "sixties")),
+        ("7th", ("ordinal", "seventh")),
+        ("Twelfth", ("ordinal", "twelfth")),
         ("The Sixties", ("decade", "sixties")),
         # a planet, left out of the elements; an everyday word, in no set
         ("Mercury", ("planet", "mercury")),

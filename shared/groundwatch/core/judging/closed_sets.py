@@ -10,7 +10,8 @@ and admits only members whose reading is unambiguous:
 * a member of a proper-noun set counts only written with a capital ("may" is a verb, "earth"
   soil), and one that is also an everyday word ("May", "March", "Cancer") not at the start of
   a sentence, where every word is capitalised; a member of a lowercase set (a colour, an
-  element, a decade) capitalised mid-sentence is a name's ("Snow White");
+  element, a decade, an ordinal) capitalised mid-sentence is a name's ("Snow White"), and its
+  everyday words ("first", "second") are never another member;
 * a member inside a longer name counts not at all: a capitalised word right before or after it
   that is not a phrase's first word ("Mercury Records", "Kansas City", "Leo Tolstoy", "South
   Africa") makes it part of that name.
@@ -21,7 +22,7 @@ Members the question names are its context restated, never a rival (the caller d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from groundwatch.core.judging.normalize import normalize
@@ -33,12 +34,18 @@ class ClosedSet:
 
     name: str
     members: dict[str, str]
-    #: everyday words among the spellings: a capital at a sentence's start proves nothing
+    #: everyday words among the spellings: in a proper-noun set a capital at a sentence's
+    #: start proves nothing; in a lowercase set they are never another member ("at first", "a
+    #: second"), only the gold
     common_words: frozenset[str]
     #: members are proper nouns, written with a capital; the others (colours, elements,
     #: decades) are written in lowercase, and one capitalised mid-sentence is a name's ("Snow
     #: White", "Orange" the company)
     proper: bool = True
+    #: words that make a member part of another phrase when right after it ("12th June", "the
+    #: 4th of July", "the fifth century") or right before it ("June 12th")
+    not_before: frozenset[str] = frozenset()
+    not_after: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +116,18 @@ _DECADES = [
     )
 ]  # fmt: skip
 
+_SUFFIX = {1: "st", 2: "nd", 3: "rd"}
+#: Ordinals by their number: "third", "3rd" are one member.
+_ORDINALS = [
+    [word, f"{n}{_SUFFIX.get(n % 10, 'th') if n not in (11, 12, 13) else 'th'}"]
+    for n, word in enumerate(
+        ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+         "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
+         "seventeenth", "eighteenth", "nineteenth", "twentieth"),
+        start=1,
+    )
+]  # fmt: skip
+
 #: Each set, its spellings that are also everyday words, and whether its members are proper
 #: nouns.
 _SETS: tuple[tuple[str, list[list[str]], frozenset[str], bool], ...] = (
@@ -121,6 +140,7 @@ _SETS: tuple[tuple[str, list[list[str]], frozenset[str], bool], ...] = (
     ("colour", _COLOURS, frozenset(), False),
     ("chemical element", _ELEMENTS, frozenset(), False),
     ("decade", _DECADES, frozenset(), False),
+    ("ordinal", _ORDINALS, frozenset({"first", "second", "1st", "2nd"}), False),
 )
 #: Longest spelling, in tokens ("north carolina").
 _MAX_NGRAM = 2
@@ -129,10 +149,17 @@ _MAX_NGRAM = 2
 @cache
 def closed_sets() -> dict[str, ClosedSet]:
     """Every closed set, by name."""
-    return {
+    sets = {
         name: ClosedSet(name, _spellings(groups), common, proper)
         for name, groups, common, proper in _SETS
     }
+    months = frozenset(sets["month"].members)
+    sets["ordinal"] = replace(
+        sets["ordinal"],
+        not_before=months | {"of", "century", "centuries", "millennium", "day", "week"},
+        not_after=months,
+    )
+    return sets
 
 
 @cache
@@ -201,12 +228,16 @@ def _standalone(
 ) -> bool:
     """The mention is the member itself: capitalised, and no longer name's word beside it."""
     a = spans[start][0]
+    if (end < len(toks) and toks[end] in closed.not_before) or (
+        start > 0 and toks[start - 1] in closed.not_after
+    ):
+        return False
     if closed.proper:
         if not all(raw[spans[j][0]].isupper() for j in range(start, end)):
             return False
         if " ".join(toks[start:end]) in closed.common_words and _sentence_start(raw, a):
             return False
-    elif (
+    elif " ".join(toks[start:end]) in closed.common_words or (
         raw[a].isupper()
         and not raw[a : spans[end - 1][1]].isupper()
         and not _sentence_start(raw, a)
