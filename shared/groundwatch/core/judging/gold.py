@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from groundwatch.core.judging.aliases import country_of
+from groundwatch.core.judging.closed_sets import member_of
 from groundwatch.core.judging.dates import parse_gold_date
 from groundwatch.core.judging.normalize import STOPWORDS, content_tokens, fold, normalize_cached
 from groundwatch.core.judging.numbers import NumberMention, parse_gold_number, words_value
@@ -51,6 +52,9 @@ class GoldPart:
     #: the value as a truth value when it can be one (1/0, yes/no, true/false): a flag column
     #: asked as a yes/no question is answered "Yes, it has been discontinued" for the gold 1
     boolean: bool | None = None
+    #: (set, member) when the whole value is a member of a closed set (a month, a planet): any
+    #: other member the answer names instead is another value (text values only)
+    member: tuple[str, str] | None = None
     #: other ways of writing the same value, any of which is the gold ("UK" for United Kingdom)
     alts: tuple[GoldPart, ...] = ()
     #: each word of this spelling and of its alternatives with its stem: where every word of a
@@ -66,6 +70,16 @@ class GoldPart:
     def countries(self) -> frozenset[str]:
         """Country codes the value or any alternative names."""
         return frozenset(c for c in (self.country, *(a.country for a in self.alts)) if c)
+
+    @property
+    def members(self) -> frozenset[str]:
+        """Closed-set members the value or any alternative is, in the set of ``member``."""
+        if self.member is None:
+            return frozenset()
+        name = self.member[0]
+        return frozenset(
+            p.member[1] for p in (self, *self.alts) if p.member is not None and p.member[0] == name
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +221,7 @@ def gold_part(raw: str, declared: AnswerType | None) -> GoldPart:
         # a count's 1 is no "yes": the question decides (tiers._truth_value), not the type, so
         # a 0/1 flag declared a number and asked "Is … ?" still reads as a yes or a no
         boolean=_BOOLEANS.get(norm),
+        member=member_of(raw) if typ is AnswerType.TEXT else None,
     )
 
 
@@ -364,11 +379,13 @@ def _with_alternatives(
             if a.norm and a.norm != part.norm
         )
         country = part.country or next((a.country for a in prepared if a.country), None)
+        member = part.member or next((a.member for a in prepared if a.member), None)
         out.append(
             replace(
                 part,
                 alts=prepared,
                 country=country,
+                member=member,
                 word_stems=part.word_stems + tuple(ws for a in prepared for ws in a.word_stems),
             )
             if prepared

@@ -28,6 +28,7 @@ from functools import lru_cache
 
 from groundwatch.core.judging.aliases import CountryMention, country_of, find_countries
 from groundwatch.core.judging.citations import numbered_names, read_citations
+from groundwatch.core.judging.closed_sets import MemberMention, closed_sets, find_members
 from groundwatch.core.judging.dates import (
     DateMatch,
     DateMention,
@@ -126,6 +127,7 @@ class ParsedResponse:
         "_content_set",
         "_countries",
         "_dates",
+        "_members",
         "_numbers",
         "_q_countries",
         "_q_dates",
@@ -185,6 +187,7 @@ class ParsedResponse:
         self._upper: frozenset[str] | None = None
         self._raw_spans: list[tuple[int, int]] | bool | None = False
         self._q_countries: frozenset[str] | None = None
+        self._members: tuple[str, list[MemberMention]] | None = None
 
     # -- lazily computed views -------------------------------------------------------------
     # The query's views are cached on the query text (see :func:`_query_toks`): like the gold, a
@@ -267,6 +270,15 @@ class ParsedResponse:
         if self._q_countries is None:
             self._q_countries = _query_countries(self.query)
         return self._q_countries
+
+    def members(self, set_name: str) -> list[MemberMention]:
+        """Members of the closed set ``set_name`` the response names on their own."""
+        if self._members is None or self._members[0] != set_name:
+            toks = self.toks
+            spans = _ascii_spans(self.response, len(toks))
+            found = find_members(closed_sets()[set_name], toks, self.response, spans)
+            self._members = (set_name, found)
+        return self._members[1]
 
     def countries(self, gold_code: str | None) -> list[CountryMention]:
         """Countries the response names (computed for the first country part's code)."""
@@ -444,6 +456,24 @@ def _query_days(query: str) -> frozenset[date]:
     return frozenset(
         m.first for m in extract_dates_from_tokens(_query_toks(query)) if m.first == m.last
     )
+
+
+@lru_cache(maxsize=QUERY_VIEWS)
+def _query_members(query: str, set_name: str) -> frozenset[str]:
+    """The members of a closed set the query names (cached per query text)."""
+    toks = _query_toks(query)
+    found = find_members(closed_sets()[set_name], toks, query, None, guarded=False)
+    return frozenset(m.member for m in found)
+
+
+#: Non-ASCII punctuation with an ASCII stand-in of one character, so a text's token spans can
+#: be lined up where it is all that keeps the text from being ASCII (no-break spaces, quotes).
+_ASCII_STANDIN = str.maketrans("\u00a0\u2018\u2019\u201c\u201d\u2013\u2014", " ''\"\"--")
+
+
+def _ascii_spans(text: str, n: int) -> list[tuple[int, int]] | None:
+    """:func:`_raw_token_spans` of ``text`` with its common non-ASCII punctuation read as ASCII."""
+    return _raw_token_spans(text if text.isascii() else text.translate(_ASCII_STANDIN), n)
 
 
 @lru_cache(maxsize=QUERY_VIEWS)
@@ -788,6 +818,16 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
                 # no grounded candidates: another country is the conflicting value of the type
                 name = " ".join(ev.toks[m.start : m.end])
                 occ.append((-2, Level.ALIAS, m.start, m.end, name))
+    if part.member is not None and not rivals and not occ:
+        # a closed set's other member, named on its own, is the conflicting value of the type;
+        # looked for only where the gold is not named (an answer that names it and other
+        # members, "the months in order are April, August, …", is read as before)
+        set_name, golds = part.member[0], part.members
+        asked = _query_members(ev.query, set_name)
+        for mm in ev.members(set_name):
+            if mm.member not in golds and mm.member not in asked:
+                name = " ".join(ev.toks[mm.start : mm.end])
+                occ.append((-2, Level.ALIAS, mm.start, mm.end, name))
     # an acronym is looked for only when the response writes some value's initials in capitals
     if lookup.initials and not lookup.initials.isdisjoint(upper := ev.upper_words):
         for owner, raw, short in lookup.acronyms:
