@@ -336,7 +336,6 @@ class PrunerThread:
         self.retention = retention
         self.on = threading.Event()
         self.quit = threading.Event()
-        self.cycles = 0
         self.thread = threading.Thread(target=self._loop, daemon=True)
         self.thread.start()
 
@@ -348,7 +347,6 @@ class PrunerThread:
             if not self.on.wait(0.05):
                 continue
             report = self.retention.prune(stop=self._stopped)
-            self.cycles += len(report.cycles)
             if report.finished and not report.cycles:
                 self.quit.wait(0.2)  # nothing to do: the next interval
 
@@ -391,6 +389,8 @@ def ingest(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
             cpu[on].append(time.process_time() - c0)
     finally:
         pruner.close()
+    with engine.connect() as conn:
+        pruned = int(conn.exec_driver_sql("SELECT count(*) FROM pruned_cycles").scalar() or 0)
     ratios = [b / a for a, b in zip(rates[False], rates[True], strict=True)]
     return {
         "duty": policy.duty,
@@ -405,7 +405,10 @@ def ingest(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
         ),
         "process_cpu_s_without": [round(x, 2) for x in cpu[False]],
         "process_cpu_s_with": [round(x, 2) for x in cpu[True]],
-        "cycles_pruned_meanwhile": pruner.cycles,
+        "cycles_pruned_meanwhile": pruned,
+        # the writer's work is the same in every block: the pruner's share of the process's
+        # CPU, the ratio a CPU-bound writer sees on a machine it has to itself
+        "cpu_ratio": round(sum(cpu[False]) / sum(cpu[True]), 3),
     }
 
 
@@ -521,7 +524,7 @@ def main() -> dict[str, Any]:
     pg_base = os.environ.get("GW_BENCH_PG_URL") or os.environ.get("GW_TEST_DATABASE_URL")
     result: dict[str, Any] = {
         "machine": machine(),
-        "args": {**vars(args), "out": None},
+        "args": {**vars(args), "out": None, "reuse": str(args.reuse) if args.reuse else None},
         "simulated": "phase 1 (steady): every judgement of every cycle written, summarised and"
         " removed through the real store code, on a fake clock; phase 2 (the days): every cycle"
         " of --days through the same code at --ff-probes judgements a cycle, pruning every"
