@@ -336,6 +336,9 @@ class PrunerThread:
         self.retention = retention
         self.on = threading.Event()
         self.quit = threading.Event()
+        #: set by the writer after each cycle: in compressed time, analytics' "next interval"
+        #: (GW_PRUNE_INTERVAL_S, a minute: a cycle)
+        self.tick = threading.Event()
         self.thread = threading.Thread(target=self._loop, daemon=True)
         self.thread.start()
 
@@ -347,8 +350,10 @@ class PrunerThread:
             if not self.on.wait(0.05):
                 continue
             report = self.retention.prune(stop=self._stopped)
-            if report.finished and not report.cycles:
-                self.quit.wait(0.2)  # nothing to do: the next interval
+            if report.finished and not report.cycles:  # nothing to do: the next interval
+                while not self.tick.wait(0.1) and not self.quit.is_set():
+                    pass
+                self.tick.clear()
 
     def close(self) -> None:
         self.quit.set()
@@ -385,6 +390,7 @@ def ingest(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
                 cycle += 1
                 now[0] = T0 + cycle * args.interval_s
                 writer.cycle(cycle, args.interval_s)
+                pruner.tick.set()
             rates[on].append(args.block_cycles / (time.perf_counter() - t0))
             cpu[on].append(time.process_time() - c0)
     finally:
