@@ -249,7 +249,7 @@ def run_steady(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
         retention.prune()
         sizes.append(size_of(retention))
     steady_from = cycles - args.beyond
-    tail = sizes[steady_from:]
+    tail = sizes[steady_from:] or sizes[-1:]
     stats = retention.stats()
     return {
         "probes": args.probes,
