@@ -92,15 +92,16 @@ BENCHES = [
     # a 100k-group, 20-cycle store built and replayed once per repeat (a few minutes of it)
     Bench("view", "bench_view.py", 900, (), ("--groups", "5000", "--requests", "60")),
     Bench("traffic", "bench_traffic.py", 180, ("--repeat", "3"), ("--n", "2000", "--repeat", "2")),
-    # a minute monitor in compressed time: 30 days of 10k probes is 432M judgements (hours on
-    # this machine), so each repeat runs past the raw window and a partition hour (130 cycles)
-    # at 2k probes, the first at the 10k probes a cycle of the target
+    # a minute monitor in compressed time (30 days of 10k probes is 432M judgements, days on
+    # this machine): the raw part run at full size to its steady state, what grows with time
+    # run cycle by cycle for half a day at 100 probes a cycle and carried on to 30 days; each
+    # repeat at 2k probes, the first at the 10k probes a cycle of the target
     Bench(
         "retention",
         "bench_retention.py",
-        1800,
-        ("--probes", "2000", "--max-cycles", "130", "--repeats", "1"),
-        ("--max-cycles", "70", "--dialects", "sqlite"),
+        3600,
+        ("--probes", "2000", "--days", "0.5", "--pairs", "4"),
+        ("--dialects", "sqlite", "--days", "0.1", "--beyond", "5", "--pairs", "2"),
         ("--probes", "10000"),
     ),
 ]

@@ -200,6 +200,13 @@ def add_answers(comparison: Comparison, a: Side, b: Side, store: Store | None) -
         return out
 
     before, after = forms_of(a, keys_a), forms_of(b, keys_b)
+    answers_known = True
+    if store is not None:
+        from groundwatch.adapters.db.compare_reads import summarised_cycle
+
+        answers_known = not any(
+            side.run_ids and summarised_cycle(store.engine, side.run_ids[-1]) for side in (a, b)
+        )
     truths: dict[str, tuple[str, dict[str, Any]]] = {}
     if store is not None:
         from groundwatch.adapters.db.compare_reads import group_truths
@@ -209,6 +216,7 @@ def add_answers(comparison: Comparison, a: Side, b: Side, store: Store | None) -
         c.forms = form_changes(
             before.get((a_target.get(c.target, c.target), c.group_id), {}),
             after.get((c.target, c.group_id), {}),
+            answers_known=answers_known,
         )
         truth = truths.get(c.group_id)
         if truth is not None:

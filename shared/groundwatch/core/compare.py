@@ -391,13 +391,16 @@ def compare(a: Side, b: Side, *, alpha: float = 0.05) -> Comparison:
 def form_changes(
     before: Mapping[str, tuple[str, str, str | None, str | None]],
     after: Mapping[str, tuple[str, str, str | None, str | None]],
+    *,
+    answers_known: bool = True,
 ) -> list[FormChange]:
     """The forms whose verdict or answer differs: each side maps form id → (cohort, verdict,
-    question, answer); a form one side did not ask shows None there."""
+    question, answer); a form one side did not ask shows None there. ``answers_known`` False
+    (a side whose answers were not all kept: a run rolled up into summaries): verdicts only."""
     out = []
     for form_id in sorted(set(before) | set(after)):
         a, b = before.get(form_id), after.get(form_id)
-        if a is not None and b is not None and a[1] == b[1] and a[3] == b[3]:
+        if a is not None and b is not None and a[1] == b[1] and (a[3] == b[3] or not answers_known):
             continue
         ref = b or a
         assert ref is not None

@@ -8,9 +8,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, case, func, select
+from sqlalchemy import Engine, case, func, inspect, select
 
-from groundwatch.adapters.db.models import FormRow, GroupRow, JudgementRow, RunRow
+from groundwatch.adapters.db.models import (
+    FormRow,
+    GroupRow,
+    JudgementRow,
+    JudgementSummaryRow,
+    PrunedCycleRow,
+    RunRow,
+)
 
 _CHUNK = 500
 _BATCH = 10_000
@@ -50,11 +57,40 @@ def _count(verdict: str) -> Any:
     return func.sum(case((JudgementRow.verdict == verdict, 1), else_=0))
 
 
+def summarised_cycle(engine: Engine, run_id: str) -> tuple[str, int] | None:
+    """(series, cycle) of a run retention rolled up into summaries (its raw rows gone or
+    going), else None: such a run's counts and verdicts are read from its summaries."""
+    if not inspect(engine).has_table("pruned_cycles"):
+        return None
+    with engine.connect() as conn:
+        row = conn.execute(
+            select(PrunedCycleRow.series, PrunedCycleRow.cycle).where(
+                PrunedCycleRow.run_id == run_id
+            )
+        ).first()
+    return (str(row[0]), int(row[1])) if row is not None else None
+
+
+def _summaries_of(series: str, cycle: int) -> Any:
+    s = JudgementSummaryRow
+    return select(s).where(
+        s.series == series, s.first_cycle <= cycle, s.last_cycle >= cycle, s.scenario == "factual"
+    )
+
+
 def run_counts(
     engine: Engine, run_id: str
 ) -> Iterator[tuple[str, str, str, int, int, int, int, int]]:
     """(target, cohort, group_id, group_forms, correct, incorrect, error, undecided) of every
-    GRAMMAR group the run judged (RAGProbe scenario probes left out)."""
+    GRAMMAR group the run judged (RAGProbe scenario probes left out); a summarised run's from
+    the summaries covering its cycle (the same counts: a summary holds them per cycle)."""
+    pruned = summarised_cycle(engine, run_id)
+    if pruned is not None:
+        with engine.connect() as conn:
+            for r in conn.execute(_summaries_of(*pruned)):
+                yield (r.target, r.cohort, r.group_id, int(r.group_forms or 1), r.correct,
+                       r.incorrect, r.error, r.undecided)  # fmt: skip
+        return
     q = (
         select(
             JudgementRow.target,
@@ -83,6 +119,10 @@ def run_forms(
     """(target, group_id, cohort, form_id, verdict, answer, question) of the run's judgements
     of the (target, group_id) ``keys`` — by the judgements' (target, group_id) index, never a
     scan of the run."""
+    pruned = summarised_cycle(engine, run_id)
+    if pruned is not None:
+        yield from _summary_forms(engine, *pruned, keys)
+        return
     by_target: dict[str, list[str]] = {}
     for target, gid in dict.fromkeys(keys):
         by_target.setdefault(target, []).append(gid)
@@ -104,6 +144,26 @@ def run_forms(
                 )
                 for r in conn.execute(q):
                     yield (r[0], r[1], r[2], r[3], r[4], r[5], r[6])
+
+
+def _summary_forms(
+    engine: Engine, series: str, cycle: int, keys: Sequence[tuple[str, str]]
+) -> Iterator[tuple[str, str, str, str, str, str | None, str]]:
+    """:func:`run_forms` of a summarised cycle: each form's verdict; its answer where the
+    summary kept it (a form whose verdict changed at this cycle), no question."""
+    wanted = set(keys)
+    s = JudgementSummaryRow
+    gids = sorted({gid for _, gid in wanted})
+    with engine.connect() as conn:
+        for i in range(0, len(gids), _CHUNK):
+            stmt = _summaries_of(series, cycle).where(s.group_id.in_(gids[i : i + _CHUNK]))
+            for r in conn.execute(stmt):
+                if (r.target, r.group_id) not in wanted:
+                    continue
+                changed = (r.changed or {}) if r.first_cycle == cycle else {}
+                for form, (verdict, _version, _stale) in sorted((r.verdicts or {}).items()):
+                    answer = (changed.get(form) or {}).get("answer")
+                    yield (r.target, r.group_id, r.cohort, form, verdict, answer, "")
 
 
 def group_truths(

@@ -47,9 +47,9 @@ from groundwatch.adapters.db.models import (
     RunRow,
     TallyRow,
 )
-from groundwatch.adapters.db.observations import OBSERVATION_COLUMNS, observation_from_row
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import Observation, Tagger, Window
+from groundwatch.core.tagging_model import STALE_REASON
 
 #: The tables ``store stats`` and ``/metrics`` count (the ones that grow).
 COUNTED_TABLES = (
@@ -222,8 +222,10 @@ class Retention:
         report = PruneReport(dry_run=dry_run)
         stopped = stop or (lambda: False)
         if not dry_run and self.dialect == "postgresql":
-            self.ensure_partitions()
-        report.cycles = self.prunable()
+            self._paced(self.ensure_partitions)
+        # every step paced, the reads too: a run that finds little to do still holds the
+        # store (and, in process, the interpreter) no more than its duty
+        report.cycles = self._paced(self.prunable) if not dry_run else self.prunable()
         if dry_run:
             report.judgements = self._count_rows(report.cycles)
             report.partitions = self._droppable_partitions(extra=report.cycles)
@@ -247,9 +249,9 @@ class Retention:
         report.judgements += self._delete_ledgered(stopped, report)
         if not report.finished:
             return report
-        self._bound_others(report, dry_run=False)
+        self._paced(lambda: self._bound_others(report, dry_run=False))
         if self.dialect == "sqlite":
-            report.vacuumed_pages = self._incremental_vacuum()
+            report.vacuumed_pages = self._paced(self._incremental_vacuum)
         return report
 
     # ---- summaries ----------------------------------------------------------------------------
@@ -260,7 +262,7 @@ class Retention:
         written, rows extended to this cycle)."""
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(*OBSERVATION_COLUMNS, JudgementRow.answer).where(
+                select(*_SUMMARY_COLUMNS).where(
                     JudgementRow.run_id == cycle.run_id,
                     JudgementRow.series == cycle.series,
                     JudgementRow.cycle == cycle.cycle,
@@ -401,7 +403,14 @@ class Retention:
                 )
             else:
                 sql = "DELETE FROM judgements WHERE run_id = :r LIMIT :n"
-            return int(conn.execute(text(sql), {"r": run_id, "n": n}).rowcount or 0)
+            deleted = int(conn.execute(text(sql), {"r": run_id, "n": n}).rowcount or 0)
+        if self.dialect == "sqlite" and deleted:
+            # the batch's pages copied from the WAL into the file here, by the pruner (paced
+            # with the batch), not by whichever commit next crosses SQLite's auto-checkpoint
+            # threshold: that would be the consume loop's; PASSIVE waits for no one
+            with self.engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+        return deleted
 
     def _incremental_vacuum(self) -> int:
         """Return SQLite's free pages to the file system (a store made with auto_vacuum
@@ -678,36 +687,82 @@ _UNSUMMARISED = (
 )
 
 
+#: What a summary is made of: the columns the tagger's status reads, and the answer. Not the
+#: retrieved ids, scores or times: JSON and dates to decode (most of the cost of summarising a
+#: cycle when read), which neither a status nor a summary holds.
+_SUMMARY_COLUMNS = (
+    JudgementRow.probe_id,
+    JudgementRow.target,
+    JudgementRow.cohort,
+    JudgementRow.group_id,
+    JudgementRow.form_id,
+    JudgementRow.verdict,
+    JudgementRow.run_id,
+    JudgementRow.dataset_id,
+    JudgementRow.scenario,
+    JudgementRow.group_forms,
+    JudgementRow.reason,
+    JudgementRow.series,
+    JudgementRow.cycle,
+    JudgementRow.truth_version,
+    JudgementRow.error_kind,
+    JudgementRow.context_has_answer,
+    JudgementRow.answer,
+)
+#: a summary's counts, in this order
+_COUNTED = {
+    v: i
+    for i, v in enumerate((Verdict.CORRECT, Verdict.INCORRECT, Verdict.ERROR, Verdict.UNDECIDED))
+}
+
+
 def _cycle_groups(
     rows: Iterable[Any], window: Window
 ) -> dict[tuple[str, str, str], dict[str, Any]]:
     """A cycle's rows per group (target, cohort, group): the tagger's status over the cycle,
     the counts, each form's (verdict, truth version, stale) and each form's answer."""
     tagger = Tagger(window)
-    answers: dict[tuple[str, str, str], dict[str, str | None]] = {}
     meta: dict[tuple[str, str, str], Observation] = {}
     verdicts: dict[tuple[str, str, str], dict[str, list[Any]]] = {}
+    answers: dict[tuple[str, str, str], dict[str, str | None]] = {}
     observations = []
     for r in rows:
-        obs = observation_from_row(r)
+        verdict = Verdict(r.verdict)
+        stale = (r.reason or "").startswith(STALE_REASON)
+        obs = Observation(
+            probe_id=r.probe_id,
+            target=r.target,
+            cohort=r.cohort,
+            group_id=r.group_id,
+            form_id=r.form_id,
+            verdict=verdict,
+            run_id=r.run_id,
+            dataset_id=r.dataset_id,
+            scenario=r.scenario,
+            group_forms=r.group_forms,
+            stale=stale,
+            series=r.series,
+            cycle=r.cycle,
+            truth_version=r.truth_version,
+            error_kind=r.error_kind,
+            context_has_answer=r.context_has_answer,
+        )
         observations.append(obs)
         key = (obs.target, obs.cohort, obs.group_id)
-        meta.setdefault(key, obs)
-        verdicts.setdefault(key, {})[obs.form_id] = [
-            obs.verdict.value,
-            obs.truth_version,
-            obs.stale,
-        ]
-        answers.setdefault(key, {})[obs.form_id] = r.answer
+        if key not in meta:
+            meta[key] = obs
+            verdicts[key] = {}
+            answers[key] = {}
+        verdicts[key][obs.form_id] = [verdict.value, obs.truth_version, stale]
+        answers[key][obs.form_id] = r.answer
     tagger.apply_many(observations)
     out: dict[tuple[str, str, str], dict[str, Any]] = {}
     for key, obs in meta.items():
         tally = tagger.tally(*key)
         forms = verdicts[key]
-        counts = [
-            sum(1 for v in forms.values() if v[0] == verdict.value)
-            for verdict in (Verdict.CORRECT, Verdict.INCORRECT, Verdict.ERROR, Verdict.UNDECIDED)
-        ]
+        counts = [0, 0, 0, 0]
+        for v in forms.values():
+            counts[_COUNTED[Verdict(v[0])]] += 1
         out[key] = {
             "status": tally.status.value if tally is not None else "pending",
             "counts": counts,
