@@ -19,7 +19,7 @@ from groundwatch.core.tagging_state import dump_state, restore
 from groundwatch.core.tagging_view import publish
 from groundwatch.runtime.allocator import limit_arenas
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 #: this checkout's package first, whatever the working directory of the test
 _ENV = {
