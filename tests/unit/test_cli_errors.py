@@ -198,24 +198,3 @@ def test_a_line_that_is_no_json_names_one_line_and_its_column(tmp_path: Path) ->
     with pytest.raises(ValueError) as err:
         read_jsonl(path)
     assert str(err.value) == "line 4, column 30: not JSON: unexpected end of data"
-
-
-@pytest.mark.parametrize(
-    ("argv", "says"),
-    [
-        (["report", "--windw-runs", "2"], "No such option: --windw-runs"),
-        (["show"], "Missing argument 'group_id'"),
-        (["nosuchcmd"], "No such command 'nosuchcmd'"),
-        (["report", "--window-runs", "-3"], "Invalid value for '--window-runs'"),
-    ],
-)
-def test_a_usage_error_is_one_line_with_exit_2(argv: list[str], says: str) -> None:
-    """An option typo printed typer's five-line box; the brief asks for one line."""
-    import subprocess
-    import sys
-
-    cli = str(Path(sys.executable).with_name("groundwatch"))
-    proc = subprocess.run([cli, *argv], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], lines

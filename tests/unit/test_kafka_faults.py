@@ -142,7 +142,8 @@ async def test_a_publish_that_cannot_get_through_gives_up_after_the_deadline() -
     started = time.monotonic()
     with pytest.raises(BusUnavailable, match="RequestTimedOutError"):
         await bus.publish_many(messages(5))
-    assert 0.25 < time.monotonic() - started < 3
+    # it gives up once the deadline is past, not before (that it gives up at all is the raise)
+    assert time.monotonic() - started >= retry.deadline_s
     assert len(made) > 2  # a new producer for each failed round
 
 

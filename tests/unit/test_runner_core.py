@@ -20,6 +20,10 @@ from tests.unit._runner_helpers import probe
 pytestmark = pytest.mark.unit
 
 FAST = TargetLimits(backoff_initial_s=0.001, backoff_max_s=0.005, timeout_s=1.0)
+TICK = 1e-3  # looptime steps its virtual clock in microseconds
+# ``looptime`` tests run on a virtual loop clock that jumps to the next timer when the loop is idle:
+# a latency or a spacing is then the mechanism's own, exact whatever the machine's load.
+VIRTUAL = pytest.mark.looptime
 
 
 class Scripted:
@@ -32,10 +36,11 @@ class Scripted:
         self.active = 0
         self.max_active = 0
         self.call_times: list[float] = []
+        self.clock = time.monotonic
 
     async def ask(self, query: str) -> TargetReply:
         self.calls += 1
-        self.call_times.append(time.monotonic())
+        self.call_times.append(self.clock())
         self.active += 1
         self.max_active = max(self.max_active, self.active)
         try:
@@ -48,9 +53,10 @@ class Scripted:
             self.active -= 1
 
 
+@VIRTUAL
 async def test_ok_response_carries_probe_fields_and_evidence() -> None:
     p = probe("t", "where?", answer="here")
-    async with Runner({"t": Scripted(delay=0.01)}) as runner:
+    async with Runner({"t": Scripted(delay=0.01)}, clock=asyncio.get_running_loop().time) as runner:
         r = await runner.run(p)
     assert r.status is TargetStatus.OK and r.error_kind is None
     assert (r.answer, r.retrieved_ids, r.contexts) == (
@@ -59,7 +65,7 @@ async def test_ok_response_carries_probe_fields_and_evidence() -> None:
         ["c1", "c2"],
     )
     assert r.probe_id == p.probe_id and r.group_id == p.group_id and r.expected == p.expected
-    assert 0.01 <= r.latency_s < 0.5 and not r.answer_truncated
+    assert r.latency_s == pytest.approx(0.01, abs=TICK) and not r.answer_truncated
 
 
 async def test_unknown_target_is_an_error_response() -> None:
@@ -91,21 +97,25 @@ async def test_retries_transient_errors_only() -> None:
     assert sorted(attempts) == [1, 1, 3, 3]
 
 
+@VIRTUAL
 async def test_retry_waits_for_retry_after_with_jitter_below_it() -> None:
     limited = Scripted(TargetError(ErrorKind.RATE_LIMITED, retry_after=0.15))
-    async with Runner({"t": limited}, {"t": FAST.model_copy(update={"backoff_max_s": 1.0})}) as r:
+    limited.clock = asyncio.get_running_loop().time
+    limits = {"t": FAST.model_copy(update={"backoff_max_s": 1.0})}
+    async with Runner({"t": limited}, limits, clock=limited.clock) as r:
         response = await r.run(probe("t"))
     assert response.status is TargetStatus.OK
     assert limited.call_times[1] - limited.call_times[0] >= 0.15
 
 
+@VIRTUAL
 async def test_timeout_is_an_error_with_the_attempt_latency() -> None:
     slow = Scripted(delay=5.0)
     limits = FAST.model_copy(update={"timeout_s": 0.05, "retries": 0})
-    async with Runner({"t": slow}, {"t": limits}) as runner:
+    async with Runner({"t": slow}, {"t": limits}, clock=asyncio.get_running_loop().time) as runner:
         r = await runner.run(probe("t"))
     assert r.status is TargetStatus.ERROR and r.error_kind == "timeout" and r.answer is None
-    assert 0.05 <= r.latency_s < 0.5
+    assert r.latency_s == pytest.approx(0.05, abs=TICK)
 
 
 async def test_adapter_bug_becomes_an_error_response() -> None:
@@ -137,21 +147,24 @@ async def test_per_target_concurrency_bound() -> None:
     assert [r.query for r in responses] == [f"q{i}" for i in range(20)]
 
 
+@VIRTUAL
 async def test_slow_target_never_stalls_another() -> None:
     slow, fast = Scripted(delay=1.0), Scripted(delay=0.005)
     limits = {"slow": FAST.model_copy(update={"concurrency": 1, "timeout_s": 5.0}), "fast": FAST}
-    async with Runner({"slow": slow, "fast": fast}, limits) as runner:
+    loop = asyncio.get_running_loop()
+    async with Runner({"slow": slow, "fast": fast}, limits, clock=loop.time) as runner:
         slow_batch = asyncio.create_task(
             runner.run_many([probe("slow", f"s{i}") for i in range(5)])
         )
         await asyncio.sleep(0.01)
-        started = time.monotonic()
+        started = loop.time()
         done_fast = [
             r async for r in runner.iter_responses([probe("fast", f"f{i}") for i in range(40)])
         ]
-        elapsed = time.monotonic() - started
+        elapsed = loop.time() - started
         assert len(done_fast) == 40 and all(r.status is TargetStatus.OK for r in done_fast)
-        assert elapsed < 0.5 and not slow_batch.done()
+        # all forty inside the slow target's first second: none waited behind a slow call
+        assert elapsed < slow.delay and slow.calls == 1 and not slow_batch.done()
         slow_batch.cancel()
 
 
@@ -174,14 +187,16 @@ async def test_bounded_queue_gives_back_pressure() -> None:
     assert all(r.status is TargetStatus.OK for r in responses)
 
 
+@VIRTUAL
 async def test_rate_limit_spaces_requests() -> None:
     target = Scripted()
+    target.clock = asyncio.get_running_loop().time
     limits = FAST.model_copy(update={"concurrency": 10, "rate_per_s": 50, "burst": 1})
-    started = time.monotonic()
-    async with Runner({"t": target}, {"t": limits}) as runner:
+    async with Runner({"t": target}, {"t": limits}, clock=target.clock) as runner:
         await runner.run_many([probe("t", f"q{i}") for i in range(11)])
-    # 1 token at start, then 10 more at 50/s: at least 0.2 s whatever the concurrency
-    assert time.monotonic() - started >= 0.19
+    # 1 token at start, then 10 more at 50/s, one every 20 ms whatever the concurrency
+    gaps = [b - a for a, b in zip(target.call_times, target.call_times[1:], strict=False)]
+    assert gaps == pytest.approx([0.02] * 10, abs=TICK)
 
 
 async def test_open_circuit_fails_fast_without_calling_the_target() -> None:

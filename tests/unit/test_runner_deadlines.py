@@ -14,6 +14,8 @@ from tests.unit._runner_helpers import probe
 
 pytestmark = pytest.mark.unit
 
+TICK = 1e-3  # looptime steps the virtual clock in microseconds; a sweep period would be 50 ms
+
 
 class Delays:
     """Answers each query after the delay its text names (``"0.2"`` = 200 ms)."""
@@ -23,10 +25,11 @@ class Delays:
         return TargetReply("ok")
 
 
+@pytest.mark.looptime  # the loop's clock is virtual: deadlines are exact whatever the load
 async def test_each_attempt_times_out_at_its_own_deadline_and_fast_ones_answer() -> None:
     limits = TargetLimits(concurrency=8, timeout_s=0.1, retries=0)
-    async with Runner({"t": Delays()}, {"t": limits}) as runner:
-        loop = asyncio.get_running_loop()
+    loop = asyncio.get_running_loop()
+    async with Runner({"t": Delays()}, {"t": limits}, clock=loop.time) as runner:
         started = loop.time()
         slow_first = asyncio.ensure_future(runner.run(probe("t", "5")))
         await asyncio.sleep(0.05)
@@ -36,10 +39,13 @@ async def test_each_attempt_times_out_at_its_own_deadline_and_fast_ones_answer()
         first = await slow_first
         took = loop.time() - started
     assert fast.status is TargetStatus.OK
+    assert fast.latency_s == pytest.approx(0.01, abs=TICK)
     assert first.error_kind == "timeout" and slow_second.error_kind == "timeout"
-    assert 0.1 <= first.latency_s < 0.14  # at its deadline, not a sweep period later
-    assert 0.1 <= slow_second.latency_s < 0.14
-    assert 0.15 <= took < 0.3  # the second deadline is 50 ms after the first
+    assert first.latency_s == pytest.approx(
+        0.1, abs=TICK
+    )  # at its deadline, not a sweep period later
+    assert slow_second.latency_s == pytest.approx(0.1, abs=TICK)
+    assert took == pytest.approx(0.15, abs=TICK)  # the second deadline is 50 ms after the first
 
 
 async def test_a_cancellation_from_outside_is_not_taken_for_a_timeout() -> None:

@@ -12,6 +12,10 @@ from collections.abc import Callable
 
 Clock = Callable[[], float]
 
+# A refill of exactly one token can come out a hair under 1.0 in floating point; without the slack
+# the bucket would ask for a sleep far below any clock's tick and spin until the clock moves.
+_SLACK = 1e-9
+
 
 class TokenBucket:
     """At most ``rate`` acquisitions per second on average, ``depth`` at once after a pause.
@@ -38,7 +42,7 @@ class TokenBucket:
     async def acquire(self) -> None:
         async with self._lock:
             self._refill()
-            while self._tokens < 1.0:
+            while self._tokens < 1.0 - _SLACK:
                 await asyncio.sleep((1.0 - self._tokens) / self.rate)
                 self._refill()
-            self._tokens -= 1.0
+            self._tokens = max(0.0, self._tokens - 1.0)

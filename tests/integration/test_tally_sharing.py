@@ -25,7 +25,7 @@ from groundwatch.core.tagging import (
 )
 from groundwatch.runtime.allocator import limit_arenas
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 #: this checkout's package first, whatever the working directory of the test
 _ENV = {

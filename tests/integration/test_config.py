@@ -11,7 +11,7 @@ import pytest
 from groundwatch.errors import ConfigError
 from groundwatch.runtime.settings import CommonSettings, load_settings
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 @pytest.mark.parametrize(

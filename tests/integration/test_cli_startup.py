@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 HEAVY = ("scipy", "numpy", "sqlalchemy", "alembic", "openai", "fastapi", "httpx", "aiokafka",
          "uvicorn", "prometheus_client", "sqlglot", "pandas", "rank_bm25")  # fmt: skip

@@ -12,6 +12,8 @@ from scipy import stats as sps
 
 from groundwatch.core.stats import mcnemar_exact, spearman
 
+pytestmark = pytest.mark.integration  # one test starts a Python of its own
+
 
 @pytest.mark.parametrize(
     ("first", "second"),
