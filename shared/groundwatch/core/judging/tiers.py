@@ -788,7 +788,7 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
         occ += by_stem
     lookup = g.lookups[index]
     if dom is not None:
-        occ += _domain_occurrences(ev, dom, g.gold_norms, g.domain_own[index])
+        occ += _domain_occurrences(ev, dom, g.gold_norms, g.domain_own[index], restated=False)
     if g.attributes and not ev.tok_set.isdisjoint(g.attribute_last_words):
         tok_set = ev.tok_set
         for k, attr in enumerate(g.attributes):
@@ -947,12 +947,21 @@ def _domain_occurrences(
     dom: DomainIndex,
     gold_norms: frozenset[str],
     own: tuple[frozenset[str], frozenset[str]],
+    *,
+    restated: bool = True,
+    by_stem: bool = True,
 ) -> list[_Occurrence]:
     """The column's values the response names: the words whose value ends there (one set
     intersection with the response's words), then the whole value looked for; the gold's own
-    spellings are never rivals."""
+    spellings are never rivals.
+
+    Without ``restated``, a naming whose words the question holds as written is left out here,
+    as :func:`read_part` drops it (the question's context restated), before it costs the echo
+    tests, the sort and the claims; without ``by_stem``, only the values named word for word."""
     out: list[_Occurrence] = []
     tok_set = ev.tok_set
+    qf = "" if restated else ev.query_folded
+    qpad = "" if restated else ev.query_pad
     # most answers name no other value: one allocation-free test rules the domain out
     hits = () if tok_set.isdisjoint(dom.last_words) else tok_set & dom.last_words
     if hits and hits <= own[0]:
@@ -962,8 +971,12 @@ def _domain_occurrences(
             needle = dom.needles[k]
             if needle[1:-1] in gold_norms:
                 continue
+            if qf and w in qf and needle in qpad:
+                continue  # every span of it is the question's words restated
             raw = dom.raws[k]
             out += [(_DOMAIN + k, Level.SURFACE, a, b, raw) for a, b in _spans(ev.pad, needle)]
+    if not by_stem:
+        return out
     stem_set = ev.stem_set
     stem_hits = () if stem_set.isdisjoint(dom.stem_lasts) else stem_set & dom.stem_lasts
     if stem_hits and stem_hits <= own[1]:
@@ -973,9 +986,11 @@ def _domain_occurrences(
             if dom.needles[k][1:-1] in gold_norms:
                 continue
             raw = dom.raws[k]
+            toks = ev.toks
             out += [
                 (_DOMAIN + k, Level.STEM, a, b, raw)
                 for a, b in _spans(ev.stem_pad, dom.stem_needles[k])
+                if not (qf and toks[b - 1] in qf and padded(" ".join(toks[a:b])) in qpad)
             ]
     return out
 
@@ -1642,7 +1657,7 @@ def _other_entity(ev: ParsedResponse) -> str | None:
         return None
     qpad = ev.query_pad
     others: list[tuple[str, int, int]] = []
-    for o in _domain_occurrences(ev, dom, g.gold_norms, _NO_OWN):
+    for o in _domain_occurrences(ev, dom, g.gold_norms, _NO_OWN, by_stem=False):
         if o[1] is not Level.SURFACE:
             continue
         said = _said(ev, o)
