@@ -891,12 +891,13 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
     gold_occ = [o for o in accepted if o[0] == -1]
     affirmed = [o for o in gold_occ if not _is_denied(toks, o[2], ev)]
     r.denied = bool(gold_occ) and not affirmed
-    rival_occ = [
-        o for o in accepted if o[0] != -1 and o[0] > _ATTRIBUTE and not _is_denied(toks, o[2], ev)
-    ]
+    # the usual reading names the gold alone: nothing else to sort out
+    others = [o for o in accepted if o[0] != -1] if len(gold_occ) < len(accepted) else []
+    rival_occ = [o for o in others if o[0] > _ATTRIBUTE and not _is_denied(toks, o[2], ev)]
     if g.attributes:
-        said_attrs = [o for o in accepted if o[0] <= _ATTRIBUTE]
-        r.covered = frozenset(t for o in accepted if o[0] != -1 for t in range(o[2], o[3]))
+        said_attrs = [o for o in others if o[0] <= _ATTRIBUTE]
+        if others:
+            r.covered = frozenset(t for o in others for t in range(o[2], o[3]))
         r.attributes = [_said(ev, o) for o in said_attrs]
         if g.attribute_sources:
             r.attribute_sources = [g.attribute_sources[_ATTRIBUTE - o[0]] for o in said_attrs]
@@ -915,7 +916,7 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
                 if o[0] >= _DOMAIN and (src := dom.sources[o[0] - _DOMAIN])
             )
     if affirmed:
-        r.level = min(o[1] for o in affirmed)
+        r.level = affirmed[0][1] if len(affirmed) == 1 else min(o[1] for o in affirmed)
         r.spans = [(o[2], o[3]) for o in affirmed]
     elif not gold_occ:
         fz = fuzzy_window(part.norm, ev.toks)
