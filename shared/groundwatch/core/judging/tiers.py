@@ -841,7 +841,10 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
         # restated ("During the War of 1812, the United States fought …"), not the answer's claim;
         # a rival whose last word the query does not hold is none (one substring test)
         toks, qf = ev.toks, ev.query_folded
-        if any(o[0] < -2 or o[0] >= 0 for o in occ if toks[o[3] - 1] in qf):
+        # the gold named once, the usual reading, is no rival: the scan is skipped
+        if (len(occ) > 1 or not -2 <= occ[0][0] < 0) and any(
+            o[0] < -2 or o[0] >= 0 for o in occ if toks[o[3] - 1] in qf
+        ):
             qpad = ev.query_pad
             occ = [
                 o
