@@ -788,7 +788,7 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
         occ += by_stem
     lookup = g.lookups[index]
     if dom is not None:
-        occ += _domain_occurrences(ev, dom, g.gold_norms, g.domain_own[index])
+        occ += _domain_occurrences(ev, dom, g.gold_norms, g.domain_own[index], restated=False)
     if g.attributes and not ev.tok_set.isdisjoint(g.attribute_last_words):
         tok_set = ev.tok_set
         for k, attr in enumerate(g.attributes):
@@ -841,7 +841,10 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
         # restated ("During the War of 1812, the United States fought …"), not the answer's claim;
         # a rival whose last word the query does not hold is none (one substring test)
         toks, qf = ev.toks, ev.query_folded
-        if any(o[0] < -2 or o[0] >= 0 for o in occ if toks[o[3] - 1] in qf):
+        # the gold named once, the usual reading, is no rival: the scan is skipped
+        if (len(occ) > 1 or not -2 <= occ[0][0] < 0) and any(
+            o[0] < -2 or o[0] >= 0 for o in occ if toks[o[3] - 1] in qf
+        ):
             qpad = ev.query_pad
             occ = [
                 o
@@ -891,12 +894,13 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
     gold_occ = [o for o in accepted if o[0] == -1]
     affirmed = [o for o in gold_occ if not _is_denied(toks, o[2], ev)]
     r.denied = bool(gold_occ) and not affirmed
-    rival_occ = [
-        o for o in accepted if o[0] != -1 and o[0] > _ATTRIBUTE and not _is_denied(toks, o[2], ev)
-    ]
+    # the usual reading names the gold alone: nothing else to sort out
+    others = [o for o in accepted if o[0] != -1] if len(gold_occ) < len(accepted) else []
+    rival_occ = [o for o in others if o[0] > _ATTRIBUTE and not _is_denied(toks, o[2], ev)]
     if g.attributes:
-        said_attrs = [o for o in accepted if o[0] <= _ATTRIBUTE]
-        r.covered = frozenset(t for o in accepted if o[0] != -1 for t in range(o[2], o[3]))
+        said_attrs = [o for o in others if o[0] <= _ATTRIBUTE]
+        if others:
+            r.covered = frozenset(t for o in others for t in range(o[2], o[3]))
         r.attributes = [_said(ev, o) for o in said_attrs]
         if g.attribute_sources:
             r.attribute_sources = [g.attribute_sources[_ATTRIBUTE - o[0]] for o in said_attrs]
@@ -915,7 +919,7 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
                 if o[0] >= _DOMAIN and (src := dom.sources[o[0] - _DOMAIN])
             )
     if affirmed:
-        r.level = min(o[1] for o in affirmed)
+        r.level = affirmed[0][1] if len(affirmed) == 1 else min(o[1] for o in affirmed)
         r.spans = [(o[2], o[3]) for o in affirmed]
     elif not gold_occ:
         fz = fuzzy_window(part.norm, ev.toks)
@@ -947,12 +951,21 @@ def _domain_occurrences(
     dom: DomainIndex,
     gold_norms: frozenset[str],
     own: tuple[frozenset[str], frozenset[str]],
+    *,
+    restated: bool = True,
+    by_stem: bool = True,
 ) -> list[_Occurrence]:
     """The column's values the response names: the words whose value ends there (one set
     intersection with the response's words), then the whole value looked for; the gold's own
-    spellings are never rivals."""
+    spellings are never rivals.
+
+    Without ``restated``, a naming whose words the question holds as written is left out here,
+    as :func:`read_part` drops it (the question's context restated), before it costs the echo
+    tests, the sort and the claims; without ``by_stem``, only the values named word for word."""
     out: list[_Occurrence] = []
     tok_set = ev.tok_set
+    qf = "" if restated else ev.query_folded
+    qpad = "" if restated else ev.query_pad
     # most answers name no other value: one allocation-free test rules the domain out
     hits = () if tok_set.isdisjoint(dom.last_words) else tok_set & dom.last_words
     if hits and hits <= own[0]:
@@ -962,8 +975,12 @@ def _domain_occurrences(
             needle = dom.needles[k]
             if needle[1:-1] in gold_norms:
                 continue
+            if qf and w in qf and needle in qpad:
+                continue  # every span of it is the question's words restated
             raw = dom.raws[k]
             out += [(_DOMAIN + k, Level.SURFACE, a, b, raw) for a, b in _spans(ev.pad, needle)]
+    if not by_stem:
+        return out
     stem_set = ev.stem_set
     stem_hits = () if stem_set.isdisjoint(dom.stem_lasts) else stem_set & dom.stem_lasts
     if stem_hits and stem_hits <= own[1]:
@@ -973,9 +990,11 @@ def _domain_occurrences(
             if dom.needles[k][1:-1] in gold_norms:
                 continue
             raw = dom.raws[k]
+            toks = ev.toks
             out += [
                 (_DOMAIN + k, Level.STEM, a, b, raw)
                 for a, b in _spans(ev.stem_pad, dom.stem_needles[k])
+                if not (qf and toks[b - 1] in qf and padded(" ".join(toks[a:b])) in qpad)
             ]
     return out
 
@@ -1642,7 +1661,7 @@ def _other_entity(ev: ParsedResponse) -> str | None:
         return None
     qpad = ev.query_pad
     others: list[tuple[str, int, int]] = []
-    for o in _domain_occurrences(ev, dom, g.gold_norms, _NO_OWN):
+    for o in _domain_occurrences(ev, dom, g.gold_norms, _NO_OWN, by_stem=False):
         if o[1] is not Level.SURFACE:
             continue
         said = _said(ev, o)
