@@ -48,8 +48,7 @@ from groundwatch.adapters.db.models import (
     TallyRow,
 )
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import Observation, Tagger, Window
-from groundwatch.core.tagging_model import STALE_REASON
+from groundwatch.core.tagging import STALE_REASON, Observation, Tagger, Window
 
 #: The tables ``store stats`` and ``/metrics`` count (the ones that grow).
 COUNTED_TABLES = (
