@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from _common import emit, figure, machine
+from _common import emit, figure, machine, seed_groups
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -47,28 +47,7 @@ def build_store(db: Path, groups: int, changed: int) -> tuple[str, str]:
     open_store(url, "--database-url", create=True).close()  # the schema, by the migrations
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
     conn = sqlite3.connect(db)
-    conn.execute(
-        "INSERT INTO datasets (dataset_id, name, source, forms_per_cohort, cohorts, meta,"
-        " created_at) VALUES ('bench', 'bench', '', 3, ?, '{}', ?)",
-        (orjson.dumps(list(COHORTS)).decode(), now),
-    )
-    gids = [f"{g:016x}" for g in range(groups)]
-    conn.executemany(
-        "INSERT INTO semantic_groups (dataset_id, group_id, sql, params, answer, answer_version,"
-        " relevant_doc_ids, scenario) VALUES ('bench', ?, 'SELECT v FROM t WHERE k = :k', ?, ?,"
-        " 1, '[]', 'factual')",
-        ((gid, f'{{"k": {i}}}', f'{{"values": ["v{i}"]}}') for i, gid in enumerate(gids)),
-    )
-    conn.executemany(
-        "INSERT INTO text_forms (dataset_id, group_id, form_id, cohort, text) VALUES"
-        " ('bench', ?, ?, ?, ?)",
-        (
-            (gid, f"{gid}-{c}-{f}", c, f"What is v of {i} ({c} {f})?")
-            for i, gid in enumerate(gids)
-            for c in COHORTS
-            for f in range(FORMS)
-        ),
-    )
+    gids = seed_groups(conn, groups, COHORTS, FORMS, now, lambda gid, c, f: f"{gid}-{c}-{f}")
     runs = ("run-before", "run-after")
     for cycle, run in enumerate(runs, 1):
         conn.execute(

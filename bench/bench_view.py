@@ -37,8 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import orjson
-from _common import emit, figure, machine
+from _common import emit, figure, machine, seed_groups
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -56,26 +55,8 @@ def build_store(db: Path, groups: int, forms: int, cycles: int, sample: float) -
     open_store(url, "--database-url", create=True).close()  # the schema, by the migrations
     start = datetime.now(UTC) - timedelta(hours=cycles)
     conn = sqlite3.connect(db)
-    conn.execute(
-        "INSERT INTO datasets (dataset_id, name, source, forms_per_cohort, cohorts, meta,"
-        " created_at) VALUES ('bench', 'bench', '', ?, ?, '{}', ?)",
-        (forms, orjson.dumps([COHORT]).decode(), start.isoformat(" ")),
-    )
-    gids = [f"{g:016x}" for g in range(groups)]
-    conn.executemany(
-        "INSERT INTO semantic_groups (dataset_id, group_id, sql, params, answer, answer_version,"
-        " relevant_doc_ids, scenario) VALUES ('bench', ?, 'SELECT v FROM t WHERE k = :k', ?, ?,"
-        " 1, '[]', 'factual')",
-        ((gid, f'{{"k": {i}}}', f'{{"values": ["v{i}"]}}') for i, gid in enumerate(gids)),
-    )
-    conn.executemany(
-        "INSERT INTO text_forms (dataset_id, group_id, form_id, cohort, text) VALUES"
-        " ('bench', ?, ?, ?, ?)",
-        (
-            (gid, f"{gid}-{f}", COHORT, f"What is v of {i} (form {f})?")
-            for i, gid in enumerate(gids)
-            for f in range(forms)
-        ),
+    gids = seed_groups(
+        conn, groups, [COHORT], forms, start.isoformat(" "), lambda gid, _c, f: f"{gid}-{f}"
     )
     rng = random.Random(7)
     total = 0
@@ -96,7 +77,7 @@ def build_store(db: Path, groups: int, forms: int, cycles: int, sample: float) -
                         run,
                         gid,
                         f"{gid}-{f}",
-                        f"What is v of {i} (form {f})?",
+                        f"What is v of {i} ({COHORT} {f})?",
                         "incorrect" if wrong else "correct",
                         "I don't know." if wrong else f"v{i}",
                         forms,
