@@ -11,7 +11,15 @@ from dataclasses import replace
 import pytest
 
 from groundwatch.core.model import Verdict
-from groundwatch.core.tagging import Observation, Tagger, Window, dump_state, publish, restore
+from groundwatch.core.tagging import (
+    Observation,
+    Tagger,
+    Window,
+    codec,
+    dump_state,
+    publish,
+    restore,
+)
 from groundwatch.core.tagging.cold import ColdTally
 from groundwatch.report.build import report_from_tagger
 
@@ -178,10 +186,8 @@ def test_compressed_groups_take_a_fraction_of_the_memory() -> None:
 
 
 def test_windows_compressed_after_the_dictionary_is_made_expand_the_same() -> None:
-    from groundwatch.core.tagging import cold as codec
-
     tagger = Tagger(Window(runs=2))
-    for g in range(2 * codec._SAMPLES):
+    for g in range(2 * codec.SAMPLES):
         for f in range(3):
             tagger.apply(
                 Observation(
@@ -195,8 +201,8 @@ def test_windows_compressed_after_the_dictionary_is_made_expand_the_same() -> No
     tagger.compact()
     tagger.compact()
     blobs = [v._store.get(v._slot) for v in tagger._tallies.values() if isinstance(v, ColdTally)]
-    assert len(blobs) == 2 * codec._SAMPLES
-    assert codec._ZDICT is not None and any(b[0] == 1 for b in blobs)
+    assert len(blobs) == 2 * codec.SAMPLES
+    assert codec.dictionary_made() and any(codec.used_dictionary(b) for b in blobs)
     assert states(tagger) == before  # read through the compressed windows
     for key in list(tagger._tallies):
         tagger._live_tally(key)  # every window thawed

@@ -2,7 +2,8 @@
 
 Everything outside ``groundwatch.core.tagging`` imports from here, never from a submodule (an
 import-linter contract keeps it so): the modules inside are free to change how a window is kept
-— live, stored as plain state, or cold (compressed) — as long as these names keep their meaning.
+— live, stored as plain state, or cold (every encoding is :mod:`groundwatch.core.tagging.codec`'s)
+— as long as these names keep their meaning.
 
 * the write model: :class:`Tagger`, fed :class:`Observation` s under a :class:`Window`, giving
   :class:`GroupTally` s, :class:`Transition` s and a :class:`Cause` per failed example;

@@ -12,68 +12,48 @@ eviction mark and the failure attribution. Everything else — the window's numb
 stale, the flaky forms, every running count of the tagger — is derived from it again on restore
 by the same code the live path runs, so a restored tagger is the live one, not an approximation.
 
-The format is a JSON-able list headed by :data:`STATE_FORMAT`: a state of another format is
-``None`` to :func:`restore` (the caller replays that tally's judgements instead).
+The encoding is :mod:`groundwatch.core.tagging.codec`'s (:func:`~groundwatch.core.tagging.codec.
+encode_state`, a JSON-able list headed by :data:`STATE_FORMAT`); a state of another format is
+refused by :func:`valid` (the caller replays that tally's judgements instead). This module puts a
+decoded state back into a tagger.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from groundwatch.core.evidence import GroupStatus
 from groundwatch.core.model import Verdict
+from groundwatch.core.tagging.codec import (
+    STATE_FORMAT,
+    DecodedState,
+    TallyState,
+    decode_state,
+    encode_state,
+    valid_state,
+)
 from groundwatch.core.tagging.cold import ColdTally
 from groundwatch.core.tagging.counts import CohortSums
-from groundwatch.core.tagging.rows import observation_row as _dump_observation
-from groundwatch.core.tagging.rows import row_observation as _load_observation
 from groundwatch.core.tagging.tagger import Tagger
-from groundwatch.core.tagging.values import Cause, GroupKey
-from groundwatch.core.tagging.windows import Cycle, Tally, history_entry
+from groundwatch.core.tagging.values import GroupKey
+from groundwatch.core.tagging.windows import Cycle, Tally
 
-#: Bumped whenever the layout below changes: an older state is replayed, never misread.
-STATE_FORMAT = 2
-
-TallyState = list[Any]
-"""``[STATE_FORMAT, dataset_id, scenario, group_forms, series, conclusive, evicted_before,
-reports_ids, cycles, history, causes]`` — see :func:`dump_state`."""
-
-_VERDICTS = {v.value: v for v in Verdict}
-_STATUSES = {s.value: s for s in GroupStatus}
-_CAUSES = {c.value: c for c in Cause}
+__all__ = ["STATE_FORMAT", "TallyState", "dump_state", "restore", "valid"]
 
 
 def dump_state(tagger: Tagger, key: GroupKey) -> TallyState | None:
-    """The state of one tally as plain data (``None``: the tagger has no such tally).
-
-    ``cycles`` are ``[cycle, closed, observations]`` ascending, each cycle's observations in
-    arrival order (repeats of a form included: the latest stands); ``history`` is ``[form,
-    [[cycle, correct, truth_version], …]]``; ``causes`` the attribution last computed."""
+    """The state of one tally as plain data (``None``: the tagger has no such tally); its
+    layout is :func:`~groundwatch.core.tagging.codec.encode_state`'s."""
     found = tagger._tallies.get(key)
     if found is None:
         return None
     t = found.peek() if isinstance(found, ColdTally) else found
-    return [
-        STATE_FORMAT,
-        t.dataset_id,
-        t.scenario,
-        t.group_forms,
-        t.series,
-        t.conclusive.value if t.conclusive is not None else None,
-        t.evicted_before,
-        key[0] in tagger._id_targets,
-        [
-            [c, cy.closed, [_dump_observation(o) for o in cy.observations()]]
-            for c, cy in t.cycles.items()
-        ],
-        [[form, [list(e) for e in h]] for form, h in t.history.items()],
-        {cause.value: n for cause, n in t.causes.items()},
-    ]
+    return encode_state(t, reports_ids=key[0] in tagger._id_targets)
 
 
 def valid(state: object) -> bool:
     """Whether ``state`` is a tally state this code restores (the format it writes)."""
-    return isinstance(state, list) and len(state) == 11 and state[0] == STATE_FORMAT
+    return valid_state(state)
 
 
 def restore(tagger: Tagger, states: Iterable[tuple[GroupKey, TallyState]]) -> int:
@@ -100,28 +80,17 @@ def restore(tagger: Tagger, states: Iterable[tuple[GroupKey, TallyState]]) -> in
         for key, state in states:
             if key in tagger._tallies:
                 raise ValueError(f"tally {key} is present already")
-            (
-                _fmt,
-                dataset_id,
-                scenario,
-                group_forms,
-                series,
-                conclusive,
-                evicted_before,
-                reports_ids,
-                cycles,
-                history,
-                causes,
-            ) = state
-            t = _open(tagger, key, dataset_id, scenario, group_forms, series)
+            parts = decode_state(key, state)
+            if parts is None:
+                raise ValueError(f"tally {key}'s state is not of format {STATE_FORMAT}")
+            t = _open(tagger, key, parts)
             target, cohort, group_id = key
-            if reports_ids:
+            if parts.reports_ids:
                 tagger._id_targets.add(target)
-            for c, closed, rows in cycles:
+            for c, closed, observations in parts.cycles:
                 cy = Cycle(c, closed=closed, seq=tagger._seq)
                 tagger._seq += 1
-                for row in rows:
-                    obs = _load_observation(row, target, cohort, group_id, c)
+                for obs in observations:
                     cy.add(obs)
                     live[obs.probe_id] = obs
                     count_verdict(obs, 1)
@@ -135,14 +104,14 @@ def restore(tagger: Tagger, states: Iterable[tuple[GroupKey, TallyState]]) -> in
                         h[3] += v is Verdict.UNDECIDED
                     n += 1
                 t.cycles[c] = cy
-            t.history = {form: [history_entry(*e) for e in h] for form, h in history}
-            t.evicted_before = evicted_before
+            t.history = parts.history
+            t.evicted_before = parts.evicted_before
             recompute(key, t, None)
             # the last conclusive status is history, not derivable from the window: a group
             # that is unknown now remembers what it was before (a later gap regresses from it)
-            t.conclusive = _STATUSES[conclusive] if conclusive is not None else None
-            if causes:
-                t.causes = {_CAUSES[c]: k for c, k in causes.items()}
+            t.conclusive = parts.conclusive
+            if parts.causes:
+                t.causes = parts.causes
                 for cause, k in t.causes.items():
                     ck = (target, cohort, cause)
                     cause_counts[ck] = cause_counts.get(ck, 0) + k
@@ -155,15 +124,15 @@ def restore(tagger: Tagger, states: Iterable[tuple[GroupKey, TallyState]]) -> in
     return n
 
 
-def _open(
-    tagger: Tagger, key: GroupKey, dataset_id: str, scenario: str, group_forms: int, series: str
-) -> Tally:
+def _open(tagger: Tagger, key: GroupKey, parts: DecodedState) -> Tally:
     """A new, empty tally for ``key``, counted pending (as :meth:`Tagger._open` makes one)."""
     ck = (key[0], key[1])
     sums = tagger._sums.get(ck)
     if sums is None:
         sums = tagger._sums[ck] = CohortSums()
-    t = tagger._tallies[key] = Tally(key, dataset_id, scenario, group_forms, series, sums)
+    t = tagger._tallies[key] = Tally(
+        key, parts.dataset_id, parts.scenario, parts.group_forms, parts.series, sums
+    )
     tagger._hot_keys.add(key)
     sc = (key[0], key[1], GroupStatus.PENDING)
     counts = tagger._status_counts
