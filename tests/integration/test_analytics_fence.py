@@ -153,9 +153,9 @@ async def test_a_stored_judgement_outside_the_rebuilt_window_is_skipped_not_retr
 
 
 async def test_each_tally_keeps_its_own_fence_token(tmp_path: Path) -> None:
-    """The token each write must find is kept in the tally (live or compressed), not in a
+    """The token each write must find is kept in the tally (live or cold), not in a
     map beside every group (~90 bytes a group, 15 MB at 500k probes): the one stored, through
-    compaction and a restart, and the next write after either passes the fence."""
+    going cold and a restart, and the next write after either passes the fence."""
     engine = make_engine(f"sqlite:///{tmp_path}/a.db")
     create_schema(engine)
     store = AnalyticsStore(engine)
@@ -166,8 +166,8 @@ async def test_each_tally_keeps_its_own_fence_token(tmp_path: Path) -> None:
     assert len(stored) == GROUPS and all(stored.values())
     tagger = a.stage.tagger
     tagger.refresh_causes()
-    tagger.compact()
-    assert not tagger._hot_keys, "every tally compressed"
+    tagger.make_cold()
+    assert not tagger._hot_keys, "every tally cold"
     assert {k: tagger.fence(k) for k in tagger._tallies} == stored
     assert a.stage._tokens == {}
     restarted = Instance(store)

@@ -196,8 +196,8 @@ def test_the_restored_state_of_an_undecided_cycle_reads_the_same() -> None:
     restore(back, [(key, state)])
     assert back.tally(*key) == live.tally(*key)
     assert back.status(*key) is GroupStatus.UNKNOWN
-    live.compact()
-    assert live.tally(*key) == back.tally(*key)  # compressed, it reads the same
+    live.make_cold()
+    assert live.tally(*key) == back.tally(*key)  # cold, it reads the same
 
 
 def test_outage_state_survives_a_rebuild() -> None:
@@ -300,7 +300,7 @@ def test_the_undecided_share_of_answers_is_a_gauge_of_its_own() -> None:
 def test_target_health_is_the_newest_cycles_whatever_the_windows_hold() -> None:
     """The report's target health and each cohort's error share come from the newest cycle's
     probes, also for held groups (whose windows count an older cycle) — and read the same from
-    the tagger, its compressed tallies and a published view."""
+    the tagger, its cold tallies and a published view."""
     from groundwatch.core.tagging import publish
     from groundwatch.report.groups import cycle_health
 
@@ -315,6 +315,6 @@ def test_target_health_is_the_newest_cycles_whatever_the_windows_hold() -> None:
     assert t.tally("t", "short", "g").held  # type: ignore[union-attr]
     view = publish(t)
     t.refresh_causes()
-    t.compact()
-    assert t.compact() == 2  # both cohorts' tallies compressed (quiet since the last call)
+    t.make_cold()
+    assert t.make_cold() == 2  # both cohorts' tallies cold (untouched since the last call)
     assert cycle_health(t) == cycle_health(view) == (health, cohorts)

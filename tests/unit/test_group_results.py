@@ -114,7 +114,7 @@ def test_a_page_of_groups_snapshots_only_its_rows() -> None:
     assert sorted(asked) == [("t", "long", "g2"), ("t", "short", "g2")]
 
 
-def test_rows_and_summary_read_the_same_from_a_compacted_tagger_and_its_view() -> None:
+def test_rows_and_summary_read_the_same_from_a_tagger_with_cold_tallies_and_its_view() -> None:
     from groundwatch.core.tagging import publish
     from groundwatch.report.groups import status_summary
 
@@ -124,8 +124,8 @@ def test_rows_and_summary_read_the_same_from_a_compacted_tagger_and_its_view() -
     assert summary["gap"] == 1 and summary["non_robust"] == 1 and summary["robust"] == 1
     cold = tagger()
     cold.refresh_causes()  # a group whose attribution is due stays live
-    cold.compact()
-    cold.compact()  # the second call compresses what the first saw touched
+    cold.make_cold()
+    cold.make_cold()  # the second call makes cold what the first saw touched
     assert cold._hot_keys == set()
     for reads in (cold, publish(cold), publish(live)):
         assert group_results(reads) == expected

@@ -1,7 +1,7 @@
 """The report reads a cohort's groups through the tagger (``report.build._CohortTallies``)
 instead of copying every group into dicts of its own: it must read exactly as those dicts did —
 the factual groups of one (target, cohort), in the tagger's order, from a live tagger, from a
-compressed one and from a published view."""
+cold one and from a published view."""
 
 from __future__ import annotations
 
@@ -43,13 +43,13 @@ def _copied(reads: object, target: str, cohort: str) -> dict[str, object]:
     }
 
 
-@pytest.mark.parametrize("source", ["live", "compressed", "view"])
+@pytest.mark.parametrize("source", ["live", "cold", "view"])
 def test_a_cohort_s_groups_read_as_the_copied_dict_did(source: str) -> None:
     tagger = _tagger()
-    if source == "compressed":
+    if source == "cold":
         tagger.refresh_causes()
-        tagger.compact()
-        tagger.compact()  # untouched since the last call: every complete group compressed
+        tagger.make_cold()
+        tagger.make_cold()  # untouched since the last call: every complete group cold
         assert all(type(t) is ColdTally for t in tagger._tallies.values())
     reads = publish(tagger) if source == "view" else tagger
     view = _View(reads)

@@ -1,4 +1,4 @@
-"""Compressed tallies (groundwatch.core.tagging.cold): a tagger that compresses its quiet groups
+"""Cold tallies (groundwatch.core.tagging.cold): a tagger that makes its untouched groups cold
 after every batch reads, writes and publishes exactly as one that keeps them all live — through
 windows, outages, repeats, late verdicts, rebalances and restores — and holds far fewer bytes."""
 
@@ -36,7 +36,7 @@ def states(t: Tagger) -> list[tuple[object, object]]:
 
 def redelivered_in_their_group(obs: list[Observation]) -> list[Observation]:
     """The streams repeat probe ids as redeliveries, some under another group: a probe belongs
-    to one group (its judgement's key never changes), which is all a compressed group's repeat
+    to one group (its judgement's key never changes), which is all a cold group's repeat
     test can rely on (it looks into the group's own window)."""
     first: dict[str, Observation] = {}
     out = []
@@ -53,14 +53,16 @@ def cold(t: Tagger) -> int:
 @pytest.mark.parametrize("window", [None, 1, 3])
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("make", [stream, outage_stream], ids=["random", "outages"])
-def test_a_compacting_tagger_is_the_live_one(window: int | None, seed: int, make: object) -> None:
+def test_a_tagger_with_cold_tallies_is_the_live_one(
+    window: int | None, seed: int, make: object
+) -> None:
     w = Window(runs=window) if window is not None else None
     obs = redelivered_in_their_group(make(seed))  # type: ignore[operator]
     rng = random.Random(seed)
     live = Tagger(w, open_domain_baseline="base")
     packed = Tagger(w, open_domain_baseline="base")
     view = publish(packed)
-    compressed = 0
+    made_cold = 0
     i = 0
     while i < len(obs):
         batch = obs[i : i + rng.randrange(1, 40)]
@@ -72,11 +74,11 @@ def test_a_compacting_tagger_is_the_live_one(window: int | None, seed: int, make
         if rng.random() < 0.5:  # attribution partly done: the groups still due stay live
             live.refresh_causes(max_groups=3)
             packed.refresh_causes(max_groups=3)
-            compressed += packed.compact()
-        # attribution done (the view's reads do not refresh it): every quiet group compressed
+            made_cold += packed.make_cold()
+        # attribution done (the view's reads do not refresh it): every untouched group cold
         live.refresh_causes()
         packed.refresh_causes()
-        compressed += packed.compact()
+        made_cold += packed.make_cold()
         view = publish(packed, view)
         assert reads(view) == reads(live)
         assert reads(packed) == reads(live)
@@ -84,14 +86,14 @@ def test_a_compacting_tagger_is_the_live_one(window: int | None, seed: int, make
         if rng.random() < 0.1:  # a partition moves away
             gid = f"g{rng.randrange(6)}"
             assert live.discard_group(None, gid) == packed.discard_group(None, gid)
-    assert compressed > 0  # the test compressed something
+    assert made_cold > 0  # the test made something cold
     live.refresh_causes()
     packed.refresh_causes()
-    packed.compact()
-    packed.compact()  # nothing touched since the last call: every closed group compressed
+    packed.make_cold()
+    packed.make_cold()  # nothing touched since the last call: every closed group cold
     assert cold(packed) > 0
     assert reads(packed) == reads(live)
-    # group by group once compressed, but the same observations
+    # group by group once cold, but the same observations
     assert sorted(map(repr, packed.observations())) == sorted(map(repr, live.observations()))
     for key in list(live._tallies):
         assert packed.group_history(*key) == live.group_history(*key)
@@ -99,7 +101,7 @@ def test_a_compacting_tagger_is_the_live_one(window: int | None, seed: int, make
     a = report_from_tagger(packed).model_dump(mode="json", exclude={"generated_at"})
     b = report_from_tagger(live).model_dump(mode="json", exclude={"generated_at"})
     assert a == b
-    # a tagger restored from the compressed one's states is the live one too
+    # a tagger restored from the cold one's states is the live one too
     again = Tagger(w, open_domain_baseline="base")
     restore(again, states(packed))  # type: ignore[arg-type]
     twin = Tagger(w, open_domain_baseline="base")
@@ -107,7 +109,7 @@ def test_a_compacting_tagger_is_the_live_one(window: int | None, seed: int, make
     assert reads(again) == reads(twin)
 
 
-def test_a_redelivered_judgement_of_a_compressed_group_is_a_repeat() -> None:
+def test_a_redelivered_judgement_of_a_cold_group_is_a_repeat() -> None:
     tagger = Tagger(Window(runs=2))
     first = [
         Observation(f"p{f}", "t", "short", "g", f"f{f}", Verdict.CORRECT, group_forms=2, cycle=1)
@@ -115,15 +117,15 @@ def test_a_redelivered_judgement_of_a_compressed_group_is_a_repeat() -> None:
     ]
     assert tagger.apply_many(first) == 2
     tagger.refresh_causes()
-    assert tagger.compact() == 0  # touched in this batch: live one batch more
-    assert tagger.compact() == 1 and cold(tagger) == 1
+    assert tagger.make_cold() == 0  # touched in this batch: live one batch more
+    assert tagger.make_cold() == 1 and cold(tagger) == 1
     assert "p0" not in tagger  # not looked into …
     assert len(tagger) == 2
     assert not tagger.apply(first[0])  # … but apply thaws the group and knows it
     assert cold(tagger) == 0 and "p0" in tagger and len(tagger) == 2
-    # touched: it stays live for one more batch, then goes quiet again
-    assert tagger.compact() == 0
-    assert tagger.compact() == 1
+    # touched: it stays live for one more batch, then goes cold again
+    assert tagger.make_cold() == 0
+    assert tagger.make_cold() == 1
 
 
 def test_a_group_still_filling_or_due_for_attribution_stays_live() -> None:
@@ -131,18 +133,18 @@ def test_a_group_still_filling_or_due_for_attribution_stays_live() -> None:
     tagger.apply(
         Observation("p0", "t", "short", "g", "f0", Verdict.CORRECT, group_forms=2, cycle=1)
     )
-    tagger.compact()  # touched this batch
-    assert tagger.compact() == 0  # its cycle is still filling
+    tagger.make_cold()  # touched this batch
+    assert tagger.make_cold() == 0  # its cycle is still filling
     tagger.apply(
         Observation("p1", "t", "short", "g", "f1", Verdict.INCORRECT, group_forms=2, cycle=1)
     )
-    tagger.compact()
-    assert tagger.compact() == 0  # closed, but its attribution is due
+    tagger.make_cold()
+    assert tagger.make_cold() == 0  # closed, but its attribution is due
     tagger.refresh_causes()
-    assert tagger.compact() == 1
+    assert tagger.make_cold() == 1
 
 
-def test_compressed_groups_take_a_fraction_of_the_memory() -> None:
+def test_cold_groups_take_a_fraction_of_the_memory() -> None:
     def fill(t: Tagger) -> None:
         for g in range(300):
             for f in range(6):
@@ -159,8 +161,8 @@ def test_compressed_groups_take_a_fraction_of_the_memory() -> None:
     live, packed = Tagger(Window(runs=3)), Tagger(Window(runs=3))
     fill(live)
     fill(packed)
-    packed.compact()
-    assert packed.compact() == 300
+    packed.make_cold()
+    assert packed.make_cold() == 300
 
     def size(t: Tagger) -> int:
         seen: set[int] = set()
@@ -185,7 +187,7 @@ def test_compressed_groups_take_a_fraction_of_the_memory() -> None:
     assert size(packed) * 3 < size(live)
 
 
-def test_windows_compressed_after_the_dictionary_is_made_expand_the_same() -> None:
+def test_windows_made_cold_after_the_dictionary_is_made_expand_the_same() -> None:
     tagger = Tagger(Window(runs=2))
     for g in range(2 * codec.SAMPLES):
         for f in range(3):
@@ -198,12 +200,12 @@ def test_windows_compressed_after_the_dictionary_is_made_expand_the_same() -> No
             )  # fmt: skip
     tagger.refresh_causes()
     before = states(tagger)
-    tagger.compact()
-    tagger.compact()
+    tagger.make_cold()
+    tagger.make_cold()
     blobs = [v._store.get(v._slot) for v in tagger._tallies.values() if isinstance(v, ColdTally)]
     assert len(blobs) == 2 * codec.SAMPLES
     assert codec.dictionary_made() and any(codec.used_dictionary(b) for b in blobs)
-    assert states(tagger) == before  # read through the compressed windows
+    assert states(tagger) == before  # read through the cold windows
     for key in list(tagger._tallies):
         tagger._live_tally(key)  # every window thawed
     assert states(tagger) == before and cold(tagger) == 0

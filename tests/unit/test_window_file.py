@@ -1,4 +1,4 @@
-"""The quiet tallies' file store (adapters/window_file) and the in-heap default behind one port."""
+"""The cold tallies' file store (adapters/window_file) and the in-heap default behind one port."""
 
 from __future__ import annotations
 
@@ -71,13 +71,13 @@ def _observe(tagger: Tagger, g: int, cycle: int) -> None:
         )  # fmt: skip
 
 
-def _quiet(tagger: Tagger, groups: int) -> None:
-    """``groups`` groups observed in cycle 1, attributed, then compacted until quiet."""
+def _cold_groups(tagger: Tagger, groups: int) -> None:
+    """``groups`` groups observed in cycle 1, attributed, then made cold."""
     for g in range(groups):
         _observe(tagger, g, 1)
     tagger.refresh_causes()
-    tagger.compact()
-    tagger.compact()
+    tagger.make_cold()
+    tagger.make_cold()
 
 
 def test_a_tagger_on_the_file_store_reads_as_on_the_heap(tmp_path: Path) -> None:
@@ -85,7 +85,7 @@ def test_a_tagger_on_the_file_store_reads_as_on_the_heap(tmp_path: Path) -> None
     store = FileBlobs(tmp_path)
     on_file, in_heap = Tagger(blobs=store), Tagger()
     for tagger in (on_file, in_heap):
-        _quiet(tagger, 30)
+        _cold_groups(tagger, 30)
     assert len(store) == 30
     assert all(isinstance(t, ColdTally) for t in on_file._tallies.values())
     assert list(on_file.observations()) == list(in_heap.observations())
@@ -94,7 +94,7 @@ def test_a_tagger_on_the_file_store_reads_as_on_the_heap(tmp_path: Path) -> None
     for tagger in (on_file, in_heap):
         _observe(tagger, 0, 2)  # a write thaws group 0
     gc.collect()
-    assert len(store) == 29  # its compressed window was freed with the cold tally
+    assert len(store) == 29  # its cold window was freed with the cold tally
     assert list(on_file.observations()) == list(in_heap.observations())
 
 
@@ -114,7 +114,7 @@ class _FullDisk(MemoryBlobs):
 def test_a_store_that_cannot_take_a_window_leaves_the_tally_live() -> None:
     full, roomy = Tagger(blobs=_FullDisk(room=4)), Tagger()
     for tagger in (full, roomy):
-        _quiet(tagger, 10)
+        _cold_groups(tagger, 10)
     kinds = [isinstance(t, ColdTally) for t in full._tallies.values()]
     assert sum(kinds) == 4 and len(kinds) == 10  # the rest stayed live
     assert list(full.observations()) == list(roomy.observations())
@@ -127,14 +127,14 @@ def test_a_store_that_cannot_take_a_window_leaves_the_tally_live() -> None:
 def test_a_number_the_packed_record_cannot_hold_leaves_that_tally_live(cycle: int) -> None:
     """A cold tally packs its cycles in 32 bits (its counts in 16, its sequence and fence in
     64): a group whose cycle is beyond that stays live (and reads as before) while the others
-    are compressed, and nothing is stored for it."""
+    are made cold, and nothing is stored for it."""
     store = MemoryBlobs()
     tagger = Tagger(blobs=store)
     _observe(tagger, 0, cycle)
-    _quiet(tagger, 3)  # groups 0..2 in cycle 1: group 0 holds both cycles
+    _cold_groups(tagger, 3)  # groups 0..2 in cycle 1: group 0 holds both cycles
     before = tagger.tally("t", "short", "g0")
-    tagger.compact()
-    tagger.compact()
+    tagger.make_cold()
+    tagger.make_cold()
     kinds = {k[2]: isinstance(t, ColdTally) for k, t in tagger._tallies.items()}
     assert kinds == {"g0": False, "g1": True, "g2": True}
     assert len(store) == 2 and tagger.tally("t", "short", "g0") == before

@@ -1,13 +1,13 @@
-"""Quiet tallies' compressed windows in a temporary file: the analytics stage's state store.
+"""Cold tallies' windows in a temporary file: the analytics stage's state store.
 
-The tagger's quiet groups are compressed (:mod:`groundwatch.core.tagging.cold`); this store keeps
-their bytes in an unlinked temporary file read back with ``pread``, so they live in the kernel's
-page cache (evictable, shared, not the process's RSS) and the heap keeps two numbers a slot. The
-file is the process's own scratch space, never a source of truth: the analytics store holds every
-tally's state, and a restart restores from there. It is gone when the process ends (unlinked at
-creation).
+The tagger keeps its cold groups' windows encoded (:mod:`groundwatch.core.tagging.codec`); this
+store keeps their bytes in an unlinked temporary file read back with ``pread``, so they live in
+the kernel's page cache (evictable, shared, not the process's RSS) and the heap keeps two numbers
+a slot. The file is the process's own scratch space, never a source of truth: the analytics
+store holds every tally's state, and a restart restores from there. It is gone when the process
+ends (unlinked at creation).
 
-A compressed window is written once a cycle per group and freed when the group thaws, so the file
+A cold window is written once a cycle per group and freed when the group thaws, so the file
 accumulates dead bytes in a long series; when they outweigh the live ones (and a few megabytes)
 the next write first copies the live windows to a fresh file, in slot order, under the lock (a
 free never rewrites: it may run from a finalizer, in the middle of another call).

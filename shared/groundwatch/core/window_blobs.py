@@ -1,10 +1,10 @@
-"""Where compressed windows live: the port between the tagger's quiet tallies and a state store.
+"""Where cold windows live: the port between the tagger's cold tallies and a state store.
 
-A quiet group's window is a few hundred compressed bytes (:mod:`groundwatch.core.tagging.cold`);
+A cold group's window is a few hundred bytes (:mod:`groundwatch.core.tagging.cold`);
 kept as Python ``bytes`` they were still ~40% of what a run held per group at 500k probes, and
 the process's peak grew with every group it had seen. A stream processor keeps such state in a
 store outside the heap with a small cache in front (Kafka Streams' RocksDB, quix-streams); the
-tagger does the same through this port: a compressed tally holds a *slot*, the store holds the
+tagger does the same through this port: a cold tally holds a *slot*, the store holds the
 bytes. The core holds no file: :class:`MemoryBlobs` (the default: a library tagger, the tests)
 keeps them in the heap; the analytics stage plugs in a file-backed store
 (:mod:`groundwatch.adapters.window_file`) whose bytes stay in the kernel's page cache.

@@ -412,7 +412,7 @@ _NO_EVIDENCE: tuple[bool | None, RetrievalEvidence] = (None, RetrievalEvidence.N
 class _CohortTallies(Mapping[str, GroupTally]):
     """One (target, cohort)'s factual groups, read through the tagger as the report asks: the
     report's own map of every group (a dict per cohort) held ~15 MB at 500k probes for as long
-    as the report was built. Every group's snapshot is made when read (a quiet group's from
+    as the report was built. Every group's snapshot is made when read (a cold group's from
     its packed numbers) and dropped once the report has used it."""
 
     __slots__ = ("_cohort", "_reads", "_target")

@@ -326,7 +326,7 @@ class TallyReads:
         counts for no window, and is what the target's health is made of)."""
         for key, t in self._entries():
             cycles = getattr(t, "cycles", None)
-            if cycles is not None:  # a tally, live or compressed: its cycles ascending
+            if cycles is not None:  # a tally, live or cold: its cycles ascending
                 if cycles:
                     top = next(reversed(cycles))
                     yield key, top, list(cycles[top].forms.values())

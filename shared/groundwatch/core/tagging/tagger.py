@@ -130,7 +130,7 @@ class Tagger(TallyReads):
         """``open_domain_baseline`` names the LLM-only target whose correctly answered groups
         are open-domain (left out of the closed-domain reads); ``evidence`` is how much of a
         group must be decided for gap or robust (:mod:`groundwatch.core.evidence`), the
-        window's rule unless given; ``blobs`` keeps the quiet tallies' compressed windows
+        window's rule unless given; ``blobs`` keeps the cold tallies' windows
         (:mod:`groundwatch.core.window_blobs`: in the heap unless given)."""
         self._blobs: WindowBlobs = blobs if blobs is not None else MemoryBlobs()
         self._w = window.runs if window is not None else None
@@ -173,9 +173,9 @@ class Tagger(TallyReads):
         # opened so far (the order of the groups' first kept observations)
         self._changed: set[GroupKey] = set()
         self._removed: set[GroupKey] = set()
-        # quiet tallies are kept compressed (groundwatch.core.tagging.cold, :meth:`compact`):
-        # the keys of the live ones, those touched since the last compaction, and how many
-        # observations the compressed ones hold
+        # tallies no judgement touches are kept cold (groundwatch.core.tagging.cold,
+        # :meth:`make_cold`): the keys of the live ones, those touched since the last call, and
+        # how many observations the cold ones hold
         self._hot_keys: set[GroupKey] = set()
         self._touched: set[GroupKey] = set()
         self._cold_observations = 0
@@ -302,7 +302,7 @@ class Tagger(TallyReads):
         out, self._pending_transitions = self._pending_transitions, []
         return out
 
-    # ------------------------------------------------------------------ compressed tallies
+    # ------------------------------------------------------------------ cold tallies
     def forget_changes(self) -> None:
         """Drop the groups changed since the last published view: a holder that publishes no
         view after a batch (a batch run, read only once it ends) would otherwise keep a key of
@@ -312,13 +312,13 @@ class Tagger(TallyReads):
         self._removed = set()
         self._publish_token = object()  # a view published before cannot be evolved any more
 
-    def compact(self) -> int:
-        """Compress the quiet tallies (groundwatch.core.tagging.cold): live ones whose cycles
+    def make_cold(self) -> int:
+        """Make the untouched tallies cold (groundwatch.core.tagging.cold): live ones whose cycles
         have all closed, whose attribution is not due, and which no judgement touched since the
         last call; returns how many. The consume loop calls it after each stored batch, so a
         group stays live while its cycle fills and for one batch after, and the tagger's
         memory follows the groups in flight, not every group it has seen. Reads are the same
-        before and after (a compressed tally reads as a live one); a write thaws it."""
+        before and after (a cold tally reads as a live one); a write thaws it."""
         touched, self._touched = self._touched, set()
         dirty = self._dirty
         tallies = self._tallies
@@ -330,7 +330,7 @@ class Tagger(TallyReads):
                     self._freeze(key, t)
                 except OSError:
                     # the window store cannot take it (a full disk): this and the rest stay
-                    # live, read the same, and are compressed by a later call
+                    # live, read the same, and are made cold by a later call
                     return n
                 except OverflowError:
                     continue  # a number beyond 64 bits (a far-off cycle): this one stays live
@@ -346,7 +346,7 @@ class Tagger(TallyReads):
         self._cold_observations += cold.observations
         self._tallies[key] = cold
         self._hot_keys.discard(key)
-        # the published view holds the compressed tally itself from now on (it never changes)
+        # the published view holds the cold tally itself from now on (it never changes)
         self._changed.add(key)
 
     def _thaw(self, key: GroupKey, cold: ColdTally) -> Tally:
@@ -362,7 +362,7 @@ class Tagger(TallyReads):
         return t
 
     def _live_tally(self, key: GroupKey) -> Tally:
-        """The group's tally, live (thawed if it was compressed), to be changed."""
+        """The group's tally, live (thawed if it was cold), to be changed."""
         t = self._tallies[key]
         return self._thaw(key, t) if isinstance(t, ColdTally) else t
 
@@ -797,8 +797,8 @@ class Tagger(TallyReads):
         the order the groups' kept cycles began to arrive, each group's oldest cycle first and
         a cycle's observations in arrival order — the order the published view lists them in
         (:class:`~groundwatch.core.tagging.view.TaggerView`), so a report reads the same from
-        either, and the same whether a group is live or compressed (:meth:`compact`): a
-        compressed group is decoded in its turn, never all of them at once.
+        either, and the same whether a group is live or cold (:meth:`make_cold`): a
+        cold group is decoded in its turn, never all of them at once.
 
         A snapshot of the groups: the report is built in a worker thread while the consume
         loop applies judgements, and iterating the live dict there failed with "dictionary
@@ -807,7 +807,7 @@ class Tagger(TallyReads):
         groups: list[Any] = list(self._tallies.values())
         order = arrival_order(groups, _first_seq)
         # the live groups' observations listed now (references; a live tally changes), the
-        # compressed ones decoded when their turn comes (a compressed tally never changes)
+        # cold ones decoded when their turn comes (a cold tally never changes)
         for i, t in enumerate(groups):
             if not isinstance(t, ColdTally):
                 groups[i] = [o for cy in list(t.cycles.values()) for o in list(cy.observations())]
@@ -837,7 +837,7 @@ class Tagger(TallyReads):
         return len(self._live) + self._cold_observations
 
     def __contains__(self, probe_id: object) -> bool:
-        """Whether a live tally holds the probe's observation (a compressed one is not looked
+        """Whether a live tally holds the probe's observation (a cold one is not looked
         into: :meth:`apply` is the authority on repeats, and thaws the group to tell)."""
         return probe_id in self._live
 

@@ -286,7 +286,7 @@ def _copy_sums(s: CohortSums) -> CohortSums:
 
 def _group_view(key: GroupKey, t: Tally | ColdTally) -> GroupView | ColdTally:
     if isinstance(t, ColdTally):
-        return t  # a compressed tally never changes: it is its own published entry
+        return t  # a cold tally never changes: it is its own published entry
     cycles = t.cycles  # ascending
     if len(cycles) == 1:  # the common case, without the generators
         (cy,) = cycles.values()

@@ -77,8 +77,8 @@ class AnalyticsStage:
         ``specs`` are the groups' specs when the caller has them (the SQL's bound values make
         better entities), else they are read from the stored judgements;
         ``open_domain_baseline`` names the LLM-only target whose correctly answered groups the
-        metrics and the report leave out (GRAMMAR §5.2); ``windows`` keeps the quiet groups'
-        compressed windows (a temporary file unless given: :mod:`groundwatch.adapters.
+        metrics and the report leave out (GRAMMAR §5.2); ``windows`` keeps the cold groups'
+        windows (a temporary file unless given: :mod:`groundwatch.adapters.
         window_file`), shared by every tagger the stage builds. ``publish_views=False``: no
         read model after each batch, one made when :attr:`view` is first read after (for a
         batch run whose only reader comes after its cycles, in the consume loop's thread: the
@@ -303,9 +303,9 @@ class AnalyticsStage:
             else:  # not in the tagger (a written tally is): kept beside it all the same
                 tokens[key] = w.token
         tagger.refresh_causes(max_groups=1000)  # context comparison, off the scrape path
-        # quiet groups compressed (stored above, attributed, cycle closed): memory follows the
+        # untouched groups made cold (stored above, attributed, cycle closed): memory follows the
         # groups in flight, not every group seen (groundwatch.core.tagging.cold)
-        tagger.compact()
+        tagger.make_cold()
         # the batch is stored: its state is what the readers see from now on (the hook's
         # metrics read it too)
         if self.publish_views:
@@ -435,14 +435,14 @@ _SPEC_ROWS = 2000
 
 
 def _window_store() -> WindowBlobs:
-    """A temporary file for the quiet groups' windows; the heap when none can be made (a
+    """A temporary file for the cold groups' windows; the heap when none can be made (a
     read-only file system without a writable temporary directory): the same reads, more
     memory, said once."""
     try:
         return FileBlobs()
     except OSError as exc:
         log.warning(
-            "no temporary file for the quiet groups' windows (%s): they are kept in memory;"
+            "no temporary file for the cold groups' windows (%s): they are kept in memory;"
             " set TMPDIR to a writable directory",
             exc,
         )
