@@ -39,7 +39,7 @@ from groundwatch.core.tagging import Observation, Tagger, Window, dump_state
 from groundwatch.report.build import report_from_tagger
 
 TARGET_INGEST_PER_S = 100_000
-#: A moved partition's tallies are stale until its state is back (issue 33: ≤ 5 s at 100k groups).
+#: A moved partition's tallies are behind until its state is back (issue 33: ≤ 5 s at 100k groups).
 TARGET_REBUILD_S = 5.0
 
 

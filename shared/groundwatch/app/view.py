@@ -50,8 +50,8 @@ class StoreReads:
 
     def __call__(self) -> Reads:
         with self._lock:
-            reads, stale = self._reads, time.monotonic() - self._at >= self.refresh_s
-            start = reads is not None and stale and not self._refreshing
+            reads, expired = self._reads, time.monotonic() - self._at >= self.refresh_s
+            start = reads is not None and expired and not self._refreshing
             if start:
                 self._refreshing = True
         if reads is None:
@@ -64,7 +64,7 @@ class StoreReads:
             threading.Thread(target=self._refresh, name="view-replay", daemon=True).start()
         return reads
 
-    def stale(self) -> None:
+    def expire(self) -> None:
         """Replay again on the next request (in the background): a person's verdict changed
         what the tallies count."""
         with self._lock:
@@ -121,7 +121,7 @@ def view_app(store: Store, auth: ViewAuth, *, series: str | None, window_runs: i
 
     reads = StoreReads(store, series, window_runs)
     runs = StoreRuns(store)
-    add_view(app, reads, auth, after_verdict=reads.stale, runs=lambda _engine: runs)
+    add_view(app, reads, auth, after_verdict=reads.expire, runs=lambda _engine: runs)
     return app
 
 

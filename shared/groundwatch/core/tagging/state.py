@@ -4,13 +4,14 @@ new owner restores the partition from — instead of replaying every stored judg
 Stream processors keep state per partition and recover it from a compact changelog of it
 (Kafka Streams, quix-streams), not by re-reading the system of record: a rebuild that replayed
 each group's judgements since its ``history_from_cycle`` took 45 s at 100k groups, and the moved
-partitions' tallies were stale that long. The state of one (target, cohort, group) is small and
+partitions' tallies were behind that long. The state of one (target, cohort, group) is small and
 bounded: the observations of the cycles its window keeps (at most ``W`` closed cycles with
 answers, the newest empty one and the one filling), its forms' verdict history (at most
 :data:`~groundwatch.core.tagging.FLAKY_HISTORY` entries a form), the last conclusive status, the
 eviction mark and the failure attribution. Everything else — the window's numbers, the status,
-stale, the flaky forms, every running count of the tagger — is derived from it again on restore
-by the same code the live path runs, so a restored tagger is the live one, not an approximation.
+the held mark, the flaky forms, every running count of the tagger — is derived from it again on
+restore by the same code the live path runs, so a restored tagger is the live one, not an
+approximation.
 
 The encoding is :mod:`groundwatch.core.tagging.codec`'s (:func:`~groundwatch.core.tagging.codec.
 encode_state`, a JSON-able list headed by :data:`STATE_FORMAT`); a state of another format is
