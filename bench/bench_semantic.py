@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     from groundwatch.adapters.embeddings import DEFAULT_MODEL, encoder_available, load_encoder
-    from groundwatch.core.answer_metrics import answer_metrics
+    from groundwatch.core.answer_scoring import score_answer
 
     result: dict[str, Any] = {"bench": "semantic", **machine()}
     if not encoder_available(DEFAULT_MODEL):
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     cached = (time.perf_counter() - started) / args.n
     started = time.perf_counter()
     for t in texts:
-        answer_metrics(t, ["Transport"])
+        score_answer(t, ["Transport"])
     baseline = (time.perf_counter() - started) / args.n
     result["figures"] = {
         "ms_per_text": figure(

@@ -75,7 +75,7 @@ def samples() -> dict[str, _Contract]:
         latency_s=0.0123,
     )
     # what the judge ships for an answered factual probe: the rules' detail, the answer's
-    # text metrics and (the target reports its ranking) the IR metrics
+    # text scores and (the target reports its ranking) the IR scores
     scores = Scores(
         answer=AnswerScores(5, 0.0, 0.4, 0.4, 0.1),
         retrieval=RetrievalScores(5, 1.0, 0.5, 1.0, 1.0, 1.0),

@@ -213,7 +213,7 @@ async def test_every_answer_is_scored_and_ir_metrics_need_a_ranking() -> None:
     assert unranked.scores.retrieval is None and unranked.scores.answer is not None
     assert unranked.scores.answer.bleu is not None
     assert failed.scores.answer is None and failed.scores.retrieval is None
-    # the same answer twice: the second one's text metrics come from the cache
+    # the same answer twice: the second one's text scores come from the cache
     assert judge.scorer is not None and (judge.scorer.hits, judge.scorer.misses) == (1, 2)
     (again,) = await stage.handle([response(retrieved=["d9", "d2", "d3"], relevant=["d2"])])
     assert judge.scorer.hits == 3 and again.scores == ranked.scores  # text and IR: both cached

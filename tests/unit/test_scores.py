@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from groundwatch.core.answer_metrics import answer_metrics, answer_scores, retrieval_scores
+from groundwatch.core.answer_scoring import answer_scores, retrieval_scores, score_answer
 from groundwatch.core.model import Verdict
 from groundwatch.core.sampling import in_share
 from groundwatch.core.score_json import scores_from_flat, scores_from_json, scores_json
@@ -155,11 +155,11 @@ def test_a_family_refuses_a_score_that_is_not_finite() -> None:
 
 
 def test_metric_means_count_undefined_metrics_of_scored_answers() -> None:
-    ranked = answer_metrics(
+    ranked = score_answer(
         "Ada Quinn", ["Ada Quinn"], retrieved_ids=["d1", "d2"], relevant_ids={"d2"}
     )
     with_ir = Scores(answer=answer_scores(ranked), retrieval=retrieval_scores(ranked))
-    without_ir = Scores(answer=answer_scores(answer_metrics("Bob", ["Ada Quinn"])))
+    without_ir = Scores(answer=answer_scores(score_answer("Bob", ["Ada Quinn"])))
     assert with_ir.answer is not None and with_ir.answer.k == 5 and without_ir.retrieval is None
     q = ScoreTallies.of(
         [
@@ -269,7 +269,7 @@ def test_semantic_and_llm_metrics_are_tallied_without_the_text_metrics() -> None
     assert q.means.answers(group) == 1
     assert q.means.mean(group, "semantic_similarity") == 0.9
     assert q.means.mean(group, "answer_relevance") == 0.7
-    # nothing of the text metrics was scored, so none is counted undefined either
+    # none of the text scores was computed, so none is counted undefined either
     assert q.means.get(group, "exact_match") is None
 
 

@@ -173,7 +173,7 @@ def against_baseline(baseline: Side, run_id: str, store: Store) -> Comparison:
 def add_answers(comparison: Comparison, a: Side, b: Side, store: Store | None) -> None:
     """Each changed group's gold answer and the forms whose verdict or answer differ: from the
     store's judgements of a run side, from a baseline's per-form verdicts."""
-    from groundwatch.core.answer_metrics import gold_text
+    from groundwatch.core.answer_scoring import gold_text
     from groundwatch.core.compare import form_changes, target_pairs
 
     if not comparison.changes:

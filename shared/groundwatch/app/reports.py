@@ -191,7 +191,7 @@ def score_rated(
     scores a share, ``GW_SEMANTIC_SHARE``), from the answers and golds in the store, so the
     correlation covers every rated answer. Nothing when the embedding model is not installed
     or the metrics are off."""
-    from groundwatch.core.answer_metrics import gold_text
+    from groundwatch.core.answer_scoring import gold_text
     from groundwatch.core.semantic import bertscore
     from groundwatch.runtime.settings import load_settings
     from groundwatch.stages.judge.semantic import (

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from groundwatch.core.answer_metrics import MetricMeans
+from groundwatch.core.answer_scoring import MetricMeans
 from groundwatch.core.model import Verdict
 from groundwatch.core.scores import (
     NO_SCORES,

@@ -3,7 +3,7 @@
 The judge ships these with every judgement (``Judgement.scores``), the store keeps them with it,
 and analytics aggregates them (:mod:`.score_tallies`) for the report and ``/metrics``:
 
-* :class:`AnswerScores` — Oro et al.'s per-answer metrics against the SQL gold: EM, token F1,
+* :class:`AnswerScores` — Oro et al.'s scores of one answer against the SQL gold: EM, token F1,
   ROUGE-L, BLEU (``None``: undefined, no gold text), scored at the judge's K so that the IR
   metrics an answer lacks are named (and counted undefined), not forgotten;
 * :class:`RetrievalScores` — the IR metrics at K: Recall, Precision, AP, RR, nDCG (present when
@@ -147,9 +147,9 @@ SELFCHECK_AGREEMENT: Final = "selfcheck_agreement"
 @_fast
 @dataclass(frozen=True, slots=True)
 class AnswerScores:
-    """Oro et al.'s syntactic metrics of one answer against its SQL gold, scored at ``k``.
+    """Oro et al.'s syntactic scores of one answer against its SQL gold, scored at ``k``.
 
-    A text metric is ``None`` when it is undefined for the answer (no gold text: an
+    A text score is ``None`` when it is undefined for the answer (no gold text: an
     unanswerable probe). ``k`` is the K the judge scores IR metrics at, so an answer scored
     without a ranking counts its IR metrics as undefined under their names (``recall@5``)."""
 
@@ -163,7 +163,7 @@ class AnswerScores:
 
     def means(self) -> dict[str, float | None]:
         """Every metric of a scored answer, as the means name them (``None``: undefined): the
-        text metrics, and the IR metrics at K undefined until :class:`RetrievalScores` sets
+        text scores, and the IR scores at K undefined until :class:`RetrievalScores` sets
         them."""
         k = self.k
         return {

@@ -32,7 +32,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from groundwatch.adapters.embeddings import DEFAULT_MODEL, Encoder, encoder_available, load_encoder
 from groundwatch.contracts import RagResponse, TargetStatus
-from groundwatch.core.answer_metrics import gold_text
+from groundwatch.core.answer_scoring import gold_text
 from groundwatch.core.judging import Decision
 from groundwatch.core.llm import ChatModel
 from groundwatch.core.sampling import in_share

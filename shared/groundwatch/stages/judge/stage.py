@@ -9,11 +9,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from groundwatch.contracts import Judgement, RagResponse, TargetStatus, Topic, Topics
-from groundwatch.core.answer_metrics import (
+from groundwatch.core.answer_scoring import (
     DEFAULT_K,
-    answer_metrics,
     answer_scores,
     retrieval_scores,
+    score_answer,
 )
 from groundwatch.core.judging import Decision
 from groundwatch.core.judging.context import gold_in_contexts
@@ -36,11 +36,11 @@ _S = TypeVar("_S")
 
 
 class AnswerScorer:
-    """Oro et al.'s per-answer metrics of every response, memoised.
+    """Oro et al.'s scores of every response, memoised.
 
     The metrics are pure functions of (answer, gold) and of (ranking, relevant documents), and a
     RAG endpoint probed every cycle gives the same answer to the same form again and again (and
-    one extractive sentence to several forms), so two bounded LRUs — text metrics by (answer,
+    one extractive sentence to several forms), so two bounded LRUs — text scores by (answer,
     gold), IR metrics by (ranking, relevant) — make all but the first sighting a dictionary
     lookup: the judge's hot path stays the rules'. The memoised scores are immutable, so every
     judgement of a repeated answer shares them.
@@ -61,7 +61,7 @@ class AnswerScorer:
         self.misses = 0
 
     def scores(self, response: RagResponse) -> tuple[AnswerScores | None, RetrievalScores | None]:
-        """The response's answer metrics and IR metrics (``None``: not scored — no answer, or
+        """The response's answer scores and IR scores (``None``: not scored — no answer, or
         for IR no ranking or no relevant document)."""
         answer = response.answer
         if response.status is not TargetStatus.OK or answer is None:
@@ -70,14 +70,14 @@ class AnswerScorer:
         gold: tuple[str, ...] = tuple(expected.values) if expected.answerable else ()
         text = self._lookup(self._text, (answer, gold))
         if text is None:
-            text = answer_scores(answer_metrics(answer, gold, k=self.k))
+            text = answer_scores(score_answer(answer, gold, k=self.k))
             self._store(self._text, (answer, gold), text)
         if not response.retrieved_ids or not response.relevant_doc_ids:
             return text, None
         key = (tuple(response.retrieved_ids), tuple(response.relevant_doc_ids))
         ir = self._lookup(self._ir, key)
         if ir is None:
-            scored = answer_metrics("", (), retrieved_ids=key[0], relevant_ids=key[1], k=self.k)
+            scored = score_answer("", (), retrieved_ids=key[0], relevant_ids=key[1], k=self.k)
             ir = retrieval_scores(scored)
             if ir is None:  # defined whenever there is a relevant document: never here
                 return text, None
@@ -104,7 +104,7 @@ class JudgeStage:
 
     GRAMMAR's factual probes go to ``judge`` (rules, then the LLM tier); RAGProbe scenario probes
     to ``scenario_judge`` when given (their scenario's metrics, each decided on its own). Every
-    answered response is scored by ``scorer`` (``None``: no answer metrics), and ``annotate``
+    answered response is scored by ``scorer`` (``None``: no answer scores), and ``annotate``
     adds the reference-free evaluators' calls and the semantic metrics; all of it travels in
     ``Judgement.scores``, one object per family.
     """

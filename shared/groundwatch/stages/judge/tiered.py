@@ -21,7 +21,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from groundwatch.adapters.llm.cache import VerdictCache, cache_key
 from groundwatch.adapters.llm.client import LlmClient, LlmLedger
 from groundwatch.contracts import RagResponse
-from groundwatch.core.answer_metrics import DEFAULT_K
+from groundwatch.core.answer_scoring import DEFAULT_K
 from groundwatch.core.judging import (
     DEFAULT_TIERS,
     JUDGE_ERROR,

@@ -1,4 +1,4 @@
-"""The per-answer metric set and its running means per target × cohort × scenario."""
+"""One answer's scores (Oro et al.'s metric set) and their running means per target × cohort × scenario."""
 
 from __future__ import annotations
 
@@ -10,22 +10,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundwatch.core.answer_metrics import (
+from groundwatch.core.answer_scoring import (
     DEFAULT_K,
-    AnswerMetrics,
     MetricMeans,
     RunningMean,
-    answer_metrics,
+    ScoredAnswer,
     gold_text,
+    score_answer,
 )
 
 pytestmark = pytest.mark.unit
 
 
 def test_one_answer_with_gold_and_ranking() -> None:
-    m = answer_metrics(
-        "Paris", ["Paris"], retrieved_ids=["d1", "d2", "d1"], relevant_ids={"d2"}, k=2
-    )
+    m = score_answer("Paris", ["Paris"], retrieved_ids=["d1", "d2", "d1"], relevant_ids={"d2"}, k=2)
     assert (m.exact_match, m.token_f1, m.rouge_l, m.bleu) == (1.0, 1.0, 1.0, 1.0)
     assert (m.recall_at_k, m.precision_at_k, m.ap_at_k, m.reciprocal_rank) == (1.0, 0.5, 0.5, 0.5)
     assert m.ndcg_at_k == pytest.approx(1 / math.log2(3))
@@ -44,14 +42,14 @@ def test_one_answer_with_gold_and_ranking() -> None:
 
 def test_a_multi_part_gold_is_one_reference_not_alternatives() -> None:
     assert gold_text(["Paris", " ", "France "]) == "Paris, France"
-    m = answer_metrics("Paris", ["Paris", "France"])
+    m = score_answer("Paris", ["Paris", "France"])
     assert m.exact_match == 0.0  # half the answer is not an exact match
     assert m.token_f1 == pytest.approx(2 / 3) and m.rouge_l == pytest.approx(2 / 3)
-    assert answer_metrics("Paris, France", ["Paris", "France"]).exact_match == 1.0
+    assert score_answer("Paris, France", ["Paris", "France"]).exact_match == 1.0
 
 
 def test_undefined_metrics_are_none_not_zero() -> None:
-    unanswerable = answer_metrics("I don't know", [], retrieved_ids=["d1"], relevant_ids=[])
+    unanswerable = score_answer("I don't know", [], retrieved_ids=["d1"], relevant_ids=[])
     assert unanswerable.as_dict() == dict.fromkeys(
         [
             "exact_match",
@@ -66,19 +64,19 @@ def test_undefined_metrics_are_none_not_zero() -> None:
         ]
     )
     assert unanswerable.k == DEFAULT_K == 5
-    no_ranking = answer_metrics("x", ["x"], relevant_ids={"d1"})
+    no_ranking = score_answer("x", ["x"], relevant_ids={"d1"})
     assert no_ranking.exact_match == 1.0 and no_ranking.recall_at_k is None
     # a target that retrieved nothing is measured: it found none of the relevant documents
-    nothing = answer_metrics("x", ["x"], retrieved_ids=[], relevant_ids={"d1"}, k=3)
+    nothing = score_answer("x", ["x"], retrieved_ids=[], relevant_ids={"d1"}, k=3)
     assert (nothing.recall_at_k, nothing.precision_at_k, nothing.ndcg_at_k) == (0.0, 0.0, 0.0)
-    assert answer_metrics("", ["  "]).token_f1 is None  # a blank gold is no gold
+    assert score_answer("", ["  "]).token_f1 is None  # a blank gold is no gold
     with pytest.raises(ValueError):
-        answer_metrics("x", ["x"], k=0)
+        score_answer("x", ["x"], k=0)
 
 
 def test_normalization_reaches_em_and_f1() -> None:
-    assert answer_metrics("U.S.", ["US"]).exact_match == 0.0
-    assert answer_metrics("U.S.", ["US"], normalization="squad").exact_match == 1.0
+    assert score_answer("U.S.", ["US"]).exact_match == 0.0
+    assert score_answer("U.S.", ["US"], normalization="squad").exact_match == 1.0
 
 
 words = st.sampled_from(["the", "cat", "U.S.", "Paris", "東京", "élysée", "", "42", "!"])
@@ -97,7 +95,7 @@ ids = st.sampled_from(["d1", "d2", "d3", "d4"])
 def test_every_metric_is_in_unit_interval_or_none_and_json_ready(
     answer: str, gold: list[str], retrieved: list[str] | None, relevant: set[str] | None, k: int
 ) -> None:
-    d = answer_metrics(answer, gold, retrieved_ids=retrieved, relevant_ids=relevant, k=k).as_dict()
+    d = score_answer(answer, gold, retrieved_ids=retrieved, relevant_ids=relevant, k=k).as_dict()
     assert len(d) == 9
     assert all(v is None or 0.0 <= v <= 1.0 for v in d.values())
     assert (d["exact_match"] is None) == (not gold_text(gold))
@@ -162,8 +160,8 @@ def test_merged_shards_equal_numpy_over_all_answers(
 
 def test_rows_for_the_report_and_prometheus() -> None:
     means = MetricMeans()
-    means.add(("t1", "c1", "S1"), answer_metrics("Paris", ["Paris"]))
-    means.add(("t1", "c1", "S1"), answer_metrics("Rome", ["Paris"]))
+    means.add(("t1", "c1", "S1"), score_answer("Paris", ["Paris"]))
+    means.add(("t1", "c1", "S1"), score_answer("Rome", ["Paris"]))
     rows = {r["metric"]: r for r in means.rows()}
     assert rows["exact_match"] == {
         "target": "t1",
@@ -210,5 +208,5 @@ def test_bad_input_is_refused() -> None:
     assert (r.count, r.value, r.undefined) == (0, None, 0)
 
 
-def test_answer_metrics_type_is_a_plain_value() -> None:
-    assert AnswerMetrics(k=3).as_dict()["ndcg@3"] is None
+def test_a_scored_answer_is_a_plain_value() -> None:
+    assert ScoredAnswer(k=3).as_dict()["ndcg@3"] is None

@@ -3,7 +3,7 @@
 The judge's verdict says whether an answer is right; these numbers say how close it came (EM,
 token F1, ROUGE-L, BLEU against the gold answer) and how well the retriever served it (Recall@K,
 Precision@K, AP@K, RR, nDCG@K), so that a report or a dashboard can show them next to accuracy
-for each target × cohort × scenario. :func:`answer_metrics` scores one answer (with the exact,
+for each target × cohort × scenario. :func:`score_answer` scores one answer (with the exact,
 fast implementations of :mod:`.metrics_fast`: the judge scores every response);
 :class:`MetricMeans` keeps one running mean per group and metric, never the answers themselves,
 and merges with another (one per worker or partition) exactly.
@@ -29,11 +29,11 @@ DEFAULT_K = 5
 
 
 @dataclass(frozen=True, slots=True)
-class AnswerMetrics:
-    """The metrics of one answer; ``None`` where the metric is undefined for it.
+class ScoredAnswer:
+    """The scores of one answer; ``None`` where the score is undefined for it.
 
-    Text metrics are ``None`` when there is no gold text (an unanswerable probe, RAGProbe S6);
-    IR metrics when the target reported no retrieved ids or the probe has no relevant document.
+    Text scores are ``None`` when there is no gold text (an unanswerable probe, RAGProbe S6);
+    IR scores when the target reported no retrieved ids or the probe has no relevant document.
     """
 
     k: int
@@ -64,12 +64,12 @@ class AnswerMetrics:
         }
 
 
-def answer_scores(m: AnswerMetrics) -> AnswerScores:
-    """An answer's text metrics as the judgement carries them (at the judge's K)."""
+def answer_scores(m: ScoredAnswer) -> AnswerScores:
+    """An answer's text scores as the judgement carries them (at the judge's K)."""
     return AnswerScores(m.k, m.exact_match, m.token_f1, m.rouge_l, m.bleu)
 
 
-def retrieval_scores(m: AnswerMetrics) -> RetrievalScores | None:
+def retrieval_scores(m: ScoredAnswer) -> RetrievalScores | None:
     """An answer's IR metrics as the judgement carries them; ``None`` when undefined (no
     ranking, or nothing relevant)."""
     if (
@@ -94,7 +94,7 @@ def gold_text(gold_values: Sequence[str]) -> str:
     return ", ".join(v.strip() for v in gold_values if v.strip())
 
 
-def answer_metrics(
+def score_answer(
     answer: str,
     gold_values: Sequence[str],
     *,
@@ -102,8 +102,8 @@ def answer_metrics(
     relevant_ids: Collection[str] | None = None,
     k: int = DEFAULT_K,
     normalization: Normalization = "groundwatch",
-) -> AnswerMetrics:
-    """Oro et al.'s syntactic and IR metrics of one answer.
+) -> ScoredAnswer:
+    """Oro et al.'s syntactic and IR scores of one answer.
 
     ``gold_values`` are the parts of the gold answer (``Expected.values``), scored as one
     reference (:func:`gold_text`). ``retrieved_ids`` is the target's ranking, ``None`` when the
@@ -130,8 +130,8 @@ def answer_metrics(
         bleu_score = sentence_bleu(answer, reference)
     if retrieved_ids is not None and relevant_ids:
         recall, precision, ap, rr, ndcg = ir_scores(retrieved_ids, relevant_ids, k)
-        return AnswerMetrics(k, em, f1, rouge, bleu_score, recall, precision, ap, rr, ndcg)
-    return AnswerMetrics(k, em, f1, rouge, bleu_score)
+        return ScoredAnswer(k, em, f1, rouge, bleu_score, recall, precision, ap, rr, ndcg)
+    return ScoredAnswer(k, em, f1, rouge, bleu_score)
 
 
 @dataclass(slots=True)
@@ -234,11 +234,9 @@ class MetricMeans:
             g = self._groups[group] = _Group()
         return g
 
-    def add(
-        self, group: Sequence[str], metrics: Mapping[str, float | None] | AnswerMetrics
-    ) -> None:
+    def add(self, group: Sequence[str], metrics: Mapping[str, float | None] | ScoredAnswer) -> None:
         """Count one answer's metrics (``None`` values count as undefined) in ``group``."""
-        values = metrics.as_dict() if isinstance(metrics, AnswerMetrics) else metrics
+        values = metrics.as_dict() if isinstance(metrics, ScoredAnswer) else metrics
         g = self._group(group, 1)
         if g is None:
             return
