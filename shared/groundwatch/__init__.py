@@ -1,7 +1,7 @@
 """groundwatch: grounded, continuous evaluation of production RAG systems.
 
 ``groundwatch.evaluate(dataset, targets)`` runs the whole pipeline from Python and returns the
-typed :class:`~groundwatch.report.model.Report` (imported on first use: ``import groundwatch``
+typed :class:`~groundwatch.report.document.Report` (imported on first use: ``import groundwatch``
 stays light, so the CLI starts fast).
 """
 
@@ -14,7 +14,7 @@ __all__ = ["Report", "TargetFailedWarning", "__version__", "evaluate", "evaluate
 
 if TYPE_CHECKING:
     from groundwatch.app.evaluate import TargetFailedWarning, evaluate, evaluate_async
-    from groundwatch.report.model import Report
+    from groundwatch.report.document import Report
 
 
 def __getattr__(name: str) -> Any:
@@ -23,7 +23,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(module, name)
     if name == "Report":
-        from groundwatch.report.model import Report
+        from groundwatch.report.document import Report
 
         return Report
     raise AttributeError(f"module 'groundwatch' has no attribute {name!r}")

@@ -24,7 +24,7 @@ from groundwatch.demo import DemoDomain, demo_dataset
 from groundwatch.reference_rag.app import create_app
 from groundwatch.reference_rag.settings import ReferenceRagSettings
 from groundwatch.report.build import report_from_tagger
-from groundwatch.report.model import CohortNumbers
+from groundwatch.report.document import CohortNumbers
 from groundwatch.report.text import render_text
 from groundwatch.stages.runner.lanes import Runner
 

@@ -242,7 +242,7 @@ def test_show_says_a_gap_of_previous_values_is_outdated_knowledge() -> None:
     """Every form answering the source's previous value (cause stale) was shown as 'knowledge
     gap: the fact is missing' beside causes that said otherwise."""
     from groundwatch.cli.groups import render_group
-    from groundwatch.report.model import FormResult, GroupResult
+    from groundwatch.report.document import FormResult, GroupResult
 
     def form(i: int, cause: str) -> FormResult:
         return FormResult(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from groundwatch.adapters.llm.cache import VerdictCache
 from groundwatch.adapters.llm.client import LlmClient, LlmLedger, LlmSettings
 from groundwatch.core.model import Expected, SemanticGroup
-from groundwatch.report.model import LlmSpend
+from groundwatch.report.document import LlmSpend
 from groundwatch.runtime.settings import load_settings
 from groundwatch.stages.judge.reference_free import ReferenceFreeSettings
 from groundwatch.stages.judge.semantic import SemanticSettings

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from groundwatch.report.model import GroupResult, Report
+from groundwatch.report.document import GroupResult, Report
 
 if TYPE_CHECKING:
     from groundwatch.app.runs import Console

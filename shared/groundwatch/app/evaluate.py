@@ -10,7 +10,7 @@
 
 The same embedded pipeline as ``groundwatch run --once`` (generator, runner with its limits,
 judge, analytics) runs on its own event loop — in a worker thread when the caller already has
-one running, as a Jupyter kernel does — and the typed :class:`~groundwatch.report.model.Report`
+one running, as a Jupyter kernel does — and the typed :class:`~groundwatch.report.document.Report`
 comes back with every group's results (``Report.groups``), not only the failing ones.
 """
 
@@ -30,7 +30,7 @@ from groundwatch.core.evidence import DEFAULT_EVIDENCE, EvidenceRule
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Window
 from groundwatch.errors import ConfigError
-from groundwatch.report.model import Report
+from groundwatch.report.document import Report
 
 T = TypeVar("T")
 

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from groundwatch.app.store import Store
     from groundwatch.core.data_quality import GroupSpec, QualityResults
     from groundwatch.core.tagging import Observation, Tagger
+    from groundwatch.report.document import GroupResult, LlmSpend, Report
     from groundwatch.report.groups import Evidence
-    from groundwatch.report.model import GroupResult, LlmSpend, Report
 
 
 def unknown_name(

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from groundwatch.core.compare import Side
     from groundwatch.core.model import SemanticGroup
     from groundwatch.core.tagging import Tagger
+    from groundwatch.report.document import GroupResult, Report
     from groundwatch.report.gate import Rule
-    from groundwatch.report.model import GroupResult, Report
 
 Progress = Callable[[int, int], None]
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from groundwatch.adapters.db.runs import RunSummaryRow
     from groundwatch.core.data_quality import GroupSpec
     from groundwatch.core.tagging import GroupStatus, Observation, Tagger
-    from groundwatch.report.model import GroupResult
+    from groundwatch.report.document import GroupResult
 
 
 #: How many windows back a replay reads summaries from: a group probed in one cycle of k (a

@@ -25,7 +25,7 @@ from groundwatch.cli.common import (
 if TYPE_CHECKING:
     from groundwatch.app.store import GroupListing, Store
     from groundwatch.core.tagging import GroupStatus
-    from groundwatch.report.model import GroupResult
+    from groundwatch.report.document import GroupResult
 
 STATUSES = ("gap", "non_robust", "flaky", "unknown", "pending", "robust")
 
@@ -225,7 +225,7 @@ def _register_groups(app: typer.Typer) -> None:
         database_url: DatabaseUrlOpt = None,
     ) -> None:
         """List semantic groups with their status, worst first (latest cycle of the store)."""
-        from groundwatch.report.model import GroupPage
+        from groundwatch.report.document import GroupPage
         from groundwatch.report.text import table
 
         wanted = _statuses(status)

@@ -19,8 +19,8 @@ from groundwatch.cli.common import EXIT_OK, EXIT_RUNTIME, EXIT_THRESHOLD, EXIT_U
 
 if TYPE_CHECKING:
     from groundwatch.core.compare import Comparison
+    from groundwatch.report.document import GroupResult, Report
     from groundwatch.report.gate import Rule
-    from groundwatch.report.model import GroupResult, Report
 
 FailUnderOpt = Annotated[
     list[str] | None,

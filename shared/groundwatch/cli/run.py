@@ -48,8 +48,8 @@ from groundwatch.cli.outputs import (
 if TYPE_CHECKING:
     from groundwatch.app.runs import Console, RunOptions
     from groundwatch.core.compare import Comparison
+    from groundwatch.report.document import GroupResult, Report
     from groundwatch.report.gate import Rule
-    from groundwatch.report.model import GroupResult, Report
 
 
 def _console(quiet: bool) -> Console:

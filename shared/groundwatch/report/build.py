@@ -70,8 +70,7 @@ from groundwatch.core.tagging import (
     cause_of,
 )
 from groundwatch.report.columns import fmt
-from groundwatch.report.groups import FAILING, Evidence, cycle_health, group_results
-from groundwatch.report.model import (
+from groundwatch.report.document import (
     Balanced,
     BalancedCohort,
     CohortNumbers,
@@ -95,6 +94,7 @@ from groundwatch.report.model import (
     TransitionEntry,
     ZTestResult,
 )
+from groundwatch.report.groups import FAILING, Evidence, cycle_health, group_results
 from groundwatch.report.scores import scores_section
 
 MAX_LISTED = 50

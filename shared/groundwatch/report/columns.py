@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from groundwatch.report.model import CohortNumbers, ScenarioNumbers, TargetReport
+from groundwatch.report.document import CohortNumbers, ScenarioNumbers, TargetReport
 
 T = TypeVar("T")
 

@@ -2,7 +2,7 @@
 
 ``--fail-under acc_db=0.9`` fails when a (target, cohort)'s Acc_db is below 0.9; ``--max
 non_robust_share=0.1`` when its share of non-robust groups is above 0.1. A figure is any number
-of :class:`~groundwatch.report.model.CohortNumbers` (``acc_db``, ``refined_accuracy``,
+of :class:`~groundwatch.report.document.CohortNumbers` (``acc_db``, ``refined_accuracy``,
 ``lambda``, ``gap_groups``, ``coverage``, …) or a share derived here (:data:`SHARES`). A rule may
 be scoped, ``long:acc_db=0.9`` (a cohort) or ``prod/long:acc_db=0.9`` (a target and cohort; ``*``
 matches any). A figure that is undefined (no decided group, nothing probed) breaks the rule: a
@@ -18,7 +18,7 @@ from xml.etree import ElementTree as ET
 
 from groundwatch.core.compare import GroupChange
 from groundwatch.report.columns import fmt
-from groundwatch.report.model import CohortNumbers, GroupResult, Report, TargetHealth
+from groundwatch.report.document import CohortNumbers, GroupResult, Report, TargetHealth
 from groundwatch.validation import did_you_mean
 
 

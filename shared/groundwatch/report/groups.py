@@ -1,7 +1,7 @@
 """Per-group and per-question results: which facts fail, asked how, answered what, and why.
 
 The report's numbers say *how many* groups are gaps; a user acts on *which*. This module turns a
-tagger's window into :class:`~groundwatch.report.model.GroupResult` rows — one per semantic group
+tagger's window into :class:`~groundwatch.report.document.GroupResult` rows — one per semantic group
 and target (every cohort), or per cohort — with the SQL truth, the gold answer, every form's
 question, answer, verdict, tier, reason and cause, and the status per cycle. The CLI (``groups``,
 ``show``), the API (``/groups``) and the report's failing-facts section all read these rows, so
@@ -31,7 +31,7 @@ from groundwatch.core.tagging import (
     overall_status,
     status_of,
 )
-from groundwatch.report.model import (
+from groundwatch.report.document import (
     FormResult,
     GroupResult,
     StatusPoint,

@@ -26,7 +26,7 @@ from groundwatch.report.columns import (
     interval,
     table3_rows,
 )
-from groundwatch.report.model import (
+from groundwatch.report.document import (
     CohortNumbers,
     GroupResult,
     Hypothesis,

@@ -14,7 +14,7 @@ from dataclasses import asdict
 
 from groundwatch.core.score_tallies import ScoredJudgement, ScoreTallies
 from groundwatch.core.stats import proportion, reliability_from_counts, wilson_ci
-from groundwatch.report.model import (
+from groundwatch.report.document import (
     AnswerMetricsGroup,
     AuditNumbers,
     EvaluatorReliability,

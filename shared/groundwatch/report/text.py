@@ -14,8 +14,8 @@ from groundwatch.report.columns import (
     interval,
     table3_rows,
 )
+from groundwatch.report.document import GroupResult, Report, ScoresReport, TargetReport
 from groundwatch.report.groups import health_lines
-from groundwatch.report.model import GroupResult, Report, ScoresReport, TargetReport
 
 #: Failing groups the text report shows (the rest: ``groundwatch groups``).
 TEXT_FAILING = 10

@@ -22,7 +22,7 @@ from groundwatch.core.data_quality import QualityLabel, QualityResults
 from groundwatch.core.model import Verdict
 from groundwatch.core.score_tallies import BUCKETS, ScoreTallies
 from groundwatch.core.tagging import GroupStatus, Observation, TallyReads, Transition
-from groundwatch.report.model import ScoresReport
+from groundwatch.report.document import ScoresReport
 from groundwatch.report.scores import scores_report
 
 

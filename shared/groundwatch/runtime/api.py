@@ -17,9 +17,9 @@ from sqlalchemy import Engine
 from groundwatch.adapters.db.evidence import StoreEvidence
 from groundwatch.core.tagging import GroupStatus, TallyReads, Transition
 from groundwatch.report.build import report_from_tagger
+from groundwatch.report.document import GroupPage, Report, TransitionEntry
 from groundwatch.report.groups import FAILING, fill_evidence, group_results
 from groundwatch.report.html import render_html
-from groundwatch.report.model import GroupPage, Report, TransitionEntry
 from groundwatch.runtime.allocator import release_free_memory
 from groundwatch.runtime.auth import require_read_token
 from groundwatch.runtime.view import Reads, ViewAuth, add_view

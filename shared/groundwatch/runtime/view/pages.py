@@ -18,13 +18,13 @@ from sqlalchemy import Engine
 
 from groundwatch.adapters.db import human_verdicts as hv
 from groundwatch.core.tagging import GroupStatus, TallyReads
+from groundwatch.report.document import GroupResult
 from groundwatch.report.groups import (
     FAILING,
     Evidence,
     one_group,
     page_results,
 )
-from groundwatch.report.model import GroupResult
 from groundwatch.runtime.auth import require_token
 from groundwatch.runtime.view.index import ViewIndex, index_of
 from groundwatch.runtime.view.runs import RunPages, compare_context, trends_context
