@@ -101,7 +101,7 @@ def sql_scrape_ms(database_url: str, repeat: int) -> float:
     from sqlalchemy import func, select
 
     from groundwatch.adapters.db import make_engine
-    from groundwatch.adapters.db.models import JudgementRow, TallyRow
+    from groundwatch.adapters.db.tables import JudgementRow, TallyRow
 
     engine = make_engine(database_url)
     status = select(TallyRow.target, TallyRow.cohort, TallyRow.status, func.count()).group_by(

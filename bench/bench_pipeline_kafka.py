@@ -153,7 +153,7 @@ def latencies(database_url: str, run_ids: list[str]) -> list[float]:
     from sqlalchemy import select
 
     from groundwatch.adapters.db import make_engine
-    from groundwatch.adapters.db.models import JudgementRow
+    from groundwatch.adapters.db.tables import JudgementRow
 
     engine = make_engine(database_url)
     try:

@@ -55,9 +55,9 @@ from sqlalchemy.orm import Session
 
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
-from groundwatch.adapters.db.models import AnswerVersionRow
 from groundwatch.adapters.db.retention import Retention, RetentionPolicy
 from groundwatch.adapters.db.runs import record_cycle
+from groundwatch.adapters.db.tables import AnswerVersionRow
 from groundwatch.app.settings import RetentionSettings
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus
 from groundwatch.core.model import AnswerType, Expected, Verdict

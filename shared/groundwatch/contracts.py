@@ -66,7 +66,7 @@ MAX_GROUP_FORMS = 100_000
 MAX_SAMPLES = 8
 
 # ---------------------------------------------------------------------------- storable strings
-# Every bound below is the column it is stored in (adapters/db/models.py) or below it: whatever a
+# Every bound below is the column it is stored in (adapters/db/tables.py) or below it: whatever a
 # contract accepts, SQLite and PostgreSQL store (tests/integration/test_contracts_storable.py).
 
 #: Characters no store takes: NUL (PostgreSQL refuses it in text and JSON) and lone surrogates

@@ -46,7 +46,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from sqlalchemy import select
 
 from groundwatch.adapters.db import make_engine
-from groundwatch.adapters.db.models import JudgementRow, TallyRow
+from groundwatch.adapters.db.tables import JudgementRow, TallyRow
 from groundwatch.contracts import Topics
 from groundwatch.core.tagging import Tagger, Window
 from groundwatch.errors import PoisonMessage

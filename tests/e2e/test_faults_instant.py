@@ -26,7 +26,7 @@ from aiokafka import AIOKafkaProducer
 from sqlalchemy import select
 
 from groundwatch.adapters.db import make_engine
-from groundwatch.adapters.db.models import JudgementRow
+from groundwatch.adapters.db.tables import JudgementRow
 from groundwatch.contracts import REPLACEMENT, Judgement, RagResponse, TargetStatus, Topics
 from groundwatch.core.model import Expected, Verdict
 from tests.e2e.nul_target import nul_target, nul_targets_yaml

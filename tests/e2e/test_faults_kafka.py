@@ -30,7 +30,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from sqlalchemy import func, select
 
 from groundwatch.adapters.db import make_engine
-from groundwatch.adapters.db.models import JudgementRow, TallyRow
+from groundwatch.adapters.db.tables import JudgementRow, TallyRow
 from groundwatch.contracts import Judgement, Topics
 from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import Tagger, Window

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from sqlalchemy import create_engine, select
 
-from groundwatch.adapters.db.models import TallyRow, TransitionRow
+from groundwatch.adapters.db.tables import TallyRow, TransitionRow
 from tests.e2e.procs import ServiceProc, metric_samples, running_pipeline
 from tests.e2e.test_faults_kafka import wait_settled, wait_until
 from tests.integration.test_deploy_prometheus import prometheus_tool

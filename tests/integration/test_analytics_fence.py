@@ -84,7 +84,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def stored_tallies(store: AnalyticsStore) -> dict[tuple[str, str, str], tuple[int, int, str]]:
     from sqlalchemy import select
 
-    from groundwatch.adapters.db.models import TallyRow
+    from groundwatch.adapters.db.tables import TallyRow
 
     with store.engine.connect() as conn:
         rows = conn.execute(select(TallyRow)).all()

@@ -15,7 +15,7 @@ from groundwatch.adapters.bus import Outgoing
 from groundwatch.adapters.bus.memory import MemoryBus
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
-from groundwatch.adapters.db.models import JudgementRow, TallyRow
+from groundwatch.adapters.db.tables import JudgementRow, TallyRow
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus, Topics
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.scores import (

@@ -16,7 +16,7 @@ from sqlalchemy import Engine, and_, func, select, text, update
 
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
-from groundwatch.adapters.db.models import Base, JudgementRow, TallyRow
+from groundwatch.adapters.db.tables import Base, JudgementRow, TallyRow
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.scores import AnswerScores, Scores

@@ -11,7 +11,7 @@ from sqlalchemy import create_engine, select, text
 
 from groundwatch.adapters.bus.memory import MemoryBus
 from groundwatch.adapters.db import create_schema, make_engine
-from groundwatch.adapters.db.models import AnswerVersionRow
+from groundwatch.adapters.db.tables import AnswerVersionRow
 from groundwatch.contracts import Topics
 from groundwatch.demo import demo_dataset
 from groundwatch.runtime.refresh import answer_refresher

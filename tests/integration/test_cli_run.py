@@ -145,7 +145,7 @@ def test_run_once_on_postgres_with_a_nul_in_a_reply_completes_and_flags_it(
     retries without end). Now the run completes, every probe is stored, the NUL one flagged."""
     from sqlalchemy import create_engine, select
 
-    from groundwatch.adapters.db.models import JudgementRow
+    from groundwatch.adapters.db.tables import JudgementRow
     from groundwatch.contracts import REPLACEMENT
     from tests.e2e.nul_target import nul_target, nul_targets_yaml
 

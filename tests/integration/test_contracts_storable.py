@@ -26,7 +26,7 @@ from sqlalchemy import Engine, select
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.adapters.db.expected import EXPECTED
-from groundwatch.adapters.db.models import JudgementRow
+from groundwatch.adapters.db.tables import JudgementRow
 from groundwatch.contracts import (
     MAX_DOC_ID,
     MAX_TEXT,

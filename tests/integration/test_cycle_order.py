@@ -23,7 +23,7 @@ from groundwatch.adapters.bus import Outgoing
 from groundwatch.adapters.bus.memory import MemoryBus
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
-from groundwatch.adapters.db.models import JudgementRow
+from groundwatch.adapters.db.tables import JudgementRow
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus, Topics
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.tagging import GroupStatus, Window

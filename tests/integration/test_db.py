@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from groundwatch.adapters.db import create_schema, make_engine, make_sessionmaker
 from groundwatch.adapters.db.migrate import downgrade, include_name
-from groundwatch.adapters.db.models import Base, Dataset, GroupRow, JudgementRow, TallyRow
+from groundwatch.adapters.db.tables import Base, Dataset, GroupRow, JudgementRow, TallyRow
 
 pytestmark = pytest.mark.integration
 

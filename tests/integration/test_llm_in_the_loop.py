@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from groundwatch.adapters.db.models import JudgementRow
+from groundwatch.adapters.db.tables import JudgementRow
 from groundwatch.adapters.llm.cache import MemoryVerdictCache
 from groundwatch.adapters.llm.client import LlmClient, LlmSettings
 from groundwatch.app.embedded import EmbeddedPipeline, monitoring_app, reference_runner

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import func, select
 
 from groundwatch.adapters.db.engine import make_engine
-from groundwatch.adapters.db.models import Base, LlmCacheRow
+from groundwatch.adapters.db.tables import Base, LlmCacheRow
 from groundwatch.adapters.llm.cache import SqlVerdictCache
 from groundwatch.adapters.llm.client import LlmClient, LlmError, LlmSettings
 from groundwatch.core.judging import JUDGE_ERROR

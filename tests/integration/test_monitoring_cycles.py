@@ -18,7 +18,7 @@ import orjson
 import pytest
 from sqlalchemy import create_engine, select
 
-from groundwatch.adapters.db.models import TallyRow, TransitionRow
+from groundwatch.adapters.db.tables import TallyRow, TransitionRow
 from groundwatch.core.model import Expected, SemanticGroup, TextForm, form_id_for, group_id_for
 
 pytestmark = pytest.mark.integration

@@ -16,7 +16,7 @@ import orjson
 import pytest
 from sqlalchemy import create_engine, text
 
-from groundwatch.adapters.db.models import Base
+from groundwatch.adapters.db.tables import Base
 from tests.integration._http_rag import answers_of, serve
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]

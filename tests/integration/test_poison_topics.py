@@ -27,7 +27,7 @@ from sqlalchemy import func, select
 from groundwatch.adapters.bus import make_bus
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
-from groundwatch.adapters.db.models import JudgementRow
+from groundwatch.adapters.db.tables import JudgementRow
 from groundwatch.adapters.targets.callable import CallableTarget
 from groundwatch.contracts import (
     MAX_CONTEXTS,

@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
-from groundwatch.adapters.db.models import JudgementRow
+from groundwatch.adapters.db.tables import JudgementRow
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.tagging import Window

@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import func, select
 
 from groundwatch.adapters.db import create_schema, make_engine
-from groundwatch.adapters.db.models import JudgementRow, JudgementSummaryRow, PrunedCycleRow
 from groundwatch.adapters.db.retention import Retention, RetentionPolicy
+from groundwatch.adapters.db.tables import JudgementRow, JudgementSummaryRow, PrunedCycleRow
 from groundwatch.app.compare import diff
 from groundwatch.app.reports import ReportRequest, stored_report
 from groundwatch.app.store import Store, list_groups
@@ -344,7 +344,7 @@ def test_metrics_cli_and_size_warning(
 def test_dead_letters_llm_cache_and_answer_versions_are_bounded(db_url: str) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from groundwatch.adapters.db.models import AnswerVersionRow, DeadLetterRow, LlmCacheRow
+    from groundwatch.adapters.db.tables import AnswerVersionRow, DeadLetterRow, LlmCacheRow
 
     engine = make_engine(db_url)
     create_schema(engine)

@@ -40,7 +40,7 @@ from sqlalchemy.exc import DBAPIError
 
 from groundwatch.adapters.db.datasets import read_jsonl, write_jsonl
 from groundwatch.adapters.db.evidence import StoreEvidence
-from groundwatch.adapters.db.models import AnswerVersionRow
+from groundwatch.adapters.db.tables import AnswerVersionRow
 from groundwatch.adapters.sources.connect import SourcePolicy, readonly_engine
 from groundwatch.adapters.sources.introspect import introspect
 from groundwatch.adapters.sources.port import SqlAlchemyPort

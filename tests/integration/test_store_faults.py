@@ -17,7 +17,7 @@ from groundwatch.adapters.bus.memory import MemoryBus
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.adapters.db.faults import Fault, classify
-from groundwatch.adapters.db.models import JudgementRow
+from groundwatch.adapters.db.tables import JudgementRow
 from groundwatch.contracts import Topics
 from groundwatch.errors import StoreUnavailable
 from groundwatch.runtime.consume import RetryPolicy, consume

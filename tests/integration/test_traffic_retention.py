@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, func, select, text
 
-from groundwatch.adapters.db.models import JudgementRow, JudgementSummaryRow, RunRow
 from groundwatch.adapters.db.retention import Retention, RetentionPolicy
 from groundwatch.adapters.db.runs import latest_cycle
+from groundwatch.adapters.db.tables import JudgementRow, JudgementSummaryRow, RunRow
 from groundwatch.adapters.sources.generate import generate_groups
 from groundwatch.adapters.targets import CallableTarget, TargetLimits
 from groundwatch.app.embedded import EmbeddedPipeline

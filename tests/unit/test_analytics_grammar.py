@@ -314,7 +314,7 @@ def test_cli_report_from_stored_run(tmp_path: Path) -> None:
     from sqlalchemy import create_engine
     from sqlalchemy.orm import Session
 
-    from groundwatch.adapters.db.models import Base, JudgementRow
+    from groundwatch.adapters.db.tables import Base, JudgementRow
 
     url = f"sqlite:///{tmp_path / 'gw.db'}"
     engine = create_engine(url)

@@ -19,7 +19,7 @@ from groundwatch.adapters.db.datasets import (
     save_groups,
     write_jsonl,
 )
-from groundwatch.adapters.db.models import AnswerVersionRow, Base, Dataset
+from groundwatch.adapters.db.tables import AnswerVersionRow, Base, Dataset
 from groundwatch.cli.gen import register
 from groundwatch.core.model import AnswerType, Expected, SemanticGroup, TextForm
 from groundwatch.demo import demo_dataset

@@ -52,7 +52,7 @@ def write_estimate(engine: Engine, settings: RetentionSettings) -> WriteEstimate
     """From the newest two cycles of the most recent series (``None``: fewer stored)."""
     from sqlalchemy import func, select
 
-    from groundwatch.adapters.db.models import JudgementRow, RunRow
+    from groundwatch.adapters.db.tables import JudgementRow, RunRow
     from groundwatch.contracts import TRAFFIC_WINDOW_STATUS
 
     with engine.connect() as conn:

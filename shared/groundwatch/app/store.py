@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
     from groundwatch.adapters.db.evidence import StoreEvidence
-    from groundwatch.adapters.db.models import DeadLetterRow
     from groundwatch.adapters.db.runs import RunSummaryRow
+    from groundwatch.adapters.db.tables import DeadLetterRow
     from groundwatch.core.data_quality import GroupSpec
     from groundwatch.core.tagging import GroupStatus, Observation, Tagger
     from groundwatch.report.document import GroupResult
@@ -82,7 +82,7 @@ class Store:
         the same tallies."""
         from sqlalchemy import func, inspect, select
 
-        from groundwatch.adapters.db.models import HumanVerdictRow, JudgementRow, RunRow
+        from groundwatch.adapters.db.tables import HumanVerdictRow, JudgementRow, RunRow
 
         with self.engine.connect() as conn:
             judged = conn.execute(select(func.count()).select_from(JudgementRow)).scalar()
@@ -148,7 +148,7 @@ class Store:
         cycle) — what ``show`` says "unknown since cycle N, was robust" from."""
         from sqlalchemy import select
 
-        from groundwatch.adapters.db.models import TransitionRow as T
+        from groundwatch.adapters.db.tables import TransitionRow as T
 
         q = (
             select(T.cohort, T.from_status, T.to_status, T.cycle)
@@ -200,7 +200,7 @@ class Store:
         from sqlalchemy import select
 
         from groundwatch.adapters.db.expected import EXPECTED
-        from groundwatch.adapters.db.models import JudgementRow
+        from groundwatch.adapters.db.tables import JudgementRow
 
         with self.engine.connect() as conn:
             rows = conn.execute(

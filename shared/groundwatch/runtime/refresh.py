@@ -23,7 +23,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from groundwatch.adapters.db.models import AnswerVersionRow
+from groundwatch.adapters.db.tables import AnswerVersionRow
 from groundwatch.adapters.sources.connect import SourcePolicy
 from groundwatch.core.generation.sql_gate import ReadGate, Rejection
 from groundwatch.core.model import SemanticGroup

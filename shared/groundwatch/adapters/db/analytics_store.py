@@ -20,7 +20,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from groundwatch.adapters.db.engine import dialect_insert, is_mysql
 from groundwatch.adapters.db.expected import expected_ref, fill_expected
-from groundwatch.adapters.db.models import (
+from groundwatch.adapters.db.observations import OBSERVATION_COLUMNS, observation_from_row
+from groundwatch.adapters.db.tables import (
     ExpectedAnswerRow,
     JudgementRow,
     RunRow,
@@ -29,7 +30,6 @@ from groundwatch.adapters.db.models import (
     TallyRow,
     TransitionRow,
 )
-from groundwatch.adapters.db.observations import OBSERVATION_COLUMNS, observation_from_row
 from groundwatch.contracts import TRAFFIC_COHORT, TRAFFIC_WINDOW_STATUS, Judgement
 from groundwatch.core.cycles import Epoch
 from groundwatch.core.score_json import scores_json_bytes

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Engine, case, func, inspect, select
 
-from groundwatch.adapters.db.models import (
+from groundwatch.adapters.db.tables import (
     FormRow,
     GroupRow,
     JudgementRow,

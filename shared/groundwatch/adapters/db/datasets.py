@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from groundwatch.adapters.db.models import AnswerVersionRow, Dataset, FormRow, GroupRow
+from groundwatch.adapters.db.tables import AnswerVersionRow, Dataset, FormRow, GroupRow
 from groundwatch.core.generation.grammar_format import (
     import_qa_data,
     merge_cohorts,

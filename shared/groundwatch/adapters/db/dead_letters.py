@@ -16,7 +16,7 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import Session
 
 from groundwatch.adapters.db.engine import dialect_insert, is_mysql
-from groundwatch.adapters.db.models import DeadLetterRow
+from groundwatch.adapters.db.tables import DeadLetterRow
 from groundwatch.contracts import DeadLetter
 
 

@@ -14,7 +14,7 @@ from sqlalchemy import Engine, insert, select
 from sqlalchemy.orm import Session, load_only
 
 from groundwatch.adapters.db.expected import fill_expected
-from groundwatch.adapters.db.models import Dataset, FormRow, GroupRow, JudgementRow
+from groundwatch.adapters.db.tables import Dataset, FormRow, GroupRow, JudgementRow
 from groundwatch.core.model import SemanticGroup
 
 #: Ids per IN list: far below every backend's parameter limit.

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 from sqlalchemy import Engine, func, select
 
-from groundwatch.adapters.db.models import ExpectedAnswerRow, JudgementRow
+from groundwatch.adapters.db.tables import ExpectedAnswerRow, JudgementRow
 
 
 def expected_ref(payload: Any) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Engine, String, cast, func, insert, inspect, or_, select
 
 from groundwatch.adapters.db.expected import EXPECTED
-from groundwatch.adapters.db.models import ExpectedAnswerRow, HumanVerdictRow, JudgementRow
+from groundwatch.adapters.db.tables import ExpectedAnswerRow, HumanVerdictRow, JudgementRow
 
 #: The verdicts a person gives: the judge's own words for right and wrong.
 HUMAN_VERDICTS = ("correct", "incorrect")

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from groundwatch.adapters.db.expected import EXPECTED
-from groundwatch.adapters.db.models import JudgementRow
+from groundwatch.adapters.db.tables import JudgementRow
 from groundwatch.core.data_quality import GroupSpec
 from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.score_json import scores_from_json

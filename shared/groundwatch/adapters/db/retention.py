@@ -36,7 +36,7 @@ from typing import Any
 from sqlalchemy import Engine, and_, delete, func, insert, select, text, tuple_, update
 
 from groundwatch.adapters.db.migrate import DEFAULT_PARTITION, PARTITION_PREFIX
-from groundwatch.adapters.db.models import (
+from groundwatch.adapters.db.tables import (
     AnswerVersionRow,
     DeadLetterRow,
     JudgementRow,

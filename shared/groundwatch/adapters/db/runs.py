@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from groundwatch.adapters.db.models import JudgementRow, RunRow, TallyRow
+from groundwatch.adapters.db.tables import JudgementRow, RunRow, TallyRow
 from groundwatch.contracts import TRAFFIC_WINDOW_STATUS
 
 

@@ -20,7 +20,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from groundwatch.adapters.db.models import LlmCacheRow
+from groundwatch.adapters.db.tables import LlmCacheRow
 from groundwatch.core.model import Verdict
 
 

@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import Connection, create_engine
 
 from groundwatch.adapters.db.migrate import include_name
-from groundwatch.adapters.db.models import Base
+from groundwatch.adapters.db.tables import Base
 
 config = context.config
 target_metadata = Base.metadata
