@@ -17,7 +17,7 @@ from sqlalchemy.exc import DBAPIError
 from groundwatch.adapters.sources.connect import SourcePolicy, readonly_engine
 from groundwatch.adapters.sources.introspect import introspect
 from groundwatch.adapters.sources.port import SqlAlchemyPort
-from groundwatch.core.generation.validation import validate_sql
+from groundwatch.core.generation.sql_checks import validate_sql
 from groundwatch.errors import UnsafeSQL
 from tests.unit.test_sql_safety_templates import TRICKY_NAMES
 

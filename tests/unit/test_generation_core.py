@@ -35,7 +35,7 @@ from groundwatch.core.generation.naming import (
 )
 from groundwatch.core.generation.pipeline import balance
 from groundwatch.core.generation.realize import word_count
-from groundwatch.core.generation.validation import rejection_code
+from groundwatch.core.generation.sql_checks import rejection_code
 from groundwatch.core.model import AnswerType
 from groundwatch.errors import ConfigError, UnsafeSQL
 

@@ -22,7 +22,7 @@ from groundwatch.core.generation.grammar_format import (
     split_id_columns,
     sql_templates_in_order,
 )
-from groundwatch.core.generation.validation import validate_sql
+from groundwatch.core.generation.sql_checks import validate_sql
 from groundwatch.errors import ConfigError
 
 pytestmark = pytest.mark.unit

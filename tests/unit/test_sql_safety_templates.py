@@ -28,8 +28,8 @@ from groundwatch.adapters.sources.port import SqlAlchemyPort
 from groundwatch.core.generation.grouped import plan
 from groundwatch.core.generation.llm import llm_sql_templates
 from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.sql_checks import validate_sql
 from groundwatch.core.generation.templates import SqlTemplate
-from groundwatch.core.generation.validation import validate_sql
 from groundwatch.errors import UnsafeSQL
 
 pytestmark = pytest.mark.unit

@@ -17,8 +17,8 @@ from groundwatch.core.generation.pipeline import (
 from groundwatch.core.generation.realize import fill_text, realize
 from groundwatch.core.generation.rules import RuleConfig, rule_templates
 from groundwatch.core.generation.schema import ColumnInfo, ForeignKeyInfo, SchemaInfo, TableInfo
+from groundwatch.core.generation.sql_checks import Rejection, validate_sql
 from groundwatch.core.generation.templates import SqlTemplate
-from groundwatch.core.generation.validation import Rejection, validate_sql
 from groundwatch.core.generation.verbalizers import (
     DEFAULT_VERBALIZERS,
     Verbalizer,

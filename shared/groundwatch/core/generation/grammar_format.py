@@ -26,8 +26,8 @@ from sqlglot import exp
 from groundwatch.core.generation.answers import format_value
 from groundwatch.core.generation.naming import is_surrogate_name
 from groundwatch.core.generation.schema import ColumnInfo, SchemaInfo, TableInfo
+from groundwatch.core.generation.sql_checks import paper_to_named, validate_sql
 from groundwatch.core.generation.templates import TEXT_TOKEN, SqlTemplate
-from groundwatch.core.generation.validation import paper_to_named, validate_sql
 from groundwatch.core.model import (
     AnswerType,
     Expected,

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.sql_checks import Rejection, rejection_code, validate_sql
 from groundwatch.core.generation.templates import SqlTemplate, tokens_in
-from groundwatch.core.generation.validation import Rejection, rejection_code, validate_sql
 from groundwatch.core.generation.verbalizers import Verbalizer, default_verbalizers
 from groundwatch.core.llm import ChatModel
 from groundwatch.errors import UnsafeSQL

@@ -49,8 +49,8 @@ from groundwatch.core.generation.realize import (
     vocabulary,
 )
 from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.sql_checks import Rejection
 from groundwatch.core.generation.templates import Slot, SqlTemplate
-from groundwatch.core.generation.validation import Rejection
 from groundwatch.core.generation.verbalizers import Verbalizer
 from groundwatch.core.generation.wording import in_other_words
 from groundwatch.core.model import MAX_DOMAIN, AnswerType, SemanticGroup, group_id_hasher

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.sql_checks import Rejection, rejection_code, validate_sql
 from groundwatch.core.generation.templates import SqlTemplate, tokens_in
-from groundwatch.core.generation.validation import Rejection, rejection_code, validate_sql
 from groundwatch.errors import ConfigError, UnsafeSQL
 
 VERSION = 1
