@@ -22,8 +22,8 @@ from groundwatch.adapters.llm.client import LlmClient, LlmSettings
 from groundwatch.adapters.scenario_files import select_scenarios
 from groundwatch.cli.gen import register
 from groundwatch.core.scenarios.generate import CorpusScenarioGenerator
+from groundwatch.core.scenarios.item_checks import supported
 from groundwatch.core.scenarios.spec import DocumentSampling, ScenarioSpec
-from groundwatch.core.scenarios.validation import supported
 from tests.fakes import FakeOpenAIServer, Reply, fake_openai, fake_openai_server  # noqa: F401
 
 pytestmark = pytest.mark.integration

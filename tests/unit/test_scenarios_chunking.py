@@ -17,13 +17,13 @@ from groundwatch.core.scenarios.chunking import (
     sample_documents,
     split_text,
 )
-from groundwatch.core.scenarios.spec import Chunking, ChunkSampling, DocumentSampling
-from groundwatch.core.scenarios.validation import (
+from groundwatch.core.scenarios.item_checks import (
     contained_either_way,
     extract_json_object,
     is_datetime_answer,
     supported,
 )
+from groundwatch.core.scenarios.spec import Chunking, ChunkSampling, DocumentSampling
 
 pytestmark = pytest.mark.unit
 

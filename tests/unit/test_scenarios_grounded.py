@@ -22,8 +22,8 @@ from groundwatch.core.judging import judge_deterministic
 from groundwatch.core.judging.gold import prepare_gold
 from groundwatch.core.judging.normalize import fold, normalize
 from groundwatch.core.model import AnswerType, SemanticGroup, Verdict
+from groundwatch.core.scenarios.item_checks import supported
 from groundwatch.core.scenarios.items import LETTERS
-from groundwatch.core.scenarios.validation import supported
 from groundwatch.demo import DemoDomain, build_demo
 
 pytestmark = pytest.mark.unit

@@ -7,6 +7,7 @@ The LLM path (items from a corpus through a chat model) is
 
 from groundwatch.core.scenarios.chunking import Chunk, chunk_corpus, sample_contexts, split_text
 from groundwatch.core.scenarios.grounded import GroundedBuilder, GroundedSource
+from groundwatch.core.scenarios.item_checks import Drop, extract_json_object, supported
 from groundwatch.core.scenarios.items import (
     EXPECTED_REFUSAL,
     ScenarioRun,
@@ -21,7 +22,6 @@ from groundwatch.core.scenarios.spec import (
     ScenarioSpec,
     parse_scenario,
 )
-from groundwatch.core.scenarios.validation import Drop, extract_json_object, supported
 from groundwatch.core.scenarios.validity import scenario_report, validity
 
 __all__ = [

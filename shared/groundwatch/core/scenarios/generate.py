@@ -32,16 +32,7 @@ from groundwatch.core.scenarios.chunking import (
     sample_contexts,
     sample_documents,
 )
-from groundwatch.core.scenarios.items import (
-    EXPECTED_REFUSAL,
-    LETTERS,
-    ScenarioRun,
-    options_text,
-    scenario_group,
-    scenario_group_id,
-)
-from groundwatch.core.scenarios.spec import AnswerShape, Chunking, ScenarioSpec
-from groundwatch.core.scenarios.validation import (
+from groundwatch.core.scenarios.item_checks import (
     Drop,
     answer_type,
     contained_either_way,
@@ -51,6 +42,15 @@ from groundwatch.core.scenarios.validation import (
     str_field,
     supported,
 )
+from groundwatch.core.scenarios.items import (
+    EXPECTED_REFUSAL,
+    LETTERS,
+    ScenarioRun,
+    options_text,
+    scenario_group,
+    scenario_group_id,
+)
+from groundwatch.core.scenarios.spec import AnswerShape, Chunking, ScenarioSpec
 from groundwatch.errors import GroundwatchError
 
 PROMPT_VERSION = "ragprobe-scenarios-v1"

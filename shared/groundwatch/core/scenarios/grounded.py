@@ -35,6 +35,12 @@ from groundwatch.core.judging.gold import prepare_gold
 from groundwatch.core.judging.normalize import normalize, padded
 from groundwatch.core.model import AnswerType, Expected, SemanticGroup
 from groundwatch.core.scenarios.chunking import Chunk, chunk_corpus
+from groundwatch.core.scenarios.item_checks import (
+    Drop,
+    contained_either_way,
+    mentions,
+    supported,
+)
 from groundwatch.core.scenarios.items import (
     EXPECTED_REFUSAL,
     LETTERS,
@@ -45,12 +51,6 @@ from groundwatch.core.scenarios.items import (
     scenario_group_id,
 )
 from groundwatch.core.scenarios.spec import Chunking, GroundedKind, ScenarioSpec
-from groundwatch.core.scenarios.validation import (
-    Drop,
-    contained_either_way,
-    mentions,
-    supported,
-)
 
 _KIND_TYPE = {
     GroundedKind.NUMBER: AnswerType.NUMBER,
