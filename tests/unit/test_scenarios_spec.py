@@ -16,7 +16,7 @@ from groundwatch.errors import ConfigError
 
 pytestmark = pytest.mark.unit
 
-SHIPPED = Path(__file__).resolve().parents[2] / "shared" / "groundwatch" / "scenarios"
+SHIPPED = Path(__file__).resolve().parents[2] / "shared" / "groundwatch" / "scenario_specs"
 
 
 def test_shipped_scenarios_are_yaml_files_with_ragprobe_constructs() -> None:

@@ -15,9 +15,9 @@ import yaml
 from groundwatch.core.scenarios.spec import ScenarioSpec, parse_scenario
 from groundwatch.errors import ConfigError, parse_error_line
 
-#: Where the shipped scenarios live (package data of ``groundwatch``).
+#: Where the shipped scenario specs live (package data of ``groundwatch``).
 BUILTIN_PACKAGE = "groundwatch"
-BUILTIN_DIR = "scenarios"
+BUILTIN_DIR = "scenario_specs"
 
 
 def load_scenario(path: str | Path) -> ScenarioSpec:

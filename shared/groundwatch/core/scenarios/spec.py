@@ -5,7 +5,7 @@ scenario-specific prompt, a prompting strategy and the acceptable evaluation met
 things this project needs: the shape of the expected answer (``answer``: what the generated
 outputs are validated as) and a ``grounded`` block saying how the same scenario is built from a
 database with SQL truth instead of an LLM. A user adds a scenario by writing one more YAML file;
-the shipped S1–S6 are such files (``groundwatch/scenarios/*.yaml``).
+the shipped S1–S6 are such files (``groundwatch/scenario_specs/*.yaml``).
 """
 
 from __future__ import annotations
