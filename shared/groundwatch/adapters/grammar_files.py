@@ -32,7 +32,7 @@ from groundwatch.core.data_quality import GroupSpec
 from groundwatch.core.model import Expected, Verdict, form_id_for
 from groundwatch.core.tagging import Observation
 from groundwatch.errors import GroundwatchError
-from groundwatch.validation import did_you_mean
+from groundwatch.pydantic_errors import did_you_mean
 
 
 class ImportFormatError(GroundwatchError):

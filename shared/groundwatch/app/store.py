@@ -304,7 +304,7 @@ def _known(name: str | None, known: Sequence[str], what: str, series: str) -> No
     printed "0 groups" and exited 0."""
     if name is None or name in known or not known:
         return
-    from groundwatch.validation import did_you_mean
+    from groundwatch.pydantic_errors import did_you_mean
 
     raise ConfigError(
         f"--{what} {name!r}: series {series} has no such {what}{did_you_mean(name, known)}"

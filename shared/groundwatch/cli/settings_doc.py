@@ -82,7 +82,7 @@ def unknown_variables(environ: Mapping[str, str]) -> list[str]:
     """One warning line per ``GW_*`` variable of ``environ`` that no setting reads — a typo
     (``GW_JUDGE_LLM_ENABLE``) is otherwise silently ignored and the default used — with the
     closest known name."""
-    from groundwatch.validation import did_you_mean
+    from groundwatch.pydantic_errors import did_you_mean
 
     # The harness's and scripts' prefixes are set aside first: reading every settings class
     # imports the database driver, which a plain report must not pay for under `make test`.

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from xml.etree import ElementTree as ET
 
 from groundwatch.core.compare import GroupChange
+from groundwatch.pydantic_errors import did_you_mean
 from groundwatch.report.columns import fmt
 from groundwatch.report.document import CohortNumbers, GroupResult, Report, TargetHealth
-from groundwatch.validation import did_you_mean
 
 
 def _share(num: int, den: int) -> float | None:

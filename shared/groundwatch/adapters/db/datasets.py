@@ -33,7 +33,7 @@ from groundwatch.core.generation.grammar_format import (
 from groundwatch.core.group_sequence import GroupSequence
 from groundwatch.core.model import Expected, SemanticGroup, TextForm
 from groundwatch.errors import ConfigError
-from groundwatch.validation import validation_line
+from groundwatch.pydantic_errors import validation_line
 
 
 def group_line(group: SemanticGroup) -> bytes:

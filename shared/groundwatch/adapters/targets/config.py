@@ -83,7 +83,7 @@ from groundwatch.adapters.targets.transport import (
 )
 from groundwatch.core.llm import ChatModel
 from groundwatch.errors import ConfigError, parse_error_line
-from groundwatch.validation import validation_line
+from groundwatch.pydantic_errors import validation_line
 
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 

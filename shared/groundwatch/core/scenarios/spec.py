@@ -21,7 +21,7 @@ from groundwatch.core.ragprobe_metrics import (
     RagProbeMetric,
 )
 from groundwatch.errors import ConfigError
-from groundwatch.validation import validation_line
+from groundwatch.pydantic_errors import validation_line
 
 #: The package directory holding the shipped scenario files.
 

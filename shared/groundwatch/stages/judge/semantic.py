@@ -114,7 +114,7 @@ class SemanticSettings(BaseSettings):
     @field_validator("llm_metrics")
     @classmethod
     def _known(cls, v: list[str]) -> list[str]:
-        from groundwatch.validation import did_you_mean
+        from groundwatch.pydantic_errors import did_you_mean
 
         for name in v:
             if name not in LLM_METRICS:
