@@ -12,8 +12,8 @@ reversal a change between going down the layers and going up them (layers as in
 A coroutine or generator resumed is not a new call. The source is one small table, the dataset
 one form per group in one cohort asked of one target, and the path followed the first group's.
 The same script measures any checkout (``PYTHONPATH=CHECKOUT/shared:CHECKOUT python
-scripts/probe_path.py``), prints the stops with ``-v`` and writes its figures into
-docs/architecture.md with ``--docs`` (a test keeps the two equal).
+scripts/probe_path.py``), prints the stops with ``-v`` and writes its figures and its table of
+the path's steps into docs/architecture.md with ``--docs`` (a test keeps the two equal).
 """
 
 from __future__ import annotations
@@ -133,9 +133,29 @@ def answer(question: str) -> str:
     return "Oslo"
 
 
-#: The block of docs/architecture.md this script writes (``--docs``) and a test keeps equal.
+#: The blocks of docs/architecture.md this script writes (``--docs``) and a test keeps equal: the
+#: figures, and the table of the path's steps.
 DOC = Path(__file__).resolve().parent.parent / "docs" / "architecture.md"
 BEGIN, END = "<!-- probe_path -->", "<!-- /probe_path -->"
+TABLE_BEGIN, TABLE_END = "<!-- probe_path steps -->", "<!-- /probe_path steps -->"
+TABLE_HEAD = "| step | modules, in path order | what happens |\n|---|---|---|"
+
+#: Where each step of the table opens: the first place after the previous step's opening where
+#: the path goes through these modules in a row (the consume loop opens four steps, so the module
+#: after it tells them apart). The modules of a step are the path's up to the next opening; what
+#: happens in it is the doc's own third column.
+STEPS: tuple[tuple[str, ...], ...] = (
+    ("groundwatch.adapters.db.datasets",),
+    ("groundwatch.runtime.refresh",),
+    ("groundwatch.runtime.refresh",),
+    ("groundwatch.adapters.bus.encode",),
+    ("groundwatch.runtime.consume", "groundwatch.stages.runner.stage"),
+    ("groundwatch.runtime.consume", "groundwatch.adapters.bus.encode"),
+    ("groundwatch.runtime.consume", "groundwatch.stages.judge.stage"),
+    ("groundwatch.runtime.consume", "groundwatch.adapters.bus.encode"),
+    ("groundwatch.runtime.consume", "groundwatch.stages.analytics.stage"),
+    (GAUGE,),
+)
 
 
 def measure() -> tuple[int, list[str]]:
@@ -196,10 +216,57 @@ def doc_block(stops: list[str]) -> str:
     )
 
 
-def documented(text: str) -> str:
+def documented(text: str, begin: str = BEGIN, end: str = END) -> str:
     """The block between the markers of ``text`` (markers included)."""
-    start = text.index(BEGIN)
-    return text[start : text.index(END, start) + len(END)]
+    start = text.index(begin)
+    return text[start : text.index(end, start) + len(end)]
+
+
+def steps(stops: list[str]) -> list[list[str]]:
+    """The path cut where each of :data:`STEPS` opens; a clear error if one is not on it."""
+    starts: list[int] = []
+    for n, opening in enumerate(STEPS, 1):
+        after = starts[-1] + 1 if starts else 0
+        at = next(
+            (
+                i
+                for i in range(after, len(stops) - len(opening) + 1)
+                if tuple(stops[i : i + len(opening)]) == opening
+            ),
+            None,
+        )
+        if at is None:
+            raise ValueError(
+                f"step {n} opens at {' → '.join(opening)}, which the path does not go through "
+                f"after step {n - 1}'s opening: edit STEPS in scripts/probe_path.py (run with -v)"
+            )
+        starts.append(at)
+    if starts[0] != 0:
+        raise ValueError(f"the path starts at {stops[0]}, before step 1's opening")
+    return [stops[a:b] for a, b in itertools.pairwise([*starts, len(stops)])]
+
+
+def table_block(text: str, stops: list[str]) -> str:
+    """The doc's table of steps with its second column from ``stops``; the third is the doc's."""
+    rows = documented(text, TABLE_BEGIN, TABLE_END).splitlines()[3:-1]
+    what = [row.strip().strip("|").split("|", 2)[2].strip() for row in rows]
+    cut = steps(stops)
+    if len(what) != len(cut):
+        raise ValueError(
+            f"docs/architecture.md's table has {len(what)} steps, STEPS in scripts/probe_path.py "
+            f"{len(cut)}: add or remove a row (its third column says what happens) or an opening"
+        )
+    lines = [
+        f"| {n} | {' → '.join(f'`{m}`' for m in modules)} | {said} |"
+        for n, (modules, said) in enumerate(zip(cut, what, strict=True), 1)
+    ]
+    return "\n".join([TABLE_BEGIN, TABLE_HEAD, *lines, TABLE_END])
+
+
+def rewritten(text: str, stops: list[str]) -> str:
+    """``text`` (docs/architecture.md) with both blocks as ``stops`` makes them."""
+    text = text.replace(documented(text), doc_block(stops))
+    return text.replace(documented(text, TABLE_BEGIN, TABLE_END), table_block(text, stops))
 
 
 def main() -> None:
@@ -207,12 +274,12 @@ def main() -> None:
     groups, stops = measure()
     hops, reversals = figures(stops)
     if verbose:
-        for stop in stops:
-            print(f"  {rank(stop)} {stop}")
+        for n, modules in enumerate(steps(stops), 1):
+            for stop in modules:
+                print(f"  {n:>2} {rank(stop)} {stop}")
     print(f"groups {groups}; files {len(stops)}; hops {hops}; reversals {reversals}")
     if "--docs" in sys.argv:
-        text = DOC.read_text()
-        DOC.write_text(text.replace(documented(text), doc_block(stops)))
+        DOC.write_text(rewritten(DOC.read_text(), stops))
         print(f"{DOC.name} updated")
 
 

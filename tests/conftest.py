@@ -17,7 +17,10 @@ from pathlib import Path
 import hypothesis
 import pytest
 
-pytest_plugins = ("tests.fakes",)  # the local OpenAI-compatible server fixtures
+pytest_plugins = (
+    "tests.fakes",  # the local OpenAI-compatible server fixtures
+    "tests.unit_guard",  # a unit test that starts a process fails
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -47,7 +47,7 @@ from sqlalchemy import select
 
 from groundwatch.adapters.db import make_engine
 from groundwatch.adapters.db.tables import JudgementRow, TallyRow
-from groundwatch.contracts import Topics
+from groundwatch.contracts import Judgement, Topics
 from groundwatch.core.tagging import Tagger, Window
 from groundwatch.errors import PoisonMessage
 from groundwatch.stages.analytics.observe import observation_from_judgement
@@ -74,6 +74,7 @@ pytestmark = [
 
 ROOT = Path(__file__).resolve().parents[2]
 NODES = 3
+PARTITIONS = 6  # of each service topic (GW_PARTITIONS, set below)
 RUNS = -(-20_000 // PROBES_PER_CYCLE)  # whole demo cycles, at least 20,000 probes
 RATE = 120  # probes/s: ~3 min of publishing on 2 cores shared by 3 brokers and 6 services
 MIN_KILLS = 12
@@ -119,6 +120,15 @@ def _free_range(n: int) -> int:
             for s in socks:
                 s.close()
     raise RuntimeError("no free port range")
+
+
+@dataclass(frozen=True)
+class Partition:
+    topic: str
+    partition: int
+    leader: int
+    replicas: int
+    isr: int
 
 
 @dataclass
@@ -179,31 +189,46 @@ class Cluster:
 
         return asyncio.run(go())
 
-    def partitions(self, topics: list[str]) -> list[tuple[str, int, int, int, int]]:
-        """(topic, partition, leader, replicas, in-sync replicas) of every partition."""
+    def partitions(self, topics: list[str]) -> list[Partition] | None:
+        """Every partition of ``topics`` with its leader, replicas and in-sync replicas, or None
+        while the metadata the asked broker holds is short of them: a topic it does not know yet
+        (an error code), fewer partitions than the services make, or a partition without a leader
+        (-1, or one being elected). A freshly made topic and a restarted node are both that for a
+        while, and a caller that read the short answer would draw from a partial list."""
+        described = {str(t["topic"]): t for t in self.describe(topics)}
         out = []
-        for t in self.describe(topics):
-            for p in t["partitions"]:  # type: ignore[attr-defined]
+        for name in topics:
+            t = described.get(name)
+            if t is None or t.get("error_code"):
+                return None
+            parts = t["partitions"]
+            if len(parts) != PARTITIONS:  # type: ignore[arg-type]
+                return None
+            for p in parts:  # type: ignore[attr-defined]
+                if not 1 <= p["leader"] <= NODES or p.get("error_code"):
+                    return None
                 out.append(
-                    (
-                        str(t["topic"]),
-                        p["partition"],
-                        p["leader"],
-                        len(p["replicas"]),
-                        len(p["isr"]),
-                    )
+                    Partition(name, p["partition"], p["leader"], len(p["replicas"]), len(p["isr"]))
                 )
         return out
 
-    def wait_in_sync(self, topics: list[str], timeout: float = 120) -> float:
+    def wait_in_sync(self, topics: list[str], timeout: float = 120) -> list[Partition]:
+        """The partitions of ``topics``, once every one has a leader and all its replicas in sync
+        (the description those were read from: no second look that could be short)."""
+        seen: list[Partition] = []
+
         def full() -> bool:
             try:
                 parts = self.partitions(topics)
-            except Exception:
+            except Exception:  # a node down or starting: ask again
                 return False
-            return bool(parts) and all(isr == rf and leader >= 1 for _, _, leader, rf, isr in parts)
+            if parts is None or any(p.isr != p.replicas for p in parts):
+                return False
+            seen[:] = parts
+            return True
 
-        return wait_until("every replica back in sync", full, timeout, 1.0)
+        wait_until("every partition led and every replica in sync", full, timeout, 1.0)
+        return seen
 
 
 @pytest.fixture
@@ -245,6 +270,7 @@ def cluster_settings(monkeypatch: pytest.MonkeyPatch, unique_prefix: str) -> Non
         ("GW_ANALYTICS_GROUP", "analytics"),
     ):
         monkeypatch.setenv(var, f"{unique_prefix}{name}")
+    monkeypatch.setenv("GW_PARTITIONS", str(PARTITIONS))
     monkeypatch.setenv("GW_KAFKA_REPLICATION_FACTOR", "3")
     monkeypatch.setenv("GW_KAFKA_MIN_INSYNC_REPLICAS", "2")
 
@@ -271,7 +297,7 @@ def reconcile(bootstrap: str, prefix: str, db_url: str) -> Reconciled:
     probe_ids = {
         str(topics.probes.decode(r).probe_id) for r in read_all(bootstrap, topics.probes.name)
     }
-    first = {}
+    first: dict[str, Judgement] = {}
     records = 0
     for raw in read_all(bootstrap, topics.judgements.name):
         try:
@@ -355,9 +381,10 @@ def test_cluster_fault_schedule_reconciles_exactly(
                 if code is not None and code != -signal.SIGKILL:
                     fail(f"{name} exited {code} on its own:\n{p.tail()}")
 
-        # the topics as the services made them: RF 3, min ISR 2 (read back from the cluster)
-        parts = cluster.partitions(service_topics)
-        assert parts and {rf for *_, rf, _ in parts} == {NODES}, parts
+        # the topics as the services made them: RF 3, min ISR 2 (read back from the cluster, once
+        # its metadata lists every partition of them with a leader)
+        parts = cluster.wait_in_sync(service_topics, timeout=180)
+        assert {p.replicas for p in parts} == {NODES}, parts
         names, weights = list(VICTIMS), list(VICTIMS.values())
         while len(schedule) < MAX_KILLS:
             time.sleep(rng.uniform(*GAP_S))
@@ -377,7 +404,7 @@ def test_cluster_fault_schedule_reconciles_exactly(
                 kind = "majority"
             if kind in (*BROKERS, "majority"):
                 try:
-                    cluster.wait_in_sync(service_topics)  # one broker lost at a time
+                    parts = cluster.wait_in_sync(service_topics)  # one broker lost at a time
                 except AssertionError as exc:
                     fail(str(exc))
                 if kind == "majority":
@@ -387,11 +414,10 @@ def test_cluster_fault_schedule_reconciles_exactly(
                 elif kind == "controller":
                     node = cluster.quorum_leader()
                 else:
-                    # a drawn partition of the services' topics, then its leader as it is now
-                    topic, part = rng.choice(service_topics), rng.randrange(6)
-                    leaders = {
-                        (t, p): leader for t, p, leader, _, _ in cluster.partitions(service_topics)
-                    }
+                    # a drawn partition of the services' topics, then its leader as the full
+                    # description the wait above ended on has it
+                    topic, part = rng.choice(service_topics), rng.randrange(PARTITIONS)
+                    leaders = {(p.topic, p.partition): p.leader for p in parts}
                     node = leaders[(topic, part)]
                 if kind != "majority":
                     victim = f"node-{node}"

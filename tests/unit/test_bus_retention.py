@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from groundwatch.adapters.bus import Outgoing
 from groundwatch.adapters.bus.memory import TRIM_AT, MemoryBus
+from tests.waiting import until
 
 
 async def publish(bus: MemoryBus, n: int, topic: str = "t") -> None:
@@ -103,7 +104,9 @@ async def test_a_publisher_waits_while_a_topic_holds_max_backlog_uncommitted_rec
             backlogs.append(bus.backlog("t"))
 
     producer = asyncio.create_task(produce())
-    await asyncio.sleep(0.05)
+    await until("three batches uncommitted", lambda: bus.backlog("t") >= 150)
+    for _ in range(10):  # the loop runs on: the producer stays blocked, it is no passing state
+        await asyncio.sleep(0)
     assert not producer.done()  # blocked: 150 uncommitted > 100
     assert bus.backlog("t") == 150
     seen = 0

@@ -40,6 +40,7 @@ from groundwatch.contracts import Probe, RagResponse, TargetStatus, Topics, _Con
 from groundwatch.core.model import Expected
 from groundwatch.errors import BusUnavailable, ConfigError
 from groundwatch.runtime.consume import ConsumeLoop, RetryPolicy
+from tests.waiting import until
 
 FAST = BusRetry(backoff_s=0.01, backoff_max_s=0.05, deadline_s=5.0)
 
@@ -278,13 +279,13 @@ async def test_publish_while_a_leader_is_down_does_not_end_the_consume_loop() ->
     )
     task = asyncio.create_task(loop.run())
     try:
-        deadline = time.monotonic() + 20
         want = {str(p.probe_id) for p in probes}
-        while time.monotonic() < deadline and not task.done():
+
+        def answered() -> bool:
             got = {str(topics.responses.decode(v).probe_id) for v in bus.sent}
-            if got >= want:
-                break
-            await asyncio.sleep(0.02)
+            return task.done() or got >= want
+
+        await until("every probe answered", answered)
         assert not task.done(), f"the consume loop ended: {task.exception()!r}"
         assert {str(topics.responses.decode(v).probe_id) for v in bus.sent} >= want
         assert len(bus.made) == 4  # three producers had batches expire, the fourth got through
@@ -338,11 +339,7 @@ async def test_an_outage_longer_than_the_adapter_budget_is_waited_out_without_ha
     )
     task = asyncio.create_task(loop.run())
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not task.done():
-            if loop.stats.consumed >= 30:
-                break
-            await asyncio.sleep(0.02)
+        await until("30 consumed", lambda: task.done() or loop.stats.consumed >= 30)
         assert not task.done(), f"the consume loop ended: {task.exception()!r}"
         assert loop.stats.consumed == 30 and bus.refused == 3
         assert sorted(handled) == sorted(str(p.probe_id) for p in probes)  # asked once each

@@ -31,9 +31,10 @@ from groundwatch.runtime.analytics_telemetry import AnalyticsTelemetry
 from groundwatch.runtime.consume import GC_YOUNG_THRESHOLD, tune_gc
 from groundwatch.stages.analytics.observe import observation_from_judgement
 from groundwatch.stages.judge.stage import JudgeStage
-from groundwatch.stages.runner.lanes import Runner
+from groundwatch.stages.runner.lanes import LaneSnapshot, Runner
 from tests.e2e.procs import metric_samples
 from tests.unit._runner_helpers import probe
+from tests.waiting import until
 
 pytestmark = pytest.mark.unit
 
@@ -71,7 +72,11 @@ async def test_run_many_full_lane_waits_without_holding_back_another_target() ->
         await gate.wait()
         return "slow"
 
+    fast_answered = 0
+
     def fast(q: str) -> str:
+        nonlocal fast_answered
+        fast_answered += 1
         return "fast"
 
     limits = {
@@ -85,8 +90,16 @@ async def test_run_many_full_lane_waits_without_holding_back_another_target() ->
             probe("fast", f"f{i}") for i in range(8)
         ]
         batch = asyncio.create_task(runner.run_many(probes))
-        await asyncio.sleep(0.1)
-        lanes = {s.target: s for s in runner.snapshot()}
+
+        def settled() -> dict[str, LaneSnapshot] | None:
+            """The slow lane full and the fast one drained: as far as the batch gets."""
+            lanes = {s.target: s for s in runner.snapshot()}
+            slow, fast = lanes["slow"], lanes["fast"]
+            full = (slow.queued, slow.in_flight) == (2, 1)
+            drained = (fast.queued, fast.in_flight) == (0, 0) and fast_answered == 8
+            return lanes if full and drained else None
+
+        lanes = await until("the slow lane full and the fast probes answered", settled)
         assert lanes["slow"].queued == 2 and lanes["slow"].in_flight == 1  # back-pressure
         assert lanes["fast"].queued == 0 and lanes["fast"].in_flight == 0  # all 8 answered
         assert slow_calls == ["s0"]
@@ -96,6 +109,11 @@ async def test_run_many_full_lane_waits_without_holding_back_another_target() ->
         assert slow_calls == [f"s{i}" for i in range(8)]  # a lane keeps its share in order
     finally:
         await runner.aclose()
+
+
+def lane_state(runner: Runner) -> tuple[int, int]:
+    (snap,) = runner.snapshot()
+    return snap.in_flight, snap.queued
 
 
 async def test_run_many_cancelled_leaves_nothing_running() -> None:
@@ -111,12 +129,14 @@ async def test_run_many_cancelled_leaves_nothing_running() -> None:
     limits = {"t": TargetLimits(concurrency=1, queue_size=1, timeout_s=10)}
     async with Runner({"t": CallableTarget(blocked)}, limits) as runner:
         batch = asyncio.create_task(runner.run_many([probe("t", f"q{i}") for i in range(6)]))
-        await asyncio.sleep(0.05)
+        await until("the lane full", lambda: lane_state(runner) == (1, 1))
         batch.cancel()
         with pytest.raises(asyncio.CancelledError):
             await batch
         gate.set()
-        await asyncio.sleep(0.05)
+        await until("the lane empty", lambda: runner.snapshot()[0].in_flight == 0)
+        for _ in range(10):  # a feeder left behind would enqueue now
+            await asyncio.sleep(0)
         (snap,) = runner.snapshot()
         assert snap.queued == 0 and snap.in_flight == 0
         assert calls <= 2  # the one in flight and at most the one queued; no feeder left behind

@@ -14,8 +14,9 @@ from groundwatch.adapters.targets import (
     TargetReply,
 )
 from groundwatch.contracts import RagResponse, TargetStatus
-from groundwatch.stages.runner.lanes import Runner
+from groundwatch.stages.runner.lanes import LaneSnapshot, Runner
 from tests.unit._runner_helpers import probe
+from tests.waiting import until
 
 pytestmark = pytest.mark.unit
 
@@ -168,6 +169,11 @@ async def test_slow_target_never_stalls_another() -> None:
         slow_batch.cancel()
 
 
+def full_lane(runner: Runner, in_flight: int, queued: int) -> LaneSnapshot | None:
+    (snap,) = runner.snapshot()
+    return snap if (snap.in_flight, snap.queued) == (in_flight, queued) else None
+
+
 async def test_bounded_queue_gives_back_pressure() -> None:
     gate = asyncio.Event()
 
@@ -178,9 +184,12 @@ async def test_bounded_queue_gives_back_pressure() -> None:
     limits = FAST.model_copy(update={"concurrency": 1, "queue_size": 2, "timeout_s": 10.0})
     async with Runner({"t": CallableTarget(blocked)}, {"t": limits}) as runner:
         callers = [asyncio.create_task(runner.run(probe("t", f"q{i}"))) for i in range(10)]
-        await asyncio.sleep(0.05)
+        full = await until("the lane full", lambda: full_lane(runner, 1, 2))
+        assert (full.in_flight, full.queued) == (1, 2)  # the other 7 callers wait to enqueue
+        for _ in range(10):  # the loop runs on: the bound holds, it was no passing state
+            await asyncio.sleep(0)
         (snap,) = runner.snapshot()
-        assert (snap.in_flight, snap.queued) == (1, 2)  # the other 7 callers wait to enqueue
+        assert (snap.in_flight, snap.queued) == (1, 2)
         assert not any(c.done() for c in callers)
         gate.set()
         responses = await asyncio.gather(*callers)
@@ -226,7 +235,7 @@ async def test_close_cancels_waiting_callers() -> None:
         {"t": CallableTarget(blocked)}, {"t": FAST.model_copy(update={"concurrency": 1})}
     )
     callers = [asyncio.create_task(runner.run(probe("t"))) for _ in range(3)]
-    await asyncio.sleep(0.02)
+    await until("one call in flight", lambda: runner.snapshot()[0].in_flight == 1)
     await runner.aclose()
     results = await asyncio.gather(*callers, return_exceptions=True)
     assert all(isinstance(r, asyncio.CancelledError) for r in results)

@@ -49,8 +49,11 @@ async def test_each_attempt_times_out_at_its_own_deadline_and_fast_ones_answer()
 
 
 async def test_a_cancellation_from_outside_is_not_taken_for_a_timeout() -> None:
+    started = asyncio.Event()
+
     async def attempt(deadlines: Deadlines) -> str:
         entry = deadlines.start()
+        started.set()
         try:
             await asyncio.sleep(5)
         except asyncio.CancelledError:
@@ -63,7 +66,7 @@ async def test_a_cancellation_from_outside_is_not_taken_for_a_timeout() -> None:
 
     long = Deadlines(10.0)
     task = asyncio.ensure_future(attempt(long))
-    await asyncio.sleep(0.01)
+    await started.wait()  # under its deadline, waiting for the answer
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -57,6 +57,7 @@ def verdict(response: RagResponse) -> Verdict:
     return Verdict.CORRECT if expected in (response.answer or "") else Verdict.INCORRECT
 
 
+@pytest.mark.looptime  # timeouts, backoffs and the breaker's reset on the loop's virtual clock
 async def test_flaky_target_errors_are_errors_and_the_circuit_opens_and_closes() -> None:
     flaky = FlakyRag(seed=6)
     limits = TargetLimits(
@@ -70,7 +71,8 @@ async def test_flaky_target_errors_are_errors_and_the_circuit_opens_and_closes()
         breaker_reset_s=0.05,
     )
     probes = [probe("flaky", f"q{i}", answer=f"Q{i}") for i in range(240)]
-    async with Runner({"flaky": flaky}, {"flaky": limits}) as runner:
+    clock = asyncio.get_running_loop().time
+    async with Runner({"flaky": flaky}, {"flaky": limits}, clock=clock) as runner:
         responses = await asyncio.wait_for(runner.run_many(probes), timeout=30)
         breaker = runner.breaker("flaky")
 
@@ -101,7 +103,7 @@ async def test_flaky_target_errors_are_errors_and_the_circuit_opens_and_closes()
 
         # once the target recovers, the circuit closes and every probe is answered
         flaky.fail = flaky.hang = 0.0
-        await asyncio.sleep(limits.breaker_reset_s * 1.5)
+        await asyncio.sleep(limits.breaker_reset_s * 1.5)  # past the reset: a trial may go
         healed = await runner.run_many([probe("flaky", f"h{i}", answer=f"H{i}") for i in range(20)])
         assert all(verdict(r) is Verdict.CORRECT for r in healed)
         assert breaker.state is BreakerState.CLOSED

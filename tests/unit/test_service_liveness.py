@@ -14,6 +14,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 
+import httpx
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from prometheus_client import CollectorRegistry
@@ -24,6 +25,7 @@ from groundwatch.adapters.bus.memory import MemoryBus, MemoryConsumer
 from groundwatch.contracts import Probe, Topics, _Contract
 from groundwatch.runtime.consume import ConsumeLoop
 from groundwatch.runtime.service import ServiceParts, build_app
+from tests.waiting import until, wait_until
 
 
 class WedgedConsumer(MemoryConsumer):
@@ -54,13 +56,17 @@ async def echo(batch: list[Probe]) -> Sequence[_Contract]:
     return [RagResponse.for_probe(p, status=TargetStatus.OK, answer="a") for p in batch]
 
 
-def app_with(bus: MemoryBus, timeout_s: float, exits: list[int]) -> FastAPI:
+def app_with(
+    bus: MemoryBus, timeout_s: float, exits: list[int], loops: list[ConsumeLoop] | None = None
+) -> FastAPI:
     topics = Topics("l.")
 
     async def bootstrap() -> ServiceParts:
         loop = ConsumeLoop(
             bus=bus, topics=topics, source=topics.probes, group="g", handler=echo, service="svc"
         )
+        if loops is not None:
+            loops.append(loop)
         return ServiceParts(bus=bus, topics=topics, registry=CollectorRegistry(), loops=[loop])
 
     app = build_app("svc", bootstrap, liveness_timeout_s=timeout_s)
@@ -68,21 +74,16 @@ def app_with(bus: MemoryBus, timeout_s: float, exits: list[int]) -> FastAPI:
     return app
 
 
-def wait_for(check: object, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():  # type: ignore[operator]
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out")
+def failing(r: httpx.Response) -> httpx.Response | None:
+    return r if r.status_code == 503 else None
 
 
 def test_a_wedged_consume_loop_fails_liveness() -> None:
     exits: list[int] = []
     with TestClient(app_with(WedgedBus(), 0.5, exits)) as c:
         assert c.get("/healthz").status_code == 200  # just started: its heartbeat is fresh
-        time.sleep(1.0)
-        r = c.get("/healthz")
+        # the wedged loop never beats again: the probe fails once its beat is older than 0.5 s
+        r = wait_until("a failing liveness probe", lambda: failing(c.get("/healthz")))
     assert r.status_code == 503, r.text
     assert "no heartbeat" in r.json()["problems"]["svc:l.probes"]
     assert exits == []  # wedged is for the liveness probe to act on; not an exit by itself
@@ -90,8 +91,17 @@ def test_a_wedged_consume_loop_fails_liveness() -> None:
 
 def test_a_healthy_idle_loop_stays_live() -> None:
     exits: list[int] = []
-    with TestClient(app_with(MemoryBus(), 0.5, exits)) as c:
-        time.sleep(1.0)  # idle: it polls and beats
+    loops: list[ConsumeLoop] = []
+    timeout_s = 3.0  # generous: a loaded machine may hold the loop back for a while
+    with TestClient(app_with(MemoryBus(), timeout_s, exits, loops)) as c:
+        started = time.monotonic()
+
+        def beat_past_the_timeout() -> bool:
+            """Idle longer than the timeout, and it beat since: it polls and beats."""
+            now = time.monotonic()
+            return bool(loops) and now - loops[0].heartbeat_age() > started + timeout_s
+
+        wait_until("a heartbeat after the liveness timeout", beat_past_the_timeout)
         r = c.get("/healthz")
     assert r.status_code == 200 and r.json()["status"] == "ok", r.text
 
@@ -113,7 +123,7 @@ def test_a_loop_that_cannot_go_on_ends_the_service_with_one_line(caplog: object)
         p = probe(1)
         topic = T("l.").probes.name
         c.portal.call(bus.publish_many, [Outgoing(topic, b"k", p.to_bytes(), p)])  # type: ignore[union-attr]
-        wait_for(lambda: exits)
+        wait_until("the service's exit", lambda: exits)
         r = c.get("/healthz")
     assert exits == [1]
     assert r.status_code == 503 and "the broker said no for good" in r.json()["problems"]["service"]
@@ -147,7 +157,7 @@ def test_a_watched_worker_that_fails_ends_the_service() -> None:
     app = build_app("gen", bootstrap)
     app.state.exit_on_fatal = lambda: exits.append(1)
     with TestClient(app) as c:
-        wait_for(lambda: exits)
+        wait_until("the service's exit", lambda: exits)
         r = c.get("/healthz")
     assert r.status_code == 503 and r.json()["problems"]["gen:cycles"] == "failed"
 
@@ -169,11 +179,7 @@ async def test_the_generator_cycle_loop_beats_and_reports_its_failure() -> None:
     assert gen.heartbeat_age() is None
     gen.bus = Down()
     assert gen.start_continuous(60)
-    for _ in range(100):
-        if gen.failure() is not None:
-            break
-        await asyncio.sleep(0.02)
-    assert isinstance(gen.failure(), RuntimeError)
+    assert isinstance(await until("the cycle loop's failure", gen.failure), RuntimeError)
 
 
 class FrozenPingBus(MemoryBus):

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from typing import Any
 
 import httpx2
@@ -20,32 +19,32 @@ from groundwatch.adapters.targets import (
 from groundwatch.adapters.targets.openai_chat import BASELINE_SYSTEM_PROMPT
 from groundwatch.core.model import DONT_KNOW
 from groundwatch.errors import RetryLater
+from tests.waiting import GENEROUS_S, until
 
 pytestmark = pytest.mark.unit
 
 
 async def test_callable_sync_runs_in_a_thread_and_does_not_block_the_loop() -> None:
     threads: list[str] = []
+    ticked = threading.Event()
 
     def slow(query: str) -> str:
         threads.append(threading.current_thread().name)
-        time.sleep(0.1)
+        # returns only once the loop has run meanwhile: on the loop's thread it would wait alone
+        assert ticked.wait(GENEROUS_S), "the loop did not run while the call was in progress"
         return f"echo {query}"
 
     target = CallableTarget(slow)
-    ticks = 0
 
     async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
+        await until("the call under way", lambda: threads)
+        ticked.set()
 
     tick_task = asyncio.create_task(ticker())
     reply = await target.ask("x")
-    tick_task.cancel()
+    await tick_task
     assert reply == TargetReply("echo x")
-    assert threads[0] != threading.main_thread().name and ticks >= 5
+    assert threads[0] != threading.main_thread().name
 
 
 async def test_callable_async_function_and_async_callable_object() -> None:

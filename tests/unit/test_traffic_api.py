@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from groundwatch.runtime.traffic_api import MAX_BATCH, parse_batch
 from groundwatch.stages.runner.lanes import Runner
 from groundwatch.stages.traffic.stage import TRAFFIC_COHORT
 from tests.unit.traffic_questions import FLEET
+from tests.waiting import until
 
 TOKEN = "traffic-secret"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -61,14 +61,14 @@ async def test_users_traffic_is_judged_beside_the_probes(groups: list[SemanticGr
                 g.group_id for g in groups if "berths" in g.sql and g.params["name"] == "Rotterdam"
             )
             gap_line = 'groundwatch_groups{cohort="traffic",status="gap",target="shipbot"} 1.0'
-            deadline = asyncio.get_running_loop().time() + 120  # generous: a loaded machine
-            while asyncio.get_running_loop().time() < deadline:
-                # until the two grounded records are tallied and the gauges publish them
+
+            async def published() -> bool:
+                """The two grounded records tallied and the gauges publishing them."""
                 t = pipeline.analytics.tagger.tally("shipbot", TRAFFIC_COHORT, berths)
                 tallied = t is not None and t.forms_judged == 2
-                if tallied and gap_line in (await http.get("/metrics")).text:
-                    break
-                await asyncio.sleep(0.01)
+                return tallied and gap_line in (await http.get("/metrics")).text
+
+            await until("the grounded records tallied and published", published, timeout=120)
             users = pipeline.analytics.tagger.tally("shipbot", TRAFFIC_COHORT, berths)
             probes = pipeline.analytics.tagger.tally("shipbot", "short", berths)
             assert users is not None and users.status is GroupStatus.GAP

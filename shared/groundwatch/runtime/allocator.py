@@ -12,7 +12,6 @@ glibc this does nothing.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import os
 import sys
@@ -27,9 +26,10 @@ _done = False
 
 @functools.cache
 def _libc() -> ctypes.CDLL:
-    """The C library, looked up once: ``find_library`` runs ``ldconfig -p`` in a subprocess,
-    and a report gives memory back after each of its passes."""
-    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    """The C library's symbols through the process's own handle (``dlopen(NULL)``: the
+    interpreter is linked against it), looked up once: a report gives memory back after each
+    of its passes. No ``find_library``, which runs ``ldconfig -p`` in a subprocess."""
+    return ctypes.CDLL(None)
 
 
 def limit_arenas(arenas: int = ARENAS) -> bool:

@@ -1,0 +1,69 @@
+"""The unit tier starts no process: a test under tests/unit that does fails, naming what it ran.
+
+The guard is an audit hook (:pep:`578`): every way the standard library starts a process raises
+one of :data:`PROCESS_EVENTS` first, so a subprocess, a fork or a spawn is caught wherever it
+comes from — the test, a fixture, or the product code under test (a tool it shells out to, a
+child process it runs its exporter in). A test that needs one belongs in tests/integration.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+UNIT = Path(__file__).resolve().parent / "unit"
+
+#: The audit events raised before a process is started (``os.fork`` covers multiprocessing's
+#: default start method on Linux; ``subprocess.Popen`` covers ``os.popen`` and ``asyncio``'s).
+PROCESS_EVENTS = frozenset(
+    {
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.fork",
+        "os.forkpty",
+        "os.posix_spawn",
+        "os.spawn",
+        "pty.spawn",
+    }
+)
+
+
+class _Guard:
+    """Armed while a unit test runs; a hook cannot be removed, so it is disarmed instead."""
+
+    armed: str | None = None  # the running unit test's id
+
+    @classmethod
+    def hook(cls, event: str, args: tuple[object, ...]) -> None:
+        if cls.armed is not None and event in PROCESS_EVENTS:
+            raise ProcessStartedInUnitTest(
+                f"{cls.armed} started a process ({event}: {args[:2]!r}); a unit test starts "
+                "none: make it in-process or move it to tests/integration"
+            )
+
+
+class ProcessStartedInUnitTest(RuntimeError):
+    """What a unit test starting a process gets, raised where the process would have started."""
+
+
+sys.addaudithook(_Guard.hook)
+
+
+def in_unit_tier(path: Path) -> bool:
+    return path.resolve().is_relative_to(UNIT)
+
+
+@pytest.fixture(autouse=True)
+def _unit_starts_no_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    if not in_unit_tier(request.path):
+        yield
+        return
+    _Guard.armed = request.node.nodeid
+    try:
+        yield
+    finally:
+        _Guard.armed = None
