@@ -287,10 +287,12 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
     """Live group tagging, the Prometheus tallies, the group API and the report; and the
     dead-letter keeper, which copies the dead-letter topic into the store (``groundwatch
     dead-letters`` lists it; the topic's retention would drop them). ``extra["worker"]`` is the
-    analytics stage the routes read, ``extra["traffic"]`` what publishes users' traffic."""
+    analytics stage the routes read, ``extra["traffic"]`` what publishes users' traffic,
+    ``extra["verdicts"]`` what publishes people's verdicts given on ``/ui``."""
     from groundwatch.adapters.db import create_schema, make_engine
     from groundwatch.core.cycles import SeriesClock
     from groundwatch.core.tagging import Window
+    from groundwatch.runtime.api import verdict_publisher
     from groundwatch.runtime.evidence_settings import evidence_rule
 
     w = wiring(settings, "analytics")
@@ -344,7 +346,12 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
         engine=engine,
         background=[pruner.loop],
         on_stop=[pruner.stop, stop_tracing],
-        extra={"worker": worker, "pruner": pruner, "traffic": _traffic_publisher(w)},
+        extra={
+            "worker": worker,
+            "pruner": pruner,
+            "traffic": _traffic_publisher(w),
+            "verdicts": verdict_publisher(w.bus, w.topics),
+        },
     )
 
 
