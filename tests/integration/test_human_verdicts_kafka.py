@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from groundwatch.adapters.bus.base import Outgoing
 from groundwatch.adapters.bus.kafka import KafkaBus
-from groundwatch.contracts import HumanVerdict, Judgement, Probe, RagResponse, TargetStatus, Topics
+from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus, Topics
 from groundwatch.core.model import AnswerType, Expected, Verdict
 from groundwatch.core.tagging import GroupStatus
 from services.analytics.app import create_app as analytics_app
