@@ -7,6 +7,7 @@ replayed after a newer one changes nothing)."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -59,9 +60,9 @@ def _gaps(text: str) -> float:
 
 
 async def _until(check: Callable[[], bool], what: str, timeout_s: float = 120.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
+    deadline = time.monotonic() + timeout_s
     while not check():
-        assert asyncio.get_running_loop().time() < deadline, f"never: {what}"
+        assert time.monotonic() < deadline, f"never: {what}"
         await asyncio.sleep(0.1)
 
 
@@ -152,10 +153,73 @@ async def _read(bootstrap: str, topic: str, n: int) -> list[bytes]:
     await consumer.start()
     try:
         out: list[bytes] = []
-        deadline = asyncio.get_running_loop().time() + 60
-        while len(out) < n and asyncio.get_running_loop().time() < deadline:
+        deadline = time.monotonic() + 60
+        while len(out) < n and time.monotonic() < deadline:
             batches = await consumer.getmany(timeout_ms=500)
             out += [r.value for recs in batches.values() for r in recs]
         return out
     finally:
         await consumer.stop()
+
+
+async def test_a_verdict_reaches_the_instance_that_owns_its_group(
+    kafka_bootstrap: str, unique_prefix: str, fresh_pg_url: Callable[[], str]
+) -> None:
+    """Two analytics instances split the partitions; a verdict given on either one's ``/ui``
+    is counted by the instance owning the group's judgements (the verdicts' partitions are
+    assigned with the judgements'), never dead-lettered as another's."""
+    topics = Topics(unique_prefix)
+    bus = KafkaBus(kafka_bootstrap, partitions=3)
+    await bus.start()
+    database_url = fresh_pg_url()
+    try:
+        await bus.ensure_topics(topics.all())
+        judgements = [_judgement(n) for n in range(GROUPS)]
+        name = topics.judgements.name
+        await bus.publish_many([Outgoing(name, j.key, j.to_bytes()) for j in judgements])
+        settings = AnalyticsSettings(
+            bus="kafka",
+            kafka_bootstrap=kafka_bootstrap,
+            topic_prefix=unique_prefix,
+            partitions=3,
+            database_url=database_url,
+            analytics_group=f"{unique_prefix}pool",
+            api_token=TOKEN,
+        )
+        a, b = analytics_app(settings), analytics_app(settings)
+        async with a.router.lifespan_context(a), b.router.lifespan_context(b):
+            workers: list[Any] = [app.state.parts.extra["worker"] for app in (a, b)]
+
+            def split() -> bool:
+                held = [len(list(w.view.tallies())) for w in workers]
+                return all(held) and sum(held) == GROUPS
+
+            await _until(split, "the partitions split between the two")
+            owner = {t.group_id: i for i, w in enumerate(workers) for t in w.view.tallies()}
+            clients = [
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://x")
+                for app in (a, b)
+            ]
+            try:
+                for j in judgements[:6]:
+                    other = clients[1 - owner[j.group_id]]  # given where it is not counted
+                    r = await other.post(
+                        "/ui/verdicts",
+                        data={"probe_id": str(j.probe_id), "verdict": "correct", "who": "ada"},
+                        headers={"Authorization": f"Bearer {TOKEN}"},
+                    )
+                    assert r.status_code == 200, r.text
+                for j in judgements[:6]:
+                    w = workers[owner[j.group_id]]
+                    key = (j.target, j.cohort, j.group_id)
+                    await _until(lambda w=w, key=key: w.view.status(*key) is GroupStatus.ROBUST,
+                                 f"{j.group_id} counted by its owner")  # fmt: skip
+                gaps = [_gaps((await c.get("/metrics")).text) for c in clients]
+                assert sum(gaps) == GROUPS - 6
+            finally:
+                for c in clients:
+                    await c.aclose()
+            loops = [app.state.parts.loops[0] for app in (a, b)]
+            assert [loop.stats.dead_lettered for loop in loops] == [0, 0]
+    finally:
+        await bus.stop()
