@@ -399,8 +399,9 @@ def create_topics(
     min_insync_replicas: int | None = None,
     wait_s: float = 120.0,
 ) -> list[str]:
-    """Create every topic of the contracts on Kafka if missing, with the cluster's replication (an existing
-    one is left as it is); each value not given comes from ``settings``. The topics' names."""
+    """Create every topic of the contracts on Kafka if missing, with the cluster's replication
+    (an existing one is left as it is); each value not given comes from ``settings``. The
+    topics' names."""
     from groundwatch.adapters.bus.kafka import KafkaBus
     from groundwatch.contracts import Topics
 

@@ -223,13 +223,15 @@ class AnalyticsStage:
         """Count the store's people's verdicts on the owned groups again (the newest of each
         answer): a restored state holds those it was written with, so each of them is a
         repeat; a tally replayed from its judgements, or a verdict that never reached the
-        topic, gets them here. Returns how many changed a tally."""
+        topic, gets them here (a status change that causes is not stored as a transition: the
+        tally's next write stores its state). Returns how many changed a tally."""
         changed = 0
         for answer, verdict, revision in self.store.people_verdicts():
-            if not self.owns(answer.group_id):
-                continue
+            person = _PERSON.get(verdict)
+            if person is None or not self.owns(answer.group_id):
+                continue  # the view stores only right or wrong: anything else is no verdict
             key = (answer.target, answer.cohort, answer.group_id)
-            outcome = tagger.override(key, answer.probe_id, _PERSON[verdict], revision)
+            outcome = tagger.override(key, answer.probe_id, person, revision)
             changed += outcome is Override.APPLIED
         return changed
 
