@@ -11,7 +11,7 @@ from fastapi import FastAPI
 
 from groundwatch.app.services import analytics_service
 from groundwatch.app.view import run_pages_for
-from groundwatch.contracts import TrafficRecord
+from groundwatch.contracts import HumanVerdict, TrafficRecord
 from groundwatch.runtime.api import add_routes
 from groundwatch.runtime.otlp import add_otlp_routes
 from groundwatch.runtime.service import build_app, serve, settings_or_exit
@@ -21,12 +21,17 @@ from services.analytics.settings import AnalyticsSettings
 
 def create_app(settings: AnalyticsSettings) -> FastAPI:
     def routes(app: FastAPI) -> None:
+        async def publish_verdict(message: HumanVerdict) -> None:
+            # a person's verdict on /ui onto `human-verdicts`: the owner of its group counts it
+            await app.state.parts.extra["verdicts"](message)
+
         add_routes(
             app,
             lambda: app.state.parts.extra["worker"],
             read_token=settings.api_read_token,
             api_token=settings.api_token,
             run_pages=run_pages_for("the analytics store"),
+            publish_verdict=publish_verdict,
         )
 
         async def publish(records: Sequence[TrafficRecord]) -> None:

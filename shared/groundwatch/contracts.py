@@ -5,8 +5,9 @@ messages arrive (the consumer adapter) and hand typed objects to the domain. Eac
 extra fields and carries ``schema_version`` so that a producer on a newer schema is detected at the
 edge (and dead-lettered) instead of being half-understood.
 
-Message key on every topic is ``group_id``: all text forms of a semantic group share a partition,
-so the analytics instance owning the partition owns the group's state.
+Message key on every probe-derived topic and on ``human-verdicts`` is ``group_id``: all text
+forms of a semantic group share a partition, so the analytics instance owning the partition owns
+the group's state.
 """
 
 from __future__ import annotations
@@ -689,6 +690,43 @@ class DeadLetter(_Contract):
         return (self.key or "").encode()
 
 
+#: The verdicts a person gives (the judge's own words for right and wrong).
+PersonVerdict = Literal["correct", "incorrect"]
+
+
+class HumanVerdict(_Contract):
+    """A person's verdict on one judged answer, marked in the view (topic ``human-verdicts``).
+
+    Analytics counts it in the answer's group instead of the judge's verdict (the judge's stays
+    in the store beside it). Keyed by ``group_id`` like the judgements, so it lands on the
+    partition of the analytics instance that owns the group. ``revision`` orders the verdicts of
+    one answer (the store's row id of the verdict): a redelivered or older one changes nothing,
+    a later one replaces it; ``verdict`` None withdraws the person's and the judge's counts
+    again."""
+
+    topic: ClassVar[str] = "human-verdicts"
+
+    probe_id: uuid.UUID = Field(description="The judged answer (its probe).")
+    dataset_id: DatasetId
+    target: TargetName
+    cohort: Cohort
+    group_id: GroupId
+    verdict: PersonVerdict | None = Field(
+        description="The person's verdict; null withdraws it (the judge's counts again)."
+    )
+    revision: int = Field(
+        ge=1,
+        le=2**63 - 1,
+        description="Orders one answer's verdicts: the higher stands (the store's row id).",
+    )
+    who: Annotated[str, Field(min_length=1, max_length=128), AfterValidator(storable)]
+    at: Timestamp = Field(default_factory=utcnow, description="When the person gave it.")
+
+    @property
+    def key(self) -> bytes:
+        return self.group_id.encode()
+
+
 #: Trace and span ids as OpenTelemetry writes them (32 and 16 hex digits); any short plain id
 #: from another tracer is kept too, so a record can always be found again in the user's traces.
 TraceId = Annotated[str, _id(64)]
@@ -784,7 +822,15 @@ class Topics:
         self.judgements = Topic(Judgement, prefix)
         self.dead_letter = Topic(DeadLetter, prefix)
         self.traffic = Topic(TrafficRecord, prefix)
+        self.human_verdicts = Topic(HumanVerdict, prefix)
 
     def all(self) -> list[str]:
-        topics = (self.probes, self.responses, self.judgements, self.dead_letter, self.traffic)
+        topics = (
+            self.probes,
+            self.responses,
+            self.judgements,
+            self.dead_letter,
+            self.traffic,
+            self.human_verdicts,
+        )
         return [t.name for t in topics]

@@ -10,6 +10,7 @@ import pytest
 from groundwatch.contracts import (
     SCHEMA_VERSION,
     DeadLetter,
+    HumanVerdict,
     Judgement,
     Probe,
     RagResponse,
@@ -55,7 +56,31 @@ def test_round_trip_every_topic() -> None:
         "gw.judgements",
         "gw.dead-letter",
         "gw.traffic",
+        "gw.human-verdicts",
     ]
+
+
+def test_human_verdict_round_trip_key_and_refusals() -> None:
+    topics = Topics("gw.")
+    fields: dict[str, object] = dict(
+        probe_id=uuid.uuid4(),
+        dataset_id="d",
+        target="ref",
+        cohort="short",
+        group_id="g1",
+        verdict="incorrect",
+        revision=3,
+        who="ann",
+    )
+    msg = HumanVerdict(**fields)  # type: ignore[arg-type]
+    assert topics.human_verdicts.decode(msg.to_bytes()) == msg
+    assert msg.key == b"g1" and msg.schema_version == SCHEMA_VERSION  # lands with its group
+    withdrawn = HumanVerdict(**{**fields, "verdict": None})  # type: ignore[arg-type]
+    assert topics.human_verdicts.decode(withdrawn.to_bytes()).verdict is None
+    for bad in ({"verdict": "undecided"}, {"revision": 0}, {"who": ""}, {"group_id": "a b"}):
+        raw = orjson.dumps({**fields, "probe_id": str(fields["probe_id"]), **bad})
+        with pytest.raises(PoisonMessage):
+            topics.human_verdicts.decode(raw)
 
 
 def test_key_is_group_id() -> None:

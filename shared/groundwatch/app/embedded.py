@@ -369,7 +369,7 @@ def monitoring_app(
     from fastapi import FastAPI, Response
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-    from groundwatch.runtime.api import add_routes
+    from groundwatch.runtime.api import add_routes, verdict_publisher
     from groundwatch.runtime.service import add_input_guards
 
     app = FastAPI(title="groundwatch (embedded)")
@@ -410,6 +410,8 @@ def monitoring_app(
         read_token=read_token,
         api_token=api_token,
         run_pages=run_pages_for("the pipeline's store"),
+        # a person's verdict on the in-process bus: the analytics loop counts it live
+        publish_verdict=verdict_publisher(pipeline.bus, pipeline.topics),
     )
     stage = pipeline.traffic
     if stage is not None:

@@ -287,10 +287,12 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
     """Live group tagging, the Prometheus tallies, the group API and the report; and the
     dead-letter keeper, which copies the dead-letter topic into the store (``groundwatch
     dead-letters`` lists it; the topic's retention would drop them). ``extra["worker"]`` is the
-    analytics stage the routes read, ``extra["traffic"]`` what publishes users' traffic."""
+    analytics stage the routes read, ``extra["traffic"]`` what publishes users' traffic,
+    ``extra["verdicts"]`` what publishes people's verdicts given on ``/ui``."""
     from groundwatch.adapters.db import create_schema, make_engine
     from groundwatch.core.cycles import SeriesClock
     from groundwatch.core.tagging import Window
+    from groundwatch.runtime.api import verdict_publisher
     from groundwatch.runtime.evidence_settings import evidence_rule
 
     w = wiring(settings, "analytics")
@@ -344,7 +346,12 @@ async def analytics_service(settings: AnalyticsSettings) -> ServiceParts:
         engine=engine,
         background=[pruner.loop],
         on_stop=[pruner.stop, stop_tracing],
-        extra={"worker": worker, "pruner": pruner, "traffic": _traffic_publisher(w)},
+        extra={
+            "worker": worker,
+            "pruner": pruner,
+            "traffic": _traffic_publisher(w),
+            "verdicts": verdict_publisher(w.bus, w.topics),
+        },
     )
 
 
@@ -392,8 +399,9 @@ def create_topics(
     min_insync_replicas: int | None = None,
     wait_s: float = 120.0,
 ) -> list[str]:
-    """Create the four topics on Kafka if missing, with the cluster's replication (an existing
-    one is left as it is); each value not given comes from ``settings``. The topics' names."""
+    """Create every topic of the contracts on Kafka if missing, with the cluster's replication
+    (an existing one is left as it is); each value not given comes from ``settings``. The
+    topics' names."""
     from groundwatch.adapters.bus.kafka import KafkaBus
     from groundwatch.contracts import Topics
 

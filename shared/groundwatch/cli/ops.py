@@ -68,9 +68,9 @@ def register(app: typer.Typer) -> None:
             help="Seconds to wait for the brokers (reachable, and as many up as the replication).",
         ),
     ) -> None:
-        """Create the four topics (probes, responses, judgements, dead-letter) if missing, with
-        the cluster's replication (a topic that exists is left as it is, with a warning when it
-        has fewer replicas)."""
+        """Create the topics (probes, responses, judgements, dead-letter, traffic,
+        human-verdicts) if missing, with the cluster's replication (a topic that exists is left
+        as it is, with a warning when it has fewer replicas)."""
         from groundwatch.app.services import create_topics
         from groundwatch.errors import ConfigError
 

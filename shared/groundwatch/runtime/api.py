@@ -14,7 +14,9 @@ from fastapi import Depends, FastAPI, HTTPException, Query
 from fastapi.responses import HTMLResponse
 from sqlalchemy import Engine
 
+from groundwatch.adapters.bus.base import Bus, Outgoing
 from groundwatch.adapters.db.evidence import StoreEvidence
+from groundwatch.contracts import HumanVerdict, Topics
 from groundwatch.core.tagging import GroupStatus, TallyReads, Transition
 from groundwatch.report.build import report_from_tagger
 from groundwatch.report.document import GroupPage, Report, TransitionEntry
@@ -23,6 +25,7 @@ from groundwatch.report.html import render_html
 from groundwatch.runtime.allocator import release_free_memory
 from groundwatch.runtime.auth import require_read_token
 from groundwatch.runtime.view import Reads, ViewAuth, add_view
+from groundwatch.runtime.view.pages import PublishVerdict
 from groundwatch.runtime.view.runs import RunPages
 from groundwatch.stages.analytics.stage import AnalyticsStage
 
@@ -48,6 +51,17 @@ def _statuses(spec: str | None) -> list[GroupStatus] | None:
     return out
 
 
+def verdict_publisher(bus: Bus, topics: Topics) -> PublishVerdict:
+    """Publish people's verdicts on ``topics.human_verdicts``, keyed by group (the partition
+    of the analytics instance that owns the group)."""
+    name = topics.human_verdicts.name
+
+    async def publish(message: HumanVerdict) -> None:
+        await bus.publish_many([Outgoing(name, message.key, None, message)])
+
+    return publish
+
+
 def add_routes(
     app: FastAPI,
     worker: Callable[[], AnalyticsStage],
@@ -55,19 +69,28 @@ def add_routes(
     read_token: str | None = None,
     api_token: str | None = None,
     run_pages: Callable[[Engine], RunPages] | None = None,
+    publish_verdict: PublishVerdict | None = None,
 ) -> None:
     """``/groups``, ``/groups/{id}``, ``/transitions``, ``/report``, ``/report.html`` and the
     view's pages (``/ui``) over ``worker()``'s state; with ``read_token``
     (``GW_API_READ_TOKEN``) each needs it as a bearer token; a person's verdict on ``/ui``
     needs ``api_token`` (``GW_API_TOKEN``; unset: verdicts are closed); ``run_pages`` gives
-    the view's trends and comparison pages their numbers over the store."""
+    the view's trends and comparison pages their numbers over the store; ``publish_verdict``
+    puts a person's verdict on the ``human-verdicts`` topic, whence the analytics stage counts
+    it in the live tallies (:func:`verdict_publisher`)."""
     guard = [Depends(require_read_token(read_token))]
 
     def reads() -> Reads:
         w = worker()
         return Reads(w.view, StoreEvidence(w.store.engine), w.store.engine)
 
-    add_view(app, reads, ViewAuth(read_token=read_token, write_token=api_token), runs=run_pages)
+    add_view(
+        app,
+        reads,
+        ViewAuth(read_token=read_token, write_token=api_token),
+        runs=run_pages,
+        publish_verdict=publish_verdict,
+    )
 
     def tagger() -> TallyReads:
         # the read model the consume loop published last: never the live tagger, which the

@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
@@ -172,12 +172,15 @@ def consume(
     policy: RetryPolicy | None = None,
     before_commit: BeforeCommitHook | None = None,
 ) -> ConsumeLoop[M]:
-    """The consume loop that runs ``stage`` on ``bus``: its source topic, its batch size, its
-    rebalance hook (when it has one), in ``group`` (default: the stage's own group)."""
+    """The consume loop that runs ``stage`` on ``bus``: its source topic (and the topics its
+    ``also_sources`` names, when it has one), its batch size, its rebalance hook (when it has
+    one), in ``group`` (default: the stage's own group)."""
+    also = getattr(stage, "also_sources", None)
     return ConsumeLoop(
         bus=bus,
         topics=topics,
         source=stage.source(topics),
+        also=also(topics) if also is not None else (),
         group=group or stage.group,
         handler=stage.handle,
         service=stage.service,
@@ -190,7 +193,10 @@ def consume(
 
 
 class ConsumeLoop(Generic[M]):
-    """Runs one consumer in one group on one input topic until ``stop()``."""
+    """Runs one consumer in one group on one input topic until ``stop()``; with ``also``, on
+    those topics too, in the same consumer: a stateful stage whose state two topics change
+    (judgements and people's verdicts, both keyed by group) gets the same partitions of each,
+    and a record of any of them is decoded by its own topic's contract."""
 
     def __init__(
         self,
@@ -198,6 +204,7 @@ class ConsumeLoop(Generic[M]):
         bus: Bus,
         topics: Topics,
         source: Topic[M],
+        also: Sequence[Topic[Any]] = (),
         group: str,
         handler: BatchHandler[M],
         service: str,
@@ -212,6 +219,8 @@ class ConsumeLoop(Generic[M]):
         self.bus = bus
         self.topics = topics
         self.source = source
+        #: every topic read, by name: a record is decoded by the contract of its own topic
+        self._sources: dict[str, Topic[Any]] = {t.name: t for t in (source, *also)}
         self.group = group
         self.handler = handler
         self.service = service
@@ -284,7 +293,7 @@ class ConsumeLoop(Generic[M]):
         shell then exits the process non-zero so that the supervisor restarts it."""
         tune_gc()
         self._heartbeat()
-        consumer = self.bus.consumer([self.source.name], self.group, client_id=self.client_id)
+        consumer = self.bus.consumer(list(self._sources), self.group, client_id=self.client_id)
         self._consumer = consumer
         await consumer.start()
         self.ready.set()
@@ -318,16 +327,18 @@ class ConsumeLoop(Generic[M]):
         valid: list[M] = []
         valid_records: list[Record] = []
         letters: list[DeadLetter] = []
-        model = self.source.model
+        source = self.source
+        sources = self._sources
         for rec in records:
             try:
+                topic = source if rec.topic == source.name else sources.get(rec.topic, source)
                 # In process the record carries the validated contract it was encoded from: it is
                 # taken as is (validation once, at construction); bytes from Kafka are decoded.
                 msg = rec.message
-                if type(msg) is model:
+                if type(msg) is topic.model:
                     valid.append(msg)
                 else:
-                    valid.append(self.source.decode(rec.value))
+                    valid.append(topic.decode(rec.value))
                 valid_records.append(rec)
             except PoisonMessage as exc:
                 log.warning("dead-letter %s[%d]@%d: %s", rec.topic, rec.partition, rec.offset, exc)

@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.coordinator.assignors.range import RangePartitionAssignor
+from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from aiokafka.errors import (
     CommitFailedError,
     IllegalGenerationError,
@@ -437,9 +439,20 @@ class KafkaConsumer:
     ) -> None:
         self.retry = retry or BusRetry()
 
+        # Several topics keyed alike (judgements and people's verdicts, by group) are read by
+        # one stateful member only if it owns the same partitions of each: the range assignor
+        # gives every member the same partition numbers of every topic of equal partition
+        # count; round-robin (aiokafka's default, kept for one topic) interleaves them.
+        assignors = (
+            (RangePartitionAssignor, RoundRobinPartitionAssignor)
+            if len(topics) > 1
+            else (RoundRobinPartitionAssignor,)
+        )
+
         def make() -> AIOKafkaConsumer:
             return AIOKafkaConsumer(
                 *topics,
+                partition_assignment_strategy=assignors,
                 bootstrap_servers=bootstrap,
                 group_id=group,
                 client_id=client_id,

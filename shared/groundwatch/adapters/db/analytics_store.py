@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from groundwatch.adapters.db.engine import dialect_insert, is_mysql
 from groundwatch.adapters.db.expected import expected_ref, fill_expected
+from groundwatch.adapters.db.human_verdicts import JudgedAnswer, counted_revisions
 from groundwatch.adapters.db.observations import OBSERVATION_COLUMNS, observation_from_row
 from groundwatch.adapters.db.tables import (
     ExpectedAnswerRow,
@@ -476,6 +477,27 @@ class AnalyticsStore:
                 stmt = select(JudgementRow.probe_id).where(JudgementRow.probe_id.in_(chunk))
                 found.update(str(r[0]) for r in conn.execute(stmt))
         return found
+
+    def judged_keys(self, probe_ids: Sequence[str]) -> dict[str, GroupKey]:
+        """The tally (target, cohort, group) each of ``probe_ids`` with a stored judgement
+        counts in."""
+        J = JudgementRow
+        found: dict[str, GroupKey] = {}
+        with self.engine.connect() as conn:
+            for i in range(0, len(probe_ids), 500):
+                chunk = list(probe_ids[i : i + 500])
+                stmt = select(J.probe_id, J.target, J.cohort, J.group_id).where(
+                    J.probe_id.in_(chunk)
+                )
+                rows = conn.execute(stmt)
+                found.update((str(p), (str(t), str(c), str(g))) for p, t, c, g in rows)
+        return found
+
+    def people_verdicts(self) -> list[tuple[JudgedAnswer, str, int]]:
+        """The newest person's verdict of every answer one was given on, with its revision
+        and where the answer counts (:func:`groundwatch.adapters.db.human_verdicts.
+        counted_revisions`)."""
+        return counted_revisions(self.engine)
 
     def save_epoch(self, epoch: Epoch) -> list[Epoch]:
         """Store a restart of a series' numbering unless one at the same start is stored (another

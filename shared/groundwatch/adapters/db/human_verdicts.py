@@ -33,6 +33,20 @@ class HumanVerdict:
     at: datetime
     #: what the judge said of the same answer (the store's judgement, never changed)
     judge: str = ""
+    #: the row's id: orders one answer's verdicts (the newest stands), 0 when not stored
+    revision: int = 0
+
+
+@dataclass(frozen=True)
+class JudgedAnswer:
+    """Where a stored judgement counts: its tally's key, and the judge's verdict."""
+
+    probe_id: str
+    dataset_id: str
+    target: str
+    cohort: str
+    group_id: str
+    verdict: str
 
 
 def has_table(engine: Engine) -> bool:
@@ -44,6 +58,19 @@ def is_judged(engine: Engine, probe_id: str) -> bool:
     with engine.connect() as conn:
         q = select(JudgementRow.probe_id).where(JudgementRow.probe_id == probe_id)
         return conn.execute(q).first() is not None
+
+
+def judged_answer(engine: Engine, probe_id: str) -> JudgedAnswer | None:
+    """The stored judgement of ``probe_id`` (None: the store has none)."""
+    J = JudgementRow
+    with engine.connect() as conn:
+        q = select(J.dataset_id, J.target, J.cohort, J.group_id, J.verdict).where(
+            J.probe_id == probe_id
+        )
+        row = conn.execute(q).first()
+    if row is None:
+        return None
+    return JudgedAnswer(probe_id, *(str(v) for v in row))
 
 
 def judge_verdict(engine: Engine, probe_id: str) -> str | None:
@@ -59,12 +86,14 @@ def add(
 ) -> HumanVerdict:
     at = datetime.now(UTC)
     with engine.begin() as conn:
-        conn.execute(
+        result = conn.execute(
             insert(HumanVerdictRow).values(
                 probe_id=probe_id, verdict=verdict, note=note, who=who, at=at
             )
         )
-    return HumanVerdict(probe_id, verdict, note, who, at, judge)
+        key = result.inserted_primary_key
+    revision = int(key[0]) if key and key[0] is not None else 0
+    return HumanVerdict(probe_id, verdict, note, who, at, judge, revision)
 
 
 def newest(engine: Engine, probe_ids: Sequence[str]) -> dict[str, HumanVerdict]:
@@ -95,6 +124,27 @@ def counted_verdicts(engine: Engine) -> dict[str, str]:
     q = select(H.probe_id, H.verdict).join(latest, latest.c.id == H.id)
     with engine.connect() as conn:
         return {str(p): str(v) for p, v in conn.execute(q)}
+
+
+def counted_revisions(engine: Engine) -> list[tuple[JudgedAnswer, str, int]]:
+    """Every answer a person gave a verdict on: where it counts, the newest person's verdict
+    and its revision (what analytics applies again after a restore). Empty without the
+    table."""
+    if not has_table(engine):
+        return []
+    H, J = HumanVerdictRow, JudgementRow
+    latest = select(func.max(H.id).label("id")).group_by(H.probe_id).subquery()
+    q = (
+        select(H.probe_id, J.dataset_id, J.target, J.cohort, J.group_id, J.verdict, H.verdict,
+               H.id)
+        .join(latest, latest.c.id == H.id)
+        .join(J, J.probe_id == H.probe_id)
+    )  # fmt: skip
+    with engine.connect() as conn:
+        return [
+            (JudgedAnswer(str(p), str(d), str(t), str(c), str(g), str(jv)), str(v), int(i))
+            for p, d, t, c, g, jv, v, i in conn.execute(q)
+        ]
 
 
 def count(engine: Engine) -> int:

@@ -9,6 +9,8 @@ import-linter contract keeps it so): the modules inside are free to change how a
   :class:`GroupTally` s, :class:`Transition` s and a :class:`Cause` per failed example;
 * the read model: :class:`TaggerView` made by :func:`publish` after each batch, and
   :class:`TallyReads`, what both answer;
+* a person's verdict counted instead of the judge's: :meth:`Tagger.override`, its
+  :class:`Override` outcome;
 * a tally's stored state: :func:`dump_state`, :func:`restore`, :func:`valid`;
 * the status rules the tagger applies, for readers that combine statuses themselves.
 """
@@ -20,6 +22,7 @@ from groundwatch.core.tagging.attribution import (
     judge_retrieval,
     retrieval_sufficient,
 )
+from groundwatch.core.tagging.overrides import HUMAN_VERDICTS, Override
 from groundwatch.core.tagging.reads import TallyReads
 from groundwatch.core.tagging.state import STATE_FORMAT, TallyState, dump_state, restore, valid
 from groundwatch.core.tagging.status import flaky_forms, overall_status, status_of
@@ -43,6 +46,7 @@ __all__ = [
     "DECIDED_STATUSES",
     "FACTUAL",
     "FLAKY_HISTORY",
+    "HUMAN_VERDICTS",
     "STALE_REASON",
     "STATE_FORMAT",
     "Cause",
@@ -51,6 +55,7 @@ __all__ = [
     "GroupStatus",
     "GroupTally",
     "Observation",
+    "Override",
     "RetrievalEvidence",
     "Tagger",
     "TaggerView",

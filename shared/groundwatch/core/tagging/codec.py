@@ -47,8 +47,10 @@ _CAUSES = {c.value: c for c in Cause}
 
 
 def observation_row(o: Observation) -> list[Any]:
-    """One observation as a row of plain values (JSON-able and marshal-able)."""
-    return [
+    """One observation as a row of plain values (JSON-able and marshal-able); an answer a person
+    gave a verdict on has two more values at its end (the revision and the judge's verdict), so
+    the rows of every other answer keep their length."""
+    row: list[Any] = [
         o.probe_id,
         o.form_id,
         o.verdict.value,
@@ -69,6 +71,9 @@ def observation_row(o: Observation) -> list[Any]:
         # the typed families as JSON text ('' for none): one restore decodes a text once
         _scores_text(o.scores),
     ]
+    if o.human is not None:
+        row += [o.human[0], o.human[1].value]
+    return row
 
 
 #: Scores written as JSON text, by object: the tally's observations share their tallied scores
@@ -126,6 +131,7 @@ def row_observation(
         row[15],
         row[16],
         _scores(row[17]),
+        (row[18], _VERDICTS[row[19]]) if len(row) > 18 else None,
     )
 
 

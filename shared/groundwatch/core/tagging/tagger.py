@@ -75,6 +75,7 @@ from groundwatch.core.tagging.attribution import (
 )
 from groundwatch.core.tagging.cold import ColdTally
 from groundwatch.core.tagging.counts import ClosedDomain, CohortSums, count_verdicts
+from groundwatch.core.tagging.overrides import Override, override
 from groundwatch.core.tagging.reads import TallyReads, arrival_order
 from groundwatch.core.tagging.status import flaky_forms, form_is_flaky
 from groundwatch.core.tagging.values import (
@@ -270,6 +271,20 @@ class Tagger(TallyReads):
                 self._evict(t)
         return t
 
+    def override(
+        self,
+        key: GroupKey,
+        probe_id: str,
+        verdict: Verdict | None,
+        revision: int,
+        at: float = 0.0,
+    ) -> Override:
+        """Count a person's ``verdict`` (None: withdrawn, the judge's counts again) for the
+        answer ``probe_id`` of the tally ``key`` instead of the judge's; idempotent by
+        ``revision``, which orders one answer's verdicts (:mod:`groundwatch.core.tagging.
+        overrides`). ``at``: when it was given (a status change it causes is dated so)."""
+        return override(self, key, probe_id, verdict, revision, at)
+
     def apply_many(self, observations: Iterable[Observation]) -> int:
         """Apply each; returns how many were new."""
         apply = self.apply
@@ -409,10 +424,13 @@ class Tagger(TallyReads):
             del self._live[o.probe_id]
             self._count_verdict(o, -1)
 
-    def _recompute(self, key: GroupKey, t: Tally, obs: Observation | None) -> None:
+    def _recompute(
+        self, key: GroupKey, t: Tally, obs: Observation | None, *, at: float = 0.0
+    ) -> None:
         """Re-derive the group's window numbers and status, and move the running sums by the
         difference (a group has a handful of forms and W cycles: cheap). After :meth:`apply`,
-        when no cycle opened, closed or left, only the new verdict is accounted for."""
+        when no cycle opened, closed or left, only the new verdict is accounted for. ``at``:
+        when a change without a new observation (a person's verdict) happened."""
         old_status: GroupStatus = t.status
         before = (t.correct, t.incorrect, t.error, t.undecided, len(t.latest), len(t.flaky))
         # Since the last recompute only ``obs`` arrived: if no cycle opened, closed or left on
@@ -438,7 +456,7 @@ class Tagger(TallyReads):
             new_status, last_closed = self._closed_status(key, t, closed)
         self._move_sums(t, before, old_status, new_status)
         if new_status is not old_status:
-            self._status_moved(key, t, obs, old_status, new_status, last_closed, old_flaky)
+            self._status_moved(key, t, obs, old_status, new_status, last_closed, old_flaky, at)
         elif (t.correct > 0) is not (before[0] > 0) and not self._gaps_deferred:
             # a right answer in a cohort of too little evidence refutes a knowledge gap too
             self._update_knowledge_gap(key[0], key[2])
@@ -568,6 +586,7 @@ class Tagger(TallyReads):
         new_status: GroupStatus,
         last_closed: int | None,
         old_flaky: frozenset[str],
+        at: float = 0.0,
     ) -> None:
         """A new status: counted, recorded as a transition once the group had one, the
         knowledge gaps re-derived and the last conclusive status kept."""
@@ -589,7 +608,7 @@ class Tagger(TallyReads):
                 new_status,
                 at_cycle,
                 t.series,
-                obs.at if obs is not None else 0.0,
+                obs.at if obs is not None else at,
                 None if old_status in DECIDED_STATUSES else t.conclusive,
             )
             self._pending_transitions.append(tr)

@@ -66,6 +66,11 @@ class Observation:
     #: calls, RAGProbe metric outcomes: :mod:`groundwatch.core.scores`), which the tagger only
     #: carries (:mod:`groundwatch.core.score_tallies` reads them).
     scores: Scores = NO_SCORES
+    #: ``(revision, the judge's verdict)`` once a person's verdict was applied to this answer
+    #: (:meth:`Tagger.override`): ``verdict`` is then the person's, or the judge's again after a
+    #: withdrawal; the revision orders a probe's verdicts, so a redelivered or older one is a
+    #: repeat. None: the judge's verdict stands and no person gave one.
+    human: tuple[int, Verdict] | None = None
 
     @property
     def key(self) -> GroupKey:

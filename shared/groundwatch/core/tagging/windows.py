@@ -84,6 +84,25 @@ class Cycle:
         if v is not _ERROR:
             self.answered += 1
 
+    def replace(self, old: Observation, new: Observation) -> bool:
+        """Put ``new`` (the same answer, another verdict) where ``old`` is, in its place in the
+        arrival order; returns whether it is its form's latest here (the one that counts)."""
+        form = old.form_id
+        if self._repeats is not None:
+            self._repeats[old.probe_id] = new
+        if self.forms.get(form) is not old:
+            return False  # an earlier repeat of the form: it counts for nothing here
+        self.forms[form] = new
+        for o, d in ((old, -1), (new, 1)):
+            v = o.verdict
+            if v is _CORRECT:
+                self.right += d
+            elif v is _INCORRECT:
+                self.wrong += d
+            if v is not _ERROR:
+                self.answered += d
+        return True
+
     def observations(self) -> Iterable[Observation]:
         """Every observation of the cycle (repeats of a form included), in arrival order."""
         return self.forms.values() if self._repeats is None else self._repeats.values()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import math
 import secrets
-from collections.abc import Callable
+import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,7 +18,9 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy import Engine
 
 from groundwatch.adapters.db import human_verdicts as hv
+from groundwatch.contracts import HumanVerdict
 from groundwatch.core.tagging import GroupStatus, TallyReads
+from groundwatch.errors import BusUnavailable
 from groundwatch.report.document import GroupResult
 from groundwatch.report.groups import (
     FAILING,
@@ -38,6 +41,8 @@ MAX_NOTE = 2_000
 POLL_S = 5
 _COOKIE = "gw_read_token"
 _STATUSES = [s.value for s in GroupStatus]
+#: Puts a person's verdict, once stored, on the ``human-verdicts`` topic.
+PublishVerdict = Callable[[HumanVerdict], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -204,12 +209,14 @@ def add_view(
     prefix: str = "/ui",
     *,
     after_verdict: Callable[[], None] | None = None,
+    publish_verdict: PublishVerdict | None = None,
     runs: Callable[[Engine], RunPages] | None = None,
 ) -> None:
     """Mount the view's pages under ``prefix`` on ``app``, reading ``reads()`` per request;
     ``after_verdict`` is called once a person's verdict is stored (the tallies it changes are
-    recounted there); ``runs`` gives the trends and comparison pages their numbers (None:
-    those pages are not served)."""
+    recounted there); ``publish_verdict`` puts it on the ``human-verdicts`` topic once stored
+    (the live tallies analytics keeps count it from there); ``runs`` gives the trends and
+    comparison pages their numbers (None: those pages are not served)."""
     templates = _templates()
     guard = [Depends(_read_guard(auth.read_token))]
     write = require_token(auth.write_token)
@@ -288,12 +295,22 @@ def add_view(
             raise HTTPException(
                 409, "this store keeps no people's verdicts yet: run `groundwatch db-upgrade`"
             )
-        judge = await asyncio.to_thread(hv.judge_verdict, r.engine, probe_id)
-        if judge is None:
+        judged = await asyncio.to_thread(hv.judged_answer, r.engine, probe_id)
+        if judged is None:
             raise HTTPException(404, f"no judged answer {probe_id!r} in the store")
         given = await asyncio.to_thread(
-            hv.add, r.engine, probe_id, verdict, note.strip(), name, judge
+            hv.add, r.engine, probe_id, verdict, note.strip(), name, judged.verdict
         )
+        if publish_verdict is not None:
+            try:
+                await publish_verdict(_message(judged, given))
+            except BusUnavailable as exc:
+                raise HTTPException(
+                    503,
+                    f"the verdict is stored, but the bus is unavailable ({exc}): the live"
+                    " tallies count it when analytics next restores them; give it again to"
+                    " count it now",
+                ) from exc
         if after_verdict is not None:
             after_verdict()
         return page(request, "_human.html", {"h": given, "probe_id": probe_id})
@@ -324,6 +341,21 @@ def add_view(
 
     app.include_router(router)
     app.mount(f"{prefix}/static", StaticFiles(directory=str(_HERE / "static")), name="ui-static")
+
+
+def _message(judged: hv.JudgedAnswer, given: hv.HumanVerdict) -> HumanVerdict:
+    """The ``human-verdicts`` message of a person's verdict just stored."""
+    return HumanVerdict(
+        probe_id=uuid.UUID(judged.probe_id),
+        dataset_id=judged.dataset_id,
+        target=judged.target,
+        cohort=judged.cohort,
+        group_id=judged.group_id,
+        verdict="correct" if given.verdict == "correct" else "incorrect",
+        revision=given.revision,
+        who=given.who,
+        at=given.at,
+    )
 
 
 def _has(engine: Engine, table: str) -> bool:

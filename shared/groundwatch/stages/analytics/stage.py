@@ -1,4 +1,5 @@
-"""The analytics stage: judgements in, live group state stored, nothing produced."""
+"""The analytics stage: judgements and people's verdicts in, live group state stored, nothing
+produced."""
 
 from __future__ import annotations
 
@@ -9,22 +10,24 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from groundwatch.adapters.bus.base import Consumer
 from groundwatch.adapters.db.analytics_store import AlreadyStored, AnalyticsStore, TallyWrite
 from groundwatch.adapters.db.faults import Fault, as_outcome, classify
 from groundwatch.adapters.tracing import active as active_tracing
 from groundwatch.adapters.window_file import FileBlobs
-from groundwatch.contracts import Judgement, Topic, Topics, _Contract
+from groundwatch.contracts import HumanVerdict, Judgement, Topic, Topics, _Contract
 from groundwatch.core.cycles import SeriesClock
 from groundwatch.core.data_quality import GroupSpec
-from groundwatch.core.model import Expected
+from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.tagging import (
     FACTUAL,
     GroupKey,
     GroupStatus,
     GroupTally,
     Observation,
+    Override,
     Tagger,
     TaggerView,
     TallyState,
@@ -110,6 +113,7 @@ class AnalyticsStage:
         # can sum the instances. None = not known yet (one instance, or before the first poll).
         self._owned: frozenset[int] | None = None
         self._partition_of: Callable[[str], int | None] = lambda _gid: None
+        self._source_name = ""
         #: verdicts onto their probes' spans (OTLP, Phoenix, Langfuse) once stored; None: off
         self._tracing = active_tracing()
 
@@ -121,8 +125,16 @@ class AnalyticsStage:
             self._view = publish(self.tagger)
         return self._view
 
-    def source(self, topics: Topics) -> Topic[Judgement]:
+    def source(self, topics: Topics) -> Topic[Any]:
+        """The judgements; people's verdicts come beside them (:meth:`also_sources`), in the
+        same consumer, so the stage's handler takes both."""
+        self._source_name = topics.judgements.name
         return topics.judgements
+
+    def also_sources(self, topics: Topics) -> list[Topic[Any]]:
+        """People's verdicts: keyed by group like the judgements, read by the same consumer,
+        which owns the same partitions of both (:mod:`groundwatch.adapters.bus.kafka`)."""
+        return [topics.human_verdicts]
 
     def owns(self, group_id: str) -> bool:
         if self._owned is None:
@@ -133,11 +145,12 @@ class AnalyticsStage:
     async def on_assignment(self, consumer: Consumer, assigned: frozenset[tuple[str, int]]) -> None:
         """A rebalance moved partitions: rebuild from the store with exactly the owned groups
         (including what the previous owner stored), before any record of the new ones."""
-        # the loop subscribes this stage to its one source topic: every assignment is of it
+        # the judgements' partitions say which groups are owned (people's verdicts, keyed
+        # alike, come from the same partition numbers of their own topic)
         topics = {t for t, _ in assigned}
-        self._owned = frozenset(p for _, p in assigned)
-        if topics:
-            topic = next(iter(topics))
+        topic = self._source_name if self._source_name in topics else next(iter(topics), None)
+        self._owned = frozenset(p for t, p in assigned if t == topic)
+        if topic is not None:
             self._partition_of = lambda gid: consumer.partition_of(topic, gid.encode())
         try:
             n = await asyncio.to_thread(self.reload)
@@ -195,6 +208,9 @@ class AnalyticsStage:
             )
         # each restored tally keeps its own token; the map keeps the few without a tally
         tokens = {k: v for k, v in tokens.items() if not tagger.set_fence(k, v)}
+        n_people = self._people_again(tagger)
+        if n_people:
+            log.info("%d people's verdicts counted again from the store", n_people)
         tagger.drain_transitions()  # replayed, not new: they are in the store already
         self.clock.restore(self.store.load_epochs(), self.store.newest_cycles())
         self.tagger = tagger
@@ -203,7 +219,41 @@ class AnalyticsStage:
         self._needs_reload = False
         return n
 
-    async def handle(self, judgements: list[Judgement]) -> Sequence[_Contract | Reject]:
+    def _people_again(self, tagger: Tagger) -> int:
+        """Count the store's people's verdicts on the owned groups again (the newest of each
+        answer): a restored state holds those it was written with, so each of them is a
+        repeat; a tally replayed from its judgements, or a verdict that never reached the
+        topic, gets them here (a status change that causes is not stored as a transition: the
+        tally's next write stores its state). Returns how many changed a tally."""
+        changed = 0
+        for answer, verdict, revision in self.store.people_verdicts():
+            person = _PERSON.get(verdict)
+            if person is None or not self.owns(answer.group_id):
+                continue  # the view stores only right or wrong: anything else is no verdict
+            key = (answer.target, answer.cohort, answer.group_id)
+            outcome = tagger.override(key, answer.probe_id, person, revision)
+            changed += outcome is Override.APPLIED
+        return changed
+
+    async def handle(
+        self, messages: list[Judgement | HumanVerdict]
+    ) -> Sequence[_Contract | Reject]:
+        """A batch of judgements and people's verdicts: the judgements applied and stored
+        first (a person's verdict is on an answer judged before it), then the verdicts."""
+        judgements: list[Judgement] = []
+        verdicts: list[HumanVerdict] = []
+        for m in messages:
+            if type(m) is Judgement:
+                judgements.append(m)
+            else:
+                assert isinstance(m, HumanVerdict)  # the two topics the stage reads
+                verdicts.append(m)
+        out = await self._judgements(judgements) if judgements else []
+        if not verdicts:
+            return out
+        return [*out, *await self._verdicts(verdicts)]
+
+    async def _judgements(self, judgements: list[Judgement]) -> Sequence[_Contract | Reject]:
         try:
             return await self._handle(judgements)
         except AlreadyStored as exc:
@@ -295,6 +345,90 @@ class AnalyticsStage:
         # NUL); the loop finds the message and dead-letters it. A store that is down or busy
         # becomes StoreUnavailable: the batch waits, nothing is dead-lettered.
         await asyncio.to_thread(self.store.save, kept, writes, transitions)
+        self._after_store(writes, applied, transitions)
+        if self._tracing is not None:
+            status = tagger.status
+            self._tracing.verdicts(kept, lambda j: status(j.target, j.cohort, j.group_id).value)
+        if self.quality is not None and self.quality.configured:
+            await self.check_quality({(o.target, o.cohort, o.group_id) for o in applied})
+        return rejects
+
+    async def _verdicts(self, verdicts: list[HumanVerdict]) -> list[Reject]:
+        try:
+            return await self._apply_verdicts(verdicts)
+        except AlreadyStored as exc:
+            # another instance wrote one of these tallies meanwhile: rebuilt from the store
+            # before the batch comes again (its judgements are then repeats, its verdicts too
+            # where the other instance counted them)
+            self._needs_reload = True
+            raise RetryLater(str(exc)) from exc
+        except BaseException as exc:
+            self._needs_reload = True  # the tagger may be ahead of the store
+            outcome = as_outcome(exc, "analytics store") if isinstance(exc, Exception) else None
+            if outcome is not None:
+                raise outcome from exc
+            raise
+
+    async def _apply_verdicts(self, verdicts: list[HumanVerdict]) -> list[Reject]:
+        """Each person's verdict counted in its group's tally instead of the judge's
+        (idempotent by its revision: :meth:`Tagger.override`), the changed tallies stored with
+        their states; a verdict on an answer the store never judged (or judged in another
+        group) is rejected, one on an answer judged but gone from the window changes nothing
+        live (a replay of the store counts it)."""
+        if self._needs_reload:
+            n = await asyncio.to_thread(self.reload)
+            log.info("analytics state rebuilt from %d stored judgements", n)
+        tagger = self.tagger
+        touched: set[GroupKey] = set()
+        rejects: list[Reject] = []
+        unknown: list[HumanVerdict] = []
+        for v in verdicts:
+            if not self.owns(v.group_id):
+                rejects.append(
+                    Reject(
+                        v,
+                        f"group {v.group_id} is on a partition of the judgements this analytics"
+                        " instance does not own: its people's verdicts and its judgements must"
+                        " be assigned together (the same partition count on both topics)",
+                    )
+                )
+                continue
+            key = (v.target, v.cohort, v.group_id)
+            verdict = _PERSON[v.verdict] if v.verdict is not None else None
+            outcome = tagger.override(key, str(v.probe_id), verdict, v.revision, v.at.timestamp())
+            if outcome is Override.APPLIED:
+                touched.add(key)
+            elif outcome is Override.UNKNOWN:
+                unknown.append(v)
+        if unknown:
+            ids = [str(v.probe_id) for v in unknown]
+            stored = await asyncio.to_thread(self.store.judged_keys, ids)
+            for v in unknown:
+                key = (v.target, v.cohort, v.group_id)
+                found = stored.get(str(v.probe_id))
+                if found is None:
+                    why = f"no judged answer {v.probe_id} in the store: a verdict on nothing"
+                elif found != key:
+                    why = (
+                        f"answer {v.probe_id} was judged in {'/'.join(found)}, not in"
+                        f" {'/'.join(key)}"
+                    )
+                else:
+                    continue  # judged, older than the group's window: nothing live to change
+                rejects.append(Reject(v, why))
+        if touched:
+            writes = self._writes(touched)
+            transitions = tagger.drain_transitions()
+            await asyncio.to_thread(self.store.save, [], writes, transitions)
+            self._after_store(writes, [], transitions)
+        return rejects
+
+    def _after_store(
+        self, writes: list[TallyWrite], applied: list[Observation], transitions: list[Transition]
+    ) -> None:
+        """A batch is stored: the fence tokens it wrote kept, quiet tallies compressed, the
+        read model published and the applied hook told."""
+        tagger = self.tagger
         tokens = self._tokens
         for w in writes:
             key = _key(w.tally)
@@ -315,12 +449,6 @@ class AnalyticsStage:
             tagger.forget_changes()
         if self.on_applied is not None:
             self.on_applied(applied, transitions, time.time())
-        if self._tracing is not None:
-            status = tagger.status
-            self._tracing.verdicts(kept, lambda j: status(j.target, j.cohort, j.group_id).value)
-        if self.quality is not None and self.quality.configured:
-            await self.check_quality({(o.target, o.cohort, o.group_id) for o in applied})
-        return rejects
 
     def _writes(self, keys: set[GroupKey]) -> list[TallyWrite]:
         """The touched tallies as the store writes them: numbers, whole state, and a fresh
@@ -429,6 +557,9 @@ class AnalyticsStage:
             relevant_doc_ids=tuple(str(d) for d in newest.relevant_doc_ids or ()),
         )
 
+
+#: A person's verdict as the tagger counts it.
+_PERSON = {"correct": Verdict.CORRECT, "incorrect": Verdict.INCORRECT}
 
 #: Stored judgements read to rebuild a group's spec: every form of its recent cycles.
 _SPEC_ROWS = 2000
