@@ -397,3 +397,37 @@ def test_reading_commands_never_write_the_file_they_are_pointed_at(
         assert "holds no groundwatch judgements" in one_line_error(proc)
         assert path.read_bytes() == before
         assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.db", "shop.db"]
+
+
+def test_view_and_store_refuse_bad_input_in_one_usage_line(tmp_path: Path, dataset: Path) -> None:
+    """A taken port, a short token and a bad GW_RETAIN_* value are usage errors (exit 2) said in
+    one line, before the view prints addresses it will not serve."""
+    import socket
+
+    targets = tmp_path / "t.yaml"
+    targets.write_text("targets:\n  - name: c\n    type: callable\n    callable: json:dumps\n")
+    store = f"sqlite:///{tmp_path / 'gw.db'}"
+    ran = gw("run", "--dataset", str(dataset), "--targets", str(targets), "--once", "--quiet",
+             "--database-url", store, cwd=tmp_path)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = gw("view", "--database-url", store, "--port", str(port), cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2
+    assert one_line_error(proc).startswith(f"error: --port {port}: cannot listen"), proc.stderr
+    assert "groundwatch view:" not in proc.stdout
+    proc = gw("view", "--database-url", store, "--token", "short", cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2 and "--token" in one_line_error(proc)
+    env = {k: v for k, v in os.environ.items() if k != "GW_DATABASE_URL"}
+    for command in ("stats", "prune"):
+        proc = subprocess.run(
+            [CLI, "store", command, "--database-url", store],
+            capture_output=True, text=True, timeout=60, cwd=tmp_path,
+            env={**env, "GW_RETAIN_CYCLES": "0"},
+        )  # fmt: skip
+        assert proc.returncode == 2
+        line = one_line_error(proc)
+        assert line.startswith("error: invalid configuration: GW_RETAIN_CYCLES"), line
+        assert len(proc.stderr.strip().splitlines()) == 1

@@ -70,6 +70,27 @@ def fail(message: str, code: int = EXIT_RUNTIME) -> NoReturn:
     raise typer.Exit(code)
 
 
+def check_port_free(host: str, port: int) -> None:
+    """A port already taken (or a host that is not this machine's) is a usage error named up
+    front, before the command prints its addresses or probes (uvicorn would log it after the
+    first banner and exit 3): a continuous ``run`` and ``view`` serve HTTP."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        fail(f"--host {host}: {exc.strerror or exc}", EXIT_USAGE)
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            fail(
+                f"--port {port}: cannot listen on {host}:{port} ({exc.strerror or exc})", EXIT_USAGE
+            )
+
+
 def check_named(option: str, names: tuple[str, str] | None, known: set[str], what: str) -> None:
     """A usage error (exit 2) when ``option`` names a cohort or target the data does not have:
     a typo would otherwise print "no observations" and exit 0, and a CI gate would pass."""

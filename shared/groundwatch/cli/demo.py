@@ -82,7 +82,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run the whole pipeline on the embedded bus and print the group report.
 
-        The judge is configured as everywhere (GW_JUDGE_*, GW_LLM_*, GW_REFERENCE_FREE): rules
+        The judge is configured as everywhere (`GW_JUDGE_*`, `GW_LLM_*`, GW_REFERENCE_FREE): rules
         only unless an LLM is set; the report adds answer metrics per cohort and scenario.
         Judgements go to the store (--database-url, else GW_DATABASE_URL, else groundwatch.db
         here), where `groundwatch groups`, `show`, `runs` and `report` read them."""

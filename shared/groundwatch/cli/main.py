@@ -28,6 +28,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Docstrings are wrapped at 100 columns in the source: Markdown re-flows each paragraph to
+    # the terminal's width, where Rich markup keeps every source line break (ragged --help).
+    rich_markup_mode="markdown",
 )
 
 #: Subcommand modules; each exposes ``register(app)``.

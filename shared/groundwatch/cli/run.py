@@ -21,11 +21,11 @@ import typer
 from groundwatch.cli.common import (
     EXIT_RUNTIME,
     EXIT_THRESHOLD,
-    EXIT_USAGE,
     AllowPrivilegedOpt,
     DatabaseUrlOpt,
     QuietOpt,
     SourceTimeoutOpt,
+    check_port_free,
     fail,
     interactive,
     one_line_errors,
@@ -67,26 +67,6 @@ def _console(quiet: bool) -> Console:
         warn=lambda message: typer.echo(f"warning: {message}", err=True),
         progress=lambda what: progress_bar(what, enabled=interactive(quiet)),
     )
-
-
-def _check_port_free(host: str, port: int) -> None:
-    """Continuous mode serves /metrics: a port already taken is a usage error named up front,
-    before any probing (uvicorn would log it after the first banner and exit 3)."""
-    import socket
-
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except OSError as exc:
-        fail(f"--host {host}: {exc.strerror or exc}", EXIT_USAGE)
-    family, kind, proto, _, address = infos[0]
-    with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(address)
-        except OSError as exc:
-            fail(
-                f"--port {port}: cannot listen on {host}:{port} ({exc.strerror or exc})", EXIT_USAGE
-            )
 
 
 def _regression_gate(
@@ -320,7 +300,7 @@ def register(app: typer.Typer) -> None:
         url, _ = store_url(database_url)
         open_store(database_url, create=True).close()  # a bad URL stops here, exit 2
         if not once:
-            _check_port_free(host, port)
+            check_port_free(host, port)
         opts = RunOptions(
             once=once,
             runs=runs,

@@ -14,6 +14,15 @@ def _mb(n: float | None) -> str:
     return "–" if n is None else f"{n / 1e6:,.1f} MB"
 
 
+def _check_settings() -> None:
+    """Stop on a bad ``GW_RETAIN_*`` value with the one line naming it (exit 2), before the
+    use case builds the same settings and fails with pydantic's multi-line message."""
+    from groundwatch.app.settings import RetentionSettings
+    from groundwatch.runtime.settings import load_settings
+
+    load_settings(RetentionSettings)
+
+
 def register(app: typer.Typer) -> None:
     store_app = typer.Typer(help="The store's size and its retention (GW_RETAIN_*).")
     app.add_typer(store_app, name="store")
@@ -24,6 +33,7 @@ def register(app: typer.Typer) -> None:
         """Store size, rows per table, and what its newest cycles imply a day."""
         from groundwatch.app.retention import store_stats
 
+        _check_settings()
         with open_store(database_url):  # the store exists and holds our tables
             pass
         url, name = store_url(database_url)
@@ -55,6 +65,7 @@ def register(app: typer.Typer) -> None:
         does every GW_PRUNE_INTERVAL_S)."""
         from groundwatch.app.retention import prune_store
 
+        _check_settings()
         with open_store(database_url):
             pass
         url, name = store_url(database_url)

@@ -19,7 +19,14 @@ from typing import Annotated
 
 import typer
 
-from groundwatch.cli.common import DatabaseUrlOpt, fail, one_line_errors, open_store
+from groundwatch.cli.common import (
+    EXIT_USAGE,
+    DatabaseUrlOpt,
+    check_port_free,
+    fail,
+    one_line_errors,
+    open_store,
+)
 from groundwatch.cli.groups import SeriesOpt, WindowOpt
 
 view = typer.Typer(
@@ -60,7 +67,9 @@ def serve(
     from groundwatch.runtime.view import ViewAuth
 
     if token is not None and len(token) < 16:
-        fail("--token: at least 16 characters (a guessable token guards nothing)")
+        fail("--token: at least 16 characters (a guessable token guards nothing)", EXIT_USAGE)
+    if port:
+        check_port_free(host, port)
     given = token or secrets.token_urlsafe(18)
     name = reviewer or getpass.getuser()
     with open_store(database_url, writable=True) as store:
