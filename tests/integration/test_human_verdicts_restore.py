@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from groundwatch.adapters.db.models import TallyRow
+from groundwatch.adapters.db.tables import TallyRow
 from sqlalchemy import update
 
 from groundwatch.adapters.db import create_schema, make_engine

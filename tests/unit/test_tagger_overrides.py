@@ -88,8 +88,8 @@ def test_the_stored_state_and_a_compressed_tally_keep_the_verdict() -> None:
     assert saved is not None
     t.drain_transitions()
     t.refresh_causes()
-    t.compact()  # touched by the verdict: kept live for one more batch
-    assert t.compact() == 1  # quiet now: compressed, then thawed by the next write
+    t.make_cold()  # touched by the verdict: kept live for one more batch
+    assert t.make_cold() == 1  # quiet now: compressed, then thawed by the next write
     assert t.status(*KEY) is GroupStatus.NON_ROBUST
     assert t.override(KEY, "p1", C, 7) is Override.REPEATED
 
