@@ -21,8 +21,6 @@ from groundwatch.core.window_blobs import MemoryBlobs
 
 pytestmark = pytest.mark.unit
 
-_KEY = ("t", "short", "g")
-
 
 def observation(**kw: Any) -> Observation:
     base: dict[str, Any] = {
@@ -164,9 +162,13 @@ def test_a_window_round_trips_through_its_stored_state(tagger: Tagger) -> None:
     t = live_tally(tagger)
     state = codec.encode_state(t, reports_ids=True)
     assert codec.valid_state(state) and state[0] == codec.STATE_FORMAT
-    decoded = codec.decode_state(t.key, orjson.loads(orjson.dumps(state)))
+    decoded = codec.decode_state(orjson.loads(orjson.dumps(state)))
     assert decoded is not None
-    assert decoded.cycles == [(c, cy.closed, list(cy.observations())) for c, cy in t.cycles.items()]
+    target, cohort, group_id = t.key
+    assert [
+        (c, closed, [codec.row_observation(r, target, cohort, group_id, c) for r in rows])
+        for c, closed, rows in decoded.cycles
+    ] == [(c, cy.closed, list(cy.observations())) for c, cy in t.cycles.items()]
     assert decoded.history == t.history
     assert decoded.causes == dict(t.causes)
     assert decoded.conclusive is t.conclusive
@@ -195,7 +197,7 @@ def test_a_window_round_trips_through_its_stored_state(tagger: Tagger) -> None:
 )
 def test_a_state_of_another_format_is_not_decoded(state: object) -> None:
     assert not codec.valid_state(state)
-    assert codec.decode_state(_KEY, state) is None
+    assert codec.decode_state(state) is None
 
 
 # ---------------------------------------------------------------------------- the cold form

@@ -31,6 +31,7 @@ from groundwatch.core.tagging.codec import (
     TallyState,
     decode_state,
     encode_state,
+    row_observation,
     valid_state,
 )
 from groundwatch.core.tagging.cold import ColdTally
@@ -81,17 +82,18 @@ def restore(tagger: Tagger, states: Iterable[tuple[GroupKey, TallyState]]) -> in
         for key, state in states:
             if key in tagger._tallies:
                 raise ValueError(f"tally {key} is present already")
-            parts = decode_state(key, state)
+            parts = decode_state(state)
             if parts is None:
                 raise ValueError(f"tally {key}'s state is not of format {STATE_FORMAT}")
             t = _open(tagger, key, parts)
             target, cohort, group_id = key
             if parts.reports_ids:
                 tagger._id_targets.add(target)
-            for c, closed, observations in parts.cycles:
+            for c, closed, rows in parts.cycles:
                 cy = Cycle(c, closed=closed, seq=tagger._seq)
                 tagger._seq += 1
-                for obs in observations:
+                for row in rows:
+                    obs = row_observation(row, target, cohort, group_id, c)
                     cy.add(obs)
                     live[obs.probe_id] = obs
                     count_verdict(obs, 1)
