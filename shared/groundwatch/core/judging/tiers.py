@@ -124,18 +124,10 @@ class ParsedResponse:
     """The response as every tier needs it, computed at most once and only when asked."""
 
     __slots__ = (
-        "_content_set",
         "_countries",
         "_dates",
         "_members",
         "_numbers",
-        "_q_countries",
-        "_q_dates",
-        "_q_folded",
-        "_q_numbers",
-        "_q_stem_pad",
-        "_qpad",
-        "_qtoks",
         "_raw_spans",
         "_readings",
         "_refusal",
@@ -144,6 +136,7 @@ class ParsedResponse:
         "_stem_set",
         "_stems",
         "_upper",
+        "content_set",
         "folded",
         "gold",
         "norm",
@@ -166,43 +159,34 @@ class ParsedResponse:
         self.pad = f" {norm} "  # padded(norm), without the call
         # made at once, not on first use: nearly every judgement reads it, several times
         self.tok_set = frozenset(self.toks)
+        #: the distinct tokens without stopwords (token precision/recall, read by every judgement)
+        self.content_set = self.tok_set - STOPWORDS
         self.notes: list[str] = []
-        self._qpad: str | None = None
-        self._qtoks: list[str] | None = None
         self._refusal: Refusal | bool | None = False
         self._dates: list[DateMention] | None = None
         self._numbers: list[NumberMention] | None = None
-        self._q_dates: frozenset[date] | None = None
-        self._q_numbers: frozenset[float] | None = None
         # keyed by id(): the part tuples live in the cached Gold, and hashing them is not free
         self._statuses: dict[int, list[PartStatus]] = {}
         self._readings: dict[int, Reading] = {}
         self._stems: list[str] | None = None
         self._stem_pad: str | None = None
         self._stem_set: frozenset[str] | None = None
-        self._content_set: frozenset[str] | None = None
-        self._q_stem_pad: str | None = None
-        self._q_folded: str | None = None
         self._countries: list[CountryMention] | None = None
         self._upper: frozenset[str] | None = None
         self._raw_spans: list[tuple[int, int]] | bool | None = False
-        self._q_countries: frozenset[str] | None = None
         self._members: tuple[str, list[MemberMention]] | None = None
 
     # -- lazily computed views -------------------------------------------------------------
     # The query's views are cached on the query text (see :func:`_query_toks`): like the gold, a
-    # query is probe data judged every cycle for every target, not a response.
+    # query is probe data judged every cycle for every target, not a response. Read from those
+    # caches each time (a C-level look-up), not kept here: most judgements read a view once.
     @property
     def query_toks(self) -> list[str]:
-        if self._qtoks is None:
-            self._qtoks = _query_toks(self.query)
-        return self._qtoks
+        return _query_toks(self.query)
 
     @property
     def query_pad(self) -> str:
-        if self._qpad is None:
-            self._qpad = _query_pad(self.query)
-        return self._qpad
+        return _query_pad(self.query)
 
     @property
     def stems(self) -> list[str]:
@@ -217,13 +201,6 @@ class ParsedResponse:
         return self._stem_pad
 
     @property
-    def content_set(self) -> frozenset[str]:
-        """The response's distinct tokens without stopwords (for token precision/recall)."""
-        if self._content_set is None:
-            self._content_set = self.tok_set - STOPWORDS
-        return self._content_set
-
-    @property
     def stem_set(self) -> frozenset[str]:
         if self._stem_set is None:
             self._stem_set = frozenset(self.stems)
@@ -231,15 +208,11 @@ class ParsedResponse:
 
     @property
     def query_folded(self) -> str:
-        if self._q_folded is None:
-            self._q_folded = _query_folded(self.query)
-        return self._q_folded
+        return _query_folded(self.query)
 
     @property
     def query_stem_pad(self) -> str:
-        if self._q_stem_pad is None:
-            self._q_stem_pad = _query_stem_pad(self.query)
-        return self._q_stem_pad
+        return _query_stem_pad(self.query)
 
     @property
     def upper_words(self) -> frozenset[str]:
@@ -267,9 +240,7 @@ class ParsedResponse:
 
     def query_countries(self) -> frozenset[str]:
         """Codes of the countries the query names: restated context, never a rival answer."""
-        if self._q_countries is None:
-            self._q_countries = _query_countries(self.query)
-        return self._q_countries
+        return _query_countries(self.query)
 
     def members(self, set_name: str) -> list[MemberMention]:
         """Members of the closed set ``set_name`` the response names on their own."""
@@ -321,14 +292,10 @@ class ParsedResponse:
         return self._numbers
 
     def query_days(self) -> frozenset[date]:
-        if self._q_dates is None:
-            self._q_dates = _query_days(self.query)
-        return self._q_dates
+        return _query_days(self.query)
 
     def query_numbers(self) -> frozenset[float]:
-        if self._q_numbers is None:
-            self._q_numbers = _query_numbers(self.query)
-        return self._q_numbers
+        return _query_numbers(self.query)
 
     # -- per-part evidence -----------------------------------------------------------------
     def statuses(self, parts: tuple[GoldPart, ...]) -> list[PartStatus]:
@@ -676,6 +643,9 @@ def _is_denied(toks: Sequence[str], start: int, ev: ParsedResponse | None = None
 
 
 _COPULAS = frozenset({"is", "was", "are", "were", "be", "been"})
+#: The words without which :func:`_is_denied` finds no denial: a denial, "unlike", or a
+#: contrast's first word ("rather than", "instead of", "other than").
+_DENIAL_CUES = _DENIALS | {"unlike"} | {a for a, _ in _CONTRASTS}
 
 
 #: What ends a clause between a denial and what it would deny.
@@ -980,11 +950,15 @@ def _reading(
     r = Reading()
     toks = ev.toks
     gold_occ = [o for o in accepted if o[0] == -1]
-    affirmed = [o for o in gold_occ if not _is_denied(toks, o[2], ev)]
+    # one C-level set test before the denial check proper: most answers deny nothing
+    deny = not ev.tok_set.isdisjoint(_DENIAL_CUES)
+    affirmed = [o for o in gold_occ if not _is_denied(toks, o[2], ev)] if deny else gold_occ
     r.denied = bool(gold_occ) and not affirmed
     # the usual reading names the gold alone: nothing else to sort out
     others = [o for o in accepted if o[0] != -1] if len(gold_occ) < len(accepted) else []
-    rival_occ = [o for o in others if o[0] > _ATTRIBUTE and not _is_denied(toks, o[2], ev)]
+    rival_occ = [
+        o for o in others if o[0] > _ATTRIBUTE and not (deny and _is_denied(toks, o[2], ev))
+    ]
     if g.attributes:
         _read_attributes(ev, r, others)
     if rival_occ:
@@ -2044,7 +2018,7 @@ def judge_deterministic(
         return Decision.made(Verdict.UNDECIDED, NO_TIER, "empty_response", _NO_OVERLAP)
     ev = ParsedResponse(query, gold, response)
     scores = _overlap(gold.content, ev.content_set)
-    for tier in _DEFAULT_CHAIN if tiers is None else _chain(tuple(names)):
+    for tier in _default_chain(gold) if tiers is None else _chain(tuple(names)):
         decision = tier(ev)
         if decision is not None:
             stale = decision.scores.rules  # only the stale tier says which version it matched
@@ -2066,6 +2040,45 @@ def _chain(names: tuple[str, ...]) -> tuple[Tier, ...]:
 
 
 _DEFAULT_CHAIN = _chain(DEFAULT_TIERS)
+
+
+def _may_decide(tier: Tier, g: Gold) -> bool:
+    """Whether ``tier`` can decide anything, or leave a note, for some response to ``g``: the
+    tiers whose first tests are on the gold alone return None for every response otherwise."""
+    if tier is tier_exact:
+        return g.answerable and bool(g.norm)
+    if tier is tier_stale:
+        return g.answerable and bool(g.stale)
+    if tier is tier_options:
+        return g.answerable and bool(g.options) and g.correct_option is not None
+    free_text = g.correct_option is None and g.answerable
+    if tier is tier_typed:
+        flag = len(g.parts) == 1 and g.parts[0].boolean is not None
+        return free_text and (g.has_typed or flag)
+    if tier in (tier_contains, tier_variant, tier_conflict, tier_token_f1):
+        return free_text and bool(g.parts)
+    return True
+
+
+#: The default chain per gold, without the tiers that cannot decide for it (no stale versions,
+#: no options, no typed part): a gold is judged for every form, target and cycle, so the chain
+#: is worked out once, keyed by the gold's identity (the entry holds the gold, so its id is
+#: not reused while cached; cleared when full).
+_CHAINS: dict[int, tuple[Gold, tuple[Tier, ...]]] = {}
+_CHAINS_MAX = 4096
+
+
+def _default_chain(g: Gold) -> tuple[Tier, ...]:
+    hit = _CHAINS.get(id(g))
+    if hit is not None and hit[0] is g:
+        return hit[1]
+    chain = tuple(t for t in _DEFAULT_CHAIN if _may_decide(t, g))
+    if len(_CHAINS) >= _CHAINS_MAX:
+        _CHAINS.clear()
+    _CHAINS[id(g)] = (g, chain)
+    return chain
+
+
 _NO_OVERLAP = Scores(rules=RulesScores(0.0, 0.0, 0.0))
 #: (common, response, gold) content-token counts → the rules' scores: the ratios of a few small
 #: counts, so a handful of objects serve every judgement (one per count triple, bounded).
