@@ -752,7 +752,12 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
     # an acronym is looked for only when the response writes some value's initials in capitals
     if lookup.initials and not lookup.initials.isdisjoint(upper := ev.upper_words):
         occ += _acronym_occurrences(ev, lookup, upper)
-    if occ and (rivals or dom is not None or g.attributes):
+    # the gold named once, the usual reading, is no rival: the scan is skipped
+    if (
+        occ
+        and (rivals or dom is not None or g.attributes)
+        and (len(occ) > 1 or not -2 <= occ[0][0] < 0)
+    ):
         occ = _without_restated(ev, occ)
     if occ:
         occ = _without_echoes(ev, occ)
@@ -874,11 +879,9 @@ def _without_restated(ev: ParsedResponse, occ: list[_Occurrence]) -> list[_Occur
     """``occ`` without the rivals (and the row's other values) the question itself names: the
     question's context restated ("During the War of 1812, the United States fought …"), not the
     answer's claim. A rival whose last word the query does not hold is none (one substring
-    test), and the gold named once, the usual reading, is no rival: the scan is skipped."""
+    test)."""
     toks, qf = ev.toks, ev.query_folded
-    if (len(occ) > 1 or not -2 <= occ[0][0] < 0) and any(
-        o[0] < -2 or o[0] >= 0 for o in occ if toks[o[3] - 1] in qf
-    ):
+    if any(o[0] < -2 or o[0] >= 0 for o in occ if toks[o[3] - 1] in qf):
         qpad = ev.query_pad
         return [
             o
@@ -959,7 +962,7 @@ def _reading(
     rival_occ = [
         o for o in others if o[0] > _ATTRIBUTE and not (deny and _is_denied(toks, o[2], ev))
     ]
-    if g.attributes:
+    if others and g.attributes:
         _read_attributes(ev, r, others)
     if rival_occ:
         _read_rivals(ev, r, dom, rival_occ)
@@ -978,8 +981,7 @@ def _read_attributes(ev: ParsedResponse, r: Reading, others: list[_Occurrence]) 
     tokens the other values stand on."""
     g = ev.gold
     said_attrs = [o for o in others if o[0] <= _ATTRIBUTE]
-    if others:
-        r.covered = frozenset(t for o in others for t in range(o[2], o[3]))
+    r.covered = frozenset(t for o in others for t in range(o[2], o[3]))
     r.attributes = [_said(ev, o) for o in said_attrs]
     if g.attribute_sources:
         r.attribute_sources = [g.attribute_sources[_ATTRIBUTE - o[0]] for o in said_attrs]
