@@ -949,12 +949,17 @@ def _reading(
     """The :class:`Reading` of the settled occurrences: the gold's level (or its near spelling,
     or all its words, where no occurrence names it), its denial, the rivals, the row's other
     values, and the hedge."""
+    # one C-level set test before the denial check proper: most answers deny nothing
+    deny = not ev.tok_set.isdisjoint(_DENIAL_CUES)
+    if not deny and len(accepted) == 1 and accepted[0][0] == -1:
+        # the usual reading: the gold named once, nothing else, no denial (and no rival to
+        # hedge with)
+        o = accepted[0]
+        return Reading(level=o[1], spans=[(o[2], o[3])])
     g = ev.gold
     r = Reading()
     toks = ev.toks
     gold_occ = [o for o in accepted if o[0] == -1]
-    # one C-level set test before the denial check proper: most answers deny nothing
-    deny = not ev.tok_set.isdisjoint(_DENIAL_CUES)
     affirmed = [o for o in gold_occ if not _is_denied(toks, o[2], ev)] if deny else gold_occ
     r.denied = bool(gold_occ) and not affirmed
     # the usual reading names the gold alone: nothing else to sort out
