@@ -37,7 +37,7 @@ from groundwatch.core.judging.dates import (
     yearless_days,
 )
 from groundwatch.core.judging.decision import NO_TIER, STALE, Decision
-from groundwatch.core.judging.gold import DomainIndex, Gold, GoldPart, prepare_gold
+from groundwatch.core.judging.gold import DomainIndex, Gold, GoldPart, RivalLookup, prepare_gold
 from groundwatch.core.judging.normalize import ARTICLES, STOPWORDS, fold, padded, tokens
 from groundwatch.core.judging.numbers import (
     NumberMatch,
@@ -124,18 +124,10 @@ class ParsedResponse:
     """The response as every tier needs it, computed at most once and only when asked."""
 
     __slots__ = (
-        "_content_set",
         "_countries",
         "_dates",
         "_members",
         "_numbers",
-        "_q_countries",
-        "_q_dates",
-        "_q_folded",
-        "_q_numbers",
-        "_q_stem_pad",
-        "_qpad",
-        "_qtoks",
         "_raw_spans",
         "_readings",
         "_refusal",
@@ -144,6 +136,7 @@ class ParsedResponse:
         "_stem_set",
         "_stems",
         "_upper",
+        "content_set",
         "folded",
         "gold",
         "norm",
@@ -166,43 +159,34 @@ class ParsedResponse:
         self.pad = f" {norm} "  # padded(norm), without the call
         # made at once, not on first use: nearly every judgement reads it, several times
         self.tok_set = frozenset(self.toks)
+        #: the distinct tokens without stopwords (token precision/recall, read by every judgement)
+        self.content_set = self.tok_set - STOPWORDS
         self.notes: list[str] = []
-        self._qpad: str | None = None
-        self._qtoks: list[str] | None = None
         self._refusal: Refusal | bool | None = False
         self._dates: list[DateMention] | None = None
         self._numbers: list[NumberMention] | None = None
-        self._q_dates: frozenset[date] | None = None
-        self._q_numbers: frozenset[float] | None = None
         # keyed by id(): the part tuples live in the cached Gold, and hashing them is not free
         self._statuses: dict[int, list[PartStatus]] = {}
         self._readings: dict[int, Reading] = {}
         self._stems: list[str] | None = None
         self._stem_pad: str | None = None
         self._stem_set: frozenset[str] | None = None
-        self._content_set: frozenset[str] | None = None
-        self._q_stem_pad: str | None = None
-        self._q_folded: str | None = None
         self._countries: list[CountryMention] | None = None
         self._upper: frozenset[str] | None = None
         self._raw_spans: list[tuple[int, int]] | bool | None = False
-        self._q_countries: frozenset[str] | None = None
         self._members: tuple[str, list[MemberMention]] | None = None
 
     # -- lazily computed views -------------------------------------------------------------
     # The query's views are cached on the query text (see :func:`_query_toks`): like the gold, a
-    # query is probe data judged every cycle for every target, not a response.
+    # query is probe data judged every cycle for every target, not a response. Read from those
+    # caches each time (a C-level look-up), not kept here: most judgements read a view once.
     @property
     def query_toks(self) -> list[str]:
-        if self._qtoks is None:
-            self._qtoks = _query_toks(self.query)
-        return self._qtoks
+        return _query_toks(self.query)
 
     @property
     def query_pad(self) -> str:
-        if self._qpad is None:
-            self._qpad = _query_pad(self.query)
-        return self._qpad
+        return _query_pad(self.query)
 
     @property
     def stems(self) -> list[str]:
@@ -217,13 +201,6 @@ class ParsedResponse:
         return self._stem_pad
 
     @property
-    def content_set(self) -> frozenset[str]:
-        """The response's distinct tokens without stopwords (for token precision/recall)."""
-        if self._content_set is None:
-            self._content_set = self.tok_set - STOPWORDS
-        return self._content_set
-
-    @property
     def stem_set(self) -> frozenset[str]:
         if self._stem_set is None:
             self._stem_set = frozenset(self.stems)
@@ -231,15 +208,11 @@ class ParsedResponse:
 
     @property
     def query_folded(self) -> str:
-        if self._q_folded is None:
-            self._q_folded = _query_folded(self.query)
-        return self._q_folded
+        return _query_folded(self.query)
 
     @property
     def query_stem_pad(self) -> str:
-        if self._q_stem_pad is None:
-            self._q_stem_pad = _query_stem_pad(self.query)
-        return self._q_stem_pad
+        return _query_stem_pad(self.query)
 
     @property
     def upper_words(self) -> frozenset[str]:
@@ -267,9 +240,7 @@ class ParsedResponse:
 
     def query_countries(self) -> frozenset[str]:
         """Codes of the countries the query names: restated context, never a rival answer."""
-        if self._q_countries is None:
-            self._q_countries = _query_countries(self.query)
-        return self._q_countries
+        return _query_countries(self.query)
 
     def members(self, set_name: str) -> list[MemberMention]:
         """Members of the closed set ``set_name`` the response names on their own."""
@@ -321,14 +292,10 @@ class ParsedResponse:
         return self._numbers
 
     def query_days(self) -> frozenset[date]:
-        if self._q_dates is None:
-            self._q_dates = _query_days(self.query)
-        return self._q_dates
+        return _query_days(self.query)
 
     def query_numbers(self) -> frozenset[float]:
-        if self._q_numbers is None:
-            self._q_numbers = _query_numbers(self.query)
-        return self._q_numbers
+        return _query_numbers(self.query)
 
     # -- per-part evidence -----------------------------------------------------------------
     def statuses(self, parts: tuple[GoldPart, ...]) -> list[PartStatus]:
@@ -676,6 +643,9 @@ def _is_denied(toks: Sequence[str], start: int, ev: ParsedResponse | None = None
 
 
 _COPULAS = frozenset({"is", "was", "are", "were", "be", "been"})
+#: The words without which :func:`_is_denied` finds no denial: a denial, "unlike", or a
+#: contrast's first word ("rather than", "instead of", "other than").
+_DENIAL_CUES = _DENIALS | {"unlike"} | {a for a, _ in _CONTRASTS}
 
 
 #: What ends a clause between a denial and what it would deny.
@@ -752,14 +722,58 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
     *Engineer*, and a word matched exactly wins over the same word matched by its stem; two
     owners tied on the same span at the same level cancel out. Denied occurrences claim their
     tokens but count for nothing but the denial.
+
+    Each kind of naming has its own finder, asked only when the gold has what it looks for
+    (a domain, the row's other values, rivals, a country, a closed set, initials).
     """
     g = ev.gold
     part = g.parts[index]
     rivals = g.rivals[index] if index < len(g.rivals) else ()
-    all_levels = (Level.SURFACE, Level.STEM)
-    # The response is stemmed only when something needs it: a rival (whose stem may hide the
-    # gold's) or a gold not found word for word — the hot path of the judge skips it.
     dom = g.domains[index] if index < len(g.domains) else None
+    occ = _gold_occurrences(ev, part, stemmed=bool(rivals) or dom is not None)
+    lookup = g.lookups[index]
+    if dom is not None:
+        occ += _domain_occurrences(ev, dom, g.gold_norms, g.domain_own[index], restated=False)
+    if g.attributes and not ev.tok_set.isdisjoint(g.attribute_last_words):
+        occ += _attribute_occurrences(ev, g)
+    # Most rivals are named nowhere in the response: two set intersections against the rivals'
+    # last words and last stems (indexed once per gold) rule them all out; only when one may be
+    # named are the rivals walked, in order, as the occurrence search needs.
+    if rivals and not (
+        ev.tok_set.isdisjoint(lookup.last_words) and ev.stem_set.isdisjoint(lookup.stem_lasts)
+    ):
+        occ += _rival_occurrences(ev, rivals)
+    if part.country is not None or lookup.rival_codes:
+        occ += _country_occurrences(ev, part, lookup.rival_codes, rivals=bool(rivals))
+    if part.member is not None and not rivals and not occ:
+        # looked for only where the gold is not named (an answer that names it and other
+        # members, "the months in order are April, August, …", is read as before)
+        occ = _member_occurrences(ev, part)
+    # an acronym is looked for only when the response writes some value's initials in capitals
+    if lookup.initials and not lookup.initials.isdisjoint(upper := ev.upper_words):
+        occ += _acronym_occurrences(ev, lookup, upper)
+    # the gold named once, the usual reading, is no rival: the scan is skipped
+    if (
+        occ
+        and (rivals or dom is not None or g.attributes)
+        and (len(occ) > 1 or not -2 <= occ[0][0] < 0)
+    ):
+        occ = _without_restated(ev, occ)
+    if occ:
+        occ = _without_echoes(ev, occ)
+    if len(occ) == 1:  # the common case: one naming, nothing to settle
+        o = occ[0]
+        accepted = occ
+        claimed = dict.fromkeys(range(o[2], o[3]), (o[0], o[1], o[2], o[3]))
+    else:
+        accepted, claimed = _settle_claims(occ)
+    return _reading(ev, part, dom, accepted, claimed)
+
+
+def _gold_occurrences(ev: ParsedResponse, part: GoldPart, *, stemmed: bool) -> list[_Occurrence]:
+    """Where the response names the gold part or one of its spellings: word for word, and by
+    stem where that can matter (``stemmed``: a rival's or a domain value's stem may hide the
+    gold's), or where the words are not found."""
     occ: list[_Occurrence]
     if part.last_word in ev.tok_set:  # _value_occurrences at the surface, inlined (hot path)
         raw = part.raw
@@ -772,8 +786,10 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
         # Found by its words, and every word of the response with a stem of the gold's is that
         # very word: wherever the stems match, the words match (and those spans are dropped
         # below), so the stem search is skipped — the common case of a correct answer.
-        pass
-    elif rivals or dom is not None or not occ:
+        return occ
+    if stemmed or not occ:
+        # The response is stemmed only when something needs it: the hot path of the judge
+        # skips it.
         by_stem = _value_occurrences(ev, part, -1, (Level.STEM,))
         for alt in part.alts:
             by_stem += _value_occurrences(ev, alt, -1, (Level.STEM,))
@@ -786,92 +802,125 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
             found = {(o[2], o[3]) for o in occ}
             by_stem = [o for o in by_stem if (o[2], o[3]) not in found]
         occ += by_stem
-    lookup = g.lookups[index]
-    if dom is not None:
-        occ += _domain_occurrences(ev, dom, g.gold_norms, g.domain_own[index], restated=False)
-    if g.attributes and not ev.tok_set.isdisjoint(g.attribute_last_words):
-        tok_set = ev.tok_set
-        for k, attr in enumerate(g.attributes):
-            if attr.last_word in tok_set:
-                occ += _value_occurrences(ev, attr, _ATTRIBUTE - k, (Level.SURFACE,))
-    if rivals:
-        # Most rivals are named nowhere in the response: two set intersections against the
-        # rivals' last words and last stems (indexed once per gold) rule them all out; only when
-        # one may be named are the rivals walked, in order, as the occurrence search needs.
-        tok_set, stem_set = ev.tok_set, ev.stem_set
-        if not (tok_set.isdisjoint(lookup.last_words) and stem_set.isdisjoint(lookup.stem_lasts)):
-            for k, rival in enumerate(rivals):
-                if rival.last_word in tok_set or (rival.stem_last and rival.stem_last in stem_set):
-                    occ += _value_occurrences(ev, rival, k, all_levels)
-    rival_codes = lookup.rival_codes
-    if part.country is not None or rival_codes:
-        asked = ev.query_countries()  # the question's own countries are context, not rivals
-        golds = part.countries
-        for m in ev.countries(part.country):
-            if m.code in golds:
-                occ.append((-1, Level.ALIAS, m.start, m.end, m.code))
-            elif m.code in asked:
-                continue
-            elif m.code in rival_codes:
-                occ.append((0, Level.ALIAS, m.start, m.end, rival_codes[m.code]))
-            elif part.country is not None and not rivals:
-                # no grounded candidates: another country is the conflicting value of the type
-                name = " ".join(ev.toks[m.start : m.end])
-                occ.append((-2, Level.ALIAS, m.start, m.end, name))
-    if part.member is not None and not rivals and not occ:
-        # a closed set's other member, named on its own, is the conflicting value of the type;
-        # looked for only where the gold is not named (an answer that names it and other
-        # members, "the months in order are April, August, …", is read as before)
-        set_name, golds = part.member[0], part.members
-        asked = _query_members(ev.query, set_name)
-        for mm in ev.members(set_name):
-            if mm.member not in golds and mm.member not in asked:
-                name = " ".join(ev.toks[mm.start : mm.end])
-                occ.append((-2, Level.ALIAS, mm.start, mm.end, name))
-    # an acronym is looked for only when the response writes some value's initials in capitals
-    if lookup.initials and not lookup.initials.isdisjoint(upper := ev.upper_words):
-        for owner, raw, short in lookup.acronyms:
-            if short not in upper:
-                continue
-            occ += [
-                (owner, Level.ALIAS, j, j + 1, raw) for j, t in enumerate(ev.toks) if t == short
-            ]
-    if occ and (rivals or dom is not None or g.attributes):
-        # a rival (or the row's other value) the question itself names is the question's context
-        # restated ("During the War of 1812, the United States fought …"), not the answer's claim;
-        # a rival whose last word the query does not hold is none (one substring test)
-        toks, qf = ev.toks, ev.query_folded
-        # the gold named once, the usual reading, is no rival: the scan is skipped
-        if (len(occ) > 1 or not -2 <= occ[0][0] < 0) and any(
-            o[0] < -2 or o[0] >= 0 for o in occ if toks[o[3] - 1] in qf
-        ):
-            qpad = ev.query_pad
-            occ = [
-                o
-                for o in occ
-                if -2 <= o[0] < 0
-                or toks[o[3] - 1] not in qf
-                or padded(" ".join(toks[o[2] : o[3]])) not in qpad
-            ]
-    if occ:
-        # _is_echo's own first test, inlined: a word the query does not hold is no echo
-        qf, toks = ev.query_folded, ev.toks
-        occ = [
+    return occ
+
+
+def _attribute_occurrences(ev: ParsedResponse, g: Gold) -> list[_Occurrence]:
+    """The asked row's other values the response names word for word."""
+    occ: list[_Occurrence] = []
+    tok_set = ev.tok_set
+    for k, attr in enumerate(g.attributes):
+        if attr.last_word in tok_set:
+            occ += _value_occurrences(ev, attr, _ATTRIBUTE - k, (Level.SURFACE,))
+    return occ
+
+
+_ALL_LEVELS = (Level.SURFACE, Level.STEM)
+
+
+def _rival_occurrences(ev: ParsedResponse, rivals: tuple[GoldPart, ...]) -> list[_Occurrence]:
+    """The grounded candidates the response names, word for word or by stem, in their order."""
+    occ: list[_Occurrence] = []
+    tok_set, stem_set = ev.tok_set, ev.stem_set
+    for k, rival in enumerate(rivals):
+        if rival.last_word in tok_set or (rival.stem_last and rival.stem_last in stem_set):
+            occ += _value_occurrences(ev, rival, k, _ALL_LEVELS)
+    return occ
+
+
+def _country_occurrences(
+    ev: ParsedResponse, part: GoldPart, rival_codes: dict[str, str], *, rivals: bool
+) -> list[_Occurrence]:
+    """The countries the response names: the gold's (by any alias), a rival's, or — for a
+    country gold without grounded candidates — another country, the conflicting value of the
+    type. The question's own countries are context, not rivals."""
+    occ: list[_Occurrence] = []
+    asked = ev.query_countries()
+    golds = part.countries
+    for m in ev.countries(part.country):
+        if m.code in golds:
+            occ.append((-1, Level.ALIAS, m.start, m.end, m.code))
+        elif m.code in asked:
+            continue
+        elif m.code in rival_codes:
+            occ.append((0, Level.ALIAS, m.start, m.end, rival_codes[m.code]))
+        elif part.country is not None and not rivals:
+            name = " ".join(ev.toks[m.start : m.end])
+            occ.append((-2, Level.ALIAS, m.start, m.end, name))
+    return occ
+
+
+def _member_occurrences(ev: ParsedResponse, part: GoldPart) -> list[_Occurrence]:
+    """A closed set's other members, named on their own: conflicting values of the type."""
+    assert part.member is not None
+    occ: list[_Occurrence] = []
+    set_name, golds = part.member[0], part.members
+    asked = _query_members(ev.query, set_name)
+    for mm in ev.members(set_name):
+        if mm.member not in golds and mm.member not in asked:
+            name = " ".join(ev.toks[mm.start : mm.end])
+            occ.append((-2, Level.ALIAS, mm.start, mm.end, name))
+    return occ
+
+
+def _acronym_occurrences(
+    ev: ParsedResponse, lookup: RivalLookup, upper: frozenset[str]
+) -> list[_Occurrence]:
+    """Values (the gold's or a rival's) the response writes by their initials, in capitals."""
+    occ: list[_Occurrence] = []
+    for owner, raw, short in lookup.acronyms:
+        if short not in upper:
+            continue
+        occ += [(owner, Level.ALIAS, j, j + 1, raw) for j, t in enumerate(ev.toks) if t == short]
+    return occ
+
+
+def _without_restated(ev: ParsedResponse, occ: list[_Occurrence]) -> list[_Occurrence]:
+    """``occ`` without the rivals (and the row's other values) the question itself names: the
+    question's context restated ("During the War of 1812, the United States fought …"), not the
+    answer's claim. A rival whose last word the query does not hold is none (one substring
+    test)."""
+    toks, qf = ev.toks, ev.query_folded
+    if any(o[0] < -2 or o[0] >= 0 for o in occ if toks[o[3] - 1] in qf):
+        qpad = ev.query_pad
+        return [
             o
             for o in occ
-            if (o[1] is not Level.STEM and toks[o[3] - 1] not in qf)
-            or not _is_echo(ev, o[2], o[3], by_stem=o[1] is Level.STEM)
+            if -2 <= o[0] < 0
+            or toks[o[3] - 1] not in qf
+            or padded(" ".join(toks[o[2] : o[3]])) not in qpad
         ]
-        if len(occ) > 1:
-            occ.sort(key=_occ_order)
-    claimed: dict[int, tuple[int, Level, int, int]] = {}
+    return occ
+
+
+def _without_echoes(ev: ParsedResponse, occ: list[_Occurrence]) -> list[_Occurrence]:
+    """``occ`` without the namings that only repeat the query, in claiming order."""
+    # _is_echo's own first test, inlined: a word the query does not hold is no echo
+    qf, toks = ev.query_folded, ev.toks
+    occ = [
+        o
+        for o in occ
+        if (o[1] is not Level.STEM and toks[o[3] - 1] not in qf)
+        or not _is_echo(ev, o[2], o[3], by_stem=o[1] is Level.STEM)
+    ]
+    if len(occ) > 1:
+        occ.sort(key=_occ_order)
+    return occ
+
+
+_Claim = tuple[int, Level, int, int]
+
+
+def _settle_claims(
+    occ: list[_Occurrence],
+) -> tuple[list[_Occurrence], dict[int, _Claim]]:
+    """The occurrences that hold their tokens, claimed in order (most exact, longest first),
+    and which occurrence holds each token. The same value again claims nothing; the gold and a
+    rival tied on one span at one level are neither evidence (two other values tied on one
+    span, a kin value that is also the row's neighbour's, are evidence both: the first holds)."""
+    claimed: dict[int, _Claim] = {}
     accepted: list[_Occurrence] = []
     cancelled: set[tuple[int, int]] = set()
-    if len(occ) == 1:  # the common case: one naming, nothing to settle
-        o = occ[0]
-        accepted = occ
-        claimed = dict.fromkeys(range(o[2], o[3]), (o[0], o[1], o[2], o[3]))
-        occ = []
     for o in occ:
         owner, level, start, end = o[0], o[1], o[2], o[3]
         holders = {claimed[t] for t in range(start, end) if t in claimed}
@@ -884,60 +933,99 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
         elif any(
             h[1] == level and (h[2], h[3]) == (start, end) and -1 in (owner, h[0]) for h in holders
         ):
-            # gold and rival tied: neither is evidence (two other values tied on one span, a
-            # kin value that is also the row's neighbour's, are evidence both: the first holds)
             cancelled.add((start, end))
     if cancelled:
         accepted = [o for o in accepted if (o[2], o[3]) not in cancelled]
+    return accepted, claimed
+
+
+def _reading(
+    ev: ParsedResponse,
+    part: GoldPart,
+    dom: DomainIndex | None,
+    accepted: list[_Occurrence],
+    claimed: dict[int, _Claim],
+) -> Reading:
+    """The :class:`Reading` of the settled occurrences: the gold's level (or its near spelling,
+    or all its words, where no occurrence names it), its denial, the rivals, the row's other
+    values, and the hedge."""
+    # one C-level set test before the denial check proper: most answers deny nothing
+    deny = not ev.tok_set.isdisjoint(_DENIAL_CUES)
+    if not deny and len(accepted) == 1 and accepted[0][0] == -1:
+        # the usual reading: the gold named once, nothing else, no denial (and no rival to
+        # hedge with)
+        o = accepted[0]
+        return Reading(level=o[1], spans=[(o[2], o[3])])
+    g = ev.gold
     r = Reading()
     toks = ev.toks
     gold_occ = [o for o in accepted if o[0] == -1]
-    affirmed = [o for o in gold_occ if not _is_denied(toks, o[2], ev)]
+    affirmed = [o for o in gold_occ if not _is_denied(toks, o[2], ev)] if deny else gold_occ
     r.denied = bool(gold_occ) and not affirmed
     # the usual reading names the gold alone: nothing else to sort out
     others = [o for o in accepted if o[0] != -1] if len(gold_occ) < len(accepted) else []
-    rival_occ = [o for o in others if o[0] > _ATTRIBUTE and not _is_denied(toks, o[2], ev)]
-    if g.attributes:
-        said_attrs = [o for o in others if o[0] <= _ATTRIBUTE]
-        if others:
-            r.covered = frozenset(t for o in others for t in range(o[2], o[3]))
-        r.attributes = [_said(ev, o) for o in said_attrs]
-        if g.attribute_sources:
-            r.attribute_sources = [g.attribute_sources[_ATTRIBUTE - o[0]] for o in said_attrs]
+    rival_occ = [
+        o for o in others if o[0] > _ATTRIBUTE and not (deny and _is_denied(toks, o[2], ev))
+    ]
+    if others and g.attributes:
+        _read_attributes(ev, r, others)
     if rival_occ:
-        # named by the answer's own words: a reason never names what the answer does not say
-        r.rivals = list(dict.fromkeys(_said(ev, o) for o in rival_occ))
-        # A stem shared with a rival blocks a "correct" but proves nothing: derivation changes
-        # meaning ("hospitals" and *Hospitality* share the stem "hospit").
-        r.proven_rivals = list(
-            dict.fromkeys(_said(ev, o) for o in rival_occ if o[1] is not Level.STEM)
-        )
-        if dom is not None and dom.sources:
-            r.rival_sources = tuple(
-                (_said(ev, o), src)
-                for o in rival_occ
-                if o[0] >= _DOMAIN and (src := dom.sources[o[0] - _DOMAIN])
-            )
+        _read_rivals(ev, r, dom, rival_occ)
     if affirmed:
         r.level = affirmed[0][1] if len(affirmed) == 1 else min(o[1] for o in affirmed)
         r.spans = [(o[2], o[3]) for o in affirmed]
     elif not gold_occ:
-        fz = fuzzy_window(part.norm, ev.toks)
-        if (
-            fz is not None
-            and claimed.keys().isdisjoint(range(fz[0], fz[1]))
-            and not _is_echo(ev, fz[0], fz[1])
-            and not _is_denied(ev.toks, fz[0], ev)
-        ):
-            # a near spelling, on words no exact value (gold or rival) has claimed
-            r.level, r.spans = Level.FUZZY, [(fz[0], fz[1])]
-        if r.level is None and part.content and len(part.content) > 1:
-            p, rec, _ = _prf(part.content, ev.content_set)
-            if rec == 1.0 and p >= TOKEN_PRECISION_FOR_CORRECT:
-                r.level = Level.TOKENS
+        _read_unnamed_gold(ev, part, r, claimed)
     if r.level is not None:
         r.hedge = _hedge(ev, part, r, rival_occ)
     return r
+
+
+def _read_attributes(ev: ParsedResponse, r: Reading, others: list[_Occurrence]) -> None:
+    """The row's other values the response gives, where the database holds them, and the
+    tokens the other values stand on."""
+    g = ev.gold
+    said_attrs = [o for o in others if o[0] <= _ATTRIBUTE]
+    r.covered = frozenset(t for o in others for t in range(o[2], o[3]))
+    r.attributes = [_said(ev, o) for o in said_attrs]
+    if g.attribute_sources:
+        r.attribute_sources = [g.attribute_sources[_ATTRIBUTE - o[0]] for o in said_attrs]
+
+
+def _read_rivals(
+    ev: ParsedResponse, r: Reading, dom: DomainIndex | None, rival_occ: list[_Occurrence]
+) -> None:
+    """The rivals named, by the answer's own words (a reason never names what the answer does
+    not say), those proven (not by a shared stem alone), and where the database holds them."""
+    r.rivals = list(dict.fromkeys(_said(ev, o) for o in rival_occ))
+    # A stem shared with a rival blocks a "correct" but proves nothing: derivation changes
+    # meaning ("hospitals" and *Hospitality* share the stem "hospit").
+    r.proven_rivals = list(dict.fromkeys(_said(ev, o) for o in rival_occ if o[1] is not Level.STEM))
+    if dom is not None and dom.sources:
+        r.rival_sources = tuple(
+            (_said(ev, o), src)
+            for o in rival_occ
+            if o[0] >= _DOMAIN and (src := dom.sources[o[0] - _DOMAIN])
+        )
+
+
+def _read_unnamed_gold(
+    ev: ParsedResponse, part: GoldPart, r: Reading, claimed: dict[int, _Claim]
+) -> None:
+    """The gold named by no occurrence: a near spelling on words no exact value (gold or
+    rival) has claimed, or all its content words in a short enough reply."""
+    fz = fuzzy_window(part.norm, ev.toks)
+    if (
+        fz is not None
+        and claimed.keys().isdisjoint(range(fz[0], fz[1]))
+        and not _is_echo(ev, fz[0], fz[1])
+        and not _is_denied(ev.toks, fz[0], ev)
+    ):
+        r.level, r.spans = Level.FUZZY, [(fz[0], fz[1])]
+    if r.level is None and part.content and len(part.content) > 1:
+        p, rec, _ = _prf(part.content, ev.content_set)
+        if rec == 1.0 and p >= TOKEN_PRECISION_FOR_CORRECT:
+            r.level = Level.TOKENS
 
 
 #: Owners of occurrences beyond the gold (-1), another country (-2) and candidates (0…): the
@@ -1937,7 +2025,7 @@ def judge_deterministic(
         return Decision.made(Verdict.UNDECIDED, NO_TIER, "empty_response", _NO_OVERLAP)
     ev = ParsedResponse(query, gold, response)
     scores = _overlap(gold.content, ev.content_set)
-    for tier in _DEFAULT_CHAIN if tiers is None else _chain(tuple(names)):
+    for tier in _default_chain(gold) if tiers is None else _chain(tuple(names)):
         decision = tier(ev)
         if decision is not None:
             stale = decision.scores.rules  # only the stale tier says which version it matched
@@ -1959,6 +2047,45 @@ def _chain(names: tuple[str, ...]) -> tuple[Tier, ...]:
 
 
 _DEFAULT_CHAIN = _chain(DEFAULT_TIERS)
+
+
+def _may_decide(tier: Tier, g: Gold) -> bool:
+    """Whether ``tier`` can decide anything, or leave a note, for some response to ``g``: the
+    tiers whose first tests are on the gold alone return None for every response otherwise."""
+    if tier is tier_exact:
+        return g.answerable and bool(g.norm)
+    if tier is tier_stale:
+        return g.answerable and bool(g.stale)
+    if tier is tier_options:
+        return g.answerable and bool(g.options) and g.correct_option is not None
+    free_text = g.correct_option is None and g.answerable
+    if tier is tier_typed:
+        flag = len(g.parts) == 1 and g.parts[0].boolean is not None
+        return free_text and (g.has_typed or flag)
+    if tier in (tier_contains, tier_variant, tier_conflict, tier_token_f1):
+        return free_text and bool(g.parts)
+    return True
+
+
+#: The default chain per gold, without the tiers that cannot decide for it (no stale versions,
+#: no options, no typed part): a gold is judged for every form, target and cycle, so the chain
+#: is worked out once, keyed by the gold's identity (the entry holds the gold, so its id is
+#: not reused while cached; cleared when full).
+_CHAINS: dict[int, tuple[Gold, tuple[Tier, ...]]] = {}
+_CHAINS_MAX = 4096
+
+
+def _default_chain(g: Gold) -> tuple[Tier, ...]:
+    hit = _CHAINS.get(id(g))
+    if hit is not None and hit[0] is g:
+        return hit[1]
+    chain = tuple(t for t in _DEFAULT_CHAIN if _may_decide(t, g))
+    if len(_CHAINS) >= _CHAINS_MAX:
+        _CHAINS.clear()
+    _CHAINS[id(g)] = (g, chain)
+    return chain
+
+
 _NO_OVERLAP = Scores(rules=RulesScores(0.0, 0.0, 0.0))
 #: (common, response, gold) content-token counts → the rules' scores: the ratios of a few small
 #: counts, so a handful of objects serve every judgement (one per count triple, bounded).
