@@ -9,12 +9,12 @@ import uuid
 from pathlib import Path
 
 import pytest
-from groundwatch.adapters.db.tables import TallyRow
 from sqlalchemy import update
 
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db import human_verdicts as hv
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
+from groundwatch.adapters.db.tables import TallyRow
 from groundwatch.contracts import HumanVerdict, Judgement, Probe, RagResponse, TargetStatus
 from groundwatch.core.model import AnswerType, Expected, Verdict
 from groundwatch.core.tagging import GroupStatus, Window
