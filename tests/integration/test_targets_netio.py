@@ -1,13 +1,15 @@
-"""httpcore on asyncio's streams (adapters/targets/netio.py), against a real loopback server."""
+"""httpcore on asyncio's streams and httpx on them (adapters/targets/netio.py), against real
+loopback servers."""
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 
 import httpcore
 import pytest
 
-from groundwatch.adapters.targets.netio import AsyncioBackend
+from groundwatch.adapters.targets.netio import AsyncioBackend, AsyncioTransport
 
 REPLY = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"
 
@@ -79,14 +81,61 @@ async def test_a_refused_connection_and_a_silent_server_are_httpcore_errors() ->
 async def test_every_pool_of_the_shared_clients_is_on_the_asyncio_backend(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The default pool and those mounted for the environment's proxies: an httpx release that
-    moved them would otherwise leave the runner on anyio's sockets without a word."""
+    """The direct pool and the one mounted for the environment's proxy are both made by
+    :class:`AsyncioTransport`: a pool made by httpx itself would put the runner on anyio's
+    sockets without a word."""
+    from groundwatch.adapters.targets.netio import environment_proxies
     from groundwatch.adapters.targets.transport import DEFAULT_TRANSPORT, make_http_client
 
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "localhost,.internal,10.0.0.1")
+    assert environment_proxies() == {
+        "https://": "http://127.0.0.1:9",
+        "all://localhost": None,
+        "all://*.internal": None,
+        "all://10.0.0.1": None,
+    }
+    made: list[AsyncioTransport] = []
+    real_init = AsyncioTransport.__init__
+
+    def spy(self: AsyncioTransport, **kwargs: object) -> None:
+        real_init(self, **kwargs)  # type: ignore[arg-type]
+        made.append(self)
+
+    monkeypatch.setattr(AsyncioTransport, "__init__", spy)
     async with make_http_client(8) as clients:
-        client = clients.for_settings(DEFAULT_TRANSPORT).shards[0]
-        transports = [client._transport, *client._mounts.values()]
-        pools = [t._pool for t in transports if t is not None]  # type: ignore[attr-defined]
-        assert len(pools) >= 2  # the direct pool and the proxy's
-        assert all(isinstance(p._network_backend, AsyncioBackend) for p in pools)
+        clients.for_settings(DEFAULT_TRANSPORT)
+    assert len(made) >= 2  # the direct pool and the proxy's
+    assert all(isinstance(t.pool, httpcore.AsyncConnectionPool) for t in made)
+    via = [t.pool for t in made if isinstance(t.pool, httpcore.AsyncHTTPProxy)]
+    assert len(via) == 1
+
+
+async def test_the_transport_maps_httpcore_errors_to_httpx_and_reads_a_body() -> None:
+    import httpx
+
+    probe = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = probe.sockets[0].getsockname()[1]
+    probe.close()
+    await probe.wait_closed()
+    limits = httpx.Limits(max_connections=2)
+    ctx = ssl.create_default_context()
+    async with httpx.AsyncClient(
+        transport=AsyncioTransport(ssl_context=ctx, limits=limits)
+    ) as client:
+        with pytest.raises(httpx.ConnectError):
+            await client.get(f"http://127.0.0.1:{port}/")
+
+        async def cut(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(REPLY.replace(b"Content-Length: 2", b"Content-Length: 9"))
+            await writer.drain()
+            writer.close()  # 2 of the 9 bytes promised
+
+        server = await asyncio.start_server(cut, "127.0.0.1", 0)
+        async with server:
+            url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+            async with client.stream("GET", url) as reply:
+                assert reply.status_code == 200
+                with pytest.raises(httpx.RemoteProtocolError):
+                    await reply.aread()

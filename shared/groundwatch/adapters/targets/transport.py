@@ -404,7 +404,7 @@ class HttpClients:
     def _make(self, settings: TransportSettings, ctx: ssl.SSLContext | None = None) -> HttpxClient:
         import httpx
 
-        from groundwatch.adapters.targets.netio import use_asyncio_backend
+        from groundwatch.adapters.targets.netio import asyncio_client
 
         if ctx is None:
             ctx = ssl_context(settings, self._env)
@@ -414,21 +414,19 @@ class HttpClients:
         per_shard = -(-self.max_connections // shards)
 
         def shard() -> httpx.AsyncClient:
-            return use_asyncio_backend(
-                httpx.AsyncClient(
-                    verify=ctx,
-                    http2=settings.http2,
-                    proxy=proxy,
-                    trust_env=not direct and proxy is None,
-                    follow_redirects=False,
-                    timeout=httpx.Timeout(self.timeout, pool=None),
-                    limits=httpx.Limits(
-                        max_connections=per_shard,
-                        max_keepalive_connections=per_shard,
-                        keepalive_expiry=self.keepalive_expiry,
-                    ),
-                    headers={"User-Agent": "groundwatch", "Accept-Encoding": ACCEPT_ENCODING},
-                )
+            return asyncio_client(
+                ssl_context=ctx,
+                http2=settings.http2,
+                proxy=proxy,
+                trust_env=not direct and proxy is None,
+                limits=httpx.Limits(
+                    max_connections=per_shard,
+                    max_keepalive_connections=per_shard,
+                    keepalive_expiry=self.keepalive_expiry,
+                ),
+                follow_redirects=False,
+                timeout=httpx.Timeout(self.timeout, pool=None),
+                headers={"User-Agent": "groundwatch", "Accept-Encoding": ACCEPT_ENCODING},
             )
 
         wrapped = HttpxClient(
