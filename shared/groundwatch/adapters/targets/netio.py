@@ -26,7 +26,7 @@ import ipaddress
 import socket
 import ssl
 from collections.abc import AsyncIterator, Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 from urllib.request import getproxies
 
 import httpcore
@@ -87,6 +87,22 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             if writer.transport.get_write_buffer_size() > _HIGH_WATER:
                 async with _deadline(timeout):
                     await writer.drain()
+
+    async def rest(self, seconds: float) -> None:
+        """Sleep ``seconds`` with the socket left unread: what the server sends meanwhile waits
+        in the kernel and comes in one read, not one event-loop turn per packet. For an
+        HTTP/1.1 body only (an HTTP/2 connection carries other requests' streams too)."""
+        # a connection's transport reads too (StreamWriter types it as write-only)
+        transport = cast(asyncio.Transport, self._writer.transport)
+        if not transport.is_reading():  # paused by the stream's own flow control: leave it
+            await asyncio.sleep(seconds)
+            return
+        transport.pause_reading()
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            if not transport.is_closing():
+                transport.resume_reading()
 
     async def aclose(self) -> None:
         self._writer.close()
