@@ -27,6 +27,9 @@ median over ``--repeats`` with its spread; CPU is this process's own, ``time.pro
   response contract); stated, no target: at 1 s per answer it is not what a run waits for.
 - ``stream_cpu_ratio``: CPU per streamed request ÷ CPU per plain request of the same answer;
   target ≤ 1.10.
+- ``stream_us_per_chunk``: the client's CPU per HTTP chunk of a stream, split by layer (h11
+  and httpcore, httpx, the target's reader) in ``chunk_costs``: replies canned in memory, no
+  socket, no server, the least of three rounds (idle-insensitive); stated.
 
 Usage: ``python bench/bench_runner.py [--duration 8] [--repeats 3] [--concurrency 256]
 [--latency 1.0] [--spread 0.5] [--deltas 24] [--loop auto|asyncio|uvloop] [--out FILE]``; JSON
@@ -44,6 +47,7 @@ import json
 import os
 import platform
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -55,10 +59,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpcore
 import httpx
 from _common import emit, figure, spread
 
 from groundwatch.adapters.targets import HttpJsonTarget, TargetLimits
+from groundwatch.adapters.targets.netio import AsyncioTransport
 from groundwatch.adapters.targets.streams import StreamFormat, StreamSpec
 from groundwatch.adapters.targets.transport import make_http_client
 from groundwatch.contracts import Probe
@@ -323,6 +329,111 @@ async def runner_cell(
     return out
 
 
+class _CannedStream(httpcore.AsyncNetworkStream):
+    """A connection that answers each request with canned bytes, in one read: what is left to
+    measure is the client's own CPU, no socket and no server."""
+
+    def __init__(self, replies: dict[bytes, bytes]) -> None:
+        self._replies = replies
+        self._pending = b""
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
+        data, self._pending = self._pending, b""
+        return data
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        if buffer[:5] == b"POST ":  # the request line: the body follows in another write
+            self._pending = self._replies[buffer.split(b" ", 2)[1]]
+
+    async def aclose(self) -> None:
+        pass
+
+    def get_extra_info(self, info: str) -> Any:
+        return False if info == "is_readable" else None
+
+
+class _CannedBackend(httpcore.AsyncNetworkBackend):
+    def __init__(self, replies: dict[bytes, bytes]) -> None:
+        self._replies = replies
+
+    async def connect_tcp(self, *args: Any, **kwargs: Any) -> httpcore.AsyncNetworkStream:
+        return _CannedStream(self._replies)
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+def _chunked(events: list[bytes]) -> bytes:
+    head = (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    )
+    return head + b"".join(b"%x\r\n%s\r\n" % (len(e), e) for e in events) + b"0\r\n\r\n"
+
+
+async def chunk_costs(deltas: int, requests: int = 1000, rounds: int = 3) -> dict[str, float]:
+    """CPU of each layer of the streamed path, idle-insensitive: replies canned in memory (each
+    whole in one read), the least of ``rounds``. Per chunk: the slope between the answer in
+    ``deltas`` deltas and in a quarter as many; fixed: what a streamed reply costs beyond the
+    plain one besides its chunks. ``h11_httpcore``: the parser and httpcore's body iterators;
+    ``httpx``: what ``httpx.AsyncClient`` and ``aiter_raw`` add; ``reader``: what the target
+    and its stream reader add (split, JSON parse, delta, ids; read with no pauses)."""
+    few = max(1, deltas // 4)
+    plain = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+    plain += b"content-length: %d\r\n\r\n%s" % (len(_REPLY), _REPLY)
+    sizes = {"many": _events(deltas), "few": _events(few)}
+    replies = {b"/query": plain, **{b"/" + k.encode(): _chunked(e) for k, e in sizes.items()}}
+    limits = httpx.Limits(max_connections=1)
+    transport = AsyncioTransport(
+        ssl_context=ssl.create_default_context(), limits=limits, backend=_CannedBackend(replies)
+    )
+    spec = StreamSpec(StreamFormat.OPENAI, retrieved_ids_path="sources", coalesce_s=0)
+    kinds = ("query", "few", "many")
+    async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+        pool = transport.pool
+        targets = {
+            k: HttpJsonTarget(client, f"http://bench/{k}", stream=None if k == "query" else spec)
+            for k in kinds
+        }
+
+        async def core(kind: str) -> None:
+            async with pool.stream("POST", f"http://bench/{kind}", content=b"{}") as reply:
+                async for _ in reply.aiter_stream():
+                    pass
+
+        async def over_httpx(kind: str) -> None:
+            async with client.stream("POST", f"/{kind}") as reply:
+                async for _ in reply.aiter_raw():
+                    pass
+
+        async def target(kind: str) -> None:
+            await targets[kind].ask("where?")
+
+        layers = {"h11_httpcore": core, "httpx": over_httpx, "reader": target}
+        best: dict[tuple[str, str], float] = {}
+        for _ in range(rounds):
+            for name, call in layers.items():
+                for kind in kinds:
+                    for _ in range(requests // 10):  # warm
+                        await call(kind)
+                    t0 = time.process_time()
+                    for _ in range(requests):
+                        await call(kind)
+                    us = 1e6 * (time.process_time() - t0) / requests
+                    best[name, kind] = min(best.get((name, kind), us), us)
+    extra = len(sizes["many"]) - len(sizes["few"])
+    slope = {n: (best[n, "many"] - best[n, "few"]) / extra for n in layers}
+    fixed = {n: best[n, "few"] - best[n, "query"] - slope[n] * len(sizes["few"]) for n in layers}
+    out: dict[str, float] = {"chunks": len(sizes["many"])}
+    below = ""
+    for n in layers:
+        out[f"{n}_us_per_chunk"] = slope[n] - (slope[below] if below else 0.0)
+        out[f"{n}_us_fixed"] = fixed[n] - (fixed[below] if below else 0.0)
+        below = n
+    out["total_us_per_chunk"] = slope["reader"]
+    out["total_us_fixed"] = fixed["reader"]
+    return {k: round(v, 2) for k, v in out.items()}
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--duration", type=float, default=8.0, help="measured seconds per cell")
@@ -368,6 +479,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "duration": args.duration,
         "spread": args.spread,
     }
+    costs = run_on_loop(chunk_costs(args.deltas), loop)
     with server_process(args.latency, args.first_token, args.deltas, args.spread) as server:
         for _ in range(args.repeats):
             plain.append(run_on_loop(runner_cell(server, streamed=False, **cell), loop))
@@ -403,6 +515,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "plain": plain,
         "streamed": streamed,
         "lockstep": lockstep,
+        "chunk_costs": costs,
         "spreads": {
             "rate": rate,
             "cpu_us": cpu,
@@ -465,11 +578,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 baseline=round(cpu["median"], 1),
                 baseline_name="plain request's",
                 absolute_unit="µs",
-                bound="httpx's turn per HTTP chunk (h11 hands httpcore one Data event per chunk,"
-                " each through httpcore's and httpx's body iterators) and the reads of the"
-                " pacing after the first token; the stream's own splitting and JSON parse are"
-                " ~4 µs per event",
+                bound="each event is an HTTP chunk, and h11 parses each into an event of its own"
+                " that passes httpcore's body iterators (``chunk_costs``: most of a stream's"
+                " cost per chunk, whatever the reader does), plus the event loop's turns for"
+                " the reads and pauses after the first token (about two per coalesce_s); the"
+                " reader's split, JSON parse and delta are a few µs per event",
                 digits=3,
+            ),
+            "stream_us_per_chunk": figure(
+                "runner: client CPU per HTTP chunk of a stream, all layers (replies in memory;"
+                " by layer in chunk_costs)",
+                costs["total_us_per_chunk"],
+                unit=" µs",
+                bound="h11's parse of each chunk and httpcore's iterators"
+                f" ({costs['h11_httpcore_us_per_chunk']:.1f} µs), httpx's"
+                f" ({costs['httpx_us_per_chunk']:.1f} µs), the target's reader"
+                f" ({costs['reader_us_per_chunk']:.1f} µs); stated",
+                digits=2,
             ),
         },
     }

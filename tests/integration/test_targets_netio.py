@@ -1,13 +1,19 @@
-"""httpcore on asyncio's streams (adapters/targets/netio.py), against a real loopback server."""
+"""httpcore on asyncio's streams and httpx on them (adapters/targets/netio.py), against real
+loopback servers."""
 
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import ssl
+import sys
+import termios
 
 import httpcore
 import pytest
 
-from groundwatch.adapters.targets.netio import AsyncioBackend
+from groundwatch.adapters.targets import netio
+from groundwatch.adapters.targets.netio import AsyncioBackend, AsyncioTransport
 
 REPLY = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"
 
@@ -79,14 +85,122 @@ async def test_a_refused_connection_and_a_silent_server_are_httpcore_errors() ->
 async def test_every_pool_of_the_shared_clients_is_on_the_asyncio_backend(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The default pool and those mounted for the environment's proxies: an httpx release that
-    moved them would otherwise leave the runner on anyio's sockets without a word."""
+    """The direct pool and the one mounted for the environment's proxy are both made by
+    :class:`AsyncioTransport`: a pool made by httpx itself would put the runner on anyio's
+    sockets without a word."""
+    from groundwatch.adapters.targets.netio import environment_proxies
     from groundwatch.adapters.targets.transport import DEFAULT_TRANSPORT, make_http_client
 
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "localhost,.internal,10.0.0.1")
+    assert environment_proxies() == {
+        "https://": "http://127.0.0.1:9",
+        "all://localhost": None,
+        "all://*.internal": None,
+        "all://10.0.0.1": None,
+    }
+    made: list[AsyncioTransport] = []
+    real_init = AsyncioTransport.__init__
+
+    def spy(self: AsyncioTransport, **kwargs: object) -> None:
+        real_init(self, **kwargs)  # type: ignore[arg-type]
+        made.append(self)
+
+    monkeypatch.setattr(AsyncioTransport, "__init__", spy)
     async with make_http_client(8) as clients:
-        client = clients.for_settings(DEFAULT_TRANSPORT).shards[0]
-        transports = [client._transport, *client._mounts.values()]
-        pools = [t._pool for t in transports if t is not None]  # type: ignore[attr-defined]
-        assert len(pools) >= 2  # the direct pool and the proxy's
-        assert all(isinstance(p._network_backend, AsyncioBackend) for p in pools)
+        clients.for_settings(DEFAULT_TRANSPORT)
+    assert len(made) >= 2  # the direct pool and the proxy's
+    assert all(isinstance(t.pool, httpcore.AsyncConnectionPool) for t in made)
+    via = [t.pool for t in made if isinstance(t.pool, httpcore.AsyncHTTPProxy)]
+    assert len(via) == 1
+
+
+async def test_the_transport_maps_httpcore_errors_to_httpx_and_reads_a_body() -> None:
+    import httpx
+
+    probe = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = probe.sockets[0].getsockname()[1]
+    probe.close()
+    await probe.wait_closed()
+    limits = httpx.Limits(max_connections=2)
+    ctx = ssl.create_default_context()
+    async with httpx.AsyncClient(
+        transport=AsyncioTransport(ssl_context=ctx, limits=limits)
+    ) as client:
+        with pytest.raises(httpx.ConnectError):
+            await client.get(f"http://127.0.0.1:{port}/")
+
+        async def cut(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(REPLY.replace(b"Content-Length: 2", b"Content-Length: 9"))
+            await writer.drain()
+            writer.close()  # 2 of the 9 bytes promised
+
+        server = await asyncio.start_server(cut, "127.0.0.1", 0)
+        async with server:
+            url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+            async with client.stream("GET", url) as reply:
+                assert reply.status_code == 200
+                with pytest.raises(httpx.RemoteProtocolError):
+                    await reply.aread()
+
+
+def _unread(fd: int) -> int:
+    """Bytes waiting in the kernel's receive queue of socket ``fd``."""
+    got = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+    return int.from_bytes(got, sys.byteorder)
+
+
+async def test_a_rest_leaves_the_socket_unread_and_loses_nothing() -> None:
+    """While a stream rests the socket is not read: what the server sends waits in the kernel
+    and comes in one read after it, whole and in order (a cancelled rest reads again too)."""
+    written = asyncio.Event()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"first")
+        await writer.drain()
+        await reader.readexactly(2)  # the client is resting now
+        for piece in (b"-a", b"-b", b"-c"):
+            writer.write(piece)
+            await writer.drain()
+        written.set()
+        await reader.read()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    async with server:
+        port = server.sockets[0].getsockname()[1]
+        stream = await AsyncioBackend().connect_tcp("127.0.0.1", port)
+        assert isinstance(stream, netio.AsyncioStream)
+        await stream.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert await stream.read(1024, timeout=5) == b"first"
+        resting = asyncio.create_task(stream.rest(3600))
+        await asyncio.sleep(0)
+        fd = stream.get_extra_info("socket").fileno()
+        await stream.write(b"go")
+        await written.wait()
+        await asyncio.sleep(0.01)  # a loop turn in which an unpaused socket would be read
+        assert _unread(fd) == 6  # all three pieces still in the kernel
+        assert not resting.done()
+        resting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await resting
+        assert await stream.read(1024, timeout=5) == b"-a-b-c"
+        await stream.aclose()
+
+
+async def test_an_http1_stream_of_the_shared_clients_rests_on_its_socket() -> None:
+    from groundwatch.adapters.targets.transport import make_http_client
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(REPLY)
+        await writer.drain()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    async with server, make_http_client(4) as client:
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+        async with client.stream("GET", url, {}, None, 1024) as reply:
+            assert isinstance(getattr(reply.rest, "__self__", None), netio.AsyncioStream)
+            await reply.rest(0)
+            assert await reply.read() == b"ok"

@@ -5,13 +5,15 @@ is anyio's, which wraps every read and write in a cancel scope (``fail_after``) 
 pool's "is this idle connection readable?" with a ``select`` call. On the runner's hot path
 (256 requests in flight, every read and write of every request) that machinery cost about a
 third of the client's CPU per request (``bench/bench_runner.py``). This backend does the same
-job with :func:`asyncio.open_connection`: a read or a write that can finish at once does no
+job with :func:`asyncio.open_connection`: a write that can finish at once does no
 timer work, a timeout is :func:`asyncio.timeout`, and an idle connection the server closed is
 known from the end of file its protocol already saw.
 
-:func:`use_asyncio_backend` puts it under an ``httpx.AsyncClient``'s transports (the default
-one and those the client mounted for the environment's proxies); a transport it does not know
-(``httpx.MockTransport``, ``httpx.ASGITransport``) is left as it is.
+:class:`AsyncioTransport` is httpx's transport over an httpcore pool (direct, or through an
+HTTP or SOCKS proxy) built on this backend, all public httpx and httpcore API (httpx's own
+transport takes no backend); :func:`asyncio_client` makes an ``httpx.AsyncClient`` on it, the
+proxy it is given or the environment's (``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY``,
+``NO_PROXY``, read as httpx reads them) mounted on transports of their own.
 """
 
 # ruff: noqa: ASYNC109 - the signatures are httpcore's network-backend interface
@@ -20,15 +22,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import socket
 import ssl
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Iterable, Iterator
+from typing import Any, cast
+from urllib.request import getproxies
 
 import httpcore
-
-if TYPE_CHECKING:
-    import httpx
+import httpx
 
 #: Socket option tuples as httpcore passes them (level, option, value).
 SocketOption = (
@@ -63,9 +65,16 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         self._writer = writer
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        with _mapped(httpcore.ReadTimeout, httpcore.ReadError):
-            async with _deadline(timeout):
-                return await self._reader.read(max_bytes)
+        reader = self._reader
+        try:  # inline, not _mapped: one context manager less on every read
+            if timeout is None:
+                return await reader.read(max_bytes)
+            async with asyncio.timeout(timeout):
+                return await reader.read(max_bytes)
+        except TimeoutError as exc:
+            raise httpcore.ReadTimeout(str(exc) or type(exc).__name__) from exc
+        except (OSError, EOFError) as exc:
+            raise httpcore.ReadError(str(exc) or type(exc).__name__) from exc
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         if not buffer:
@@ -78,6 +87,22 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             if writer.transport.get_write_buffer_size() > _HIGH_WATER:
                 async with _deadline(timeout):
                     await writer.drain()
+
+    async def rest(self, seconds: float) -> None:
+        """Sleep ``seconds`` with the socket left unread: what the server sends meanwhile waits
+        in the kernel and comes in one read, not one event-loop turn per packet. For an
+        HTTP/1.1 body only (an HTTP/2 connection carries other requests' streams too)."""
+        # a connection's transport reads too (StreamWriter types it as write-only)
+        transport = cast(asyncio.Transport, self._writer.transport)
+        if not transport.is_reading():  # paused by the stream's own flow control: leave it
+            await asyncio.sleep(seconds)
+            return
+        transport.pause_reading()
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            if not transport.is_closing():
+                transport.resume_reading()
 
     async def aclose(self) -> None:
         self._writer.close()
@@ -156,16 +181,198 @@ def _set_options(writer: asyncio.StreamWriter, options: Iterable[SocketOption] |
         sock.setsockopt(*option)
 
 
-def use_asyncio_backend(client: httpx.AsyncClient) -> httpx.AsyncClient:
-    """``client`` with :class:`AsyncioBackend` under each httpcore pool it holds (before any
-    connection is made: a pool hands its backend to each connection it opens)."""
+#: httpcore's exceptions as httpx's (most specific first: the first match is the one raised).
+_HTTPX_ERRORS: tuple[tuple[type[Exception], type[httpx.HTTPError]], ...] = (
+    (httpcore.ConnectTimeout, httpx.ConnectTimeout),
+    (httpcore.ReadTimeout, httpx.ReadTimeout),
+    (httpcore.WriteTimeout, httpx.WriteTimeout),
+    (httpcore.PoolTimeout, httpx.PoolTimeout),
+    (httpcore.TimeoutException, httpx.TimeoutException),
+    (httpcore.ConnectError, httpx.ConnectError),
+    (httpcore.ReadError, httpx.ReadError),
+    (httpcore.WriteError, httpx.WriteError),
+    (httpcore.NetworkError, httpx.NetworkError),
+    (httpcore.ProxyError, httpx.ProxyError),
+    (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol),
+    (httpcore.LocalProtocolError, httpx.LocalProtocolError),
+    (httpcore.RemoteProtocolError, httpx.RemoteProtocolError),
+    (httpcore.ProtocolError, httpx.ProtocolError),
+)
+
+
+def _as_httpx(exc: Exception) -> Exception:
+    """httpx's exception for ``exc``; ``exc`` itself when it is not httpcore's."""
+    for core, mapped in _HTTPX_ERRORS:
+        if isinstance(exc, core):
+            return mapped(str(exc))
+    return exc
+
+
+@contextlib.contextmanager
+def _httpx_errors() -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        mapped = _as_httpx(exc)
+        if mapped is exc:
+            raise
+        raise mapped from exc
+
+
+class _Body(httpx.AsyncByteStream):
+    """A response body from httpcore, its errors as httpx's (one ``try`` for the whole body,
+    nothing per piece)."""
+
+    __slots__ = ("_stream",)
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        with _httpx_errors():
+            async for part in self._stream:
+                yield part
+
+    async def aclose(self) -> None:
+        with _httpx_errors():
+            await self._stream.aclose()
+
+
+def _core_url(url: httpx.URL) -> httpcore.URL:
+    return httpcore.URL(
+        scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
+    )
+
+
+class AsyncioTransport(httpx.AsyncBaseTransport):
+    """What ``httpx.AsyncHTTPTransport`` does (a pool, direct or through ``proxy``), on
+    :class:`AsyncioBackend`."""
+
+    def __init__(
+        self,
+        *,
+        ssl_context: ssl.SSLContext,
+        limits: httpx.Limits,
+        http2: bool = False,
+        proxy: str | httpx.Proxy | None = None,
+        backend: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
+        backend = backend or AsyncioBackend()
+        pool: dict[str, Any] = {
+            "ssl_context": ssl_context,
+            "max_connections": limits.max_connections,
+            "max_keepalive_connections": limits.max_keepalive_connections,
+            "keepalive_expiry": limits.keepalive_expiry,
+            "http1": True,
+            "http2": http2,
+            "network_backend": backend,
+        }
+        self.pool: httpcore.AsyncConnectionPool
+        if proxy is None:
+            self.pool = httpcore.AsyncConnectionPool(**pool)
+            return
+        via = proxy if isinstance(proxy, httpx.Proxy) else httpx.Proxy(proxy)
+        scheme = via.url.scheme
+        if scheme in ("http", "https"):
+            self.pool = httpcore.AsyncHTTPProxy(
+                proxy_url=_core_url(via.url),
+                proxy_auth=via.raw_auth,
+                proxy_headers=via.headers.raw,
+                proxy_ssl_context=via.ssl_context,
+                **pool,
+            )
+        elif scheme in ("socks5", "socks5h"):
+            self.pool = httpcore.AsyncSOCKSProxy(
+                proxy_url=_core_url(via.url), proxy_auth=via.raw_auth, **pool
+            )
+        else:
+            raise ValueError(f"a proxy is http, https, socks5 or socks5h, not {scheme!r}")
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        assert isinstance(request.stream, httpx.AsyncByteStream)
+        core = httpcore.Request(
+            method=request.method,
+            url=_core_url(request.url),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        with _httpx_errors():
+            reply = await self.pool.handle_async_request(core)
+        return httpx.Response(
+            status_code=reply.status,
+            headers=reply.headers,
+            stream=_Body(reply.stream),
+            extensions=reply.extensions,
+        )
+
+    async def aclose(self) -> None:
+        with _httpx_errors():
+            await self.pool.aclose()
+
+
+def environment_proxies() -> dict[str, str | None]:
+    """The environment's proxies as httpx mounts them: ``{"https://": proxy URL, ...}``, and a
+    ``None`` (no proxy) for each ``NO_PROXY`` host (``*``: no proxy at all)."""
+    found = getproxies()
+    mounts: dict[str, str | None] = {}
+    for scheme in ("http", "https", "all"):
+        if found.get(scheme):
+            url = found[scheme]
+            mounts[f"{scheme}://"] = url if "://" in url else f"http://{url}"
+    for host in (h.strip() for h in found.get("no", "").split(",")):
+        if host == "*":
+            return {}
+        if not host:
+            continue
+        if "://" in host:
+            mounts[host] = None
+        elif _is_ip(host, ipaddress.IPv4Address) or host.lower() == "localhost":
+            mounts[f"all://{host}"] = None
+        elif _is_ip(host, ipaddress.IPv6Address):
+            mounts[f"all://[{host}]"] = None
+        else:  # a domain: itself and its subdomains
+            mounts[f"all://*{host}"] = None
+    return mounts
+
+
+def _is_ip(host: str, kind: type[ipaddress.IPv4Address | ipaddress.IPv6Address]) -> bool:
+    try:
+        kind(host.split("/")[0])
+    except ValueError:
+        return False
+    return True
+
+
+def asyncio_client(
+    *,
+    ssl_context: ssl.SSLContext,
+    limits: httpx.Limits,
+    http2: bool = False,
+    proxy: str | None = None,
+    trust_env: bool = True,
+    **client: Any,
+) -> httpx.AsyncClient:
+    """An ``httpx.AsyncClient`` whose every pool is on :class:`AsyncioBackend`: ``proxy`` for
+    every request, else (``trust_env``) the environment's proxies, else none. ``client``: the
+    other ``httpx.AsyncClient`` arguments (timeout, headers, ...)."""
     backend = AsyncioBackend()
-    transports = [client._transport, *client._mounts.values()]
-    for transport in transports:
-        pool = getattr(transport, "_pool", None)
-        if isinstance(pool, httpcore.AsyncConnectionPool):
-            pool._network_backend = backend
-    return client
+
+    def transport(via: str | None = None) -> AsyncioTransport:
+        return AsyncioTransport(
+            ssl_context=ssl_context, limits=limits, http2=http2, proxy=via, backend=backend
+        )
+
+    routes = {"all://": proxy} if proxy is not None else environment_proxies() if trust_env else {}
+    mounts = {pattern: None if via is None else transport(via) for pattern, via in routes.items()}
+    # trust_env=False: the proxies are the mounts above, the CAs are in ssl_context
+    return httpx.AsyncClient(transport=transport(), mounts=mounts, trust_env=False, **client)
 
 
-__all__ = ["AsyncioBackend", "AsyncioStream", "use_asyncio_backend"]
+__all__ = [
+    "AsyncioBackend",
+    "AsyncioStream",
+    "AsyncioTransport",
+    "asyncio_client",
+    "environment_proxies",
+]

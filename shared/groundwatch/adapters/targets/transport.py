@@ -26,10 +26,11 @@ target that sets none. An ``httpx.AsyncClient`` is accepted too (wrapped in
 
 from __future__ import annotations
 
+import asyncio
 import os
 import ssl
 import zlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,9 @@ class HttpStream:
     retry_after: str | None
     content_type: str
     chunks: AsyncIterator[bytes]
+    #: waits the given seconds between two reads of ``chunks``; where the connection allows
+    #: it, with the socket unread (see :meth:`~.netio.AsyncioStream.rest`)
+    rest: Callable[[float], Awaitable[None]] = asyncio.sleep
 
     async def read(self) -> bytes:
         return b"".join([c async for c in self.chunks])
@@ -144,6 +148,11 @@ class _Inflater:
             self._z = zlib.decompressobj(47)  # gzip or zlib header
         else:
             raise TargetError(ErrorKind.BAD_PAYLOAD, f"reply compressed as {enc!r}, not asked for")
+
+    @property
+    def identity(self) -> bool:
+        """The body is not compressed: it only needs counting."""
+        return self._z is None
 
     def feed(self, data: bytes) -> bytes:
         self._raw_left -= len(data)
@@ -334,6 +343,7 @@ class HttpxClient:
                     response.headers.get("Retry-After"),
                     response.headers.get("Content-Type", ""),
                     self._chunks(response, inflater),
+                    _rest_of(response),
                 )
             finally:
                 await response.aclose()
@@ -350,7 +360,15 @@ class HttpxClient:
             yield response.content
             return
         try:
-            async for raw in response.aiter_raw():  # each piece as it comes: no re-chunking
+            if inflater.identity:  # counted here, not in a call per piece
+                left = inflater.limit
+                async for raw in response.aiter_raw():  # each piece as it comes
+                    left -= len(raw)
+                    if left < 0:
+                        raise too_large(inflater.limit)
+                    yield raw
+                return
+            async for raw in response.aiter_raw():
                 out = inflater.feed(raw)
                 if out:
                     yield out
@@ -369,6 +387,17 @@ class HttpxClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _rest_of(response: httpx.Response) -> Callable[[float], Awaitable[None]]:
+    """How to wait between two reads of ``response``'s body: with its socket unread when it is
+    an HTTP/1.1 connection of :mod:`~.netio` (its own, unshared), else a plain sleep."""
+    from groundwatch.adapters.targets.netio import AsyncioStream
+
+    stream = response.extensions.get("network_stream")
+    if isinstance(stream, AsyncioStream) and response.http_version == "HTTP/1.1":
+        return stream.rest
+    return asyncio.sleep
 
 
 def as_http_client(client: HttpClient | httpx.AsyncClient) -> HttpClient:
@@ -404,7 +433,7 @@ class HttpClients:
     def _make(self, settings: TransportSettings, ctx: ssl.SSLContext | None = None) -> HttpxClient:
         import httpx
 
-        from groundwatch.adapters.targets.netio import use_asyncio_backend
+        from groundwatch.adapters.targets.netio import asyncio_client
 
         if ctx is None:
             ctx = ssl_context(settings, self._env)
@@ -414,21 +443,19 @@ class HttpClients:
         per_shard = -(-self.max_connections // shards)
 
         def shard() -> httpx.AsyncClient:
-            return use_asyncio_backend(
-                httpx.AsyncClient(
-                    verify=ctx,
-                    http2=settings.http2,
-                    proxy=proxy,
-                    trust_env=not direct and proxy is None,
-                    follow_redirects=False,
-                    timeout=httpx.Timeout(self.timeout, pool=None),
-                    limits=httpx.Limits(
-                        max_connections=per_shard,
-                        max_keepalive_connections=per_shard,
-                        keepalive_expiry=self.keepalive_expiry,
-                    ),
-                    headers={"User-Agent": "groundwatch", "Accept-Encoding": ACCEPT_ENCODING},
-                )
+            return asyncio_client(
+                ssl_context=ctx,
+                http2=settings.http2,
+                proxy=proxy,
+                trust_env=not direct and proxy is None,
+                limits=httpx.Limits(
+                    max_connections=per_shard,
+                    max_keepalive_connections=per_shard,
+                    keepalive_expiry=self.keepalive_expiry,
+                ),
+                follow_redirects=False,
+                timeout=httpx.Timeout(self.timeout, pool=None),
+                headers={"User-Agent": "groundwatch", "Accept-Encoding": ACCEPT_ENCODING},
             )
 
         wrapped = HttpxClient(
