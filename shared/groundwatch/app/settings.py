@@ -288,10 +288,10 @@ class RetentionSettings(BaseSettings):
         60.0, ge=0, description="Seconds between analytics' pruning runs (0: never prune)."
     )
     prune_batch: int = Field(
-        2000, ge=10, le=100_000, description="Rows deleted per transaction (SQLite, MySQL)."
+        1000, ge=10, le=100_000, description="Rows deleted per transaction (SQLite, MySQL)."
     )
     prune_duty: float = Field(
-        0.1,
+        0.05,
         gt=0,
         le=1,
         description="Share of wall time analytics' pruner may hold the store (it pauses after"
