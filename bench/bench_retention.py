@@ -217,7 +217,20 @@ def table_bytes(engine: Any) -> dict[str, int]:
 
 
 def size_of(retention: Retention) -> int:
-    return int(retention.stats().size_bytes or 0)
+    """The store's bytes as ``Retention.stats`` counts them, without its rows per table (a
+    count of every judgement, taken after every full cycle, would be the bench's own cost)."""
+    with retention.engine.connect() as conn:
+        if retention.dialect == "sqlite":
+            page = int(conn.exec_driver_sql("PRAGMA page_size").scalar() or 0)
+            return page * int(conn.exec_driver_sql("PRAGMA page_count").scalar() or 0)
+        return int(
+            conn.exec_driver_sql(
+                "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
+                " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm')"
+            ).scalar()
+            or 0
+        )
 
 
 def unpaced() -> RetentionPolicy:
