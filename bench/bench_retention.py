@@ -19,7 +19,8 @@ through the real store code:
   verdicts only, so the summary rows the other groups would have had there are counted as the
   probed groups' there, times the other groups over them (bytes per row as measured).
 * ``--pg-days`` (PostgreSQL) fewer than ``--project-days``: the growth with time (ledger,
-  summaries scaled so) is carried on at the rate of the last six hours before the final stretch.
+  summaries scaled so) is carried on at the rate of the last six hours before the final
+  stretch (an eighth of a shorter run).
 
 The projected store is compared with the size docs/retention.md ("What the defaults bound")
 states for the workload (:func:`stated_bytes`): ≤ 1 is met.
@@ -269,6 +270,9 @@ def run_month(engine: Any, args: argparse.Namespace, days: float) -> dict[str, A
     written = 0
     tail_sizes: list[int] = []
     snapshots: list[dict[str, Any]] = []
+    #: every 6 hours, and at least 8 times in a short run (the rate carried on is the light
+    #: stretch's last interval)
+    snap_every = max(1, min(per_day // 4, cycles // 8))
     t0, cpu0 = time.perf_counter(), time.process_time()
     seconds = {"full": 0.0, "light": 0.0}
     counted = {"full": 0, "light": 0}
@@ -290,9 +294,10 @@ def run_month(engine: Any, args: argparse.Namespace, days: float) -> dict[str, A
         counted[kind] += 1
         if c >= tail_from:
             tail_sizes.append(size_of(retention))
-        if c % (per_day // 4) == 0 or c == cycles:  # every 6 hours
+        if c % snap_every == 0 or c == cycles:
             snapshots.append(
                 {
+                    "cycle": c,
                     "day": round(c / per_day, 3),
                     "bytes": size_of(retention),
                     "light_summaries": light_summaries(engine, writer, light, head, tail_from),
@@ -328,10 +333,7 @@ def run_month(engine: Any, args: argparse.Namespace, days: float) -> dict[str, A
         "tail_steady_max_bytes": max(steady) if steady else 0,
         "final_bytes": stats.size_bytes,
         "rows": stats.rows,
-        "summary_row_bytes": round(
-            tables.get("judgement_summaries", 0) / max(1, stats.rows.get("judgement_summaries", 0)),
-            1,
-        ),
+        "summary_row_bytes": summary_row_bytes(engine, tables, stats.rows),
         "light_summaries": light_summaries(engine, writer, light, head, tail_from),
         "partitions_made": len(made),
         "partitions_dropped": dropped,
@@ -339,6 +341,29 @@ def run_month(engine: Any, args: argparse.Namespace, days: float) -> dict[str, A
         "tables_bytes": tables,
         "snapshots": snapshots,
     }
+
+
+def summary_row_bytes(engine: Any, tables: dict[str, int], rows: dict[str, int]) -> float:
+    """Bytes a live summary row takes, its indexes' share included. SQLite: the table's pages
+    over its rows (a freed page is reused). PostgreSQL: the table holds the dead versions every
+    extended row leaves until autovacuum (the store's real size counts them, at the end's full
+    size), so a row is its tuple (header and line pointer included) times the relation's
+    bytes over its heap's."""
+    n = max(1, rows.get("judgement_summaries", 0))
+    if engine.dialect.name != "postgresql":
+        return round(tables.get("judgement_summaries", 0) / n, 1)
+    with engine.connect() as conn:
+        tuple_bytes = float(
+            conn.exec_driver_sql(
+                "SELECT coalesce(avg(pg_column_size(t.*)), 0) + 28 FROM judgement_summaries t"
+            ).scalar()
+            or 0
+        )
+        total, heap = conn.exec_driver_sql(
+            "SELECT pg_total_relation_size('judgement_summaries'),"
+            " greatest(pg_relation_size('judgement_summaries'), 1)"
+        ).one()
+    return round(tuple_bytes * float(total) / float(heap), 1)
 
 
 def light_summaries(engine: Any, writer: Writer, light: int, head: int, tail_from: int) -> int:
@@ -501,13 +526,15 @@ def project(month: dict[str, Any], to_days: float) -> dict[str, Any]:
     peak, plus the summaries the groups not probed in the light stretch would have had there
     (the light groups' there, times the other groups over them). A month shorter than
     ``to_days`` (PostgreSQL at fewer days): its growth with time (the ledger, the summaries
-    scaled so) carried on at the light stretch's last six hours' rate."""
+    scaled so) carried on at the rate of the light stretch's last interval between snapshots
+    (six hours in a run of two days or more)."""
     others = (month["groups"] - month["light_groups"]) / max(1, month["light_groups"])
     row = month["summary_row_bytes"] or SUMMARY_BYTES
     extra = others * month["light_summaries"] * row
     more = max(0.0, to_days - month["days"])
     carried = 0.0
-    snaps = [s for s in month["snapshots"] if s["day"] < month["days"]]
+    (_, head), (tail_from, _) = month["full_cycles"]
+    snaps = [s for s in month["snapshots"] if head < s["cycle"] < tail_from]
     if more and len(snaps) >= 2:
         a, b = snaps[-2], snaps[-1]
         span = b["day"] - a["day"]
@@ -567,8 +594,9 @@ SIMULATED = (
     " --ff-probes (the first groups) between, pruning there every --ff-prune-every cycles"
     " (every cycle at full size); every group's answer version renewed daily; the summaries the"
     " other groups would have had between the ends counted as the probed groups' there, scaled"
-    " by groups; past the days run, growth carried on to --project-days at the last six hours'"
-    " rate; ingest: its own store, the pruner on and off in ABBA blocks"
+    " by groups; past the days run, growth carried on to --project-days at the light stretch's"
+    " last rate (its last six hours, or an eighth of a short run); ingest: its own store, the"
+    " pruner on and off in ABBA blocks"
 )
 
 
@@ -610,7 +638,8 @@ def main() -> dict[str, Any]:
         "--project-days",
         type=float,
         default=30.0,
-        help="the days the size figure is for (past the days run: growth carried on at the last six hours' rate)",
+        help="the days the size figure is for (past the days run: growth carried on at the"
+        " light stretch's last rate)",
     )
     ap.add_argument("--phases", default="ingest,month", help="the phases run")
     ap.add_argument("--reuse", type=Path, help="an earlier --out: the phases not run")
@@ -650,10 +679,11 @@ def main() -> dict[str, Any]:
                     f" {month['probes']:,} probes, share of the size the defaults state (every"
                     f" cycle of {proj['days_run']:g} days through the store code:"
                     f" {month['full_cycles_run']} at full size, the window at the start and the"
-                    f" end; {month['light_cycles_run']:,} between at {month['light_probes']} probes,"
-                    " the other groups' summaries there scaled"
+                    f" end; {month['light_cycles_run']:,} between at"
+                    f" {month['light_probes']} probes, the other groups' summaries there scaled"
                     + (
-                        f"; {proj['carried_days']:g} days more carried on at the last six hours' rate)"
+                        f"; {proj['carried_days']:g} days more carried on at the light"
+                        " stretch's last rate)"
                         if proj["carried_days"]
                         else ")"
                     ),
@@ -672,7 +702,8 @@ def main() -> dict[str, Any]:
                 continue
             figures[f"ingest_{dialect}"] = figure(
                 f"retention: {dialect} ingest of {ing.get('probes', 10_000):,} probes a cycle"
-                f" while pruning over without (GW_PRUNE_DUTY={ing['duty']:g}, median of {len(ing['ratios'])} ABBA pairs)",
+                f" while pruning over without (GW_PRUNE_DUTY={ing['duty']:g}, median of"
+                f" {len(ing['ratios'])} ABBA pairs)",
                 round(statistics.median(ing["ratios"]), 3),
                 target=0.9,
                 measured=round(statistics.median(ing["cycles_per_s_with"]), 3),
