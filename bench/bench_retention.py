@@ -72,7 +72,7 @@ FORMS = 5  # forms per group and cohort: groups = probes / (2 x FORMS)
 ROW_BYTES = 1200
 #: bytes a summary row takes (a group-cohort's run of cycles), and a cycle's ledger (runs +
 #: pruned_cycles rows with their indexes)
-SUMMARY_BYTES = 600
+SUMMARY_BYTES = 1000
 CYCLE_BYTES = 600
 LEDGER = ("runs", "pruned_cycles")
 
