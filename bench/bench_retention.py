@@ -19,8 +19,8 @@ through the real store code:
   verdicts only, so the summary rows the other groups would have had there are counted as the
   probed groups' there, times the other groups over them (bytes per row as measured).
 * ``--pg-days`` (PostgreSQL) fewer than ``--project-days``: the growth with time (ledger,
-  summaries scaled so) is carried on at the rate of the last six hours before the final
-  stretch (an eighth of a shorter run).
+  summaries scaled so) is carried on at the rate of the stretch between the ends, from three
+  hours past the first end to the last snapshot before the final one.
 
 The projected store is compared with the size docs/retention.md ("What the defaults bound")
 states for the workload (:func:`stated_bytes`): ≤ 1 is met.
@@ -271,7 +271,7 @@ def run_month(engine: Any, args: argparse.Namespace, days: float) -> dict[str, A
     tail_sizes: list[int] = []
     snapshots: list[dict[str, Any]] = []
     #: every 6 hours, and at least 8 times in a short run (the rate carried on is the light
-    #: stretch's last interval)
+    #: stretch's between them)
     snap_every = max(1, min(per_day // 4, cycles // 8))
     t0, cpu0 = time.perf_counter(), time.process_time()
     seconds = {"full": 0.0, "light": 0.0}
@@ -526,8 +526,8 @@ def project(month: dict[str, Any], to_days: float) -> dict[str, Any]:
     peak, plus the summaries the groups not probed in the light stretch would have had there
     (the light groups' there, times the other groups over them). A month shorter than
     ``to_days`` (PostgreSQL at fewer days): its growth with time (the ledger, the summaries
-    scaled so) carried on at the rate of the light stretch's last interval between snapshots
-    (six hours in a run of two days or more)."""
+    scaled so) carried on at the light stretch's rate, from its first snapshot three hours
+    past the head to its last."""
     others = (month["groups"] - month["light_groups"]) / max(1, month["light_groups"])
     row = month["summary_row_bytes"] or SUMMARY_BYTES
     extra = others * month["light_summaries"] * row
@@ -535,8 +535,12 @@ def project(month: dict[str, Any], to_days: float) -> dict[str, Any]:
     carried = 0.0
     (_, head), (tail_from, _) = month["full_cycles"]
     snaps = [s for s in month["snapshots"] if head < s["cycle"] < tail_from]
+    # from the first snapshot past the head's cycles pruned (and on PostgreSQL their
+    # partitions dropped): one store's start is no part of the rate, and a long span averages
+    # over the groups' turns to change (the probed groups change in bursts, 10 cycles in 100)
+    settled = [s for s in snaps if s["cycle"] >= head + 3 * 60] or snaps[-2:]
     if more and len(snaps) >= 2:
-        a, b = snaps[-2], snaps[-1]
+        a, b = (settled[0], settled[-1]) if len(settled) >= 2 else (snaps[-2], snaps[-1])
         span = b["day"] - a["day"]
         per_day = (
             (b["ledger_bytes"] - a["ledger_bytes"])
@@ -595,8 +599,8 @@ SIMULATED = (
     " (every cycle at full size); every group's answer version renewed daily; the summaries the"
     " other groups would have had between the ends counted as the probed groups' there, scaled"
     " by groups; past the days run, growth carried on to --project-days at the light stretch's"
-    " last rate (its last six hours, or an eighth of a short run); ingest: its own store, the"
-    " pruner on and off in ABBA blocks"
+    " rate (from three hours past the first end); ingest: its own store, the pruner on and off"
+    " in ABBA blocks"
 )
 
 
@@ -639,7 +643,7 @@ def main() -> dict[str, Any]:
         type=float,
         default=30.0,
         help="the days the size figure is for (past the days run: growth carried on at the"
-        " light stretch's last rate)",
+        " light stretch's rate)",
     )
     ap.add_argument("--phases", default="ingest,month", help="the phases run")
     ap.add_argument("--reuse", type=Path, help="an earlier --out: the phases not run")
@@ -683,7 +687,7 @@ def main() -> dict[str, Any]:
                     f" {month['light_probes']} probes, the other groups' summaries there scaled"
                     + (
                         f"; {proj['carried_days']:g} days more carried on at the light"
-                        " stretch's last rate)"
+                        " stretch's rate)"
                         if proj["carried_days"]
                         else ")"
                     ),
