@@ -1,36 +1,39 @@
 """Retention benchmark: 30 days of a minute monitor in compressed time, with the real store code.
 
 Thirty days of minute cycles at 10k probes is 43,200 cycles, 432M judgements: days of writing
-on a small machine. The store's size has two parts, and each is measured where it can be:
+on a small machine. So time is compressed (a fake clock, a minute a cycle, cycles written back
+to back) and the cycles between the two ends of the month are smaller; every cycle still goes
+through the real store code:
 
-1. **Steady (real, full size).** Cycles of ``--probes`` judgements written through
-   :class:`AnalyticsStore` (analytics' save path) and recorded in ``runs`` as the generator
-   records them, on a fake clock a minute a cycle, retention (the defaults of ``GW_RETAIN_*``)
-   run after every cycle as analytics' pruner does once a minute. Run past the raw window
-   (PostgreSQL: and past the first dropped partition hour), where pruning removes a cycle for
-   each one written, then ``--beyond`` cycles more: the raw part of the store stops growing
-   there, and this phase's peak is its size.
-2. **Thirty days (real code, fewer groups).** What grows with time — summaries, the ledger
-   (``runs``, ``pruned_cycles``), partitions made and dropped every hour, answer versions (a new
-   one for every group each day) — is run for every one of the ``--days`` × 1,440 cycles with
-   the clock advanced, through the same code, at ``--ff-probes`` judgements a cycle. A group's
-   summaries and answer versions depend on its own verdicts only, so their bytes scale with the
-   number of groups: they are counted ``probes / ff_probes`` times; the ledger is per cycle and
-   counted once.
+* **Every cycle run.** Each of the ``--days`` × 1,440 cycles is recorded in ``runs`` as the
+  generator records it, its judgements written by :class:`AnalyticsStore` (analytics' save
+  path), and summarised and removed by ``Retention.prune`` with the defaults of
+  ``GW_RETAIN_*``. Every group's answer version is renewed each day (so past day 20 the
+  answer-version bound prunes), at full size.
+* **Full size at both ends.** The first and the last cycles (the raw window, PostgreSQL a
+  partition hour more, and ``--beyond``; ``--full-cycles``) have ``--probes`` judgements and a
+  pruning run after each: the first pruning boundaries at full size, and at the end the store's
+  raw part at its real size. The store's peak over the last stretch is what is measured.
+* **Fewer probes between.** The other cycles have ``--ff-probes`` judgements (the first
+  groups), pruning every ``--ff-prune-every`` cycles. A group's summaries depend on its own
+  verdicts only, so the summary rows the other groups would have had there are counted as the
+  probed groups' there, times the other groups over them (bytes per row as measured).
+* ``--pg-days`` (PostgreSQL) fewer than ``--project-days``: the growth with time (ledger,
+  summaries scaled so) is carried on at the rate of the stretch between the ends, from three
+  hours past the first end to the last snapshot before the final one.
 
-The projected store after ``--days`` is phase 1's peak plus phase 2's summaries and answer
-versions (scaled) and ledger; phase 1's own few summaries and ledger rows are counted twice
-(on the safe side). It is compared with the size docs/retention.md ("What the defaults
-bound") states for the workload (:func:`stated_bytes`): ≤ 1 is met.
+The projected store is compared with the size docs/retention.md ("What the defaults bound")
+states for the workload (:func:`stated_bytes`): ≤ 1 is met.
 
-**Ingest while pruning** (real, full size, on phase 1's store): the writer writes cycles back
+**Ingest while pruning** (real, full size, a store of its own): the writer writes cycles back
 to back while the pruner — analytics' paced loop in a thread of the same process, the default
 ``GW_PRUNE_DUTY`` — works off a backlog that never runs out, in blocks of ``--block-cycles``
 with the pruner on and off in turn (ABBA, so a trend of load or store size cancels): cycles a
 second with it over without, the median of ``--pairs`` pairs with its spread. ≥ 0.9 is met.
+Beside it, the cycles the pruner got through a minute at its duty (≥ 1 keeps up).
 
-Usage: ``python bench/bench_retention.py [--dialects sqlite,postgresql] [--probes 10000]
-[--days 30] [--pairs 6] [--out FILE]``. PostgreSQL: a database of this benchmark's own on
+Usage: ``python bench/bench_retention.py [--dialects sqlite,postgresql] [--days 30]
+[--pg-days 7] [--pairs 6] [--out FILE]``. PostgreSQL: a database of this benchmark's own on
 ``GW_BENCH_PG_URL``/``GW_TEST_DATABASE_URL``, made and dropped by it.
 """
 
@@ -51,13 +54,14 @@ from pathlib import Path
 from typing import Any
 
 from _common import emit, figure, machine
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.adapters.db.retention import Retention, RetentionPolicy
 from groundwatch.adapters.db.runs import record_cycle
-from groundwatch.adapters.db.tables import AnswerVersionRow
+from groundwatch.adapters.db.tables import AnswerVersionRow, JudgementSummaryRow
 from groundwatch.app.settings import RetentionSettings
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus
 from groundwatch.core.model import AnswerType, Expected, Verdict
@@ -68,10 +72,8 @@ FORMS = 5  # forms per group and cohort: groups = probes / (2 x FORMS)
 ROW_BYTES = 1200
 #: bytes a summary row takes (a group-cohort's run of cycles), and a cycle's ledger (runs +
 #: pruned_cycles rows with their indexes)
-SUMMARY_BYTES = 600
+SUMMARY_BYTES = 1000
 CYCLE_BYTES = 600
-#: tables whose bytes scale with the number of groups (phase 2 → full size)
-PER_GROUP = ("judgement_summaries", "answer_versions")
 LEDGER = ("runs", "pruned_cycles")
 
 
@@ -136,7 +138,8 @@ class Writer:
         self.groups = groups
         self.changes = 0
 
-    def cycle(self, cycle: int, interval_s: float) -> int:
+    def cycle(self, cycle: int, interval_s: float, probes: int | None = None) -> int:
+        """One cycle of every judgement, or of the first ``probes`` (the first groups)."""
         at = T0 + cycle * interval_s
         run_id = f"{self.series}-c{cycle}"
         record_cycle(
@@ -151,7 +154,7 @@ class Writer:
         when = datetime.fromtimestamp(at, UTC)
         period = max(1, round(1 / self.flip)) if self.flip else 0
         out = []
-        for i, j in enumerate(self.templates):
+        for i, j in enumerate(self.templates[:probes]):
             g = i // (2 * FORMS)
             f = i % FORMS
             # a group flips one form's verdict for one cycle in every `period`
@@ -170,7 +173,8 @@ class Writer:
             )
         if period:
             # each flipped group-cohort starts a summary row and ends it the cycle after
-            self.changes += 2 * 2 * sum(1 for g in range(self.groups) if (g + cycle) % period == 0)
+            groups = self.groups if probes is None else -(-probes // (2 * FORMS))
+            self.changes += 2 * 2 * len(range((-cycle) % period, groups, period))
         self.store.save(out, [])
         return len(out)
 
@@ -214,7 +218,20 @@ def table_bytes(engine: Any) -> dict[str, int]:
 
 
 def size_of(retention: Retention) -> int:
-    return int(retention.stats().size_bytes or 0)
+    """The store's bytes as ``Retention.stats`` counts them, without its rows per table (a
+    count of every judgement, taken after every full cycle, would be the bench's own cost)."""
+    with retention.engine.connect() as conn:
+        if retention.dialect == "sqlite":
+            page = int(conn.exec_driver_sql("PRAGMA page_size").scalar() or 0)
+            return page * int(conn.exec_driver_sql("PRAGMA page_count").scalar() or 0)
+        return int(
+            conn.exec_driver_sql(
+                "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
+                " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm')"
+            ).scalar()
+            or 0
+        )
 
 
 def unpaced() -> RetentionPolicy:
@@ -223,87 +240,68 @@ def unpaced() -> RetentionPolicy:
     return dataclasses.replace(RetentionSettings().policy(), duty=1.0)
 
 
-def steady_cycles(policy: RetentionPolicy, pg: bool, beyond: int) -> int:
-    """Cycles until pruning removes a cycle for each one written (PostgreSQL: a partition
-    hour's cycles go together, an hour after the window), and ``beyond`` more."""
+def full_cycles(policy: RetentionPolicy, pg: bool, beyond: int) -> int:
+    """Full-size cycles at each end of the month: until pruning removes a cycle for each one
+    written (PostgreSQL: a partition hour's cycles go together, an hour after the window),
+    and ``beyond`` more."""
     return policy.cycles + 1 + (2 * policy.partition_hours * 60 if pg else 0) + beyond
 
 
-def run_steady(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """Phase 1: full cycles, retention after each; the store's size after every cycle."""
+def run_month(engine: Any, args: argparse.Namespace, days: float) -> dict[str, Any]:
+    """Every minute cycle of ``days`` through the real store code on a fake clock: full-size
+    cycles (``--probes``) at both ends, ``--ff-probes`` (the first groups) in between; the
+    answer versions of every group daily; the store's size at every full cycle and every six
+    hours."""
     pg = engine.dialect.name == "postgresql"
     policy = unpaced()
-    cycles = steady_cycles(policy, pg, args.beyond)
+    cycles = int(days * 86400 / args.interval_s)
+    per_day = int(86400 / args.interval_s)
+    edge = args.full_cycles or full_cycles(policy, pg, args.beyond)
+    head = min(edge, cycles // 2)
+    tail_from = max(head, cycles - edge) + 1  # cycles from here on are full
     now = [T0]
     retention = Retention(engine, policy, clock=lambda: now[0])
     writer = Writer(engine, args.probes, args.flip)
+    light = min(args.ff_probes, len(writer.templates))
     if pg:  # analytics' pruner makes them at start-up, before the first cycle is written
         retention.ensure_partitions()
-    sizes: list[int] = []
-    t0 = time.perf_counter()
-    written = 0
-    for c in range(1, cycles + 1):
-        now[0] = T0 + c * args.interval_s
-        written += writer.cycle(c, args.interval_s)
-        now[0] += args.interval_s * 0.5
-        retention.prune()
-        sizes.append(size_of(retention))
-    steady_from = cycles - args.beyond
-    tail = sizes[steady_from:] or sizes[-1:]
-    stats = retention.stats()
-    return {
-        "probes": args.probes,
-        "cycles": cycles,
-        "steady_from_cycle": steady_from + 1,
-        "judgements_written": written,
-        "seconds": round(time.perf_counter() - t0, 1),
-        "peak_bytes": max(sizes),
-        "steady_min_bytes": min(tail),
-        "steady_median_bytes": int(statistics.median(tail)),
-        "steady_max_bytes": max(tail),
-        "final_rows": stats.rows,
-        "final_partitions": stats.partitions,
-        "tables_bytes": table_bytes(engine),
-    }
-
-
-def run_days(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """Phase 2: every cycle of ``--days`` at ``--ff-probes``, through the same code."""
-    pg = engine.dialect.name == "postgresql"
-    policy = unpaced()
-    cycles = int(args.days * 86400 / args.interval_s)
-    now = [T0]
-    retention = Retention(engine, policy, clock=lambda: now[0])
-    writer = Writer(engine, args.ff_probes, args.flip)
-    if pg:
-        retention.ensure_partitions()
-    per_day = int(86400 / args.interval_s)
     made: set[str] = set()
     dropped = 0
-    peak = 0
-    daily: list[dict[str, Any]] = []
-    t0 = time.perf_counter()
+    written = 0
+    tail_sizes: list[int] = []
+    snapshots: list[dict[str, Any]] = []
+    #: every 6 hours, and at least 8 times in a short run (the rate carried on is the light
+    #: stretch's between them)
+    snap_every = max(1, min(per_day // 4, cycles // 8))
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    seconds = {"full": 0.0, "light": 0.0}
+    counted = {"full": 0, "light": 0}
     for c in range(1, cycles + 1):
+        t_c = time.perf_counter()
+        full = c <= head or c >= tail_from
         now[0] = T0 + c * args.interval_s
         if (c - 1) % per_day == 0:
             writer.answer_versions(1 + (c - 1) // per_day)
-        writer.cycle(c, args.interval_s)
-        if c % args.ff_prune_every == 0 or c == cycles:
+        written += writer.cycle(c, args.interval_s, None if full else light)
+        if full or c % args.ff_prune_every == 0 or c == cycles:
             now[0] += args.interval_s * 0.5
             report = retention.prune()
             dropped += len(report.partitions)
             if pg:
                 made.update(retention.partitions())
-        if c % (per_day // 4) == 0 or c == cycles:  # every 6 hours
-            peak = max(peak, size_of(retention))
-            t = table_bytes(engine)
-            daily.append(
+        kind = "full" if full else "light"
+        seconds[kind] += time.perf_counter() - t_c
+        counted[kind] += 1
+        if c >= tail_from:
+            tail_sizes.append(size_of(retention))
+        if c % snap_every == 0 or c == cycles:
+            snapshots.append(
                 {
+                    "cycle": c,
                     "day": round(c / per_day, 3),
-                    "per_group_bytes": sum(t.get(n, 0) for n in PER_GROUP),
-                    "ledger_bytes": sum(t.get(n, 0) for n in LEDGER),
-                    "changes": writer.changes,
-                    "partitions": len(retention.partitions()),
+                    "bytes": size_of(retention),
+                    "light_summaries": light_summaries(engine, writer, light, head, tail_from),
+                    "ledger_bytes": sum(table_bytes(engine).get(n, 0) for n in LEDGER),
                 }
             )
             print(
@@ -312,21 +310,90 @@ def run_days(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
                 flush=True,
             )
     stats = retention.stats()
+    tables = table_bytes(engine)
+    steady = tail_sizes[max(0, edge - args.beyond) :]
     return {
+        "days": days,
         "cycles": cycles,
-        "probes": args.ff_probes,
+        "probes": args.probes,
+        "light_probes": light,
         "groups": writer.groups,
-        "changes": writer.changes,
+        "light_groups": -(-light // (2 * FORMS)),
+        "full_cycles": [[1, head], [tail_from, cycles]],
+        "full_cycles_run": counted["full"],
+        "light_cycles_run": counted["light"],
+        "judgements_written": written,
         "seconds": round(time.perf_counter() - t0, 1),
-        "peak_bytes": peak,
+        # the process's CPU (SQLite: the store's work too): the wall time an idle machine needs
+        "cpu_seconds": round(time.process_time() - cpu0, 1),
+        "seconds_per_full_cycle": round(seconds["full"] / max(1, counted["full"]), 3),
+        "seconds_per_light_cycle": round(seconds["light"] / max(1, counted["light"]), 4),
+        "tail_peak_bytes": max(tail_sizes) if tail_sizes else 0,
+        "tail_steady_min_bytes": min(steady) if steady else 0,
+        "tail_steady_max_bytes": max(steady) if steady else 0,
         "final_bytes": stats.size_bytes,
         "rows": stats.rows,
+        "summary_row_bytes": summary_row_bytes(engine, tables, stats.rows),
+        "light_summaries": light_summaries(engine, writer, light, head, tail_from),
         "partitions_made": len(made),
         "partitions_dropped": dropped,
         "partitions_left": stats.partitions,
-        "tables_bytes": table_bytes(engine),
-        "snapshots": daily,
+        "tables_bytes": tables,
+        "snapshots": snapshots,
     }
+
+
+def summary_row_bytes(engine: Any, tables: dict[str, int], rows: dict[str, int]) -> float:
+    """Bytes a live summary row takes, its indexes' share included. SQLite: the table's pages
+    over its rows (a freed page is reused). PostgreSQL: the table holds the dead versions every
+    extended row leaves until autovacuum (the store's real size counts them, at the end's full
+    size), so a row is its tuple (header and line pointer included) times the relation's
+    bytes over its heap's."""
+    n = max(1, rows.get("judgement_summaries", 0))
+    if engine.dialect.name != "postgresql":
+        return round(tables.get("judgement_summaries", 0) / n, 1)
+    with engine.connect() as conn:
+        tuple_bytes = float(
+            conn.exec_driver_sql(
+                "SELECT coalesce(avg(pg_column_size(t.*)), 0) + 28 FROM judgement_summaries t"
+            ).scalar()
+            or 0
+        )
+        total, heap = conn.exec_driver_sql(
+            "SELECT pg_total_relation_size('judgement_summaries'),"
+            " greatest(pg_relation_size('judgement_summaries'), 1)"
+        ).one()
+    return round(tuple_bytes * float(total) / float(heap), 1)
+
+
+def light_summaries(engine: Any, writer: Writer, light: int, head: int, tail_from: int) -> int:
+    """Summary rows of the groups every cycle probes that start in the light stretch: what the
+    other groups would have had there at full size (a group's summaries depend on its own
+    verdicts alone)."""
+    groups = [f"g{g:06d}" for g in range(-(-light // (2 * FORMS)))]
+    with engine.connect() as conn:
+        return int(
+            conn.scalar(
+                select(func.count())
+                .select_from(JudgementSummaryRow)
+                .where(
+                    JudgementSummaryRow.series == writer.series,
+                    JudgementSummaryRow.group_id.in_(groups),
+                    JudgementSummaryRow.first_cycle > head,
+                    JudgementSummaryRow.first_cycle < tail_from,
+                )
+            )
+            or 0
+        )
+
+
+def full_changes(groups: int, cycles: int, flip: float) -> int:
+    """Summary rows the workload opens and closes at full size over ``cycles``: each flipped
+    group-cohort starts a row and ends it the cycle after (as :meth:`Writer.cycle` counts)."""
+    period = max(1, round(1 / flip)) if flip else 0
+    if not period:
+        return 0
+    return sum(4 * len(range((-c) % period, groups, period)) for c in range(1, cycles + 1))
 
 
 class PrunerThread:
@@ -378,6 +445,8 @@ def ingest(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
     cycle = int((now[0] - T0) // args.interval_s)
     rates: dict[bool, list[float]] = {True: [], False: []}
     cpu: dict[bool, list[float]] = {True: [], False: []}
+    pruned_on = 0
+    seconds_on = 0.0
     order = [False, True, True, False] * ((args.pairs + 1) // 2)
     try:
         for on in order[: 2 * args.pairs]:
@@ -385,18 +454,22 @@ def ingest(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
                 pruner.on.set()
             else:
                 pruner.on.clear()
+            done0 = pruned_count(engine)
             t0, c0 = time.perf_counter(), time.process_time()
             for _ in range(args.block_cycles):
                 cycle += 1
                 now[0] = T0 + cycle * args.interval_s
                 writer.cycle(cycle, args.interval_s)
                 pruner.tick.set()
-            rates[on].append(args.block_cycles / (time.perf_counter() - t0))
+            took = time.perf_counter() - t0
+            rates[on].append(args.block_cycles / took)
+            if on:
+                pruned_on += pruned_count(engine) - done0
+                seconds_on += took
             cpu[on].append(time.process_time() - c0)
     finally:
         pruner.close()
-    with engine.connect() as conn:
-        pruned = int(conn.exec_driver_sql("SELECT count(*) FROM pruned_cycles").scalar() or 0)
+    pruned = pruned_count(engine)
     ratios = [b / a for a, b in zip(rates[False], rates[True], strict=True)]
     return {
         "probes": args.ingest_probes,
@@ -413,10 +486,18 @@ def ingest(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
         "process_cpu_s_without": [round(x, 2) for x in cpu[False]],
         "process_cpu_s_with": [round(x, 2) for x in cpu[True]],
         "cycles_pruned_meanwhile": pruned,
+        # what the pruner gets through at its duty, beside a writer that never pauses: at
+        # least one cycle a minute keeps up with a minute monitor
+        "pruned_cycles_per_minute": round(60 * pruned_on / seconds_on, 1) if seconds_on else 0,
         # the writer's work is the same in every block: the pruner's share of the process's
         # CPU, the ratio a CPU-bound writer sees on a machine it has to itself
         "cpu_ratio": round(sum(cpu[False]) / sum(cpu[True]), 3),
     }
+
+
+def pruned_count(engine: Any) -> int:
+    with engine.connect() as conn:
+        return int(conn.exec_driver_sql("SELECT count(*) FROM pruned_cycles").scalar() or 0)
 
 
 def pg_database(base: str, name: str) -> str:
@@ -440,35 +521,40 @@ def drop_pg_database(base: str, name: str) -> None:
     admin.dispose()
 
 
-def project(
-    steady: dict[str, Any], days: dict[str, Any], probes: int, to_days: float
-) -> dict[str, Any]:
-    """The store after ``to_days`` at ``probes``: phase 1's peak, phase 2's per-group tables
-    scaled by groups, its ledger as it is. Phase 2 shorter than ``to_days``: what grows with
-    time is carried on at the rate of phase 2's last six hours (the first hours also hold what
-    a store has from its start: a summary per group-cohort, the partitions ahead)."""
-    scale = max(1, probes // (2 * FORMS)) / days["groups"]
-    daily = days["snapshots"]
-    last = daily[-1]
-    prev = daily[-2] if len(daily) > 1 else {k: 0 for k in last} | {"day": 0.0}
-    span = last["day"] - prev["day"]
-    more = max(0.0, to_days - last["day"])
-
-    def carried(key: str) -> float:
-        rate = (last[key] - prev[key]) / span if span > 0 else 0.0
-        return float(last[key]) + rate * more
-
-    per_group = carried("per_group_bytes") * scale
-    ledger = carried("ledger_bytes")
+def project(month: dict[str, Any], to_days: float) -> dict[str, Any]:
+    """The store after ``to_days`` at full size everywhere: the month's store at its tail's
+    peak, plus the summaries the groups not probed in the light stretch would have had there
+    (the light groups' there, times the other groups over them). A month shorter than
+    ``to_days`` (PostgreSQL at fewer days): its growth with time (the ledger, the summaries
+    scaled so) carried on at the light stretch's rate, from its first snapshot three hours
+    past the head to its last."""
+    others = (month["groups"] - month["light_groups"]) / max(1, month["light_groups"])
+    row = month["summary_row_bytes"] or SUMMARY_BYTES
+    extra = others * month["light_summaries"] * row
+    more = max(0.0, to_days - month["days"])
+    carried = 0.0
+    (_, head), (tail_from, _) = month["full_cycles"]
+    snaps = [s for s in month["snapshots"] if head < s["cycle"] < tail_from]
+    # from the first snapshot past the head's cycles pruned (and on PostgreSQL their
+    # partitions dropped): one store's start is no part of the rate, and a long span averages
+    # over the groups' turns to change (the probed groups change in bursts, 10 cycles in 100)
+    settled = [s for s in snaps if s["cycle"] >= head + 3 * 60] or snaps[-2:]
+    if more and len(snaps) >= 2:
+        a, b = (settled[0], settled[-1]) if len(settled) >= 2 else (snaps[-2], snaps[-1])
+        span = b["day"] - a["day"]
+        per_day = (
+            (b["ledger_bytes"] - a["ledger_bytes"])
+            + (1 + others) * (b["light_summaries"] - a["light_summaries"]) * row
+        ) / span
+        carried = per_day * more
     return {
         "days": to_days,
-        "days_run": last["day"],
+        "days_run": month["days"],
         "carried_days": more,
-        "scale": scale,
-        "per_group_bytes": round(per_group),
-        "ledger_bytes": round(ledger),
-        "changes": round(carried("changes") * scale),
-        "bytes": round(steady["peak_bytes"] + per_group + ledger),
+        "other_groups_over_light": round(others, 2),
+        "scaled_summary_bytes": round(extra),
+        "carried_bytes": round(carried),
+        "bytes": round(month["tail_peak_bytes"] + extra + carried),
     }
 
 
@@ -479,42 +565,70 @@ def run_dialect(
     run's output for the dialect, ``--reuse``), so a long phase is run once."""
     pg = dialect == "postgresql"
     phases = args.phases.split(",")
-    out: dict[str, Any] = {k: earlier[k] for k in ("steady", "ingest", "days") if k in earlier}
-    if "steady" in phases:
-        engine = make_engine(url("steady"))
-        create_schema(engine)
-        out["steady"] = run_steady(engine, args)
-        engine.dispose()
+    out: dict[str, Any] = {k: earlier[k] for k in ("month", "ingest") if k in earlier}
     if "ingest" in phases:
         engine = make_engine(url("ingest"))
         create_schema(engine)
         out["ingest"] = ingest(engine, args)
         engine.dispose()
-    if "days" in phases:
-        engine = make_engine(url("days"))
+    if "month" in phases:
+        engine = make_engine(url("month"))
         create_schema(engine)
-        out["days"] = run_days(engine, args)
+        days = args.pg_days if pg and args.pg_days is not None else args.days
+        out["month"] = run_month(engine, args, days)
         engine.dispose()
-    if not {"steady", "days"} <= set(out):
+    if "month" not in out:
         return out
     policy = RetentionSettings().policy()
-    probes = out["steady"]["probes"]
-    proj = project(out["steady"], out["days"], probes, args.project_days)
+    month = out["month"]
+    proj = project(month, args.project_days)
     cycles = int(args.project_days * 86400 / args.interval_s)
-    stated = stated_bytes(policy, probes, cycles, proj["changes"], pg)
-    out["projected"] = {**proj, "stated_bytes": round(stated)}
+    changes = full_changes(month["groups"], cycles, args.flip)
+    stated = stated_bytes(policy, month["probes"], cycles, changes, pg)
+    out["projected"] = {**proj, "changes": changes, "stated_bytes": round(stated)}
     return out
+
+
+SIMULATED = (
+    "month: every minute cycle of --days (PostgreSQL: --pg-days) written, recorded, summarised"
+    " and removed through the real store code (AnalyticsStore.save, record_cycle,"
+    " Retention.prune with the defaults of GW_RETAIN_*) on a fake clock a minute a cycle;"
+    " cycles at full size (--probes) at both ends (the raw window, PostgreSQL a partition hour"
+    " more, and --beyond: the store's raw part at its real size, measured at the end), at"
+    " --ff-probes (the first groups) between, pruning there every --ff-prune-every cycles"
+    " (every cycle at full size); every group's answer version renewed daily; the summaries the"
+    " other groups would have had between the ends counted as the probed groups' there, scaled"
+    " by groups; past the days run, growth carried on to --project-days at the light stretch's"
+    " rate (from three hours past the first end); ingest: its own store, the pruner on and off"
+    " in ABBA blocks"
+)
 
 
 def main() -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dialects", default="sqlite,postgresql")
-    ap.add_argument("--probes", type=int, default=10_000, help="judgements a cycle (phase 1)")
-    ap.add_argument("--days", type=float, default=30.0, help="days of minute cycles (phase 2)")
+    ap.add_argument("--probes", type=int, default=10_000, help="judgements a full cycle")
+    ap.add_argument("--days", type=float, default=30.0, help="days of minute cycles run")
+    ap.add_argument(
+        "--pg-days", type=float, help="PostgreSQL's days run, when fewer (default: --days)"
+    )
     ap.add_argument("--interval-s", type=float, default=60.0)
-    ap.add_argument("--beyond", type=int, default=30, help="cycles run past the steady state")
-    ap.add_argument("--ff-probes", type=int, default=100, help="judgements a cycle (phase 2)")
-    ap.add_argument("--ff-prune-every", type=int, default=10, help="cycles between runs (2)")
+    ap.add_argument(
+        "--beyond", type=int, default=30, help="full cycles past the raw part's steady state"
+    )
+    ap.add_argument(
+        "--full-cycles",
+        type=int,
+        default=0,
+        help="full cycles at each end (0: the raw window, a PostgreSQL partition hour more,"
+        " and --beyond)",
+    )
+    ap.add_argument(
+        "--ff-probes", type=int, default=100, help="judgements a cycle between the full ends"
+    )
+    ap.add_argument(
+        "--ff-prune-every", type=int, default=10, help="cycles between pruning runs there"
+    )
     ap.add_argument("--flip", type=float, default=0.01, help="share of groups changing a cycle")
     ap.add_argument(
         "--ingest-probes",
@@ -528,9 +642,10 @@ def main() -> dict[str, Any]:
         "--project-days",
         type=float,
         default=30.0,
-        help="the days the size figure is for (past --days: carried on at phase 2's last rate)",
+        help="the days the size figure is for (past the days run: growth carried on at the"
+        " light stretch's rate)",
     )
-    ap.add_argument("--phases", default="steady,ingest,days", help="the phases run")
+    ap.add_argument("--phases", default="ingest,month", help="the phases run")
     ap.add_argument("--reuse", type=Path, help="an earlier --out: the phases not run")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
@@ -538,14 +653,7 @@ def main() -> dict[str, Any]:
     result: dict[str, Any] = {
         "machine": machine(),
         "args": {**vars(args), "out": None, "reuse": str(args.reuse) if args.reuse else None},
-        "simulated": "phase 1 (steady): every judgement of every cycle written, summarised and"
-        " removed through the real store code, on a fake clock; phase 2 (the days): every cycle"
-        " of --days through the same code at --ff-probes judgements a cycle, pruning every"
-        " --ff-prune-every cycles; the per-group tables (summaries, answer versions) scaled by"
-        " groups, the ledger as measured; raw judgements of phase 2 not counted (phase 1's"
-        " peak stands for them); past --days, what grows with time carried on to"
-        " --project-days at the rate of phase 2's last six hours; ingest: its own store, the"
-        " pruner on and off in ABBA blocks",
+        "simulated": SIMULATED,
     }
     figures: dict[str, Any] = {}
     made: list[str] = []
@@ -567,36 +675,39 @@ def main() -> dict[str, Any]:
             finally:
                 for name in made:  # this run's own databases, never another's
                     drop_pg_database(pg_base or "", name)
-            if "projected" not in r:
-                continue
-            proj = r["projected"]
-            figures[f"size_{dialect}"] = figure(
-                f"retention: {dialect} store after {proj['days']:g} days of minute cycles of"
-                f" {r['steady']['probes']:,} probes, share of the size the defaults state (raw"
-                " part run at full size to its steady state; summaries, ledger, partitions and"
-                f" answer versions run cycle by cycle for {proj['days_run']:g} days at"
-                f" {r['days']['probes']} probes, scaled by groups"
-                + (
-                    f", {proj['carried_days']:g} days more carried on at the last six hours' rate)"
-                    if proj["carried_days"]
-                    else ")"
-                ),
-                round(proj["bytes"] / proj["stated_bytes"], 3),
-                target=1.0,
-                goal="<=",
-                measured=proj["bytes"],
-                baseline=proj["stated_bytes"],
-                baseline_name="bytes stated (docs/retention.md)",
-                absolute_unit="bytes",
-                bound="the raw window (GW_RETAIN_CYCLES; PostgreSQL a partition hour more)"
-                " and the summaries (one row per change)",
-            )
+            if "projected" in r:
+                proj = r["projected"]
+                month = r["month"]
+                figures[f"size_{dialect}"] = figure(
+                    f"retention: {dialect} store after {proj['days']:g} days of minute cycles of"
+                    f" {month['probes']:,} probes, share of the size the defaults state (every"
+                    f" cycle of {proj['days_run']:g} days through the store code:"
+                    f" {month['full_cycles_run']} at full size, the window at the start and the"
+                    f" end; {month['light_cycles_run']:,} between at"
+                    f" {month['light_probes']} probes, the other groups' summaries there scaled"
+                    + (
+                        f"; {proj['carried_days']:g} days more carried on at the light"
+                        " stretch's rate)"
+                        if proj["carried_days"]
+                        else ")"
+                    ),
+                    round(proj["bytes"] / proj["stated_bytes"], 3),
+                    target=1.0,
+                    goal="<=",
+                    measured=proj["bytes"],
+                    baseline=proj["stated_bytes"],
+                    baseline_name="bytes stated (docs/retention.md)",
+                    absolute_unit="bytes",
+                    bound="the raw window (GW_RETAIN_CYCLES; PostgreSQL a partition hour more)"
+                    " and the summaries (one row per change)",
+                )
             ing = r.get("ingest")
             if ing is None:
                 continue
             figures[f"ingest_{dialect}"] = figure(
                 f"retention: {dialect} ingest of {ing.get('probes', 10_000):,} probes a cycle"
-                f" while pruning over without (GW_PRUNE_DUTY={ing['duty']:g}, median of {len(ing['ratios'])} ABBA pairs)",
+                f" while pruning over without (GW_PRUNE_DUTY={ing['duty']:g}, median of"
+                f" {len(ing['ratios'])} ABBA pairs)",
                 round(statistics.median(ing["ratios"]), 3),
                 target=0.9,
                 measured=round(statistics.median(ing["cycles_per_s_with"]), 3),

@@ -92,17 +92,28 @@ BENCHES = [
     # a 100k-group, 20-cycle store built and replayed once per repeat (a few minutes of it)
     Bench("view", "bench_view.py", 900, (), ("--groups", "5000", "--requests", "60")),
     Bench("traffic", "bench_traffic.py", 180, ("--repeat", "3"), ("--n", "2000", "--repeat", "2")),
-    # a minute monitor in compressed time (30 days of 10k probes is 432M judgements, days on
-    # this machine): the raw part run at full size to its steady state, what grows with time
-    # run cycle by cycle for half a day at 100 probes a cycle and carried on to 30 days; each
-    # repeat at 2k probes, the first at the 10k probes a cycle of the target
+    # a minute monitor in compressed time, every cycle through the real store code, full size
+    # at both ends of the month and 100 probes a cycle between: each repeat half a day at 2k
+    # probes, the first 30 days at the target's 10k on SQLite (about 20 min on an idle 2-core
+    # machine) and 3 on PostgreSQL, carried on to 30
     Bench(
         "retention",
         "bench_retention.py",
-        3600,
+        5400,
         ("--probes", "2000", "--days", "0.5", "--pairs", "4"),
-        ("--dialects", "sqlite", "--days", "0.1", "--beyond", "5", "--pairs", "2"),
-        ("--probes", "10000"),
+        (
+            "--dialects",
+            "sqlite",
+            "--days",
+            "0.1",
+            "--full-cycles",
+            "8",
+            "--beyond",
+            "2",
+            "--pairs",
+            "2",
+        ),
+        ("--probes", "10000", "--days", "30", "--pg-days", "3", "--pairs", "6"),
     ),
 ]
 

@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.adapters.db.runs import record_cycle
+from groundwatch.adapters.db.tables import AnswerVersionRow
 from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus
 from groundwatch.core.model import AnswerType, Expected, Verdict
 
@@ -29,9 +30,12 @@ def write_cycle(
     flip: float = 0.1,
     seed: int = 0,
     interval_s: float = 60.0,
+    versioned: bool = False,
 ) -> int:
     """One cycle of ``groups`` groups × ``forms`` forms × 2 cohorts; a group's verdicts are
-    those of its seed, and each cycle a share ``flip`` of groups changes its wrong form."""
+    those of its seed, and each cycle a share ``flip`` of groups changes its wrong form.
+    ``versioned``: every group's expected answer is a new version each cycle (version =
+    cycle), recorded in ``answer_versions`` as the answer refresher records it."""
     at = T0 + cycle * interval_s
     run_id = f"{series}-c{cycle}"
     record_cycle(
@@ -46,8 +50,15 @@ def write_cycle(
     rng = random.Random(seed * 1_000_003 + cycle)
     created = datetime.fromtimestamp(at, UTC)
     judgements = []
+    versions: list[dict[str, object]] = []
     for g in range(groups):
-        expected = Expected(values=[f"answer {g}"], types=[AnswerType.TEXT])
+        version = cycle if versioned else 1
+        value = f"answer {g} v{version}" if versioned else f"answer {g}"
+        expected = Expected(values=[value], types=[AnswerType.TEXT], version=version)
+        if versioned:
+            versions.append(
+                {"dataset_id": "ds", "group_id": f"g{g:05d}", "version": version, "answer": value}
+            )
         wrong = g % (forms + 2) if rng.random() < flip else (g * 7) % (forms + 2)
         for cohort in ("short", "long"):
             for f in range(forms):
@@ -70,7 +81,7 @@ def write_cycle(
                 response = RagResponse.for_probe(
                     probe,
                     status=TargetStatus.OK,
-                    answer=f"answer {g}" if ok else "something else",
+                    answer=value if ok else "something else",
                     retrieved_ids=["d1"],
                 )
                 judgements.append(
@@ -82,6 +93,15 @@ def write_cycle(
                     )
                 )
     store.save(judgements, [])
+    if versions:
+        with store.engine.begin() as conn:
+            conn.execute(
+                AnswerVersionRow.__table__.insert(),
+                [
+                    {**v, "answer": {"values": [v["answer"]]}, "observed_at": created}
+                    for v in versions
+                ],
+            )
     return len(judgements)
 
 

@@ -399,3 +399,46 @@ def test_dead_letters_llm_cache_and_answer_versions_are_bounded(db_url: str) -> 
         assert list(conn.scalars(select(LlmCacheRow.key))) == ["c0"]
         assert sorted(conn.scalars(select(AnswerVersionRow.version))) == [5, 6, 7]
     engine.dispose()
+
+
+def test_a_group_past_its_answer_versions_bound_answers_as_before(db_url: str) -> None:
+    """Every group's expected answer changes every cycle for 26 cycles: its newest 20 answer
+    versions (the default bound) stay, the older go, and groups and show still say what they
+    said before pruning, each form with its truth version."""
+    from groundwatch.adapters.db.tables import AnswerVersionRow
+
+    engine = make_engine(db_url)
+    create_schema(engine)
+    write_series(engine, cycles=26, groups=4, flip=0.3, versioned=True)
+    store = Store(db_url, "--database-url", engine)
+    before = {w: _answers(store, w) for w in (0, 1, 5)}
+    shown = _forms(store, 1)
+    with engine.connect() as conn:
+        truth = sorted(conn.execute(select(JudgementRow.cycle, JudgementRow.truth_version)).all())
+    assert {v for _, v in truth} == set(range(1, 27))
+
+    clock = T0 + 27 * 60
+    policy = RetentionPolicy(cycles=3, days=0)
+    assert policy.answer_versions == 20
+    report = Retention(engine, policy, clock=lambda: clock).prune()
+    assert [c.cycle for c in report.cycles] == list(range(1, 24))
+    assert report.answer_versions == 4 * 6
+    with engine.connect() as conn:
+        kept = conn.execute(
+            select(AnswerVersionRow.group_id, func.min(AnswerVersionRow.version), func.count())
+            .group_by(AnswerVersionRow.group_id)
+            .order_by(AnswerVersionRow.group_id)
+        ).all()
+        summary_versions = {
+            v[1]
+            for (verdicts,) in conn.execute(select(JudgementSummaryRow.verdicts))
+            for v in verdicts.values()
+        }
+    assert [tuple(r) for r in kept] == [(f"g{g:05d}", 7, 20) for g in range(4)]
+    assert summary_versions == set(range(1, 24))  # every pruned cycle's truth version kept
+    assert {w: _answers(store, w) for w in (0, 1, 5)} == before
+    assert _forms(store, 1) == shown
+    again = Retention(engine, policy, clock=lambda: clock).prune()
+    assert again.cycles == [] and again.answer_versions == 0
+    assert {w: _answers(store, w) for w in (0, 1, 5)} == before
+    engine.dispose()

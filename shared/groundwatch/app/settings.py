@@ -259,7 +259,7 @@ class RetentionSettings(BaseSettings):
     """What the store keeps (``GW_RETAIN_*``): read by analytics' pruner and ``groundwatch
     store``. With the defaults a minute monitor of P probes a cycle keeps at most the newest
     60 cycles raw (~60 x P x 1.2 KB; PostgreSQL up to one partition hour more), and a year of
-    summaries costs one ~200-byte row per group, cohort and status change (docs/retention.md)."""
+    summaries costs one ~1 KB row per group, cohort and status change (docs/retention.md)."""
 
     model_config = SettingsConfigDict(env_prefix="GW_", extra="ignore", env_file=None)
 
@@ -288,10 +288,10 @@ class RetentionSettings(BaseSettings):
         60.0, ge=0, description="Seconds between analytics' pruning runs (0: never prune)."
     )
     prune_batch: int = Field(
-        2000, ge=10, le=100_000, description="Rows deleted per transaction (SQLite, MySQL)."
+        1000, ge=10, le=100_000, description="Rows deleted per transaction (SQLite, MySQL)."
     )
     prune_duty: float = Field(
-        0.1,
+        0.05,
         gt=0,
         le=1,
         description="Share of wall time analytics' pruner may hold the store (it pauses after"
