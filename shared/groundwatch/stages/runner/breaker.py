@@ -135,8 +135,9 @@ class LaneBreaker:
             return  # a call from before the circuit opened: only the trials decide now
         self._count(ok, call if call is not None else object())
         if ok:
-            self._streak = 0
-            self._streak_keys.clear()
+            if self._streak:
+                self._streak = 0
+                self._streak_keys.clear()
             return
         if key is None:
             self._streak += 1
@@ -149,17 +150,14 @@ class LaneBreaker:
     def _count(self, ok: bool, call: Hashable) -> None:
         window = self._window
         failed = not ok
-        before = window.get(call)
-        if before is None:
-            window[call] = failed
-            if len(window) > self.settings.window:
-                _, gone = window.popitem(last=False)
-                self._window_failures -= gone
+        before = window.pop(call, None)  # a retry takes its call's place, at the newest end
+        window[call] = failed
+        if before is not None:
+            self._window_failures += failed - before
+        elif len(window) > self.settings.window:
+            self._window_failures += failed - window.popitem(last=False)[1]
         else:
-            window[call] = failed
-            window.move_to_end(call)
-            self._window_failures -= before
-        self._window_failures += failed
+            self._window_failures += failed
 
     def _rate_reached(self) -> bool:
         n = len(self._window)
