@@ -4,6 +4,7 @@ for the groups it "knows", refuses the rest, and can be told to fail or to omit 
 from __future__ import annotations
 
 import json
+import random
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -33,13 +34,20 @@ def serve(
     reply: Callable[[str], Any] | None = None,
     traceparents: list[str] | None = None,
     failing: frozenset[str] = frozenset(),
+    fail_share: float = 0.0,
+    seed: int = 0,
+    draws: list[bool] | None = None,
 ) -> Iterator[str]:
     """Serve POST {"query": …} at http://127.0.0.1:PORT/ask until the block ends; yields the URL.
 
     ``reply(answer)`` shapes the JSON reply (default ``{"answer": answer}``: no retrieved ids,
     no contexts); ``status`` other than 200 fails every request with it; ``traceparents``
     collects each request's W3C ``traceparent`` header ("" when it had none); the questions in
-    ``failing`` fail with HTTP 500 while the rest are answered."""
+    ``failing`` fail with HTTP 500 while the rest are answered; ``fail_share`` of all requests
+    fail with HTTP 500 at random (``random.Random(seed)``, drawn in arrival order; ``draws``
+    collects whether each failed)."""
+    rng = random.Random(seed)
+    lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -47,7 +55,11 @@ def serve(
             if traceparents is not None:
                 traceparents.append(self.headers.get("traceparent") or "")
             query = json.loads(body or b"{}").get("query", "")
-            if status != 200 or query in failing:
+            with lock:
+                drawn = rng.random() < fail_share
+                if draws is not None:
+                    draws.append(drawn)
+            if status != 200 or query in failing or drawn:
                 self.send_response(status if status != 200 else 500)
                 self.end_headers()
                 return

@@ -228,3 +228,61 @@ def test_all_groups_puts_every_groups_row_in_the_json_report(dataset: Path, tmp_
     assert {g["group_id"] for g in rows} == ids and all(g["forms"] for g in rows)
     helped = gw("report", "--help", cwd=tmp_path)
     assert "--all-groups" in helped.stdout and "failing_groups" in helped.stdout
+
+
+def default_breaker_targets(path: Path, url: str) -> Path:
+    """The breaker's defaults and two retries, with short backoffs: what a new user runs."""
+    path.write_text(
+        "targets:\n"
+        "  - name: mine\n"
+        "    type: http_json\n"
+        f"    url: {url}\n"
+        "    limits: {concurrency: 8, timeout_s: 5, retries: 2, backoff_initial_s: 0.01,"
+        " backoff_max_s: 0.05}\n"
+    )
+    return path
+
+
+def test_an_endpoint_failing_30_percent_at_random_is_answered_and_gated_on_its_figures(
+    dataset: Path, tmp_path: Path
+) -> None:
+    """HTTP 500 on 30 % of requests at random (seeded): the circuit stays closed, the retries
+    answer almost every probe, and the gate passes or fails on its thresholds alone."""
+    answers = answers_of(dataset, knows_half)
+    out = tmp_path / "flaky.json"
+    with serve(answers, fail_share=0.3, seed=30) as url:
+        targets = default_breaker_targets(tmp_path / "t.yaml", url)
+        passed = run_once(dataset, targets, tmp_path, "--json", str(out),
+                          "--fail-under", "acc_db=0.2")  # fmt: skip
+        strict = run_once(dataset, targets, tmp_path, "--fail-under", "acc_db=0.95")
+    assert passed.returncode == 0, passed.stderr[-3000:]
+    health = orjson.loads(out.read_bytes())["target_health"]["mine"]
+    assert "circuit_open" not in health["error_kinds"], health
+    assert health["answered"] >= 0.9 * health["probes"], health
+    assert strict.returncode == 1, strict.stderr[-3000:]
+    assert "acc_db" in strict.stderr and "--min-answered" not in strict.stderr, strict.stderr
+
+
+def test_an_endpoint_failing_95_percent_fails_the_gate_saying_how_many_were_shed(
+    dataset: Path, tmp_path: Path
+) -> None:
+    """HTTP 500 on 95 % of requests: the circuit opens and sheds the rest of the cycle, and a
+    gate whose only threshold holds (acc_db >= 0) still fails, naming the shed and the failed."""
+    draws: list[bool] = []
+    out = tmp_path / "down.json"
+    with serve(answers_of(dataset, knows_half), fail_share=0.95, seed=8, draws=draws) as url:
+        targets = default_breaker_targets(tmp_path / "t.yaml", url)
+        proc = run_once(dataset, targets, tmp_path, "--json", str(out), "--fail-under",
+                        "acc_db=0")  # fmt: skip
+    # seed 8 answers one of the first 20 requests, which the circuit lets through before it
+    # opens: the target answered something, so this is the floor's failure, not a dead target's
+    assert not all(draws[:20])
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    lines = [ln for ln in proc.stderr.splitlines() if "--min-answered" in ln]
+    assert len(lines) == 1, proc.stderr[-3000:]
+    health = orjson.loads(out.read_bytes())["target_health"]["mine"]
+    shed = health["error_kinds"].get("circuit_open", 0)
+    assert shed > 0 and 0 < health["answered"] < 0.9 * health["probes"], health
+    assert f"answered {health['answered']} of {health['probes']} probes" in lines[0]
+    assert f"{shed} shed by the open circuit" in lines[0], lines[0]
+    assert f"{health['errors'] - shed} failed" in lines[0], lines[0]

@@ -3,7 +3,8 @@
 One place decides the exit code: 3 when a target answered no probe of its newest cycle (the report's
 ``target_health``, from that cycle's probes only: a reused store's held statuses do not make a dead
 endpoint pass; the first error and the counts by kind say why), else 1 when a ``--fail-under`` or
-``--max`` threshold is broken (each broken one printed), else 0.
+``--max`` threshold is broken or a target answered less than ``--min-answered`` of that cycle's
+probes (each broken one printed, with how many were shed and failed), else 0.
 """
 
 from __future__ import annotations
@@ -45,6 +46,18 @@ JunitOpt = Annotated[
     typer.Option(help="Write JUnit XML: one test case per semantic group, plus the thresholds."),
 ]
 HtmlOpt = Annotated[Path | None, typer.Option("--html", help="Write the HTML report here.")]
+MinAnsweredOpt = Annotated[
+    float,
+    typer.Option(
+        "--min-answered",
+        min=0.0,
+        max=1.0,
+        envvar="GW_MIN_ANSWERED",
+        help="Exit 1 when a target answered less than this share of its newest cycle's probes"
+        " (shed by the open circuit or failed): a gate must not pass on a fraction of the"
+        " evidence. 0: off.",
+    ),
+]
 MaxLlmCallsOpt = Annotated[
     int | None,
     typer.Option(
@@ -111,16 +124,27 @@ def finish(
     quiet: bool = False,
     text: bool = True,
     fail_on_dead_target: bool = True,
+    min_answered: float | None = None,
     comparison: Comparison | None = None,
     all_groups: bool = False,
 ) -> int:
     """Write the requested files, print the text report, evaluate the gate; the exit code.
     With ``comparison`` (``run --baseline``) the JUnit file lists the regressed groups as
     failures too, and the HTML report ends with the comparison. ``all_groups``: the report's
-    ``groups`` holds every group's row (``groups``)."""
+    ``groups`` holds every group's row (``groups``). ``fail_on_dead_target``: the gate reads the
+    targets' health of this run (a dead target exits 3, one answering less than ``min_answered``
+    of its probes — default :data:`~groundwatch.report.gate.DEFAULT_MIN_ANSWERED` — breaks it)."""
     import orjson
 
-    from groundwatch.report.gate import evaluate, junit_xml, scope_errors
+    from groundwatch.report.gate import (
+        DEFAULT_MIN_ANSWERED,
+        AnsweredCheck,
+        Check,
+        answered_checks,
+        evaluate,
+        junit_xml,
+        scope_errors,
+    )
     from groundwatch.report.groups import health_lines
 
     if report.targets:
@@ -128,7 +152,10 @@ def finish(
         if misnamed:
             typer.echo(f"error: {misnamed[0]}", err=True)
             return EXIT_USAGE
-    checks = evaluate(report, rules)
+    checks: list[Check | AnsweredCheck] = list(evaluate(report, rules))
+    if fail_on_dead_target:
+        floor = DEFAULT_MIN_ANSWERED if min_answered is None else min_answered
+        checks += answered_checks(report.target_health, floor)
     if all_groups and groups is not None:
         report = report.model_copy(update={"groups": list(groups)})
     if json_out is not None:
@@ -178,6 +205,6 @@ def finish(
         typer.echo(f"threshold broken: {c.line}", err=True)
     if broken:
         return EXIT_THRESHOLD
-    if checks and not quiet:
+    if rules and not quiet:
         typer.echo(f"all {len(checks)} threshold checks passed", err=True)
     return EXIT_OK

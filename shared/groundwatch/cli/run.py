@@ -41,6 +41,7 @@ from groundwatch.cli.outputs import (
     JunitOpt,
     MaxLlmCallsOpt,
     MaxOpt,
+    MinAnsweredOpt,
     finish,
     parse_rules,
 )
@@ -176,6 +177,7 @@ def register(app: typer.Typer) -> None:
         junit: JunitOpt = None,
         fail_under: FailUnderOpt = None,
         maximum: MaxOpt = None,
+        min_answered: MinAnsweredOpt = 0.9,
         series: Annotated[
             str | None,
             typer.Option(
@@ -288,7 +290,9 @@ def register(app: typer.Typer) -> None:
         of another dataset version too); 3 a target answered no probe of its newest cycle,
         whatever earlier cycles the store holds (the first error is printed), or probes were
         dead-lettered (not judged: `groundwatch dead-letters` lists them). --max
-        target_error_share is over the newest cycle's probes too.
+        target_error_share is over the newest cycle's probes too, and so is --min-answered: a
+        target answering less than that share of them (shed by its open circuit or failed)
+        exits 1, saying how many were shed and failed.
         """
         pair = _cohort_pair(compare)
         rules = parse_rules(fail_under, maximum)
@@ -344,6 +348,7 @@ def register(app: typer.Typer) -> None:
             html_out=html_out,
             junit_out=junit,
             quiet=quiet,
+            min_answered=min_answered,
             comparison=comparison,
             all_groups=every_group,
         )

@@ -69,6 +69,14 @@ CLI_VARIABLES = [
         "groundwatch",
         "Set: an unexpected error shows its traceback instead of one line.",
     ),
+    (
+        "GW_MIN_ANSWERED",
+        "`0.9`",
+        "run",
+        "Default of `run --once --min-answered`: the gate fails (exit 1) when a target answered"
+        " less than this share of its newest cycle's probes (shed by the open circuit or failed);"
+        " 0: off.",
+    ),
 ]
 
 

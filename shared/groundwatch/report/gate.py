@@ -7,6 +7,11 @@ of :class:`~groundwatch.report.document.CohortNumbers` (``acc_db``, ``refined_ac
 be scoped, ``long:acc_db=0.9`` (a cohort) or ``prod/long:acc_db=0.9`` (a target and cohort; ``*``
 matches any). A figure that is undefined (no decided group, nothing probed) breaks the rule: a
 gate that cannot be evaluated must not pass.
+
+Whatever the rules, a target that answered less than a floor share of its newest cycle's probes
+(:data:`DEFAULT_MIN_ANSWERED`, ``--min-answered``) breaks the gate (:func:`answered_checks`): the
+figures of a cycle whose probes were mostly shed (``circuit_open``) or failed stand on too little
+evidence to pass anything.
 """
 
 from __future__ import annotations
@@ -168,6 +173,51 @@ def scope_errors(
     return out
 
 
+#: The share of a target's probes in its newest cycle that must be answered for the gate to pass.
+DEFAULT_MIN_ANSWERED = 0.9
+
+
+@dataclass(frozen=True, slots=True)
+class AnsweredCheck:
+    """Whether a target answered at least ``floor`` of its newest cycle's probes."""
+
+    target: str
+    health: TargetHealth
+    floor: float
+
+    @property
+    def value(self) -> float:
+        h = self.health
+        return h.answered / h.probes if h.probes else 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.value >= self.floor
+
+    @property
+    def case_name(self) -> str:
+        return f"{self.target}: answered_share >= {self.floor:g}"
+
+    @property
+    def line(self) -> str:
+        h = self.health
+        shed = h.error_kinds.get("circuit_open", 0)
+        of = f" of cycle {h.cycle}" if h.cycle else ""
+        return (
+            f"{self.target}: answered {h.answered} of {h.probes} probes{of}"
+            f" ({fmt(self.value, 4)} < --min-answered {self.floor:g}):"
+            f" {shed} shed by the open circuit (circuit_open), {h.errors - shed} failed;"
+            " too little evidence for the gate"
+        )
+
+
+def answered_checks(health: Mapping[str, TargetHealth], floor: float) -> list[AnsweredCheck]:
+    """The answered-share floor of every target that was probed (none when ``floor`` is 0)."""
+    if floor <= 0:
+        return []
+    return [AnsweredCheck(t, h, floor) for t, h in health.items() if h.probes]
+
+
 @dataclass(frozen=True, slots=True)
 class Check:
     """One rule on one (target, cohort): its value and whether it held."""
@@ -184,6 +234,10 @@ class Check:
         if self.rule.kind == "min":
             return self.value >= self.rule.threshold
         return self.value <= self.rule.threshold
+
+    @property
+    def case_name(self) -> str:
+        return f"{self.target}/{self.cohort}: {self.rule.text}"
 
     @property
     def line(self) -> str:
@@ -221,7 +275,7 @@ def evaluate(report: Report, rules: Sequence[Rule]) -> list[Check]:
 
 def junit_xml(
     groups: Sequence[GroupResult],
-    checks: Sequence[Check] = (),
+    checks: Sequence[Check | AnsweredCheck] = (),
     health: Mapping[str, TargetHealth] | None = None,
     *,
     name: str = "groundwatch",
@@ -230,9 +284,10 @@ def junit_xml(
 ) -> bytes:
     """JUnit XML: a test suite per target with one test case per semantic group — a failure
     for a gap, non-robust or flaky group (with its SQL, gold answer and every answer given), a
-    skip for an unknown or pending one — and a suite of the thresholds, so a CI system lists the
-    failing facts natively. With ``regressions`` (``run --baseline``) a suite of the groups that
-    got worse against ``baseline``, each a failure with its question, gold and answers."""
+    skip for an unknown or pending one — and a suite of the thresholds (the answered-share
+    floors among them), so a CI system lists the failing facts natively. With ``regressions``
+    (``run --baseline``) a suite of the groups that got worse against ``baseline``, each a
+    failure with its question, gold and answers."""
     root = ET.Element("testsuites", name=name)
     by_target: dict[str, list[GroupResult]] = {}
     for g in groups:
@@ -271,7 +326,7 @@ def junit_xml(
                 suite,
                 "testcase",
                 classname=f"{name}.thresholds",
-                name=f"{c.target}/{c.cohort}: {c.rule.text}",
+                name=c.case_name,
             )
             if not c.ok:
                 bad += 1

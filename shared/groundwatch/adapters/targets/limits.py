@@ -22,13 +22,34 @@ class TargetLimits(BaseModel):
     backoff_initial_s: float = Field(0.2, ge=0, description="Jittered backoff scale.")
     backoff_max_s: float = Field(10.0, ge=0, description="Cap of one backoff sleep.")
     breaker_failures: int = Field(
-        5,
+        20,
         ge=1,
         description="Consecutive transient failures, of distinct semantic groups, that open"
-        " the circuit (one fact failing in all its forms counts once).",
+        " the circuit whatever the failure rate (one fact failing in all its forms counts once)."
+        " Small values trip on a flaky endpoint by chance: 0.3^5 comes within a few hundred calls.",
+    )
+    breaker_failure_rate: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="Share of the last breaker_window calls that failed (a call's retries share"
+        " one place, its latest attempt) that opens the circuit.",
+    )
+    breaker_window: int = Field(
+        100, ge=1, le=100_000, description="Recent calls the failure rate is over."
+    )
+    breaker_min_calls: int = Field(
+        20, ge=1, description="Calls in the window before the failure rate may open the circuit."
+    )
+    breaker_trial_calls: int = Field(
+        3,
+        ge=1,
+        le=100,
+        description="Trial calls of a half-open circuit: the first answered closes it, all"
+        " failing open it again.",
     )
     breaker_reset_s: float = Field(
-        30.0, gt=0, description="Open time before one trial request is let through."
+        30.0, gt=0, description="Open time before the trial calls are let through."
     )
     queue_size: int = Field(
         1000, ge=1, description="Probes waiting per target; callers wait when it is full."

@@ -2,8 +2,10 @@
 
 Each target gets its own *lane*: a bounded queue drained by ``concurrency`` workers, a token
 bucket, per-attempt timeouts, jittered retries for transient failures only (tenacity) and a
-circuit breaker. Lanes share nothing, so a slow or dead target fills only its own queue; when that
-queue is full the caller waits (back-pressure) instead of the process growing without bound.
+circuit breaker that opens on a failure rate, not on a flaky endpoint's chance streak
+(:mod:`groundwatch.stages.runner.breaker`). Lanes share nothing, so a slow or dead target fills
+only its own queue; when that queue is full the caller waits (back-pressure) instead of the
+process growing without bound.
 
 Whatever the target does, :meth:`Runner.run` returns a :class:`RagResponse`: an answer with
 ``status=ok``, or ``status=error`` with the failure kind. An outage is never reported as a wrong
@@ -16,7 +18,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -34,12 +36,13 @@ from groundwatch.adapters.targets.base import (
     TargetReply,
     sampler_of,
 )
-from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
+from groundwatch.adapters.targets.guards import BreakerState
 from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.throttle import Clock, TokenBucket
 from groundwatch.adapters.tracing import active as active_tracing
 from groundwatch.contracts import Probe, RagResponse, TargetStatus
 from groundwatch.core.sampling import in_share
+from groundwatch.stages.runner.breaker import BreakerSettings, LaneBreaker
 from groundwatch.stages.runner.deadlines import Deadlines
 
 log = logging.getLogger(__name__)
@@ -123,7 +126,7 @@ class _Lane:
             if limits.rate_per_s is not None
             else None
         )
-        self.breaker = CircuitBreaker(limits.breaker_failures, limits.breaker_reset_s, clock)
+        self.breaker = LaneBreaker(BreakerSettings.of(limits), clock)
         #: Every attempt's timeout, on one timer for the lane (not one per attempt).
         self.deadlines = Deadlines(limits.timeout_s)
         self.breaker.on_change = self._breaker_changed
@@ -212,8 +215,8 @@ class _Lane:
 
     def _note_cycle(self, probe: Probe) -> None:
         """A probe of a newer cycle of its series: the breaker starts the cycle half-open, so an
-        endpoint that recovered between cycles is asked at once (one trial; the cycle's other
-        probes wait for its outcome) instead of waiting out ``breaker_reset_s``."""
+        endpoint that recovered between cycles is asked at once (a few trials; the cycle's other
+        probes wait for their outcome) instead of waiting out ``breaker_reset_s``."""
         newest = self._cycles.get(probe.series)
         if newest is None or probe.cycle > newest:
             self._cycles[probe.series] = probe.cycle
@@ -240,7 +243,7 @@ class _Lane:
     async def _call(self, probe: Probe) -> RagResponse:
         timing = _Timing()
         try:
-            reply = await self._ask(probe.query, timing, probe.group_id)
+            reply = await self._ask(probe.query, timing, probe.group_id, probe.probe_id)
         except TargetError as exc:
             log.debug("target %s probe %s: %s", self.name, probe.probe_id, exc)
             response = _error(probe, exc.kind, timing.latency_s, str(exc))
@@ -272,18 +275,22 @@ class _Lane:
         for _ in range(n):
             self.samples_asked += 1
             try:
-                reply = await self._attempt(probe.query, _Timing(), probe.group_id, sample=True)
+                reply = await self._attempt(
+                    probe.query, _Timing(), probe.group_id, probe.probe_id, sample=True
+                )
             except TargetError:
                 break
             out.append(reply.bounded().answer)
         return out
 
-    async def _ask(self, query: str, timing: _Timing, key: str | None = None) -> TargetReply:
+    async def _ask(
+        self, query: str, timing: _Timing, key: str | None = None, call: Hashable | None = None
+    ) -> TargetReply:
         """The first attempt directly (the common, healthy case costs no retry machinery);
         transient failures then go to tenacity for up to ``retries`` more attempts."""
         timing.attempts = 1
         try:
-            return await self._attempt(query, timing, key)
+            return await self._attempt(query, timing, key, call)
         except TargetError as exc:
             if not exc.transient or self.limits.retries == 0:
                 raise
@@ -292,7 +299,7 @@ class _Lane:
 
         async def again() -> TargetReply:
             timing.attempts += 1
-            return await self._attempt(query, timing, key)
+            return await self._attempt(query, timing, key, call)
 
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.limits.retries),
@@ -304,10 +311,17 @@ class _Lane:
         return reply
 
     async def _attempt(
-        self, query: str, timing: _Timing, key: str | None = None, *, sample: bool = False
+        self,
+        query: str,
+        timing: _Timing,
+        key: str | None = None,
+        call: Hashable | None = None,
+        *,
+        sample: bool = False,
     ) -> TargetReply:
         """One call under the rate limit, the breaker and the timeout; ``key`` (the probe's
-        semantic group) is what the breaker counts a failure against; ``sample`` asks for a
+        semantic group) is what the breaker's streak counts a failure against, ``call`` (the
+        probe) the place in its window that the probe's attempts share; ``sample`` asks for a
         SelfCheck sample instead of the answer.
 
         Latency is the target's own time on this attempt: waiting for a rate token or for a
@@ -342,7 +356,7 @@ class _Lane:
         finally:
             self.deadlines.finish(deadline)
         timing.latency_s = self._clock() - started
-        self.breaker.record(permit, ok=error is None or not error.transient, key=key)
+        self.breaker.record(permit, ok=error is None or not error.transient, key=key, call=call)
         if error is not None and self.breaker.state is BreakerState.OPEN:
             self.opened_by = str(error)  # the cause every circuit_open error then names
         if error is not None:
@@ -419,7 +433,7 @@ class Runner:
     def targets(self) -> list[str]:
         return list(self._lanes)
 
-    def breaker(self, target: str) -> CircuitBreaker:
+    def breaker(self, target: str) -> LaneBreaker:
         return self._lanes[target].breaker
 
     def snapshot(self) -> list[LaneSnapshot]:
