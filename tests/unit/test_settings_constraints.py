@@ -149,3 +149,14 @@ def test_a_service_refuses_a_setting_it_reads_only_later(
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: invalid configuration: GW_RETAIN_CYCLES:")
     assert "\n" not in err
+
+
+def test_only_the_harness_variables_skip_the_command_lines_check() -> None:
+    """The CLI spares a plain report the settings' imports when only the harness's variables
+    are set; a real setting is never taken for one of them."""
+    from groundwatch.cli.settings_doc import may_set_settings, rows
+
+    skipped = {name for name, *_ in rows() if not may_set_settings({name: "1"})}
+    # test only (the services check it), and the CLI's own traceback switch
+    assert skipped <= {"GW_TEST_KILL_BEFORE_COMMIT", "GW_DEBUG"}
+    assert not may_set_settings({"GW_KAFKA_PORT": "9092", "GW_TEST_DATABASE_URL": "x"})

@@ -131,7 +131,9 @@ def main() -> None:
 
         for line in unknown_variables(os.environ):
             typer.echo(f"warning: {line}", err=True)
-    if _checks_settings(argv) and any(n.startswith("GW_") for n in os.environ):
+    from groundwatch.cli.settings_doc import may_set_settings
+
+    if _checks_settings(argv) and may_set_settings(os.environ):
         from groundwatch.app.settings import check_environment
         from groundwatch.errors import ConfigError
 
