@@ -9,12 +9,12 @@ from collections.abc import Sequence
 
 from fastapi import FastAPI
 
-from groundwatch.app.services import analytics_service
+from groundwatch.app.services import analytics_service, settings_or_exit
 from groundwatch.app.view import run_pages_for
 from groundwatch.contracts import HumanVerdict, TrafficRecord
 from groundwatch.runtime.api import add_routes
 from groundwatch.runtime.otlp import add_otlp_routes
-from groundwatch.runtime.service import build_app, serve, settings_or_exit
+from groundwatch.runtime.service import build_app, serve
 from groundwatch.runtime.traffic_api import add_traffic_routes
 from services.analytics.settings import AnalyticsSettings
 

@@ -7,9 +7,9 @@ from typing import Any
 from fastapi import Depends, FastAPI, HTTPException, Path
 from pydantic import BaseModel, ConfigDict, Field
 
-from groundwatch.app.services import Cycles, generator_service
+from groundwatch.app.services import Cycles, generator_service, settings_or_exit
 from groundwatch.runtime.auth import require_token
-from groundwatch.runtime.service import build_app, serve, settings_or_exit
+from groundwatch.runtime.service import build_app, serve
 from groundwatch.runtime.traffic_api import add_unmatched_route
 from services.generator.settings import GeneratorSettings
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from groundwatch.app.services import judge_service
-from groundwatch.runtime.service import build_app, serve, settings_or_exit
+from groundwatch.app.services import judge_service, settings_or_exit
+from groundwatch.runtime.service import build_app, serve
 from services.judge.settings import JudgeServiceSettings
 
 

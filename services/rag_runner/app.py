@@ -6,8 +6,8 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from groundwatch.app.services import runner_service
-from groundwatch.runtime.service import build_app, serve, settings_or_exit
+from groundwatch.app.services import runner_service, settings_or_exit
+from groundwatch.runtime.service import build_app, serve
 from services.rag_runner.settings import RunnerSettings
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from groundwatch.app.services import reference_rag_app
+from groundwatch.app.services import reference_rag_app, settings_or_exit
 from groundwatch.errors import ConfigError
-from groundwatch.runtime.service import serve, settings_or_exit
+from groundwatch.runtime.service import serve
 from services.reference_rag.settings import ReferenceRagServiceSettings
 
 

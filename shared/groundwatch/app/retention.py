@@ -38,26 +38,61 @@ def retention_for(
 
 @dataclass(frozen=True, slots=True)
 class WriteEstimate:
-    """What the store's newest cycles imply: judgements a cycle, cycles a day, bytes a row,
-    and so bytes written a day and bytes kept raw under the retention window."""
+    """What the store's newest cycles imply: judgements and bytes a cycle, and — when they are a
+    continuous run's, a cycle every ``GW_INTERVAL_S`` — cycles and bytes a day; bytes kept raw
+    under the retention window either way.
+
+    Separate runs (``run --once`` in CI) have no cadence of their own: two started back to back
+    are no rate to multiply by a day (45 s apart made "1,919 cycles a day"), so they are
+    projected per run (``cycles_per_day`` and ``per_day_bytes`` None)."""
 
     per_cycle: int
-    cycles_per_day: float
+    cycles_per_day: float | None
     bytes_per_row: float
-    per_day_bytes: float
+    per_day_bytes: float | None
     retained_bytes: float
+    #: seconds between the newest two cycles' starts, and the configured cadence
+    gap_s: float = 0.0
+    interval_s: float = 60.0
+
+    @property
+    def per_cycle_bytes(self) -> float:
+        return self.per_cycle * self.bytes_per_row
+
+    @property
+    def continuous(self) -> bool:
+        return self.cycles_per_day is not None
 
 
-def write_estimate(engine: Engine, settings: RetentionSettings) -> WriteEstimate | None:
-    """From the newest two cycles of the most recent series (``None``: fewer stored)."""
+def continuous_gap(gap_s: float, previous_s: float | None, interval_s: float) -> bool:
+    """Whether two cycles ``gap_s`` apart (start to start; the first took ``previous_s``, None:
+    unfinished) are a continuous run's at ``interval_s``: its loop starts a cycle every
+    interval, or right after the previous one when that one overran it."""
+    slack = max(1.0, 0.05 * interval_s)
+    if abs(gap_s - interval_s) <= slack:
+        return True
+    overran = previous_s is not None and previous_s >= interval_s - slack
+    return overran and previous_s is not None and 0 <= gap_s - previous_s <= slack
+
+
+def write_estimate(
+    engine: Engine, settings: RetentionSettings, interval_s: float | None = None
+) -> WriteEstimate | None:
+    """From the newest two cycles of the most recent series (``None``: fewer stored), at the
+    configured cadence ``interval_s`` (default ``GW_INTERVAL_S``) when they are a continuous
+    run's, else per run."""
     from sqlalchemy import func, select
 
     from groundwatch.adapters.db.tables import JudgementRow, RunRow
     from groundwatch.contracts import TRAFFIC_WINDOW_STATUS
 
+    if interval_s is None:
+        from groundwatch.app.settings import GeneratorSettings
+
+        interval_s = GeneratorSettings().interval_s
     with engine.connect() as conn:
         runs = conn.execute(
-            select(RunRow.run_id, RunRow.series, RunRow.started_at)
+            select(RunRow.run_id, RunRow.series, RunRow.started_at, RunRow.finished_at)
             # probe cycles: a traffic window's size is the users', not a schedule's
             .where(RunRow.series != "", RunRow.status != TRAFFIC_WINDOW_STATUS)
             .order_by(RunRow.started_at.desc())
@@ -77,10 +112,21 @@ def write_estimate(engine: Engine, settings: RetentionSettings) -> WriteEstimate
     row = retention_for(engine, settings).bytes_per_judgement() or 1200.0
     if gap <= 0 or per_cycle == 0:
         return None
-    per_day = 86400.0 / gap
+    took = runs[1].finished_at
+    previous = None if took is None else (took - runs[1].started_at).total_seconds()
+    if not continuous_gap(gap, previous, interval_s):
+        kept = max(1, settings.retain_cycles)  # separate runs: no age to bound them by a day
+        return WriteEstimate(per_cycle, None, row, None, kept * per_cycle * row, gap, interval_s)
+    per_day = 86400.0 / max(gap, interval_s)  # the cadence, or the overrunning cycles' own
     kept_cycles = min(settings.retain_cycles, per_day * settings.retain_days or 1e18)
     return WriteEstimate(
-        per_cycle, per_day, row, per_cycle * per_day * row, max(1.0, kept_cycles) * per_cycle * row
+        per_cycle,
+        per_day,
+        row,
+        per_cycle * per_day * row,
+        max(1.0, kept_cycles) * per_cycle * row,
+        gap,
+        interval_s,
     )
 
 
@@ -88,7 +134,7 @@ def warn_if_large(engine: Engine, settings: RetentionSettings) -> WriteEstimate 
     """Log a warning when the newest cycles imply more than ``store_warn_mb_per_day``."""
     est = write_estimate(engine, settings)
     limit = settings.store_warn_mb_per_day * 1e6
-    if est is not None and limit and est.per_day_bytes > limit:
+    if est is not None and limit and est.per_day_bytes is not None and est.per_day_bytes > limit:
         kept = (
             f"retention keeps ~{est.retained_bytes / 1e6:,.0f} MB of them raw"
             if settings.prune_interval_s > 0

@@ -14,7 +14,8 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from typing import TYPE_CHECKING, Any
+import sys
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from groundwatch.app.bootstrap import (
     analytics,
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
     from groundwatch.stages.runner.lanes import Runner
 
 log = logging.getLogger(__name__)
+
+S = TypeVar("S", bound="CommonSettings")
 
 
 #: Run requests of ``POST /runs`` whose state ``GET /runs/{run_id}`` still answers.
@@ -202,6 +205,23 @@ async def generator_service(settings: GeneratorSettings) -> ServiceParts:
         extra={"cycles": cycles, "traffic": traffic},
         watched=[worker],  # its cycle loop: a heartbeat for /healthz, a failure ends it
     )
+
+
+def settings_or_exit(cls: type[S]) -> S:
+    """A service's settings at start-up, and every other ``GW_*`` variable set checked too
+    (:func:`groundwatch.app.settings.check_environment`): on a bad value one line naming it on
+    stderr and exit 2, before anything is served."""
+    from groundwatch.app.settings import check_environment
+    from groundwatch.errors import ConfigError
+    from groundwatch.runtime.service import settings_or_exit as own_or_exit
+
+    settings = own_or_exit(cls)
+    try:
+        check_environment()
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return settings
 
 
 def _traffic_stage(groups: Any, registry: Any) -> Any:

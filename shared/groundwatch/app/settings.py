@@ -31,6 +31,7 @@ __all__ = [
     "RetentionSettings",
     "RunnerSettings",
     "TrafficSettings",
+    "check_environment",
     "documented",
 ]
 
@@ -136,7 +137,9 @@ class GeneratorSettings(CommonSettings):
 
 class RunnerSettings(CommonSettings):
     port: int = Field(8002, ge=0, le=65535)
-    runner_group: str = Field("rag-runner", description="Consumer group of runner instances.")
+    runner_group: str = Field(
+        "rag-runner", min_length=1, description="Consumer group of runner instances."
+    )
     runner_targets_file: Path | None = Field(
         None, description="YAML/TOML file of targets (http_json, openai_chat, callable)."
     )
@@ -152,12 +155,16 @@ class RunnerSettings(CommonSettings):
 
 class JudgeServiceSettings(CommonSettings):
     port: int = Field(8003, ge=0, le=65535)
-    judge_group: str = Field("judge", description="Consumer group shared by all judge workers.")
+    judge_group: str = Field(
+        "judge", min_length=1, description="Consumer group shared by all judge workers."
+    )
 
 
 class AnalyticsSettings(CommonSettings):
     port: int = Field(8004, ge=0, le=65535)
-    analytics_group: str = Field("analytics", description="Consumer group of analytics instances.")
+    analytics_group: str = Field(
+        "analytics", min_length=1, description="Consumer group of analytics instances."
+    )
     window_runs: int = Field(
         1,
         ge=0,
@@ -217,7 +224,9 @@ class TrafficSettings(BaseSettings):
     """How users' traffic is taken and grounded (``GW_TRAFFIC_*``, ``GW_PII``): read by a
     continuous ``run``, and in the services by analytics (ingest) and the generator (grounding)."""
 
-    model_config = SettingsConfigDict(env_prefix="GW_", extra="ignore", env_file=None)
+    model_config = SettingsConfigDict(
+        env_prefix="GW_", extra="ignore", env_file=None, allow_inf_nan=False
+    )
 
     traffic_sample: float = Field(
         1.0,
@@ -261,7 +270,9 @@ class RetentionSettings(BaseSettings):
     60 cycles raw (~60 x P x 1.2 KB; PostgreSQL up to one partition hour more), and a year of
     summaries costs one ~1 KB row per group, cohort and status change (docs/retention.md)."""
 
-    model_config = SettingsConfigDict(env_prefix="GW_", extra="ignore", env_file=None)
+    model_config = SettingsConfigDict(
+        env_prefix="GW_", extra="ignore", env_file=None, allow_inf_nan=False
+    )
 
     retain_cycles: int = Field(
         60, ge=1, description="Raw judgements kept for each series' newest N cycles."
@@ -355,3 +366,26 @@ def documented() -> list[tuple[str, type[BaseSettings]]]:
         ("reference-rag", ReferenceRagSettings),
         ("rag-runner, analytics, run, demo", TracingSettings),
     ]
+
+
+def check_environment() -> None:
+    """Raise :class:`~groundwatch.errors.ConfigError` naming every ``GW_*`` variable whose value
+    its settings refuse, with what they accept, in one line.
+
+    Every entry point calls it at start-up, whichever classes it reads later: a setting read only
+    on some path (a continuous run's traffic, a pruner, a log level) would otherwise be accepted
+    silently and misbehave, or fail, long after the start. A variable left unset takes its
+    default, which is valid, so only what the operator set can be refused."""
+    from pydantic import ValidationError
+
+    from groundwatch.errors import ConfigError
+    from groundwatch.runtime.settings import problems
+
+    found: dict[str, None] = {}  # ordered and deduplicated: shared fields repeat per class
+    for _, cls in documented():
+        try:
+            cls()
+        except ValidationError as exc:
+            found.update(dict.fromkeys(problems(cls, exc)))
+    if found:
+        raise ConfigError("invalid configuration: " + "; ".join(found))

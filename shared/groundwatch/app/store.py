@@ -299,6 +299,38 @@ def list_groups(
     return GroupListing(replay.series, replay.cycle, total, rows)
 
 
+def with_people(store: Store, rows: list[GroupResult]) -> list[GroupResult]:
+    """``rows`` with each form a person gave a verdict on carrying it — who, when, the note and
+    the judge's verdict beside it — as the view shows it (the form's ``verdict`` is already the
+    person's: the replay counts it)."""
+    from groundwatch.adapters.db import human_verdicts as hv
+    from groundwatch.report.document import PersonVerdict
+
+    if not hv.has_table(store.engine):
+        return rows
+    people = hv.newest(store.engine, [f.probe_id for r in rows for f in r.forms])
+    if not people:
+        return rows
+
+    def mark(p: hv.HumanVerdict) -> PersonVerdict:
+        at = p.at.isoformat(timespec="seconds").replace("+00:00", "Z")
+        return PersonVerdict(verdict=p.verdict, who=p.who, at=at, note=p.note, judge=p.judge)
+
+    return [
+        r.model_copy(
+            update={
+                "forms": [
+                    f.model_copy(update={"person": mark(people[f.probe_id])})
+                    if f.probe_id in people
+                    else f
+                    for f in r.forms
+                ]
+            }
+        )
+        for r in rows
+    ]
+
+
 def _known(name: str | None, known: Sequence[str], what: str, series: str) -> None:
     """A filter naming nothing the series holds is a typo, not an empty answer: ``--cohort lng``
     printed "0 groups" and exited 0."""

@@ -25,7 +25,7 @@ from groundwatch.cli.common import (
 if TYPE_CHECKING:
     from groundwatch.app.store import GroupListing, Store
     from groundwatch.core.tagging import GroupStatus
-    from groundwatch.report.document import GroupResult
+    from groundwatch.report.document import FormResult, GroupResult
 
 STATUSES = ("gap", "non_robust", "flaky", "unknown", "pending", "robust")
 
@@ -139,27 +139,50 @@ def render_group(g: GroupResult) -> str:
             f"answers: of cycle {shown}"
             + (f" (the group's newest cycle is {g.cycle})" if cycles[-1] != g.cycle else "")
         )
+    marked = [f for f in g.forms if f.person is not None]
+    if marked:
+        differ = sum(
+            1 for f in marked if f.person is not None and f.person.verdict != f.person.judge
+        )
+        head.append(
+            f"people: {len(marked)} answer{'' if len(marked) == 1 else 's'} marked in the view"
+            f" ({differ} unlike the judge);"
+            " a person's verdict is the one counted"
+        )
     rows = []
     for f in g.forms:
-        rows.append(
-            [
-                f.cohort,
-                str(f.cycle) + (" (held)" if g.held and f.cycle < g.cycle else ""),
-                f.verdict + (" (flaky)" if f.flaky else ""),
-                f.cause or "",
-                f.tier or "",
-                _one_line(f.question, 70),
-                _one_line(f.answer if f.answer is not None else f.error_kind, 50),
-                _one_line(f.reason, 40),
-            ]
-        )
-    body = table(
-        ["cohort", "cycle", "verdict", "cause", "tier", "question", "answer", "reason"],
-        rows,
-        names=8,
-    )
+        judge = f.person.judge if f.person is not None and f.person.judge else f.verdict
+        row = [
+            f.cohort,
+            str(f.cycle) + (" (held)" if g.held and f.cycle < g.cycle else ""),
+            judge + (" (flaky)" if f.flaky else ""),
+            f.cause or "",
+            f.tier or "",
+            _one_line(f.question, 70),
+            _one_line(f.answer if f.answer is not None else f.error_kind, 50),
+            _one_line(f.reason, 40),
+        ]
+        if marked:
+            row.insert(3, _person(f))
+        rows.append(row)
+    header = ["cohort", "cycle", "verdict", "cause", "tier", "question", "answer", "reason"]
+    if marked:  # the verdict column is the judge's, the person's beside it (as the view)
+        header[2:3] = ["judge", "person"]
+    body = table(header, rows, names=len(header))
+    notes = [
+        f"  {f.cohort} {f.form_id}: {f.person.who}: {' '.join(f.person.note.split())}"
+        for f in marked
+        if f.person is not None and f.person.note.strip()
+    ]
     hist = ", ".join(f"{h.cohort}@{h.cycle}: {h.status}" for h in g.history)
-    return "\n".join([*head, "", body, "", f"history (window): {hist or '–'}"])
+    tail = ["", "notes:", *notes] if notes else []
+    return "\n".join([*head, "", body, *tail, "", f"history (window): {hist or '–'}"])
+
+
+def _person(f: FormResult) -> str:
+    """A person's verdict on the form as the view shows it: which, by whom, when."""
+    p = f.person
+    return "–" if p is None else f"{p.verdict} ({p.who}, {p.at})"
 
 
 def _since_lines(g: GroupResult) -> list[str]:
@@ -296,6 +319,7 @@ def _register_show(app: typer.Typer) -> None:
     ) -> None:
         """One semantic group: SQL, gold answer, each form's question, answer (with the cycle it
         is from), verdict and cause; whether the status is held, and since when it is unknown."""
+        from groundwatch.app.store import with_people
         from groundwatch.report.groups import status_since
 
         with open_store(database_url) as store:
@@ -324,6 +348,7 @@ def _register_show(app: typer.Typer) -> None:
                 )
                 for g in rows
             ]
+            rows = with_people(store, rows)
         if json_out is not None:
             payload: Any = (
                 rows[0].model_dump(mode="json")

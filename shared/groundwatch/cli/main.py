@@ -110,6 +110,16 @@ _READS_SETTINGS = frozenset(
 )
 
 
+#: Commands that read no ``GW_*`` setting (the settings table is how a bad one is looked up).
+_READS_NO_SETTINGS = frozenset({"version", "settings"})
+
+
+def _checks_settings(argv: list[str]) -> bool:
+    """Whether every set ``GW_*`` variable is validated before the command starts: any command
+    but those reading none, and never for ``--help``."""
+    return bool(argv) and argv[0] not in _READS_NO_SETTINGS and "--help" not in argv
+
+
 def main() -> None:
     """Console entry ``groundwatch``: errors end the command with one line and the documented
     exit code (see the module docstring), never with a traceback."""
@@ -121,6 +131,17 @@ def main() -> None:
 
         for line in unknown_variables(os.environ):
             typer.echo(f"warning: {line}", err=True)
+    from groundwatch.cli.settings_doc import may_set_settings
+
+    if _checks_settings(argv) and may_set_settings(os.environ):
+        from groundwatch.app.settings import check_environment
+        from groundwatch.errors import ConfigError
+
+        try:
+            check_environment()
+        except ConfigError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise SystemExit(2) from None
     # typer's own click (vendored): its usage errors, printed here in one line instead of
     # typer's five-line box
     from typer._click.exceptions import ClickException, NoArgsIsHelpError

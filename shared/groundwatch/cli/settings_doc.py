@@ -86,6 +86,35 @@ OTHER_VARIABLES = frozenset({"GW_DEBUG", "GW_CHAOS_SEED"})
 OTHER_PREFIXES = ("GW_TEST_", "GW_KAFKA_", "GW_PG_", "GW_MARIADB_", "GW_PROM_")
 
 
+#: The harness's and scripts' own variables under a prefix real settings share (``GW_KAFKA_*``).
+HARNESS_VARIABLES = frozenset(
+    {
+        "GW_KAFKA_PORT",
+        "GW_KAFKA_BROKERS",
+        "GW_KAFKA_HOME",
+        "GW_KAFKA_CONTROLLER_PORT",
+        "GW_KAFKA_READY_TIMEOUT",
+        "GW_KAFKA_HEAP",
+        "GW_KAFKA_VERSION",
+    }
+)
+#: Prefixes only the harness and scripts use (``GW_KAFKA_`` holds settings too).
+HARNESS_PREFIXES = tuple(p for p in OTHER_PREFIXES if p != "GW_KAFKA_")
+
+
+def may_set_settings(environ: Mapping[str, str]) -> bool:
+    """Whether ``environ`` sets a ``GW_*`` variable that may be a setting, so that validating
+    every settings class (which imports the database driver) is worth its cost: the harness's
+    own variables alone (``make test``, the scripts) are not."""
+    return any(
+        n.startswith("GW_")
+        and not n.startswith(HARNESS_PREFIXES)
+        and n not in HARNESS_VARIABLES
+        and n not in OTHER_VARIABLES
+        for n in environ
+    )
+
+
 def unknown_variables(environ: Mapping[str, str]) -> list[str]:
     """One warning line per ``GW_*`` variable of ``environ`` that no setting reads — a typo
     (``GW_JUDGE_LLM_ENABLE``) is otherwise silently ignored and the default used — with the

@@ -3,15 +3,40 @@ removes (settings ``GW_RETAIN_*``, docs/retention.md)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from groundwatch.cli.common import DatabaseUrlOpt, one_line_errors, open_store, store_url
 
+if TYPE_CHECKING:
+    from groundwatch.app.retention import WriteEstimate
+
 
 def _mb(n: float | None) -> str:
     return "–" if n is None else f"{n / 1e6:,.1f} MB"
+
+
+def _projection(est: WriteEstimate) -> str:
+    """What the newest cycles imply: a day at a continuous run's cadence, else per run."""
+    head = (
+        f"newest cycles: {est.per_cycle:,} judgements a cycle, ~{est.bytes_per_row:,.0f} bytes"
+        f" a row"
+    )
+    if est.cycles_per_day is not None:
+        return (
+            f"{head}, a cycle every {86400 / est.cycles_per_day:,.0f} s (GW_INTERVAL_S="
+            f"{est.interval_s:g}): {est.cycles_per_day:,.0f} cycles and {_mb(est.per_day_bytes)}"
+            f" written a day, ~{_mb(est.retained_bytes)} kept raw by retention"
+        )
+    kept = round(est.retained_bytes / est.per_cycle_bytes) if est.per_cycle_bytes else 0
+    return (
+        f"{head}: {_mb(est.per_cycle_bytes)} a cycle; the newest two started {est.gap_s:,.0f} s"
+        f" apart, not every GW_INTERVAL_S={est.interval_s:g} s as a continuous run's do: they"
+        f" are separate runs (run --once), so no daily rate is projected — a day costs"
+        f" {_mb(est.per_cycle_bytes)} per cycle run; retention keeps the newest {kept:,} cycles"
+        f" raw (GW_RETAIN_CYCLES), ~{_mb(est.retained_bytes)}"
+    )
 
 
 def _check_settings() -> None:
@@ -46,11 +71,7 @@ def register(app: typer.Typer) -> None:
         for table, n in s.rows.items():
             typer.echo(f"  {table:<22} {n:>12,} rows")
         if est is not None:
-            typer.echo(
-                f"newest cycles: {est.per_cycle:,} judgements a cycle, {est.cycles_per_day:,.0f}"
-                f" cycles a day, ~{est.bytes_per_row:,.0f} bytes a row: {_mb(est.per_day_bytes)}"
-                f" written a day, ~{_mb(est.retained_bytes)} kept raw by retention"
-            )
+            typer.echo(_projection(est))
 
     @store_app.command("prune")
     @one_line_errors

@@ -484,6 +484,17 @@ class ScoresReport(_Model):
     ragprobe_metrics: dict[str, dict[str, RagProbeScenarioMetrics]] = Field(default_factory=dict)
 
 
+class PersonVerdict(_Model):
+    """The newest verdict a person gave one judged answer in the view: the one its group's
+    tallies count, shown beside the judge's (which the store keeps unchanged)."""
+
+    verdict: str
+    who: str
+    at: str = Field(description="When it was given (UTC, ISO 8601).")
+    note: str = ""
+    judge: str = Field("", description="What the judge said of the same answer.")
+
+
 class FormResult(_Model):
     """One text form of a group as it was last asked in the window: the question, what the target
     answered, the verdict and why (tier, reason), and the failure's cause."""
@@ -506,6 +517,11 @@ class FormResult(_Model):
     error_kind: str | None = Field(None, description="http_5xx, timeout, bad_payload, …")
     retrieved_ids: list[str] = Field(default_factory=list)
     flaky: bool = Field(False, description="Its verdict reversed with an unchanged truth.")
+    person: PersonVerdict | None = Field(
+        None,
+        description="A person's verdict on this answer (``verdict`` is then theirs, the one"
+        " counted); None: no person gave one.",
+    )
 
 
 class StatusPoint(_Model):

@@ -14,7 +14,9 @@ class EvidenceSettings(BaseSettings):
     groups — the analytics service, ``run``, ``demo``, ``report`` and ``groups`` — so a status
     means the same wherever it is shown."""
 
-    model_config = SettingsConfigDict(env_prefix="GW_", extra="ignore", env_file=None)
+    model_config = SettingsConfigDict(
+        env_prefix="GW_", extra="ignore", env_file=None, allow_inf_nan=False
+    )
 
     evidence_min_forms: int = Field(
         2,

@@ -27,7 +27,9 @@ T = TypeVar("T")
 class LoopSettings(BaseSettings):
     """The event-loop setting alone, so the CLI can read it without a service's settings."""
 
-    model_config = SettingsConfigDict(env_prefix="GW_", extra="ignore", env_file=None)
+    model_config = SettingsConfigDict(
+        env_prefix="GW_", extra="ignore", env_file=None, allow_inf_nan=False
+    )
 
     event_loop: EventLoopChoice = Field(
         "auto",

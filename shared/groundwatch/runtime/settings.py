@@ -22,6 +22,7 @@ from groundwatch.secrets import reject_placeholder
 __all__ = [
     "CommonSettings",
     "load_settings",
+    "problems",
     "reject_placeholder",
 ]
 
@@ -35,7 +36,9 @@ READY_DEADLINE_S = 0.8
 class CommonSettings(LoopSettings):
     """Settings every service shares (the event loop's among them)."""
 
-    model_config = SettingsConfigDict(env_prefix="GW_", extra="ignore", env_file=None)
+    model_config = SettingsConfigDict(
+        env_prefix="GW_", extra="ignore", env_file=None, allow_inf_nan=False
+    )
 
     bus: Literal["memory", "kafka"] = Field(
         "memory", description="Message bus: 'memory' (embedded, one process) or 'kafka'."
@@ -67,7 +70,7 @@ class CommonSettings(LoopSettings):
         "sqlite:///groundwatch.db",
         description="SQLAlchemy URL (SQLite default, PostgreSQL in prod).",
     )
-    host: str = Field("127.0.0.1", description="HTTP bind address of the service.")
+    host: str = Field("127.0.0.1", min_length=1, description="HTTP bind address of the service.")
     port: int = Field(8000, ge=0, le=65535, description="HTTP port of the service.")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         "INFO", description="Log level."
@@ -165,14 +168,19 @@ def load_settings(cls: type[S], **overrides: Any) -> S:
     try:
         return cls(**overrides)
     except ValidationError as exc:
-        prefix = str(cls.model_config.get("env_prefix", "")).upper()
-        lines = []
-        for err in exc.errors(include_url=False):
-            field = ".".join(str(p) for p in err["loc"])
-            value = err.get("input")
-            shown = "" if _secret(field) else f" (got {value!r})"
-            lines.append(f"{prefix}{field.upper()}: {err['msg']}{shown}")
-        raise ConfigError("invalid configuration: " + "; ".join(lines)) from None
+        raise ConfigError("invalid configuration: " + "; ".join(problems(cls, exc))) from None
+
+
+def problems(cls: type[BaseSettings], exc: ValidationError) -> list[str]:
+    """One ``GW_NAME: what it accepts (got …)`` line per bad variable of ``exc``."""
+    prefix = str(cls.model_config.get("env_prefix", "")).upper()
+    lines = []
+    for err in exc.errors(include_url=False):
+        field = ".".join(str(p) for p in err["loc"])
+        value = err.get("input")
+        shown = "" if _secret(field) else f" (got {value!r})"
+        lines.append(f"{prefix}{field.upper()}: {err['msg']}{shown}")
+    return lines
 
 
 def _secret(field: str) -> bool:

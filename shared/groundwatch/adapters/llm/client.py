@@ -62,7 +62,9 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
 class LlmSettings(BaseSettings):
     """Connection and limits of the judge's LLM (``GW_LLM_*``)."""
 
-    model_config = SettingsConfigDict(env_prefix="GW_LLM_", extra="ignore", env_file=None)
+    model_config = SettingsConfigDict(
+        env_prefix="GW_LLM_", extra="ignore", env_file=None, allow_inf_nan=False
+    )
 
     base_url: str | None = Field(
         None, description="OpenAI-compatible API base URL, e.g. http://vllm:8000/v1; None = OpenAI."

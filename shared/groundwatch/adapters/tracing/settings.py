@@ -17,7 +17,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class TracingSettings(BaseSettings):
     """Verdicts written onto spans in the tools people read traces with (``GW_TRACE_*``)."""
 
-    model_config = SettingsConfigDict(env_prefix="GW_TRACE_", extra="ignore", env_file=None)
+    model_config = SettingsConfigDict(
+        env_prefix="GW_TRACE_", extra="ignore", env_file=None, allow_inf_nan=False
+    )
 
     phoenix_url: str | None = Field(
         None,

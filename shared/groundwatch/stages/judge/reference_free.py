@@ -48,7 +48,9 @@ class ReferenceFreeSettings(BaseSettings):
     """Which reference-free evaluators run beside the judge, and on how many probes (``GW_*``);
     read by the judge and, for SelfCheck's samples, by the runner."""
 
-    model_config = SettingsConfigDict(env_prefix="GW_", extra="ignore", env_file=None)
+    model_config = SettingsConfigDict(
+        env_prefix="GW_", extra="ignore", env_file=None, allow_inf_nan=False
+    )
 
     reference_free: Annotated[list[str], NoDecode] = Field(
         default_factory=list,

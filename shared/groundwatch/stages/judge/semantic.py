@@ -74,7 +74,9 @@ __all__ = [
 class SemanticSettings(BaseSettings):
     """Which semantic and LLM-derived answer metrics the judge computes (``GW_*``)."""
 
-    model_config = SettingsConfigDict(env_prefix="GW_", extra="ignore", env_file=None)
+    model_config = SettingsConfigDict(
+        env_prefix="GW_", extra="ignore", env_file=None, allow_inf_nan=False
+    )
 
     semantic_metrics: Literal["auto", "on", "off"] = Field(
         "auto",

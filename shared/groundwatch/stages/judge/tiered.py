@@ -75,7 +75,9 @@ UNANSWERABLE_GOLD = (
 class JudgeSettings(BaseSettings):
     """Which tiers run, in order, and whether the LLM tier may spend calls (``GW_JUDGE_*``)."""
 
-    model_config = SettingsConfigDict(env_prefix="GW_JUDGE_", extra="ignore", env_file=None)
+    model_config = SettingsConfigDict(
+        env_prefix="GW_JUDGE_", extra="ignore", env_file=None, allow_inf_nan=False
+    )
 
     tiers: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: [*DEFAULT_TIERS, LLM_TIER],
