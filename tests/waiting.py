@@ -14,7 +14,7 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -29,7 +29,7 @@ class WaitTimedOut(AssertionError):
 
 def wait_until(
     what: str,
-    check: Callable[[], T],
+    check: Callable[[], T | None],
     timeout: float = GENEROUS_S,
     step: float = 0.05,
 ) -> T:
@@ -45,18 +45,33 @@ def wait_until(
         time.sleep(step)
 
 
+@overload
+async def until(  # a coroutine check: its awaited value
+    what: str,
+    check: Callable[[], Awaitable[T | None]],
+    timeout: float = ...,
+    step: float = ...,
+) -> T: ...
+
+
+@overload
+async def until(
+    what: str, check: Callable[[], T | None], timeout: float = ..., step: float = ...
+) -> T: ...
+
+
 async def until(
     what: str,
-    check: Callable[[], T | Awaitable[T]],
+    check: Callable[[], object],
     timeout: float = GENEROUS_S,
     step: float = 0.01,
-) -> T:
+) -> Any:
     """The coroutine's :func:`wait_until`: ``check`` (a function or a coroutine function) is
     called on the loop between steps, so the code under test runs meanwhile. Under a virtual
     clock (looptime) the steps cost no time and the deadline is the loop's."""
     last: list[object] = []
 
-    async def poll() -> T:
+    async def poll() -> object:
         while True:
             value = check()
             if inspect.isawaitable(value):

@@ -63,6 +63,7 @@ from tests.e2e.test_faults_kafka import (
     wait_settled,
     wait_until,
 )
+from tests.waiting import until
 
 pytestmark = [
     pytest.mark.e2e,
@@ -515,8 +516,8 @@ async def partition_leader(admin_class: type, bootstrap: str, topic: str) -> int
     """The leader of the topic's one partition. A description can come back before the brokers'
     metadata lists the new topic's partitions (an empty list, or a leader of -1), so ask again
     until it does rather than read an index that is not there yet."""
-    deadline = time.monotonic() + 60.0
-    while True:
+
+    async def leader() -> int | None:
         admin = admin_class(bootstrap_servers=bootstrap)
         await admin.start()
         try:
@@ -524,11 +525,11 @@ async def partition_leader(admin_class: type, bootstrap: str, topic: str) -> int
         finally:
             await admin.close()
         partitions = described.get("partitions") or []
-        if partitions and partitions[0].get("leader", -1) >= 0:
+        if partitions and 1 <= partitions[0].get("leader", -1) <= NODES:
             return int(partitions[0]["leader"])
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{topic}: no partition leader listed after 60 s: {described}")
-        await asyncio.sleep(0.5)
+        return None
+
+    return await until(f"{topic}: a partition leader listed", leader, timeout=60, step=0.5)
 
 
 async def test_publish_to_a_partition_without_a_leader_retries_until_it_is_back(

@@ -36,6 +36,7 @@ from groundwatch.core.model import Verdict
 from groundwatch.core.tagging import Tagger, Window
 from groundwatch.errors import PoisonMessage
 from groundwatch.stages.analytics.observe import observation_from_judgement
+from tests import waiting
 from tests.e2e.procs import ServiceProc, metric_samples, running_pipeline, wait_published
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.kafka, pytest.mark.postgres]
@@ -114,13 +115,10 @@ def stored_count(db_url: str) -> int:
 
 
 def wait_until(what: str, check: Callable[[], bool], timeout: float, step: float = 0.3) -> float:
-    """Poll ``check`` until true; returns the seconds it took, fails naming ``what``."""
+    """Poll ``check`` until true (tests/waiting.py); returns the seconds it took."""
     started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        if check():
-            return time.monotonic() - started
-        time.sleep(step)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+    waiting.wait_until(what, check, timeout, step)
+    return time.monotonic() - started
 
 
 def analytics_lag(analytics: ServiceProc) -> float:

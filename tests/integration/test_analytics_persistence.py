@@ -32,6 +32,7 @@ from groundwatch.errors import RetryLater
 from groundwatch.runtime.consume import consume
 from groundwatch.stages.analytics.observe import observation_from_judgement
 from groundwatch.stages.analytics.stage import AnalyticsStage
+from tests.waiting import until
 
 pytestmark = pytest.mark.integration
 
@@ -200,10 +201,7 @@ async def test_killed_mid_write_commits_nothing_and_a_restart_counts_exactly(
     fresh = AnalyticsStage(AnalyticsStore(engine))
     fresh_loop = consume(fresh, bus, topics)
     task = asyncio.create_task(fresh_loop.run())
-    for _ in range(200):
-        if fresh_loop.stats.consumed >= len(batch):
-            break
-        await asyncio.sleep(0.05)
+    await until("the batch consumed again", lambda: fresh_loop.stats.consumed >= len(batch))
     fresh_loop.stop()
     await task
     expected = Tagger()
@@ -227,10 +225,7 @@ async def test_two_instances_split_the_groups_and_sum_to_the_whole(tmp_path: Pat
     tasks = [asyncio.create_task(loop.run()) for loop in (a_loop, b_loop)]
     await asyncio.gather(a_loop.ready.wait(), b_loop.ready.wait())
     await bus.publish_many([Outgoing(topics.judgements.name, j.key, j.to_bytes()) for j in batch])
-    for _ in range(200):
-        if len(a.tagger) + len(b.tagger) >= len(batch):
-            break
-        await asyncio.sleep(0.05)
+    await until("every group tallied", lambda: len(a.tagger) + len(b.tagger) >= len(batch))
     expected = Tagger()
     expected.apply_many(observation_from_judgement(j) for j in batch)
     assert len(a.tagger) > 0 and len(b.tagger) > 0
@@ -246,10 +241,7 @@ async def test_two_instances_split_the_groups_and_sum_to_the_whole(tmp_path: Pat
     # b leaves: a owns every partition now and loads b's groups from the store.
     b_loop.stop()
     await tasks[1]
-    for _ in range(100):
-        if len(a.tagger) == len(batch):
-            break
-        await asyncio.sleep(0.05)
+    await until("b's groups loaded by a", lambda: len(a.tagger) == len(batch))
     assert a.tagger.status_counts() == expected.status_counts()
     a_loop.stop()
     await tasks[0]

@@ -29,6 +29,7 @@ from services.analytics.settings import AnalyticsSettings
 from services.generator.app import MAX_RUNS_PER_REQUEST
 from services.generator.app import create_app as generator_app
 from services.generator.settings import GeneratorSettings
+from tests.waiting import until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -176,13 +177,15 @@ async def test_post_runs_validates_its_body(generator: httpx.AsyncClient) -> Non
 
 async def finished(client: httpx.AsyncClient, accepted: dict[str, Any]) -> dict[str, Any]:
     """Poll a run request's state until it has ended; its last state."""
-    while True:
+
+    async def ended() -> dict[str, Any] | None:
         state: dict[str, Any] = (await client.get(accepted["poll"])).json()
         assert state["run_id"] == accepted["run_id"]
-        if state["status"] in ("done", "failed"):
-            assert state["status"] == "done", state
-            return state
-        await asyncio.sleep(0.05)
+        return state if state["status"] in ("done", "failed") else None
+
+    state = await until("the run request ended", ended, timeout=120, step=0.05)
+    assert state["status"] == "done", state
+    return state
 
 
 async def test_post_runs_answers_before_its_cycle_has_run(generator: httpx.AsyncClient) -> None:
@@ -234,16 +237,21 @@ async def test_continuous_stop_answers_within_its_deadline_while_a_cycle_runs(
             transport=transport, base_url="http://gen", headers={"Authorization": f"Bearer {TOKEN}"}
         ) as client:
             assert (await client.post("/runs/continuous/start")).json() == {"started": True}
-            while True:  # until the cycle's first probes are out
-                if (await client.get("/runs")).json()["published"]:
-                    break
-                await asyncio.sleep(0.05)
+
+            async def state() -> dict[str, Any]:
+                body: dict[str, Any] = (await client.get("/runs")).json()
+                return body
+
+            async def published() -> bool:
+                return bool((await state())["published"])
+
+            async def ended() -> bool:
+                return not (await state())["continuous"]
+
+            await until("the cycle's first probes out", published, timeout=120)
             stop = await client.post("/runs/continuous/stop")
             assert stop.status_code == 200
             assert stop.json() == {"stopped": True, "cycle_in_flight": True}
-            while True:  # until the cycle in flight has ended
-                if not (await client.get("/runs")).json()["continuous"]:
-                    break
-                await asyncio.sleep(0.1)
+            await until("the cycle in flight ended", ended, timeout=120, step=0.1)
             runs = (await client.get("/runs")).json()["runs"]
             assert [r["cycle"] for r in runs] == [1]  # the cycle in flight ended; none after it

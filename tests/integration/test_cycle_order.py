@@ -11,7 +11,6 @@ cycle is dead-lettered with its reason, never stored uncounted.
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -29,6 +28,7 @@ from groundwatch.core.model import Expected, Verdict
 from groundwatch.core.tagging import GroupStatus, Window
 from groundwatch.runtime.consume import ConsumeLoop, RetryPolicy
 from groundwatch.stages.analytics.stage import AnalyticsStage
+from tests.waiting import until
 
 pytestmark = pytest.mark.integration
 
@@ -93,11 +93,11 @@ class Pipeline:
             policy=FAST,
         )
         task = asyncio.create_task(loop.run())
-        deadline = time.monotonic() + 20
-        while loop.stats.consumed + loop.stats.dead_lettered < len(batch):
-            assert time.monotonic() < deadline, loop.stats
-            assert not task.done(), task
-            await asyncio.sleep(0.01)
+        await until(
+            "the batch consumed or dead-lettered",
+            lambda: task.done() or loop.stats.consumed + loop.stats.dead_lettered >= len(batch),
+        )
+        assert not task.done(), task
         loop.stop()
         await task
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from groundwatch.stages.judge.reference_free import ReferenceFreeSettings
 from groundwatch.stages.judge.tiered import JudgeSettings, build_judge
 from groundwatch.stages.runner.lanes import SelfCheckSampling
 from tests.fakes import FakeOpenAIServer, fake_openai, fake_openai_server  # noqa: F401
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -306,14 +306,15 @@ def test_judge_service_uses_the_llm_tier_and_exports_the_audit(
             )
 
         client.portal.call(publish)  # type: ignore[union-attr]
-        deadline = time.monotonic() + 30
-        judged: list[Judgement] = []
-        while len(judged) < 2 and time.monotonic() < deadline:
+
+        def judged_both() -> list[Judgement] | None:
             judged = [
                 parts.topics.judgements.decode(r.value)
                 for r in parts.bus.records(parts.topics.judgements.name)
             ]
-            time.sleep(0.05)
+            return judged if len(judged) >= 2 else None
+
+        judged = wait_until("both responses judged", judged_both)
         metrics = client.get("/metrics").text
     by_group = {j.group_id: j for j in judged}
     assert by_group["g0"].tier == "contains"

@@ -33,6 +33,7 @@ from groundwatch.runtime.consume import ConsumeLoop, RetryPolicy, consume
 from groundwatch.runtime.service import LoopTelemetry
 from groundwatch.stages.analytics.stage import AnalyticsStage
 from tests.e2e.procs import metric_samples
+from tests.waiting import WaitTimedOut, until
 
 pytestmark = pytest.mark.integration
 
@@ -61,12 +62,12 @@ def judgement(p: Probe) -> Judgement:
 
 async def run_until(loop: ConsumeLoop[object], done: Callable[[], bool], timeout: float) -> None:
     task = asyncio.create_task(loop.run())
-    deadline = time.monotonic() + timeout
     try:
-        while not done():
-            assert time.monotonic() < deadline, f"timed out; stats {loop.stats}"
-            assert not task.done(), f"loop ended: {task.exception()!r}"
-            await asyncio.sleep(0.02)
+        try:
+            await until("the loop's work", lambda: done() or task.done(), timeout)
+        except WaitTimedOut as exc:
+            raise AssertionError(f"{exc}; stats {loop.stats}") from None
+        assert not task.done(), f"loop ended: {task.exception()!r}"
     finally:
         loop.stop()
         await task
@@ -148,18 +149,15 @@ async def test_an_outage_is_waited_out_never_dead_lettered_and_shows_as_stalled(
     registry = CollectorRegistry()
     LoopTelemetry(registry, "test").attach(loop)
     task = asyncio.create_task(loop.run())
-    await asyncio.sleep(1.0)
-    stalled_during = loop.stalled()
+    # stalled once no batch went through for stall_after_s, however long the machine takes
+    stalled_during = await until("the loop stalled", loop.stalled)
     gauge = metric_samples(
         __import__("prometheus_client").generate_latest(registry).decode(),
         "groundwatch_consumer_stalled",
     )
     calls_during, retries_during = calls, loop.stats.retries
     down = False
-    deadline = time.monotonic() + 20
-    while loop.stats.consumed < 50:
-        assert time.monotonic() < deadline, loop.stats
-        await asyncio.sleep(0.02)
+    await until("50 consumed", lambda: loop.stats.consumed >= 50)
     loop.stop()
     await task
     letters, outputs = await letters_and_outputs(bus, topics)
@@ -200,14 +198,14 @@ async def test_stalled_consumer_turns_readiness_red() -> None:
     app: FastAPI = build_app("test", bootstrap)
     async with app.router.lifespan_context(app):
         client = httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://t")
-        await asyncio.sleep(0.8)
-        red = await client.get("/readyz")
+
+        async def readiness(code: int) -> httpx.Response | None:
+            r = await client.get("/readyz")
+            return r if r.status_code == code else None
+
+        red = await until("/readyz 503 while stalled", lambda: readiness(503))
         healthy = True
-        for _ in range(100):
-            green = await client.get("/readyz")
-            if green.status_code == 200:
-                break
-            await asyncio.sleep(0.05)
+        green = await until("/readyz 200 once it goes on", lambda: readiness(200))
         await client.aclose()
     assert red.status_code == 503 and red.json()["checks"]["progress"] is False
     assert green.status_code == 200 and green.json()["checks"]["progress"] is True
@@ -231,7 +229,7 @@ async def test_a_value_postgres_refuses_is_dead_lettered_and_every_other_one_sto
     stage = AnalyticsStage(AnalyticsStore(engine))
     loop = consume(stage, bus, topics, policy=FAST)
     started = time.monotonic()
-    await run_until(loop, lambda: loop.stats.consumed >= 2000, 120)
+    await run_until(loop, lambda: loop.stats.consumed >= 2000, 240)  # about 20 s idle: generous
     took = time.monotonic() - started
     letters, _ = await letters_and_outputs(bus, topics)
     with engine.connect() as conn:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import time
+import contextlib
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -47,6 +47,7 @@ from groundwatch.stages.judge.tiered import TieredJudge
 from groundwatch.stages.runner.lanes import Runner
 from groundwatch.stages.runner.stage import RunnerStage
 from tests.e2e.test_faults_kafka import _read_all
+from tests.waiting import WaitTimedOut, until
 
 pytestmark = [
     pytest.mark.integration,
@@ -182,15 +183,18 @@ async def test_hundred_poison_messages_per_topic_all_dead_lettered(
             await asyncio.sleep(0.3)
 
         engine_count = select(func.count()).select_from(JudgementRow)
-        deadline = time.monotonic() + 60
         stored = letters_n = 0
-        while time.monotonic() < deadline:
+
+        def all_through() -> bool:
+            nonlocal stored, letters_n
             with engine.connect() as conn:
                 stored = int(conn.execute(engine_count).scalar_one())
             letters_n = sum(w.stats.dead_lettered for w in workers)
-            if stored >= VALID and letters_n >= 3 * POISON:
-                break
-            await asyncio.sleep(0.3)
+            return stored >= VALID and letters_n >= 3 * POISON
+
+        with contextlib.suppress(WaitTimedOut):  # the assertions below say what is missing
+            await until("every valid record stored, every poison one dead-lettered",
+                        all_through, timeout=120, step=0.3)  # fmt: skip
     finally:
         await producer.stop()
         for w in workers:
@@ -268,11 +272,10 @@ async def test_oversize_poison_is_dead_lettered_without_killing_the_loop(
         good = valid_probe(1)
         await producer.send_and_wait(topics.probes.name, big, key=b"g1")
         await producer.send_and_wait(topics.probes.name, good.to_bytes(), key=b"g1")
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not task.done():
-            if loop.stats.consumed >= 1 and loop.stats.dead_lettered >= 1:
-                break
-            await asyncio.sleep(0.2)
+        with contextlib.suppress(WaitTimedOut):  # the assertions below say what is missing
+            await until("the good one consumed and the big one dead-lettered",
+                        lambda: task.done() or (loop.stats.consumed >= 1
+                                                and loop.stats.dead_lettered >= 1))  # fmt: skip
     finally:
         await producer.stop()
         loop.stop()

@@ -24,6 +24,7 @@ from groundwatch.runtime.consume import RetryPolicy, consume
 from groundwatch.stages.analytics.stage import AnalyticsStage
 from tests.integration.test_analytics_persistence import judgements, stored_tallies
 from tests.own_postgres import own_postgres
+from tests.waiting import until
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -175,14 +176,12 @@ async def test_consume_loop_never_dead_letters_for_a_store_outage() -> None:
         pg.halt()
         await bus.publish_many(to_outgoing(batch, topics))
         # the loop meets the outage several times (each a rewind), and dead-letters nothing
-        while loop.stats.retries < 3 * len(batch):
-            assert not task.done(), "the loop ended on a store outage"
-            await asyncio.sleep(0.05)
+        await until("three rewinds", lambda: task.done() or loop.stats.retries >= 3 * len(batch))
+        assert not task.done(), "the loop ended on a store outage"
         assert loop.stats.dead_lettered == 0
         pg.start()
-        while loop.stats.consumed < len(batch):
-            assert not task.done(), "the loop ended on a store outage"
-            await asyncio.sleep(0.05)
+        await until("the batch stored", lambda: task.done() or loop.stats.consumed >= len(batch))
+        assert not task.done(), "the loop ended on a store outage"
         loop.stop()
         await task
         await bus.stop()

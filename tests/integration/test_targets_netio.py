@@ -14,6 +14,7 @@ import pytest
 
 from groundwatch.adapters.targets import netio
 from groundwatch.adapters.targets.netio import AsyncioBackend, AsyncioTransport
+from tests.waiting import until
 
 REPLY = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"
 
@@ -48,10 +49,8 @@ async def test_an_idle_connection_the_server_closed_is_not_reused() -> None:
         (conn,) = pool.connections
         assert not conn.has_expired()  # idle, open: reusable
         close.set()
-        for _ in range(500):  # until the server's FIN is in (the mechanism, not a time bound)
-            if conn.has_expired() or not pool.connections:
-                break
-            await asyncio.sleep(0.01)
+        # until the server's FIN is in (the mechanism, not a time bound)
+        await until("the server's FIN", lambda: conn.has_expired() or not pool.connections)
         second = await pool.request("GET", url)  # no retry: a reused dead socket would fail
         assert second.status == 200 and second.content == b"ok"
     assert len(connections) == 2

@@ -162,7 +162,7 @@ async def test_client_releases_slots_when_requests_are_cancelled_or_too_large() 
             with pytest.raises(asyncio.CancelledError):
                 await task
         reply = await asyncio.wait_for(
-            client.exchange("POST", server.url, {}, b"{}", 1 << 20), timeout=2
+            client.exchange("POST", server.url, {}, b"{}", 1 << 20), timeout=30
         )
         assert reply.status == 200 and b"Oslo" in reply.body
 
@@ -313,7 +313,7 @@ async def test_requests_beyond_the_bound_wait_their_turn_and_a_waiter_may_give_u
         ]
         await asyncio.sleep(0)
         gives_up.cancel()  # while it waits for the one slot
-        replies = await asyncio.wait_for(asyncio.gather(first, *rest), timeout=2)
+        replies = await asyncio.wait_for(asyncio.gather(first, *rest), timeout=30)
         assert [r.status for r in replies] == [200] * 4
         assert gives_up.cancelled()
         assert server.connections == 1 and len(server.requests) == 4  # one at a time

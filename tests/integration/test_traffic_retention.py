@@ -4,7 +4,6 @@ MySQL."""
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -26,6 +25,7 @@ from groundwatch.runtime.traffic_api import bus_publisher
 from groundwatch.stages.runner.lanes import Runner
 from tests.integration.test_mysql import STORE_TABLES
 from tests.unit.traffic_questions import FLEET
+from tests.waiting import until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -105,10 +105,8 @@ async def test_traffic_windows_are_pruned_like_probe_cycles(
         for w in range(WINDOWS):
             await publish(records[w * len(asked) : (w + 1) * len(asked)])
             want = probes + (w + 1) * len(asked)
-            for _ in range(3000):  # until the window is tallied (each a distinct judgement)
-                if pipeline.tallied() >= want:
-                    break
-                await asyncio.sleep(0.01)
+            # until the window is tallied (each a distinct judgement)
+            await until(f"window {w} tallied", lambda: pipeline.tallied() >= want)  # noqa: B023
             assert pipeline.tallied() == want
         assert pipeline.dead_lettered() == 0
     finally:
