@@ -86,6 +86,7 @@ def test_equations_on_a_hand_counted_cohort() -> None:
         "target_error": 1,
         "stale": 0,
         "undecided": 0,
+        "unknown": 0,
         "pending": 2,
     }
     # retrieval: A 3 + C 2 (correct one, and the LM-fault one) judged sufficient; B's and D's

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from groundwatch.core.tagging import UNSETTLED_MEANINGS, Cause, GroupStatus
 from groundwatch.report.document import CohortNumbers, ScenarioNumbers, TargetReport
 
 T = TypeVar("T")
@@ -63,7 +64,7 @@ COHORT_COLUMNS: tuple[Column[CohortNumbers], ...] = (
         "unknown",
         "unknown",
         lambda c: c.unknown_groups,
-        "too little decided for a status (target errors and undecided verdicts are no evidence)",
+        UNSETTLED_MEANINGS[GroupStatus.UNKNOWN],
     ),
     Column(
         "held_groups",
@@ -72,7 +73,13 @@ COHORT_COLUMNS: tuple[Column[CohortNumbers], ...] = (
         lambda c: c.held_groups,
         "status kept from an older cycle: the later ones got no answer (an outage)",
     ),
-    Column("pending_groups", "pending", "pending", lambda c: c.pending_groups, "no cycle done yet"),
+    Column(
+        "pending_groups",
+        "pending",
+        "pending",
+        lambda c: c.pending_groups,
+        UNSETTLED_MEANINGS[GroupStatus.PENDING],
+    ),
     Column(
         "coverage",
         "cover",
@@ -176,17 +183,22 @@ STATUS_SEGMENTS: tuple[tuple[str, str, Callable[[CohortNumbers], int]], ...] = (
     ("pending", "#95a5a6", lambda c: c.pending_groups),
 )
 
-#: Failure causes as the plots colour them.
-CAUSE_COLOURS: tuple[tuple[str, str], ...] = (
-    ("gap", "#c0392b"),
-    ("retrieval", "#8e44ad"),
-    ("lm", "#2980b9"),
-    ("inconclusive", "#a6acaf"),
-    ("flaky", "#f1c40f"),
-    ("target_error", "#7f8c8d"),
-    ("stale", "#d35400"),
-    ("undecided", "#bdc3c7"),
-    ("pending", "#d5dbdb"),
+#: Failure causes as the plots colour them: every cause, in :class:`Cause`'s order (the text
+#: table's), a cause of an unsettled group in its status's colour.
+CAUSE_COLOURS: tuple[tuple[str, str], ...] = tuple(
+    (cause.value, colour)
+    for cause, colour in {
+        Cause.GAP: "#c0392b",
+        Cause.RETRIEVAL: "#8e44ad",
+        Cause.LM: "#2980b9",
+        Cause.INCONCLUSIVE: "#a6acaf",
+        Cause.FLAKY: "#f1c40f",
+        Cause.TARGET_ERROR: "#34495e",
+        Cause.STALE: "#d35400",
+        Cause.UNDECIDED: "#bdc3c7",
+        Cause.UNKNOWN: "#7f8c8d",
+        Cause.PENDING: "#95a5a6",
+    }.items()
 )
 
 

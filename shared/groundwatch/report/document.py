@@ -511,8 +511,9 @@ class FormResult(_Model):
     reason: str | None = Field(None, description="Why the judge decided so, or the target error.")
     cause: str | None = Field(
         None,
-        description="gap, retrieval, lm, flaky, target_error, stale, undecided or pending; "
-        "None for a correct answer.",
+        description="gap, retrieval, lm, inconclusive, flaky, target_error, stale, undecided, "
+        "unknown (wrong in an unknown group) or pending (wrong in a pending group); None for a "
+        "correct answer.",
     )
     error_kind: str | None = Field(None, description="http_5xx, timeout, bad_payload, …")
     retrieved_ids: list[str] = Field(default_factory=list)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
+from groundwatch.core.tagging import CAUSE_MEANINGS
 from groundwatch.report.columns import (
     CAUSE_COLOURS,
     COHORT_COLUMNS,
@@ -601,11 +602,9 @@ def render_html(report: Report) -> str:
         _failing_html(report),
         "<h2>Failure attribution</h2>",
         _attribution_plot(report),
-        "<p class='muted'>gap: wrong in a gap group (the knowledge base lacks the fact);"
-        " retrieval: wrong with insufficient retrieved context; lm: wrong although the context"
-        " sufficed (ground truth, context comparison or the gold stated in the retrieved text);"
-        " inconclusive: wrong with no retrieval evidence to tell (no ids, no contexts);"
-        " target_error: no answer.</p>",
+        "<p class='muted'>"
+        + "; ".join(f"{escape(c.value)}: {escape(m)}" for c, m in CAUSE_MEANINGS.items())
+        + ".</p>",
         "<h2>Cohort hypothesis test</h2>",
     ]
     for target, tr in report.targets.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from groundwatch.core.tagging import Cause
+from groundwatch.core.tagging import CAUSE_MEANINGS, STATUS_CAUSES, UNSETTLED_MEANINGS, Cause
 from groundwatch.report.columns import (
     COHORT_COLUMNS,
     DENOMINATOR_COLUMNS,
@@ -82,8 +82,20 @@ def render_text(report: Report) -> str:
         for target, tr in report.targets.items()
         for cohort, c in tr.cohorts.items()
     ]
+    # the causes that name a group status rather than a cause, said in words where counted
+    unsettled = [
+        STATUS_CAUSES[st]
+        for st in UNSETTLED_MEANINGS
+        if any(
+            c.attribution.get(STATUS_CAUSES[st].value)
+            for tr in report.targets.values()
+            for c in tr.cohorts.values()
+        )
+    ]
     parts.append(
-        "Failure attribution\n" + table(["target", "cohort", *(k.value for k in Cause)], arows)
+        "Failure attribution\n"
+        + table(["target", "cohort", *(k.value for k in Cause)], arows)
+        + "".join(f"\n  {k.value}: {CAUSE_MEANINGS[k]}" for k in unsettled)
     )
     for target, tr in report.targets.items():
         h = tr.hypothesis

@@ -12,11 +12,16 @@ import-linter contract keeps it so): the modules inside are free to change how a
 * a person's verdict counted instead of the judge's: :meth:`Tagger.override`, its
   :class:`Override` outcome;
 * a tally's stored state: :func:`dump_state`, :func:`restore`, :func:`valid`;
-* the status rules the tagger applies, for readers that combine statuses themselves.
+* the status rules the tagger applies, for readers that combine statuses themselves, and the
+  one mapping of a status to the cause of its wrong forms (:data:`STATUS_CAUSES`), with the
+  words every report says a cause and an unsettled status in (:data:`CAUSE_MEANINGS`).
 """
 
 from groundwatch.core.evidence import DECIDED_STATUSES, EvidenceRule, GroupStatus
 from groundwatch.core.tagging.attribution import (
+    CAUSE_MEANINGS,
+    STATUS_CAUSES,
+    UNSETTLED_MEANINGS,
     attribution_status,
     cause_of,
     judge_retrieval,
@@ -43,12 +48,15 @@ from groundwatch.core.tagging.view import TaggerView, publish
 from groundwatch.core.tagging.windows import history_entry
 
 __all__ = [
+    "CAUSE_MEANINGS",
     "DECIDED_STATUSES",
     "FACTUAL",
     "FLAKY_HISTORY",
     "HUMAN_VERDICTS",
     "STALE_REASON",
     "STATE_FORMAT",
+    "STATUS_CAUSES",
+    "UNSETTLED_MEANINGS",
     "Cause",
     "EvidenceRule",
     "GroupKey",

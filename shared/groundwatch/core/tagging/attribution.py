@@ -4,7 +4,8 @@ and what a retrieval judgement stands on."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from groundwatch.core.evidence import GroupStatus
@@ -15,6 +16,54 @@ if TYPE_CHECKING:
     from groundwatch.core.tagging.windows import Tally
 
 _CORRECT = Verdict.CORRECT
+
+#: What the two statuses short of a conclusive one mean — the groups table's ``pending`` and
+#: ``unknown`` columns and the attribution's causes of the same names say it in these words,
+#: so both views of a store count the same groups by the same name.
+UNSETTLED_MEANINGS: Mapping[GroupStatus, str] = MappingProxyType(
+    {
+        GroupStatus.UNKNOWN: "too little decided for a status; target errors and undecided"
+        " verdicts are no evidence",
+        GroupStatus.PENDING: "no cycle done yet",
+    }
+)
+
+#: The group statuses that are a wrong form's cause by themselves, each as that cause: a gap
+#: group's failures are the knowledge base's, a flaky group's the LM's chance; an unknown or a
+#: pending group has no status to explain them, and its wrong forms are counted under its own
+#: status's name — an *unknown* group's cycle is closed (it is not waiting for anything), a
+#: *pending* one's is not. The one rule :func:`cause_of` and every reader share: a form counted
+#: under ``pending`` (``unknown``) is one of a group the groups table counts ``pending``
+#: (``unknown``).
+STATUS_CAUSES: Mapping[GroupStatus, Cause] = MappingProxyType(
+    {
+        GroupStatus.GAP: Cause.GAP,
+        GroupStatus.FLAKY: Cause.FLAKY,
+        GroupStatus.UNKNOWN: Cause.UNKNOWN,
+        GroupStatus.PENDING: Cause.PENDING,
+    }
+)
+
+#: What each cause says about a failed example, in the words every report prints beside them.
+CAUSE_MEANINGS: Mapping[Cause, str] = MappingProxyType(
+    {
+        Cause.GAP: "wrong in a gap group (the knowledge base lacks the fact)",
+        Cause.RETRIEVAL: "wrong with insufficient retrieved context",
+        Cause.LM: "wrong although the context sufficed (ground truth, context comparison or"
+        " the gold stated in the retrieved text)",
+        Cause.INCONCLUSIVE: "wrong with no retrieval evidence to tell (no ids, no contexts)",
+        Cause.FLAKY: "wrong in a flaky group (the verdict reverses with an unchanged truth)",
+        Cause.TARGET_ERROR: "no answer",
+        Cause.STALE: "the answer an earlier SQL truth gave (outdated, not missing)",
+        Cause.UNDECIDED: "the judge could not decide the answer",
+        Cause.UNKNOWN: "wrong in an unknown group that no cohort answered right ("
+        + UNSETTLED_MEANINGS[GroupStatus.UNKNOWN]
+        + "): a gap and fragile wording are not told apart",
+        Cause.PENDING: "wrong in a pending group ("
+        + UNSETTLED_MEANINGS[GroupStatus.PENDING]
+        + "): not attributed until its cycle closes",
+    }
+)
 
 
 _JUDGEMENTS: dict[tuple[bool | None, RetrievalEvidence], tuple[bool | None, RetrievalEvidence]] = {
@@ -92,11 +141,12 @@ def cause_of(obs: Observation, status: GroupStatus, retrieval_ok: bool | None) -
 
     error → target error; undecided → undecided; a response matching an earlier answer version
     (the source database changed, the RAG's knowledge did not) → stale; a wrong example in a gap
-    group → gap (the knowledge base lacks the fact); in a flaky group → flaky; in a pending group
-    → pending (it may yet turn out to be a gap); otherwise insufficient retrieval → retrieval,
-    sufficient → LM, not judgeable (``None``) → inconclusive. Callers pass the status from
-    :func:`attribution_status`, so a group that is a gap in one cohort only is not blamed on the
-    knowledge base.
+    group → gap (the knowledge base lacks the fact); in a flaky group → flaky; in a group with
+    no conclusive status → that status (:data:`STATUS_CAUSES`: unknown when its cycle closed with
+    too little decided, pending while no cycle has closed); otherwise insufficient retrieval →
+    retrieval, sufficient → LM, not judgeable (``None``) → inconclusive. Callers pass the status
+    from :func:`attribution_status`, so a group that is a gap in one cohort only is not blamed on
+    the knowledge base.
     """
     v = obs.verdict
     if v is Verdict.CORRECT:
@@ -107,12 +157,9 @@ def cause_of(obs: Observation, status: GroupStatus, retrieval_ok: bool | None) -
         return Cause.UNDECIDED
     if obs.stale:
         return Cause.STALE  # the answer matches an earlier SQL truth: outdated, not missing
-    if status is GroupStatus.GAP:
-        return Cause.GAP
-    if status is GroupStatus.FLAKY:
-        return Cause.FLAKY
-    if status is GroupStatus.PENDING or status is GroupStatus.UNKNOWN:
-        return Cause.PENDING
+    by_status = STATUS_CAUSES.get(status)
+    if by_status is not None:
+        return by_status
     if retrieval_ok is None:
         return Cause.INCONCLUSIVE
     return Cause.LM if retrieval_ok else Cause.RETRIEVAL

@@ -88,6 +88,7 @@ class Cause(StrEnum):
     TARGET_ERROR = "target_error"
     STALE = "stale"
     UNDECIDED = "undecided"
+    UNKNOWN = "unknown"
     PENDING = "pending"
 
 
