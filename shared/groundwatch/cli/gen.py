@@ -145,6 +145,109 @@ def _steering(
     )
 
 
+# Options `gen` and `gen templates` both take, with the same help.
+DbOpt = Annotated[
+    str | None, typer.Option(help="Source database SQLAlchemy URL (opened read-only).")
+]
+DemoOpt = Annotated[bool, typer.Option(help="Use the built-in demo domain.")]
+LlmOpt = Annotated[bool, typer.Option(help="Generate templates with the LLM (GW_LLM_* settings).")]
+CohortsOpt = Annotated[str, typer.Option(help="Comma-separated cohorts (linguistic attributes).")]
+VerbalizersOpt = Annotated[
+    Path | None, typer.Option(help="YAML with extra/overriding verbalizers.")
+]
+KeyRatioOpt = Annotated[
+    float | None,
+    typer.Option(
+        min=0.0,
+        max=1.0,
+        help=(
+            "Distinct share for a text column to name its rows (a column called a"
+            " name needs at most 0.6: fills on a shared name are dropped)."
+        ),
+    ),
+]
+SeedOpt = Annotated[int, typer.Option(help="Demo domain seed.")]
+
+# Options of `gen` alone.
+GrammarOpt = Annotated[
+    Path | None,
+    typer.Option(help="Import GRAMMAR tool output (flat files or the repository folders)."),
+]
+TemplatesOpt = Annotated[
+    Path | None,
+    typer.Option(help="Use the SQL/text templates of this YAML file (see gen templates)."),
+]
+FormsOpt = Annotated[int, typer.Option(min=1, help="Text forms per group per cohort (k).")]
+OutOpt = Annotated[
+    Path | None, typer.Option(help="Output JSONL file, one semantic group per line.")
+]
+DryRunOpt = Annotated[bool, typer.Option(help="Print the templates only; run no answer queries.")]
+DatasetIdOpt = Annotated[str, typer.Option(help="Dataset id stamped on every group.")]
+PiiOpt = Annotated[
+    bool,
+    typer.Option(
+        help="Exclude columns whose names or values look personal (e-mail, phone, "
+        "address, birth date, national ids)."
+    ),
+]
+ListAnswersOpt = Annotated[
+    bool, typer.Option(help="Keep fills with several answers as list answers.")
+]
+SummaryJsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print the stage summary as JSON on stdout.")
+]
+UnverifiedReadonlyOpt = Annotated[
+    bool,
+    typer.Option(
+        help="Accept a --db backend whose read-only mode groundwatch cannot enforce"
+        " (other than sqlite, postgresql, mysql/mariadb). Connect as a database user"
+        " that can only read: nothing else then keeps generation from writing."
+    ),
+]
+NoProgressOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress bar (also off on CI or a pipe).")
+]
+DocsOutOpt = Annotated[Path | None, typer.Option(help="With --demo: write the corpus JSON here.")]
+ScenariosOpt = Annotated[
+    str | None, typer.Option(help="RAGProbe scenario items instead: S1,S2,… or all.")
+]
+CorpusOpt = Annotated[
+    Path | None, typer.Option(help="With --scenarios: documents (a directory or .json).")
+]
+ScenarioFileOpt = Annotated[
+    list[Path] | None, typer.Option(help="With --scenarios: extra scenario YAML files.")
+]
+PerScenarioOpt = Annotated[
+    int | None, typer.Option(min=1, help="With --scenarios: items per scenario.")
+]
+ScenarioReportOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--scenario-report",
+        "--quality",
+        help="With --scenarios: write the scenario report (kept, dropped by reason,"
+        " validity) here as JSON (--quality: its former name).",
+    ),
+]
+DocIdsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--doc-ids",
+        exists=True,
+        help="With --db: YAML/JSON map of table to document id ('project-{key}', {key} ="
+        " the row's primary key) or to {row key: document id}; each group's relevant"
+        " documents are those of the rows its answer reads (for the IR metrics).",
+    ),
+]
+
+# Options of `gen templates` alone.
+TemplatesOutOpt = Annotated[Path, typer.Option(help="YAML file to write the templates to.")]
+TemplateFormsOpt = Annotated[int, typer.Option(min=1, help="Text templates wanted per cohort.")]
+TemplatesPiiOpt = Annotated[
+    bool, typer.Option(help="Exclude columns whose names or values look personal.")
+]
+
+
 def register(app: typer.Typer) -> None:
     gen_app = typer.Typer(
         help="Generate balanced semantic groups (GRAMMAR-Gen) and write them as JSONL.",
@@ -152,282 +255,210 @@ def register(app: typer.Typer) -> None:
         pretty_exceptions_enable=False,
     )
     app.add_typer(gen_app, name="gen")
+    gen_app.callback(invoke_without_command=True)(one_line_errors(gen))
+    gen_app.command("templates")(one_line_errors(gen_templates))
 
-    @gen_app.callback(invoke_without_command=True)
-    @one_line_errors
-    def gen(
-        ctx: typer.Context,
-        db: Annotated[
-            str | None, typer.Option(help="Source database SQLAlchemy URL (opened read-only).")
-        ] = None,
-        demo: Annotated[bool, typer.Option(help="Use the built-in demo domain.")] = False,
-        grammar: Annotated[
-            Path | None,
-            typer.Option(help="Import GRAMMAR tool output (flat files or the repository folders)."),
-        ] = None,
-        templates: Annotated[
-            Path | None,
-            typer.Option(help="Use the SQL/text templates of this YAML file (see gen templates)."),
-        ] = None,
-        llm: Annotated[
-            bool, typer.Option(help="Generate templates with the LLM (GW_LLM_* settings).")
-        ] = False,
-        cohorts: Annotated[
-            str, typer.Option(help="Comma-separated cohorts (linguistic attributes).")
-        ] = "short,long",
-        forms: Annotated[int, typer.Option(min=1, help="Text forms per group per cohort (k).")] = 3,
-        out: Annotated[
-            Path | None, typer.Option(help="Output JSONL file, one semantic group per line.")
-        ] = None,
-        dry_run: Annotated[
-            bool, typer.Option(help="Print the templates only; run no answer queries.")
-        ] = False,
-        dataset_id: Annotated[
-            str, typer.Option(help="Dataset id stamped on every group.")
-        ] = "default",
-        verbalizers: Annotated[
-            Path | None, typer.Option(help="YAML with extra/overriding verbalizers.")
-        ] = None,
-        include_tables: PatternsOpt = None,
-        exclude_tables: PatternsOpt = None,
-        exclude_columns: PatternsOpt = None,
-        pii: Annotated[
-            bool,
-            typer.Option(
-                help="Exclude columns whose names or values look personal (e-mail, phone, "
-                "address, birth date, national ids)."
-            ),
-        ] = False,
-        key_ratio: Annotated[
-            float | None,
-            typer.Option(
-                min=0.0,
-                max=1.0,
-                help=(
-                    "Distinct share for a text column to name its rows (a column called a"
-                    " name needs at most 0.6: fills on a shared name are dropped)."
-                ),
-            ),
-        ] = None,
-        allow_list_answers: Annotated[
-            bool, typer.Option(help="Keep fills with several answers as list answers.")
-        ] = False,
-        as_json: Annotated[
-            bool, typer.Option("--json", help="Print the stage summary as JSON on stdout.")
-        ] = False,
-        allow_unverified_readonly: Annotated[
-            bool,
-            typer.Option(
-                help="Accept a --db backend whose read-only mode groundwatch cannot enforce"
-                " (other than sqlite, postgresql, mysql/mariadb). Connect as a database user"
-                " that can only read: nothing else then keeps generation from writing."
-            ),
-        ] = False,
-        quiet: Annotated[
-            bool, typer.Option("--quiet", "-q", help="No progress bar (also off on CI or a pipe).")
-        ] = False,
-        allow_privileged_source: AllowPrivilegedOpt = False,
-        source_timeout: SourceTimeoutOpt = 60.0,
-        seed: Annotated[int, typer.Option(help="Demo domain seed.")] = 7,
-        docs_out: Annotated[
-            Path | None, typer.Option(help="With --demo: write the corpus JSON here.")
-        ] = None,
-        scenarios: Annotated[
-            str | None, typer.Option(help="RAGProbe scenario items instead: S1,S2,… or all.")
-        ] = None,
-        corpus: Annotated[
-            Path | None, typer.Option(help="With --scenarios: documents (a directory or .json).")
-        ] = None,
-        scenario_file: Annotated[
-            list[Path] | None, typer.Option(help="With --scenarios: extra scenario YAML files.")
-        ] = None,
-        per_scenario: Annotated[
-            int | None, typer.Option(min=1, help="With --scenarios: items per scenario.")
-        ] = None,
-        scenario_report: Annotated[
-            Path | None,
-            typer.Option(
-                "--scenario-report",
-                "--quality",
-                help="With --scenarios: write the scenario report (kept, dropped by reason,"
-                " validity) here as JSON (--quality: its former name).",
-            ),
-        ] = None,
-        doc_ids: Annotated[
-            Path | None,
-            typer.Option(
-                "--doc-ids",
-                exists=True,
-                help="With --db: YAML/JSON map of table to document id ('project-{key}', {key} ="
-                " the row's primary key) or to {row key: document id}; each group's relevant"
-                " documents are those of the rows its answer reads (for the IR metrics).",
-            ),
-        ] = None,
-    ) -> None:
-        """Generate balanced semantic groups (GRAMMAR-Gen) and write them as JSONL."""
-        if ctx.invoked_subcommand is not None:
-            return
-        if scenarios is not None:
-            from groundwatch.cli.gen_scenarios import gen_scenarios
 
-            gen_scenarios(
-                scenarios,
-                demo=demo,
-                db=db,
-                corpus_path=corpus,
-                out=out,
-                llm=llm,
-                seed=seed,
-                dataset_id=dataset_id,
-                max_items=per_scenario,
-                report_out=scenario_report,
-                scenario_paths=scenario_file or [],
-                source_timeout_s=source_timeout,
-                allow_privileged_source=allow_privileged_source,
-            )
-            return
-        sources = sum([db is not None, demo, grammar is not None])
-        if sources != 1:
-            raise typer.BadParameter("give exactly one of --db, --demo, --grammar")
-        if not dry_run and out is None:
-            raise typer.BadParameter("--out is required (or use --dry-run)")
-        if out is not None and not out.parent.is_dir():
-            raise typer.BadParameter(
-                f"directory {str(out.parent)!r} does not exist", param_hint="--out"
-            )
-        if templates is not None and (llm or grammar is not None):
-            raise typer.BadParameter("--templates goes with --db or --demo, without --llm")
-        if doc_ids is not None and db is None:
-            raise typer.BadParameter(
-                "--doc-ids goes with --db (the demo knows its documents)", param_hint="--doc-ids"
-            )
-        cohort_list = [c.strip() for c in cohorts.split(",") if c.strip()]
-        vs = _verbalizers(verbalizers)
-        unknown = [c for c in cohort_list if c not in vs]
-        if unknown:
-            raise typer.BadParameter(f"unknown cohorts {unknown}; known: {sorted(vs)}")
-        if grammar is not None:
-            _gen_grammar(grammar, cohort_list, out, dataset_id, dry_run, as_json, quiet)
-            return
-        opts = GenOptions(
+def gen(
+    ctx: typer.Context,
+    db: DbOpt = None,
+    demo: DemoOpt = False,
+    grammar: GrammarOpt = None,
+    templates: TemplatesOpt = None,
+    llm: LlmOpt = False,
+    cohorts: CohortsOpt = "short,long",
+    forms: FormsOpt = 3,
+    out: OutOpt = None,
+    dry_run: DryRunOpt = False,
+    dataset_id: DatasetIdOpt = "default",
+    verbalizers: VerbalizersOpt = None,
+    include_tables: PatternsOpt = None,
+    exclude_tables: PatternsOpt = None,
+    exclude_columns: PatternsOpt = None,
+    pii: PiiOpt = False,
+    key_ratio: KeyRatioOpt = None,
+    allow_list_answers: ListAnswersOpt = False,
+    as_json: SummaryJsonOpt = False,
+    allow_unverified_readonly: UnverifiedReadonlyOpt = False,
+    quiet: NoProgressOpt = False,
+    allow_privileged_source: AllowPrivilegedOpt = False,
+    source_timeout: SourceTimeoutOpt = 60.0,
+    seed: SeedOpt = 7,
+    docs_out: DocsOutOpt = None,
+    scenarios: ScenariosOpt = None,
+    corpus: CorpusOpt = None,
+    scenario_file: ScenarioFileOpt = None,
+    per_scenario: PerScenarioOpt = None,
+    scenario_report: ScenarioReportOpt = None,
+    doc_ids: DocIdsOpt = None,
+) -> None:
+    """Generate balanced semantic groups (GRAMMAR-Gen) and write them as JSONL."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if scenarios is not None:
+        from groundwatch.cli.gen_scenarios import gen_scenarios
+
+        gen_scenarios(
+            scenarios,
+            demo=demo,
+            db=db,
+            corpus_path=corpus,
+            out=out,
             llm=llm,
-            k=forms,
-            cohorts=cohort_list,
+            seed=seed,
             dataset_id=dataset_id,
-            verbalizers=vs,
-            dry_run=dry_run,
-            steering=_steering(include_tables, exclude_tables, exclude_columns, pii),
-            key_ratio=key_ratio,
-            list_answers=allow_list_answers,
-            templates=templates,
-            as_json=as_json,
-            doc_ids=doc_ids,
-            allow_unverified=allow_unverified_readonly,
-            quiet=quiet,
-            allow_privileged=allow_privileged_source,
+            max_items=per_scenario,
+            report_out=scenario_report,
+            scenario_paths=scenario_file or [],
             source_timeout_s=source_timeout,
+            allow_privileged_source=allow_privileged_source,
         )
-        if db is not None:
-            check_source_url(db, "--db")
-            if allow_unverified_readonly:
-                console.print(
-                    "warning: --allow-unverified-readonly: groundwatch does not check that this"
-                    " connection cannot write; the database user must be read-only"
-                )
-        # --demo builds its database in a temporary directory that lives as long as the command
-        with tempfile.TemporaryDirectory(prefix="groundwatch-demo-") as workdir:
-            _gen_db(db, demo, seed, workdir, docs_out, opts, out=out)
-
-    @gen_app.command("templates")
-    @one_line_errors
-    def gen_templates(
-        ctx: typer.Context,
-        out: Annotated[Path, typer.Option(help="YAML file to write the templates to.")],
-        db: Annotated[
-            str | None, typer.Option(help="Source database SQLAlchemy URL (opened read-only).")
-        ] = None,
-        demo: Annotated[bool, typer.Option(help="Use the built-in demo domain.")] = False,
-        llm: Annotated[
-            bool, typer.Option(help="Generate templates with the LLM (GW_LLM_* settings).")
-        ] = False,
-        cohorts: Annotated[
-            str, typer.Option(help="Comma-separated cohorts (linguistic attributes).")
-        ] = "short,long",
-        forms: Annotated[int, typer.Option(min=1, help="Text templates wanted per cohort.")] = 3,
-        verbalizers: Annotated[
-            Path | None, typer.Option(help="YAML with extra/overriding verbalizers.")
-        ] = None,
-        include_tables: PatternsOpt = None,
-        exclude_tables: PatternsOpt = None,
-        exclude_columns: PatternsOpt = None,
-        pii: Annotated[
-            bool, typer.Option(help="Exclude columns whose names or values look personal.")
-        ] = False,
-        key_ratio: Annotated[
-            float | None,
-            typer.Option(
-                min=0.0,
-                max=1.0,
-                help=(
-                    "Distinct share for a text column to name its rows (a column called a"
-                    " name needs at most 0.6: fills on a shared name are dropped)."
-                ),
-            ),
-        ] = None,
-        allow_privileged_source: AllowPrivilegedOpt = False,
-        source_timeout: SourceTimeoutOpt = 60.0,
-        seed: Annotated[int, typer.Option(help="Demo domain seed.")] = 7,
-    ) -> None:
-        """Write the SQL templates (and text templates per cohort) to a YAML file to edit.
-
-        Load the edited file with ``groundwatch gen --db URL --templates FILE --out …``.
-        """
-        given = _parent_options(ctx, _SHARED_WITH_TEMPLATES)
-        db = given.get("db", db)
-        demo = given.get("demo", demo)
-        llm = given.get("llm", llm)
-        cohorts = given.get("cohorts", cohorts)
-        forms = given.get("forms", forms)
-        verbalizers = given.get("verbalizers", verbalizers)
-        include_tables = given.get("include_tables", include_tables)
-        exclude_tables = given.get("exclude_tables", exclude_tables)
-        exclude_columns = given.get("exclude_columns", exclude_columns)
-        pii = given.get("pii", pii)
-        key_ratio = given.get("key_ratio", key_ratio)
-        seed = given.get("seed", seed)
-        if (db is not None) + demo != 1:
-            raise typer.BadParameter(
-                "give exactly one of --db, --demo"
-                + (" (not both)" if db is not None and demo else ""),
-                param_hint="gen templates",
+        return
+    _check_gen_sources(
+        db, demo, grammar, out, dry_run=dry_run, templates=templates, llm=llm, doc_ids=doc_ids
+    )
+    cohort_list, vs = _cohorts(cohorts, verbalizers)
+    if grammar is not None:
+        _gen_grammar(grammar, cohort_list, out, dataset_id, dry_run, as_json, quiet)
+        return
+    opts = GenOptions(
+        llm=llm,
+        k=forms,
+        cohorts=cohort_list,
+        dataset_id=dataset_id,
+        verbalizers=vs,
+        dry_run=dry_run,
+        steering=_steering(include_tables, exclude_tables, exclude_columns, pii),
+        key_ratio=key_ratio,
+        list_answers=allow_list_answers,
+        templates=templates,
+        as_json=as_json,
+        doc_ids=doc_ids,
+        allow_unverified=allow_unverified_readonly,
+        quiet=quiet,
+        allow_privileged=allow_privileged_source,
+        source_timeout_s=source_timeout,
+    )
+    if db is not None:
+        check_source_url(db, "--db")
+        if allow_unverified_readonly:
+            console.print(
+                "warning: --allow-unverified-readonly: groundwatch does not check that this"
+                " connection cannot write; the database user must be read-only"
             )
-        cohort_list = [c.strip() for c in cohorts.split(",") if c.strip()]
-        vs = _verbalizers(verbalizers)
-        unknown = [c for c in cohort_list if c not in vs]
-        if unknown:
-            raise typer.BadParameter(f"unknown cohorts {unknown}; known: {sorted(vs)}")
-        opts = GenOptions(
-            llm=llm,
-            k=forms,
-            cohorts=cohort_list,
-            verbalizers=vs,
-            steering=_steering(include_tables, exclude_tables, exclude_columns, pii),
-            key_ratio=key_ratio,
-            allow_privileged=allow_privileged_source,
-            source_timeout_s=source_timeout,
-        )
-        with tempfile.TemporaryDirectory(prefix="groundwatch-demo-") as workdir:
-            try:
-                url = db
-                if demo:
-                    from groundwatch.demo import build_demo
+    # --demo builds its database in a temporary directory that lives as long as the command
+    with tempfile.TemporaryDirectory(prefix="groundwatch-demo-") as workdir:
+        _gen_db(db, demo, seed, workdir, docs_out, opts, out=out)
 
-                    url = build_demo(seed=seed, workdir=workdir).db_url
-                assert url is not None
-                n = write_templates(url, out, opts, demo=demo)
-            except GroundwatchError as e:
-                fail(str(e), EXIT_USAGE)  # one line, however long
-        console.print(f"wrote {n} SQL templates to {out}; edit them, then: gen --templates {out}")
+
+def _check_gen_sources(
+    db: str | None,
+    demo: bool,
+    grammar: Path | None,
+    out: Path | None,
+    *,
+    dry_run: bool,
+    templates: Path | None,
+    llm: bool,
+    doc_ids: Path | None,
+) -> None:
+    """``gen``'s one source, its output and the options that go with one source only."""
+    sources = sum([db is not None, demo, grammar is not None])
+    if sources != 1:
+        raise typer.BadParameter("give exactly one of --db, --demo, --grammar")
+    if not dry_run and out is None:
+        raise typer.BadParameter("--out is required (or use --dry-run)")
+    if out is not None and not out.parent.is_dir():
+        raise typer.BadParameter(
+            f"directory {str(out.parent)!r} does not exist", param_hint="--out"
+        )
+    if templates is not None and (llm or grammar is not None):
+        raise typer.BadParameter("--templates goes with --db or --demo, without --llm")
+    if doc_ids is not None and db is None:
+        raise typer.BadParameter(
+            "--doc-ids goes with --db (the demo knows its documents)", param_hint="--doc-ids"
+        )
+
+
+def _cohorts(cohorts: str, verbalizers: Path | None) -> tuple[list[str], dict[str, Verbalizer]]:
+    """The ``--cohorts`` list and the verbalizers, every cohort one of theirs."""
+    cohort_list = [c.strip() for c in cohorts.split(",") if c.strip()]
+    vs = _verbalizers(verbalizers)
+    unknown = [c for c in cohort_list if c not in vs]
+    if unknown:
+        raise typer.BadParameter(f"unknown cohorts {unknown}; known: {sorted(vs)}")
+    return cohort_list, vs
+
+
+def gen_templates(
+    ctx: typer.Context,
+    out: TemplatesOutOpt,
+    db: DbOpt = None,
+    demo: DemoOpt = False,
+    llm: LlmOpt = False,
+    cohorts: CohortsOpt = "short,long",
+    forms: TemplateFormsOpt = 3,
+    verbalizers: VerbalizersOpt = None,
+    include_tables: PatternsOpt = None,
+    exclude_tables: PatternsOpt = None,
+    exclude_columns: PatternsOpt = None,
+    pii: TemplatesPiiOpt = False,
+    key_ratio: KeyRatioOpt = None,
+    allow_privileged_source: AllowPrivilegedOpt = False,
+    source_timeout: SourceTimeoutOpt = 60.0,
+    seed: SeedOpt = 7,
+) -> None:
+    """Write the SQL templates (and text templates per cohort) to a YAML file to edit.
+
+    Load the edited file with ``groundwatch gen --db URL --templates FILE --out …``.
+    """
+    given = _parent_options(ctx, _SHARED_WITH_TEMPLATES)
+    db = given.get("db", db)
+    demo = given.get("demo", demo)
+    llm = given.get("llm", llm)
+    cohorts = given.get("cohorts", cohorts)
+    forms = given.get("forms", forms)
+    verbalizers = given.get("verbalizers", verbalizers)
+    include_tables = given.get("include_tables", include_tables)
+    exclude_tables = given.get("exclude_tables", exclude_tables)
+    exclude_columns = given.get("exclude_columns", exclude_columns)
+    pii = given.get("pii", pii)
+    key_ratio = given.get("key_ratio", key_ratio)
+    seed = given.get("seed", seed)
+    if (db is not None) + demo != 1:
+        raise typer.BadParameter(
+            "give exactly one of --db, --demo" + (" (not both)" if db is not None and demo else ""),
+            param_hint="gen templates",
+        )
+    cohort_list, vs = _cohorts(cohorts, verbalizers)
+    opts = GenOptions(
+        llm=llm,
+        k=forms,
+        cohorts=cohort_list,
+        verbalizers=vs,
+        steering=_steering(include_tables, exclude_tables, exclude_columns, pii),
+        key_ratio=key_ratio,
+        allow_privileged=allow_privileged_source,
+        source_timeout_s=source_timeout,
+    )
+    n = _write_templates(db, demo, seed, out, opts)
+    console.print(f"wrote {n} SQL templates to {out}; edit them, then: gen --templates {out}")
+
+
+def _write_templates(db: str | None, demo: bool, seed: int, out: Path, opts: GenOptions) -> int:
+    """``gen templates``: the templates of the database (or of the demo's, built in a temporary
+    directory) written to ``out``; how many SQL templates."""
+    with tempfile.TemporaryDirectory(prefix="groundwatch-demo-") as workdir:
+        try:
+            url = db
+            if demo:
+                from groundwatch.demo import build_demo
+
+                url = build_demo(seed=seed, workdir=workdir).db_url
+            assert url is not None
+            return write_templates(url, out, opts, demo=demo)
+        except GroundwatchError as e:
+            fail(str(e), EXIT_USAGE)  # one line, however long
 
 
 #: Options `gen` and `gen templates` both take: `gen --db URL templates --out t.yaml` means

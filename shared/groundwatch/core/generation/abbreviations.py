@@ -34,7 +34,7 @@ from groundwatch.core.generation.naming import (
     singular,
     words,
 )
-from groundwatch.core.generation.schema import SchemaInfo
+from groundwatch.core.generation.schema import SchemaInfo, TableInfo
 
 #: Endings that turn an English word into another (``ship`` + ment, ``paint`` + er): a word
 #: followed by one of them in a longer name is that word, not a cut of the longer one.
@@ -100,33 +100,50 @@ def schema_abbreviations(
         ws[-1] for t in schema.tables if (ws := words(t.name)) and singular(ws[-1]) != ws[-1]
     }
     nouns = {t.name: [*ws[:-1], singular(ws[-1])] for t in schema.tables if (ws := words(t.name))}
-
-    # a key's evidence: the key's last word abbreviates (or is the initials of) its target's noun
     for t in schema.tables:
-        for fk in t.foreign_keys:
-            ws = words(fk.column)
-            while ws and ws[-1] in _KEY_KINDS:
-                ws = ws[:-1]
-            noun = nouns.get(fk.ref_table)
-            if not ws or not noun or ws[-1] in _COMMON:
-                continue
-            short = ws[-1]
-            if short == noun[-1] or singular(short) == noun[-1]:
-                continue
-            if len(noun) >= 2 and short == _initials(noun):
-                found[short] = " ".join(noun)
-            elif abbreviates(short, noun[-1]):
-                found[short] = noun[-1]
-        # a column named by its own table's initials (po_no in purchase_orders)
-        own = nouns.get(t.name, [])
-        initials = _initials(own)
-        if initials and initials not in _COMMON:
-            for c in t.columns:
-                cws = words(c.name)
-                if len(cws) >= 2 and cws[0] == initials:
-                    found.setdefault(initials, " ".join(own))
+        _key_evidence(t, nouns, found)
+        _own_initials(t, nouns, found)
+    _names_evidence(names, plurals, found, is_word)
+    return found
 
-    # the names' evidence: exactly one longer word of the schema's names it is made from
+
+def _key_evidence(t: TableInfo, nouns: Mapping[str, list[str]], found: dict[str, str]) -> None:
+    """A key's evidence: the key's last word abbreviates (or is the initials of) its target's
+    noun."""
+    for fk in t.foreign_keys:
+        ws = words(fk.column)
+        while ws and ws[-1] in _KEY_KINDS:
+            ws = ws[:-1]
+        noun = nouns.get(fk.ref_table)
+        if not ws or not noun or ws[-1] in _COMMON:
+            continue
+        short = ws[-1]
+        if short == noun[-1] or singular(short) == noun[-1]:
+            continue
+        if len(noun) >= 2 and short == _initials(noun):
+            found[short] = " ".join(noun)
+        elif abbreviates(short, noun[-1]):
+            found[short] = noun[-1]
+
+
+def _own_initials(t: TableInfo, nouns: Mapping[str, list[str]], found: dict[str, str]) -> None:
+    """A column named by its own table's initials (po_no in purchase_orders)."""
+    own = nouns.get(t.name, [])
+    initials = _initials(own)
+    if initials and initials not in _COMMON:
+        for c in t.columns:
+            cws = words(c.name)
+            if len(cws) >= 2 and cws[0] == initials:
+                found.setdefault(initials, " ".join(own))
+
+
+def _names_evidence(
+    names: list[list[str]],
+    plurals: set[str],
+    found: dict[str, str],
+    is_word: Callable[[str], bool] | None,
+) -> None:
+    """The names' evidence: exactly one longer word of the schema's names it is made from."""
     vocabulary = {singular(w) for ws in names for w in ws} | {w for ws in names for w in ws}
     for short in sorted({w for ws in names for w in ws}):
         if (
@@ -143,7 +160,6 @@ def schema_abbreviations(
         full = _expansions(short, vocabulary)
         if len(full) == 1:
             found[short] = full.pop()
-    return found
 
 
 def _expansions(short: str, vocabulary: Collection[str]) -> set[str]:

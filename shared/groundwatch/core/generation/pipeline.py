@@ -475,43 +475,90 @@ def _records_of(
         and len(t.selected) == 1
         and grouped.list_sql is not None
     )
+    fills = _fills(port, grouped, s, as_lists)
+    if fills is None:
+        return 0
+    answers = _answers_of(port, t, schema, s, kin_cache)
+    forms = _forms_of(t, schema, chosen, k)
+    seen, produced = yield from _fill_records(
+        fills, t, list(chosen), dataset_id, s, answers, forms, as_lists=as_lists
+    )
+    s.combinations += combos
+    missing = max(0, combos - seen)
+    if missing:
+        s.drop(
+            "no_answer", {"sql": t.sql, "combinations": combos, "without_answer": missing}, missing
+        )
+    if produced == 0 and seen == 0:
+        s.reject(Rejection.NO_FILLS, {"sql": t.sql})
+    return produced
+
+
+def _fills(
+    port: QueryPort, grouped: GroupedPlan, s: StageSummary, as_lists: bool
+) -> Iterator[Fill] | None:
+    """A template's fills with their answers: from its one grouped query, or one query per
+    combination when it has none; None (the template rejected) when it rejects several answers
+    and a fill has them."""
+    t = grouped.template
     if grouped.sql is not None:
         if t.on_multiple == "reject":
             s.sql_statements += 1
             if _has_multiple(port, grouped):
                 s.reject(Rejection.MULTIPLE_ANSWERS, {"sql": t.sql})
-                return 0
+                return None
         s.grouped_query_templates += 1
         s.sql_statements += 1
         if as_lists:
             assert grouped.list_sql is not None
-            fills: Iterator[Fill] = list_rows(port.rows(grouped.list_sql), grouped)
-        else:
-            fills = group_rows(port.rows(grouped.sql), grouped)
-    else:
-        s.per_combination_templates += 1
-        if t.on_multiple == "reject":
-            buffered = list(_per_combination(port, grouped, s))
-            if any(f.n_answers > 1 for f in buffered):
-                s.reject(Rejection.MULTIPLE_ANSWERS, {"sql": t.sql})
-                return 0
-            fills = iter(buffered)
-        else:
-            fills = _per_combination(port, grouped, s)
+            return list_rows(port.rows(grouped.list_sql), grouped)
+        return group_rows(port.rows(grouped.sql), grouped)
+    s.per_combination_templates += 1
+    if t.on_multiple == "reject":
+        buffered = list(_per_combination(port, grouped, s))
+        if any(f.n_answers > 1 for f in buffered):
+            s.reject(Rejection.MULTIPLE_ANSWERS, {"sql": t.sql})
+            return None
+        return iter(buffered)
+    return _per_combination(port, grouped, s)
+
+
+@dataclass(slots=True, frozen=True)
+class _Answers:
+    """How a template's answers are typed and shown, and what the database holds around them:
+    the same for every fill of the template."""
+
+    #: per answer column its kind (None: read from the value)
+    kinds: tuple[AnswerType | None, ...]
+    renderers: list[Callable[[Any], str] | None]
+    render_any: bool
+    #: every column's kind declared: the same types for every fill, one shared tuple
+    known_types: tuple[AnswerType, ...] | None
+    #: why a fill with several answers is dropped when it is not MULTIPLE_ANSWERS
+    shared_reason: str | None
+    domains: list[dict[str, Any] | None]
+    attributes: dict[tuple[str, ...], RowValues] | None
+    entity_source: str
+    entity_domain: dict[str, Any] | None
+
+
+def _answers_of(
+    port: QueryPort,
+    t: SqlTemplate,
+    schema: SchemaInfo,
+    s: StageSummary,
+    kin_cache: KinCache | None,
+) -> _Answers:
+    """The answer side of a template, once: types and renderers, then the answer columns'
+    domains, the entity's attributes and its domain (a few streamed queries)."""
     # a flag's answer is yes/no text; a midnight date-time its date; money with its currency
     kinds = tuple(
         AnswerType.TEXT if sel.flag and sel.agg in ("", "max", "min") else sel.kind
         for sel in t.selected
     )
     renderers = [value_renderer(sel.kind, sel.flag, sel.column, sel.agg) for sel in t.selected]
-    render_any = any(r is not None for r in renderers)
-    # placeholder values as the question shows them: a date-time at midnight as its date
-    slot_dates = [_is_date_slot(schema, sl) for sl in t.slots]
-    any_date_slot = any(slot_dates)
     shared_reason = "shared_name" if any(sel.agg for sel in t.selected) else None
-    # every column's kind declared: the same types for every fill, one shared tuple
     declared = tuple(kd for kd in kinds if kd is not None)
-    known_types = declared if len(declared) == len(kinds) else None
     samples = _candidate_samples(port, t, schema, s)
     kin = (
         _kin_samples(port, t, schema, s, kin_cache if kin_cache is not None else {})
@@ -530,193 +577,312 @@ def _records_of(
     entity_source, entity_domain = _entity_domain(
         port, t, schema, s, kin_cache if kin_cache is not None else {}
     )
-    slot_params = t.params
+    return _Answers(
+        kinds=kinds,
+        renderers=renderers,
+        render_any=any(r is not None for r in renderers),
+        known_types=declared if len(declared) == len(kinds) else None,
+        shared_reason=shared_reason,
+        domains=domains,
+        attributes=attributes,
+        entity_source=entity_source,
+        entity_domain=entity_domain,
+    )
+
+
+@dataclass(slots=True)
+class _Forms:
+    """How a template's text forms are filled and checked: compiled once, used per fill.
+
+    Every form of a group is in one flat list (cohort by cohort, as the record lists them): the
+    filler per text template, its cohort, and the cohort part of its form id (form_id_for hashes
+    f"{group_id}\\x1f{cohort}\\x1f{text}")."""
+
+    k: int
+    n_forms: int
+    form_cohorts: list[str]
+    form_seps: list[str]
+    #: one placeholder (most templates): each form is ``value.join(pieces)``
+    one_slot: bool
+    pieces: list[tuple[str, ...]]
+    #: several placeholders: each form is ``percent % {"0": v0, "1": v1, …}``
+    percents: list[str]
+    slot_keys: list[str]
+    slot_name: str
+    #: placeholder values as the question shows them: a date-time at midnight as its date
+    slot_dates: list[bool]
+    any_date_slot: bool
+    #: the words of the forms that are not placeholder values: an answer that appears there is
+    #: in every form of every fill (the hot loop only checks the values)
+    wording: list[str]
+    #: one string to test containment in with a single ``in``; a hit is confirmed on the parts
+    wording_joined: str
+    in_wording: dict[str, bool] = field(default_factory=dict)
+
+    def several_slots(self, raw: Mapping[str, Any]) -> tuple[list[str], list[str], str]:
+        """A several-placeholder fill's values as shown, its forms, and the values casefolded
+        into one string to search."""
+        shown = [v if type(v) is str else format_value(v) for v in raw.values()]
+        if self.any_date_slot:
+            shown = [date_text(v) if d else v for v, d in zip(shown, self.slot_dates, strict=True)]
+        by_slot = dict(zip(self.slot_keys, shown, strict=True))
+        return shown, [f % by_slot for f in self.percents], "\x00".join(shown).casefold()
+
+    def repeat(self, texts: Sequence[str]) -> bool:
+        """Whether a cohort has the same form twice."""
+        # all forms distinct implies each cohort's are; only a repeat needs the cohort check
+        k = self.k
+        return len(set(texts)) != self.n_forms and any(
+            len(set(texts[i : i + k])) != k for i in range(0, self.n_forms, k)
+        )
+
+    def given_away(self, values: Sequence[str], shown: Sequence[str], shown_low: str) -> str | None:
+        """The answer value the fill's question gives away, if any (see :func:`_gives_away`)."""
+        # containment first (cheap); _gives_away confirms a hit with its word-boundary rules
+        for v in values:
+            needle = v.strip().casefold()
+            if not needle:
+                continue
+            if needle in shown_low:
+                return _gives_away(values, self.wording, shown)
+            if len(needle) >= 4:
+                # a search of the whole wording costs more than the rest of the check;
+                # answers repeat over fills (a few hundred cities), so remember it
+                hit = self.in_wording.get(needle)
+                if hit is None:
+                    hit = needle in self.wording_joined
+                    if len(self.in_wording) < _CANDIDATE_CACHE:
+                        self.in_wording[needle] = hit
+                if hit:
+                    return _gives_away(values, self.wording, shown)
+        return None
+
+    def forms(self, gid: str, texts: Sequence[str]) -> list[dict[str, str]]:
+        """The group's forms as its record lists them, each with its content-addressed id."""
+        sha256 = hashlib.sha256
+        return [
+            {"form_id": sha256((gid + sep + x).encode()).hexdigest()[:12], "cohort": c, "text": x}
+            for sep, c, x in zip(self.form_seps, self.form_cohorts, texts, strict=True)
+        ]
+
+
+def _forms_of(t: SqlTemplate, schema: SchemaInfo, chosen: dict[str, list[str]], k: int) -> _Forms:
+    """The text forms' fillers and wording of a template, compiled once."""
+    slot_dates = [_is_date_slot(schema, sl) for sl in t.slots]
     compiled = [(c, [compile_text(tt, t) for tt in texts]) for c, texts in chosen.items()]
-    # every form of a group in one flat list (cohort by cohort, as the record lists them): the
-    # filler per text template, its cohort, and the cohort part of its form id (form_id_for
-    # hashes f"{group_id}\x1f{cohort}\x1f{text}")
     flat = [(c, tt) for c, texts in chosen.items() for tt in texts]
-    form_cohorts = [c for c, _ in flat]
-    form_seps = [f"\x1f{c}\x1f" for c, _ in flat]
-    n_forms = len(flat)
     one_slot = len(t.slots) == 1
-    pieces = [compile_pieces(tt, t) for _, tt in flat] if one_slot else []
-    percents = [] if one_slot else [compile_percent(tt, t) for _, tt in flat]
-    slot_keys = [str(i) for i in range(len(t.slots))]
-    slot_name = t.slots[0].param if t.slots else ""
-    # the words of the forms that are not placeholder values, once per template: an answer that
-    # appears there is in every form of every fill (the hot loop only checks the values)
     wording = [
         p.casefold() for _, parts in compiled for pt in parts for p in pt if isinstance(p, str)
     ]
-    # one string to test containment in with a single ``in``; a hit is confirmed on the parts
-    wording_joined = "\x00".join(wording)
-    in_wording: dict[str, bool] = {}
+    return _Forms(
+        k=k,
+        n_forms=len(flat),
+        form_cohorts=[c for c, _ in flat],
+        form_seps=[f"\x1f{c}\x1f" for c, _ in flat],
+        one_slot=one_slot,
+        pieces=[compile_pieces(tt, t) for _, tt in flat] if one_slot else [],
+        percents=[] if one_slot else [compile_percent(tt, t) for _, tt in flat],
+        slot_keys=[str(i) for i in range(len(t.slots))],
+        slot_name=t.slots[0].param if t.slots else "",
+        slot_dates=slot_dates,
+        any_date_slot=any(slot_dates),
+        wording=wording,
+        wording_joined="\x00".join(wording),
+    )
+
+
+def _one_slot_value(
+    raw: dict[str, Any], slot_name: str, any_date_slot: bool
+) -> tuple[str, dict[str, Any]]:
+    """A one-placeholder fill's value as the question shows it, and its JSON params (the fill's
+    own dict, fresh per fill, when its value is JSON as it is)."""
+    (value,) = raw.values()
+    kind = type(value)
+    params = raw if kind in _JSON_NATIVE else {slot_name: json_param(value)}
+    if kind is not str:
+        value = format_value(value)
+    if any_date_slot:
+        value = date_text(value)
+    return value, params
+
+
+def _json_params(raw: dict[str, Any]) -> dict[str, Any]:
+    """A several-placeholder fill's JSON params: its own dict when every value is JSON as it is."""
+    for v in raw.values():
+        if type(v) not in _JSON_NATIVE:
+            return {p: json_param(v) for p, v in raw.items()}
+    return raw
+
+
+def _single_answer(
+    answer: tuple[Any, ...], a: _Answers
+) -> tuple[list[str], Sequence[AnswerType]] | None:
+    """A fill's one answer as its values and types; None when a value is null."""
+    if None in answer:
+        return None
+    if len(answer) == 1:
+        first = answer[0]
+        values = [first if type(first) is str else format_value(first)]
+    else:
+        values = [v if type(v) is str else format_value(v) for v in answer]
+    if a.render_any:
+        values = [
+            r(x) if r is not None else v
+            for r, x, v in zip(a.renderers, answer, values, strict=True)
+        ]
+    return values, a.known_types if a.known_types is not None else typed_answer(answer, a.kinds)[1]
+
+
+def _list_answer(
+    fill: Fill, a: _Answers, as_lists: bool, s: StageSummary, sql: str, params: dict[str, Any]
+) -> tuple[list[str], Sequence[AnswerType]] | None:
+    """A fill with several answers as a list answer (every element required); None, the fill
+    dropped and counted, when the template keeps no list answers or an element is null."""
+    if not (as_lists and fill.answers and fill.n_answers <= MAX_LIST_ANSWERS):
+        s.drop(
+            a.shared_reason or Rejection.MULTIPLE_ANSWERS,
+            {"sql": sql, "params": params, "answers": fill.n_answers},
+        )
+        return None
+    if any(v is None for x in fill.answers for v in x):
+        s.drop("null_answer", {"sql": sql, "params": params})
+        return None
+    r0 = a.renderers[0] or format_value
+    values = [r0(x[0]) for x in fill.answers]
+    return values, [a.kinds[0] or kind_of_value(fill.answers[0][0])] * len(values)
+
+
+def _fill_records(
+    fills: Iterator[Fill],
+    t: SqlTemplate,
+    cohorts: list[str],
+    dataset_id: str,
+    s: StageSummary,
+    a: _Answers,
+    forms: _Forms,
+    *,
+    as_lists: bool,
+) -> Generator[GroupRecord, None, tuple[int, int]]:
+    """The loop per fill: its record, or the reason it is dropped counted in ``s``. Returns
+    how many fills it saw and how many groups it made."""
     group_id = group_id_hasher(t.sql)
-    template_id = t.template_id
     sql = t.sql
-    sha256 = hashlib.sha256
-    native = _JSON_NATIVE
+    template_id = t.template_id
+    slot_params = t.params
+    one_slot, slot_name, any_date_slot = forms.one_slot, forms.slot_name, forms.any_date_slot
+    pieces = forms.pieces
     seen = produced = 0
     try:
         for fill in fills:
             seen += 1
             raw = fill.params
-            # params reuse the fill's own dict (fresh per fill) when every value is JSON as it is
             if one_slot:  # most templates: no loop, no comprehension
-                (value,) = raw.values()
-                kind = type(value)
-                params = raw if kind in native else {slot_name: json_param(value)}
-                if kind is not str:
-                    value = format_value(value)
-                if any_date_slot:
-                    value = date_text(value)
+                value, params = _one_slot_value(raw, slot_name, any_date_slot)
             else:
-                for v in raw.values():
-                    if type(v) not in native:
-                        params = {p: json_param(v) for p, v in raw.items()}
-                        break
-                else:
-                    params = raw
+                params = _json_params(raw)
             if fill.n_answers > 1:
-                if not (as_lists and fill.answers and fill.n_answers <= MAX_LIST_ANSWERS):
-                    s.drop(
-                        shared_reason or Rejection.MULTIPLE_ANSWERS,
-                        {"sql": sql, "params": params, "answers": fill.n_answers},
-                    )
+                answered = _list_answer(fill, a, as_lists, s, sql, params)
+                if answered is None:
                     continue
-                if any(v is None for a in fill.answers for v in a):
-                    s.drop("null_answer", {"sql": sql, "params": params})
-                    continue
-                r0 = renderers[0] or format_value
-                values = [r0(a[0]) for a in fill.answers]
-                types: Sequence[AnswerType] = [kinds[0] or kind_of_value(fill.answers[0][0])] * len(
-                    values
-                )
             else:
-                answer = fill.answer
-                if None in answer:
+                answered = _single_answer(fill.answer, a)
+                if answered is None:
                     s.drop("null_answer", {"sql": sql, "params": params})
                     continue
-                if len(answer) == 1:
-                    a = answer[0]
-                    values = [a if type(a) is str else format_value(a)]
-                else:
-                    values = [v if type(v) is str else format_value(v) for v in answer]
-                if render_any:
-                    values = [
-                        r(a) if r is not None else v
-                        for r, a, v in zip(renderers, answer, values, strict=True)
-                    ]
-                types = known_types if known_types is not None else typed_answer(answer, kinds)[1]
+            values, types = answered
             if one_slot:
                 shown = [value]
                 texts = [value.join(p) for p in pieces]
                 shown_low = value.casefold()
             else:
-                shown = [v if type(v) is str else format_value(v) for v in raw.values()]
-                if any_date_slot:
-                    shown = [
-                        date_text(v) if d else v for v, d in zip(shown, slot_dates, strict=True)
-                    ]
-                by_slot = dict(zip(slot_keys, shown, strict=True))
-                texts = [f % by_slot for f in percents]
-                shown_low = "\x00".join(shown).casefold()
-            # all forms distinct implies each cohort's are; only a repeat needs the cohort check
-            if len(set(texts)) != n_forms and any(
-                len(set(texts[i : i + k])) != k for i in range(0, n_forms, k)
-            ):
+                shown, texts, shown_low = forms.several_slots(raw)
+            if forms.repeat(texts):
                 s.drop("duplicate_forms", {"sql": sql, "params": params})
                 continue
-            # containment first (cheap); _gives_away confirms a hit with its word-boundary rules
-            for v in values:
-                needle = v.strip().casefold()
-                if not needle:
-                    continue
-                if needle in shown_low:
-                    given = _gives_away(values, wording, shown)
-                    break
-                if len(needle) >= 4:
-                    # a search of the whole wording costs more than the rest of the check;
-                    # answers repeat over fills (a few hundred cities), so remember it
-                    hit = in_wording.get(needle)
-                    if hit is None:
-                        hit = needle in wording_joined
-                        if len(in_wording) < _CANDIDATE_CACHE:
-                            in_wording[needle] = hit
-                    if hit:
-                        given = _gives_away(values, wording, shown)
-                        break
-            else:
-                given = None
+            given = forms.given_away(values, shown, shown_low)
             if given is not None:
                 s.drop(
                     "answer_in_question",
                     {"sql": sql, "params": params, "answer": given, "text": texts[0]},
                 )
                 continue
-            answer_domain: Any = domains
+            answer_domain: Any = a.domains
             if fill.n_answers > 1:
                 s.list_answers += 1
                 # a list answer's elements all come from the one column: its domain each
-                answer_domain = domains * len(values)
-            row_values: Any = ()
-            row_types: Any = ()
-            row_sources: Any = ()
-            if attributes is not None:
+                answer_domain = a.domains * len(values)
+            row = _NO_ROW_VALUES
+            if a.attributes is not None:
                 key = tuple(format_value(raw[p]) for p in slot_params)
-                row_values, row_types, row_sources = attributes.get(key, _NO_ROW_VALUES)
+                row = a.attributes.get(key, _NO_ROW_VALUES)
             s.queries += 1
             s.groups += 1
             produced += 1
             gid = group_id(params)
-            yield {
-                "group_id": gid,
-                "dataset_id": dataset_id,
-                "sql": sql,
-                "params": params,
-                "answer": {
-                    "values": values,
-                    "types": types,
-                    "answerable": True,
-                    "version": 1,
-                    "stale_values": [],
-                    "options": None,
-                    "candidates": (),
-                    "domain": answer_domain,
-                    "attributes": row_values,
-                    "attribute_types": row_types,
-                    "attribute_sources": row_sources,
-                    "entity_domain": entity_domain,
-                    "entity_source": entity_source,
-                    "alternatives": (),
-                },
-                "forms": [
-                    {
-                        "form_id": sha256((gid + sep + x).encode()).hexdigest()[:12],
-                        "cohort": c,
-                        "text": x,
-                    }
-                    for sep, c, x in zip(form_seps, form_cohorts, texts, strict=True)
-                ],
-                "relevant_doc_ids": [],
-                "scenario": "factual",
-                "template_id": template_id,
-                "provenance": {},
-            }
+            yield _record(
+                gid=gid,
+                dataset_id=dataset_id,
+                sql=sql,
+                template_id=template_id,
+                params=params,
+                values=values,
+                types=types,
+                domain=answer_domain,
+                row=row,
+                a=a,
+                forms=forms.forms(gid, texts),
+            )
     finally:  # per cohort once per template, also when the consumer stops early
-        for c in chosen:
+        for c in cohorts:
             if produced:
-                s.text_queries[c] = s.text_queries.get(c, 0) + produced * k
-    s.combinations += combos
-    missing = max(0, combos - seen)
-    if missing:
-        s.drop(
-            "no_answer", {"sql": sql, "combinations": combos, "without_answer": missing}, missing
-        )
-    if produced == 0 and seen == 0:
-        s.reject(Rejection.NO_FILLS, {"sql": sql})
-    return produced
+                s.text_queries[c] = s.text_queries.get(c, 0) + produced * forms.k
+    return seen, produced
+
+
+def _record(
+    *,
+    gid: str,
+    dataset_id: str,
+    sql: str,
+    template_id: str,
+    params: dict[str, Any],
+    values: list[str],
+    types: Sequence[AnswerType],
+    domain: Any,
+    row: RowValues,
+    a: _Answers,
+    forms: list[dict[str, str]],
+) -> GroupRecord:
+    """One group as its JSON-ready record (the model's fields)."""
+    row_values, row_types, row_sources = row
+    return {
+        "group_id": gid,
+        "dataset_id": dataset_id,
+        "sql": sql,
+        "params": params,
+        "answer": {
+            "values": values,
+            "types": types,
+            "answerable": True,
+            "version": 1,
+            "stale_values": [],
+            "options": None,
+            "candidates": (),
+            "domain": domain,
+            "attributes": row_values,
+            "attribute_types": row_types,
+            "attribute_sources": row_sources,
+            "entity_domain": a.entity_domain,
+            "entity_source": a.entity_source,
+            "alternatives": (),
+        },
+        "forms": forms,
+        "relevant_doc_ids": [],
+        "scenario": "factual",
+        "template_id": template_id,
+        "provenance": {},
+    }
 
 
 def _is_date_slot(schema: SchemaInfo, slot: Slot) -> bool:

@@ -23,7 +23,7 @@ from groundwatch.core.generation.naming import (
 )
 from groundwatch.core.generation.rules import named
 from groundwatch.core.generation.schema import SchemaInfo, TableInfo
-from groundwatch.core.generation.templates import SqlTemplate, tokens_in
+from groundwatch.core.generation.templates import Selected, SqlTemplate, tokens_in
 from groundwatch.core.generation.verbalizers import Verbalizer
 from groundwatch.core.model import AnswerType
 
@@ -227,16 +227,32 @@ def wh_question(
     if label.startswith("number of "):
         what = label.removeprefix("number of ")
         return (f"how many {what} does {the_ref} have", f"how many {what} {the_ref} has")
-    kind = sel.kind if sel is not None else None
-    if kind is AnswerType.DATE and len(ws) >= 2 and ws[-1] == "date" and sel and not sel.agg:
-        event = " ".join(ws[:-1])
-        pp = _event_participle(event, template.entity, thesaurus)
+    return (
+        _event_question(template, ws, sel, the_ref, thesaurus)
+        or _amount_question(ws, sel, the_ref)
+        or _kind_or_place_question(template, parts, ws, sel)
+        or _row_question(template, label, ws, sel, the_ref, thesaurus)
+    )
+
+
+def _event_question(
+    template: SqlTemplate,
+    ws: list[str],
+    sel: Selected | None,
+    the_ref: str,
+    thesaurus: Thesaurus | None,
+) -> tuple[str, str] | None:
+    """When (an event's date column) or in which year (its year column) something happened."""
+    if sel is None or sel.agg:
+        return None
+    if sel.kind is AnswerType.DATE and len(ws) >= 2 and ws[-1] == "date":
+        pp = _event_participle(" ".join(ws[:-1]), template.entity, thesaurus)
         if pp in _INTRANSITIVE:
             # a member joins, an employee retires: no passive ("when was 'Alice' joined")
             return (f"when did {the_ref} {_INTRANSITIVE[pp]}", f"when {the_ref} {pp}")
         if pp:
             return (f"when was {the_ref} {pp}", f"when {the_ref} was {pp}")
-    if kind is AnswerType.NUMBER and len(ws) == 2 and ws[-1] == "year" and sel and not sel.agg:
+    if sel.kind is AnswerType.NUMBER and len(ws) == 2 and ws[-1] == "year":
         # "founded year", "birth year": the year of an event, asked "in which year was X founded"
         pp = _event_participle(ws[0], template.entity, thesaurus)
         if pp in _INTRANSITIVE:
@@ -246,14 +262,30 @@ def wh_question(
             )
         if pp:
             return (f"in which year was {the_ref} {pp}", f"in which year {the_ref} was {pp}")
+    return None
+
+
+def _amount_question(ws: list[str], sel: Selected | None, the_ref: str) -> tuple[str, str] | None:
+    """How much something costs, comes to or earns (a money column, or its max or min)."""
+    if sel is None or sel.kind is not AnswerType.NUMBER or sel.agg not in ("", "max", "min"):
+        return None
     last = set(ws[-1:])
-    if kind is AnswerType.NUMBER and sel is not None and sel.agg in ("", "max", "min"):
-        if last & _MONEY_COST:
-            return (f"how much does {the_ref} cost", f"how much {the_ref} costs")
-        if last & _MONEY_TOTAL and sel.agg == "":
-            return (f"how much does {the_ref} come to", f"how much {the_ref} comes to")
-        if last & _MONEY_PAY:
-            return (f"how much does {the_ref} earn", f"how much {the_ref} earns")
+    if last & _MONEY_COST:
+        return (f"how much does {the_ref} cost", f"how much {the_ref} costs")
+    if last & _MONEY_TOTAL and sel.agg == "":
+        return (f"how much does {the_ref} come to", f"how much {the_ref} comes to")
+    if last & _MONEY_PAY:
+        return (f"how much does {the_ref} earn", f"how much {the_ref} earns")
+    return None
+
+
+def _kind_or_place_question(
+    template: SqlTemplate, parts: Mapping[str, str], ws: list[str], sel: Selected | None
+) -> tuple[str, str] | None:
+    """What kind of thing it is (a category column), where it is (an address), in which city."""
+    label, the_ref = parts["answer"], parts["the_ref"]
+    last = set(ws[-1:])
+    kind = sel.kind if sel is not None else None
     if kind is AnswerType.TEXT and len(ws) == 1 and last & _KINDS and template.entity:
         # "what kind of product is 'X'": the noun is said once, not "… the product named 'X'"
         noun = template.entity
@@ -263,6 +295,19 @@ def wh_question(
         return (f"where is {the_ref} located", f"where {the_ref} is located")
     if last & _PLACES:
         return (f"in which {label} is {the_ref}", f"in which {label} {the_ref} is")
+    return None
+
+
+def _row_question(
+    template: SqlTemplate,
+    label: str,
+    ws: list[str],
+    sel: Selected | None,
+    the_ref: str,
+    thesaurus: Thesaurus | None,
+) -> tuple[str, str]:
+    """Which row of another table, who (a person), how many (a plural count), else what is."""
+    kind = sel.kind if sel is not None else None
     reverse = template.join is not None and template.join.direction == "reverse"
     if reverse and sel is not None and not sel.agg:
         # a row of another table that points at the named one: "which project does the client

@@ -238,7 +238,34 @@ def _validate_sql(
     check_read(stmt, schema)  # what the execution gate will ask of it, refused here already
     for col in stmt.find_all(exp.Column):
         _resolve(col, scope, schema)
+    slots = _where_slots(stmt, scope, schema)
+    selected = [_selected(e, scope, schema) for e in stmt.expressions]
+    aggregated = [s for s in selected if s.agg]
+    _check_answers(slots, selected, schema, allow_surrogates=allow_surrogates)
+    tables = tuple(dict.fromkeys(t.name for t in scope.values()))
+    shape = (
+        "aggregate"
+        if aggregated
+        else "single"
+        if len(slots) == 1 and len(tables) == 1
+        else ("pair" if len(tables) == 1 else "join")
+    )
+    return SqlTemplate(
+        sql=render(stmt, schema.dialect),
+        slots=assign_tokens(slots),
+        selected=tuple(selected),
+        tables=tables,
+        origin=origin,
+        kind=shape,  # type: ignore[arg-type]
+        answer_label=" and ".join(_label(s) for s in selected),
+        entity=entity_noun(slots[0].table),
+        on_multiple="drop",
+        identifier_slots=_identifier_slots(slots, schema),
+    )
 
+
+def _where_slots(stmt: exp.Select, scope: dict[str, TableInfo], schema: SchemaInfo) -> list[Slot]:
+    """The WHERE clause's placeholders, each ``column = :name`` in its top conjunction, once."""
     slots: list[Slot] = []
     for ph in stmt.find_all(exp.Placeholder):
         if not isinstance(ph.this, str) or not ph.this:
@@ -255,33 +282,41 @@ def _validate_sql(
         slots.append(Slot(ph.name, info.name, column, alias))
     if not slots:
         raise reject(Rejection.NO_PLACEHOLDER, "no placeholder in WHERE")
+    return slots
 
-    selected: list[Selected] = []
-    for e in stmt.expressions:
-        target = e.this if isinstance(e, exp.Alias) else e
-        agg = _AGGREGATES.get(type(target), "")
-        if agg:
-            arg = target.this
-            if isinstance(arg, exp.Distinct) and len(arg.expressions) == 1:
-                arg = arg.expressions[0]
-            if isinstance(arg, exp.Star):
-                first = next(iter(scope.values()))
-                selected.append(Selected(first.name, "*", first.name, AnswerType.NUMBER, agg))
-                continue
-            if not isinstance(arg, exp.Column):
-                raise reject(Rejection.NOT_COLUMN, target.sql())
-            alias, info, column = _resolve(arg, scope, schema)
-            c = info.column(column)
-            assert c is not None
-            kind = c.kind if agg in ("max", "min") else AnswerType.NUMBER
-            selected.append(Selected(info.name, column, alias, kind, agg))
-            continue
-        if not isinstance(target, exp.Column):
+
+def _selected(e: exp.Expression, scope: dict[str, TableInfo], schema: SchemaInfo) -> Selected:
+    """One SELECT expression: a plain column, or an aggregate of a column or of ``*``."""
+    target = e.this if isinstance(e, exp.Alias) else e
+    agg = _AGGREGATES.get(type(target), "")
+    if agg:
+        arg = target.this
+        if isinstance(arg, exp.Distinct) and len(arg.expressions) == 1:
+            arg = arg.expressions[0]
+        if isinstance(arg, exp.Star):
+            first = next(iter(scope.values()))
+            return Selected(first.name, "*", first.name, AnswerType.NUMBER, agg)
+        if not isinstance(arg, exp.Column):
             raise reject(Rejection.NOT_COLUMN, target.sql())
-        alias, info, column = _resolve(target, scope, schema)
+        alias, info, column = _resolve(arg, scope, schema)
         c = info.column(column)
         assert c is not None
-        selected.append(Selected(info.name, column, alias, c.kind))
+        kind = c.kind if agg in ("max", "min") else AnswerType.NUMBER
+        return Selected(info.name, column, alias, kind, agg)
+    if not isinstance(target, exp.Column):
+        raise reject(Rejection.NOT_COLUMN, target.sql())
+    alias, info, column = _resolve(target, scope, schema)
+    c = info.column(column)
+    assert c is not None
+    return Selected(info.name, column, alias, c.kind)
+
+
+def _check_answers(
+    slots: list[Slot], selected: list[Selected], schema: SchemaInfo, *, allow_surrogates: bool
+) -> None:
+    """What is asked must be answerable from the row the conditions name: no aggregate beside
+    a plain column, no condition column projected, no record identifier asked or conditioned
+    on (unless ``allow_surrogates``)."""
     aggregated = [s for s in selected if s.agg]
     if aggregated and len(aggregated) != len(selected):
         raise reject(Rejection.FORBIDDEN, "aggregate next to a plain column without GROUP BY")
@@ -297,36 +332,18 @@ def _validate_sql(
             if owner is not None and c is not None and owner.is_surrogate(c):
                 raise reject(Rejection.SURROGATE, f"{tname}.{cname}")
 
+
+def _identifier_slots(slots: list[Slot], schema: SchemaInfo) -> tuple[str, ...]:
+    """The placeholders on a key-like or name-like column: what identifies a row."""
     identifiers = []
     for s in slots:
         owner = schema.table(s.table)
         c = owner.column(s.column) if owner else None
         if owner is not None and c is not None and (owner.is_key_like(c) or is_name_like(c.name)):
             identifiers.append(s.param)
-    tables = tuple(dict.fromkeys(t.name for t in scope.values()))
     slot_tables = {s.table for s in slots}
-    first_slot_table = slots[0].table
-    shape = (
-        "aggregate"
-        if aggregated
-        else "single"
-        if len(slots) == 1 and len(tables) == 1
-        else ("pair" if len(tables) == 1 else "join")
-    )
     # several slots name rows of several tables only when each is identified on its own
-    ident_slots = tuple(identifiers) if len(slots) == 1 or len(slot_tables) > 1 else ()
-    return SqlTemplate(
-        sql=render(stmt, schema.dialect),
-        slots=assign_tokens(slots),
-        selected=tuple(selected),
-        tables=tables,
-        origin=origin,
-        kind=shape,  # type: ignore[arg-type]
-        answer_label=" and ".join(_label(s) for s in selected),
-        entity=entity_noun(first_slot_table),
-        on_multiple="drop",
-        identifier_slots=ident_slots,
-    )
+    return tuple(identifiers) if len(slots) == 1 or len(slot_tables) > 1 else ()
 
 
 def _label(s: Selected) -> str:
