@@ -764,7 +764,8 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
     if len(occ) == 1:  # the common case: one naming, nothing to settle
         o = occ[0]
         accepted = occ
-        claimed = dict.fromkeys(range(o[2], o[3]), (o[0], o[1], o[2], o[3]))
+        # the claims are read only where the gold is named by no occurrence
+        claimed = {} if o[0] == -1 else dict.fromkeys(range(o[2], o[3]), (o[0], o[1], o[2], o[3]))
     else:
         accepted, claimed = _settle_claims(occ)
     return _reading(ev, part, dom, accepted, claimed)
