@@ -88,6 +88,13 @@ _WORDS = re.compile(
     r"|\b(?P<word>" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")\b"
 )
 _HAS_DIGIT = re.compile(r"\d")
+#: The word each match of :data:`_WORDS` ends or starts on, as a whole run of letters (its
+#: ``\b`` on both sides): a text with none of them has no number word, found by one scan for
+#: letter runs and a set test instead of the alternation tried at every position.
+_LETTERS = re.compile(r"[a-z]+")
+_WORD_GATE = frozenset(w.rsplit(" ", 1)[-1] for w in _WORD_NUMBERS) | {
+    "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+}  # fmt: skip
 #: Words after which "one" stands for a thing named before ("questions like this one", "the
 #: right one", "no one"), not for the number 1.
 _PRONOUN_ONE = re.compile(
@@ -214,7 +221,7 @@ def extract_numbers(text: str, *, folded: bool = False) -> list[NumberMention]:
             out.append(
                 NumberMention(value, precision, bool(m["pct"]), unit, m.span(), cue, ordinal)
             )
-    for m in _WORDS.finditer(t):
+    for m in () if _WORD_GATE.isdisjoint(_LETTERS.findall(t)) else _WORDS.finditer(t):
         if vague_spans and any(a <= m.start() < b for a, b in vague_spans):
             continue
         if m["word"] == "one" and _PRONOUN_ONE.search(t, 0, m.start()):

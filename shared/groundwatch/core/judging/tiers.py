@@ -764,7 +764,8 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
     if len(occ) == 1:  # the common case: one naming, nothing to settle
         o = occ[0]
         accepted = occ
-        claimed = dict.fromkeys(range(o[2], o[3]), (o[0], o[1], o[2], o[3]))
+        # the claims are read only where the gold is named by no occurrence
+        claimed = {} if o[0] == -1 else dict.fromkeys(range(o[2], o[3]), (o[0], o[1], o[2], o[3]))
     else:
         accepted, claimed = _settle_claims(occ)
     return _reading(ev, part, dom, accepted, claimed)
@@ -1052,21 +1053,27 @@ def _domain_occurrences(
     tests, the sort and the claims; without ``by_stem``, only the values named word for word."""
     out: list[_Occurrence] = []
     tok_set = ev.tok_set
-    qf = "" if restated else ev.query_folded
-    qpad = "" if restated else ev.query_pad
+    # the question's views are read only for a value the response names in full (few do)
+    qf: str | None = "" if restated else None
+    qpad = ""
     # most answers name no other value: one allocation-free test rules the domain out
     hits = () if tok_set.isdisjoint(dom.last_words) else tok_set & dom.last_words
     if hits and hits <= own[0]:
         hits = ()  # the gold's own words only (the common case of a correct answer)
+    pad = ev.pad
     for w in sorted(hits) if len(hits) > 1 else hits:  # sorted: the same reason on every run
         for k in dom.by_last[w]:
             needle = dom.needles[k]
-            if needle[1:-1] in gold_norms:
+            # most values ending in a word of the response are not named in full: one
+            # substring test, before the value's other tests and its spans
+            if needle not in pad or needle[1:-1] in gold_norms:
                 continue
+            if qf is None:
+                qf, qpad = ev.query_folded, ev.query_pad
             if qf and w in qf and needle in qpad:
                 continue  # every span of it is the question's words restated
             raw = dom.raws[k]
-            out += [(_DOMAIN + k, Level.SURFACE, a, b, raw) for a, b in _spans(ev.pad, needle)]
+            out += [(_DOMAIN + k, Level.SURFACE, a, b, raw) for a, b in _spans(pad, needle)]
     if not by_stem:
         return out
     stem_set = ev.stem_set
@@ -1075,8 +1082,10 @@ def _domain_occurrences(
         stem_hits = ()
     for w in sorted(stem_hits) if len(stem_hits) > 1 else stem_hits:
         for k in dom.by_stem_last[w]:
-            if dom.needles[k][1:-1] in gold_norms:
+            if dom.stem_needles[k] not in ev.stem_pad or dom.needles[k][1:-1] in gold_norms:
                 continue
+            if qf is None:
+                qf, qpad = ev.query_folded, ev.query_pad
             raw = dom.raws[k]
             toks = ev.toks
             out += [
