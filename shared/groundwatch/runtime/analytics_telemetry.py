@@ -177,7 +177,8 @@ class TallyCollector(Collector):
             yield by_label
         causes = GaugeMetricFamily(
             "groundwatch_failures",
-            "Failed examples in the window by cause (gap, retrieval, lm, target_error).",
+            "Failed examples in the window by cause (gap, retrieval, lm, inconclusive, flaky,"
+            " target_error, stale, undecided; unknown and pending: the group has no status).",
             labels=["target", "cohort", "cause"],
         )
         causes_now = tagger.cause_counts(refresh=False, closed_domain=closed)
