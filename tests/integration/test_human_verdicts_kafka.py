@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from groundwatch.adapters.bus.base import Outgoing
 from groundwatch.adapters.bus.kafka import KafkaBus
-from groundwatch.contracts import Judgement, Probe, RagResponse, TargetStatus, Topics
-from groundwatch.core.model import AnswerType, Expected, Verdict
+from groundwatch.contracts import Judgement, Topics
 from groundwatch.core.tagging import GroupStatus
 from services.analytics.app import create_app as analytics_app
 from services.analytics.settings import AnalyticsSettings
+from tests.integration._refused_judgements import refused_judgement
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -33,22 +32,7 @@ GAP = GroupStatus.GAP
 
 
 def _judgement(n: int) -> Judgement:
-    probe = Probe(
-        probe_id=uuid.uuid4(),
-        run_id="r1",
-        series="s",
-        cycle=1,
-        dataset_id="d",
-        group_id=f"g{n:02d}",
-        form_id="f1",
-        cohort="short",
-        target="t",
-        query=f"where is thing {n}?",
-        expected=Expected(values=[f"place {n}"], types=[AnswerType.TEXT]),
-        group_forms=1,
-    )
-    resp = RagResponse.for_probe(probe, status=TargetStatus.OK, answer="I don't know.")
-    return Judgement.for_response(resp, verdict=Verdict.INCORRECT, tier="refusal")
+    return refused_judgement(f"g{n:02d}", n)
 
 
 def _gaps(text: str) -> float:

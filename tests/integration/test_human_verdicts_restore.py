@@ -5,7 +5,6 @@ tally rebuilt from its judgements because its state is of no format this code re
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
@@ -15,31 +14,16 @@ from groundwatch.adapters.db import create_schema, make_engine
 from groundwatch.adapters.db import human_verdicts as hv
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
 from groundwatch.adapters.db.tables import TallyRow
-from groundwatch.contracts import HumanVerdict, Judgement, Probe, RagResponse, TargetStatus
-from groundwatch.core.model import AnswerType, Expected, Verdict
+from groundwatch.contracts import HumanVerdict, Judgement
 from groundwatch.core.tagging import GroupStatus, Window
 from groundwatch.stages.analytics.stage import AnalyticsStage
+from tests.integration._refused_judgements import refused_judgement
 
 pytestmark = pytest.mark.integration
 
 
 def _judgement(n: int) -> Judgement:
-    probe = Probe(
-        probe_id=uuid.uuid4(),
-        run_id="r1",
-        series="s",
-        cycle=1,
-        dataset_id="d",
-        group_id=f"g{n}",
-        form_id="f1",
-        cohort="short",
-        target="t",
-        query=f"where is thing {n}?",
-        expected=Expected(values=[f"place {n}"], types=[AnswerType.TEXT]),
-        group_forms=1,
-    )
-    resp = RagResponse.for_probe(probe, status=TargetStatus.OK, answer="I don't know.")
-    return Judgement.for_response(resp, verdict=Verdict.INCORRECT, tier="refusal")
+    return refused_judgement(f"g{n}", n)
 
 
 async def test_a_restore_counts_the_stored_verdicts(tmp_path: Path) -> None:
