@@ -145,7 +145,7 @@ TABLE_HEAD = "| step | modules, in path order | what happens |\n|---|---|---|"
 #: after it tells them apart). The modules of a step are the path's up to the next opening; what
 #: happens in it is the doc's own third column.
 STEPS: tuple[tuple[str, ...], ...] = (
-    ("groundwatch.adapters.db.datasets",),
+    ("groundwatch.core.generation.pipeline",),
     ("groundwatch.runtime.refresh",),
     ("groundwatch.runtime.refresh",),
     ("groundwatch.adapters.bus.encode",),
