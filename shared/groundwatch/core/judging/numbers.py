@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -121,13 +122,22 @@ _VAGUE = re.compile(
 #: ordinal word: one quick search that most texts fail, before the patterns proper.
 _RARE_GATE = re.compile(r"0'?\s?s\b|centur|ties\b|first|second|third|[fxhnr]th\b|tieth|elfth")
 _VAGUE_GATE = re.compile(r"0'?\s?s\b|centur|ties\b")
+#: A piece of text every match of :data:`_RARE_GATE` holds (its "0", "ties", "[fxhnr]th", …):
+#: a few substring tests rule the search out for most texts without a "0".
+_RARE_PIECES = ("0", "centur", "ties", "first", "second", "third", "tieth", "fth", "xth", "hth",
+                "nth", "rth")  # fmt: skip
 
 #: Words that say a number is rounded ("about 380,000", "some 30 staff", "~40").
-_APPROX_CUE = re.compile(
-    r"(?:\b(?:about|around|approximately|approx|roughly|nearly|almost|some|circa|ca|c|over|"
-    r"under|more than|less than|fewer than|up to|close to|just over|just under|estimated|est)"
-    r"\.?|~|≈)\s*$"
-)
+_APPROX_WORDS = (
+    "about", "around", "approximately", "approx", "roughly", "nearly", "almost", "some", "circa",
+    "ca", "c", "over", "under", "more than", "less than", "fewer than", "up to", "close to",
+    "just over", "just under", "estimated", "est",
+)  # fmt: skip
+_APPROX_CUE = re.compile(r"(?:\b(?:" + "|".join(_APPROX_WORDS) + r")\.?|~|≈)\s*$")
+#: What the text before a number must end with (white space aside) for :data:`_APPROX_CUE` to
+#: match there: one ``endswith`` rules most numbers out, where the pattern, anchored at its
+#: end, is tried at every position of the text before it.
+_APPROX_ENDS = (*_APPROX_WORDS, *(f"{w}." for w in _APPROX_WORDS), "~", "≈")
 #: Trailing zeros that read as rounding even without a cue ("4,000 employees", "1,200,000").
 _ROUNDED_ZEROS = 3
 
@@ -160,12 +170,19 @@ class NumberMention:
     vague: tuple[float, float] | None = None
 
 
+_DOTTED_THOUSANDS = re.compile(r"\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?")
+_DECIMAL_COMMA = re.compile(r"\d+,\d{1,2}")
+
+
 def _digits_value(raw: str) -> tuple[float, float]:
     """Value and precision of a digit string with any of the separators the regex allows."""
+    if raw.isdecimal():  # digits alone (most numbers): no separator to read
+        trailing = len(raw) - len(raw.rstrip("0")) if raw.strip("0") else 0
+        return float(raw), 10.0**trailing
     s = raw.replace("\u00a0", " ").replace("\u202f", " ").replace("\u2009", " ")
-    if re.fullmatch(r"\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?", s):
+    if _DOTTED_THOUSANDS.fullmatch(s):
         s = s.replace(".", "").replace(",", ".")
-    elif re.fullmatch(r"\d+,\d{1,2}", s):
+    elif _DECIMAL_COMMA.fullmatch(s):
         s = s.replace(",", ".")
     else:
         s = s.replace(",", "").replace(" ", "")
@@ -181,7 +198,7 @@ def extract_numbers(text: str, *, folded: bool = False) -> list[NumberMention]:
     t = text if folded else fold(text)
     out: list[NumberMention] = []
     vague_spans: list[tuple[int, int]] = []
-    rare = _RARE_GATE.search(t) is not None
+    rare = _has_piece(t, _RARE_PIECES) and _RARE_GATE.search(t) is not None
     if rare and _VAGUE_GATE.search(t):
         for m in _VAGUE.finditer(t):
             spans = [_vague_span(m)]
@@ -192,11 +209,14 @@ def extract_numbers(text: str, *, folded: bool = False) -> list[NumberMention]:
                                          vague=(lo, hi)))  # fmt: skip
             vague_spans.append(m.span())
     if _HAS_DIGIT.search(t):
-        for m in _NUM.finditer(t):
+        for m in _numbers_written(t):
             if vague_spans and any(a <= m.start() < b for a, b in vague_spans):
                 continue
             value, precision = _digits_value(m["num"])
-            cue = _APPROX_CUE.search(t, 0, m.start()) is not None
+            start = m.start()
+            cue = t[:start].rstrip().endswith(_APPROX_ENDS) and (
+                _APPROX_CUE.search(t, 0, start) is not None
+            )
             if 1 < precision < 10**_ROUNDED_ZEROS and not cue:
                 # "30 years old" states 30, not "31 rounded to the ten": a number with one or
                 # two trailing zeros is exact unless the text says it is approximate.
@@ -240,6 +260,34 @@ def extract_numbers(text: str, *, folded: bool = False) -> list[NumberMention]:
             value = float(_ORDINAL_WORDS[m[0].replace("-", " ")])
             out.append(NumberMention(value, 1.0, False, None, m.span(), ordinal=True))
     return out
+
+
+def _has_piece(t: str, pieces: tuple[str, ...]) -> bool:
+    for p in pieces:  # noqa: SIM110 — a loop, not any() over a generator: a dozen tests
+        if p in t:
+            return True
+    return False
+
+
+#: How far before its first digit a match of :data:`_NUM` may start: a currency sign, a space
+#: and a sign, and the point of ".5".
+_NUM_LEAD = 4
+
+
+def _numbers_written(t: str) -> Iterator[re.Match[str]]:
+    """``_NUM.finditer(t)``, each search started a few characters before the next digit: the
+    pattern, with no literal prefix, is otherwise tried at every position of the text between
+    numbers (its look-behind still reads the characters before the start)."""
+    pos, n = 0, len(t)
+    while pos < n:
+        d = _HAS_DIGIT.search(t, pos)
+        if d is None:
+            return
+        m = _NUM.search(t, max(pos, d.start() - _NUM_LEAD))
+        if m is None:
+            return
+        yield m
+        pos = m.end()
 
 
 _JOINER = re.compile(r"\s*(?:,|and|,\s*and)?\s*")
