@@ -84,6 +84,18 @@ def tokens(text: str, *, folded: bool = False) -> list[str]:
     return out
 
 
+def folded_tokens(text: str) -> tuple[str, list[str]]:
+    """``(fold(text), tokens(text))`` in one call: the judge parses every response so, and an
+    ASCII text (most answers) is lowered and split without the two calls' own tests."""
+    if text.isascii():
+        t = text.lower()
+        return t, [
+            w for w in t.encode().translate(_ASCII_PUNCT).decode().split() if w not in ARTICLES
+        ]
+    t = fold(text)
+    return t, tokens(t, folded=True)
+
+
 def normalize(text: str) -> str:
     """Folded, punctuation-free, article-free, single-spaced text."""
     return " ".join(tokens(text))

@@ -38,7 +38,14 @@ from groundwatch.core.judging.dates import (
 )
 from groundwatch.core.judging.decision import NO_TIER, STALE, Decision
 from groundwatch.core.judging.gold import DomainIndex, Gold, GoldPart, RivalLookup, prepare_gold
-from groundwatch.core.judging.normalize import ARTICLES, STOPWORDS, fold, padded, tokens
+from groundwatch.core.judging.normalize import (
+    ARTICLES,
+    STOPWORDS,
+    fold,
+    folded_tokens,
+    padded,
+    tokens,
+)
 from groundwatch.core.judging.numbers import (
     NumberMatch,
     NumberMention,
@@ -153,12 +160,12 @@ class ParsedResponse:
         self.gold = gold
         # citation markers dropped and glued numbers set apart first: every view reads this text
         self.response = response = read_citations(response, _KnownNames(query, gold))
-        self.folded = fold(response)
-        self.toks = tokens(self.folded, folded=True)
-        self.norm = norm = " ".join(self.toks)
+        self.folded, toks = folded_tokens(response)
+        self.toks = toks
+        self.norm = norm = " ".join(toks)
         self.pad = f" {norm} "  # padded(norm), without the call
         # made at once, not on first use: nearly every judgement reads it, several times
-        self.tok_set = frozenset(self.toks)
+        self.tok_set = frozenset(toks)
         #: the distinct tokens without stopwords (token precision/recall, read by every judgement)
         self.content_set = self.tok_set - STOPWORDS
         self.notes: list[str] = []
@@ -783,26 +790,26 @@ def _gold_occurrences(ev: ParsedResponse, part: GoldPart, *, stemmed: bool) -> l
         occ = []
     for alt in part.alts:  # any of the gold's spellings is the gold
         occ += _value_occurrences(ev, alt, -1, (Level.SURFACE,))
-    if occ and _stems_add_nothing(ev, part):
-        # Found by its words, and every word of the response with a stem of the gold's is that
-        # very word: wherever the stems match, the words match (and those spans are dropped
-        # below), so the stem search is skipped — the common case of a correct answer.
+    if occ and (not stemmed or _stems_add_nothing(ev, part)):
+        # Found by its words, and nothing needs the stems (no rival or domain value may hide
+        # the gold), or every word of the response with a stem of the gold's is that very
+        # word: wherever the stems match, the words match (and those spans are dropped below),
+        # so the stem search is skipped — the common case of a correct answer.
         return occ
-    if stemmed or not occ:
-        # The response is stemmed only when something needs it: the hot path of the judge
-        # skips it.
-        by_stem = _value_occurrences(ev, part, -1, (Level.STEM,))
-        for alt in part.alts:
-            by_stem += _value_occurrences(ev, alt, -1, (Level.STEM,))
-        if by_stem and occ:
-            # The gold's stem on a span its words were found on claims nothing (the surface
-            # occurrence holds those tokens) nor ties with a rival (the gold's come first in a
-            # level); and if that surface occurrence is an echo, so is the stem (the query's
-            # stems hold what its words hold). Dropped here, a gold named once is settled
-            # without sorting or the claim loop.
-            found = {(o[2], o[3]) for o in occ}
-            by_stem = [o for o in by_stem if (o[2], o[3]) not in found]
-        occ += by_stem
+    # The response is stemmed only when something needs it (here: the words are not found,
+    # or another value's stem may hide the gold's): the hot path of the judge skips it.
+    by_stem = _value_occurrences(ev, part, -1, (Level.STEM,))
+    for alt in part.alts:
+        by_stem += _value_occurrences(ev, alt, -1, (Level.STEM,))
+    if by_stem and occ:
+        # The gold's stem on a span its words were found on claims nothing (the surface
+        # occurrence holds those tokens) nor ties with a rival (the gold's come first in a
+        # level); and if that surface occurrence is an echo, so is the stem (the query's
+        # stems hold what its words hold). Dropped here, a gold named once is settled
+        # without sorting or the claim loop.
+        found = {(o[2], o[3]) for o in occ}
+        by_stem = [o for o in by_stem if (o[2], o[3]) not in found]
+    occ += by_stem
     return occ
 
 
@@ -898,6 +905,13 @@ def _without_echoes(ev: ParsedResponse, occ: list[_Occurrence]) -> list[_Occurre
     """``occ`` without the namings that only repeat the query, in claiming order."""
     # _is_echo's own first test, inlined: a word the query does not hold is no echo
     qf, toks = ev.query_folded, ev.toks
+    if len(occ) == 1:  # the usual case: one naming, nothing to sort
+        o = occ[0]
+        if (o[1] is not Level.STEM and toks[o[3] - 1] not in qf) or not _is_echo(
+            ev, o[2], o[3], by_stem=o[1] is Level.STEM
+        ):
+            return occ
+        return []
     occ = [
         o
         for o in occ
