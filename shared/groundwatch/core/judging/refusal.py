@@ -81,6 +81,10 @@ def detect_refusal(folded_text: str, toks: Sequence[str] | None = None) -> Refus
     ``other_sentences`` counts sentences without any refusal phrase: RAGProbe's *contradiction*
     (refusing, then answering anyway) needs more than a refusal sentence to happen at all.
     """
+    # Every null answer that has a token has a trigger among them ("n/a" is "n"): an answer
+    # with tokens and no trigger is neither, and most answers are ruled out by that one test.
+    if toks and _TRIGGERS.isdisjoint(toks):
+        return None
     stripped = folded_text.strip().strip(".!").strip()
     if stripped in _NULL_ANSWERS:
         return Refusal(stripped, (0, len(folded_text)), 0)

@@ -130,30 +130,18 @@ class PartStatus(StrEnum):
 class ParsedResponse:
     """The response as every tier needs it, computed at most once and only when asked."""
 
-    __slots__ = (
-        "_countries",
-        "_dates",
-        "_members",
-        "_numbers",
-        "_raw_spans",
-        "_readings",
-        "_refusal",
-        "_statuses",
-        "_stem_pad",
-        "_stem_set",
-        "_stems",
-        "_upper",
-        "content_set",
-        "folded",
-        "gold",
-        "norm",
-        "notes",
-        "pad",
-        "query",
-        "response",
-        "tok_set",
-        "toks",
-    )
+    # The lazily computed views start as class attributes: a judgement sets only the few it
+    # reads (most read two or three of the ten), not every one of them in ``__init__``.
+    _refusal: Refusal | bool | None = False
+    _dates: list[DateMention] | None = None
+    _numbers: list[NumberMention] | None = None
+    _stems: list[str] | None = None
+    _stem_pad: str | None = None
+    _stem_set: frozenset[str] | None = None
+    _countries: list[CountryMention] | None = None
+    _upper: frozenset[str] | None = None
+    _raw_spans: list[tuple[int, int]] | bool | None = False
+    _members: tuple[str, list[MemberMention]] | None = None
 
     def __init__(self, query: str, gold: Gold, response: str) -> None:
         self.query = query
@@ -169,19 +157,9 @@ class ParsedResponse:
         #: the distinct tokens without stopwords (token precision/recall, read by every judgement)
         self.content_set = self.tok_set - STOPWORDS
         self.notes: list[str] = []
-        self._refusal: Refusal | bool | None = False
-        self._dates: list[DateMention] | None = None
-        self._numbers: list[NumberMention] | None = None
         # keyed by id(): the part tuples live in the cached Gold, and hashing them is not free
         self._statuses: dict[int, list[PartStatus]] = {}
         self._readings: dict[int, Reading] = {}
-        self._stems: list[str] | None = None
-        self._stem_pad: str | None = None
-        self._stem_set: frozenset[str] | None = None
-        self._countries: list[CountryMention] | None = None
-        self._upper: frozenset[str] | None = None
-        self._raw_spans: list[tuple[int, int]] | bool | None = False
-        self._members: tuple[str, list[MemberMention]] | None = None
 
     # -- lazily computed views -------------------------------------------------------------
     # The query's views are cached on the query text (see :func:`_query_toks`): like the gold, a
@@ -556,7 +534,7 @@ _Occurrence = tuple[int, Level, int, int, str]
 _OWNER, _LEVEL, _START, _END, _NAME = range(5)
 
 
-@dataclass(slots=True)
+@dataclass
 class Reading:
     """One text part of the gold, as the response names it (see :func:`read_part`).
 
@@ -582,6 +560,15 @@ class Reading:
     #: the tokens other values (the row's, its neighbours', the column's) stand on: a gold word
     #: there is a word of that longer value ("Physics" in *Quantum Physics*), not the gold's
     covered: frozenset[int] = frozenset()
+
+    @classmethod
+    def named(cls, level: Level, spans: list[tuple[int, int]]) -> Reading:
+        """``Reading(level=level, spans=spans)``, built without ``__init__``: the usual reading
+        (the gold named, nothing else) is made for most judgements, and the fields it leaves
+        at their defaults are read from the class (every default is immutable)."""
+        r = object.__new__(cls)
+        r.__dict__.update(level=level, spans=spans)
+        return r
 
 
 def _spans(pad: str, needle: str) -> list[tuple[int, int]]:
@@ -970,7 +957,7 @@ def _reading(
         # the usual reading: the gold named once, nothing else, no denial (and no rival to
         # hedge with)
         o = accepted[0]
-        return Reading(level=o[1], spans=[(o[2], o[3])])
+        return Reading.named(o[1], [(o[2], o[3])])
     g = ev.gold
     r = Reading()
     toks = ev.toks

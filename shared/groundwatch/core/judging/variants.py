@@ -20,7 +20,7 @@ from functools import cache, lru_cache
 
 import regex
 import Stemmer
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 #: Snowball language per script, for scripts written by one Snowball language (or one dominant).
 _SCRIPT_LANGUAGE = {
@@ -79,23 +79,37 @@ def stems(toks: Sequence[str]) -> list[str]:
     return out  # type: ignore[return-value]  # every None was filled in
 
 
+@lru_cache(maxsize=65_536)
+def _fuzzy_gold(gold_norm: str) -> bool:
+    """Whether a gold may be matched by a near spelling: long enough, and without digits (a
+    number one digit off is another number). Cached: golds repeat across every judgement."""
+    return len(gold_norm) >= FUZZY_MIN_CHARS and not any(ch.isdigit() for ch in gold_norm)
+
+
 def fuzzy_window(gold_norm: str, toks: Sequence[str]) -> tuple[int, int, float] | None:
     """The response window most similar to ``gold_norm``: ``(start, end, score)`` above
-    :data:`FUZZY_SCORE`, else None.
+    :data:`FUZZY_SCORE`, else None (the first of equally similar windows, by size, then start).
 
-    Windows have the gold's token count, one more or one less ("Da Vinci" / "DaVinci").
+    Windows have the gold's token count, one more or one less ("Da Vinci" / "DaVinci"). They
+    are scored in one call to the matcher, not one call per window.
     """
-    if len(gold_norm) < FUZZY_MIN_CHARS or any(ch.isdigit() for ch in gold_norm):
+    if not _fuzzy_gold(gold_norm):
         return None
     n = gold_norm.count(" ") + 1
-    best: tuple[int, int, float] | None = None
-    for size in {max(1, n - 1), n, n + 1}:
-        # only whole windows: a response shorter than the window has none of that size
-        for i in range(0, len(toks) - size + 1):
-            window = " ".join(toks[i : i + size])
-            if not window:
-                continue
-            score = fuzz.ratio(gold_norm, window, score_cutoff=FUZZY_SCORE)
-            if score and (best is None or score > best[2]):
-                best = (i, i + size, score)
-    return best
+    # only whole windows: a response shorter than the window has none of that size
+    spans = [
+        (i, i + size) for size in {max(1, n - 1), n, n + 1} for i in range(len(toks) - size + 1)
+    ]
+    if not spans:
+        return None
+    hit = process.extractOne(
+        gold_norm,
+        [" ".join(toks[a:b]) for a, b in spans],
+        scorer=fuzz.ratio,
+        processor=None,
+        score_cutoff=FUZZY_SCORE,
+    )
+    if hit is None:
+        return None
+    a, b = spans[hit[2]]
+    return a, b, hit[1]
