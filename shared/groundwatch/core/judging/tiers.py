@@ -727,7 +727,16 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
     occ = _gold_occurrences(ev, part, stemmed=bool(rivals) or dom is not None)
     lookup = g.lookups[index]
     if dom is not None:
-        occ += _domain_occurrences(ev, dom, g.gold_norms, g.domain_own[index], restated=False)
+        # the usual answer names no value of the column but the gold's own: the words and stems
+        # it shares with the domain end gold spellings only (the finder's own first tests, here
+        # so that the usual answer does not pay for the call)
+        own = g.domain_own[index]
+        tok_set, lasts = ev.tok_set, dom.last_words
+        if not (tok_set.isdisjoint(lasts) or tok_set & lasts <= own[0]) or not (
+            (stem_set := ev.stem_set).isdisjoint(dom.stem_lasts)
+            or stem_set & dom.stem_lasts <= own[1]
+        ):
+            occ += _domain_occurrences(ev, dom, g.gold_norms, own, restated=False)
     if g.attributes and not ev.tok_set.isdisjoint(g.attribute_last_words):
         occ += _attribute_occurrences(ev, g)
     # Most rivals are named nowhere in the response: two set intersections against the rivals'
@@ -1670,8 +1679,8 @@ def _found(ev: ParsedResponse, tier: str, worst: Level) -> Decision | None:
     if rivals:
         ev.notes.append(f"gold_with_other_value: {', '.join(map(repr, rivals[:3]))}")
         return None
-    if _refusal_stands(ev):
-        return None  # the refusal tier left its note
+    if (ref := ev.refusal) is not None and _named_after(ev, ref.span[1]) is None:
+        return None  # the refusal stands (see :func:`_refusal_stands`): the tier left its note
     if (who := _other_entity(ev)) is not None:
         ev.notes.append(f"said_of_other_entity: {who}")
         return None
