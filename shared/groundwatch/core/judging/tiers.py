@@ -1543,7 +1543,7 @@ def _range_near(ev: ParsedResponse, part: GoldPart) -> str | None:
     misses it by less than that, is a vague answer near the gold, not a conclusive other value.
     The ends are compared after the number reader's own scaling of each end (thousands, "k")
     against the gold's value, and also as written when the answer scales the whole range."""
-    if part.number is None or not _HAS_RANGE.search(ev.folded):
+    if part.number is None or not _has_range(ev.folded):
         return None
     gold = part.number.value
     read = [n.value for n in ev.numbers]
@@ -1572,7 +1572,7 @@ def _typed_range(ev: ParsedResponse, part: GoldPart) -> str | None:
     A range states that the value is somewhere between its ends, not that it is the gold value;
     the number reader sees only the range's first end (it does not read "-65" after a digit as
     a number, which keeps ids and dates whole), so without this "61-65" read as "61"."""
-    if part.number is None or not _HAS_RANGE.search(ev.folded):
+    if part.number is None or not _has_range(ev.folded):
         return None
     ranges: list[tuple[int, int, str]] = []
     for m in _RANGE.finditer(ev.folded):
@@ -1591,7 +1591,17 @@ def _typed_range(ev: ParsedResponse, part: GoldPart) -> str | None:
     return inside[0] if inside and None not in inside else None
 
 
-_HAS_RANGE = re.compile(r"\d\s*(?:-|–|—|to\b)\s*[$£€¥]?\s?\d|\bbetween\b")
+#: What a range needs: two numbers joined by a dash or "to", or "between". Two patterns, not
+#: one alternation: a pattern that starts with a digit is searched for by its first character,
+#: where the alternation is tried at every position of the text.
+_RANGE_JOINED = re.compile(r"\d\s*(?:-|–|—|to\b)\s*[$£€¥]?\s?\d")
+_BETWEEN = re.compile(r"\bbetween\b")
+
+
+def _has_range(folded: str) -> bool:
+    return _RANGE_JOINED.search(folded) is not None or (
+        "between" in folded and _BETWEEN.search(folded) is not None
+    )
 
 
 def _typed_hedge(ev: ParsedResponse, part: GoldPart) -> str | None:
