@@ -738,7 +738,10 @@ def read_part(ev: ParsedResponse, index: int) -> Reading:
         ):
             occ += _domain_occurrences(ev, dom, g.gold_norms, own, restated=False)
     if g.attributes and not ev.tok_set.isdisjoint(g.attribute_last_words):
-        occ += _attribute_occurrences(ev, g)
+        # the values the question names are left out at once (dropped below anyway), except
+        # for a closed set's gold, whose other members are looked for only where nothing else
+        # is named
+        occ += _attribute_occurrences(ev, g, restated=part.member is not None)
     # Most rivals are named nowhere in the response: two set intersections against the rivals'
     # last words and last stems (indexed once per gold) rule them all out; only when one may be
     # named are the rivals walked, in order, as the occurrence search needs.
@@ -809,12 +812,24 @@ def _gold_occurrences(ev: ParsedResponse, part: GoldPart, *, stemmed: bool) -> l
     return occ
 
 
-def _attribute_occurrences(ev: ParsedResponse, g: Gold) -> list[_Occurrence]:
-    """The asked row's other values the response names word for word."""
+def _attribute_occurrences(
+    ev: ParsedResponse, g: Gold, *, restated: bool = True
+) -> list[_Occurrence]:
+    """The asked row's other values the response names word for word; without ``restated``,
+    not those the question names as written (the question's context, which
+    :func:`_without_restated` drops: a value's words are its naming's words, so whether the
+    question restates it is known without its spans)."""
     occ: list[_Occurrence] = []
     tok_set = ev.tok_set
+    qf: str | None = None
+    qpad = ""
     for k, attr in enumerate(g.attributes):
         if attr.last_word in tok_set:
+            if not restated:
+                if qf is None:
+                    qf, qpad = ev.query_folded, ev.query_pad
+                if attr.last_word in qf and attr.needle in qpad:
+                    continue
             occ += _value_occurrences(ev, attr, _ATTRIBUTE - k, (Level.SURFACE,))
     return occ
 
