@@ -192,3 +192,108 @@ def test_stem_search_shortcuts_find_what_the_full_search_finds(exp: Expected, re
     with patch.object(tiers, "_stems_add_nothing", lambda ev, part: False):
         slow = _judge("", slow_gold, resp)
     assert fast == slow, (exp, resp)
+
+
+NUMBER_PIECES = [
+    "0", "1", "7", "19", "1971", "2018", "30", "000", ",", ".", " ", "\u00a0", "-", "+", "$", "£",
+    "%", "k", " m", " km", "thousand", "about ", "over", "est.", "~", "≈", "c.", "more than ",
+    "the year ", "x", "a", "19th", "1990s", "'90s", "first", "nineties", "centur", "ninth",
+    "one", "/", "\n",
+]  # fmt: skip
+number_text = st.lists(st.sampled_from(NUMBER_PIECES), max_size=12).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(number_text)
+@example("about 300 people")
+@example("roughly\n 4,000 staff since 1990s and ~40")
+def test_number_reader_shortcuts_read_what_the_patterns_read(t: str) -> None:
+    """Numbers searched from their first digit, the approximation cue gated by what the text
+    before must end with, the rare gate by its pieces, plain digits parsed directly: what the
+    patterns themselves find, everywhere."""
+    from groundwatch.core.judging import numbers as n
+
+    assert [(m.span(), m.groupdict()) for m in n._numbers_written(t)] == [
+        (m.span(), m.groupdict()) for m in n._NUM.finditer(t)
+    ]
+    for end in range(len(t) + 1):
+        cue = t[:end].rstrip().endswith(n._APPROX_ENDS) and n._APPROX_CUE.search(t, 0, end)
+        assert bool(cue) == (n._APPROX_CUE.search(t, 0, end) is not None), (t, end)
+    assert (n._has_piece(t, n._RARE_PIECES) and n._RARE_GATE.search(t) is not None) == (
+        n._RARE_GATE.search(t) is not None
+    )
+    for m in n._NUM.finditer(t):
+        assert n._digits_value(m["num"]) == _digits_value_in_full(m["num"])
+
+
+def _digits_value_in_full(raw: str) -> tuple[float, float]:
+    """The digit reader without its shortcut for plain digits: every separator rule tried."""
+    s = raw.replace("\u00a0", " ").replace("\u202f", " ").replace("\u2009", " ")
+    if re.fullmatch(r"\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?", s):
+        s = s.replace(".", "").replace(",", ".")
+    elif re.fullmatch(r"\d+,\d{1,2}", s):
+        s = s.replace(",", ".")
+    else:
+        s = s.replace(",", "").replace(" ", "")
+    if "." in s:
+        return float(s), 10.0 ** -(len(s) - s.index(".") - 1)
+    trailing = len(s) - len(s.rstrip("0")) if s.strip("0") else 0
+    return float(s), 10.0**trailing
+
+
+@settings(max_examples=400, deadline=None)
+@given(text)
+@example("N/A")
+@example(" none. ")
+@example("-")
+def test_refusal_trigger_test_first_finds_every_refusal(t: str) -> None:
+    """The tokens' trigger test comes before the null-answer test: every null answer with a
+    token has a trigger among them, so the refusals found are those of the full test."""
+    from groundwatch.core.judging.normalize import fold, tokens
+    from groundwatch.core.judging.refusal import _NULL_ANSWERS, _TRIGGERS, detect_refusal
+
+    for null in _NULL_ANSWERS:
+        assert not tokens(null) or not _TRIGGERS.isdisjoint(tokens(null)), null
+    f = fold(t)
+    assert detect_refusal(f, tokens(f, folded=True)) == detect_refusal(f)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from([*VALUES, "united kindom", "marie curei"]), text)
+@example("united kingdom", "the united kindom or the united kingdon")  # a tie: the first wins
+def test_fuzzy_window_in_one_call_is_the_window_loop(gold: str, resp: str) -> None:
+    """The near-spelling windows scored in one matcher call: the window the loop over them
+    finds (the first of equally similar ones)."""
+    from rapidfuzz import fuzz
+
+    from groundwatch.core.judging.normalize import normalize, tokens
+    from groundwatch.core.judging.variants import FUZZY_MIN_CHARS, FUZZY_SCORE, fuzzy_window
+
+    norm, toks = normalize(gold), tokens(resp)
+    best: tuple[int, int, float] | None = None
+    if len(norm) >= FUZZY_MIN_CHARS and not any(ch.isdigit() for ch in norm):
+        n = norm.count(" ") + 1
+        for size in {max(1, n - 1), n, n + 1}:
+            for i in range(len(toks) - size + 1):
+                score = fuzz.ratio(norm, " ".join(toks[i : i + size]), score_cutoff=FUZZY_SCORE)
+                if score and (best is None or score > best[2]):
+                    best = (i, i + size, score)
+    assert fuzzy_window(norm, toks) == best
+
+
+@settings(max_examples=400, deadline=None)
+@given(number_text)
+@example("between 3 and 4")
+@example("3 to 4")
+def test_range_test_split_is_the_alternation(t: str) -> None:
+    joined = re.compile(r"\d\s*(?:-|–|—|to\b)\s*[$£€¥]?\s?\d|\bbetween\b")
+    assert tiers._has_range(t) == (joined.search(t) is not None)
+    assert tiers._has_range(t + " between") == (joined.search(t + " between") is not None)
+
+
+def test_reading_named_is_the_dataclass() -> None:
+    fast = tiers.Reading.named(tiers.Level.SURFACE, [(1, 2)])
+    assert dataclasses.asdict(fast) == dataclasses.asdict(
+        tiers.Reading(level=tiers.Level.SURFACE, spans=[(1, 2)])
+    )
+    assert fast == tiers.Reading(level=tiers.Level.SURFACE, spans=[(1, 2)])

@@ -271,7 +271,7 @@ class ParsedResponse:
         if self._numbers is None:
             found = extract_numbers(self.folded, folded=True)
             if found and self.response.isascii():
-                asked = frozenset(self.query_toks)
+                asked = _query_tok_set(self.query)
                 found = [n for n in found if not _inside_name(self.response, n, asked)]
             self._numbers = found
         return self._numbers
