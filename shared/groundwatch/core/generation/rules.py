@@ -328,6 +328,9 @@ def _pair_templates(
 
     Only categorical text columns (neither a name nor constant) qualify as conditions, and only
     when neither alone already determines the answer: otherwise the second condition is noise.
+    The column asked for is never one: a person's family name answers for their row but is no
+    key (people are named by their full name), and "the last name of the driver with first
+    name X and last name Y" would give its answer away in every fill.
     """
     target = table.identifier()
     if target is None:
@@ -337,6 +340,7 @@ def _pair_templates(
         for c in descriptive
         if c.kind is AnswerType.TEXT
         and c not in keys
+        and c.name != target.name
         and not c.flag  # "which product has discontinued '0'": a flag is no condition
         and 2 <= c.distinct < c.non_null
     ]
