@@ -125,6 +125,47 @@ def test_demo_refuses_a_misnamed_cohort_with_exit_2() -> None:
     assert res.exit_code == 2 and "out of range" in res.output
 
 
+def _entry(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str]:
+    """(exit code, stderr) of the console entry ``groundwatch`` on ``argv``."""
+    from groundwatch.cli.main import main
+
+    monkeypatch.setattr("sys.argv", ["groundwatch", *argv])
+    with pytest.raises(SystemExit) as ended:
+        main()
+    return int(ended.value.code or 0), capsys.readouterr().err
+
+
+def test_an_option_the_chosen_mode_ignores_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text(json.dumps(_group_line()) + "\n")
+    targets = tmp_path / "t.yaml"
+    targets.write_text("targets: [{name: t, type: callble, callable: 'x:y'}]\n")
+    base = ["run", "--dataset", str(dataset), "--targets", str(targets)]
+    cases = {
+        ("--once", "--interval", "5"): "--interval goes with a continuous run, not with --once",
+        ("--once", "--host", "0.0.0.0", "--port", "9000"): "--host, --port go with a continuous",
+        ("--runs", "3"): "--runs goes with --once",
+    }
+    for extra, message in cases.items():
+        code, err = _entry([*base, *extra], monkeypatch, capsys)
+        assert code == 2, err
+        assert message in one_error_line(err) and len(err.splitlines()) == 1
+    code, err = _entry(["demo", "--quiet", "--port", "9000"], monkeypatch, capsys)
+    assert code == 2
+    assert "--port goes with --continuous" in one_error_line(err)
+    # a setting from the environment is no contradiction typed here: the run goes on to the
+    # targets file (whose misspelt type is the error), not to a refusal of --api-token
+    monkeypatch.setenv("GW_API_TOKEN", "secret")
+    code, err = _entry([*base, "--once"], monkeypatch, capsys)
+    assert code == 2
+    line = one_error_line(err)
+    assert "api-token" not in line and "callble" in line
+
+
 def test_an_llm_feature_without_an_llm_stops_at_once(tmp_path: Path) -> None:
     corpus = tmp_path / "c.json"
     corpus.write_text(json.dumps({"d1": "Acme Robotics is based in Oslo."}))

@@ -119,7 +119,7 @@ async def test_reference_rag_with_error_switch_through_the_production_path() -> 
 
     settings = ReferenceRagSettings(rag_retriever="bm25", rag_error_rate=0.3, rag_seed=3)
     app = create_app(settings, dict(CORPUS))
-    limits = TargetLimits(retries=0, breaker_failures=1000, breaker_min_calls=1000, concurrency=4)
+    limits = TargetLimits(retries=0, breaker_failures=1000, concurrency=4)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app)) as client:
         target = HttpJsonTarget(client, "http://rag/query")
         async with Runner({"rag": target}, {"rag": limits}) as runner:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar, cast
 
@@ -89,6 +89,28 @@ def check_port_free(host: str, port: int) -> None:
             fail(
                 f"--port {port}: cannot listen on {host}:{port} ({exc.strerror or exc})", EXIT_USAGE
             )
+
+
+def typed_options(ctx: typer.Context, names: Sequence[str]) -> list[str]:
+    """The options of ``names`` (parameter names) given on the command line, as ``--flag``s:
+    a default or a value from an environment variable is no choice the person made here."""
+    typed = []
+    for name in names:
+        source = ctx.get_parameter_source(name)
+        # by name: typer may bring its own copy of click's enum
+        if source is not None and getattr(source, "name", "") == "COMMANDLINE":
+            typed.append("--" + name.replace("_", "-"))
+    return typed
+
+
+def refuse_options(ctx: typer.Context, names: Sequence[str], mode: str) -> None:
+    """A usage error (exit 2, one line) when an option of ``names`` was typed although the
+    mode the command runs in (``mode``: "goes with …") ignores it: a contradiction accepted
+    silently leaves the person believing an option acted that did not."""
+    typed = typed_options(ctx, names)
+    if typed:
+        verb = "goes" if len(typed) == 1 else "go"
+        raise typer.BadParameter(f"{', '.join(typed)} {verb} {mode}")
 
 
 def check_named(option: str, names: tuple[str, str] | None, known: set[str], what: str) -> None:

@@ -28,6 +28,7 @@ from groundwatch.cli.common import (
     one_line_errors,
     open_store,
     progress_bar,
+    refuse_options,
     store_url,
 )
 from groundwatch.cli.outputs import (
@@ -44,6 +45,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     @one_line_errors
     def demo(
+        ctx: typer.Context,
         json_out: Annotated[
             Path | None, typer.Option("--json", help="Write the report and gap detection as JSON.")
         ] = None,
@@ -86,6 +88,8 @@ def register(app: typer.Typer) -> None:
         only unless an LLM is set; the report adds answer metrics per cohort and scenario.
         Judgements go to the store (--database-url, else GW_DATABASE_URL, else groundwatch.db
         here), where `groundwatch groups`, `show`, `runs` and `report` read them."""
+        if not continuous:
+            refuse_options(ctx, ("interval", "host", "port"), "with --continuous")
         chosen = tuple(c.strip() for c in cohorts.split(",") if c.strip())
         serve = (interval, host, port) if continuous else None
         rules = parse_rules(fail_under, maximum)

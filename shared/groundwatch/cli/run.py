@@ -32,6 +32,7 @@ from groundwatch.cli.common import (
     one_line_errors,
     open_store,
     progress_bar,
+    refuse_options,
     store_url,
 )
 from groundwatch.cli.outputs import (
@@ -100,6 +101,20 @@ def _cohort_pair(compare: str | None) -> tuple[str, str] | None:
     if not a or not b:
         raise typer.BadParameter("expected two cohorts as A,B", param_hint="--compare")
     return a.strip(), b.strip()
+
+
+#: Options only a continuous run reads (its cadence and its HTTP server).
+_CONTINUOUS_ONLY = ("interval", "host", "port", "read_token", "api_token")
+#: Options only ``--once`` reads (a continuous run probes until stopped).
+_ONCE_ONLY = ("runs",)
+
+
+def _check_mode_flags(ctx: typer.Context, once: bool) -> None:
+    """An option the chosen mode ignores is a usage error, not silently dropped."""
+    if once:
+        refuse_options(ctx, _CONTINUOUS_ONLY, "with a continuous run, not with --once")
+    else:
+        refuse_options(ctx, _ONCE_ONLY, "with --once")
 
 
 def _check_gate_flags(
@@ -256,6 +271,7 @@ def register(app: typer.Typer) -> None:
 
 
 def run(
+    ctx: typer.Context,
     dataset: DatasetOpt,
     targets: TargetsOpt,
     once: OnceOpt = False,
@@ -307,6 +323,7 @@ def run(
     target answering less than that share of them (shed by its open circuit or failed)
     exits 1, saying how many were shed and failed.
     """
+    _check_mode_flags(ctx, once)
     pair = _cohort_pair(compare)
     rules = parse_rules(fail_under, maximum)
     _check_gate_flags(once, bool(rules or junit), baseline, fail_on_regression)

@@ -17,7 +17,7 @@ from groundwatch.adapters.targets.base import (
     reply_from,
 )
 from groundwatch.adapters.targets.callable import CallableTarget
-from groundwatch.adapters.targets.guards import BreakerState, CircuitBreaker
+from groundwatch.adapters.targets.guards import BreakerState
 from groundwatch.adapters.targets.http_json import HttpJsonTarget, expand_env, render_body
 from groundwatch.adapters.targets.limits import TargetLimits
 from groundwatch.adapters.targets.transport import (
@@ -47,7 +47,6 @@ __all__ = [
     "TRANSIENT",
     "BreakerState",
     "CallableTarget",
-    "CircuitBreaker",
     "ErrorKind",
     "HttpClient",
     "HttpClients",

@@ -32,14 +32,17 @@ class TargetLimits(BaseModel):
         0.5,
         gt=0,
         le=1,
-        description="Share of the last breaker_window calls that failed (a call's retries share"
-        " one place, its latest attempt) that opens the circuit.",
+        description="Failed share of the last breaker_window semantic groups that opens the"
+        " circuit (a group weighs the share of its calls that failed, each call by its latest"
+        " attempt): one fact failing in all its forms is one failed group, not six failed calls.",
     )
     breaker_window: int = Field(
-        100, ge=1, le=100_000, description="Recent calls the failure rate is over."
+        100, ge=1, le=100_000, description="Recent semantic groups the failure rate is over."
     )
     breaker_min_calls: int = Field(
-        20, ge=1, description="Calls in the window before the failure rate may open the circuit."
+        20,
+        ge=1,
+        description="Semantic groups in the window before the failure rate may open the circuit.",
     )
     breaker_trial_calls: int = Field(
         3,

@@ -328,6 +328,9 @@ def _pair_templates(
 
     Only categorical text columns (neither a name nor constant) qualify as conditions, and only
     when neither alone already determines the answer: otherwise the second condition is noise.
+    The column asked for is never one: a person's family name answers for their row but is no
+    key (people are named by their full name), and "the last name of the driver with first
+    name X and last name Y" would give its answer away in every fill.
     """
     target = table.identifier()
     if target is None:
@@ -337,6 +340,7 @@ def _pair_templates(
         for c in descriptive
         if c.kind is AnswerType.TEXT
         and c not in keys
+        and c.name != target.name
         and not c.flag  # "which product has discontinued '0'": a flag is no condition
         and 2 <= c.distinct < c.non_null
     ]
@@ -1005,114 +1009,190 @@ def _aggregate_templates(table: TableInfo, schema: SchemaInfo) -> list[SqlTempla
     would pool both: such fills are dropped (:mod:`.grouped` counts the rows a name matched).
     """
     out: list[SqlTemplate] = []
-    link = is_link_table(table)
     entity = entity_noun(table.name)
-    pure_link = link and not table.descriptive()
     dates = [c for c in table.descriptive() if c.kind is AnswerType.DATE]
     for fk, parent, kp in _ends(table, schema):
-        self_ref = parent.name == table.name
-        noun = _noun(fk, parent, table)
-        if noun is None:
+        subject = _aggregate_subject(fk, parent, table, entity)
+        if subject is None:
             continue
-        counted = entity
-        if self_ref:
-            if noun in HIERARCHY_ROLES:
-                counted = "direct report"
-            elif noun.startswith("parent "):
-                counted = f"child {entity}"
-            else:
-                continue
-            noun = entity  # the named row is an employee, not "the manager 'X'"
-        taken = {table.name.lower()}
-        ap = _alias(_noun(fk, parent, table) or noun, taken)
+        role, noun, counted = subject
+        ap = _alias(role, {table.name.lower()})
         steps = [_Step(parent.name, ap, table.name, fk.column, fk.ref_column)]
         slots = assign_tokens(_named_slots(kp, parent.name, ap, noun, set()))
-        tok = f"{noun} {_said(slots)}"
-        refs = (tok, named(noun, kp[-1].name, _said(slots)))
-        verb = relation_verb(fk.column)
-        rows = f"{plural(entity)} {verb}" if verb else f"{plural(entity)} of"
-        items: list[tuple[exp.Expression, str, str, AnswerType | None, str, str | None]] = []
-        wh: str | None
-        if link:
-            for other in table.foreign_keys:
-                target = schema.table(other.ref_table)
-                if other.column == fk.column or target is None:
-                    continue
-                on = _noun(other, target, table)
-                if on is None:
-                    continue
-                distinct = exp.Count(
-                    this=exp.Distinct(expressions=[_col(other.column, table.name)])
-                )
-                if pure_link:
-                    label = f"number of {plural(on)}"
-                    if _is_container(noun, on):
-                        wh = f"how many {plural(on)} are in {tok}"
-                    elif _is_container(on, noun):
-                        wh = f"how many {plural(on)} contain {tok}"
-                    else:
-                        wh = f"how many {plural(on)} are linked to {tok}"
-                elif not verb and (_is_container(noun, on) or _is_container(on, noun)):
-                    # a member and what it is in, with facts of its own (an enrollment's
-                    # grade): "how many courses is student X in", "how many students are in
-                    # course Y"
-                    label = f"number of {plural(on)}"
-                    if _is_container(on, noun):
-                        wh = f"how many {plural(on)} is {tok} in"
-                    else:
-                        wh = f"how many {plural(on)} are in {tok}"
-                else:
-                    # the link's rows are things that happened: "how many warehouses have
-                    # stock moves of product X", never "… on the stock moves"
-                    label = f"number of {plural(on)} with {plural(entity)}"
-                    wh = f"how many {plural(on)} have {rows} {tok}"
-                items.append((distinct, other.column, label, AnswerType.NUMBER, "count", wh))
-        # a link keyed by its two ends has one row per pair: its rows' count is the count of
-        # different rows at the other end, asked above
-        keyed_by_ends = link and set(table.primary_key) == table.fk_columns
-        if not pure_link and not keyed_by_ends:
-            label = f"number of {plural(counted)}"
-            if self_ref:
-                wh = f"how many {plural(counted)} does {tok} have"
-            elif verb:
-                wh = f"how many {plural(entity)} were {verb} {tok}"
-            else:
-                wh = None
-            items.append((exp.Count(this=exp.Star()), "*", label, AnswerType.NUMBER, "count", wh))
-        for d in dates:
-            attr = attribute_label(d.name, d.kind)
-            wh = None
-            if self_ref:
-                if "birth" in words(d.name):
-                    label = f"{attr} of the youngest {counted}"
-                    wh = f"when was the youngest {counted} of {refs[1]} born"
-                else:
-                    label = f"latest {attr} among the {plural(counted)}"
-            else:
-                # the date is the counted rows', not the named row's: "latest pet birth date of
-                # the owner named X", never "latest birth date of the owner named X"
-                if not link and entity.split()[-1] not in attr.split():
-                    attr = f"{entity} {attr}"
-                label = f"latest {attr}"
-            items.append((exp.Max(this=_col(d.name, table.name)), d.name, label, d.kind, "max", wh))
-        for expr, col, label, kind, agg, wh in items:
+        over = _Over(
+            table=table,
+            entity=entity,
+            noun=noun,
+            counted=counted,
+            self_ref=parent.name == table.name,
+            tok=f"{noun} {_said(slots)}",
+            named=named(noun, kp[-1].name, _said(slots)),
+            verb=relation_verb(fk.column),
+        )
+        aggregates = [
+            *_link_counts(over, fk, schema),
+            *_row_count(over),
+            *(_latest_date(over, d) for d in dates),
+        ]
+        refs = (over.tok, over.named)
+        for a in aggregates:
             out.append(
                 SqlTemplate(
-                    sql=_query([expr], table.name, steps, _conds(slots), schema.dialect),
+                    sql=_query([a.expr], table.name, steps, _conds(slots), schema.dialect),
                     slots=slots,
-                    selected=(Selected(table.name, col, table.name, kind, agg),),
+                    selected=(Selected(table.name, a.column, table.name, a.kind, a.agg),),
                     tables=_dedup([table.name, parent.name]),
                     origin="rule",
                     kind="aggregate",
-                    answer_label=label,
+                    answer_label=a.label,
                     entity=noun,
                     on_multiple="drop",
                     identifier_slots=tuple(sl.param for sl in slots),
                     refs=refs,
-                    wh=(wh, _embedded(wh)) if wh else None,
+                    wh=(a.wh, _embedded(a.wh)) if a.wh else None,
                 )
             )
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Over:
+    """The rows one foreign key of ``table`` points from, at a named row: what they are."""
+
+    table: TableInfo
+    entity: str  #: a row of ``table`` ("invoice")
+    noun: str  #: the named row ("customer"; over a self-reference the table's own entity)
+    counted: str  #: what a count counts ("invoice", "direct report", "child department")
+    self_ref: bool
+    tok: str  #: the named row as said ("customer 'X'")
+    named: str  #: the named row as a phrase ("the customer named 'X'")
+    verb: str | None  #: how the rows relate to it ("shipped via"), if the key says
+
+    @property
+    def link(self) -> bool:
+        return is_link_table(self.table)
+
+    @property
+    def pure_link(self) -> bool:
+        """A link table with no facts of its own: it only pairs its two ends."""
+        return self.link and not self.table.descriptive()
+
+    @property
+    def rows(self) -> str:
+        """The counted rows with their relation, to be followed by the named row."""
+        return f"{plural(self.entity)} {self.verb}" if self.verb else f"{plural(self.entity)} of"
+
+
+@dataclass(frozen=True, slots=True)
+class _Aggregate:
+    """One aggregate over the rows, what its answer is called and the question asking it."""
+
+    expr: exp.Expression
+    column: str
+    label: str
+    kind: AnswerType | None
+    agg: str
+    wh: str | None
+
+
+def _aggregate_subject(
+    fk: ForeignKeyInfo, parent: TableInfo, table: TableInfo, entity: str
+) -> tuple[str, str, str] | None:
+    """The key's role, the named row's noun and what a count counts; None when the role cannot
+    be said, or a self-reference's role is neither a hierarchy nor a parent."""
+    role = _noun(fk, parent, table)
+    if role is None:
+        return None
+    if parent.name != table.name:
+        return role, role, entity
+    # the named row is an employee, not "the manager 'X'"
+    if role in HIERARCHY_ROLES:
+        return role, entity, "direct report"
+    if role.startswith("parent "):
+        return role, entity, f"child {entity}"
+    return None
+
+
+def _link_counts(over: _Over, fk: ForeignKeyInfo, schema: SchemaInfo) -> list[_Aggregate]:
+    """Through a link table, the distinct rows at each of its other ends."""
+    if not over.link:
+        return []
+    out: list[_Aggregate] = []
+    table = over.table
+    for other in table.foreign_keys:
+        target = schema.table(other.ref_table)
+        if other.column == fk.column or target is None:
+            continue
+        on = _noun(other, target, table)
+        if on is None:
+            continue
+        distinct = exp.Count(this=exp.Distinct(expressions=[_col(other.column, table.name)]))
+        label, wh = _link_count_wording(over, on)
+        out.append(_Aggregate(distinct, other.column, label, AnswerType.NUMBER, "count", wh))
+    return out
+
+
+def _link_count_wording(over: _Over, on: str) -> tuple[str, str]:
+    """The label and question of a count of ``on`` rows through the link: contained in, or
+    containing, the named row when the nouns say so, else linked to or having its rows."""
+    noun, tok = over.noun, over.tok
+    if over.pure_link:
+        if _is_container(noun, on):
+            return f"number of {plural(on)}", f"how many {plural(on)} are in {tok}"
+        if _is_container(on, noun):
+            return f"number of {plural(on)}", f"how many {plural(on)} contain {tok}"
+        return f"number of {plural(on)}", f"how many {plural(on)} are linked to {tok}"
+    if not over.verb and (_is_container(noun, on) or _is_container(on, noun)):
+        # a member and what it is in, with facts of its own (an enrollment's grade): "how
+        # many courses is student X in", "how many students are in course Y"
+        if _is_container(on, noun):
+            return f"number of {plural(on)}", f"how many {plural(on)} is {tok} in"
+        return f"number of {plural(on)}", f"how many {plural(on)} are in {tok}"
+    # the link's rows are things that happened: "how many warehouses have stock moves of
+    # product X", never "… on the stock moves"
+    return (
+        f"number of {plural(on)} with {plural(over.entity)}",
+        f"how many {plural(on)} have {over.rows} {tok}",
+    )
+
+
+def _row_count(over: _Over) -> list[_Aggregate]:
+    """How many rows point at the named row; none for a link that only pairs its ends, or one
+    keyed by its two ends (one row per pair: its count is the other end's, asked above)."""
+    table = over.table
+    keyed_by_ends = over.link and set(table.primary_key) == table.fk_columns
+    if over.pure_link or keyed_by_ends:
+        return []
+    wh: str | None
+    if over.self_ref:
+        wh = f"how many {plural(over.counted)} does {over.tok} have"
+    elif over.verb:
+        wh = f"how many {plural(over.entity)} were {over.verb} {over.tok}"
+    else:
+        wh = None
+    label = f"number of {plural(over.counted)}"
+    return [_Aggregate(exp.Count(this=exp.Star()), "*", label, AnswerType.NUMBER, "count", wh)]
+
+
+def _latest_date(over: _Over, d: ColumnInfo) -> _Aggregate:
+    """The latest of a date of the rows; under a self-reference, a birth date is the youngest
+    row's."""
+    attr = attribute_label(d.name, d.kind)
+    wh = None
+    counted = over.counted
+    if over.self_ref:
+        if "birth" in words(d.name):
+            label = f"{attr} of the youngest {counted}"
+            wh = f"when was the youngest {counted} of {over.named} born"
+        else:
+            label = f"latest {attr} among the {plural(counted)}"
+    else:
+        # the date is the counted rows', not the named row's: "latest pet birth date of the
+        # owner named X", never "latest birth date of the owner named X"
+        if not over.link and over.entity.split()[-1] not in attr.split():
+            attr = f"{over.entity} {attr}"
+        label = f"latest {attr}"
+    return _Aggregate(exp.Max(this=_col(d.name, over.table.name)), d.name, label, d.kind, "max", wh)
 
 
 def _embedded(question: str) -> str:

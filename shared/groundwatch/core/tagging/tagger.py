@@ -204,59 +204,71 @@ class Tagger(TallyReads):
     def _ingest(self, obs: Observation) -> Tally | None:
         """Put ``obs`` in its group's window (``None``: a repeat, or older than the window);
         the group's numbers and status are re-derived by :meth:`_recompute` after."""
-        pid = obs.probe_id
-        live = self._live
-        key = (obs.target, obs.cohort, obs.group_id)
-        t = self._tallies.get(key)
-        if isinstance(t, ColdTally):
-            t = self._thaw(key, t)  # its observations are live again: the repeat test below
-        if pid in live:
-            return None
-        self._touched.add(key)
-        c = obs.cycle
+        t = self._admit(obs)
         if t is None:
-            t = self._open(key, obs)
-        elif t.evicted_before is not None and c < t.evicted_before:
-            return None  # a late verdict of a cycle that left the window: never evicts newer
-        elif c not in t.cycles and t.cycles and self._w is not None:
-            closed = [cc for cc, cy in t.cycles.items() if cy.closed]  # ascending
-            if len(closed) >= self._w and c < closed[0] and c < next(reversed(t.cycles)):
-                return None  # older than every cycle the window keeps
-        live[pid] = obs
-        health = self._health.get(obs.target)
-        v = obs.verdict
-        if health is None or c > health[0]:
-            self._health[obs.target] = [c, 1, v is not _ERROR, v is _UNDECIDED]
-        elif c == health[0]:
-            health[1] += 1
-            health[2] += v is not _ERROR
-            health[3] += v is _UNDECIDED
+            return None
+        self._live[obs.probe_id] = obs
+        self._count_health(obs)
         if obs.scenario == FACTUAL and (vc := self._verdict_counts.get(obs.target)) is not None:
             vc[obs.verdict] += 1  # _count_verdict's common case, without the call
         else:
             self._count_verdict(obs, 1)
         if obs.retrieved_ids and obs.target not in self._id_targets:
             self._id_targets.add(obs.target)
+        self._place(t, obs)
+        return t
+
+    def _admit(self, obs: Observation) -> Tally | None:
+        """The live tally ``obs`` goes into (thawed or opened), or None when it is a repeat or
+        older than every cycle the group's window keeps."""
+        key = (obs.target, obs.cohort, obs.group_id)
+        t = self._tallies.get(key)
+        if isinstance(t, ColdTally):
+            t = self._thaw(key, t)  # its observations are live again: the repeat test below
+        if obs.probe_id in self._live:
+            return None
+        self._touched.add(key)
+        if t is None:
+            return self._open(key, obs)
+        if obs.cycle in t.cycles and t.evicted_before is None:
+            return t  # another form of a cycle the window holds: the common case, no call
+        return None if self._before_window(t, obs.cycle) else t
+
+    def _before_window(self, t: Tally, c: int) -> bool:
+        """Whether cycle ``c`` is older than the window of ``t`` keeps: a late verdict of a
+        cycle that left it, or of one older than every cycle it holds (never evicts newer)."""
+        if t.evicted_before is not None and c < t.evicted_before:
+            return True
+        if c in t.cycles or not t.cycles or self._w is None:
+            return False
+        closed = [cc for cc, cy in t.cycles.items() if cy.closed]  # ascending
+        return len(closed) >= self._w and c < closed[0] and c < next(reversed(t.cycles))
+
+    def _count_health(self, obs: Observation) -> None:
+        """Count ``obs`` in its target's health, which is its newest cycle's alone."""
+        c = obs.cycle
+        v = obs.verdict
+        health = self._health.get(obs.target)
+        if health is None or c > health[0]:
+            self._health[obs.target] = [c, 1, v is not _ERROR, v is _UNDECIDED]
+        elif c == health[0]:
+            health[1] += 1
+            health[2] += v is not _ERROR
+            health[3] += v is _UNDECIDED
+
+    def _place(self, t: Tally, obs: Observation) -> None:
+        """Add ``obs`` to its cycle of ``t``, opening the cycle if it is new, closing it once
+        every form is in; when a cycle opened or closed, or which cycles count changed (see
+        :meth:`_recompute`), the group is reshaped and its window evicts."""
+        c = obs.cycle
         cycles = t.cycles
         top = next(reversed(cycles)) if cycles else 0
         if c >= top:
             t.group_forms = obs.group_forms
         cycle = cycles.get(c)
-        changed = False  # whether a cycle opened or closed: only then can one leave the window
-        # (and only then can the cycles that count differ: see _recompute)
+        changed = cycle is None  # only when a cycle opens or closes can one leave the window
         if cycle is None:
-            changed = True
-            # a late verdict of an older cycle opens it already closed: a newer one has started
-            newer = bool(cycles) and c < top
-            cycle = Cycle(c, closed=newer, seq=self._seq)
-            self._seq += 1
-            # a newer cycle started: every older open cycle is as complete as it will get
-            for cc, cy in cycles.items():
-                if cc < c:
-                    cy.closed = True
-            cycles[c] = cycle
-            if newer:  # keep the cycles ascending
-                t.cycles = dict(sorted(cycles.items()))
+            cycle = self._open_cycle(t, c, top)
         had_answers = cycle.answered > 0
         cycle.add(obs)
         if had_answers is not (cycle.answered > 0):
@@ -269,7 +281,22 @@ class Tagger(TallyReads):
             t.reshaped = True
             if self._w is not None:
                 self._evict(t)
-        return t
+
+    def _open_cycle(self, t: Tally, c: int, top: int) -> Cycle:
+        """Open cycle ``c`` of ``t`` (``top``: its newest cycle so far); every older open cycle
+        is closed, as complete as it will get now that a newer one has started."""
+        cycles = t.cycles
+        # a late verdict of an older cycle opens it already closed: a newer one has started
+        newer = bool(cycles) and c < top
+        cycle = Cycle(c, closed=newer, seq=self._seq)
+        self._seq += 1
+        for cc, cy in cycles.items():
+            if cc < c:
+                cy.closed = True
+        cycles[c] = cycle
+        if newer:  # keep the cycles ascending
+            t.cycles = dict(sorted(cycles.items()))
+        return cycle
 
     def override(
         self,

@@ -2,7 +2,8 @@
 
 Each target gets its own *lane*: a bounded queue drained by ``concurrency`` workers, a token
 bucket, per-attempt timeouts, jittered retries for transient failures only (tenacity) and a
-circuit breaker that opens on a failure rate, not on a flaky endpoint's chance streak
+circuit breaker that opens on a failure rate over semantic groups, not on a flaky endpoint's
+chance streak or on one fact failing in all its forms
 (:mod:`groundwatch.stages.runner.breaker`). Lanes share nothing, so a slow or dead target fills
 only its own queue; when that queue is full the caller waits (back-pressure) instead of the
 process growing without bound.
@@ -18,7 +19,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -216,11 +217,12 @@ class _Lane:
     def _note_cycle(self, probe: Probe) -> None:
         """A probe of a newer cycle of its series: the breaker starts the cycle half-open, so an
         endpoint that recovered between cycles is asked at once (a few trials; the cycle's other
-        probes wait for their outcome) instead of waiting out ``breaker_reset_s``."""
+        probes wait for their outcome) instead of waiting out ``breaker_reset_s``, and judges a
+        group asked again by this cycle's calls."""
         newest = self._cycles.get(probe.series)
         if newest is None or probe.cycle > newest:
             self._cycles[probe.series] = probe.cycle
-            self.breaker.half_open()
+            self.breaker.new_cycle()
 
     async def _serve(self, probe: Probe) -> RagResponse:
         self._note_cycle(probe)
@@ -243,7 +245,7 @@ class _Lane:
     async def _call(self, probe: Probe) -> RagResponse:
         timing = _Timing()
         try:
-            reply = await self._ask(probe.query, timing, probe.group_id, probe.probe_id)
+            reply = await self._ask(probe.query, timing, probe.group_id)
         except TargetError as exc:
             log.debug("target %s probe %s: %s", self.name, probe.probe_id, exc)
             response = _error(probe, exc.kind, timing.latency_s, str(exc))
@@ -275,22 +277,18 @@ class _Lane:
         for _ in range(n):
             self.samples_asked += 1
             try:
-                reply = await self._attempt(
-                    probe.query, _Timing(), probe.group_id, probe.probe_id, sample=True
-                )
+                reply = await self._attempt(probe.query, _Timing(), probe.group_id, sample=True)
             except TargetError:
                 break
             out.append(reply.bounded().answer)
         return out
 
-    async def _ask(
-        self, query: str, timing: _Timing, key: str | None = None, call: Hashable | None = None
-    ) -> TargetReply:
+    async def _ask(self, query: str, timing: _Timing, key: str | None = None) -> TargetReply:
         """The first attempt directly (the common, healthy case costs no retry machinery);
         transient failures then go to tenacity for up to ``retries`` more attempts."""
         timing.attempts = 1
         try:
-            return await self._attempt(query, timing, key, call)
+            return await self._attempt(query, timing, key)
         except TargetError as exc:
             if not exc.transient or self.limits.retries == 0:
                 raise
@@ -299,7 +297,7 @@ class _Lane:
 
         async def again() -> TargetReply:
             timing.attempts += 1
-            return await self._attempt(query, timing, key, call)
+            return await self._attempt(query, timing, key)
 
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.limits.retries),
@@ -315,14 +313,13 @@ class _Lane:
         query: str,
         timing: _Timing,
         key: str | None = None,
-        call: Hashable | None = None,
         *,
         sample: bool = False,
     ) -> TargetReply:
         """One call under the rate limit, the breaker and the timeout; ``key`` (the probe's
-        semantic group) is what the breaker's streak counts a failure against, ``call`` (the
-        probe) the place in its window that the probe's attempts share; ``sample`` asks for a
-        SelfCheck sample instead of the answer.
+        semantic group) is what the breaker counts the outcome against, once per group however
+        many forms it is asked in (a retry takes its failed attempt's place); ``sample`` asks
+        for a SelfCheck sample instead of the answer.
 
         Latency is the target's own time on this attempt: waiting for a rate token or for a
         half-open trial is the runner's doing and must not make the target look slow."""
@@ -356,7 +353,8 @@ class _Lane:
         finally:
             self.deadlines.finish(deadline)
         timing.latency_s = self._clock() - started
-        self.breaker.record(permit, ok=error is None or not error.transient, key=key, call=call)
+        ok = error is None or not error.transient
+        self.breaker.record(permit, ok, key, retry=timing.attempts > 1)
         if error is not None and self.breaker.state is BreakerState.OPEN:
             self.opened_by = str(error)  # the cause every circuit_open error then names
         if error is not None:
