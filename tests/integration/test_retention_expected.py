@@ -79,6 +79,8 @@ def test_a_pruned_answer_referenced_again_is_stored_again(db_url: str) -> None:
     report = Retention(engine, SWEEP, clock=lambda: T0 + 5 * 60).prune()
     assert report.expected_answers == 9  # versions 1-3 of 3 groups, their cycles pruned
     assert _stored(engine) == _referenced(engine) == _refs_of(engine, "s-c4")
+    stats = Retention(engine, SWEEP).stats()  # what `store stats` and /metrics show
+    assert stats.rows["expected_answers"] == 3
     dry = Retention(engine, SWEEP, clock=lambda: T0 + 5 * 60).prune(dry_run=True)
     assert dry.expected_answers == 0
 
