@@ -9,7 +9,8 @@ through the real store code:
   generator records it, its judgements written by :class:`AnalyticsStore` (analytics' save
   path), and summarised and removed by ``Retention.prune`` with the defaults of
   ``GW_RETAIN_*``. Every group's answer version is renewed each day (so past day 20 the
-  answer-version bound prunes), at full size.
+  answer-version bound prunes), at full size, and the judgements from then on carry the new
+  expected answer (so the expected answers of pruned cycles are swept).
 * **Full size at both ends.** The first and the last cycles (the raw window, PostgreSQL a
   partition hour more, and ``--beyond``; ``--full-cycles``) have ``--probes`` judgements and a
   pruning run after each: the first pruning boundaries at full size, and at the end the store's
@@ -179,7 +180,15 @@ class Writer:
         return len(out)
 
     def answer_versions(self, version: int) -> None:
-        """A new SQL answer for every group, recorded as the answer refresher records it."""
+        """A new SQL answer for every group, recorded as the answer refresher records it, and
+        the expected answer every later judgement of the group carries."""
+        per_group = 2 * FORMS
+        for g in range(self.groups):
+            expected = Expected(
+                values=[f"answer {g} v{version}"], types=[AnswerType.TEXT], version=version
+            )
+            for i in range(g * per_group, (g + 1) * per_group):
+                self.templates[i] = self.templates[i].model_copy(update={"expected": expected})
         with Session(self.store.engine) as s, s.begin():
             for g in range(self.groups):
                 s.merge(
@@ -387,13 +396,17 @@ def light_summaries(engine: Any, writer: Writer, light: int, head: int, tail_fro
         )
 
 
-def full_changes(groups: int, cycles: int, flip: float) -> int:
+def full_changes(groups: int, cycles: int, flip: float, per_day: int) -> int:
     """Summary rows the workload opens and closes at full size over ``cycles``: each flipped
-    group-cohort starts a row and ends it the cycle after (as :meth:`Writer.cycle` counts)."""
+    group-cohort starts a row and ends it the cycle after (as :meth:`Writer.cycle` counts),
+    and each group-cohort starts one at each daily answer version after the first (its
+    forms' truth version changes)."""
+    renewals = 2 * groups * max(0, -(-cycles // per_day) - 1)
     period = max(1, round(1 / flip)) if flip else 0
     if not period:
-        return 0
-    return sum(4 * len(range((-c) % period, groups, period)) for c in range(1, cycles + 1))
+        return renewals
+    flips = sum(4 * len(range((-c) % period, groups, period)) for c in range(1, cycles + 1))
+    return renewals + flips
 
 
 class PrunerThread:
@@ -583,7 +596,7 @@ def run_dialect(
     month = out["month"]
     proj = project(month, args.project_days)
     cycles = int(args.project_days * 86400 / args.interval_s)
-    changes = full_changes(month["groups"], cycles, args.flip)
+    changes = full_changes(month["groups"], cycles, args.flip, int(86400 / args.interval_s))
     stated = stated_bytes(policy, month["probes"], cycles, changes, pg)
     out["projected"] = {**proj, "changes": changes, "stated_bytes": round(stated)}
     return out
@@ -596,7 +609,8 @@ SIMULATED = (
     " cycles at full size (--probes) at both ends (the raw window, PostgreSQL a partition hour"
     " more, and --beyond: the store's raw part at its real size, measured at the end), at"
     " --ff-probes (the first groups) between, pruning there every --ff-prune-every cycles"
-    " (every cycle at full size); every group's answer version renewed daily; the summaries the"
+    " (every cycle at full size); every group's answer version renewed daily, the judgements"
+    " carrying it from then on; the summaries the"
     " other groups would have had between the ends counted as the probed groups' there, scaled"
     " by groups; past the days run, growth carried on to --project-days at the light stretch's"
     " rate (from three hours past the first end); ingest: its own store, the pruner on and off"

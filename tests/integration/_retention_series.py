@@ -31,11 +31,14 @@ def write_cycle(
     seed: int = 0,
     interval_s: float = 60.0,
     versioned: bool = False,
+    answer_version: int | None = None,
 ) -> int:
     """One cycle of ``groups`` groups × ``forms`` forms × 2 cohorts; a group's verdicts are
     those of its seed, and each cycle a share ``flip`` of groups changes its wrong form.
     ``versioned``: every group's expected answer is a new version each cycle (version =
-    cycle), recorded in ``answer_versions`` as the answer refresher records it."""
+    cycle), recorded in ``answer_versions`` as the answer refresher records it.
+    ``answer_version``: every group's expected answer is the one a versioned cycle of that
+    number had (an answer referenced again; not recorded again)."""
     at = T0 + cycle * interval_s
     run_id = f"{series}-c{cycle}"
     record_cycle(
@@ -52,10 +55,11 @@ def write_cycle(
     judgements = []
     versions: list[dict[str, object]] = []
     for g in range(groups):
-        version = cycle if versioned else 1
-        value = f"answer {g} v{version}" if versioned else f"answer {g}"
+        again = answer_version is not None
+        version = (cycle if versioned else 1) if answer_version is None else answer_version
+        value = f"answer {g} v{version}" if versioned or again else f"answer {g}"
         expected = Expected(values=[value], types=[AnswerType.TEXT], version=version)
-        if versioned:
+        if versioned and not again:
             versions.append(
                 {"dataset_id": "ds", "group_id": f"g{g:05d}", "version": version, "answer": value}
             )

@@ -82,8 +82,8 @@ def register(app: typer.Typer) -> None:
         database_url: DatabaseUrlOpt = None,
     ) -> None:
         """Roll cycles past the retention window up into summaries and remove their rows,
-        and bound dead letters, the LLM cache and answer versions (what analytics' pruner
-        does every GW_PRUNE_INTERVAL_S)."""
+        and bound dead letters, the LLM cache, answer versions and expected answers (what
+        analytics' pruner does every GW_PRUNE_INTERVAL_S)."""
         from groundwatch.app.retention import prune_store
 
         _check_settings()
@@ -103,6 +103,7 @@ def register(app: typer.Typer) -> None:
             )
         typer.echo(
             f"{would}: {r.summaries_expired:,} expired summaries, {r.dead_letters:,} dead"
-            f" letters, {r.llm_cache:,} LLM cache entries, {r.answer_versions:,} answer versions"
+            f" letters, {r.llm_cache:,} LLM cache entries, {r.answer_versions:,} answer versions,"
+            f" {r.expected_answers:,} expected answers no judgement references"
         )
         typer.echo(f"store now {_mb(s.size_bytes)}, {s.rows.get('judgements', 0):,} judgements")

@@ -19,7 +19,7 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import Session, sessionmaker
 
 from groundwatch.adapters.db.engine import dialect_insert, is_mysql
-from groundwatch.adapters.db.expected import expected_ref, fill_expected
+from groundwatch.adapters.db.expected import expected_ref, fill_expected, generation
 from groundwatch.adapters.db.human_verdicts import JudgedAnswer, counted_revisions
 from groundwatch.adapters.db.observations import OBSERVATION_COLUMNS, observation_from_row
 from groundwatch.adapters.db.tables import (
@@ -291,20 +291,31 @@ class AnalyticsStore:
         self._clocks = _Bulk(
             engine, self._upsert_clocks, SeriesClockRow.__table__, ("series", "cycle", "started_at")
         )
-        expected = (
-            mysql.insert(ExpectedAnswerRow).prefix_with("IGNORE")
-            if self._mysql
-            else dialect_insert(engine, ExpectedAnswerRow).on_conflict_do_nothing()
-        )
+        # an answer referenced again is written with the writer's generation: inserted if a
+        # sweep removed it, its generation raised if older (what keeps it from the sweep)
+        if self._mysql:
+            ins_e = mysql.insert(ExpectedAnswerRow)
+            expected = ins_e.on_duplicate_key_update(
+                gen=func.greatest(ExpectedAnswerRow.gen, ins_e.inserted.gen)
+            )
+        else:
+            ins_e = dialect_insert(engine, ExpectedAnswerRow)
+            expected = ins_e.on_conflict_do_update(
+                index_elements=["ref"],
+                set_={"gen": ins_e.excluded.gen},
+                where=ExpectedAnswerRow.gen < ins_e.excluded.gen,
+            )
         self._expected = _Bulk(
             engine,
             expected,
             ExpectedAnswerRow.__table__,
-            ("ref", "expected"),
+            ("ref", "expected", "gen"),
             preprocessed=("expected",),
         )
-        #: references known stored (added after a commit only: a rolled-back batch's are not)
+        #: references known written in generation ``_expected_gen`` (added after a commit
+        #: only: a rolled-back batch's are not); a new generation (a sweep) empties it
         self._expected_stored: set[str] = set()
+        self._expected_gen = -1
         self._insert_windows = (
             mysql.insert(RunRow).prefix_with("IGNORE")
             if self._mysql
@@ -339,15 +350,14 @@ class AnalyticsStore:
         # in process): each is converted once per batch, keyed by identity (alive all batch).
         # The expected answer is stored once (``expected_answers``) and referenced by its hash.
         expected_of: dict[int, str] = {}
-        new_expected: dict[str, Any] = {}
+        payloads: dict[str, Any] = {}
         relevant_of: dict[int, Any] = {}
         for j in judgements:
             if id(j.expected) not in expected_of:
                 payload = j.expected.model_dump(mode="json")
                 ref = expected_ref(payload)
                 expected_of[id(j.expected)] = ref
-                if ref not in self._expected_stored:
-                    new_expected[ref] = self._expected.bind("expected", payload)
+                payloads[ref] = payload
             if id(j.relevant_doc_ids) not in relevant_of:
                 relevant_of[id(j.relevant_doc_ids)] = bulk.bind(
                     "relevant_doc_ids", j.relevant_doc_ids
@@ -435,10 +445,20 @@ class AnalyticsStore:
             for tr in transitions
         ]
         with self.engine.begin() as conn:
-            self._expected.run(conn, list(new_expected.items()))
             inserted = self._judgements.run(conn, rows)
             if inserted != len(rows):
                 raise AlreadyStored(len(rows) - inserted, len(rows))  # leaving `begin`: rollback
+            # read after the first write (on SQLite that holds the write lock, so no sweep
+            # runs until the commit), locked until the commit elsewhere
+            gen = generation(conn) if payloads else self._expected_gen
+            known = self._expected_stored if gen == self._expected_gen else set()
+            # in one order in every writer: an upsert locks its row, and two writers that
+            # share answers would otherwise deadlock
+            new_expected = sorted(ref for ref in payloads if ref not in known)
+            bind = self._expected.bind
+            self._expected.run(
+                conn, [(ref, bind("expected", payloads[ref]), gen) for ref in new_expected]
+            )
             written = self._tallies.run(conn, tally_rows)
             # a row the fence kept is not counted by SQLite and PostgreSQL (ON CONFLICT … WHERE
             # false); MySQL counts it as found, so its tokens are read back
@@ -449,6 +469,8 @@ class AnalyticsStore:
             self._clocks.run(conn, clock_rows)
             if windows:
                 conn.execute(self._insert_windows, list(windows.values()))
+        if gen != self._expected_gen:
+            self._expected_stored, self._expected_gen = set(), gen
         self._expected_stored.update(new_expected)
         self._windows_stored.update(windows)
 

@@ -5,6 +5,20 @@ attributes, version: ~250 bytes), so a judgement row keeps only a reference, ``e
 a hash of the answer's content, so two different answers never share a row and a replayed
 batch writes the same reference. Rows written before keep their own ``expected``; every reader
 takes the row's own value, else the referenced one.
+
+Retention's sweep removes the answers no judgement references any more, while writers (other
+processes) keep referencing answers they remember as stored. A generation makes that safe:
+
+* every transaction that writes judgements reads the generation (:func:`generation`) and holds
+  it locked, shared, until it commits (SQLite: the write transaction itself excludes the sweep),
+  then writes each answer it references with that generation unless it wrote that answer in the
+  same generation before (the writer's memo, kept per generation);
+* a sweep raises the generation (waiting for every writer in flight), then reads which answers
+  the judgements reference, then deletes only the answers of older generations not among them.
+
+A writer that referenced an answer before the raise has committed, so the sweep's read sees its
+judgements; one after the raise writes the answer with the new generation, which the sweep
+keeps (and re-inserts it if the sweep removed it first).
 """
 
 from __future__ import annotations
@@ -14,9 +28,13 @@ from collections.abc import Iterable
 from typing import Any
 
 import orjson
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Connection, Engine, func, insert, select
 
-from groundwatch.adapters.db.tables import ExpectedAnswerRow, JudgementRow
+from groundwatch.adapters.db.engine import dialect_insert, is_mysql
+from groundwatch.adapters.db.tables import ExpectedAnswerRow, JudgementRow, StoreCounterRow
+
+#: The name of the expected answers' sweep generation in ``store_counters``.
+GENERATION = "expected_answers"
 
 
 def expected_ref(payload: Any) -> str:
@@ -50,3 +68,23 @@ def fill_expected(engine: Engine, rows: Iterable[JudgementRow]) -> None:
     for r in lean:
         if r.expected_ref in found:
             r.expected = found[r.expected_ref]
+
+
+def generation(conn: Connection) -> int:
+    """The sweep generation, locked shared until ``conn``'s transaction ends (PostgreSQL,
+    MySQL; SQLite: call it after the transaction's first write, which holds the database's
+    write lock). Made if missing (a schema made without its migration)."""
+    stmt = (
+        select(StoreCounterRow.value)
+        .where(StoreCounterRow.name == GENERATION)
+        .with_for_update(read=True)
+    )
+    value = conn.scalar(stmt)
+    if value is None:
+        if is_mysql(conn.engine):
+            made: Any = insert(StoreCounterRow).prefix_with("IGNORE")
+        else:
+            made = dialect_insert(conn.engine, StoreCounterRow).on_conflict_do_nothing()
+        conn.execute(made.values(name=GENERATION, value=0, at=None))
+        value = conn.scalar(stmt)
+    return int(value or 0)

@@ -22,7 +22,9 @@ deletes of a ledgered cycle resume where they stopped, and a partition drop is o
 Pinned runs (:class:`PinnedRunRow`: a baseline ``diff`` compares against) are never pruned.
 
 Dead letters and the LLM cache are bounded by age, old answer versions by count per group, the
-summaries themselves by ``summary_days``.
+summaries themselves by ``summary_days``. Expected answers that no judgement references any more
+(their cycles pruned) are swept every ``expected_sweep_s`` (:mod:`groundwatch.adapters.db.expected`
+says why that is safe beside writers that remember what they stored).
 """
 
 from __future__ import annotations
@@ -35,16 +37,19 @@ from typing import Any
 
 from sqlalchemy import Engine, and_, delete, func, insert, select, text, tuple_, update
 
+from groundwatch.adapters.db.expected import GENERATION
 from groundwatch.adapters.db.migrate import DEFAULT_PARTITION, PARTITION_PREFIX
 from groundwatch.adapters.db.tables import (
     AnswerVersionRow,
     DeadLetterRow,
+    ExpectedAnswerRow,
     JudgementRow,
     JudgementSummaryRow,
     LlmCacheRow,
     PinnedRunRow,
     PrunedCycleRow,
     RunRow,
+    StoreCounterRow,
     TallyRow,
 )
 from groundwatch.core.model import Verdict
@@ -59,6 +64,7 @@ COUNTED_TABLES = (
     "group_transitions",
     "runs",
     "answer_versions",
+    "expected_answers",
     "dead_letters",
     "llm_cache",
 )
@@ -76,6 +82,9 @@ class RetentionPolicy:
     dead_letter_days: float = 30.0
     llm_cache_days: float = 30.0
     answer_versions: int = 20
+    #: seconds between sweeps of the expected answers no judgement references (each sweep
+    #: reads every stored judgement's reference, one cycle a step; answers change by the day)
+    expected_sweep_s: float = 3600.0
     batch: int = 1000
     partition_hours: int = 1
     #: partitions made ahead of the clock (PostgreSQL)
@@ -107,6 +116,8 @@ class PruneReport:
     dead_letters: int = 0
     llm_cache: int = 0
     answer_versions: int = 0
+    #: expected answers no judgement references, removed (dry: that a sweep now would remove)
+    expected_answers: int = 0
     vacuumed_pages: int = 0
     #: False when a ``stop`` request ended the run early (the next run continues)
     finished: bool = True
@@ -229,6 +240,7 @@ class Retention:
             report.judgements = self._count_rows(report.cycles)
             report.partitions = self._droppable_partitions(extra=report.cycles)
             self._bound_others(report, dry_run=True)
+            report.expected_answers = self._unreferenced_expected(dry_run=True, stop=stopped)
             return report
         for cycle in report.cycles:
             if stopped():
@@ -249,6 +261,10 @@ class Retention:
         if not report.finished:
             return report
         self._paced(lambda: self._bound_others(report, dry_run=False))
+        report.expected_answers = self._unreferenced_expected(dry_run=False, stop=stopped)
+        if stopped():
+            report.finished = False
+            return report
         if self.dialect == "sqlite":
             report.vacuumed_pages = self._incremental_vacuum()
         return report
@@ -601,6 +617,94 @@ class Retention:
                     conn.execute(delete(a).where(key.in_(keys)))
                 total += len(keys)
         return total
+
+    # ---- expected answers ------------------------------------------------------------------
+
+    def _unreferenced_expected(self, *, dry_run: bool, stop: Callable[[], bool]) -> int:
+        """Delete (``dry_run``: count) the expected answers no stored judgement references,
+        when a sweep is due. The generation is raised first (waiting for every writer in
+        flight), the references are read after, and only rows of older generations go: an
+        answer a writer references meanwhile is written with the new generation and stays."""
+        if dry_run:
+            older = None
+        else:
+            older = self._paced(self._raise_generation)
+            if older is None:
+                return 0
+        referenced: set[str] = set()
+        after: str | None = None
+        while True:
+            if stop():
+                return 0
+            step = (
+                self._paced(self._references_after, after)
+                if older is not None
+                else (self._references_after(after))
+            )
+            if step is None:
+                break
+            after, refs = step
+            referenced |= refs
+        e = ExpectedAnswerRow
+        with self.engine.connect() as conn:
+            stmt = select(e.ref)
+            if older is not None:
+                stmt = stmt.where(e.gen <= older)
+            doomed = sorted(set(conn.scalars(stmt)) - referenced)
+        if older is None:
+            return len(doomed)
+        deleted = 0
+        for i in range(0, len(doomed), self.policy.batch):
+            if stop():
+                break
+            deleted += self._paced(self._delete_expected, doomed[i : i + self.policy.batch], older)
+        return deleted
+
+    def _raise_generation(self) -> int | None:
+        """The expected answers' generation raised, if a sweep is due: returns the one before
+        (the rows a sweep may remove are of it or older), ``None`` when not due."""
+        c = StoreCounterRow
+        now = self.clock()
+        with self.engine.connect() as conn:
+            at = conn.execute(select(c.at).where(c.name == GENERATION)).first()
+        if (
+            at is not None
+            and at[0] is not None
+            and now - float(at[0]) < self.policy.expected_sweep_s
+        ):
+            return None
+        with self.engine.begin() as conn:
+            if at is None:  # a schema made without its migration
+                conn.execute(insert(c).values(name=GENERATION, value=0, at=None))
+            # waits for every writer that holds the generation (shared) to commit
+            conn.execute(update(c).where(c.name == GENERATION).values(value=c.value + 1, at=now))
+            raised = int(conn.scalar(select(c.value).where(c.name == GENERATION)) or 0)
+        return raised - 1
+
+    def _references_after(self, after: str | None) -> tuple[str, set[str]] | None:
+        """The next run (by id) after ``after`` that has stored judgements, and the expected
+        answers they reference; ``None`` past the last."""
+        j = JudgementRow
+        with self.engine.connect() as conn:
+            nxt = select(func.min(j.run_id))
+            if after is not None:
+                nxt = nxt.where(j.run_id > after)
+            run_id = conn.scalar(nxt)
+            if run_id is None:
+                return None
+            refs = conn.scalars(
+                select(j.expected_ref)
+                .where(j.run_id == run_id, j.expected_ref.is_not(None))
+                .distinct()
+            )
+            return str(run_id), {str(r) for r in refs}
+
+    def _delete_expected(self, refs: Sequence[str], older: int) -> int:
+        e = ExpectedAnswerRow
+        with self.engine.begin() as conn:
+            return int(
+                conn.execute(delete(e).where(e.ref.in_(list(refs)), e.gen <= older)).rowcount or 0
+            )
 
     # ---- pins -----------------------------------------------------------------------------
 

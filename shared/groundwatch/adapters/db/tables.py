@@ -369,6 +369,22 @@ class ExpectedAnswerRow(Base):
 
     ref: Mapped[str] = mapped_column(String(32), primary_key=True)
     expected: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: The newest sweep generation (:class:`StoreCounterRow` ``expected_answers``) a writer
+    #: referenced this answer in: a sweep removes only rows of older generations that no
+    #: judgement references (:mod:`groundwatch.adapters.db.expected`).
+    gen: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+
+
+class StoreCounterRow(Base):
+    """A named counter of the store and when it last moved (epoch seconds of the clock that
+    moved it). ``expected_answers``: the sweep generation of the expected answers, locked
+    (shared) by every writer of judgements for the length of its transaction."""
+
+    __tablename__ = "store_counters"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[int] = mapped_column(BigInteger, default=0)
+    at: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class HumanVerdictRow(Base):
