@@ -160,7 +160,7 @@ def test_a_sweep_waits_for_the_writers_in_flight(
     sweeper.start()
     waiting = (
         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-        " AND wait_event_type = 'Lock' AND query LIKE 'UPDATE store_counters%'"
+        " AND wait_event_type = 'Lock' AND query LIKE 'SELECT pg_advisory_xact_lock(%'"
     )
     with engine.connect() as conn:
         while not conn.scalar(text(waiting)) and sweeper.is_alive():

@@ -28,13 +28,17 @@ from collections.abc import Iterable
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, Engine, func, insert, select
+from sqlalchemy import Connection, Engine, func, insert, select, text
 
 from groundwatch.adapters.db.engine import dialect_insert, is_mysql
 from groundwatch.adapters.db.tables import ExpectedAnswerRow, JudgementRow, StoreCounterRow
 
 #: The name of the expected answers' sweep generation in ``store_counters``.
 GENERATION = "expected_answers"
+#: PostgreSQL: the advisory lock writers hold shared and a sweep's raise exclusive. A row lock
+#: would do the same, but shared row lockers do not queue behind a waiting update, so writers
+#: whose transactions overlap could hold a sweep off for ever; advisory lock requests queue.
+GENERATION_LOCK = 0x67770001
 
 
 def expected_ref(payload: Any) -> str:
@@ -71,14 +75,16 @@ def fill_expected(engine: Engine, rows: Iterable[JudgementRow]) -> None:
 
 
 def generation(conn: Connection) -> int:
-    """The sweep generation, locked shared until ``conn``'s transaction ends (PostgreSQL,
-    MySQL; SQLite: call it after the transaction's first write, which holds the database's
-    write lock). Made if missing (a schema made without its migration)."""
-    stmt = (
-        select(StoreCounterRow.value)
-        .where(StoreCounterRow.name == GENERATION)
-        .with_for_update(read=True)
-    )
+    """The sweep generation, locked shared until ``conn``'s transaction ends (PostgreSQL: an
+    advisory lock, :data:`GENERATION_LOCK`; MySQL: the row, ``LOCK IN SHARE MODE``; SQLite:
+    call it after the transaction's first write, which holds the database's write lock). Made
+    if missing (a schema made without its migration)."""
+    stmt = select(StoreCounterRow.value).where(StoreCounterRow.name == GENERATION)
+    if conn.dialect.name == "postgresql":
+        # taken before the read: the read's snapshot then sees a raise that went before
+        conn.execute(text("SELECT pg_advisory_xact_lock_shared(:k)"), {"k": GENERATION_LOCK})
+    else:
+        stmt = stmt.with_for_update(read=True)
     value = conn.scalar(stmt)
     if value is None:
         if is_mysql(conn.engine):

@@ -37,7 +37,7 @@ from typing import Any
 
 from sqlalchemy import Engine, and_, delete, func, insert, select, text, tuple_, update
 
-from groundwatch.adapters.db.expected import GENERATION
+from groundwatch.adapters.db.expected import GENERATION, GENERATION_LOCK
 from groundwatch.adapters.db.migrate import DEFAULT_PARTITION, PARTITION_PREFIX
 from groundwatch.adapters.db.tables import (
     AnswerVersionRow,
@@ -674,9 +674,12 @@ class Retention:
         ):
             return None
         with self.engine.begin() as conn:
+            if self.dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": GENERATION_LOCK})
             if at is None:  # a schema made without its migration
                 conn.execute(insert(c).values(name=GENERATION, value=0, at=None))
-            # waits for every writer that holds the generation (shared) to commit
+            # waits for every writer that holds the generation (shared) to commit (PostgreSQL:
+            # the advisory lock above did)
             conn.execute(update(c).where(c.name == GENERATION).values(value=c.value + 1, at=now))
             raised = int(conn.scalar(select(c.value).where(c.name == GENERATION)) or 0)
         return raised - 1
