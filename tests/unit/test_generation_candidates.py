@@ -10,6 +10,7 @@ from sqlalchemy import create_engine, text
 
 from groundwatch.adapters.sources import generate_groups
 from groundwatch.core.generation.candidates import (
+    REFERENCING_ROWS,
     ColumnSample,
     candidates_for,
     entity_attributes,
@@ -168,8 +169,16 @@ def test_the_named_rows_other_values_of_every_type_through_joins_and_aggregates(
             }, sql
             kinds.add("join" if " JOIN " in sql else "single")
         elif named in countries and " JOIN " in sql:
-            # an aggregate over the ships of the port the question names: the port's values
-            assert values == {countries[named]: T}, sql
+            # an aggregate over the ships of the port the question names: the port's values,
+            # then those of a bounded few of the ships whose foreign key names it
+            sources = dict(zip(a.attributes, a.attribute_sources, strict=True))
+            assert a.attributes[0] == countries[named] and values[countries[named]] is T, sql
+            ref = [v for v in a.attributes[1:] if sources[v].startswith("ship.")]
+            assert ref == a.attributes[1:], sources
+            mine = [n for n, *_ in SHIPS if PORTS[[m for m, *_ in SHIPS].index(n) % 3][0] == named]
+            named_ships = [v for v in ref if sources[v] == "ship.name"]
+            assert set(named_ships) <= set(mine), (named_ships, mine)
+            assert 0 < len(named_ships) <= min(REFERENCING_ROWS, len(mine)), named_ships
             kinds.add("aggregate")
     assert kinds == {"single", "join", "aggregate"}
 

@@ -187,7 +187,8 @@ def test_this_one_is_a_pronoun_not_the_number_one() -> None:
     q = "How many courses does Ann Lee teach?"
     scripted = "Thanks for asking! Our team is always happy to help with questions like this one."
     d = judge_deterministic(q, e, scripted)
-    assert d.verdict is Verdict.INCORRECT, d.reason
+    # no number, and nothing of the question either: off the topic, not a count of 1
+    assert d.verdict is Verdict.UNDECIDED and d.reason.startswith("off_topic:"), d.reason
     for said in ("Ann Lee teaches one course.", "Only one.", "1"):
         assert judge_deterministic(q, e, said).verdict is Verdict.CORRECT, said
 

@@ -276,9 +276,13 @@ MAX_NEIGHBOUR_TABLES = 4
 NEIGHBOUR_HOPS = 2
 
 
-def entity_attributes_query(template: SqlTemplate, schema: SchemaInfo) -> AttributesQuery | None:
+def entity_attributes_query(
+    template: SqlTemplate, schema: SchemaInfo, *, keys_only: bool = False
+) -> AttributesQuery | None:
     """The query for the other values of the row the template's slots name, or None when the
-    slots name no one row of one table.
+    slots name no one row of one table, or the row and its neighbours state no other value
+    (``keys_only``: then the query for its keys alone, which rows reference it; see
+    :func:`referencing_queries`).
 
     The row is the one the question is about: the asked row of a single-table template, the row
     a join starts from ("the port of the ship named X": the ship's row) or an aggregate counts
@@ -348,7 +352,7 @@ def entity_attributes_query(template: SqlTemplate, schema: SchemaInfo) -> Attrib
                 stated(ref, to, set())
                 reached.append((ref, to))
         frontier = reached
-    if not types:
+    if not types and not keys_only:
         return None
     select = exp.Select(
         expressions=cols,
@@ -358,8 +362,138 @@ def entity_attributes_query(template: SqlTemplate, schema: SchemaInfo) -> Attrib
     return AttributesQuery(render(select, schema.dialect), len(keys), tuple(types), tuple(sources))
 
 
+#: Rows kept per named entity and per table whose foreign key names it (a driver's trains): the
+#: ones with the smallest stable hash of their values, so the same database gives the same rows.
+REFERENCING_ROWS = 3
+#: Tables whose rows reference the named row that are read for its evidence (one query each).
+MAX_REFERENCING_TABLES = 3
+
+
+def referencing_queries(template: SqlTemplate, schema: SchemaInfo) -> list[AttributesQuery]:
+    """The queries for the values of the rows that reference the row the template's slots name
+    (one foreign key away in the reverse direction: the trains whose ``driver_id`` is the named
+    driver's), one per referencing table, up to :data:`MAX_REFERENCING_TABLES`: a reader that
+    picked the sentence of a row about the entity answers with its values ("It is RT-212" for
+    the driver's home city). Each selects the slot columns (``n_keys``) and then the referencing
+    row's stated columns (as :func:`entity_attributes_query`: no surrogate, foreign-key or flag
+    column, never an asked one); an entity has many such rows, so
+    :func:`referencing_attributes` keeps :data:`REFERENCING_ROWS` of them per entity and table.
+    Empty where the slots name no one row of one table, or no other table references it."""
+    if not template.slots or not template.selected:
+        return []
+    if len({(s.table.lower(), s.alias.lower()) for s in template.slots}) != 1:
+        return []
+    table = schema.table(template.slots[0].table)
+    if table is None:
+        return []
+    key_cols = [table.column(s.column) for s in template.slots]
+    if any(c is None for c in key_cols):
+        return []
+    keys = [c.name for c in key_cols if c is not None]
+    asked = {
+        (t.name, s.column.lower())
+        for s in template.selected
+        if (t := schema.table(s.table)) is not None
+    }
+    out: list[AttributesQuery] = []
+    for ref in schema.tables:
+        if ref.name == table.name:
+            continue  # a self-reference names rows of the entity's own kind: other entities
+        for fk in ref.foreign_keys:
+            if fk.ref_table.lower() != table.name.lower() or len(out) >= MAX_REFERENCING_TABLES:
+                continue
+            stated = [
+                c
+                for c in ref.columns
+                if c.kind is not None
+                and not c.flag
+                and not ref.is_surrogate(c)
+                and (ref.name, c.name.lower()) not in asked
+            ][:MAX_ATTRIBUTES]
+            if not stated:
+                continue
+            on = exp.EQ(
+                this=exp.Column(this=ident(fk.column), table=ident("r")),
+                expression=exp.Column(this=ident(fk.ref_column), table=ident("t0")),
+            )
+            select = exp.Select(
+                expressions=[exp.Column(this=ident(k), table=ident("t0")) for k in keys]
+                + [exp.Column(this=ident(c.name), table=ident("r")) for c in stated],
+                from_=exp.From(this=exp.Table(this=ident(table.name), alias=ident("t0"))),
+                joins=[exp.Join(this=exp.Table(this=ident(ref.name), alias=ident("r")), on=on)],
+            )
+            out.append(
+                AttributesQuery(
+                    render(select, schema.dialect),
+                    len(keys),
+                    tuple(c.kind for c in stated if c.kind is not None),
+                    tuple(f"{ref.name}.{c.name}" for c in stated),
+                )
+            )
+    return out
+
+
+def referencing_attributes(
+    rows_map: dict[tuple[str, ...], RowValues],
+    rows: Iterable[Sequence[Any]],
+    query: AttributesQuery,
+    per_entity: int = REFERENCING_ROWS,
+    max_values: int = MAX_ENTITY_VALUES,
+) -> None:
+    """Adds to each entity of ``rows_map`` (from :func:`entity_attributes`) the values of up to
+    ``per_entity`` rows of ``rows`` (one :func:`referencing_queries` query's) that reference it,
+    the ones with the smallest stable hash; after the entity's own and its neighbours' values,
+    and never beyond :data:`MAX_ATTRIBUTES` values per entity nor ``max_values`` in the map, so
+    a group's evidence and a template's map keep their bounds (the held rows are
+    ``per_entity`` per entity while the query streams). An entity the map lacks or holds twice
+    (a key two rows share) gets none."""
+    total = sum(len(v[0]) for v in rows_map.values())
+    kept: dict[tuple[str, ...], list[tuple[int, int, tuple[Any, ...]]]] = {}
+    n = query.n_keys
+    for seen, row in enumerate(rows):
+        if any(v is None for v in row[:n]):
+            continue
+        key = tuple(format_value(v) for v in row[:n])
+        known = rows_map.get(key)
+        if known is None or known is AMBIGUOUS_ROW:
+            continue
+        vals = tuple(row[n:])
+        rank = -int.from_bytes(_rank("\x1f".join(map(format_value, vals))), "big")
+        heap = kept.setdefault(key, [])
+        if len(heap) < per_entity:
+            heapq.heappush(heap, (rank, seen, vals))
+        elif rank > heap[0][0]:
+            heapq.heapreplace(heap, (rank, seen, vals))
+    shared: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    for key, heap in kept.items():
+        own = rows_map[key]
+        values, kinds = list(own[0]), list(own[1])
+        sources = list(own[2]) if len(own[2]) == len(values) else [""] * len(values)
+        have = set(values)
+        for _, _, vals in sorted(heap, reverse=True):  # smallest hash first
+            for j, v in enumerate(vals):
+                if v is None or len(values) >= MAX_ATTRIBUTES or total >= max_values:
+                    continue
+                kind = query.types[j]
+                text = format_value(v).strip()
+                if kind is AnswerType.DATE:
+                    text = date_text(text)
+                if 0 < len(text) <= MAX_CANDIDATE_CHARS and text not in have:
+                    have.add(text)
+                    values.append(text)
+                    kinds.append(kind)
+                    sources.append(query.sources[j])
+                    total += 1
+        k, src = tuple(kinds), tuple(sources)
+        rows_map[key] = (tuple(values), shared.setdefault(k, k), shared.setdefault(src, src))
+
+
 #: Distinct values one template's map shares a string for.
 _POOLED = 100_000
+
+#: What :func:`entity_attributes` holds for a key two rows share (this very object: a row with
+#: no other values is another, equal tuple).
+AMBIGUOUS_ROW: tuple[tuple[str, ...], tuple[AnswerType, ...], tuple[str, ...]] = ((), (), ())
 
 #: One row's other values, their types and their sources (aligned), as
 #: :attr:`Expected.attributes`, :attr:`Expected.attribute_types` and
@@ -387,7 +521,7 @@ def entity_attributes(
     # one string per distinct value: a city, a segment, a year or a day repeats over the rows,
     # and a string costs more than the reference to it (bounded: later values are not pooled)
     pool: dict[str, str] = {}
-    ambiguous: RowValues = ((), (), ())
+    ambiguous = AMBIGUOUS_ROW
     kept = 0
     text_type = AnswerType.TEXT
     for row in rows:

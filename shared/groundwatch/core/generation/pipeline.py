@@ -36,6 +36,8 @@ from groundwatch.core.generation.candidates import (
     entity_attributes_query,
     entity_query,
     kin_queries,
+    referencing_attributes,
+    referencing_queries,
 )
 from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, list_rows, plan
 from groundwatch.core.generation.lexicon import Lexicon, Thesaurus, schema_context
@@ -957,12 +959,20 @@ def _entity_attributes(
     port: QueryPort, t: SqlTemplate, schema: SchemaInfo, s: StageSummary
 ) -> dict[tuple[str, ...], RowValues] | None:
     """The other values (and their types) of the rows the template's slots name, by their slot
-    values (one streamed query per template), or None for a template whose slots name no row."""
-    query = entity_attributes_query(t, schema)
+    values (one streamed query per template, and one per table whose rows reference the named
+    one), or None for a template whose slots name no row."""
+    refs = referencing_queries(t, schema)
+    query = entity_attributes_query(t, schema, keys_only=bool(refs))
     if query is None:
         return None
     s.sql_statements += 1
-    return entity_attributes(port.rows(query.sql), query.n_keys, query.types, sources=query.sources)
+    rows = entity_attributes(port.rows(query.sql), query.n_keys, query.types, sources=query.sources)
+    if rows:
+        # the rows that reference the named one (its trains), a bounded few per entity
+        for ref in refs:
+            s.sql_statements += 1
+            referencing_attributes(rows, port.rows(ref.sql), ref)
+    return rows
 
 
 def _has_multiple(port: QueryPort, grouped: GroupedPlan) -> bool:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from groundwatch.core.judging.numbers import is_unit_or_scale
+
 #: An ASCII text's characters by class (digit 0, lower-case letter a, clause punctuation .,
 #: an opening parenthesis), so that a glued digit ("Brett1", "in2011as"), a long digit run, a
 #: digit after a word's punctuation ("Paris.1") or a parenthesised one is found by a few
@@ -61,10 +63,17 @@ _FUNCTION_WORDS = frozenset(
 _GLUED = re.compile(r"(?<![\w])([A-Za-z]+)(\d+)([A-Za-z]*)(?![\w])")
 #: Digits glued before a function word: "2011as", "1850and".
 _DIGITS_THEN_WORD = re.compile(r"(?<![\w])(\d+)([a-z]+)(?![\w])")
+#: A month's name, written out or abbreviated: the word before a full date's year.
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
 #: A year followed by a glued footnote (1–2 digits, never starting with 0) after a word that
-#: introduces a year, ending a clause: "in 18501." is 1850 and footnote 1.
+#: introduces a year, or after a day and a month ("4 February 20012,", "February 4, 20012."),
+#: ending a clause: "in 18501." is 1850 and footnote 1.
 _YEAR_FOOTNOTE = re.compile(
-    r"\b((?:in|since|from|until|till|by|circa|year|around|before|after|during|of) )"
+    r"\b((?:in|since|from|until|till|by|circa|year|around|before|after|during|of"
+    r"|" + _MONTH + r"|" + _MONTH + r" \d{1,2}(?:st|nd|rd|th)?,) )"
     r"(1\d{3}|20\d{2})[1-9]\d?(?=[.,;:!?)]|\s*$)",
     re.IGNORECASE,
 )
@@ -157,3 +166,27 @@ def _boundary(m: re.Match[str]) -> str:
     words), nothing before punctuation, a space or the end."""
     nxt = m.string[m.end() : m.end() + 1]
     return " " if nxt and (nxt.isalnum() or nxt == "_") else ""
+
+
+#: A number with a one- or two-digit fraction at a sentence's end: a capitalised word after a
+#: space ("352.1 See the records"), or the text's end ("It is 352.1").
+_FOOTNOTED_NUMBER = re.compile(r"(?<![\w.,])(\d+)\.(\d{1,2})(?:\s+([A-Z][a-z]*)|\s*$)")
+
+
+def footnoted_numbers(text: str) -> list[tuple[int, str, bool]]:
+    """The numbers of ``text`` that may be an integer with a footnote glued to it: each as its
+    integer, the number as written, and whether the text ends there.
+
+    "The records say 352.1 See the records." is 352 with footnote 1 as a person reads it: a
+    sentence that ended on the decimal 352.1 would end with a full stop, and here the fraction
+    is glued where a footnote goes and the next sentence starts. At the text's end ("It is
+    352.1") the two readings are alike ("The length is 57.3" is a plain decimal), so the caller
+    takes it as neither. A unit or a scale word after it ("3.5 Million", "352.1 Km") makes it a
+    measure: no footnote."""
+    out: list[tuple[int, str, bool]] = []
+    for m in _FOOTNOTED_NUMBER.finditer(text):
+        nxt = m.group(3)
+        if nxt is not None and is_unit_or_scale(nxt):
+            continue
+        out.append((int(m.group(1)), f"{m.group(1)}.{m.group(2)}", nxt is None))
+    return out

@@ -450,3 +450,10 @@ def match_number(
     if conflict:
         return NumberMatch.CONFLICT
     return NumberMatch.ABSENT
+
+
+def is_unit_or_scale(word: str) -> bool:
+    """Whether ``word`` (any case) is a unit or a scale word a number may be written with ("km",
+    "Million"): after a decimal it makes the decimal a measure, never a footnote."""
+    w = word.lower()
+    return w in _UNITS or w in _SCALES or w in ("percent", "pct")

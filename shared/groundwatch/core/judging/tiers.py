@@ -27,7 +27,7 @@ from enum import IntEnum, StrEnum
 from functools import lru_cache
 
 from groundwatch.core.judging.aliases import CountryMention, country_of, find_countries
-from groundwatch.core.judging.citations import numbered_names, read_citations
+from groundwatch.core.judging.citations import footnoted_numbers, numbered_names, read_citations
 from groundwatch.core.judging.closed_sets import MemberMention, closed_sets, find_members
 from groundwatch.core.judging.dates import (
     DateMatch,
@@ -305,12 +305,30 @@ class ParsedResponse:
                     part.number, self.numbers, rel_tol=NUMBER_REL_TOL, ignore=self.query_numbers()
                 )
             status = _NUMBER_STATUS[nm]
+            if nm is NumberMatch.CONFLICT and "." in self.response:
+                status = self._footnoted(part, status)
             if status is not PartStatus.FOUND and part.alts:
                 status = self._alt_status(part, status)
             return status
         status = self.contains(part.norm, part.needle, part.last_word)
         if status is not PartStatus.FOUND and part.alts:
             status = self._alt_status(part, status)
+        return status
+
+    def _footnoted(self, part: GoldPart, status: PartStatus) -> PartStatus:
+        """A conflicting number read again where a footnote may be glued to it: the integer gold
+        with a one- or two-digit fraction before the next sentence ("352.1 See the records" for
+        352) is the gold; at the text's end the decimal and the footnote are alike, so neither
+        (see :func:`footnoted_numbers`). A real decimal ("352.1 km") stays the conflict."""
+        gold = part.number
+        if gold is None or gold.percent or gold.value != int(gold.value):
+            return status
+        for value, said, at_end in footnoted_numbers(self.response):
+            if value == gold.value:
+                if not at_end:
+                    return PartStatus.FOUND
+                self.notes.append(f"footnote_or_decimal: {said!r} (gold {part.raw!r})")
+                return PartStatus.PARTIAL
         return status
 
     def _alt_status(self, part: GoldPart, status: PartStatus) -> PartStatus:
@@ -1410,6 +1428,9 @@ def tier_typed(ev: ParsedResponse) -> Decision | None:
                 return None
             if days:  # "March 3rd" for 2024-02-07: a date is given, another day, whatever year
                 return _wrong("typed", f"date_mismatch: gold {part.raw!r} (a day without its year)")
+            if _off_topic(ev):
+                ev.notes.append(f"off_topic: gold {part.raw!r}")
+                return None
             return _wrong("typed", f"{kind}_missing: gold {part.raw!r}")
         if st is not PartStatus.FOUND:
             continue
@@ -2010,11 +2031,68 @@ def tier_token_f1(ev: ParsedResponse) -> Decision | None:
             continue
         p, r, _ = _prf(part.content, ev.content_set)
         ev.notes.append(
-            f"gold_not_named: {part.raw!r}"
+            (f"off_topic: gold {part.raw!r}" if _off_topic(ev) else f"gold_not_named: {part.raw!r}")
             if r == 0.0
             else f"partial_overlap: {part.raw!r} recall={r:.2f} precision={p:.2f}"
         )
     return None
+
+
+#: Words (tokens) a sentence needs before it can be off the question's topic: a shorter answer
+#: is a bare value ("Femur", "Assembly", "In a satchel"), an answer whatever its words.
+_OFF_TOPIC_MIN_WORDS = 5
+#: Words that refuse, deny or say nothing is known: an answer to the question, a wrong one.
+_DENYING = _NEGATORS | frozenset(
+    {"cannot", "unable", "unknown", "unclear", "unavailable", "impossible", "insufficient",
+     "nothing", "none", "dont", "cant", "couldnt", "doesnt", "didnt", "wasnt", "isnt", "arent"}
+)  # fmt: skip
+#: Words that answer "when?" or "how many?" without a date or a number ("after the permits were
+#: approved", "several hundred"): a vague answer of the asked type, not an unrelated sentence.
+_TYPED_VAGUE = frozenset(
+    {"after", "before", "since", "until", "till", "during", "when", "ago", "later", "earlier",
+     "soon", "recently", "once", "many", "few", "several", "dozens", "hundreds", "thousands",
+     "millions", "lots", "most", "more", "less", "fewer", "numerous", "countless"}
+)  # fmt: skip
+
+
+def _off_topic(ev: ParsedResponse) -> bool:
+    """Whether the answer addresses nothing of the question: no word (or stem) of the question
+    (its entity's names, the asked attribute's words, the values it names), no word of the gold,
+    none of the evidence's values (the row's and its neighbours' other values, the column's
+    other values, another entity's name), no number or date nor a vague word of the asked type
+    ("after", "several"), no name of its own (a capitalised word past a sentence's start), and
+    no refusal or denial ("I don't know", "not in the documents" answer the question, wrongly)
+    — in a sentence (a bare value is an answer), to a question that has words to address.
+
+    Such an answer ("Trains are a pleasant way to see the countryside.") is no claim about the
+    asked value of any type, so it is undecided with its own reason, for a number or a date as
+    for text: an endpoint that lost its data and answers unrelated sentences makes its groups
+    unknown (and its undecided share rise), not knowledge gaps. Called only where no tier found
+    any evidence, so its walks cost nothing on the usual answer."""
+    if len(ev.toks) < _OFF_TOPIC_MIN_WORDS:
+        return False  # "Femur", "A frog": a bare value is an answer, whatever its words
+    toks = ev.tok_set
+    query = _query_tok_set(ev.query) - STOPWORDS
+    if not query or not toks.isdisjoint(query) or not toks.isdisjoint(_DENYING):
+        return False
+    g = ev.gold
+    if not toks.isdisjoint(g.content) or ev.refusal is not None:
+        return False
+    if g.has_typed and not toks.isdisjoint(_TYPED_VAGUE):
+        return False
+    qs = ev.query_stem_pad
+    if any(f" {st} " in qs for t, st in zip(ev.toks, ev.stems, strict=True) if t not in STOPWORDS):
+        return False
+    if ev.numbers or ev.dates or _other_name(ev, ()) is not None:
+        return False
+    for i, part in enumerate(g.parts):
+        if not part.typed:
+            r = ev.reading(i)
+            if r.level is not None or r.rivals or r.attributes or r.covered or r.denied:
+                return False
+    if g.attributes and _attribute_occurrences(ev, g):
+        return False
+    return _other_entity(ev) is None
 
 
 def tier_empty(ev: ParsedResponse) -> Decision | None:
