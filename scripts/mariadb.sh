@@ -77,6 +77,8 @@ CREATE USER IF NOT EXISTS 'gw'@'127.0.0.1';
 CREATE USER IF NOT EXISTS 'gw_reader'@'127.0.0.1';
 CREATE USER IF NOT EXISTS 'gw_file'@'127.0.0.1';
 GRANT ALL PRIVILEGES ON $DB.* TO 'gw'@'127.0.0.1';
+-- tests that need a store of their own make databases named gwt_* (conftest fresh_mysql_url)
+GRANT ALL PRIVILEGES ON \`gwt\\_%\`.* TO 'gw'@'127.0.0.1';
 GRANT SELECT ON $DB.* TO 'gw_reader'@'127.0.0.1';
 GRANT SELECT ON $DB.* TO 'gw_file'@'127.0.0.1';
 GRANT FILE ON *.* TO 'gw_file'@'127.0.0.1';

@@ -212,6 +212,32 @@ def mysql_urls() -> tuple[str, str]:
     return url, reader
 
 
+@pytest.fixture
+def fresh_mysql_url(mysql_urls: tuple[str, str]) -> Iterator[Callable[[], str]]:
+    """Factory of fresh MariaDB databases (``gwt_*``, which scripts/mariadb.sh lets the test
+    user make): each call makes one and returns its URL; all are dropped afterwards."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    made: list[str] = []
+    admin = create_engine(mysql_urls[0], isolation_level="AUTOCOMMIT")
+
+    def factory() -> str:
+        name = f"gwt_{uuid.uuid4().hex[:12]}"
+        with admin.connect() as conn:
+            conn.execute(
+                text(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+            )
+        made.append(name)
+        return make_url(mysql_urls[0]).set(database=name).render_as_string(hide_password=False)
+
+    yield factory
+    with admin.connect() as conn:
+        for name in made:
+            conn.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
+    admin.dispose()
+
+
 @pytest.fixture(scope="session")
 def phoenix_url() -> str:
     """Base URL of the throw-away Phoenix server (scripts/phoenix.sh), checked alive."""

@@ -1,4 +1,4 @@
-"""Retention on SQLite and PostgreSQL: pruned cycles read back from their summaries with the
+"""Retention on SQLite, PostgreSQL and MariaDB (where the store code differs by dialect): pruned cycles read back from their summaries with the
 answers they had (groups, show, the report's trends, diff), a pruning run killed with SIGKILL continued by the next, partitions dropped."""
 
 from __future__ import annotations
@@ -29,11 +29,13 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", "postgresql", "mysql"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path}/gw.db"
-    factory: Callable[[], str] = request.getfixturevalue("fresh_pg_url")
+    factory: Callable[[], str] = request.getfixturevalue(
+        "fresh_pg_url" if request.param == "postgresql" else "fresh_mysql_url"
+    )
     return factory()
 
 
