@@ -31,6 +31,14 @@ def test_a_footnote_glued_to_the_gold_before_the_next_sentence_is_the_gold(said:
     assert d.verdict is Verdict.CORRECT, d.reason
 
 
+def test_a_footnote_glued_to_a_number_in_thousands_is_read_the_same() -> None:
+    d = judge_deterministic(
+        "Salary of the driver?", Expected(values=["70000"], types=[N]),
+        "The records say 70,000.1 See the station records.",
+    )  # fmt: skip
+    assert d.verdict is Verdict.CORRECT, d.reason
+
+
 def test_a_footnote_or_a_decimal_at_the_texts_end_is_neither() -> None:
     d = judge_deterministic("Capacity?", Expected(values=["352"], types=[N]), "It is 352.1")
     assert d.verdict is Verdict.UNDECIDED, d.reason
@@ -59,6 +67,8 @@ def test_footnoted_numbers_names_the_shape_only() -> None:
     assert footnoted_numbers("It is 352.125 See.") == []
     assert footnoted_numbers("It is 3.5 Million.") == []
     assert footnoted_numbers("It is 1.352.1 See.") == []
+    assert footnoted_numbers("It is 70,000.1 See.") == [(70000, "70,000.1", False)]
+    assert footnoted_numbers("It is 1,70,000.1 See.") == []  # no thousands grouping
 
 
 # -- a footnote glued to a full date's year ---------------------------------------------------

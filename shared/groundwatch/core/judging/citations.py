@@ -169,8 +169,11 @@ def _boundary(m: re.Match[str]) -> str:
 
 
 #: A number with a one- or two-digit fraction at a sentence's end: a capitalised word after a
-#: space ("352.1 See the records"), or the text's end ("It is 352.1").
-_FOOTNOTED_NUMBER = re.compile(r"(?<![\w.,])(\d+)\.(\d{1,2})(?:\s+([A-Z][a-z]*)|\s*$)")
+#: space ("352.1 See the records"), or the text's end ("It is 352.1"); its integer part plain or
+#: in comma-separated thousands ("70,000.1 See").
+_FOOTNOTED_NUMBER = re.compile(
+    r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)\.(\d{1,2})(?:\s+([A-Z][a-z]*)|\s*$)"
+)
 
 
 def footnoted_numbers(text: str) -> list[tuple[int, str, bool]]:
@@ -188,5 +191,5 @@ def footnoted_numbers(text: str) -> list[tuple[int, str, bool]]:
         nxt = m.group(3)
         if nxt is not None and is_unit_or_scale(nxt):
             continue
-        out.append((int(m.group(1)), f"{m.group(1)}.{m.group(2)}", nxt is None))
+        out.append((int(m.group(1).replace(",", "")), f"{m.group(1)}.{m.group(2)}", nxt is None))
     return out
