@@ -8,6 +8,7 @@ import pytest
 
 from groundwatch.core.judging import judge_deterministic
 from groundwatch.core.judging.citations import footnoted_numbers, read_citations
+from groundwatch.core.judging.dates import date_part_spans
 from groundwatch.core.model import AnswerType, Expected, Verdict
 
 pytestmark = pytest.mark.unit
@@ -151,3 +152,34 @@ def test_a_vague_answer_of_the_asked_type_is_no_off_topic() -> None:
     # a question without words of its own has nothing to be off the topic of
     d = judge_deterministic("?", gold, _OFF)
     assert d.verdict is Verdict.INCORRECT and d.reason.startswith("date_missing"), d.reason
+
+
+# -- a full date's day is no number --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said", ["8 November 2024.", "November 8, 2024.", "It was on the 8th of November 2024."]
+)
+def test_a_dates_day_is_not_the_number_asked(said: str) -> None:
+    d = judge_deterministic(
+        "Number of origins of the line?", Expected(values=["8"], types=[N]), said
+    )
+    assert d.verdict is Verdict.INCORRECT, d.reason
+
+
+@pytest.mark.parametrize(
+    ("gold", "said"),
+    [
+        ("8", "On 8 November 2024 there were 8 origins."),  # the count beside a date
+        ("1998", "It was founded on 3 March 1998."),  # a year asked as a number
+    ],
+)
+def test_numbers_beside_or_as_a_dates_year_still_count(gold: str, said: str) -> None:
+    d = judge_deterministic("Origins of the line?", Expected(values=[gold], types=[N]), said)
+    assert d.verdict is Verdict.CORRECT, d.reason
+
+
+def test_date_part_spans_names_days_and_months_only() -> None:
+    text = "from 8 november 2024 to 2024-11-09, not 12/03/2020"
+    assert [text[a:b] for a, b in date_part_spans(text)] == ["8", "11", "09", "12", "03"]
+    assert date_part_spans("it is 8, since may") == []

@@ -9,6 +9,7 @@ which is weaker evidence than a match and is left to a later tier.
 from __future__ import annotations
 
 import calendar
+import re
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
@@ -112,6 +113,33 @@ def yearless_days(toks: list[str]) -> list[tuple[int, int]]:
 
 def _small(tok: str) -> int | None:
     return int(tok) if tok.isdigit() and len(tok) <= 2 else None
+
+
+_MONTH_NAME = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+#: A full date written out, its day (and, numeric, its month) in groups: "8 November 2024",
+#: "the 8th of November, 2024", "November 8, 2024", "08/11/2024", "2024-11-08".
+_FULL_DATE = re.compile(
+    r"(?<![\w.])(?P<d1>\d{1,2})(?:st|nd|rd|th)?(?: of)? " + _MONTH_NAME + r",? \d{4}(?!\d)"
+    r"|\b" + _MONTH_NAME + r" (?P<d2>\d{1,2})(?:st|nd|rd|th)?,? \d{4}(?!\d)"
+    r"|(?<![\w.])(?P<a>\d{1,2})(?P<sep>[/.-])(?P<b>\d{1,2})(?P=sep)\d{4}(?!\d)"
+    r"|(?<![\w.])\d{4}(?P<sep2>[/.-])(?P<m>\d{1,2})(?P=sep2)(?P<d3>\d{1,2})(?![\w])"
+)
+_HAS_YEAR = re.compile(r"\d{4}")
+
+
+def date_part_spans(folded: str) -> list[tuple[int, int]]:
+    """The character spans of the day and month numbers of every full date in ``folded`` (a
+    folded text): "8 November 2024" states a date, not the number 8, so a number that is a
+    date's day or month is no claim of a number. The year stays a number: a year column is
+    asked as one ("founded in 1998" answers a year held as an integer)."""
+    if _HAS_YEAR.search(folded) is None:
+        return []
+    spans: list[tuple[int, int]] = []
+    for m in _FULL_DATE.finditer(folded):
+        for g in ("d1", "d2", "a", "b", "m", "d3"):
+            if m.start(g) >= 0:
+                spans.append(m.span(g))
+    return spans
 
 
 def extract_dates(text: str, *, folded: bool = False) -> list[DateMention]:

@@ -32,6 +32,7 @@ from groundwatch.core.judging.closed_sets import MemberMention, closed_sets, fin
 from groundwatch.core.judging.dates import (
     DateMatch,
     DateMention,
+    date_part_spans,
     extract_dates_from_tokens,
     match_date,
     yearless_days,
@@ -267,12 +268,15 @@ class ParsedResponse:
     @property
     def numbers(self) -> list[NumberMention]:
         """The numbers the response states as values: a digit inside a name or an address ("Qe 7
-        Bloco G", "Apollo 11 Mission") is a word of that name, neither the gold nor a rival."""
+        Bloco G", "Apollo 11 Mission") is a word of that name, and a full date's day or month
+        ("8 November 2024") a part of that date, neither the gold nor a rival."""
         if self._numbers is None:
             found = extract_numbers(self.folded, folded=True)
             if found and self.response.isascii():
                 asked = _query_tok_set(self.query)
                 found = [n for n in found if not _inside_name(self.response, n, asked)]
+            if found and (parts := date_part_spans(self.folded)):
+                found = [n for n in found if not _in_spans(n.span, parts)]
             self._numbers = found
         return self._numbers
 
@@ -462,6 +466,13 @@ _LEAD_WORDS = frozenset(
      "around", "over", "under", "after", "before", "until", "is", "was", "are", "were", "it",
      "its", "it's", "only", "just", "number", "no", "total", "approximately"}
 )  # fmt: skip
+
+
+def _in_spans(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
+    """Whether a number's digits (its span may take in the spaces around them) lie in one of
+    ``spans``."""
+    a, b = span
+    return any(s < b and a < e for s, e in spans)
 
 
 def _inside_name(text: str, n: NumberMention, query: frozenset[str] = frozenset()) -> bool:
