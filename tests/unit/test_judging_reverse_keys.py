@@ -123,3 +123,28 @@ def test_referencing_values_keep_the_templates_bound() -> None:
     query = AttributesQuery("", 1, (T,), ("r.name",))
     referencing_attributes(rows_map, [(k, f"n{k}") for k in "ABC"], query, max_values=5)
     assert sum(len(v[0]) for v in rows_map.values()) == 5
+
+
+def _with_agents(path: Path) -> str:
+    """Clubs whose players each have an agent (a player's row names its agent and its club)."""
+    url = _clubs(path)
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE agent (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL)"))
+        conn.execute(text("INSERT INTO agent VALUES (1, 'Mirta Saar'), (2, 'Oskar Vaher')"))
+        conn.execute(text("ALTER TABLE player ADD COLUMN agent_id INTEGER REFERENCES agent(id)"))
+        conn.execute(text("UPDATE player SET agent_id = 1 + id % 2"))
+    engine.dispose()
+    return url
+
+
+def test_the_rows_a_referencing_row_names_are_evidence_two_keys_away(tmp_path: Path) -> None:
+    groups = generate_groups(_with_agents(tmp_path / "a.db"), k=1, cohorts=("short",)).groups
+    g = _city_of(groups, "Northgate")  # one player, Ruta Jonaite (id 7): agent 2
+    sources = dict(zip(g.answer.attributes, g.answer.attribute_sources, strict=True))
+    assert sources.get("Ruta Jonaite") == "player.name", sources
+    assert sources.get("Oskar Vaher") == "agent.name", sources
+    assert "Mirta Saar" not in sources  # another player's agent: not this club's
+    d = judge_deterministic(g.forms[0].text, g.answer, "The records say Oskar Vaher.")
+    assert d.verdict is Verdict.INCORRECT, d.reason
+    assert "from agent.name" in d.reason, d.reason

@@ -24,7 +24,7 @@ from typing import Any
 from sqlglot import exp
 
 from groundwatch.core.generation.answers import date_text, format_value
-from groundwatch.core.generation.schema import MAX_LABEL_LENGTH, SchemaInfo, TableInfo
+from groundwatch.core.generation.schema import MAX_LABEL_LENGTH, ColumnInfo, SchemaInfo, TableInfo
 from groundwatch.core.generation.templates import SqlTemplate, ident, render
 from groundwatch.core.judging.normalize import normalize
 from groundwatch.core.model import (
@@ -376,7 +376,9 @@ def referencing_queries(template: SqlTemplate, schema: SchemaInfo) -> list[Attri
     picked the sentence of a row about the entity answers with its values ("It is RT-212" for
     the driver's home city). Each selects the slot columns (``n_keys``) and then the referencing
     row's stated columns (as :func:`entity_attributes_query`: no surrogate, foreign-key or flag
-    column, never an asked one); an entity has many such rows, so
+    column, never an asked one), and those of the rows its other foreign keys name (the train of
+    a station's trip; not another row of the entity's own table, which is another entity), up to
+    :data:`MAX_ATTRIBUTES` values a row; an entity has many such rows, so
     :func:`referencing_attributes` keeps :data:`REFERENCING_ROWS` of them per entity and table.
     Empty where the slots name no one row of one table, or no other table references it."""
     if not template.slots or not template.selected:
@@ -402,35 +404,63 @@ def referencing_queries(template: SqlTemplate, schema: SchemaInfo) -> list[Attri
         for fk in ref.foreign_keys:
             if fk.ref_table.lower() != table.name.lower() or len(out) >= MAX_REFERENCING_TABLES:
                 continue
-            stated = [
-                c
-                for c in ref.columns
-                if c.kind is not None
-                and not c.flag
-                and not ref.is_surrogate(c)
-                and (ref.name, c.name.lower()) not in asked
-            ][:MAX_ATTRIBUTES]
-            if not stated:
-                continue
+            # the referencing row's columns, then those of the rows its other foreign keys name
+            # (a trip of the station: its train's code), two keys away from the entity
+            stated = [("r", ref, c) for c in _stated_columns(ref, asked)]
             on = exp.EQ(
                 this=exp.Column(this=ident(fk.column), table=ident("r")),
                 expression=exp.Column(this=ident(fk.ref_column), table=ident("t0")),
             )
+            joins = [exp.Join(this=exp.Table(this=ident(ref.name), alias=ident("r")), on=on)]
+            for other in ref.foreign_keys:
+                far = schema.table(other.ref_table)
+                if other is fk or far is None or far.name == table.name:
+                    continue  # back to the entity's kind: other entities, not its context
+                if len(joins) > MAX_NEIGHBOUR_TABLES:
+                    break
+                to = f"f{len(joins)}"
+                joins.append(
+                    exp.Join(
+                        this=exp.Table(this=ident(far.name), alias=ident(to)),
+                        on=exp.EQ(
+                            this=exp.Column(this=ident(other.column), table=ident("r")),
+                            expression=exp.Column(this=ident(other.ref_column), table=ident(to)),
+                        ),
+                        side="LEFT",
+                    )
+                )
+                stated += [(to, far, c) for c in _stated_columns(far, asked)]
+            stated = stated[:MAX_ATTRIBUTES]
+            if not stated:
+                continue
             select = exp.Select(
                 expressions=[exp.Column(this=ident(k), table=ident("t0")) for k in keys]
-                + [exp.Column(this=ident(c.name), table=ident("r")) for c in stated],
+                + [exp.Column(this=ident(c.name), table=ident(a)) for a, _, c in stated],
                 from_=exp.From(this=exp.Table(this=ident(table.name), alias=ident("t0"))),
-                joins=[exp.Join(this=exp.Table(this=ident(ref.name), alias=ident("r")), on=on)],
+                joins=joins,
             )
             out.append(
                 AttributesQuery(
                     render(select, schema.dialect),
                     len(keys),
-                    tuple(c.kind for c in stated if c.kind is not None),
-                    tuple(f"{ref.name}.{c.name}" for c in stated),
+                    tuple(c.kind for _, _, c in stated if c.kind is not None),
+                    tuple(f"{t.name}.{c.name}" for _, t, c in stated),
                 )
             )
     return out
+
+
+def _stated_columns(t: TableInfo, asked: set[tuple[str, str]]) -> list[ColumnInfo]:
+    """``t``'s columns that state a fact: no surrogate, foreign-key or flag column, never an
+    asked one."""
+    return [
+        c
+        for c in t.columns
+        if c.kind is not None
+        and not c.flag
+        and not t.is_surrogate(c)
+        and (t.name, c.name.lower()) not in asked
+    ]
 
 
 def referencing_attributes(
