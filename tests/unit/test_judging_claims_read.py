@@ -9,7 +9,7 @@ import pytest
 from groundwatch.core.judging import judge_deterministic
 from groundwatch.core.judging.citations import footnoted_numbers, read_citations
 from groundwatch.core.judging.dates import date_part_spans
-from groundwatch.core.model import AnswerType, Expected, Verdict
+from groundwatch.core.model import AnswerType, ColumnDomain, Expected, Verdict
 
 pytestmark = pytest.mark.unit
 
@@ -183,3 +183,35 @@ def test_date_part_spans_names_days_and_months_only() -> None:
     text = "from 8 november 2024 to 2024-11-09, not 12/03/2020"
     assert [text[a:b] for a, b in date_part_spans(text)] == ["8", "11", "09", "12", "03"]
     assert date_part_spans("it is 8, since may") == []
+
+
+# -- a bare number for a code --------------------------------------------------------------------
+
+_CODES = ColumnDomain.of(["RT-101", "RT-177", "RT-212", "Building 7"])
+
+
+@pytest.mark.parametrize(
+    ("gold", "said", "verdict"),
+    [
+        ("RT-177", "It is 2, according to the documents.", Verdict.INCORRECT),
+        ("RT-177", "It is 177.", Verdict.UNDECIDED),  # the code said short
+        ("Building 7", "It is 8.", Verdict.INCORRECT),
+        ("Building 7", "7", Verdict.UNDECIDED),
+    ],
+)
+def test_a_bare_number_is_no_code_where_the_column_holds_codes_only(
+    gold: str, said: str, verdict: Verdict
+) -> None:
+    exp = Expected(values=[gold], types=[T], domain=[_CODES])
+    d = judge_deterministic("Which train runs the first trip?", exp, said)
+    assert d.verdict is verdict, d.reason
+
+
+def test_a_bare_number_may_be_a_quantity_said_another_way_without_the_database() -> None:
+    # no domain, or a column that also holds bare numbers: the number may be the gold
+    for exp in (
+        Expected(values=["11 years and 302 days"], types=[T]),
+        Expected(values=["RT-177"], types=[T], domain=[ColumnDomain.of(["RT-177", "42"])]),
+    ):
+        d = judge_deterministic("How old was he?", exp, "He was 15.")
+        assert d.verdict is Verdict.UNDECIDED, d.reason

@@ -1975,14 +1975,10 @@ _MONTH_WORDS = frozenset(
 _HAS_DIGIT = re.compile(r"\d")
 
 
-@lru_cache(maxsize=65_536)
-def _number_like(raw: str) -> bool:
-    """A gold value that holds a number ("Building 7", "Four pieces of fruit", "Sixties")."""
-    return _HAS_DIGIT.search(raw) is not None or bool(extract_numbers(raw))
-
-
 #: A token that is a number as written (digits, a decade, a rank), not a code like "MI5".
 _NUMERIC_TOKEN = re.compile(r"\d+(?:s|st|nd|rd|th)?")
+_DIGIT_RUN = re.compile(r"\d+")
+_HAS_LETTER = re.compile(r"[^\W\d_]")
 
 
 #: Words by which an answer reports a value without being one ("Fortuna is listed with 1969",
@@ -1998,15 +1994,40 @@ _FRAMING = frozenset(
 )  # fmt: skip
 
 
+def _names_only(domain: DomainIndex) -> bool:
+    """Whether a complete domain's own values (not its kin) all hold a letter: a column of codes
+    or names, where a bare number names none of them."""
+    if not domain.complete:
+        return False
+    own = (
+        domain.raws
+        if not domain.sources
+        else [r for r, s in zip(domain.raws, domain.sources, strict=False) if not s]
+    )
+    return bool(own) and all(_HAS_LETTER.search(r) is not None for r in own)
+
+
 def _typed_claim(ev: ParsedResponse, part: GoldPart) -> str | None:
     """The number or date an answer gives as its only claim when the gold is a name ("0" for a
     surname, "The answer is 42." for a city, "Fortuna is listed with 1969 and 31298." for a
     builder): an answer of another type than the gold's is a wrong one. None when the gold
-    itself holds digits or can be a truth value, or when the answer says anything besides — what
+    itself is a number or can be a truth value, or when the answer says anything besides — what
     the question already said (its words, or their stems: "Fortuna's", "ships") and the words an
-    answer wraps or reports a value in aside."""
-    if part.boolean is not None or _number_like(part.raw):
+    answer wraps or reports a value in aside. A gold with digits is a code or a name ("RT-177")
+    only where the database says so: its column's whole domain holds no value without a letter.
+    Then a bare number that is none of its own digits ("2") contradicts it, one of them ("177":
+    the code said short) does not; elsewhere ("11 years and 302 days", "4 a.m.") a number
+    may be the gold said another way."""
+    if part.boolean is not None:
         return None
+    own: set[int] | None = None
+    if _HAS_DIGIT.search(part.raw) is not None:
+        domain = ev.gold.domains[0] if ev.gold.domains else None
+        if domain is None or not _names_only(domain):
+            return None
+        own = {int(d) for d in _DIGIT_RUN.findall(part.raw)}
+    elif extract_numbers(part.raw):
+        return None  # "Four pieces of fruit", "Sixties"
     if not _HAS_DIGIT.search(ev.norm):  # a claim of another type holds digits: most answers none
         return None
     q = ev.query_pad
@@ -2024,6 +2045,8 @@ def _typed_claim(ev: ParsedResponse, part: GoldPart) -> str | None:
         return None
     if all(t in _MONTH_WORDS for t in claim):
         return None  # "April" alone may be a name
+    if own is not None and any(int(d) in own for t in claim for d in _DIGIT_RUN.findall(t)):
+        return None
     return " ".join(claim)
 
 
