@@ -32,8 +32,8 @@ median over ``--repeats`` with its spread; CPU is this process's own, ``time.pro
   socket, no server, the least of three rounds (idle-insensitive); stated.
 
 Usage: ``python bench/bench_runner.py [--duration 8] [--repeats 3] [--concurrency 256]
-[--latency 1.0] [--spread 0.5] [--deltas 24] [--loop auto|asyncio|uvloop] [--out FILE]``; JSON
-on stdout (and in ``--out``).
+[--latency 1.0] [--spread 0.5] [--deltas 24] [--coalesce 0.1] [--loop auto|asyncio|uvloop]
+[--out FILE]``; JSON on stdout (and in ``--out``).
 """
 
 from __future__ import annotations
@@ -248,7 +248,8 @@ def make_probe(i: int) -> Probe:
 
 
 PROBES = [make_probe(i) for i in range(4096)]
-STREAM = StreamSpec(StreamFormat.OPENAI, retrieved_ids_path="sources")
+#: the targets file's default streamed read (``coalesce_s`` 0.1)
+COALESCE_S = StreamSpec(StreamFormat.OPENAI).coalesce_s
 
 
 async def runner_cell(
@@ -260,6 +261,7 @@ async def runner_cell(
     duration: float,
     spread: float = 0.0,
     exact: bool = False,
+    coalesce_s: float = COALESCE_S,
 ) -> dict[str, Any]:
     """Completed requests/s and CPU per request of the runner in the steady window.
 
@@ -282,7 +284,9 @@ async def runner_cell(
                 f"{base}/stream",
                 body_template='{"model": "rag", "stream": true, "messages":'
                 ' [{"role": "user", "content": "{query}"}]}',
-                stream=STREAM,
+                stream=StreamSpec(
+                    StreamFormat.OPENAI, retrieved_ids_path="sources", coalesce_s=coalesce_s
+                ),
                 on_stream=lambda first, total: first_tokens.append(first or 0.0),
             )
         else:
@@ -450,6 +454,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--deltas", type=int, default=24, help="streamed: text deltas per answer (a word each)"
     )
     ap.add_argument(
+        "--coalesce",
+        type=float,
+        default=COALESCE_S,
+        help="streamed: the target's coalesce_s (seconds between reads after the first token)",
+    )
+    ap.add_argument(
         "--spread",
         type=float,
         default=0.5,
@@ -483,7 +493,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     with server_process(args.latency, args.first_token, args.deltas, args.spread) as server:
         for _ in range(args.repeats):
             plain.append(run_on_loop(runner_cell(server, streamed=False, **cell), loop))
-            streamed.append(run_on_loop(runner_cell(server, streamed=True, **cell), loop))
+            streamed.append(
+                run_on_loop(
+                    runner_cell(server, streamed=True, coalesce_s=args.coalesce, **cell), loop
+                )
+            )
             lockstep.append(
                 run_on_loop(runner_cell(server, streamed=False, exact=True, **cell), loop)
             )
@@ -510,7 +524,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "client": f"httpx {httpx.__version__} (make_http_client)",
         "event_loop": loop,
-        "stream": {"first_token_s": args.first_token, "deltas": args.deltas},
+        "stream": {
+            "first_token_s": args.first_token,
+            "deltas": args.deltas,
+            "coalesce_s": args.coalesce,
+        },
         "latency_spread": args.spread,
         "plain": plain,
         "streamed": streamed,
