@@ -31,6 +31,15 @@ median over ``--repeats`` with its spread; CPU is this process's own, ``time.pro
   and httpcore, httpx, the target's reader) in ``chunk_costs``: replies canned in memory, no
   socket, no server, the least of three rounds (idle-insensitive); stated.
 
+Why ``stream_cpu_ratio`` stays far above 1.10 (docs/targets.md, "Cost", has the figures and the
+designs tried): 1.10 leaves ~80 µs per stream over a plain request, and the stream's 27 events
+cost ~9.6 µs each in the HTTP stack and the reader (h11 ~5.8 of it), while every event-loop
+wake-up costs 15–30 µs and a stream needs ~2 before its first token plus one per
+``coalesce_s`` after it (this client: two per paced read, ~18 per answer; 18 reads and 5 pauses with
+a reader-side pause). That is ≥ 1.5× a plain request for any per-chunk CPython client at
+~32 events/s (~1.3–1.5 with an llhttp parser); fewer, larger chunks from the endpoint are what
+brings it down. ``--coalesce`` changes the target's ``coalesce_s`` to compare.
+
 Usage: ``python bench/bench_runner.py [--duration 8] [--repeats 3] [--concurrency 256]
 [--latency 1.0] [--spread 0.5] [--deltas 24] [--coalesce 0.1] [--loop auto|asyncio|uvloop]
 [--out FILE]``; JSON on stdout (and in ``--out``).
@@ -598,9 +607,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 absolute_unit="µs",
                 bound="each event is an HTTP chunk, and h11 parses each into an event of its own"
                 " that passes httpcore's body iterators (``chunk_costs``: most of a stream's"
-                " cost per chunk, whatever the reader does), plus the event loop's turns for"
-                " the reads and pauses after the first token (about two per coalesce_s); the"
-                " reader's split, JSON parse and delta are a few µs per event",
+                " cost per chunk, whatever the reader does), plus the event loop's wake-ups"
+                " (15-30 µs each): ~2 before the first token, then a paced read per"
+                " coalesce_s (its rest's timer and the read: two each); the reader's split,"
+                " JSON parse and delta are a few µs per event; a per-chunk CPython client"
+                " stays ≥ 1.5× at this event rate, fewer, larger chunks from the endpoint"
+                " bring it down",
                 digits=3,
             ),
             "stream_us_per_chunk": figure(
