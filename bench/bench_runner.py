@@ -31,9 +31,18 @@ median over ``--repeats`` with its spread; CPU is this process's own, ``time.pro
   and httpcore, httpx, the target's reader) in ``chunk_costs``: replies canned in memory, no
   socket, no server, the least of three rounds (idle-insensitive); stated.
 
+Why ``stream_cpu_ratio`` stays far above 1.10 (docs/targets.md, "Cost", has the figures and the
+designs tried): 1.10 leaves ~80 µs per stream over a plain request, and the stream's 27 events
+cost ~9.6 µs each in the HTTP stack and the reader (h11 ~5.8 of it), while every event-loop
+wake-up costs 15–30 µs and a stream needs ~2 before its first token plus one per
+``coalesce_s`` after it (this client: two per paced read, ~18 per answer; 18 reads and 5 pauses with
+a reader-side pause). That is ≥ 1.5× a plain request for any per-chunk CPython client at
+~32 events/s (~1.3–1.5 with an llhttp parser); fewer, larger chunks from the endpoint are what
+brings it down. ``--coalesce`` changes the target's ``coalesce_s`` to compare.
+
 Usage: ``python bench/bench_runner.py [--duration 8] [--repeats 3] [--concurrency 256]
-[--latency 1.0] [--spread 0.5] [--deltas 24] [--loop auto|asyncio|uvloop] [--out FILE]``; JSON
-on stdout (and in ``--out``).
+[--latency 1.0] [--spread 0.5] [--deltas 24] [--coalesce 0.1] [--loop auto|asyncio|uvloop]
+[--out FILE]``; JSON on stdout (and in ``--out``).
 """
 
 from __future__ import annotations
@@ -248,7 +257,8 @@ def make_probe(i: int) -> Probe:
 
 
 PROBES = [make_probe(i) for i in range(4096)]
-STREAM = StreamSpec(StreamFormat.OPENAI, retrieved_ids_path="sources")
+#: the targets file's default streamed read (``coalesce_s`` 0.1)
+COALESCE_S = StreamSpec(StreamFormat.OPENAI).coalesce_s
 
 
 async def runner_cell(
@@ -260,6 +270,7 @@ async def runner_cell(
     duration: float,
     spread: float = 0.0,
     exact: bool = False,
+    coalesce_s: float = COALESCE_S,
 ) -> dict[str, Any]:
     """Completed requests/s and CPU per request of the runner in the steady window.
 
@@ -282,7 +293,9 @@ async def runner_cell(
                 f"{base}/stream",
                 body_template='{"model": "rag", "stream": true, "messages":'
                 ' [{"role": "user", "content": "{query}"}]}',
-                stream=STREAM,
+                stream=StreamSpec(
+                    StreamFormat.OPENAI, retrieved_ids_path="sources", coalesce_s=coalesce_s
+                ),
                 on_stream=lambda first, total: first_tokens.append(first or 0.0),
             )
         else:
@@ -450,6 +463,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--deltas", type=int, default=24, help="streamed: text deltas per answer (a word each)"
     )
     ap.add_argument(
+        "--coalesce",
+        type=float,
+        default=COALESCE_S,
+        help="streamed: the target's coalesce_s (seconds between reads after the first token)",
+    )
+    ap.add_argument(
         "--spread",
         type=float,
         default=0.5,
@@ -483,7 +502,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     with server_process(args.latency, args.first_token, args.deltas, args.spread) as server:
         for _ in range(args.repeats):
             plain.append(run_on_loop(runner_cell(server, streamed=False, **cell), loop))
-            streamed.append(run_on_loop(runner_cell(server, streamed=True, **cell), loop))
+            streamed.append(
+                run_on_loop(
+                    runner_cell(server, streamed=True, coalesce_s=args.coalesce, **cell), loop
+                )
+            )
             lockstep.append(
                 run_on_loop(runner_cell(server, streamed=False, exact=True, **cell), loop)
             )
@@ -510,7 +533,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "client": f"httpx {httpx.__version__} (make_http_client)",
         "event_loop": loop,
-        "stream": {"first_token_s": args.first_token, "deltas": args.deltas},
+        "stream": {
+            "first_token_s": args.first_token,
+            "deltas": args.deltas,
+            "coalesce_s": args.coalesce,
+        },
         "latency_spread": args.spread,
         "plain": plain,
         "streamed": streamed,
@@ -580,9 +607,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 absolute_unit="µs",
                 bound="each event is an HTTP chunk, and h11 parses each into an event of its own"
                 " that passes httpcore's body iterators (``chunk_costs``: most of a stream's"
-                " cost per chunk, whatever the reader does), plus the event loop's turns for"
-                " the reads and pauses after the first token (about two per coalesce_s); the"
-                " reader's split, JSON parse and delta are a few µs per event",
+                " cost per chunk, whatever the reader does), plus the event loop's wake-ups"
+                " (15-30 µs each): ~2 before the first token, then a paced read per"
+                " coalesce_s (its rest's timer and the read: two each); the reader's split,"
+                " JSON parse and delta are a few µs per event; a per-chunk CPython client"
+                " stays ≥ 1.5× at this event rate, fewer, larger chunks from the endpoint"
+                " bring it down",
                 digits=3,
             ),
             "stream_us_per_chunk": figure(

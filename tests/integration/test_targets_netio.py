@@ -150,9 +150,10 @@ def _unread(fd: int) -> int:
     return int.from_bytes(got, sys.byteorder)
 
 
-async def test_a_rest_leaves_the_socket_unread_and_loses_nothing() -> None:
-    """While a stream rests the socket is not read: what the server sends waits in the kernel
-    and comes in one read after it, whole and in order (a cancelled rest reads again too)."""
+async def test_a_paced_read_leaves_the_socket_unread_and_loses_nothing() -> None:
+    """A paced stream's read that comes before its time rests with the socket unread: what
+    the server sends meanwhile waits in the kernel and comes in one read after it, whole and
+    in order (a cancelled rest reads again too, and pace 0 reads as data comes)."""
     written = asyncio.Event()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -173,7 +174,8 @@ async def test_a_rest_leaves_the_socket_unread_and_loses_nothing() -> None:
         assert isinstance(stream, netio.AsyncioStream)
         await stream.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         assert await stream.read(1024, timeout=5) == b"first"
-        resting = asyncio.create_task(stream.rest(3600))
+        stream.pace(3600)  # the next read is due an hour from now
+        resting = asyncio.create_task(stream.read(1024))
         await asyncio.sleep(0)
         fd = stream.get_extra_info("socket").fileno()
         await stream.write(b"go")
@@ -184,7 +186,34 @@ async def test_a_rest_leaves_the_socket_unread_and_loses_nothing() -> None:
         resting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await resting
+        stream.pace(0)
         assert await stream.read(1024, timeout=5) == b"-a-b-c"
+        await stream.aclose()
+
+
+async def test_a_paced_read_times_out_as_an_unpaced_one_and_reads_what_came() -> None:
+    """A read's timeout runs through its rest: a silent server times out at the timeout, not
+    a pace later; a rest takes at most half the timeout, so what the server sent meanwhile is
+    read (not a timeout) though the next read was due an hour from now."""
+    send = asyncio.Event()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await send.wait()
+        writer.write(b"late")
+        await writer.drain()
+        await reader.read()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    async with server, asyncio.timeout(60):  # an hour's rest would fail here
+        port = server.sockets[0].getsockname()[1]
+        stream = await AsyncioBackend().connect_tcp("127.0.0.1", port)
+        assert isinstance(stream, netio.AsyncioStream)
+        stream.pace(3600)
+        with pytest.raises(httpcore.ReadTimeout):
+            await stream.read(1024, timeout=0.05)
+        stream.pace(3600)
+        send.set()
+        assert await stream.read(1024, timeout=2) == b"late"
         await stream.aclose()
 
 
@@ -200,6 +229,8 @@ async def test_an_http1_stream_of_the_shared_clients_rests_on_its_socket() -> No
     async with server, make_http_client(4) as client:
         url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
         async with client.stream("GET", url, {}, None, 1024) as reply:
-            assert isinstance(getattr(reply.rest, "__self__", None), netio.AsyncioStream)
-            await reply.rest(0)
+            connection = getattr(reply.pace, "__self__", None)
+            assert isinstance(connection, netio.AsyncioStream)
+            reply.pace(0.01)
             assert await reply.read() == b"ok"
+        assert connection._pace == 0  # the connection's next request reads as data comes

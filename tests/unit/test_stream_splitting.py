@@ -77,3 +77,36 @@ def test_a_delta_of_the_wrong_type_on_the_way_is_skipped_not_read() -> None:
     data = b'data: {"choices": "none"}\n\n'
     with pytest.raises(TargetError, match=r"held no choices\.0\.delta\.content"):
         _read(OPENAI, data, 3)
+
+
+async def _never_rest(seconds: float) -> None:
+    raise AssertionError("a paced connection spaces its own reads")
+
+
+@pytest.mark.parametrize("ended", [True, False])
+def test_a_paced_connection_is_paced_from_the_first_token_and_unpaced_at_the_end(
+    ended: bool,
+) -> None:
+    """The reader turns the connection's pacing on once, at the first token, and off at the
+    end marker (what follows it, the body's terminator, is read at once: never a rest more
+    before the answer is done); a stream that ends with its body the transport unpaces."""
+    role = "data: " + json.dumps({"choices": [{"delta": {"role": "assistant"}}]}) + "\n\n"
+    pieces = [role, "data: " + _chunk("Oslo") + "\n\n", "data: " + _chunk(".") + "\n\n"]
+    if ended:
+        pieces.append("data: [DONE]\n\n")
+    paced: list[tuple[int, float]] = []
+    given = 0
+
+    async def chunks() -> AsyncIterator[bytes]:
+        nonlocal given
+        for piece in pieces:
+            given += 1
+            yield piece.encode()
+
+    spec = StreamSpec(StreamFormat.OPENAI, coalesce_s=0.1)
+    reader = StreamReader(spec)
+    got = asyncio.run(
+        reader.read(chunks(), lambda: 1.0, 0.0, _never_rest, lambda s: paced.append((given, s)))
+    )
+    assert got.answer == "Oslo."
+    assert paced == ([(2, 0.1), (4, 0)] if ended else [(2, 0.1)])

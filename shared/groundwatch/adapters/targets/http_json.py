@@ -287,7 +287,7 @@ class HttpJsonTarget:
         ) as response:
             if response.status >= 300:
                 return HttpReply(response.status, response.retry_after, b""), None
-            got = await reader.read(response.chunks, self._clock, started, response.rest)
+            got = await reader.read(response.chunks, self._clock, started, pace=response.pace)
             await _drain(response.chunks)
         if self.on_stream is not None:
             self.on_stream(got.first_token_s, self._clock() - started)

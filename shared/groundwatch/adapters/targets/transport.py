@@ -26,11 +26,10 @@ target that sets none. An ``httpx.AsyncClient`` is accepted too (wrapped in
 
 from __future__ import annotations
 
-import asyncio
 import os
 import ssl
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,9 +66,10 @@ class HttpStream:
     retry_after: str | None
     content_type: str
     chunks: AsyncIterator[bytes]
-    #: waits the given seconds between two reads of ``chunks``; where the connection allows
-    #: it, with the socket unread (see :meth:`~.netio.AsyncioStream.rest`)
-    rest: Callable[[float], Awaitable[None]] = asyncio.sleep
+    #: makes the connection read at most once per the given seconds, with the socket unread
+    #: in between (see :meth:`~.netio.AsyncioStream.pace`); None where the connection cannot
+    #: (HTTP/2, in-memory transports)
+    pace: Callable[[float], None] | None = None
 
     async def read(self) -> bytes:
         return b"".join([c async for c in self.chunks])
@@ -331,6 +331,7 @@ class HttpxClient:
                 except httpx.HTTPError as exc:
                     raise _failure(exc, self._proxy) from None
                 break
+            pace = _pace_of(response)
             try:
                 encoding = (
                     None
@@ -343,9 +344,11 @@ class HttpxClient:
                     response.headers.get("Retry-After"),
                     response.headers.get("Content-Type", ""),
                     self._chunks(response, inflater),
-                    _rest_of(response),
+                    pace,
                 )
             finally:
+                if pace is not None:  # the connection's next request reads as data comes
+                    pace(0)
                 await response.aclose()
         finally:
             self.in_flight -= 1
@@ -389,15 +392,15 @@ class HttpxClient:
         await self.aclose()
 
 
-def _rest_of(response: httpx.Response) -> Callable[[float], Awaitable[None]]:
-    """How to wait between two reads of ``response``'s body: with its socket unread when it is
-    an HTTP/1.1 connection of :mod:`~.netio` (its own, unshared), else a plain sleep."""
+def _pace_of(response: httpx.Response) -> Callable[[float], None] | None:
+    """How to space the reads of ``response``'s body: its connection's own pacing when it is
+    an HTTP/1.1 connection of :mod:`~.netio` (unshared while the reply is read), else None."""
     from groundwatch.adapters.targets.netio import AsyncioStream
 
     stream = response.extensions.get("network_stream")
     if isinstance(stream, AsyncioStream) and response.http_version == "HTTP/1.1":
-        return stream.rest
-    return asyncio.sleep
+        return stream.pace
+    return None
 
 
 def as_http_client(client: HttpClient | httpx.AsyncClient) -> HttpClient:
