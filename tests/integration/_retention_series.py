@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
+import pytest
 from sqlalchemy import Engine
 
 from groundwatch.adapters.db.analytics_store import AnalyticsStore
@@ -18,6 +21,19 @@ from groundwatch.core.model import AnswerType, Expected, Verdict
 
 #: the fake clock's first cycle (epoch seconds)
 T0 = 1_780_000_000.0
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mysql"], name="db_url")
+def backend_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh store on each backend the retention tests run on: a SQLite file, and a
+    PostgreSQL or MariaDB database of its own (the shared servers' other databases are left
+    alone)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/gw.db"
+    factory: Callable[[], str] = request.getfixturevalue(
+        "fresh_pg_url" if request.param == "postgresql" else "fresh_mysql_url"
+    )
+    return factory()
 
 
 def write_cycle(

@@ -22,21 +22,15 @@ from groundwatch.app.reports import ReportRequest, stored_report
 from groundwatch.app.store import Store, list_groups
 from groundwatch.core.tagging import Tagger, Window
 from groundwatch.runtime.evidence_settings import evidence_rule
-from tests.integration._retention_series import T0, write_series
+from tests.integration._retention_series import (
+    T0,
+    backend_db_url,  # noqa: F401 (the db_url fixture)
+    write_series,
+)
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(params=["sqlite", "postgresql", "mysql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/gw.db"
-    factory: Callable[[], str] = request.getfixturevalue(
-        "fresh_pg_url" if request.param == "postgresql" else "fresh_mysql_url"
-    )
-    return factory()
 
 
 def _answers(store: Store, window: int) -> list[dict[str, Any]]:

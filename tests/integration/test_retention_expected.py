@@ -23,23 +23,17 @@ from groundwatch.adapters.db.expected import GENERATION
 from groundwatch.adapters.db.retention import Retention, RetentionPolicy
 from groundwatch.adapters.db.tables import ExpectedAnswerRow, JudgementRow, StoreCounterRow
 from groundwatch.app.store import Store, list_groups
-from tests.integration._retention_series import T0, write_cycle
+from tests.integration._retention_series import (
+    T0,
+    backend_db_url,  # noqa: F401 (the db_url fixture)
+    write_cycle,
+)
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 #: a sweep at every run
 SWEEP = RetentionPolicy(cycles=1, days=0, expected_sweep_s=0)
-
-
-@pytest.fixture(params=["sqlite", "postgresql", "mysql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/gw.db"
-    factory: Callable[[], str] = request.getfixturevalue(
-        "fresh_pg_url" if request.param == "postgresql" else "fresh_mysql_url"
-    )
-    return factory()
 
 
 def _stored(engine: Engine) -> set[str]:

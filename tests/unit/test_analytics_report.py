@@ -259,3 +259,26 @@ def test_cohort_selection_and_order() -> None:
 def test_empty_report() -> None:
     r = strict_json(build_report([]).to_json())
     assert r["cohorts"] == {} and r["hypothesis"]["available"] is False
+
+
+def test_the_groups_column_says_it_counts_decided_groups_only() -> None:
+    """A pending and an unknown group beside two decided ones: ``groups`` (the rates' set) is 2,
+    and the text table, the HTML tooltip and the JSON field's description all say "decided"."""
+    from groundwatch.report.columns import COHORT_COLUMNS
+    from groundwatch.report.document import CohortNumbers
+
+    obs = (
+        group("A", [C, C])
+        + group("B", [W, W])
+        + group("P", [C], forms=2)  # pending: a form not judged yet
+        + group("U", [E, E])  # unknown: no decided verdict
+    )
+    report = build_report(obs)
+    n = strict_json(report.to_json())["cohorts"]["short"]
+    assert (n["groups"], n["pending_groups"], n["unknown_groups"]) == (2, 1, 1)
+    header = next(ln for ln in render_text(report).splitlines() if ln.startswith("target"))
+    assert "decided" in header.split()
+    col = next(c for c in COHORT_COLUMNS if c.key == "groups")
+    assert col.title == "decided groups" and "pending" in col.help
+    doc = CohortNumbers.model_json_schema()["properties"]["groups"]["description"]
+    assert doc.startswith("Decided groups")

@@ -158,6 +158,27 @@ def test_bad_config_names_the_field(data: object, message: str) -> None:
     assert "\n" not in str(caught.value) and "pydantic.dev" not in str(caught.value)
 
 
+def test_the_old_breaker_minimum_key_is_read_with_one_warning_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``breaker_min_calls`` counted semantic groups all along: a file that still says so gets
+    its value as ``breaker_min_groups`` and one warning line; both keys at once are refused."""
+    target = {"name": "x", "type": "callable", "callable": "m:f"}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump({"targets": [{**target, "limits": {"breaker_min_calls": 7}}]}))
+    with caplog.at_level(logging.WARNING):
+        (config,) = load_targets(path)
+    assert config.limits.breaker_min_groups == 7
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and "\n" not in warned[0]
+    assert "breaker_min_calls" in warned[0] and "breaker_min_groups" in warned[0]
+    both = {"breaker_min_calls": 7, "breaker_min_groups": 9}
+    with pytest.raises(ConfigError, match="breaker_min_groups only"):
+        parse_targets([{**target, "limits": both}], "t.yaml")
+    with pytest.raises(ConfigError, match="breaker_min_cals"):
+        parse_targets([{**target, "limits": {"breaker_min_cals": 7}}], "t.yaml")
+
+
 def test_unreadable_or_malformed_files(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load_targets(tmp_path / "missing.yaml")

@@ -46,7 +46,14 @@ def interval(ci: tuple[float, float] | None) -> str:
 
 COHORT_COLUMNS: tuple[Column[CohortNumbers], ...] = (
     Column("examples", "examples", "examples", lambda c: c.examples, "decisively judged examples"),
-    Column("groups", "groups", "groups", lambda c: c.groups, "tagged semantic groups"),
+    Column(
+        "groups",
+        "decided",
+        "decided groups",
+        lambda c: c.groups,
+        "decided semantic groups (gap + non-robust + robust + flaky): the groups every rate is"
+        " over; unknown and pending groups are counted in their own columns, not here",
+    ),
     Column("gap_groups", "gap", "gap", lambda c: c.gap_groups, "every form wrong"),
     Column(
         "non_robust_groups", "non-rob", "non-robust", lambda c: c.non_robust_groups, "mixed forms"

@@ -69,7 +69,10 @@ class CohortNumbers(_Model):
         " the groups' numbers, not this cycle's health).",
     )
     coverage: float | None = Field(None, description="Decided forms / probed forms.")
-    groups: int
+    groups: int = Field(
+        description="Decided groups (gap + non-robust + robust + flaky), the rates' set; pending"
+        " and unknown groups are not in it (see pending_groups, unknown_groups)."
+    )
     gap_groups: int
     robust_groups: int
     non_robust_groups: int

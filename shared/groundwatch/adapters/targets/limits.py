@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import logging
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+log = logging.getLogger(__name__)
+
+#: Keys a targets file may still use, by the key that replaced them: the breaker's minimum
+#: counts semantic groups, not calls, and its name says so.
+RENAMED_KEYS = {"breaker_min_calls": "breaker_min_groups"}
 
 
 class TargetLimits(BaseModel):
@@ -39,7 +48,7 @@ class TargetLimits(BaseModel):
     breaker_window: int = Field(
         100, ge=1, le=100_000, description="Recent semantic groups the failure rate is over."
     )
-    breaker_min_calls: int = Field(
+    breaker_min_groups: int = Field(
         20,
         ge=1,
         description="Semantic groups in the window before the failure rate may open the circuit.",
@@ -57,6 +66,23 @@ class TargetLimits(BaseModel):
     queue_size: int = Field(
         1000, ge=1, description="Probes waiting per target; callers wait when it is full."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: Any) -> Any:
+        """An old key still read, with one warning line; old and new key together are refused
+        (which one was meant cannot be told)."""
+        if not isinstance(data, dict) or not RENAMED_KEYS.keys() & data.keys():
+            return data
+        out = dict(data)
+        for old, new in RENAMED_KEYS.items():
+            if old not in out:
+                continue
+            if new in out:
+                raise ValueError(f"limits: give {new} only ({old} is its deprecated name)")
+            log.warning("limits: %s is deprecated, read as %s (rename it)", old, new)
+            out[new] = out.pop(old)
+        return out
 
     @property
     def bucket_depth(self) -> int:

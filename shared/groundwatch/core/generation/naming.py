@@ -201,6 +201,35 @@ _IRREGULAR_EVENTS = {
 _TIME_WORDS = frozenset({"date", "year", "time", "day"})
 
 
+#: Nouns said in the plural that name an amount, not a count of things: a ``sales`` number is
+#: money, never "the number of sales".
+_PLURAL_AMOUNTS = frozenset(
+    {"sales", "earnings", "savings", "proceeds", "revenues", "costs", "expenses", "wages",
+     "taxes", "fees", "dues", "funds", "assets", "news", "data", "series", "staff"}
+)  # fmt: skip
+
+
+#: Plural units a measure is given in: ``duration_minutes`` is a duration, not a count.
+_MEASURES = frozenset(
+    {"seconds", "minutes", "hours", "days", "weeks", "months", "years", "miles", "metres",
+     "meters", "kilometres", "kilometers", "feet", "inches", "degrees", "percent", "mins",
+     "secs", "lbs", "kgs"}
+)  # fmt: skip
+
+
+def is_plural_noun(word: str) -> bool:
+    """Whether ``word`` reads as a plural noun: its singular is another word whose plural it is
+    (passengers, platforms, categories; not status, address, analysis, series)."""
+    low = word.lower()
+    one = singular(low)
+    return len(low) > 3 and one != low and plural(one) == low and low not in _PLURAL_AMOUNTS
+
+
+def is_count_label(label: str) -> bool:
+    """A label that asks how many of something there are ("number of platforms")."""
+    return label.startswith("number of ")
+
+
 def attribute_label(column: str, kind: str | None) -> str:
     """How a column reads as the thing asked for.
 
@@ -222,6 +251,17 @@ def attribute_label(column: str, kind: str | None) -> str:
         # event's own noun ("Born for 'Chinua Achebe'" was a question of a new user's schema)
         noun = " ".join([*ws[:-1], _IRREGULAR_EVENTS[ws[-1]]])
         return f"{noun} {'date' if kind == 'date' else 'year'}"
+    if (
+        kind == "number"
+        and ws
+        and ws[0] not in ("number", "total")
+        and ws[-1] not in _MEASURES
+        and ws[-1] not in _UNITS
+        and is_plural_noun(ws[-1])
+    ):
+        # a number named by a plural noun counts them: "the number of platforms of the station",
+        # never "the platforms of the station" (a count is no list of platforms)
+        return f"number of {label}"
     if kind == "number" and len(ws) >= 2 and ws[-1] in _UNITS and ws[-2] != "in":
         return f"{' '.join(ws[:-1])} in {ws[-1]}"  # weight_kg: "weight in kg", not "weight kg"
     if kind == "date" and len(ws) >= 2 and ws[-1] in _PREPOSITIONS:

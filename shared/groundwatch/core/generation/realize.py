@@ -17,6 +17,8 @@ from groundwatch.core.generation.naming import (
     attribute_label,
     entity_noun,
     humanize,
+    is_count_label,
+    is_plural_noun,
     participle,
     plural,
     singular,
@@ -66,6 +68,15 @@ def vocabulary(template: SqlTemplate, schema: SchemaInfo | None = None) -> dict[
     }
     subject = _subject(template, schema)
     entity = template.entity or (entity_noun(subject.name) if subject else "record")
+    if (
+        subject is not None
+        and schema is not None
+        and all(entity_noun(t.name) != entity for t in schema.tables)
+    ):
+        # the entity is a role its rows play (a trip's destination, a vessel's home port): the
+        # rows one compares or lists are the table's ("a few of the stations"), never the role's
+        # ("a few of the destinations", which are no kind of thing)
+        entity = entity_noun(subject.name)
     attrs: list[str] = []
     related: list[str] = []
     if subject is not None and schema is not None:
@@ -152,7 +163,8 @@ def template_parts(
         conds = [f"{humanize(s.column)} {q}" for s, q in zip(slots, quoted, strict=True)]
         ref = f"{entity} with " + " and ".join(conds)
         the_ref = f"the {entity} whose " + " and whose ".join(
-            f"{humanize(s.column)} is {q}" for s, q in zip(slots, quoted, strict=True)
+            f"{humanize(s.column)} {'are' if is_plural_label(humanize(s.column)) else 'is'} {q}"
+            for s, q in zip(slots, quoted, strict=True)
         )
     answer = template.answer_label or "value"
     own = answer.removeprefix(f"{entity} ")
@@ -169,6 +181,7 @@ def template_parts(
     parts.update(vocab if vocab is not None else vocabulary(template))
     parts["state"] = flag_state(template)
     parts.setdefault("its", "its")
+    parts.update(agreement(parts["answer"], template))
     return parts
 
 
@@ -293,7 +306,10 @@ def _kind_or_place_question(
         return (f"what kind of {noun} is {ref}", f"what kind of {noun} {ref} is")
     if last & _WHERE:
         return (f"where is {the_ref} located", f"where {the_ref} is located")
-    if last & _PLACES:
+    if last & _PLACES and len(ws) == 1:
+        # where the row itself is ("in which city is the branch"); a place qualified by what it
+        # is to the row (home city, birth country, billing city) is a fact about it, asked "what
+        # is the home city of …": the row is not in it
         return (f"in which {label} is {the_ref}", f"in which {label} {the_ref} is")
     return None
 
@@ -323,7 +339,25 @@ def _row_question(
         return (f"who is the {label} of {the_ref}", f"who the {label} of {the_ref} is")
     if kind is AnswerType.NUMBER and ws and ws[-1].endswith("s") and not ws[-1].endswith("ss"):
         return (f"how many {label} does {the_ref} have", f"how many {label} {the_ref} has")
-    return (f"what is the {label} of {the_ref}", f"what the {label} of {the_ref} is")
+    be = agreement(label, template)["be"]
+    return (f"what {be} the {label} of {the_ref}", f"what the {label} of {the_ref} {be}")
+
+
+def agreement(label: str, template: SqlTemplate) -> dict[str, str]:
+    """The verb forms a pattern says the asked attribute with: ``{be}`` ("is"; "are" for a text
+    attribute named by a plural noun, "interests"), ``{be_short}`` ("'s"; " are"), so "what are
+    the interests of …", never "what is the interests of …". A number is one value whatever
+    its name ("the duration minutes … is"), a count too ("number of platforms")."""
+    kinds = {s.kind for s in template.selected}
+    many = kinds == {AnswerType.TEXT} and len(template.selected) == 1 and is_plural_label(label)
+    return {"be": "are", "be_short": " are"} if many else {"be": "is", "be_short": "'s"}
+
+
+def is_plural_label(label: str) -> bool:
+    """A label whose head is a plural noun ("interests", "spoken languages"), not a count nor a
+    phrase whose head is before "of" ("name of the members")."""
+    ws = label.split()
+    return bool(ws) and not is_count_label(label) and " of " not in label and is_plural_noun(ws[-1])
 
 
 #: Events a date column may be named after whose verb takes no object, by past form: asked
@@ -360,12 +394,13 @@ def _with_questions(
     relation ("customer 'X' invoice", "shipper 'X' and employee 'Y'") is no subject for a
     question by type ("when was shipper 'X' and employee 'Y' shipped"): the short question then
     asks for the attribute by its label, unless the generator worded one of its own."""
+    parts.update(agreement(parts["answer"], template))
     parts["wh"], parts["wh_embedded"] = wh_question(template, parts, thesaurus)
     if template.wh is not None or template.kind == "pair" or _ONE_ENTITY.fullmatch(parts["ref"]):
         terse = dict(parts, the_ref=parts["ref"])
         parts["wh_short"] = wh_question(template, terse, thesaurus)[0]
     else:
-        parts["wh_short"] = f"what is the {parts['answer']} of {parts['ref']}"
+        parts["wh_short"] = f"what {parts['be']} the {parts['answer']} of {parts['ref']}"
     return parts
 
 
@@ -475,6 +510,10 @@ def realize(
         # course 'Y' grade": a long attribute, or one after two names, reads as a dump; it is
         # said before them ("grade of student 'X' in course 'Y'")
         patterns = tuple(p for p in patterns if not _ANSWER_AFTER_REF.match(p)) or patterns
+    if is_count_label(base["answer"]):
+        # a count is not picked from values: "which number of vessels is recorded", "what
+        # number of platforms does … have" ask it in a frame for a kind of thing
+        patterns = tuple(p for p in patterns if not _CHOOSES_ANSWER.search(p)) or patterns
     for i, pattern in enumerate(patterns):
         # odd positions take the alternatives in turn, even ones the column's own words
         parts = (
@@ -498,6 +537,8 @@ def realize(
 #: Most words of an attribute a short form may put after the row's name ("'X' hire date").
 _LONGEST_TRAILING_ANSWER = 3
 _ANSWER_AFTER_REF = re.compile(r"^\{ref\}:? \{answer\}")
+#: A pattern that asks the attribute as a choice among its values ("Which {answer} is …").
+_CHOOSES_ANSWER = re.compile(r"\b[Ww](?:hich|hat) \{answer\}")
 _QUOTED_REF = re.compile(r"'[^']*'")
 
 

@@ -780,6 +780,17 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
             f"{na} {_said(sa)} {prep} {nb} {_said(sb)}",
             f"{named(na, ka[-1].name, _said(sa))} {prep} {named(nb, kb[-1].name, _said(sb))}",
         )
+        # an end named by the role its row plays (a trip's origin and destination, both
+        # stations) is a fact of the link's row, not a place the other end is in: "the trip
+        # with the origin named X and the destination named Y", never "trip of origin X in
+        # destination Y"
+        by_role = na != entity_noun(a_tbl.name) or nb != entity_noun(b_tbl.name)
+        if by_role:
+            both = (
+                f"{entity} with {na} {_said(sa)} and {nb} {_said(sb)}",
+                f"the {entity} with {named(na, ka[-1].name, _said(sa))} and "
+                f"{named(nb, kb[-1].name, _said(sb))}",
+            )
         # a link whose rows have an identity of their own (an appointment, an order) has facts
         # of the row, not of the pair: "the reason of the appointment of patient X with Y"
         own_rows = len(link.primary_key) == 1 and link.primary_key[0] not in link.fk_columns
@@ -789,7 +800,9 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
             wh = None
             last = set(label.split()[-1:])
             of_row = attr.flag or (own_rows and not label.startswith(f"{entity} "))
-            if not of_row and last & _SCORES:
+            if by_role:
+                pass  # the references name the row already: no "what grade did X get in Y"
+            elif not of_row and last & _SCORES:
                 # "what did Ana Lopez get in CHEM301": the grade is what one gets
                 wh = (
                     f"what {label} did {both[0].replace(f' {prep} ', f' get {prep} ', 1)}",
@@ -823,7 +836,7 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
                     # a flag is the row's: "is the stock move of product X in warehouse Y
                     # received", never "is product X in warehouse Y received"
                     refs=(f"{entity} of {both[0]}", f"the {entity} of {both[1]}")
-                    if of_row
+                    if of_row and not by_role
                     else both,
                     wh=wh,
                 )

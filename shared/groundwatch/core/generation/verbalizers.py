@@ -13,7 +13,8 @@ and hire date"), ``{related}`` tables they are linked to ("projects and clients"
 ``{related_clause}`` (", which are linked to the projects and clients,", or empty: schema
 words no user writes, kept for configured patterns only), ``{kind_noun}`` what kind of value is
 asked ("date", "number", "value"), ``{its}`` the possessive for one of the rows ("its", "their"
-for a person). Padding entries are patterns too.
+for a person), ``{be}`` and ``{be_short}`` the verb agreeing with the attribute ("is"/"'s";
+"are" for a plural noun such as "tags"). Padding entries are patterns too.
 The question as a person asks it, by answer type: ``{wh}`` ("when was the employee named
 '[Employee.LastName]' hired", "how much does the track named '[Track.Name]' cost") and
 ``{wh_embedded}`` (its indirect order: "when the employee named '[…]' was hired") and
@@ -133,8 +134,8 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
         "Questions: phrase every query as a direct question ending with a question mark, "
         "starting with a question word or an auxiliary verb.",
         (
-            "What is the {answer} of {the_ref}?",
-            "Which {answer} is recorded for {the_ref}?",
+            "What {be} the {answer} of {the_ref}?",
+            "Which {answer} {be} recorded for {the_ref}?",
             "Do you know the {answer} of {ref}?",
             "Can you tell me the {answer} for {ref}?",
             "What {answer} does {the_ref} have?",
@@ -192,11 +193,11 @@ DEFAULT_VERBALIZERS: tuple[Verbalizer, ...] = (
         "Casual register: relaxed, conversational wording as in a chat message; contractions and "
         "informal openers are welcome.",
         (
-            "hey, what's the {answer} of {ref}?",
+            "hey, what{be_short} the {answer} of {ref}?",
             "quick one: {answer} for {ref}?",
-            "any idea what the {answer} of {ref} is?",
-            "just wondering, what's the {answer} for {ref}?",
-            "so what's the {answer} of {ref} again?",
+            "any idea what the {answer} of {ref} {be}?",
+            "just wondering, what{be_short} the {answer} for {ref}?",
+            "so what{be_short} the {answer} of {ref} again?",
             "so {wh}?",
         ),
         yes_no=("{wh}?", "quick q: {wh}?", "hey, {wh}?", "any idea {wh_embedded}?"),

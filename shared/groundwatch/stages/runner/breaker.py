@@ -60,7 +60,7 @@ class BreakerSettings:
             failures=limits.breaker_failures,
             failure_rate=limits.breaker_failure_rate,
             window=limits.breaker_window,
-            min_groups=min(limits.breaker_min_calls, limits.breaker_window),
+            min_groups=min(limits.breaker_min_groups, limits.breaker_window),
             trial_calls=limits.breaker_trial_calls,
             reset_s=limits.breaker_reset_s,
         )
