@@ -9,7 +9,7 @@ child process it runs its exporter in). A test that needs one belongs in tests/i
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -57,13 +57,17 @@ def in_unit_tier(path: Path) -> bool:
     return path.resolve().is_relative_to(UNIT)
 
 
-@pytest.fixture(autouse=True)
-def _unit_starts_no_process(request: pytest.FixtureRequest) -> Iterator[None]:
-    if not in_unit_tier(request.path):
-        yield
-        return
-    _Guard.armed = request.node.nodeid
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    """Armed over the whole protocol of a unit test, not only its body: a module- or
+    session-scoped fixture is set up in the setup phase of the first test that needs it and torn
+    down after the last, and a process it starts is as much the unit tier's as the test's."""
+    if not in_unit_tier(item.path):
+        return (yield)
+    _Guard.armed = item.nodeid
     try:
-        yield
+        return (yield)
     finally:
         _Guard.armed = None

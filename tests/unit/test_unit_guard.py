@@ -30,3 +30,18 @@ def test_a_fork_is_refused() -> None:
 async def test_an_asyncio_subprocess_is_refused() -> None:
     with pytest.raises(ProcessStartedInUnitTest):
         await asyncio.create_subprocess_exec("true")
+
+
+@pytest.fixture(scope="module")
+def refused_in_a_module_fixture() -> str:
+    """A module-scoped fixture is set up before any function-scoped one: the guard must already
+    be armed then, so a process it starts is refused too."""
+    try:
+        subprocess.run(["true"], check=False)
+    except ProcessStartedInUnitTest as refused:
+        return str(refused)
+    return "started"
+
+
+def test_a_subprocess_from_a_module_fixture_is_refused(refused_in_a_module_fixture: str) -> None:
+    assert "started a process" in refused_in_a_module_fixture
