@@ -66,15 +66,37 @@ def own_consumer_groups(monkeypatch: pytest.MonkeyPatch, unique_prefix: str) -> 
 
 
 # --------------------------------------------------------------------------- reading the truth
+UNKNOWN_TOPIC = 3  # Kafka's UNKNOWN_TOPIC_OR_PARTITION error code
+
+
+async def _described_with_leaders(bootstrap: str, topic: str) -> dict[str, Any] | None:
+    """The topic's description once it lists partitions that all have a leader, or None for a
+    topic the cluster does not know. A broker answers from its own metadata: right after a topic
+    is made, or while a node restarts, that lists no partitions yet, or a leader of -1, or a
+    retriable error; reading the partitions from that answer would read a topic short."""
+
+    async def describe() -> tuple[dict[str, Any] | None] | None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+        await admin.start()
+        try:
+            (described,) = await admin.describe_topics([topic])
+        finally:
+            await admin.close()
+        if described["error_code"] == UNKNOWN_TOPIC:
+            return (None,)
+        parts = described.get("partitions") or []
+        if described["error_code"] or not parts or any(p["leader"] < 0 for p in parts):
+            return None
+        return (described,)
+
+    (described,) = await waiting.until(f"{topic}: every partition led", describe, 60, 0.5)
+    return described
+
+
 async def _read_all(bootstrap: str, topic: str) -> list[bytes]:
     """Every record of a topic from offset 0 to the end offsets taken at the start (no group)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        (described,) = await admin.describe_topics([topic])
-    finally:
-        await admin.close()
-    if described["error_code"] != 0:  # e.g. a topic nobody created: nothing in it
+    described = await _described_with_leaders(bootstrap, topic)
+    if described is None:  # a topic nobody created: nothing in it
         return []
     tps = [TopicPartition(topic, p["partition"]) for p in described["partitions"]]
     consumer = AIOKafkaConsumer(
