@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from tests.integration._http_rag import answers_of, serve
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -127,16 +128,14 @@ def stored_runs(store: str, env: dict[str, str]) -> list[dict[str, object]]:
 
 
 def wait_serving(base: str, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    def ready() -> bool:
         assert proc.poll() is None, proc.communicate()[1][-3000:]
         try:
-            if httpx.get(f"{base}/readyz", timeout=5).status_code == 200:
-                return
+            return httpx.get(f"{base}/readyz", timeout=5).status_code == 200
         except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError("run never became ready")
+            return False
+
+    wait_until("the run to become ready", ready, timeout=60, step=0.3)
 
 
 def signal_set(pid: int, field: str) -> set[int]:
@@ -232,16 +231,24 @@ def test_a_signal_between_cycles_ends_the_run_at_once(tmp_path: Path) -> None:
     base = f"http://127.0.0.1:{port}"
     try:
         wait_serving(base, proc)
-        deadline = time.monotonic() + 120
-        while "groundwatch_cycle{" not in httpx.get(f"{base}/metrics", timeout=10).text:
-            assert time.monotonic() < deadline, "the first cycle never started"
-            time.sleep(0.3)
-        while httpx.get(f"{base}/groups", params={"limit": 1}, timeout=30).json()["total"] == 0:
-            assert time.monotonic() < deadline, "nothing was tallied"
-            time.sleep(0.3)
-        while stored_runs(store, env)[0]["status"] != "finished":
-            assert time.monotonic() < deadline, "the first cycle never finished"
-            time.sleep(0.3)
+        wait_until(
+            "the first cycle to start",
+            lambda: "groundwatch_cycle{" in httpx.get(f"{base}/metrics", timeout=10).text,
+            timeout=120,
+            step=0.3,
+        )
+        wait_until(
+            "a group to be tallied",
+            lambda: httpx.get(f"{base}/groups", params={"limit": 1}, timeout=30).json()["total"],
+            timeout=120,
+            step=0.3,
+        )
+        wait_until(
+            "the first cycle to finish",
+            lambda: stored_runs(store, env)[0]["status"] == "finished",
+            timeout=120,
+            step=0.3,
+        )
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)  # it waited for the interval: 3,600 s
     finally:
