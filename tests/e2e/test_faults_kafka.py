@@ -14,7 +14,9 @@ The helpers here are shared by ``test_faults_broker.py``. Figures are printed on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import signal
 import time
 from collections import Counter
@@ -27,7 +29,7 @@ import httpx
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from groundwatch.adapters.db import make_engine
 from groundwatch.adapters.db.tables import JudgementRow, TallyRow
@@ -123,6 +125,35 @@ async def _read_all(bootstrap: str, topic: str) -> list[bytes]:
 
 def read_all(bootstrap: str, topic: str) -> list[bytes]:
     return asyncio.run(_read_all(bootstrap, topic))
+
+
+def tcp_ports(pid: int) -> set[int]:
+    """The local ports of a live process's TCP sockets: its socket inodes in /proc/<pid>/fd,
+    found in the kernel's TCP tables."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):  # an fd closed meanwhile
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def sessions_of(db_url: str, ports: set[int]) -> int:
+    """PostgreSQL backends still serving a client on one of ``ports``."""
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            query = text("SELECT count(*) FROM pg_stat_activity WHERE client_port = ANY(:ports)")
+            return int(conn.execute(query, {"ports": sorted(ports)}).scalar_one())
+    finally:
+        engine.dispose()
 
 
 def stored_count(db_url: str) -> int:
@@ -348,12 +379,22 @@ def test_sigkill_analytics_mid_run_resumes_from_store(
         wait_until(
             "analytics stored a first share", lambda: stored_count(db_url) >= total // 8, 120
         )
+        assert analytics.proc is not None
+        ports = tcp_ports(analytics.proc.pid)  # its connections to the store among them
+        assert sessions_of(db_url, ports), "no store session of analytics' found to wait on"
         analytics.kill(signal.SIGKILL)
         stored_at_kill = stored_count(db_url)
         at_kill = published(gen)
         assert stored_at_kill < total and at_kill < total, "the kill did not land mid-run"
-        time.sleep(2)  # judgements pile up on the topic while analytics is down
-        rows_at_restart = stored_count(db_url)  # the dead process's last transaction settled
+        # a backend whose client died ends its statement (a COMMIT that reached it commits),
+        # then exits: once none of the dead process's is left, its last transaction settled
+        wait_until(
+            "the dead process's store sessions to end", lambda: not sessions_of(db_url, ports), 60
+        )
+        wait_until(
+            "probes to pile up while analytics is down", lambda: published(gen) > at_kill, 60
+        )
+        rows_at_restart = stored_count(db_url)
         restart = time.monotonic()
         analytics.start().wait_ready(90)
         ready_s = time.monotonic() - restart
