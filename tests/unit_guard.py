@@ -8,13 +8,20 @@ child process it runs its exporter in). A test that needs one belongs in tests/i
 
 from __future__ import annotations
 
+import multiprocessing.util
 import sys
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 UNIT = Path(__file__).resolve().parent / "unit"
+
+#: multiprocessing's "spawn" and "forkserver" start methods call ``_posixsubprocess.fork_exec``
+#: through :func:`multiprocessing.util.spawnv_passfds`, which raises no audit event of its own:
+#: the guard wraps it to raise this one.
+SPAWN_EVENT = "multiprocessing.util.spawnv_passfds"
 
 #: The audit events raised before a process is started (``os.fork`` covers multiprocessing's
 #: default start method on Linux; ``subprocess.Popen`` covers ``os.popen`` and ``asyncio``'s).
@@ -28,6 +35,7 @@ PROCESS_EVENTS = frozenset(
         "os.posix_spawn",
         "os.spawn",
         "pty.spawn",
+        SPAWN_EVENT,
     }
 )
 
@@ -51,6 +59,15 @@ class ProcessStartedInUnitTest(RuntimeError):
 
 
 sys.addaudithook(_Guard.hook)
+
+
+def _audited_spawnv_passfds(path: bytes, args: Sequence[Any], passfds: Sequence[int]) -> int:
+    sys.audit(SPAWN_EVENT, path, args)
+    return _spawnv_passfds(path, args, passfds)
+
+
+_spawnv_passfds = multiprocessing.util.spawnv_passfds
+multiprocessing.util.spawnv_passfds = _audited_spawnv_passfds  # looked up at each call
 
 
 def in_unit_tier(path: Path) -> bool:

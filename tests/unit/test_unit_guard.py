@@ -4,8 +4,10 @@ where it would start, whichever way it is started."""
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
 import subprocess
+from typing import Any
 
 import pytest
 
@@ -25,6 +27,16 @@ def test_a_fork_is_refused() -> None:
     with pytest.raises(ProcessStartedInUnitTest, match=r"os\.fork"):
         if os.fork() == 0:  # only if the guard failed: the child must not run the tests on
             os._exit(0)
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_a_multiprocessing_start_method_that_execs_is_refused(
+    method: str,
+) -> None:
+    context: Any = multiprocessing.get_context(method)  # typeshed's BaseContext has no Process
+    process = context.Process(target=print)
+    with pytest.raises(ProcessStartedInUnitTest, match="spawnv_passfds"):
+        process.start()
 
 
 async def test_an_asyncio_subprocess_is_refused() -> None:
