@@ -1,7 +1,8 @@
 """The unit tier starts no process: a test under tests/unit that does fails, naming what it ran.
 
 The guard is an audit hook (:pep:`578`): every way the standard library starts a process raises
-one of :data:`PROCESS_EVENTS` first, so a subprocess, a fork or a spawn is caught wherever it
+one of :data:`PROCESS_EVENTS` first (multiprocessing's spawn and forkserver through a wrapper the
+guard installs, as they raise none), so a subprocess, a fork or a spawn is caught wherever it
 comes from — the test, a fixture, or the product code under test (a tool it shells out to, a
 child process it runs its exporter in). A test that needs one belongs in tests/integration.
 """
