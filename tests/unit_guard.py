@@ -1,20 +1,28 @@
 """The unit tier starts no process: a test under tests/unit that does fails, naming what it ran.
 
 The guard is an audit hook (:pep:`578`): every way the standard library starts a process raises
-one of :data:`PROCESS_EVENTS` first, so a subprocess, a fork or a spawn is caught wherever it
+one of :data:`PROCESS_EVENTS` first (multiprocessing's spawn and forkserver through a wrapper the
+guard installs, as they raise none), so a subprocess, a fork or a spawn is caught wherever it
 comes from — the test, a fixture, or the product code under test (a tool it shells out to, a
 child process it runs its exporter in). A test that needs one belongs in tests/integration.
 """
 
 from __future__ import annotations
 
+import multiprocessing.util
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 UNIT = Path(__file__).resolve().parent / "unit"
+
+#: multiprocessing's "spawn" and "forkserver" start methods call ``_posixsubprocess.fork_exec``
+#: through :func:`multiprocessing.util.spawnv_passfds`, which raises no audit event of its own:
+#: the guard wraps it to raise this one.
+SPAWN_EVENT = "multiprocessing.util.spawnv_passfds"
 
 #: The audit events raised before a process is started (``os.fork`` covers multiprocessing's
 #: default start method on Linux; ``subprocess.Popen`` covers ``os.popen`` and ``asyncio``'s).
@@ -28,6 +36,7 @@ PROCESS_EVENTS = frozenset(
         "os.posix_spawn",
         "os.spawn",
         "pty.spawn",
+        SPAWN_EVENT,
     }
 )
 
@@ -53,17 +62,30 @@ class ProcessStartedInUnitTest(RuntimeError):
 sys.addaudithook(_Guard.hook)
 
 
+def _audited_spawnv_passfds(path: bytes, args: Sequence[Any], passfds: Sequence[int]) -> int:
+    sys.audit(SPAWN_EVENT, path, args)
+    return _spawnv_passfds(path, args, passfds)
+
+
+_spawnv_passfds = multiprocessing.util.spawnv_passfds
+multiprocessing.util.spawnv_passfds = _audited_spawnv_passfds  # looked up at each call
+
+
 def in_unit_tier(path: Path) -> bool:
     return path.resolve().is_relative_to(UNIT)
 
 
-@pytest.fixture(autouse=True)
-def _unit_starts_no_process(request: pytest.FixtureRequest) -> Iterator[None]:
-    if not in_unit_tier(request.path):
-        yield
-        return
-    _Guard.armed = request.node.nodeid
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    """Armed over the whole protocol of a unit test, not only its body: a module- or
+    session-scoped fixture is set up in the setup phase of the first test that needs it and torn
+    down after the last, and a process it starts is as much the unit tier's as the test's."""
+    if not in_unit_tier(item.path):
+        return (yield)
+    _Guard.armed = item.nodeid
     try:
-        yield
+        return (yield)
     finally:
         _Guard.armed = None

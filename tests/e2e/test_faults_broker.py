@@ -315,13 +315,19 @@ def test_a_service_started_while_the_broker_is_down_waits_for_it(
         },
         tmp_path,
     ).start()
-    try:
-        time.sleep(6)  # it tries the dead broker meanwhile
+    retrying = "broker unreachable, retrying"
+
+    def met_the_dead_broker() -> bool:
         assert service.proc is not None and service.proc.poll() is None, service.tail()
+        return retrying in service.log_path.read_text(errors="replace")
+
+    try:
+        # the broker comes back only once the service has met it dead and chosen to wait
+        wait_until("the service to retry the dead broker", met_the_dead_broker, 120, 0.2)
         own_broker.restart(argv)
         service.wait_ready(120)
         log = service.log_path.read_text(errors="replace")
     finally:
         service.kill()
-    assert "broker unreachable, retrying" in log
+    assert retrying in log
     report("test_a_service_started_while_the_broker_is_down_waits_for_it", retried=True)

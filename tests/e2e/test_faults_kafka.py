@@ -14,7 +14,9 @@ The helpers here are shared by ``test_faults_broker.py``. Figures are printed on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import signal
 import time
 from collections import Counter
@@ -27,7 +29,7 @@ import httpx
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from groundwatch.adapters.db import make_engine
 from groundwatch.adapters.db.tables import JudgementRow, TallyRow
@@ -66,15 +68,37 @@ def own_consumer_groups(monkeypatch: pytest.MonkeyPatch, unique_prefix: str) -> 
 
 
 # --------------------------------------------------------------------------- reading the truth
+UNKNOWN_TOPIC = 3  # Kafka's UNKNOWN_TOPIC_OR_PARTITION error code
+
+
+async def _described_with_leaders(bootstrap: str, topic: str) -> dict[str, Any] | None:
+    """The topic's description once it lists partitions that all have a leader, or None for a
+    topic the cluster does not know. A broker answers from its own metadata: right after a topic
+    is made, or while a node restarts, that lists no partitions yet, or a leader of -1, or a
+    retriable error; reading the partitions from that answer would read a topic short."""
+
+    async def describe() -> tuple[dict[str, Any] | None] | None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+        await admin.start()
+        try:
+            (described,) = await admin.describe_topics([topic])
+        finally:
+            await admin.close()
+        if described["error_code"] == UNKNOWN_TOPIC:
+            return (None,)
+        parts = described.get("partitions") or []
+        if described["error_code"] or not parts or any(p["leader"] < 0 for p in parts):
+            return None
+        return (described,)
+
+    (described,) = await waiting.until(f"{topic}: every partition led", describe, 60, 0.5)
+    return described
+
+
 async def _read_all(bootstrap: str, topic: str) -> list[bytes]:
     """Every record of a topic from offset 0 to the end offsets taken at the start (no group)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        (described,) = await admin.describe_topics([topic])
-    finally:
-        await admin.close()
-    if described["error_code"] != 0:  # e.g. a topic nobody created: nothing in it
+    described = await _described_with_leaders(bootstrap, topic)
+    if described is None:  # a topic nobody created: nothing in it
         return []
     tps = [TopicPartition(topic, p["partition"]) for p in described["partitions"]]
     consumer = AIOKafkaConsumer(
@@ -101,6 +125,35 @@ async def _read_all(bootstrap: str, topic: str) -> list[bytes]:
 
 def read_all(bootstrap: str, topic: str) -> list[bytes]:
     return asyncio.run(_read_all(bootstrap, topic))
+
+
+def tcp_ports(pid: int) -> set[int]:
+    """The local ports of a live process's TCP sockets: its socket inodes in /proc/<pid>/fd,
+    found in the kernel's TCP tables."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):  # an fd closed meanwhile
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def sessions_of(db_url: str, ports: set[int]) -> int:
+    """PostgreSQL backends still serving a client on one of ``ports``."""
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            query = text("SELECT count(*) FROM pg_stat_activity WHERE client_port = ANY(:ports)")
+            return int(conn.execute(query, {"ports": sorted(ports)}).scalar_one())
+    finally:
+        engine.dispose()
 
 
 def stored_count(db_url: str) -> int:
@@ -326,12 +379,22 @@ def test_sigkill_analytics_mid_run_resumes_from_store(
         wait_until(
             "analytics stored a first share", lambda: stored_count(db_url) >= total // 8, 120
         )
+        assert analytics.proc is not None
+        ports = tcp_ports(analytics.proc.pid)  # its connections to the store among them
+        assert sessions_of(db_url, ports), "no store session of analytics' found to wait on"
         analytics.kill(signal.SIGKILL)
         stored_at_kill = stored_count(db_url)
         at_kill = published(gen)
         assert stored_at_kill < total and at_kill < total, "the kill did not land mid-run"
-        time.sleep(2)  # judgements pile up on the topic while analytics is down
-        rows_at_restart = stored_count(db_url)  # the dead process's last transaction settled
+        # a backend whose client died ends its statement (a COMMIT that reached it commits),
+        # then exits: once none of the dead process's is left, its last transaction settled
+        wait_until(
+            "the dead process's store sessions to end", lambda: not sessions_of(db_url, ports), 60
+        )
+        wait_until(
+            "probes to pile up while analytics is down", lambda: published(gen) > at_kill, 60
+        )
+        rows_at_restart = stored_count(db_url)
         restart = time.monotonic()
         analytics.start().wait_ready(90)
         ready_s = time.monotonic() - restart

@@ -14,6 +14,7 @@ import pytest
 
 from groundwatch.adapters.bus import Bus, Outgoing, make_bus
 from groundwatch.adapters.bus.base import Consumer, Record
+from tests.waiting import until
 
 pytestmark = pytest.mark.integration
 
@@ -99,6 +100,12 @@ async def test_rewind_redelivers_batch(bus: Bus, unique_prefix: str) -> None:
     assert [r.value for r in again] == [r.value for r in got]
 
 
+def split(members: list[Consumer], partitions: int) -> bool:
+    """Every member holds partitions, none the same, all of them held."""
+    held = [m.assignment() for m in members]
+    return all(held) and len(frozenset().union(*held)) == sum(map(len, held)) == partitions
+
+
 async def test_group_members_split_partitions(bus: Bus, unique_prefix: str) -> None:
     topic, group = f"{unique_prefix}t", f"{unique_prefix}grp"
     await bus.ensure_topics([topic])
@@ -106,7 +113,10 @@ async def test_group_members_split_partitions(bus: Bus, unique_prefix: str) -> N
     for m in members:
         await m.start()
     try:
-        await asyncio.sleep(0.1)
+        # both members joined and the group split all three partitions between them before
+        # anything is published: a member joining later would take over a partition the other
+        # had already read from, and both would have consumed it
+        await until("the group split between both members", lambda: split(members, 3))
         await bus.publish_many(
             [Outgoing(topic, f"k{i}".encode(), f"{i}".encode()) for i in range(60)]
         )

@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from tests.integration._http_rag import answers_of, serve
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -127,16 +128,24 @@ def stored_runs(store: str, env: dict[str, str]) -> list[dict[str, object]]:
 
 
 def wait_serving(base: str, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    def ready() -> bool:
         assert proc.poll() is None, proc.communicate()[1][-3000:]
         try:
-            if httpx.get(f"{base}/readyz", timeout=5).status_code == 200:
-                return
+            return httpx.get(f"{base}/readyz", timeout=5).status_code == 200
         except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError("run never became ready")
+            return False
+
+    wait_until("the run to become ready", ready, timeout=60, step=0.3)
+
+
+def signal_set(pid: int, field: str) -> set[int]:
+    """The signals of a process's ``SigIgn`` (ignored) or ``SigCgt`` (caught) mask in
+    /proc/<pid>/status: where its signals go, as the kernel will deliver them."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            mask = int(line.split()[1], 16)
+            return {n for n in range(1, 65) if mask >> (n - 1) & 1}
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
 
 
 @pytest.mark.parametrize("ignoring_sigint", [False, True])
@@ -177,9 +186,12 @@ def test_a_signal_ends_a_continuous_run_whole_and_its_cycle_is_recorded_aborted(
             "checks": {"database": True, "loops": True, "progress": True},
         }
         if ignoring_sigint:
+            # ignored whole: the kernel discards it (no handler of the run's took it back), so
+            # there is nothing to wait for before asking whether it is still serving
+            assert signal.SIGINT in signal_set(proc.pid, "SigIgn")
+            assert signal.SIGINT not in signal_set(proc.pid, "SigCgt")
             proc.send_signal(signal.SIGINT)
-            time.sleep(2)
-            assert proc.poll() is None  # ignored whole: still probing and still serving
+            assert proc.poll() is None
             assert httpx.get(f"{base}/metrics", timeout=5).status_code == 200
             proc.send_signal(signal.SIGTERM)
         else:
@@ -219,16 +231,24 @@ def test_a_signal_between_cycles_ends_the_run_at_once(tmp_path: Path) -> None:
     base = f"http://127.0.0.1:{port}"
     try:
         wait_serving(base, proc)
-        deadline = time.monotonic() + 120
-        while "groundwatch_cycle{" not in httpx.get(f"{base}/metrics", timeout=10).text:
-            assert time.monotonic() < deadline, "the first cycle never started"
-            time.sleep(0.3)
-        while httpx.get(f"{base}/groups", params={"limit": 1}, timeout=30).json()["total"] == 0:
-            assert time.monotonic() < deadline, "nothing was tallied"
-            time.sleep(0.3)
-        while stored_runs(store, env)[0]["status"] != "finished":
-            assert time.monotonic() < deadline, "the first cycle never finished"
-            time.sleep(0.3)
+        wait_until(
+            "the first cycle to start",
+            lambda: "groundwatch_cycle{" in httpx.get(f"{base}/metrics", timeout=10).text,
+            timeout=120,
+            step=0.3,
+        )
+        wait_until(
+            "a group to be tallied",
+            lambda: httpx.get(f"{base}/groups", params={"limit": 1}, timeout=30).json()["total"],
+            timeout=120,
+            step=0.3,
+        )
+        wait_until(
+            "the first cycle to finish",
+            lambda: stored_runs(store, env)[0]["status"] == "finished",
+            timeout=120,
+            step=0.3,
+        )
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)  # it waited for the interval: 3,600 s
     finally:

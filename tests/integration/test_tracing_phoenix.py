@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import pytest
 
 from groundwatch.adapters.tracing import probe_trace_id
 from tests.integration._http_rag import serve
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -49,13 +49,7 @@ def _spans(phoenix: str, project: str, kind: str) -> list[dict[str, Any]]:
 
 def _wait_for(what: str, probe: Any, deadline_s: float = 120.0) -> Any:
     """Poll ``probe()`` until it returns something true: Phoenix ingests asynchronously."""
-    end = time.monotonic() + deadline_s
-    while True:
-        result = probe()
-        if result or time.monotonic() > end:
-            assert result, f"Phoenix never showed {what}"
-            return result
-        time.sleep(1.0)
+    return wait_until(f"Phoenix to show {what}", probe, timeout=deadline_s, step=1.0)
 
 
 def test_probe_spans_and_verdicts_arrive_in_phoenix(tmp_path: Path, phoenix_url: str) -> None:

@@ -166,6 +166,7 @@ async def test_judge_stage_keeps_order_and_bounds_concurrency() -> None:
     assert peak == 4
 
 
+@pytest.mark.looptime  # the loop's clock is virtual: 50 ms are 50 ms of judging whatever the load
 async def test_judge_stage_failure_stops_the_other_drains() -> None:
     judged: list[str] = []
 
