@@ -227,6 +227,18 @@ class Tagger(TallyReads):
             t = self._thaw(key, t)  # its observations are live again: the repeat test below
         if obs.probe_id in self._live:
             return None
+        if t is not None and t.series != obs.series:
+            # another series probes the group: its cycles are numbered on their own, so the
+            # group starts afresh in it (one live state per group and target; each series'
+            # judgements stay in the store for `groups --series` and `diff`); emptying it
+            # makes no real transition
+            pending, fence = len(self._pending_transitions), t.fence
+            self._discard_key(key)
+            del self._pending_transitions[pending:]
+            self._touched.add(key)
+            fresh = self._open(key, obs)
+            fresh.fence = fence  # the stored row is this tally's: it is written over it
+            return fresh
         self._touched.add(key)
         if t is None:
             return self._open(key, obs)
@@ -771,30 +783,34 @@ class Tagger(TallyReads):
         """Forget a semantic group (every cohort; every target when ``target`` is None), e.g.
         when its partition moves to another instance. Returns how many observations went."""
         keys = [k for k in self._tallies if k[2] == group_id and target in (None, k[0])]
-        n = 0
-        for key in keys:
-            t = self._live_tally(key)
-            for cy in t.cycles.values():
-                for o in cy.observations():
-                    del self._live[o.probe_id]
-                    self._count_verdict(o, -1)
-                    n += 1
-            t.cycles.clear()
-            self._recompute(key, t, None)
-            self._status_counts[(key[0], key[1], t.status)] -= 1
-            for cause, c in t.causes.items():
-                self._cause_counts[(key[0], key[1], cause)] -= c
-            del self._tallies[key]
-            self._hot_keys.discard(key)
-            self._touched.discard(key)
-            self._knowledge_gaps.get(key[0], set()).discard(group_id)
-            self._dirty.discard(key)
-            self._changed.discard(key)
-            self._removed.add(key)
+        n = sum(self._discard_key(key) for key in keys)
         # a transition the discarded group produced while being emptied is no real one
         self._pending_transitions = [
             tr for tr in self._pending_transitions if tr.group_id != group_id
         ]
+        return n
+
+    def _discard_key(self, key: GroupKey) -> int:
+        """Forget one tally: its observations, counts and status; how many observations went."""
+        t = self._live_tally(key)
+        n = 0
+        for cy in t.cycles.values():
+            for o in cy.observations():
+                del self._live[o.probe_id]
+                self._count_verdict(o, -1)
+                n += 1
+        t.cycles.clear()
+        self._recompute(key, t, None)
+        self._status_counts[(key[0], key[1], t.status)] -= 1
+        for cause, c in t.causes.items():
+            self._cause_counts[(key[0], key[1], cause)] -= c
+        del self._tallies[key]
+        self._hot_keys.discard(key)
+        self._touched.discard(key)
+        self._knowledge_gaps.get(key[0], set()).discard(key[2])
+        self._dirty.discard(key)
+        self._changed.discard(key)
+        self._removed.add(key)
         return n
 
     # ------------------------------------------------------------------ reads
