@@ -23,6 +23,11 @@ _BOUNDARY = re.compile(
 )
 
 
+def has_boundary(text: str) -> bool:
+    """Whether ``text`` has more than one clause (one scan, before any entity is looked for)."""
+    return _BOUNDARY.search(text) is not None
+
+
 def clauses(text: str) -> list[str]:
     """``text`` split at its clause boundaries (the boundaries dropped, none empty)."""
     return [c for c in _BOUNDARY.split(text) if c and not c.isspace()]

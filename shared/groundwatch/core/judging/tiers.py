@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from groundwatch.core.judging.aliases import CountryMention, country_of, find_countries
 from groundwatch.core.judging.citations import footnoted_numbers, numbered_names, read_citations
-from groundwatch.core.judging.clauses import asked_entity_text
+from groundwatch.core.judging.clauses import asked_entity_text, has_boundary
 from groundwatch.core.judging.closed_sets import MemberMention, closed_sets, find_members
 from groundwatch.core.judging.dates import (
     DateMatch,
@@ -143,6 +143,8 @@ class ParsedResponse:
     _upper: frozenset[str] | None = None
     _raw_spans: list[tuple[int, int]] | bool | None = False
     _members: tuple[str, list[MemberMention]] | None = None
+    #: the entity column's values named, kept where the asked entity is named beside others
+    _entity_occ: list[_Occurrence] | None = None
 
     def __init__(self, query: str, gold: Gold, response: str) -> None:
         self.query = query
@@ -1815,12 +1817,17 @@ def _other_entity(ev: ParsedResponse) -> str | None:
         return None
     qpad = ev.query_pad
     others: list[tuple[str, int, int]] = []
-    for o in _domain_occurrences(ev, dom, g.gold_norms, _NO_OWN, by_stem=False):
+    occ = _domain_occurrences(ev, dom, g.gold_norms, _NO_OWN, by_stem=False)
+    for o in occ:
         if o[1] is not Level.SURFACE:
             continue
         said = _said(ev, o)
         if f" {said} " in qpad:
-            return None  # the question's own entity is named: the answer is about it too
+            # the question's own entity is named: the answer is about it too (beside another,
+            # the asked entity's clauses are read: :func:`_asked_entity_answer`)
+            if len(occ) > 1:
+                ev._entity_occ = occ
+            return None
         others.append((said, o[2], o[3]))
     if not others:
         return None
@@ -2151,8 +2158,11 @@ def judge_deterministic(
     for tier in _default_chain(gold) if tiers is None else _chain(tuple(names)):
         decision = tier(ev)
         if decision is not None:
+            # a right answer that named the asked entity beside another (as the deciding tier's
+            # :func:`_other_entity` saw): its own clauses decide
             if (
-                decision.verdict is Verdict.CORRECT
+                ev._entity_occ is not None
+                and decision.verdict is Verdict.CORRECT
                 and (own := _asked_entity_answer(ev)) is not None
             ):
                 return _of_asked_entity(query, expected, own, tiers, decision).scored(scores)
@@ -2178,15 +2188,23 @@ def _asked_entity_answer(ev: ParsedResponse) -> str | None:
     their own: what the answer claims of the asked entity (see :mod:`.clauses`)."""
     g = ev.gold
     dom = g.entity
-    # most answers name no other entity: the same set tests :func:`_other_entity` starts with
-    if dom is None or ev.tok_set.isdisjoint(dom.last_words):
+    if dom is None:
         return None
-    if (ev.tok_set & dom.last_words) <= _query_tok_set(ev.query):
-        return None
+    occ = ev._entity_occ  # kept by :func:`_other_entity` where it saw both
+    if occ is None:
+        # most answers name no other entity: the set tests :func:`_other_entity` starts with
+        if ev.tok_set.isdisjoint(dom.last_words):
+            return None
+        if (ev.tok_set & dom.last_words) <= _query_tok_set(ev.query):
+            return None
+    if not has_boundary(ev.response):
+        return None  # one clause: nothing to split
+    if occ is None:
+        occ = _domain_occurrences(ev, dom, g.gold_norms, _NO_OWN, by_stem=False)
     qpad = ev.query_pad
     asked: set[str] = set()
     others: set[str] = set()
-    for o in _domain_occurrences(ev, dom, g.gold_norms, _NO_OWN, by_stem=False):
+    for o in occ:
         if o[1] is Level.SURFACE:
             said = _said(ev, o)
             (asked if f" {said} " in qpad else others).add(f" {said} ")
