@@ -606,7 +606,7 @@ def measure(db: Db, tmp: Path) -> Figures:
 @pytest.mark.parametrize(
     "schema", [university, shipping, clinic], ids=["university", "shipping", "clinic"]
 )
-def test_a_sentence_picking_reader_over_two_schemas_is_tagged_as_injected(
+def test_a_sentence_picking_reader_over_three_schemas_is_tagged_as_injected(
     schema: Any, tmp_path: Path
 ) -> None:
     f = measure(schema(), tmp_path)
