@@ -28,6 +28,7 @@ from functools import lru_cache
 
 from groundwatch.core.judging.aliases import CountryMention, country_of, find_countries
 from groundwatch.core.judging.citations import footnoted_numbers, numbered_names, read_citations
+from groundwatch.core.judging.clauses import asked_entity_text, has_boundary
 from groundwatch.core.judging.closed_sets import MemberMention, closed_sets, find_members
 from groundwatch.core.judging.dates import (
     DateMatch,
@@ -143,6 +144,8 @@ class ParsedResponse:
     _upper: frozenset[str] | None = None
     _raw_spans: list[tuple[int, int]] | bool | None = False
     _members: tuple[str, list[MemberMention]] | None = None
+    #: the entity column's values named, kept where the asked entity is named beside others
+    _entity_occ: list[_Occurrence] | None = None
 
     def __init__(self, query: str, gold: Gold, response: str) -> None:
         self.query = query
@@ -1825,12 +1828,17 @@ def _other_entity(ev: ParsedResponse) -> str | None:
         return None
     qpad = ev.query_pad
     others: list[tuple[str, int, int]] = []
-    for o in _domain_occurrences(ev, dom, g.gold_norms, _NO_OWN, by_stem=False):
+    occ = _domain_occurrences(ev, dom, g.gold_norms, _NO_OWN, by_stem=False)
+    for o in occ:
         if o[1] is not Level.SURFACE:
             continue
         said = _said(ev, o)
         if f" {said} " in qpad:
-            return None  # the question's own entity is named: the answer is about it too
+            # the question's own entity is named: the answer is about it too (beside another,
+            # the asked entity's clauses are read: :func:`_asked_entity_answer`)
+            if len(occ) > 1:
+                ev._entity_occ = occ
+            return None
         others.append((said, o[2], o[3]))
     if not others:
         return None
@@ -2184,6 +2192,14 @@ def judge_deterministic(
     for tier in _default_chain(gold) if tiers is None else _chain(tuple(names)):
         decision = tier(ev)
         if decision is not None:
+            # a right answer that named the asked entity beside another (as the deciding tier's
+            # :func:`_other_entity` saw): its own clauses decide
+            if (
+                ev._entity_occ is not None
+                and decision.verdict is Verdict.CORRECT
+                and (own := _asked_entity_answer(ev)) is not None
+            ):
+                return _of_asked_entity(query, expected, own, tiers, decision).scored(scores)
             stale = decision.scores.rules  # only the stale tier says which version it matched
             if stale is not None and scores.rules is not None:
                 o = scores.rules
@@ -2194,7 +2210,74 @@ def judge_deterministic(
                 )
             return decision.scored(scores)
     reason = "; ".join(dict.fromkeys(ev.notes)) if ev.notes else "no_tier_decided"
-    return Decision.made(Verdict.UNDECIDED, NO_TIER, reason, scores)
+    undecided = Decision.made(Verdict.UNDECIDED, NO_TIER, reason, scores)
+    if (own := _asked_entity_answer(ev)) is not None:
+        return _of_asked_entity(query, expected, own, tiers, undecided).scored(scores)
+    return undecided
+
+
+def _asked_entity_answer(ev: ParsedResponse) -> str | None:
+    """The answer's clauses about the asked entity, where it states values of the asked entity
+    and of another one (a value of the column the question names its entity by) in clauses of
+    their own: what the answer claims of the asked entity (see :mod:`.clauses`)."""
+    g = ev.gold
+    dom = g.entity
+    if dom is None:
+        return None
+    occ = ev._entity_occ  # kept by :func:`_other_entity` where it saw both
+    if occ is None:
+        # most answers name no other entity: the set tests :func:`_other_entity` starts with
+        if ev.tok_set.isdisjoint(dom.last_words):
+            return None
+        if (ev.tok_set & dom.last_words) <= _query_tok_set(ev.query):
+            return None
+    if not has_boundary(ev.response):
+        return None  # one clause: nothing to split
+    if occ is None:
+        occ = _domain_occurrences(ev, dom, g.gold_norms, _NO_OWN, by_stem=False)
+    qpad = ev.query_pad
+    asked: set[str] = set()
+    others: set[str] = set()
+    for o in occ:
+        if o[1] is Level.SURFACE:
+            said = _said(ev, o)
+            (asked if f" {said} " in qpad else others).add(f" {said} ")
+    if not asked or not others:
+        return None
+
+    # the longest first, each taken out once found: "Cardiology" inside "Cardiology Annex" is
+    # not named again
+    mentions = sorted(asked | others, key=len, reverse=True)
+
+    def names(clause: str) -> tuple[bool, bool, bool]:
+        pad = f" {' '.join(folded_tokens(clause)[1])} "
+        found_asked = found_other = False
+        for m in mentions:
+            if m in pad:
+                pad = pad.replace(m, "  ")
+                if m in asked:
+                    found_asked = True
+                else:
+                    found_other = True
+        return found_asked, found_other, not pad.isspace()
+
+    return asked_entity_text(ev.response, names)
+
+
+def _of_asked_entity(
+    query: str, expected: Expected, own: str, tiers: Sequence[str] | None, whole: Decision
+) -> Decision:
+    """The judgement of the asked entity's clauses alone; where they decide nothing, the whole
+    answer's undecided judgement, or undecided for a whole answer that was right only by the
+    value it states of another entity."""
+    d = judge_deterministic(query, expected, own, tiers=tiers)
+    if d.decided:
+        return Decision.made(d.verdict, d.tier, f"{d.reason} (in {own!r}, of the asked entity)")
+    if whole.verdict is Verdict.UNDECIDED:
+        return whole
+    return Decision.made(
+        Verdict.UNDECIDED, NO_TIER, f"gold_beside_other_entity: {whole.reason} ({own!r})"
+    )
 
 
 @lru_cache(maxsize=64)
