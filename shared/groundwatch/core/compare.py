@@ -445,6 +445,6 @@ def gate(comparison: Comparison, allowed: int, *, significant_only: bool) -> str
     p = comparison.paired
     if significant_only and not p.significant(comparison.alpha):
         return None
-    sign = f" ({p.worse} worse, {p.better} better: {p.verdict(comparison.alpha)})"
+    sign = f"; {p.worse} worse, {p.better} better: {p.verdict(comparison.alpha)}"
     groups = f"{n} group{'s' if n != 1 else ''}"
     return f"{groups} regressed against {comparison.a}, allowed {allowed}{sign}"
