@@ -211,7 +211,7 @@ def services(
     runner_env = {
         **common,
         "GW_RUNNER_TARGETS_FILE": str(targets),
-        "GW_RUNNER_REFERENCE_URL": "",
+        "GW_RUNNER_REFERENCE_URL": "off",
         "GW_BENCH_ANSWERS": str(work / "answers.json"),
         "PYTHONPATH": os.pathsep.join([str(ROOT / "bench"), os.environ.get("PYTHONPATH", "")]),
     }

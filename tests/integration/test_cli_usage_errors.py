@@ -20,6 +20,9 @@ pytestmark = pytest.mark.integration
         (["show"], "Missing argument 'group_id'"),
         (["nosuchcmd"], "No such command 'nosuchcmd'"),
         (["report", "--window-runs", "-3"], "Invalid value for '--window-runs'"),
+        # a dry run writes nothing: an --out beside it would be left empty after exit 0
+        (["gen", "--demo", "--dry-run", "--out", "x.jsonl"], "--out goes without --dry-run"),
+        (["gen", "--scenarios", "all", "--demo", "--dry-run"], "--dry-run goes with SQL"),
     ],
 )
 def test_a_usage_error_is_one_line_with_exit_2(argv: list[str], says: str) -> None:

@@ -167,3 +167,23 @@ def test_bad_source_url_names_its_variable(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(ConfigError, match="GW_SOURCE_URL") as info:
         load_settings(GeneratorSettings)
     assert "x.db" not in str(info.value)
+
+
+def test_an_empty_variable_leaves_the_option_in_charge(tmp_path: Path) -> None:
+    """``GW_DATABASE_URL=`` (set, empty) is unset: the command line's URL stands, and the only
+    complaint is the option the command really lacks."""
+    import os
+
+    cli = Path(sys.executable).with_name("groundwatch")
+    env = {**os.environ, "GW_DATABASE_URL": ""}
+    url = f"sqlite:///{tmp_path / 'cont.db'}"
+    proc = subprocess.run(
+        [str(cli), "run", "--database-url", url, "--once"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "GW_DATABASE_URL" not in proc.stderr and "--dataset" in proc.stderr, proc.stderr

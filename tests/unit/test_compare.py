@@ -12,6 +12,7 @@ from scipy.stats import binomtest
 from groundwatch.app.compare import BASELINE_SCHEMA, diff
 from groundwatch.cli.main import _optional_values
 from groundwatch.core.compare import (
+    PairedSign,
     Side,
     change_kind,
     cohort_tally,
@@ -186,3 +187,42 @@ def test_a_file_that_is_no_baseline_is_refused(tmp_path: Path) -> None:
     bad.write_bytes(orjson.dumps({"schema": "groundwatch.report/3"}))
     with pytest.raises(ConfigError, match="not a baseline"):
         diff(str(bad), str(bad), None)
+
+
+@pytest.mark.parametrize(
+    ("worse", "better", "says"),
+    [
+        (12, 0, "significant regression (two-sided sign test, p = 0.000488 < α = 0.05)"),
+        (7, 2, "no significant regression (two-sided sign test, p = 0.18 ≥ α = 0.05)"),
+        # the newcomer's split: a small p, but towards recoveries — no regression to speak of
+        (
+            116,
+            149,
+            "no regression, significantly more better than worse"
+            " (two-sided sign test, p = 0.0491 < α = 0.05)",
+        ),
+        (3, 3, "no significant regression (two-sided sign test, p = 1 ≥ α = 0.05)"),
+    ],
+)
+def test_the_sign_verdict_names_the_test_and_what_it_found(
+    worse: int, better: int, says: str
+) -> None:
+    p = PairedSign(worse + better, worse, better, 0, sign_test_p(worse, better))
+    assert p.verdict(0.05) == says
+    assert p.significant(0.05) == says.startswith("significant")
+
+
+def test_text_json_and_html_carry_the_same_sign_verdict() -> None:
+    from groundwatch.app.compare import comparison_json
+    from groundwatch.report.compare_view import render_diff_html, render_diff_text, summary_line
+
+    a = side("a", {f"g{i}": {"s": (0, 3)} for i in range(8)})
+    b = side("b", {f"g{i}": {"s": (3, 0)} for i in range(8)})
+    c = compare(a, b)
+    verdict = c.paired.verdict(c.alpha)
+    assert verdict.startswith("no regression, significantly more better than worse")
+    doc = orjson.loads(comparison_json(c))
+    assert doc["sign_test"] == verdict and doc["significant"] is False
+    assert verdict in render_diff_text(c) and verdict in summary_line(c)
+    assert verdict.replace("<", "&lt;") in render_diff_html(c)
+    assert "not significant" not in render_diff_text(c)

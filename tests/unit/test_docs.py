@@ -96,3 +96,27 @@ def test_the_readme_layout_names_every_layer() -> None:
     )
     missing = [name for name in layers if f"`{name}/`" not in text]
     assert not missing, f"README's layout section does not mention {missing}"
+
+
+def test_the_readme_prometheus_snippet_loads_the_shipped_rules_and_scrapes_run() -> None:
+    """Example 3's config for a local ``run`` is its own (the shipped one scrapes compose
+    hostnames): its rule glob must find every shipped rules file, its target ``run``'s default
+    port, with the labels the alerts select on."""
+    import glob
+    import inspect
+
+    import yaml
+
+    from groundwatch.cli.run import run
+
+    block = re.search(r"cat > prom-local\.yml <<EOF[^\n]*\n(.*?)\nEOF\n", README.read_text(), re.S)
+    assert block, "README lost its local Prometheus snippet"
+    root = README.parent
+    config = yaml.safe_load(block.group(1).replace("$PWD", str(root)))
+    found = {Path(p) for g in config["rule_files"] for p in glob.glob(g)}
+    assert found == set((root / "deploy" / "prometheus" / "rules").glob("*.yml"))
+    (job,) = config["scrape_configs"]
+    (static,) = job["static_configs"]
+    port = inspect.signature(run).parameters["port"].default
+    assert static["targets"] == [f"127.0.0.1:{port}"]
+    assert static["labels"]["system"] == "groundwatch"

@@ -29,8 +29,9 @@ def _bad_values(field: FieldInfo) -> Iterator[tuple[str, str]]:
             yield str(m.le + 1), f"le={m.le}"
         elif isinstance(m, at.Lt):
             yield str(m.lt), f"lt={m.lt}"
-        elif isinstance(m, at.MinLen) and m.min_length == 1:
-            yield ("[]" if _is_list(field) else ""), "min_length=1"
+        elif isinstance(m, at.MinLen) and m.min_length == 1 and _is_list(field):
+            # a text's "" is no bad value: an empty variable counts as unset (the default)
+            yield "[]", "min_length=1"
         elif isinstance(m, at.MaxLen):
             yield "x" * (m.max_length + 1), f"max_length={m.max_length}"
     if typing.get_origin(field.annotation) is typing.Literal:

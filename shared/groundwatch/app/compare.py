@@ -385,7 +385,9 @@ def _plain(comparison: Comparison) -> dict[str, Any]:
 
     out = asdict(comparison)
     out["regressed"] = len(comparison.regressions)
+    # "significant" is a significant regression, never a significant improvement
     out["significant"] = comparison.paired.significant(comparison.alpha)
+    out["sign_test"] = comparison.paired.verdict(comparison.alpha)
     for c, plain in zip(comparison.changes, out["changes"], strict=True):
         plain["transition"] = c.transition
     return out

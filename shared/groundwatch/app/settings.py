@@ -145,12 +145,18 @@ class RunnerSettings(CommonSettings):
     )
     runner_reference_url: str | None = Field(
         "http://127.0.0.1:8005/query",
-        description="URL of the target named 'reference' (the reference RAG); empty to disable.",
+        description="URL of the target named 'reference' (the reference RAG); 'off' to disable.",
     )
     runner_reference_concurrency: int = Field(
         32, ge=1, le=4096, description="Requests in flight at once to the reference target."
     )
     runner_batch: int = Field(500, ge=1, le=10_000, description="Probes consumed per batch.")
+
+    @field_validator("runner_reference_url")
+    @classmethod
+    def _off_disables(cls, v: str | None) -> str | None:
+        # a word, not an empty value: an empty variable counts as unset, i.e. the default URL
+        return None if v is None or v.strip().lower() in ("", "off") else v
 
 
 class JudgeServiceSettings(CommonSettings):
@@ -225,7 +231,11 @@ class TrafficSettings(BaseSettings):
     continuous ``run``, and in the services by analytics (ingest) and the generator (grounding)."""
 
     model_config = SettingsConfigDict(
-        env_prefix="GW_", extra="ignore", env_file=None, allow_inf_nan=False
+        env_prefix="GW_",
+        extra="ignore",
+        env_file=None,
+        allow_inf_nan=False,
+        env_ignore_empty=True,
     )
 
     traffic_sample: float = Field(
@@ -271,7 +281,11 @@ class RetentionSettings(BaseSettings):
     summaries costs one ~1 KB row per group, cohort and status change (docs/retention.md)."""
 
     model_config = SettingsConfigDict(
-        env_prefix="GW_", extra="ignore", env_file=None, allow_inf_nan=False
+        env_prefix="GW_",
+        extra="ignore",
+        env_file=None,
+        allow_inf_nan=False,
+        env_ignore_empty=True,
     )
 
     retain_cycles: int = Field(

@@ -34,7 +34,8 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--html", help="Write the comparison as an HTML page.")
         ] = None,
         alpha: Annotated[
-            float, typer.Option(min=0.0, max=1.0, help="Significance level of the sign test.")
+            float,
+            typer.Option(min=0.0, max=1.0, help="Significance level of the (two-sided) sign test."),
         ] = 0.05,
         limit: Annotated[
             int, typer.Option(min=0, help="Changed groups the text lists (JSON/HTML: all).")

@@ -3,9 +3,9 @@
 ``groundwatch gen (--db URL | --demo | --grammar DIR) [--llm] [--cohorts short,long] [--forms 3]
 --out FILE.jsonl`` prints a progress bar and the stage summary (M SQL templates, N text templates,
 Q queries, groups, and what was rejected or dropped, with examples; ``--json`` prints it as JSON).
-``--dry-run`` prints the templates only. Steering: ``--include-tables``, ``--exclude-tables``,
-``--exclude-columns`` (globs), ``--pii``, ``--key-ratio``; ``--allow-list-answers`` keeps fills
-with several answers as list answers.
+``--dry-run`` prints the templates only and writes nothing (so not with ``--out``). Steering:
+``--include-tables``, ``--exclude-tables``, ``--exclude-columns`` (globs), ``--pii``,
+``--key-ratio``; ``--allow-list-answers`` keeps fills with several answers as list answers.
 
 ``groundwatch gen templates (--db URL | --demo) --out templates.yaml`` writes the SQL and text
 templates to edit (GRAMMAR's save / edit / reload); ``gen --templates templates.yaml`` loads,
@@ -43,6 +43,7 @@ from groundwatch.cli.common import (
     make_progress,
     one_line_errors,
     progress_bar,
+    refuse_options,
 )
 from groundwatch.errors import GroundwatchError
 
@@ -181,7 +182,12 @@ FormsOpt = Annotated[int, typer.Option(min=1, help="Text forms per group per coh
 OutOpt = Annotated[
     Path | None, typer.Option(help="Output JSONL file, one semantic group per line.")
 ]
-DryRunOpt = Annotated[bool, typer.Option(help="Print the templates only; run no answer queries.")]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option(
+        help="Print the templates only; run no answer queries, write no dataset (not with --out)."
+    ),
+]
 DatasetIdOpt = Annotated[str, typer.Option(help="Dataset id stamped on every group.")]
 PiiOpt = Annotated[
     bool,
@@ -298,6 +304,8 @@ def gen(
     if scenarios is not None:
         from groundwatch.cli.gen_scenarios import gen_scenarios
 
+        refuse_options(ctx, ("dry_run",), "with SQL templates, not with --scenarios")
+
         gen_scenarios(
             scenarios,
             demo=demo,
@@ -368,6 +376,11 @@ def _check_gen_sources(
         raise typer.BadParameter("give exactly one of --db, --demo, --grammar")
     if not dry_run and out is None:
         raise typer.BadParameter("--out is required (or use --dry-run)")
+    if dry_run and out is not None:
+        # an exit 0 with an empty --out would read as "generated nothing", not "wrote nothing"
+        raise typer.BadParameter(
+            "--out goes without --dry-run (a dry run prints the templates and writes nothing)"
+        )
     if out is not None and not out.parent.is_dir():
         raise typer.BadParameter(
             f"directory {str(out.parent)!r} does not exist", param_hint="--out"

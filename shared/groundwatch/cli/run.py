@@ -261,7 +261,8 @@ RegressionSignificantOpt = Annotated[
     typer.Option(
         "--regression-significant",
         help="With --fail-on-regression: fail only when the sign test over the groups"
-        " decided in both runs is significant (α 0.05).",
+        " decided in both runs finds a significant regression (more worse than better,"
+        " two-sided p < 0.05).",
     ),
 ]
 

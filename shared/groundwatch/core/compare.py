@@ -269,7 +269,11 @@ def _order(c: GroupChange) -> tuple[int, int, str, str]:
 
 @dataclass(frozen=True, slots=True)
 class PairedSign:
-    """The exact sign test over groups decided on both sides: worse against better."""
+    """The exact sign test over groups decided on both sides: worse against better.
+
+    ``p_value`` is two-sided (:func:`~groundwatch.core.stats.sign_test_p`); what it is asked is
+    whether the candidate *regressed*, so a split as lopsided towards recoveries is no finding:
+    :meth:`significant` needs more worse than better as well, and :meth:`verdict` says which."""
 
     groups: int
     worse: int
@@ -278,7 +282,19 @@ class PairedSign:
     p_value: float
 
     def significant(self, alpha: float) -> bool:
+        """A significant regression: more groups worse than better, and p < ``alpha``."""
         return self.worse > self.better and self.p_value < alpha
+
+    def verdict(self, alpha: float) -> str:
+        """What the test found at ``alpha``, in words naming the test and the comparison with α,
+        e.g. "no significant regression (two-sided sign test, p = 0.31 ≥ α = 0.05)"."""
+        below = self.p_value < alpha
+        test = f"two-sided sign test, p = {self.p_value:.3g} {'<' if below else '≥'} α = {alpha:g}"
+        if self.significant(alpha):
+            return f"significant regression ({test})"
+        if below and self.better > self.worse:
+            return f"no regression, significantly more better than worse ({test})"
+        return f"no significant regression ({test})"
 
 
 @dataclass(slots=True)
@@ -429,6 +445,6 @@ def gate(comparison: Comparison, allowed: int, *, significant_only: bool) -> str
     p = comparison.paired
     if significant_only and not p.significant(comparison.alpha):
         return None
-    sign = f" (sign test: {p.worse} worse, {p.better} better, p = {p.p_value:.3g})"
+    sign = f"; {p.worse} worse, {p.better} better: {p.verdict(comparison.alpha)}"
     groups = f"{n} group{'s' if n != 1 else ''}"
     return f"{groups} regressed against {comparison.a}, allowed {allowed}{sign}"

@@ -45,12 +45,9 @@ def _delta_rows(comparison: Comparison) -> list[list[str]]:
 
 def _sign_line(comparison: Comparison) -> str:
     p = comparison.paired
-    verdict = (
-        "significant" if p.significant(comparison.alpha) else "not significant"
-    ) + f" at α = {comparison.alpha:g}"
     return (
         f"sign test over {p.groups} groups decided in both: {p.worse} worse, {p.better} better,"
-        f" {p.ties} unchanged; p = {p.p_value:.3g} ({verdict})"
+        f" {p.ties} unchanged; {p.verdict(comparison.alpha)}"
     )
 
 
@@ -88,7 +85,8 @@ def summary_line(comparison: Comparison) -> str:
     counts, p = comparison.counts, comparison.paired
     return (
         f"against {comparison.a}: {counts['regression']} regressed, {counts['recovery']}"
-        f" recovered, {counts['lost']} lost their evidence; sign test p = {p.p_value:.3g}"
+        f" recovered, {counts['lost']} lost their evidence;"
+        f" {p.verdict(comparison.alpha)}"
     )
 
 

@@ -15,7 +15,11 @@ class EvidenceSettings(BaseSettings):
     means the same wherever it is shown."""
 
     model_config = SettingsConfigDict(
-        env_prefix="GW_", extra="ignore", env_file=None, allow_inf_nan=False
+        env_prefix="GW_",
+        extra="ignore",
+        env_file=None,
+        allow_inf_nan=False,
+        env_ignore_empty=True,
     )
 
     evidence_min_forms: int = Field(

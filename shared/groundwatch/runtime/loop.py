@@ -28,7 +28,11 @@ class LoopSettings(BaseSettings):
     """The event-loop setting alone, so the CLI can read it without a service's settings."""
 
     model_config = SettingsConfigDict(
-        env_prefix="GW_", extra="ignore", env_file=None, allow_inf_nan=False
+        env_prefix="GW_",
+        extra="ignore",
+        env_file=None,
+        allow_inf_nan=False,
+        env_ignore_empty=True,
     )
 
     event_loop: EventLoopChoice = Field(

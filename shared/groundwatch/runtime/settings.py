@@ -3,7 +3,9 @@
 One settings class per service subclasses :class:`CommonSettings`. Library code receives settings
 objects and never reads ``os.environ``. :func:`load_settings` turns a validation error into a
 :class:`ConfigError` whose message names the environment variable, so a bad deployment stops at
-once with a line an operator can act on.
+once with a line an operator can act on. A variable set but empty counts as unset
+(``env_ignore_empty`` in every class): a shell's ``GW_X=`` or a compose file's ``${X:-}`` leaves
+one behind, and its default, not a refusal of "", is what the operator meant.
 """
 
 from __future__ import annotations
@@ -37,7 +39,11 @@ class CommonSettings(LoopSettings):
     """Settings every service shares (the event loop's among them)."""
 
     model_config = SettingsConfigDict(
-        env_prefix="GW_", extra="ignore", env_file=None, allow_inf_nan=False
+        env_prefix="GW_",
+        extra="ignore",
+        env_file=None,
+        allow_inf_nan=False,
+        env_ignore_empty=True,
     )
 
     bus: Literal["memory", "kafka"] = Field(

@@ -63,7 +63,11 @@ class LlmSettings(BaseSettings):
     """Connection and limits of the judge's LLM (``GW_LLM_*``)."""
 
     model_config = SettingsConfigDict(
-        env_prefix="GW_LLM_", extra="ignore", env_file=None, allow_inf_nan=False
+        env_prefix="GW_LLM_",
+        extra="ignore",
+        env_file=None,
+        allow_inf_nan=False,
+        env_ignore_empty=True,
     )
 
     base_url: str | None = Field(

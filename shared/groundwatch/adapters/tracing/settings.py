@@ -18,7 +18,11 @@ class TracingSettings(BaseSettings):
     """Verdicts written onto spans in the tools people read traces with (``GW_TRACE_*``)."""
 
     model_config = SettingsConfigDict(
-        env_prefix="GW_TRACE_", extra="ignore", env_file=None, allow_inf_nan=False
+        env_prefix="GW_TRACE_",
+        extra="ignore",
+        env_file=None,
+        allow_inf_nan=False,
+        env_ignore_empty=True,
     )
 
     phoenix_url: str | None = Field(

@@ -49,7 +49,11 @@ class ReferenceFreeSettings(BaseSettings):
     read by the judge and, for SelfCheck's samples, by the runner."""
 
     model_config = SettingsConfigDict(
-        env_prefix="GW_", extra="ignore", env_file=None, allow_inf_nan=False
+        env_prefix="GW_",
+        extra="ignore",
+        env_file=None,
+        allow_inf_nan=False,
+        env_ignore_empty=True,
     )
 
     reference_free: Annotated[list[str], NoDecode] = Field(

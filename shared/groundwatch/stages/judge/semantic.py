@@ -75,7 +75,11 @@ class SemanticSettings(BaseSettings):
     """Which semantic and LLM-derived answer metrics the judge computes (``GW_*``)."""
 
     model_config = SettingsConfigDict(
-        env_prefix="GW_", extra="ignore", env_file=None, allow_inf_nan=False
+        env_prefix="GW_",
+        extra="ignore",
+        env_file=None,
+        allow_inf_nan=False,
+        env_ignore_empty=True,
     )
 
     semantic_metrics: Literal["auto", "on", "off"] = Field(

@@ -76,7 +76,11 @@ class JudgeSettings(BaseSettings):
     """Which tiers run, in order, and whether the LLM tier may spend calls (``GW_JUDGE_*``)."""
 
     model_config = SettingsConfigDict(
-        env_prefix="GW_JUDGE_", extra="ignore", env_file=None, allow_inf_nan=False
+        env_prefix="GW_JUDGE_",
+        extra="ignore",
+        env_file=None,
+        allow_inf_nan=False,
+        env_ignore_empty=True,
     )
 
     tiers: Annotated[list[str], NoDecode] = Field(
