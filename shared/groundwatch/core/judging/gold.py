@@ -413,6 +413,10 @@ class DomainIndex:
     #: per value: where the database holds it when that is another column ("customer.city" for
     #: a kin value of an employee's city), "" for the column's own values
     sources: tuple[str, ...] = ()
+    #: the values made of function words only (a pet named "Is", a title "The Who"): named only
+    #: as written, capitalised inside a sentence or quoted — as the lowercase word they are the
+    #: sentence's grammar ("The breed of Balder is …"), not the value
+    cased: frozenset[int] = frozenset()
 
 
 def build_domain_index(domain: ColumnDomain) -> DomainIndex:
@@ -424,6 +428,7 @@ def build_domain_index(domain: ColumnDomain) -> DomainIndex:
     by_stem_last: dict[str, list[int]] = {}
     sources: list[str] = []
     seen: set[str] = set()
+    cased: list[int] = []
     kin = zip(domain.kin, domain.kin_sources, strict=False)
     for raw, source in [*((v, "") for v in dict.fromkeys(domain.values)), *kin]:
         norm = normalize_cached(raw)
@@ -433,6 +438,8 @@ def build_domain_index(domain: ColumnDomain) -> DomainIndex:
         sources.append(source)
         k = len(raws)
         toks = norm.split()
+        if STOPWORDS.issuperset(toks):
+            cased.append(k)
         st = stems(toks)
         raws.append(raw)
         needles.append(f" {norm} ")
@@ -451,6 +458,7 @@ def build_domain_index(domain: ColumnDomain) -> DomainIndex:
         stem_lasts=frozenset(by_stem_last),
         complete=domain.complete,
         sources=tuple(sources) if any(sources) else (),
+        cased=frozenset(cased),
     )
 
 

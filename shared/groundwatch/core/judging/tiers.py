@@ -74,6 +74,10 @@ _CONTRASTS = frozenset({("rather", "than"), ("instead", "of"), ("other", "than")
 #: "not only X": X is affirmed.
 _NOT_ONLY = frozenset({"only", "just", "merely", "solely", "simply"})
 #: Words that make an answer uncertain: with another value named next to the gold, a hedge.
+#: The words that make what a refusal goes on to say a guess, not an answer.
+_TENTATIVE = frozenset(
+    {"possibly", "perhaps", "maybe", "might", "probably", "likely", "unsure", "uncertain"}
+)
 _HEDGE_WORDS = frozenset(
     {"or", "either", "possibly", "perhaps", "maybe", "might", "probably", "likely", "unsure",
      "uncertain", "whether", "unclear"}
@@ -146,6 +150,8 @@ class ParsedResponse:
     _members: tuple[str, list[MemberMention]] | None = None
     #: the entity column's values named, kept where the asked entity is named beside others
     _entity_occ: list[_Occurrence] | None = None
+    #: set by the refusal tier: the gold offered tentatively beside a refusal, no tier's to call
+    refusal_hedged: bool = False
 
     def __init__(self, query: str, gold: Gold, response: str) -> None:
         self.query = query
@@ -1130,7 +1136,11 @@ def _domain_occurrences(
             if qf and w in qf and needle in qpad:
                 continue  # every span of it is the question's words restated
             raw = dom.raws[k]
-            out += [(_DOMAIN + k, Level.SURFACE, a, b, raw) for a, b in _spans(pad, needle)]
+            out += [
+                (_DOMAIN + k, Level.SURFACE, a, b, raw)
+                for a, b in _spans(pad, needle)
+                if k not in dom.cased or _written_as_name(ev, a, b)
+            ]
     if not by_stem:
         return out
     stem_set = ev.stem_set
@@ -1149,8 +1159,29 @@ def _domain_occurrences(
                 (_DOMAIN + k, Level.STEM, a, b, raw)
                 for a, b in _spans(ev.stem_pad, dom.stem_needles[k])
                 if not (qf and toks[b - 1] in qf and padded(" ".join(toks[a:b])) in qpad)
+                and (k not in dom.cased or _written_as_name(ev, a, b))
             ]
     return out
+
+
+def _written_as_name(ev: ParsedResponse, start: int, end: int) -> bool:
+    """Whether the words at tokens ``[start, end)`` are written as a name: quoted, or capitalised
+    where a sentence does not start. What a value made of function words needs to count as
+    named (see :attr:`DomainIndex.cased`); False where the text cannot be lined up with its
+    tokens (the lowercase word is the likelier reading)."""
+    spans = ev.raw_spans
+    if spans is None:
+        return False
+    text = ev.response
+    a, b = spans[start][0], spans[end - 1][1]
+    before, after = text[a - 1 : a], text[b : b + 1]
+    if before and after and before in _OPEN_QUOTES and after in _CLOSE_QUOTES:
+        return True
+    return text[a].isupper() and not _SENTENCE_START.search(text, 0, a)
+
+
+_OPEN_QUOTES = frozenset("'\"‘“«")
+_CLOSE_QUOTES = frozenset("'\"’”»")
 
 
 def _occ_order(o: _Occurrence) -> tuple[Level, int]:
@@ -1288,8 +1319,18 @@ def tier_refusal(ev: ParsedResponse) -> Decision | None:
     named = _named_after(ev, ref.span[1])
     found = [s for s in ev.statuses(ev.gold.parts) if s in (PartStatus.FOUND, PartStatus.PARTIAL)]
     if found:
-        if named is None:
+        if _gold_only_in_echoed_names(ev) and (
+            named is None or _named_after(ev, ref.span[1], skip=_gold_words(ev)) is None
+        ):
+            # "I could not find anything about Karin Holm": the gold is a word of the asked
+            # entity's name as the answer echoes it (the question's "Karin" beside it), the
+            # object of the refusal, not a value offered — a refusal, wrong like any other
+            return _wrong("refusal", f"refusal_naming_entity: {ref.phrase!r}")
+        if named is None or not ev.tok_set.isdisjoint(_TENTATIVE):
+            # the gold stated beside the refusal ("I could not find it; perhaps Holm"): a
+            # person calls that neither an answer given nor one refused
             ev.notes.append(f"refusal_with_gold: {ref.phrase!r}")
+            ev.refusal_hedged = True
         return None
     if named is not None:
         # "I couldn't find X. However, there is an actress named Joely Richardson …": a refusal
@@ -1310,11 +1351,12 @@ _NAMING_WORD = re.compile(r"[A-Z][\w'’-]*|\d[\d.,]*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\n\"“(]\s*)$")
 
 
-def _named_after(ev: ParsedResponse, start: int) -> str | None:
+def _named_after(ev: ParsedResponse, start: int, skip: frozenset[str] = frozenset()) -> str | None:
     """The first name or number the response gives after its refusal phrase that the question
     does not hold — an answer after all ("…, however there is an actress named Joely
     Richardson"); None when what follows is apology, advice or the question's own words ("If
-    you have more details about 'Dubai Skyline Tower', I'll be happy to help")."""
+    you have more details about 'Dubai Skyline Tower', I'll be happy to help"), or the words of
+    ``skip``."""
     text = ev.response
     if not text.isascii():  # offsets of the folded text are the response's only for ASCII
         return None if not ev.refusal or not ev.refusal.other_sentences else "another sentence"
@@ -1324,12 +1366,140 @@ def _named_after(ev: ParsedResponse, start: int) -> str | None:
         low = word.lower().rstrip(".,")
         if low in ("i", "i'm", "i'll", "i've", "i'd", "ai") or low in ARTICLES:
             continue
-        if query.issuperset(tokens(low, folded=True)):
-            continue  # the question's own words
+        if query.issuperset(toks := tokens(low, folded=True)) or (toks and skip.issuperset(toks)):
+            continue  # the question's own words (or the ones the caller has placed)
         if word[0].isupper() and _SENTENCE_START.search(text, 0, m.start()):
             continue  # a sentence's first word is capitalised whatever it is
         return word
     return None
+
+
+@lru_cache(maxsize=QUERY_VIEWS)
+def _query_names(query: str) -> frozenset[str]:
+    """The words of the values the question quotes (its slot values: "first name 'Karin' and
+    city 'Bodo'"), folded, without function words. Only quoted ones: a capitalised question word
+    is as often a word of the answer's own longer name ("the Rolling Stones song Angie" → "Angie
+    Bowie", "Girl with a Pearl…" → "Pearl Earring"), where the gold beside it is the claim."""
+    words: list[str] = []
+    for m in _QUOTED.finditer(query):
+        words += tokens(m[1])
+    return frozenset(words) - STOPWORDS
+
+
+_QUOTED = re.compile(r"(?:^|(?<=[\s(]))['‘\"“]([^'’\"”]+)['’\"”](?=$|[\s.,;:!?)])")
+
+
+def _gold_words(ev: ParsedResponse) -> frozenset[str]:
+    """Every token of the gold's text parts and their spellings."""
+    return frozenset(t for p in ev.gold.parts for v in (p, *p.alts) for t in v.needle.split())
+
+
+def _in_echoed_name(ev: ParsedResponse, start: int, end: int) -> bool:
+    """Whether the gold at tokens ``[start, end)`` stands beside a slot value of the question
+    ("Karin Holm" for a question naming 'Karin'): a word of the entity's full name as the answer
+    echoes it, not a value stated on its own."""
+    names = _query_names(ev.query) - _gold_words(ev)
+    toks = ev.toks
+    return (start > 0 and toks[start - 1] in names and _one_name(ev, start - 1)) or (
+        end < len(toks) and toks[end] in names and _one_name(ev, end - 1)
+    )
+
+
+def _one_name(ev: ParsedResponse, j: int) -> bool:
+    """Whether tokens ``j`` and ``j + 1`` are written as words of one name: both capitalised,
+    nothing but a space between ("Karin Holm", not "Family, John Astin" nor "champion Evander
+    Holyfield"). True where the text cannot be lined up with its tokens (the words alone)."""
+    spans = _name_spans(ev)
+    if spans is None:
+        return True
+    text = ev.response
+    (a, b), (c, _) = spans[j], spans[j + 1]
+    return text[a].isupper() and text[c].isupper() and text[b:c].isspace()
+
+
+def _gold_only_in_echoed_names(ev: ParsedResponse) -> bool:
+    """Whether the response names the gold's text parts somewhere and every such naming is a
+    word of an echoed name (see :func:`_in_echoed_name`)."""
+    g = ev.gold
+    if not g.parts or any(p.typed for p in g.parts):
+        return False
+    spans = [s for p in g.parts for v in (p, *p.alts) for s in _spans(ev.pad, v.needle)]
+    return bool(spans) and all(_in_echoed_name(ev, a, b) for a, b in spans)
+
+
+def _name_spans(ev: ParsedResponse) -> list[tuple[int, int]] | None:
+    """:attr:`ParsedResponse.raw_spans`, also for a text with non-ASCII characters where each
+    letter stays one letter and every other one is a space ("Rønning", "0 — that is"): what the
+    name tests read (a word's first letter's case, what stands between two words)."""
+    spans = ev.raw_spans
+    if spans is None and not ev.response.isascii():
+        plain = "".join(
+            c if c.isascii() else ("X" if c.isupper() else "x") if c.isalnum() else " "
+            for c in ev.response
+        )
+        spans = _raw_token_spans(plain, len(ev.toks))
+    return spans
+
+
+def _inside_address(ev: ParsedResponse, start: int, end: int) -> bool:
+    """Whether the tokens ``[start, end)`` are written inside an e-mail address or a link
+    ("thea.dahl30@example.no"): a part of that word, not a mention of their own."""
+    spans = _name_spans(ev)
+    if spans is None:
+        return False
+    text = ev.response
+    a = text.rfind(" ", 0, spans[start][0]) + 1
+    b = text.find(" ", spans[end - 1][1])
+    word = text[a : b if b >= 0 else len(text)]
+    return "@" in word or "://" in word
+
+
+def _subject_not_claim(ev: ParsedResponse, start: int, end: int) -> bool:
+    """Whether the gold at ``[start, end)`` is only a word of the entity's echoed name while its
+    sentence states another value: "The last name of Thea Dahl is 1.", "Maja Eide's last name
+    is maja.eide30@example.no", "0 — that is the last name of Liv Lie." The other value is a
+    number, an address, or a capitalised word past the sentence's first, neither the gold nor the
+    question restated (a question word counts only when the words around it are not the
+    question's too: "John Astin was the voice of Gomez" restates "voice of Gomez"). "Thea Dahl.",
+    "It's Thea Dahl" and "Thea Dahl is her full name" state no other value: the gold stays the
+    claim. Without the text's case and punctuation (see :attr:`ParsedResponse.raw_spans`) a
+    name cannot be told apart: False."""
+    spans = _name_spans(ev)
+    if spans is None or not _in_echoed_name(ev, start, end):
+        return False
+    toks, text = ev.toks, ev.response
+    lo, hi = start, end
+    while lo > 0 and not _SENTENCE_GAP.search(text, spans[lo - 1][1], spans[lo][0]):
+        lo -= 1
+    while hi < len(toks) and not _SENTENCE_GAP.search(text, spans[hi - 1][1], spans[hi][0]):
+        hi += 1
+    gold = _gold_words(ev)
+    asked, qpad = _query_tok_set(ev.query), ev.query_pad
+    claim = False
+    for j in range(lo, hi):
+        if start - 1 <= j <= end:
+            continue  # the echoed name: the gold and the question's word beside it
+        if _inside_address(ev, j, j + 1):
+            claim = True  # an address is a value of its own, whatever its words
+            continue
+        t = toks[j]
+        if t in gold:
+            return False  # the gold said on its own as well
+        if not (any(c.isdigit() for c in t) or (j > lo and text[spans[j][0]].isupper())):
+            continue
+        if t in STOPWORDS:
+            continue
+        if t in asked and (
+            (j > 0 and f" {toks[j - 1]} {t} " in qpad)
+            or (j + 1 < len(toks) and f" {t} {toks[j + 1]} " in qpad)
+        ):
+            continue  # the question's words restated
+        claim = True
+    return claim
+
+
+#: What ends a sentence between two tokens (a full stop inside "maja.eide30" does not).
+_SENTENCE_GAP = re.compile(r"[.!?;]\s|\n")
 
 
 def tier_exact(ev: ParsedResponse) -> Decision | None:
@@ -1734,12 +1904,23 @@ def _found(ev: ParsedResponse, tier: str, worst: Level) -> Decision | None:
             # the gold offered as one of several candidates: not the answer's claim, nor wrong
             ev.notes.append(f"hedge: {r.hedge} (gold {part.raw!r})")
             return None
+        if (
+            r.spans
+            and all(_inside_address(ev, a, b) or _subject_not_claim(ev, a, b) for a, b in r.spans)
+            and not all(_inside_address(ev, a, b) for a, b in r.spans)
+        ):
+            # the gold only as a word of the entity's echoed name (and of an address), the
+            # subject of another claim
+            ev.notes.append(f"gold_as_subject: {part.raw!r}")
+            return None
         levels.append(r.level)
         rivals += r.rivals
     if rivals:
         ev.notes.append(f"gold_with_other_value: {', '.join(map(repr, rivals[:3]))}")
         return None
-    if (ref := ev.refusal) is not None and _named_after(ev, ref.span[1]) is None:
+    if ev.refusal_hedged or (
+        (ref := ev.refusal) is not None and _named_after(ev, ref.span[1]) is None
+    ):
         return None  # the refusal stands (see :func:`_refusal_stands`): the tier left its note
     if (who := _other_entity(ev)) is not None:
         ev.notes.append(f"said_of_other_entity: {who}")
