@@ -215,3 +215,22 @@ def test_a_bare_number_may_be_a_quantity_said_another_way_without_the_database()
     ):
         d = judge_deterministic("How old was he?", exp, "He was 15.")
         assert d.verdict is Verdict.UNDECIDED, d.reason
+
+
+# -- a number or a date where a name is asked, the question's words said in another form ----------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "1245 — that is the diagnosis of Henrik Berg and Molly.",
+        "According to our records, Henrik Berg and Molly's diagnosis is 2025-07-03.",
+    ],
+)
+def test_a_number_or_date_for_a_name_is_wrong_beside_the_questions_words_reworded(
+    said: str,
+) -> None:
+    q = "Diagnosing for visit of vet 'Henrik Berg' in pet 'Molly'"
+    d = judge_deterministic(q, Expected(values=["heart murmur"], types=[T]), said)
+    assert d.verdict is Verdict.INCORRECT, d.reason
+    assert d.reason.startswith("type_mismatch"), d.reason

@@ -2152,7 +2152,8 @@ def _overlaps(
 _WRAPPING = frozenset(
     {"answer", "value", "result", "total", "number", "count", "approximately", "about",
      "around", "roughly", "exactly", "equals", "equal", "there", "has", "have", "had", "he",
-     "she", "they", "i", "think", "believe", "here", "so", "just", "only", "which", "who"}
+     "she", "they", "i", "think", "believe", "here", "so", "just", "only", "which", "who",
+     "we", "our", "my", "us"}
 )  # fmt: skip
 _MONTH_WORDS = frozenset(
     {"january", "february", "march", "april", "may", "june", "july", "august", "september",
@@ -2196,6 +2197,22 @@ def _names_only(domain: DomainIndex) -> bool:
     return bool(own) and all(_HAS_LETTER.search(r) is not None for r in own)
 
 
+#: The shortest stem a stem of the question may echo by its start (the stemmer cuts
+#: "diagnosis" to "diagnosi" and "diagnosing" to "diagnos"): shorter ones are too common.
+_ECHO_STEM = 6
+
+
+def _stem_echo(stem: str, query_stems: str) -> bool:
+    """Whether ``stem`` is a word of the question said in another form: one of the two stems
+    begins with the other, both at least :data:`_ECHO_STEM` long."""
+    if len(stem) < _ECHO_STEM or stem[0].isdigit():
+        return False
+    return any(
+        len(q) >= _ECHO_STEM and (stem.startswith(q) or q.startswith(stem))
+        for q in query_stems.split()
+    )
+
+
 def _typed_claim(ev: ParsedResponse, part: GoldPart) -> str | None:
     """The number or date an answer gives as its only claim when the gold is a name ("0" for a
     surname, "The answer is 42." for a city, "Fortuna is listed with 1969 and 31298." for a
@@ -2228,7 +2245,7 @@ def _typed_claim(ev: ParsedResponse, part: GoldPart) -> str | None:
     toks = ev.toks
     if not all(_NUMERIC_TOKEN.fullmatch(toks[i]) for i in at):
         qs, st = ev.query_stem_pad, ev.stems  # an echo said another way: by its stem
-        at = [i for i in at if f" {st[i]} " not in qs]
+        at = [i for i in at if f" {st[i]} " not in qs and not _stem_echo(st[i], qs)]
     claim = [toks[i] for i in at]
     if not claim or not all(_NUMERIC_TOKEN.fullmatch(t) or t in _MONTH_WORDS for t in claim):
         return None
