@@ -222,6 +222,12 @@ def test_thesaurus_keeps_synonyms_readers_take_in_that_sense() -> None:
     assert Thesaurus(None).alternatives("last name") == ()
 
 
+def test_a_verbs_gerund_is_no_name_for_its_noun() -> None:
+    # WordNet files "diagnosing" with diagnosis; in a question frame it reads as a verb
+    th = Thesaurus(wordnet(), schema_context(["Visit", "Diagnosis", "Pet", "Vet", "Fee"]))
+    assert "diagnosing" not in th.alternatives("diagnosis")
+
+
 def test_money_carries_the_currency_its_column_names() -> None:
     r = value_renderer(AnswerType.NUMBER, column="price_usd")
     assert r is not None and r(12.5) == "12.5 USD"

@@ -295,6 +295,7 @@ class Thesaurus:
                 or not _WORD.fullmatch(low.replace(" ", ""))
                 or not _keeps_head(low, word)
                 or {singular_of(w) for w in low.split()} & others
+                or _gerund_of(low, sense.verbs)
             ):
                 continue
             first = lex.senses(low)
@@ -334,6 +335,16 @@ class Thesaurus:
             ):
                 return True
         return False
+
+
+def _gerund_of(lemma: str, verbs: Sequence[str]) -> bool:
+    """Whether ``lemma`` is the gerund of a verb the word's sense comes from ("diagnosing" for
+    diagnosis, from diagnose): the same name said as a verb, which a question frame reads as
+    one ("Diagnosing for visit of …")."""
+    if not lemma.endswith("ing") or " " in lemma:
+        return False
+    stem = lemma[:-3]
+    return any(v in (stem, stem + "e", stem[:-1]) for v in verbs)
 
 
 def _keeps_head(alternative: str, word: str) -> bool:
