@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -533,3 +534,31 @@ def test_balance_keeps_both_wordings_when_a_cohort_has_both() -> None:
         assert "other words" in picked and any(not other(x) for x in picked)
     # without the predicate the seeded draw alone decides (and misses it for some keys)
     assert any("other words" not in (balance(texts, 3, str(k)) or []) for k in range(50))
+
+
+def test_people_are_not_counted_where_two_tables_hold_people(tmp_path: Path) -> None:
+    """With vets and owners, "how many people have visits for medication X" says not whose."""
+    db = tmp_path / "vet.db"
+    con = sqlite3.connect(db)
+    con.executescript(
+        "CREATE TABLE vet (vet_id INTEGER PRIMARY KEY, first_name TEXT, last_name TEXT);"
+        "CREATE TABLE owner (owner_id INTEGER PRIMARY KEY, first_name TEXT, last_name TEXT);"
+        "CREATE TABLE medication (med_id INTEGER PRIMARY KEY, name TEXT UNIQUE);"
+        "CREATE TABLE visit (visit_id INTEGER PRIMARY KEY, vet_id INTEGER REFERENCES vet(vet_id),"
+        " owner_id INTEGER REFERENCES owner(owner_id), med_id INTEGER REFERENCES"
+        " medication(med_id), diagnosis TEXT);"
+    )
+    names = ["Astrid", "Henrik", "Liv", "Emil", "Maja", "Sindre"]
+    for i, n in enumerate(names):
+        con.execute("INSERT INTO vet VALUES (?, ?, ?)", (i, n, f"Vik{i}"))
+        con.execute("INSERT INTO owner VALUES (?, ?, ?)", (i, n[::-1].title(), f"Lund{i}"))
+        con.execute("INSERT INTO medication VALUES (?, ?)", (i, f"Drug{i}"))
+    for i in range(36):
+        con.execute(
+            "INSERT INTO visit VALUES (?, ?, ?, ?, ?)", (i, i % 6, (i * 5) % 6, i % 4, f"d{i % 7}")
+        )
+    con.commit()
+    con.close()
+    forms = [f.text for g in generate_groups(f"sqlite:///{db}", k=3).groups for f in g.forms]
+    assert forms
+    assert not [t for t in forms if re.search(r"\bpeople\b", t)]

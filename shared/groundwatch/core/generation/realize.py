@@ -488,8 +488,9 @@ def realize(
         for alt in list(thesaurus.alternatives(label))[:2]:
             variants.append(_with_questions(template, dict(base, answer=alt), thesaurus))
         # rows counted as "people" only where the question says how they are linked ("how
-        # many people are in course 'X'"): "number of people" of an advisor says not who
-        counters = people if template.wh is not None else frozenset()
+        # many people are in course 'X'"): "number of people" of an advisor says not who; and
+        # only where one table holds people (with vets and owners, "people" is either)
+        counters = people if template.wh is not None and len(people) == 1 else frozenset()
         for said, alt in counted_alternatives(label, thesaurus, counters)[:2]:
             # a count is named by what it counts: "number of districts" for territories, the
             # generator's own question reworded the same way
