@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from groundwatch.core.judging.dates import MONTH_NAME as _MONTH
 from groundwatch.core.judging.numbers import is_unit_or_scale
 
 #: An ASCII text's characters by class (digit 0, lower-case letter a, clause punctuation .,
@@ -63,11 +64,6 @@ _FUNCTION_WORDS = frozenset(
 _GLUED = re.compile(r"(?<![\w])([A-Za-z]+)(\d+)([A-Za-z]*)(?![\w])")
 #: Digits glued before a function word: "2011as", "1850and".
 _DIGITS_THEN_WORD = re.compile(r"(?<![\w])(\d+)([a-z]+)(?![\w])")
-#: A month's name, written out or abbreviated: the word before a full date's year.
-_MONTH = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-)
 #: A year followed by a glued footnote (1–2 digits, never starting with 0) after a word that
 #: introduces a year, or after a day and a month ("4 February 20012,", "February 4, 20012."),
 #: ending a clause: "in 18501." is 1850 and footnote 1.

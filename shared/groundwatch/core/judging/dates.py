@@ -115,12 +115,13 @@ def _small(tok: str) -> int | None:
     return int(tok) if tok.isdigit() and len(tok) <= 2 else None
 
 
-_MONTH_NAME = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+#: A month's name, written out or abbreviated, as a pattern (lower case).
+MONTH_NAME = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 #: A full date written out, its day (and, numeric, its month) in groups: "8 November 2024",
 #: "the 8th of November, 2024", "November 8, 2024", "08/11/2024", "2024-11-08".
 _FULL_DATE = re.compile(
-    r"(?<![\w.])(?P<d1>\d{1,2})(?:st|nd|rd|th)?(?: of)? " + _MONTH_NAME + r",? \d{4}(?!\d)"
-    r"|\b" + _MONTH_NAME + r" (?P<d2>\d{1,2})(?:st|nd|rd|th)?,? \d{4}(?!\d)"
+    r"(?<![\w.])(?P<d1>\d{1,2})(?:st|nd|rd|th)?(?: of)? " + MONTH_NAME + r",? \d{4}(?!\d)"
+    r"|\b" + MONTH_NAME + r" (?P<d2>\d{1,2})(?:st|nd|rd|th)?,? \d{4}(?!\d)"
     r"|(?<![\w.])(?P<a>\d{1,2})(?P<sep>[/.-])(?P<b>\d{1,2})(?P=sep)\d{4}(?!\d)"
     r"|(?<![\w.])\d{4}(?P<sep2>[/.-])(?P<m>\d{1,2})(?P=sep2)(?P<d3>\d{1,2})(?![\w])"
 )
