@@ -1,14 +1,68 @@
 #!/usr/bin/env bash
 # `make test`: start Kafka, PostgreSQL and MariaDB unless they already run, install Chromium for
-# the browser test when missing, run every test tier, and stop only what this script started (a
-# broker from `make up` survives a test run).
+# the browser test when missing, run every test tier, and stop what a test run started once no
+# run uses it.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 export PYTHON=${PYTHON:-$ROOT/.venv/bin/python}
-started=()
+# Runs of `make test` side by side (two checkouts, or CI beside a developer) share one set of
+# servers. Each run holds a lease on every server it uses, a file named by its pid; the last run
+# to let go stops the server, and only if a test run started it (a broker from `make up`
+# survives). A run killed without its cleanup leaves a lease whose pid is gone: it is ignored.
+LEASES=${GW_TEST_LEASES:-${TMPDIR:-/tmp}/groundwatch-test-leases}
+mkdir -p "$LEASES"
+used=()
+# a server's lease key: its script and port (a second broker on another port is another server)
+key() {
+  case $1 in
+    kafka) echo "kafka-$GW_KAFKA_PORT" ;;
+    postgres) echo "postgres-${GW_PG_PORT:-55432}" ;;
+    mariadb) echo "mariadb-${GW_MARIADB_PORT:-53306}" ;;
+    phoenix) echo "phoenix-${GW_PHOENIX_PORT:-16006}" ;;
+  esac
+}
+# use SVC: take a lease on SVC and start it unless it serves; under the server's lock, so a run
+# letting go cannot stop it between another run's check and its lease
+use() {
+  local svc=$1 dir rc=0
+  dir=$LEASES/$(key "$1")
+  mkdir -p "$dir"
+  exec 8>"$dir.lock"
+  flock -w 900 8 || { echo "test.sh: timed out waiting for $dir.lock" >&2; exec 8>&-; return 1; }
+  : >"$dir/$$"
+  used+=("$svc")
+  # the lock's descriptor is closed for the scripts: a server they start must not hold the lock
+  if bash "scripts/$svc.sh" status >/dev/null 2>&1 8>&-; then
+    echo "test.sh: reusing $svc"
+  elif bash "scripts/$svc.sh" start 8>&-; then
+    : >"$dir/started-by-test"
+  else
+    rc=1
+  fi
+  exec 8>&-
+  return $rc
+}
+# let go of SVC; stop it if no live run holds a lease and a test run started it
+let_go() {
+  local svc=$1 dir f
+  dir=$LEASES/$(key "$1")
+  exec 8>"$dir.lock"
+  flock -w 900 8 || { exec 8>&-; return 0; }
+  rm -f "$dir/$$"
+  for f in "$dir"/[0-9]*; do
+    [ -e "$f" ] || continue
+    kill -0 "${f##*/}" 2>/dev/null || rm -f "$f"
+  done
+  if ! compgen -G "$dir/[0-9]*" >/dev/null && [ -f "$dir/started-by-test" ]; then
+    bash "scripts/$svc.sh" stop >/dev/null 2>&1 8>&- || true
+    rm -f "$dir/started-by-test"
+  fi
+  exec 8>&-
+}
 cleanup() {
-  for s in "${started[@]}"; do bash "scripts/$s.sh" stop >/dev/null 2>&1 || true; done
+  local s
+  for s in "${used[@]}"; do let_go "$s"; done
 }
 trap cleanup EXIT
 
@@ -16,36 +70,14 @@ export GW_KAFKA_PORT=${GW_KAFKA_PORT:-9092}
 CHAOS=${GW_TEST_ONLY_CHAOS:-0}
 if [ "$CHAOS" = cluster ]; then
   echo "test.sh: the cluster chaos test starts a 3-node cluster of its own; no shared broker"
-elif bash scripts/kafka.sh status >/dev/null 2>&1; then
-  echo "test.sh: reusing the Kafka broker on 127.0.0.1:$GW_KAFKA_PORT"
-elif bash scripts/kafka.sh start; then
-  started+=(kafka)
-else
+elif ! use kafka; then
   echo "test.sh: Kafka did not start (see the log above); Kafka tests will fail under CI=true" >&2
 fi
-if bash scripts/postgres.sh status >/dev/null 2>&1; then
-  echo "test.sh: reusing PostgreSQL"
-elif bash scripts/postgres.sh start; then
-  started+=(postgres)
-else
-  echo "test.sh: PostgreSQL did not start; PostgreSQL tests will fail under CI=true" >&2
-fi
-if bash scripts/mariadb.sh status >/dev/null 2>&1; then
-  echo "test.sh: reusing MariaDB"
-elif bash scripts/mariadb.sh start; then
-  started+=(mariadb)
-else
-  echo "test.sh: MariaDB did not start; MySQL tests will fail under CI=true" >&2
-fi
+use postgres || echo "test.sh: PostgreSQL did not start; PostgreSQL tests will fail under CI=true" >&2
+use mariadb || echo "test.sh: MariaDB did not start; MySQL tests will fail under CI=true" >&2
 # Verdicts on traces are checked through a real Phoenix server's own API (its own virtualenv).
 if [ "$CHAOS" = 0 ]; then
-  if bash scripts/phoenix.sh status >/dev/null 2>&1; then
-    echo "test.sh: reusing Phoenix"
-  elif bash scripts/phoenix.sh start; then
-    started+=(phoenix)
-  else
-    echo "test.sh: Phoenix did not start; the tracing tests will fail under CI=true" >&2
-  fi
+  use phoenix || echo "test.sh: Phoenix did not start; the tracing tests will fail under CI=true" >&2
   export GW_TEST_PHOENIX_URL=${GW_TEST_PHOENIX_URL:-$(bash scripts/phoenix.sh url)}
 fi
 # The HTML report is tested in a real browser: Debian's headless Chromium and its driver.
