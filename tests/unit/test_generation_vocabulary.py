@@ -229,6 +229,59 @@ def test_a_verbs_gerund_is_no_name_for_its_noun() -> None:
     assert "diagnosing" not in th.alternatives("diagnosis")
 
 
+def test_a_thing_is_what_rows_are_with_and_a_place_or_group_what_they_are_in() -> None:
+    th = Thesaurus(wordnet(), schema_context(["Visit", "Pet", "Vet", "Medication", "Fee"]))
+    assert all(th.is_thing(n) for n in ("pet", "medication", "product", "vehicle", "tool"))
+    # places, buildings, groups, events, courses and time hold rows; a word whose physical
+    # senses disagree ("ward": a person or a hospital's rooms) is no thing either
+    holders = ("course", "team", "department", "warehouse", "city", "film", "semester", "ward")
+    assert not any(th.is_thing(n) for n in holders)
+    assert not Thesaurus(None).is_thing("pet")
+
+
+def test_a_link_to_a_thing_says_with_and_to_a_course_says_in(tmp_path: Path) -> None:
+    db = tmp_path / "links.sqlite"
+    con = sqlite3.connect(db)
+    con.executescript(
+        """
+        CREATE TABLE pet (pet_id INTEGER PRIMARY KEY, pet_name TEXT NOT NULL);
+        CREATE TABLE medication (med_id INTEGER PRIMARY KEY, med_name TEXT NOT NULL);
+        CREATE TABLE visit (visit_id INTEGER PRIMARY KEY,
+            pet_id INTEGER NOT NULL REFERENCES pet(pet_id),
+            med_id INTEGER NOT NULL REFERENCES medication(med_id), fee REAL NOT NULL);
+        CREATE TABLE student (student_id INTEGER PRIMARY KEY, student_name TEXT NOT NULL);
+        CREATE TABLE course (course_id INTEGER PRIMARY KEY, title TEXT NOT NULL);
+        CREATE TABLE enrolment (student_id INTEGER NOT NULL REFERENCES student(student_id),
+            course_id INTEGER NOT NULL REFERENCES course(course_id), grade TEXT NOT NULL,
+            PRIMARY KEY (student_id, course_id));
+        """
+    )
+    pets = ["Balder", "Frigg", "Hugin", "Munin", "Loke", "Tyr"]
+    meds = ["Carprofen", "Apoquel", "Tramadol", "Meloxicam"]
+    con.executemany("INSERT INTO pet VALUES (?, ?)", list(enumerate(pets, 1)))
+    con.executemany("INSERT INTO medication VALUES (?, ?)", list(enumerate(meds, 1)))
+    con.executemany(
+        "INSERT INTO visit VALUES (?, ?, ?, ?)",
+        [(i, i % 6 + 1, i % 4 + 1, 40.0 + 7 * i) for i in range(1, 13)],
+    )
+    students = ["Ana Lopez", "Ben Okafor", "Chen Wei", "Dara Novak", "Eli Sato", "Femi Ade"]
+    con.executemany("INSERT INTO student VALUES (?, ?)", list(enumerate(students, 1)))
+    con.executemany(
+        "INSERT INTO course VALUES (?, ?)", [(1, "Organic Chemistry"), (2, "Linear Algebra")]
+    )
+    con.executemany(
+        "INSERT INTO enrolment VALUES (?, ?, ?)",
+        [(s, c, "ABCDEF"[(s + c) % 6]) for s in range(1, 7) for c in (1, 2)],
+    )
+    con.commit()
+    con.close()
+    res = generate_groups(f"sqlite:///{db}", k=2)
+    texts = [f.text for g in res.groups for f in g.forms]
+    assert any(" with medication '" in t for t in texts), texts
+    assert not any(" in medication '" in t for t in texts)
+    assert any(" in course '" in t for t in texts), texts
+
+
 def test_money_carries_the_currency_its_column_names() -> None:
     r = value_renderer(AnswerType.NUMBER, column="price_usd")
     assert r is not None and r(12.5) == "12.5 USD"

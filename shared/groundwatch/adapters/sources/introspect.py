@@ -32,7 +32,8 @@ from sqlalchemy import types as sqltypes
 
 from groundwatch.adapters.lexicon import wordnet
 from groundwatch.core.generation.abbreviations import schema_abbreviations
-from groundwatch.core.generation.naming import words
+from groundwatch.core.generation.lexicon import Thesaurus, schema_context
+from groundwatch.core.generation.naming import entity_noun, words
 from groundwatch.core.generation.schema import ColumnInfo, ForeignKeyInfo, SchemaInfo, TableInfo
 from groundwatch.core.generation.steering import Steering, steer, table_allowed
 from groundwatch.core.model import AnswerType
@@ -47,6 +48,17 @@ def _english_word() -> Callable[[str], bool] | None:
     if wn is None:
         return None
     return lambda w: any(wn.senses(w, pos) for pos in ("n", "v", "a"))
+
+
+def _things(schema: SchemaInfo) -> frozenset[str]:
+    """The tables whose noun is a physical thing no row is in, by WordNet in the sense the
+    schema's names tell (:meth:`Thesaurus.is_thing`); none without WordNet."""
+    wn = wordnet()
+    if wn is None:
+        return frozenset()
+    names = [n for t in schema.tables for n in (t.name, *(c.name for c in t.columns))]
+    thesaurus = Thesaurus(wn, schema_context(names))
+    return frozenset(t.name for t in schema.tables if thesaurus.is_thing(entity_noun(t.name)))
 
 
 _MAX_PAIR_COLUMNS = 10
@@ -154,7 +166,11 @@ def introspect(
             columns = [_with_samples(conn, table, c) for c in columns]
         infos.append(TableInfo(name, tuple(columns), pk, fks, key_ratio=key_ratio))
     schema = steer(SchemaInfo(tuple(infos), dialect=_dialect(conn)), steer_by)
-    schema = replace(schema, abbreviations=schema_abbreviations(schema, _english_word()))
+    schema = replace(
+        schema,
+        abbreviations=schema_abbreviations(schema, _english_word()),
+        things=_things(schema),
+    )
     if not profile:
         return schema
     schema = replace(

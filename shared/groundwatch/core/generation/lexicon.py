@@ -41,6 +41,13 @@ from groundwatch.core.generation.naming import singular, words
 #: WordNet's synset for a human being (noun 00007846): a name whose sense falls under it is a
 #: person ("who is the manager of …").
 PERSON = "n:00007846"
+#: WordNet's physical entity, and what other rows are in: a location, a structure, a facility,
+#: a container, a group, an event (a course, a film), a time period.
+PHYSICAL = "n:00001930"
+_HOLDERS = (
+    "n:00027167", "n:04341686", "n:03315023", "n:03094503", "n:00031264", "n:00029378",
+    "n:15113229",
+)  # fmt: skip
 #: Head nouns too general to stand for an attribute on their own (an alternative for "date" in
 #: "hire date" says nothing about the hiring).
 _GENERIC_HEADS = frozenset(
@@ -197,26 +204,46 @@ class Thesaurus:
 
     def is_person(self, noun: str) -> bool:
         """Whether ``noun`` (a table's or role's noun) names people: "who" asks for them."""
-        if noun in self._person:
-            return self._person[noun]
-        found = False
+        if noun not in self._person:
+            senses = self._meant(noun)
+            self._person[noun] = bool(senses) and all(self._under(s.key, PERSON) for s in senses)
+        return self._person[noun]
+
+    def is_thing(self, noun: str) -> bool:
+        """Whether ``noun`` names a physical thing no other row is in: an animal, a drug, a
+        product ("the visit of pet X with medication Y"), not a place, a building, a container,
+        nor a group, event or course, which rows are in ("student X in course Y").
+
+        In the sense the schema's names tell; else its most frequent sense must be physical and
+        every physical sense a thing ("ward", a person or a hospital's rooms, is none)."""
         lex = self.lexicon
-        if lex is not None and noun:
-            head = noun.split()[-1]
-            word = noun if lex.senses(noun) else head
-            if word == noun or head not in _GENERIC_HEADS:
-                sense = self.sense_of(word)
-                # the schema's sense if it can be told, else every sense must be a person's
-                # ("manager": whoever is meant, it is someone) — but for the senses of a topic
-                # the schema is not about ("supervisor" in computing is a program)
-                candidates = (
-                    [sense]
-                    if sense is not None
-                    else [s for s in lex.senses(word) if self._on_topic(s)]
-                )
-                found = bool(candidates) and all(self._under(s.key, PERSON) for s in candidates)
-        self._person[noun] = found
-        return found
+        if lex is None or not noun:
+            return False
+        word = noun if lex.senses(noun) else noun.split()[-1]
+        told = self.sense_of(word)
+        senses = [told] if told is not None else list(lex.senses(word))
+        if not senses or not self._under(senses[0].key, PHYSICAL):
+            return False
+        return all(
+            not any(self._under(s.key, h) for h in _HOLDERS)
+            for s in senses
+            if self._under(s.key, PHYSICAL)
+        )
+
+    def _meant(self, noun: str) -> list[Sense]:
+        """The senses ``noun`` may have in the schema: the one its names tell, else every sense
+        of a topic the schema is about ("supervisor" in computing is a program)."""
+        lex = self.lexicon
+        if lex is None or not noun:
+            return []
+        head = noun.split()[-1]
+        word = noun if lex.senses(noun) else head
+        if word != noun and head in _GENERIC_HEADS:
+            return []
+        sense = self.sense_of(word)
+        if sense is not None:
+            return [sense]
+        return [s for s in lex.senses(word) if self._on_topic(s)]
 
     def _under(self, key: str, ancestor: str) -> bool:
         seen: set[str] = set()

@@ -747,6 +747,13 @@ def _is_container(noun: str, other: str) -> bool:
     return noun.split()[-1] in CONTAINERS and other.split()[-1] not in CONTAINERS
 
 
+def _is_with(table: TableInfo, noun: str, schema: SchemaInfo) -> bool:
+    """Whether a link's other end is said "with" (a person, a physical thing), not "in"."""
+    if table.full_name() is not None:
+        return True
+    return table.name in schema.things and noun.split()[-1] not in CONTAINERS
+
+
 def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> list[SqlTemplate]:
     """Through a many-to-many link table: its own attributes asked with one placeholder per end
     ("year working of the person named X and the company named Y", as GRAMMAR's authors asked
@@ -774,8 +781,9 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
         slots = assign_tokens([*a_slots, *b_slots])
         sa, sb = slots[: len(ka)], slots[len(ka) :]
         # "the grade of student 'Ana Lopez' in course 'CHEM301'": the payload is the pair's;
-        # one meets a person, never is in one ("patient X with physician Y")
-        prep = "with" if b_tbl.full_name() is not None else "in"
+        # one meets a person or is with a thing, never in one ("patient X with physician Y",
+        # "pet X with medication Y")
+        prep = "with" if _is_with(b_tbl, nb, schema) else "in"
         both = (
             f"{na} {_said(sa)} {prep} {nb} {_said(sb)}",
             f"{named(na, ka[-1].name, _said(sa))} {prep} {named(nb, kb[-1].name, _said(sb))}",

@@ -233,6 +233,10 @@ class SchemaInfo:
     #: The schema's own abbreviations and what they stand for (``appt`` → appointment, by its
     #: longer names: :mod:`~groundwatch.core.generation.abbreviations`); None: not derived yet.
     abbreviations: Mapping[str, str] | None = None
+    #: Tables whose rows are physical things no other row is in (pets, drugs, products, by the
+    #: lexicon's sense of their noun): a link's row is "of pet X with medication Y", never "in"
+    #: one. Empty without a lexicon.
+    things: frozenset[str] = frozenset()
 
     def table(self, name: str) -> TableInfo | None:
         for t in self.tables:
