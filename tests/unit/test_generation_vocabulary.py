@@ -25,7 +25,8 @@ from groundwatch.core.generation.rules import RuleConfig
 from groundwatch.core.generation.templates import SqlTemplate
 from groundwatch.core.generation.verbalizers import default_verbalizers
 from groundwatch.core.generation.wording import avoids_column_words, distinct_n
-from groundwatch.core.model import AnswerType, SemanticGroup
+from groundwatch.core.judging import judge_deterministic
+from groundwatch.core.model import AnswerType, SemanticGroup, Verdict
 from groundwatch.core.retrieval.text import content_tokens
 from groundwatch.demo import demo_generation
 from groundwatch.demo.corpus import GENERAL_DOCUMENTS
@@ -248,7 +249,8 @@ def test_a_link_to_a_thing_says_with_and_to_a_course_says_in(tmp_path: Path) -> 
         CREATE TABLE medication (med_id INTEGER PRIMARY KEY, med_name TEXT NOT NULL);
         CREATE TABLE visit (visit_id INTEGER PRIMARY KEY,
             pet_id INTEGER NOT NULL REFERENCES pet(pet_id),
-            med_id INTEGER NOT NULL REFERENCES medication(med_id), fee REAL NOT NULL);
+            med_id INTEGER NOT NULL REFERENCES medication(med_id), fee REAL NOT NULL,
+            diagnosis TEXT NOT NULL);
         CREATE TABLE student (student_id INTEGER PRIMARY KEY, student_name TEXT NOT NULL);
         CREATE TABLE course (course_id INTEGER PRIMARY KEY, title TEXT NOT NULL);
         CREATE TABLE enrolment (student_id INTEGER NOT NULL REFERENCES student(student_id),
@@ -261,8 +263,11 @@ def test_a_link_to_a_thing_says_with_and_to_a_course_says_in(tmp_path: Path) -> 
     con.executemany("INSERT INTO pet VALUES (?, ?)", list(enumerate(pets, 1)))
     con.executemany("INSERT INTO medication VALUES (?, ?)", list(enumerate(meds, 1)))
     con.executemany(
-        "INSERT INTO visit VALUES (?, ?, ?, ?)",
-        [(i, i % 6 + 1, i % 4 + 1, 40.0 + 7 * i) for i in range(1, 13)],
+        "INSERT INTO visit VALUES (?, ?, ?, ?, ?)",
+        [
+            (i, i % 6 + 1, i % 4 + 1, 40.0 + 7 * i, f"diagnosis {'ABCDEFGHIJKL'[i - 1]}")
+            for i in range(1, 13)
+        ],
     )
     students = ["Ana Lopez", "Ben Okafor", "Chen Wei", "Dara Novak", "Eli Sato", "Femi Ade"]
     con.executemany("INSERT INTO student VALUES (?, ?)", list(enumerate(students, 1)))
@@ -280,6 +285,16 @@ def test_a_link_to_a_thing_says_with_and_to_a_course_says_in(tmp_path: Path) -> 
     assert any(" with medication '" in t for t in texts), texts
     assert not any(" in medication '" in t for t in texts)
     assert any(" in course '" in t for t in texts), texts
+    # a question about a link's row (the fee of one visit) knows the row's other values and
+    # its ends': a reader that answers with the visit's diagnosis is wrong, not undecided
+    fees = [g for g in res.groups if "visit.fee" in g.sql.split(" FROM ")[0]]
+    assert fees and all(g.answer.attribute_sources == ["visit.diagnosis"] for g in fees), [
+        g.answer.attribute_sources for g in fees
+    ]
+    g = fees[0]
+    said = f"The visit's record says {g.answer.attributes[0]}."
+    decision = judge_deterministic(g.forms[0].text, g.answer, said)
+    assert decision.verdict is Verdict.INCORRECT, (g.forms[0].text, said, decision)
 
 
 def test_money_carries_the_currency_its_column_names() -> None:

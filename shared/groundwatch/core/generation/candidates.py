@@ -25,7 +25,7 @@ from sqlglot import exp
 
 from groundwatch.core.generation.answers import date_text, format_value
 from groundwatch.core.generation.schema import MAX_LABEL_LENGTH, ColumnInfo, SchemaInfo, TableInfo
-from groundwatch.core.generation.templates import SqlTemplate, ident, render
+from groundwatch.core.generation.templates import SqlTemplate, ident, parse_one, render
 from groundwatch.core.judging.normalize import normalize
 from groundwatch.core.model import (
     MAX_ATTRIBUTES,
@@ -297,7 +297,7 @@ def entity_attributes_query(
     if not template.slots or not template.selected:
         return None
     if len({(s.table.lower(), s.alias.lower()) for s in template.slots}) != 1:
-        return None
+        return _joined_row_query(template, schema)
     table = schema.table(template.slots[0].table)
     if table is None:
         return None
@@ -360,6 +360,49 @@ def entity_attributes_query(
         joins=joins,
     )
     return AttributesQuery(render(select, schema.dialect), len(keys), tuple(types), tuple(sources))
+
+
+def _joined_row_query(template: SqlTemplate, schema: SchemaInfo) -> AttributesQuery | None:
+    """Slots on two named rows (a link's ends: "the fee of the visit of pet X with medication
+    Y"): the row asked about is the one row, reached through the template's own joins, of the
+    table that holds every asked column; its other stated columns are what a reader that picked
+    that row's wrong sentence answers with ("its diagnosis", "its date"). Keyed by the slot
+    columns, in the slots' order; a key two rows share names no row (:func:`entity_attributes`).
+    None for an aggregate, asked columns of two rows, or a row that states nothing else."""
+    picked = {(s.table.lower(), s.alias.lower()) for s in template.selected}
+    if len(picked) != 1 or any(s.agg for s in template.selected):
+        return None
+    table = schema.table(template.selected[0].table)
+    tree = parse_one(template.sql, schema.dialect)
+    if table is None or not isinstance(tree, exp.Select) or tree.args.get("from_") is None:
+        return None
+    asked = {(table.name, s.column.lower()) for s in template.selected}
+    asked |= {(t.name, s.column.lower()) for s in template.slots if (t := schema.table(s.table))}
+    row = template.selected[0].alias
+    # the row's own columns first, then those of the rows it joins (the pet's species)
+    tables = [(table, row)]
+    for t_exp in tree.find_all(exp.Table):
+        t = schema.table(t_exp.name)
+        alias = t_exp.alias_or_name
+        if t is not None and alias.lower() != row.lower():
+            tables.append((t, alias))
+    stated = [(alias, t, c) for t, alias in tables for c in _stated_columns(t, asked)]
+    stated = stated[:MAX_ATTRIBUTES]
+    if not any(alias == row for alias, _, _ in stated):
+        return None  # the row states nothing but what is asked: no sentence of its to pick
+    cols = [exp.Column(this=ident(s.column), table=ident(s.alias)) for s in template.slots]
+    cols += [exp.Column(this=ident(c.name), table=ident(alias)) for alias, _, c in stated]
+    select = exp.Select(
+        expressions=cols,
+        from_=tree.args["from_"].copy(),
+        joins=[j.copy() for j in tree.args.get("joins") or ()],
+    )
+    return AttributesQuery(
+        render(select, schema.dialect),
+        len(template.slots),
+        tuple(c.kind for _, _, c in stated if c.kind is not None),
+        tuple(f"{t.name}.{c.name}" for _, t, c in stated),
+    )
 
 
 #: Rows kept per named entity and per table whose foreign key names it (a driver's trains): the
