@@ -30,6 +30,7 @@ from groundwatch.core.judging.aliases import CountryMention, country_of, find_co
 from groundwatch.core.judging.citations import footnoted_numbers, numbered_names, read_citations
 from groundwatch.core.judging.clauses import asked_entity_text, has_boundary
 from groundwatch.core.judging.closed_sets import MemberMention, closed_sets, find_members
+from groundwatch.core.judging.counts import said_count
 from groundwatch.core.judging.dates import (
     DateMatch,
     DateMention,
@@ -1612,6 +1613,12 @@ def tier_typed(ev: ParsedResponse) -> Decision | None:
                 return None
             if days:  # "March 3rd" for 2024-02-07: a date is given, another day, whatever year
                 return _wrong("typed", f"date_mismatch: gold {part.raw!r} (a day without its year)")
+            said = said_count(ev.query, ev.folded) if part.number is not None else None
+            if part.number is not None and said is not None:
+                # "He has a pet." for how many pets: one, said by its article
+                if said == part.number.value:
+                    return _ok("typed", f"count_said: {said} for gold {part.raw!r}")
+                return _wrong("typed", f"number_mismatch: gold {part.raw!r} (said {said})")
             if _off_topic(ev):
                 ev.notes.append(f"off_topic: gold {part.raw!r}")
                 return None
