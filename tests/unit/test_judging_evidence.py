@@ -226,6 +226,10 @@ def test_a_count_of_one_is_no_yes_or_no() -> None:
         ("(1) the port of Oslo", "(1) the port of Oslo"),
         ("An A320 flew in the 1990s.", "An A320 flew in the 1990s."),
         ("The town has 18501 people.", "The town has 18501 people."),
+        # an address's digits are its characters
+        ("Write to anders.foss2@example.no.", "Write to anders.foss2@example.no."),
+        ("See https://shop2.example.com/a3 now", "See https://shop2.example.com/a3 now"),
+        ("Visit shop2.example.com today.", "Visit shop2.example.com today."),
     ],
 )
 def test_citation_markers_are_read_as_a_person_reads_them(written: str, read: str) -> None:
@@ -258,6 +262,20 @@ def test_kin_values_are_part_of_the_domains_identity() -> None:
     a = ColumnDomain.of(["Calgary"], kin=["Oslo"], kin_sources=["customer.city"])
     b = ColumnDomain.of(["Calgary"])
     assert a.id != b.id
+
+
+def test_an_e_mail_address_the_row_holds_is_its_other_attribute() -> None:
+    # the address holds the owner's name and a digit glued to it: no footnote on "foss"
+    e = Expected(
+        values=["Trondheim"],
+        types=[AnswerType.TEXT],
+        attributes=["anders.foss2@example.no"],
+        attribute_types=[AnswerType.TEXT],
+        attribute_sources=["owner.email"],
+    )
+    q = "In which city does the owner Anders Foss live?"
+    d = judge_deterministic(q, e, "You can reach Anders Foss at anders.foss2@example.no.")
+    assert d.verdict is Verdict.INCORRECT and "owner.email" in d.reason, d.reason
 
 
 def test_a_name_written_with_its_number_is_no_footnote() -> None:

@@ -126,8 +126,26 @@ def read_citations(text: str, keep: Collection[str] = frozenset()) -> str:
     if long_run and _YEAR_RUN.search(out) is not None:
         out = _YEAR_FOOTNOTE.sub(r"\1\2", out)
     if glued:
-        out = _GLUED.sub(lambda m: m.group(0) if m.group(0).lower() in keep else _unglue(m), out)
+        out = _GLUED.sub(
+            lambda m: m.group(0) if m.group(0).lower() in keep or _in_address(m) else _unglue(m),
+            out,
+        )
     return _DIGITS_THEN_WORD.sub(_unglue_after, out) if after else out
+
+
+#: An e-mail address, a URL or a host name: a run without spaces with an "@", a "://" or a dot
+#: between letters or digits ("anders.foss2@example.no", "shop2.example.com").
+_ADDRESS = re.compile(r"@|://|\w\w\.\w\w")
+
+
+def _in_address(m: re.Match[str]) -> bool:
+    """Whether the glued digits stand inside an address, where they are its characters, never a
+    footnote ("anders.foss2@example.no" is no "anders.foss" with marker 2)."""
+    text = m.string
+    start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
+    end = min((i for i in (text.find(" ", m.end()), text.find("\n", m.end())) if i >= 0),
+              default=len(text))  # fmt: skip
+    return _ADDRESS.search(text, start, end) is not None
 
 
 def _unglue(m: re.Match[str]) -> str:
