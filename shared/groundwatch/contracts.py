@@ -812,8 +812,14 @@ def _short(exc: ValidationError) -> str:
     return "; ".join(parts) + more
 
 
+#: The topic prefix a deployment has unless ``GW_TOPIC_PREFIX`` says otherwise: its consumer
+#: groups keep their bare names (``judge``), as deployments made before groups were scoped have
+#: their offsets committed under them.
+DEFAULT_PREFIX = "gw."
+
+
 class Topics:
-    """The topics of a deployment, named with its prefix."""
+    """The topics of a deployment, named with its prefix, and its consumer groups."""
 
     def __init__(self, prefix: str = "") -> None:
         self.prefix = prefix
@@ -823,6 +829,12 @@ class Topics:
         self.dead_letter = Topic(DeadLetter, prefix)
         self.traffic = Topic(TrafficRecord, prefix)
         self.human_verdicts = Topic(HumanVerdict, prefix)
+
+    def group(self, name: str) -> str:
+        """Consumer group ``name`` of this deployment. Two deployments on one cluster (a staging
+        and a production prefix, two test runs) have groups of their own: a member joining or
+        leaving one never makes the other's rebalance. Under the default prefix the bare name."""
+        return name if self.prefix in ("", DEFAULT_PREFIX) else f"{self.prefix}{name}"
 
     def all(self) -> list[str]:
         topics = (

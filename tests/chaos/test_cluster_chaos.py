@@ -264,13 +264,7 @@ def own_cluster() -> Iterator[Cluster]:
 
 @pytest.fixture(autouse=True)
 def cluster_settings(monkeypatch: pytest.MonkeyPatch, unique_prefix: str) -> None:
-    """Consumer groups of this test only, and the replication the issue asks for."""
-    for var, name in (
-        ("GW_RUNNER_GROUP", "rag-runner"),
-        ("GW_JUDGE_GROUP", "judge"),
-        ("GW_ANALYTICS_GROUP", "analytics"),
-    ):
-        monkeypatch.setenv(var, f"{unique_prefix}{name}")
+    """The replication the issue asks for (the test's topic prefix scopes its consumer groups)."""
     monkeypatch.setenv("GW_PARTITIONS", str(PARTITIONS))
     monkeypatch.setenv("GW_KAFKA_REPLICATION_FACTOR", "3")
     monkeypatch.setenv("GW_KAFKA_MIN_INSYNC_REPLICAS", "2")

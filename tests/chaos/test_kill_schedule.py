@@ -65,16 +65,6 @@ CI_SEED = 17
 VICTIMS = {"rag-runner": 3, "judge": 2, "judge-2": 2, "analytics": 3, "broker": 1}
 
 
-@pytest.fixture(autouse=True)
-def own_consumer_groups(monkeypatch: pytest.MonkeyPatch, unique_prefix: str) -> None:
-    for var, name in (
-        ("GW_RUNNER_GROUP", "rag-runner"),
-        ("GW_JUDGE_GROUP", "judge"),
-        ("GW_ANALYTICS_GROUP", "analytics"),
-    ):
-        monkeypatch.setenv(var, f"{unique_prefix}{name}")
-
-
 def test_randomized_kill_schedule_reconciles_exactly(
     own_broker: Broker,  # noqa: F811
     fresh_pg_url: Callable[[], str],

@@ -68,7 +68,6 @@ def test_an_instance_frozen_past_its_session_counts_only_what_it_committed(
     fresh_pg_url: Callable[[], str],
     unique_prefix: str,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Issue 30's report as processes: one of two analytics instances SIGSTOPped mid-run for
     longer than the 10 s session timeout (its partitions move to the other), then resumed.
@@ -80,12 +79,6 @@ def test_an_instance_frozen_past_its_session_counts_only_what_it_committed(
 
     from tests.e2e.test_faults_kafka import published, report, stored_count, wait_until
 
-    for var, name in (
-        ("GW_RUNNER_GROUP", "rag-runner"),
-        ("GW_JUDGE_GROUP", "judge"),
-        ("GW_ANALYTICS_GROUP", "analytics"),
-    ):
-        monkeypatch.setenv(var, f"{unique_prefix}{name}")
     db_url = fresh_pg_url()
     runs = 2
     with running_pipeline(

@@ -45,17 +45,6 @@ from tests.e2e.test_faults_kafka import (
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.kafka, pytest.mark.postgres]
 
 
-@pytest.fixture(autouse=True)
-def own_consumer_groups(monkeypatch: pytest.MonkeyPatch, unique_prefix: str) -> None:
-    """Consumer groups of this test only (see test_faults_kafka.py)."""
-    for var, name in (
-        ("GW_RUNNER_GROUP", "rag-runner"),
-        ("GW_JUDGE_GROUP", "judge"),
-        ("GW_ANALYTICS_GROUP", "analytics"),
-    ):
-        monkeypatch.setenv(var, f"{unique_prefix}{name}")
-
-
 def counter(proc: ServiceProc, name: str, outcome: str | None = None) -> float:
     samples = metric_samples(proc.get("/metrics").text, name)
     return sum(v for k, v in samples.items() if outcome is None or ("outcome", outcome) in k)

@@ -54,19 +54,6 @@ def _demo_forms() -> int:
 PROBES_PER_CYCLE = _demo_forms()
 
 
-@pytest.fixture(autouse=True)
-def own_consumer_groups(monkeypatch: pytest.MonkeyPatch, unique_prefix: str) -> None:
-    """Consumer groups of this test only. The default group names ("judge", "analytics", …) do
-    not include the topic prefix, so every pipeline on the shared broker would join the same
-    groups and a process starting or dying in another test would rebalance this one."""
-    for var, name in (
-        ("GW_RUNNER_GROUP", "rag-runner"),
-        ("GW_JUDGE_GROUP", "judge"),
-        ("GW_ANALYTICS_GROUP", "analytics"),
-    ):
-        monkeypatch.setenv(var, f"{unique_prefix}{name}")
-
-
 # --------------------------------------------------------------------------- reading the truth
 UNKNOWN_TOPIC = 3  # Kafka's UNKNOWN_TOPIC_OR_PARTITION error code
 

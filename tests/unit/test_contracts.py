@@ -204,3 +204,17 @@ def test_a_judgement_leaves_the_columns_domain_behind() -> None:
     again = Judgement.for_response(response, verdict=Verdict.CORRECT, tier="t", reason="r")
     assert again.expected is j.expected  # one copy per expected answer
     assert Topics().judgements.decode(j.to_bytes()) == j
+
+
+def test_a_deployments_consumer_groups_are_scoped_by_its_topic_prefix() -> None:
+    from groundwatch.adapters.bus.memory import MemoryBus
+    from groundwatch.contracts import DEFAULT_PREFIX, Topics
+    from groundwatch.runtime.consume import consume
+    from groundwatch.stages.dead_letters.stage import DeadLetterKeeper
+
+    # the default deployment keeps the bare names its offsets are committed under
+    assert Topics(DEFAULT_PREFIX).group("judge") == "judge" == Topics("").group("judge")
+    # another prefix (staging beside production, two test runs on one broker) has its own groups
+    assert Topics("staging.").group("judge") == "staging.judge"
+    loop = consume(DeadLetterKeeper(store=None), MemoryBus(), Topics("staging."))  # type: ignore[arg-type]
+    assert loop.group == "staging.dead-letter-keeper"

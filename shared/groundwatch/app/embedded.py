@@ -24,7 +24,7 @@ from groundwatch.adapters.db import make_engine
 from groundwatch.adapters.db.evidence import StoreEvidence
 from groundwatch.adapters.sources.connect import SourcePolicy
 from groundwatch.app.bootstrap import analytics, dead_letter_keeper, generator, runner_stage
-from groundwatch.contracts import Topics
+from groundwatch.contracts import DEFAULT_PREFIX, Topics
 from groundwatch.core.data_quality import spec_of
 from groundwatch.core.model import SemanticGroup
 from groundwatch.core.tagging import Tagger, Window
@@ -120,7 +120,7 @@ class EmbeddedPipeline:
             trim_consumed=not keep_consumed,
             max_backlog=None if keep_consumed else MAX_IN_FLIGHT,
         )
-        self.topics = Topics("gw.")
+        self.topics = Topics(DEFAULT_PREFIX)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if database_url is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="groundwatch-demo-")

@@ -221,7 +221,8 @@ class ConsumeLoop(Generic[M]):
         self.source = source
         #: every topic read, by name: a record is decoded by the contract of its own topic
         self._sources: dict[str, Topic[Any]] = {t.name: t for t in (source, *also)}
-        self.group = group
+        #: the group in this deployment (scoped by its topic prefix, see Topics.group)
+        self.group = topics.group(group)
         self.handler = handler
         self.service = service
         self.max_records = max_records

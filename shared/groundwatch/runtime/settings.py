@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from groundwatch.adapters.db.engine import database_url_problem
+from groundwatch.contracts import DEFAULT_PREFIX
 from groundwatch.errors import ConfigError
 from groundwatch.runtime.consume import RetryPolicy
 from groundwatch.runtime.loop import LoopSettings
@@ -50,7 +51,12 @@ class CommonSettings(LoopSettings):
         "memory", description="Message bus: 'memory' (embedded, one process) or 'kafka'."
     )
     kafka_bootstrap: str = Field("127.0.0.1:9092", description="Kafka bootstrap servers.")
-    topic_prefix: str = Field("gw.", description="Prefix of every topic name.")
+    topic_prefix: str = Field(
+        DEFAULT_PREFIX,
+        description="Prefix of every topic name; under another than gw. the consumer groups"
+        " get it too (staging.judge), so two deployments on one cluster never rebalance each"
+        " other.",
+    )
     partitions: int = Field(6, ge=1, le=1024, description="Partitions per topic when created.")
     kafka_replication_factor: int = Field(
         0,
