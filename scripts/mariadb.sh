@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Throw-away MariaDB server on loopback for tests (Debian packages, no Docker), like postgres.sh.
 #
-# Usage: scripts/mariadb.sh {install|start|stop|status|url|reader-url}
+# Usage: scripts/mariadb.sh {install|start|stop|status|refresh|url|reader-url}
+#   refresh: on a running server, make the database, users and grants start makes (idempotent)
 # Env:   GW_MARIADB_HOME (/tmp/groundwatch-mariadb)  GW_MARIADB_PORT (53306)
 # Database groundwatch_test; user gw (all rights on it), user gw_reader (SELECT only), user gw_file
 # (SELECT and the global FILE privilege: a login groundwatch must refuse as a source); no
@@ -81,6 +82,9 @@ GRANT ALL PRIVILEGES ON $DB.* TO 'gw'@'127.0.0.1';
 GRANT ALL PRIVILEGES ON \`gwt\\_%\`.* TO 'gw'@'127.0.0.1';
 GRANT SELECT ON $DB.* TO 'gw_reader'@'127.0.0.1';
 GRANT SELECT ON $DB.* TO 'gw_file'@'127.0.0.1';
+-- and each test run's own database, gwt_run_* (conftest mysql_urls), read by the read-only logins
+GRANT SELECT ON \`gwt\\_%\`.* TO 'gw_reader'@'127.0.0.1';
+GRANT SELECT ON \`gwt\\_%\`.* TO 'gw_file'@'127.0.0.1';
 GRANT FILE ON *.* TO 'gw_file'@'127.0.0.1';
 FLUSH PRIVILEGES;
 SQL
@@ -109,7 +113,8 @@ case ${1:-} in
   start) start ;;
   stop) stop ;;
   status) status ;;
+  refresh) lock; serving && ensure_db ;;
   url) echo "$URL" ;;
   reader-url) echo "$READER_URL" ;;
-  *) echo "usage: $0 {install|start|stop|status|url|reader-url}" >&2; exit 2 ;;
+  *) echo "usage: $0 {install|start|stop|status|refresh|url|reader-url}" >&2; exit 2 ;;
 esac

@@ -68,21 +68,29 @@ def kafka_bootstrap() -> str:
 
 
 @pytest.fixture(scope="session")
-def pg_url() -> str:
-    """SQLAlchemy URL of the throw-away PostgreSQL cluster (scripts/postgres.sh)."""
+def pg_url() -> Iterator[str]:
+    """SQLAlchemy URL of this test run's own database on the throw-away PostgreSQL cluster
+    (scripts/postgres.sh): two runs at once (two checkouts) share the cluster, never a database,
+    so the tables one run's tests make are not the other's. Dropped when the run ends."""
     url = os.environ.get("GW_TEST_DATABASE_URL", "")
     if not url:
         need("GW_TEST_DATABASE_URL is not set (run through `make test`)")
     from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
 
+    name = f"gw_run_{uuid.uuid4().hex[:12]}"
     try:
-        engine = create_engine(url)
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-        engine.dispose()
+        admin = create_engine(url, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
     except Exception as exc:
         need(f"PostgreSQL at {url} unreachable: {exc}")
-    return url
+    try:
+        yield make_url(url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
 
 
 def _product_variables() -> frozenset[str]:
@@ -190,8 +198,10 @@ async def memory_bus() -> AsyncIterator[object]:
 
 
 @pytest.fixture(scope="session")
-def mysql_urls() -> tuple[str, str]:
-    """(writer URL, read-only user's URL) of the throw-away MariaDB (scripts/mariadb.sh)."""
+def mysql_urls() -> Iterator[tuple[str, str]]:
+    """(writer URL, read-only user's URL) of this test run's own database (``gwt_run_*``) on the
+    throw-away MariaDB (scripts/mariadb.sh, which lets the read-only logins read ``gwt_*``): two
+    runs at once share the server, never a database. Dropped when the run ends."""
     url = os.environ.get("GW_TEST_MYSQL_URL", "")
     reader = os.environ.get("GW_TEST_MYSQL_READER_URL", "")
     if not url or not reader:
@@ -201,15 +211,26 @@ def mysql_urls() -> tuple[str, str]:
     except ImportError:
         need("PyMySQL is not installed (pip install -e '.[test]' or 'groundwatch[mysql]')")
     from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
 
+    name = f"gwt_run_{uuid.uuid4().hex[:12]}"
     try:
-        engine = create_engine(url)
+        engine = create_engine(url, isolation_level="AUTOCOMMIT")
         with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-        engine.dispose()
+            conn.execute(
+                text(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+            )
     except Exception as exc:
         need(f"MariaDB at {url} unreachable: {exc}")
-    return url, reader
+    own = [
+        make_url(u).set(database=name).render_as_string(hide_password=False) for u in (url, reader)
+    ]
+    try:
+        yield own[0], own[1]
+    finally:
+        with engine.connect() as conn:
+            conn.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
+        engine.dispose()
 
 
 @pytest.fixture
