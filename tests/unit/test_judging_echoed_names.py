@@ -133,3 +133,37 @@ def test_the_gold_as_the_subject_answering_who_stays_correct(
 def test_the_echoed_name_beside_another_value_in_any_order_is_no_answer(said: str) -> None:
     d = judge_deterministic(_asked("Thea"), _surname("Dahl"), said)
     assert d.verdict is not Verdict.CORRECT, d.reason
+
+
+def _genre(gold: str) -> Expected:
+    return Expected(
+        values=[gold],
+        types=[T],
+        entity_domain=ColumnDomain.of(["978-3-7237-8634-5", "978-8-2343-0742-3"]),
+        entity_source="book.isbn",
+        attributes=["Tove"],
+        attribute_types=[T],
+        attribute_sources=["member.first_name"],
+    )
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # the key's column named beside its value, the name as a possessive, a key's own digits
+        "I'm sorry, I could not find that information about the book with ISBN 978-3-7237-8634-5.",
+        "I'm sorry, I could not find that information about Freya Dufour's loan.",
+        "I'm sorry, I could not find anything about the member with e-mail m1008@inbox.test.",
+    ],
+)
+def test_a_refusal_restating_which_row_it_means_is_a_refusal(said: str) -> None:
+    q = "What is the genre of '978-3-7237-8634-5' for 'Freya Dufour' ('m1008@inbox.test')?"
+    d = judge_deterministic(q, _genre("poetry"), said)
+    assert d.verdict is Verdict.INCORRECT and d.tier == "refusal", d.reason
+
+
+def test_the_keys_column_named_beside_another_attribute_is_no_other_name() -> None:
+    q = "What is the genre of '978-3-7237-8634-5'?"
+    said = "For the book with ISBN 978-3-7237-8634-5, the member first name is Tove."
+    d = judge_deterministic(q, _genre("poetry"), said)
+    assert d.verdict is Verdict.INCORRECT and "other_attribute" in d.reason, d.reason

@@ -1348,7 +1348,9 @@ def _refusal_stands(ev: ParsedResponse) -> bool:
 
 
 #: A word that names something: capitalised, or a number.
-_NAMING_WORD = re.compile(r"[A-Z][\w'’-]*|\d[\d.,]*")
+#: A name or a number, the latter on its own (a key's digits, "m1008@inbox.test", are its own)
+_NAMING_WORD = re.compile(r"[A-Z][\w'’-]*|(?<![\w@.])\d[\d.,]*")
+_POSSESSIVE = re.compile(r"['’]s$")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\n\"“(]\s*)$")
 
 
@@ -1361,10 +1363,12 @@ def _named_after(ev: ParsedResponse, start: int, skip: frozenset[str] = frozense
     text = ev.response
     if not text.isascii():  # offsets of the folded text are the response's only for ASCII
         return None if not ev.refusal or not ev.refusal.other_sentences else "another sentence"
-    query = frozenset(ev.query_toks)
+    # the question's words, and the words of the column and table the asked entity is named
+    # by: "… about the book with ISBN 978-…" restates which book, it offers no answer
+    query = frozenset(ev.query_toks) | _entity_words(ev.gold.entity_source)
     for m in _NAMING_WORD.finditer(text, start):
         word = m[0]
-        low = word.lower().rstrip(".,")
+        low = _POSSESSIVE.sub("", word.lower().rstrip(".,"))  # "Dufour's loan": the name
         if low in ("i", "i'm", "i'll", "i've", "i'd", "ai") or low in ARTICLES:
             continue
         if query.issuperset(toks := tokens(low, folded=True)) or (toks and skip.issuperset(toks)):
@@ -2096,7 +2100,7 @@ def _other_name(ev: ParsedResponse, stated: Sequence[str]) -> str | None:
     said another way ("… and is its VP" for *Vice President Sales*); None when there is none. A
     sentence's first word is capitalised whatever it is, so it is no name here."""
     text = ev.response
-    known = set(ev.query_toks)
+    known = set(ev.query_toks) | _entity_words(ev.gold.entity_source)
     for value in stated:
         known.update(value.split())
     for m in _CAPITALISED.finditer(text):
@@ -2116,6 +2120,13 @@ def _other_name(ev: ParsedResponse, stated: Sequence[str]) -> str | None:
             continue
         return word
     return None
+
+
+@lru_cache(maxsize=QUERY_VIEWS)
+def _entity_words(source: str | None) -> frozenset[str]:
+    """The words of the table and column the question names its entity by ("book.isbn" → book,
+    isbn): an answer says which row it means with them ("the book with ISBN …")."""
+    return _source_words([source]) if source else frozenset()
 
 
 def _source_words(sources: Sequence[str]) -> frozenset[str]:
