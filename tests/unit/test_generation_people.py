@@ -228,3 +228,25 @@ def test_the_judge_takes_yes_no_for_a_flag_and_never_for_a_count_of_one(
     for form in one.forms:
         assert judge_deterministic(form.text, one.answer, "Yes.").verdict is Verdict.INCORRECT
         assert judge_deterministic(form.text, one.answer, "Just 1.").verdict is Verdict.CORRECT
+
+
+def test_people_asked_by_full_name_know_every_full_name(
+    results: dict[str, GenerationResult],
+) -> None:
+    # another person named in an answer ("Jonas Eriksen has 5 …" for Mira Fischer's count) is
+    # told by the full names of the table, as a one-column entity is by its column's values
+    res = results["campus"]
+    by = {t.template_id: t for t in res.templates}
+    named = [
+        g for g in res.groups if len(by[str(g.template_id)].slots) == 2 and g.answer.entity_domain
+    ]
+    assert named, "no group names a person by first and last name"
+    for g in named:
+        first, last = g.params.values()
+        full = f"{first} {last}"
+        assert full in g.answer.entity_domain.values and " " in g.answer.entity_source
+    g = named[0]
+    other = next(v for v in g.answer.entity_domain.values if v != " ".join(g.params.values()))
+    gold = g.answer.values[0]
+    said = judge_deterministic(g.forms[0].text, g.answer, f"{other}'s record says {gold}.")
+    assert said.verdict is not Verdict.CORRECT, said.reason

@@ -132,6 +132,33 @@ def distinct_values_sql(table: str, column: str, dialect: str) -> str:
     )
 
 
+def _full_name_query(template: SqlTemplate, schema: SchemaInfo) -> tuple[str, str] | None:
+    """The full names ("first last") of the table whose first and last name the two slots are."""
+    a, b = template.slots
+    table = schema.table(a.table)
+    if table is None or (a.table, a.alias) != (b.table, b.alias):
+        return None
+    full = table.full_name()
+    if full is None or {a.column, b.column} != {full[0].name, full[1].name}:
+        return None
+    first, last = (exp.Column(this=ident(c.name)) for c in full)
+    name = exp.Concat(expressions=[first.copy(), exp.Literal.string(" "), last.copy()])
+    not_null = exp.And(
+        this=exp.Not(this=exp.Is(this=first.copy(), expression=exp.Null())),
+        expression=exp.Not(this=exp.Is(this=last.copy(), expression=exp.Null())),
+    )
+    sql = render(
+        exp.Select(
+            expressions=[name],
+            distinct=exp.Distinct(),
+            from_=exp.From(this=exp.Table(this=ident(table.name))),
+            where=exp.Where(this=not_null),
+        ),
+        schema.dialect,
+    )
+    return f"{table.name}.{full[0].name} {full[1].name}", sql
+
+
 def candidate_queries(template: SqlTemplate, schema: SchemaInfo) -> list[str | None]:
     """Per answer column, the query for its distinct values, or None when it gets no candidates.
 
@@ -221,7 +248,11 @@ def kin_values(
 
 def entity_query(template: SqlTemplate, schema: SchemaInfo) -> tuple[str, str] | None:
     """``(table.column, distinct-values query)`` of the text column a one-slot template names
-    its entity by, or None (no slot, several, or a slot of another type)."""
+    its entity by, or of the full names of the people a two-slot template names by their first
+    and last name ("Jonas Eriksen" is another member than the asked "Mira Fischer"); None for
+    no slot, other slots, or a slot of another type."""
+    if len(template.slots) == 2:
+        return _full_name_query(template, schema)
     if len(template.slots) != 1:
         return None
     slot = template.slots[0]

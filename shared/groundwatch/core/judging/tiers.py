@@ -2014,9 +2014,11 @@ def _other_entity(ev: ParsedResponse) -> str | None:
     dom = g.entity
     if dom is None or ev.tok_set.isdisjoint(dom.last_words):
         return None
-    # the usual answer names the asked entity, whose words the question holds: one set test
-    # (an entity whose last word is the asked one's too is let go: no evidence either way)
-    if (ev.tok_set & dom.last_words) <= _query_tok_set(ev.query):
+    # the usual answer names the asked entity, whose words the question holds: one set test,
+    # unless a last word it shares with the question ends several values (every e-mail's
+    # "org", a family's surname), where another value may end in it too
+    common = ev.tok_set & dom.last_words
+    if common <= _query_tok_set(ev.query) and all(len(dom.by_last[w]) == 1 for w in common):
         return None
     qpad = ev.query_pad
     others: list[tuple[str, int, int]] = []
