@@ -630,3 +630,45 @@ def test_people_are_not_counted_where_two_tables_hold_people(tmp_path: Path) -> 
     forms = [f.text for g in generate_groups(f"sqlite:///{db}", k=3).groups for f in g.forms]
     assert forms
     assert not [t for t in forms if re.search(r"\bpeople\b", t)]
+
+
+def test_keys_dates_and_acronyms_read_as_a_librarian_says_them(tmp_path: Path) -> None:
+    db = tmp_path / "library.sqlite"
+    con = sqlite3.connect(db)
+    con.executescript(
+        """
+        CREATE TABLE member (member_id INTEGER PRIMARY KEY, first_name TEXT NOT NULL,
+            last_name TEXT NOT NULL, email TEXT NOT NULL UNIQUE);
+        CREATE TABLE book (book_id INTEGER PRIMARY KEY, isbn TEXT NOT NULL UNIQUE,
+            genre TEXT NOT NULL);
+        CREATE TABLE loan (loan_id INTEGER PRIMARY KEY,
+            member_id INTEGER NOT NULL REFERENCES member(member_id),
+            book_id INTEGER NOT NULL REFERENCES book(book_id), lent DATE NOT NULL,
+            due DATE NOT NULL);
+        """
+    )
+    people = [("Anna", "Holm"), ("Dmitri", "Quist"), ("Tove", "Berg"), ("Emil", "Lind")]
+    con.executemany(
+        "INSERT INTO member VALUES (?, ?, ?, ?)",
+        [(i, f, la, f"m{1000 + i}@inbox.test") for i, (f, la) in enumerate(people, 1)],
+    )
+    con.executemany(
+        "INSERT INTO book VALUES (?, ?, ?)",
+        [(i, f"978-3-{1000 + i}-{i}", ["poetry", "crime", "travel"][i % 3]) for i in range(1, 7)],
+    )
+    con.executemany(
+        "INSERT INTO loan VALUES (?, ?, ?, ?, ?)",
+        [(i, i % 4 + 1, i % 6 + 1, f"2024-0{i % 9 + 1}-1{i % 9}", f"2024-1{i % 3}-2{i % 9}")
+         for i in range(1, 9)],
+    )  # fmt: skip
+    con.commit()
+    con.close()
+    res = generate_groups(f"sqlite:///{db}", k=3)
+    texts = [f.text for g in res.groups for f in g.forms]
+    assert not any(" named '978-" in t or " named 'm10" in t for t in texts)
+    assert any(" with ISBN '978-" in t for t in texts), texts
+    assert not any("Isbn" in t or " isbn" in t for t in texts)
+    assert any("loan date" in t.lower() for t in texts) and any("due date" in t for t in texts)
+    assert not any(re.search(r" the (?:lent|due)\b(?! date)", t) for t in texts)
+    # a person borrows a book, and is in no book
+    assert not any("is in book '" in t or re.search(r"book is member '[^']+' in", t) for t in texts)

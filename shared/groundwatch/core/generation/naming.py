@@ -15,7 +15,22 @@ from contextvars import ContextVar
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
-_ACRONYMS = {"id", "ceo", "cfo", "cto", "hr", "it", "uk", "us", "eu", "url", "vat"}
+_ACRONYMS = {
+    "id", "ceo", "cfo", "cto", "hr", "it", "uk", "us", "eu", "url", "vat", "isbn", "issn", "sku",
+    "upc", "ean", "gtin", "vin", "iban", "bic", "ip", "imdb", "doi", "api", "gps", "kpi", "roi",
+}  # fmt: skip
+#: A word said letter by letter by its shape: three to five letters and no vowel ("ssn",
+#: "pdf", "crm"); a unit ("mph", "kwh") is written small.
+_SPELLED = re.compile(r"[b-df-hj-np-tv-xz]{3,5}")
+_NOT_SPELLED = frozenset({"nth", "mrs", "hrs", "yrs", "pts", "mph", "kph", "kwh", "mpg"})
+
+
+def _is_acronym(word: str) -> bool:
+    if word in _ACRONYMS:
+        return True
+    return _SPELLED.fullmatch(word) is not None and word not in _NOT_SPELLED
+
+
 _IRREGULAR = {"people": "person", "staff": "staff", "data": "data", "series": "series"}
 _SURROGATE_TOKENS = {"id", "uuid", "guid", "pk", "oid", "rowid"}
 
@@ -86,7 +101,7 @@ def humanize(name: str) -> str:
     abbreviations written out (``dept`` → department)."""
     out = []
     for w in spoken_words(name):
-        out.append(w.upper() if w in _ACRONYMS and w != "id" else w)
+        out.append(w.upper() if w != "id" and _is_acronym(w) else w)
     return " ".join(out)
 
 
@@ -196,8 +211,10 @@ _UNIT_WORDS = {"hrs": "hours", "mins": "minutes", "secs": "seconds", "sec": "sec
 _IRREGULAR_EVENTS = {
     "born": "birth", "built": "construction", "sold": "sale", "paid": "payment",
     "begun": "start", "begin": "start", "made": "production", "written": "writing",
-    "sent": "dispatch", "held": "holding", "died": "death",
+    "sent": "dispatch", "held": "holding", "died": "death", "lent": "loan", "bought": "purchase",
 }  # fmt: skip
+#: Adjectives a date column may be called by alone: "the due date of the loan", never "the due".
+_DATE_ADJECTIVES = frozenset({"due", "overdue", "expiry", "valid", "effective"})
 _TIME_WORDS = frozenset({"date", "year", "time", "day"})
 
 
@@ -264,6 +281,8 @@ def attribute_label(column: str, kind: str | None) -> str:
         return f"number of {label}"
     if kind == "number" and len(ws) >= 2 and ws[-1] in _UNITS and ws[-2] != "in":
         return f"{' '.join(ws[:-1])} in {ws[-1]}"  # weight_kg: "weight in kg", not "weight kg"
+    if kind == "date" and len(ws) == 1 and ws[0] in _DATE_ADJECTIVES:
+        return f"{label} date"
     if kind == "date" and len(ws) >= 2 and ws[-1] in _PREPOSITIONS:
         ws = ws[:-1]  # issued_on, created_at: the event, said as "issued date"
         label = " ".join(ws)

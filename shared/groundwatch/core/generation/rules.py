@@ -633,10 +633,16 @@ def named(noun: str, column: str, token: str) -> str:
         return f"the {noun} titled {token}"
     if last == "number":
         return f"the {noun} numbered {token}"
-    if last in ("code", "label", "handle", "username", "designation"):
-        # a column called by its own table's noun says it once: "the ward with code 'PEDS'"
+    if last not in _SPOKEN_AS_NAMES:
+        # a key that is no name is said by what it is: "the ward with code 'PEDS'", "the book
+        # with ISBN '978-…'", "the member with email 'm1001@…'", never "the book named '978-…'";
+        # a column called by its own table's noun says it once
         return f"the {noun} with {humanize(column).removeprefix(f'{noun} ')} {token}"
     return f"the {noun} named {token}"
+
+
+#: Last words of a column that is its row's name: "the company named 'X'".
+_SPOKEN_AS_NAMES = frozenset({"name", "names", "surname", "nickname", "alias"})
 
 
 def _token(slot: Slot) -> str:
@@ -855,9 +861,14 @@ def _link_templates(link: TableInfo, schema: SchemaInfo, cfg: RuleConfig) -> lis
             x_slots = assign_tokens(_named_slots(kx, x_tbl.name, x_alias, nx, set()))
             tok = f"{nx} {_said(x_slots)}"
             wh_m = _membership(ny, nx, tok, entity, event, relation_verb(fx.column))
-            if event and (x_tbl.full_name() is None) != (y_tbl.full_name() is None):
+            thing = y_tbl if x_tbl.full_name() is not None else x_tbl
+            if (
+                event
+                and (x_tbl.full_name() is None) != (y_tbl.full_name() is None)
+                and thing.name not in schema.things
+            ):
                 # a person and what they take part in: "which course is student X in",
-                # "which student is in course Y"
+                # "which student is in course Y" (a book one borrows is no course one is in)
                 in_it = x_tbl.full_name() is not None
                 wh_m = f"which {ny} is {tok} in" if in_it else f"which {ny} is in {tok}"
             out.append(
