@@ -136,3 +136,25 @@ async def test_group_members_split_partitions(bus: Bus, unique_prefix: str) -> N
     assert sorted(set(values)) == list(range(60))
     parts = [{r.partition for r in v} for v in seen.values()]
     assert not (parts[0] & parts[1]), "two members consumed the same partition"
+
+
+async def test_topics_made_have_a_leader_for_every_partition_on_return(
+    kafka_bootstrap: str, unique_prefix: str
+) -> None:
+    # a consumer started right after sees every partition: no "topic not found" first rebalance
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    b = make_bus("kafka", bootstrap=kafka_bootstrap, partitions=6)
+    await b.start()
+    names = [f"{unique_prefix}{n}" for n in ("a", "b", "c")]
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    await admin.start()
+    try:
+        await b.ensure_topics(names)
+        described = await admin.describe_topics(names)
+    finally:
+        await admin.close()
+        await b.stop()
+    assert sorted(t["topic"] for t in described) == sorted(names)
+    for t in described:
+        assert len(t["partitions"]) == 6 and all(p["leader"] >= 0 for p in t["partitions"]), t

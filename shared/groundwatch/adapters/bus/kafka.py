@@ -309,6 +309,8 @@ class KafkaBus:
             if present:
                 want = self.policy.replication_factor or min(3, max(1, brokers))
                 await self._warn_under_replicated(admin, present, want)
+            if missing:
+                await _await_leaders(admin, missing)
         finally:
             await admin.close()
 
@@ -426,6 +428,34 @@ def _sender_dead(producer: AIOKafkaProducer) -> bool:
     sender = getattr(producer, "_sender", None)
     task = getattr(sender, "sender_task", None)
     return task is not None and task.done()
+
+
+#: How long topics just made may take to have a leader for every partition.
+LEADERS_TIMEOUT_S = 30.0
+
+
+async def _await_leaders(admin: AIOKafkaAdminClient, names: list[str]) -> None:
+    """Wait until every partition of the topics just made has a leader: a consumer that
+    subscribes before the broker's metadata holds them finds "topic not found", and its group's
+    first rebalance (the partitions of a topic it did not know) stalled a second member's join
+    for minutes on a loaded machine. Past the timeout it goes on (the consumer still retries)."""
+    deadline = asyncio.get_running_loop().time() + LEADERS_TIMEOUT_S
+    while True:
+        try:
+            described = await admin.describe_topics(names)
+            if len(described) == len(names) and all(
+                t.get("error_code", 0) == 0
+                and t["partitions"]
+                and all(p.get("leader", -1) >= 0 for p in t["partitions"])
+                for t in described
+            ):
+                return
+        except KafkaError:
+            pass
+        if asyncio.get_running_loop().time() > deadline:
+            log.warning("topics %s: not every partition has a leader yet", ", ".join(names))
+            return
+        await asyncio.sleep(0.2)
 
 
 class KafkaConsumer:
