@@ -20,6 +20,7 @@ import re
 from collections.abc import Collection
 
 from groundwatch.core.judging.dates import MONTH_NAME as _MONTH
+from groundwatch.core.judging.normalize import word_around
 from groundwatch.core.judging.numbers import is_unit_or_scale
 
 #: An ASCII text's characters by class (digit 0, lower-case letter a, clause punctuation .,
@@ -141,11 +142,7 @@ _ADDRESS = re.compile(r"@|://|\w\w\.\w\w")
 def _in_address(m: re.Match[str]) -> bool:
     """Whether the glued digits stand inside an address, where they are its characters, never a
     footnote ("anders.foss2@example.no" is no "anders.foss" with marker 2)."""
-    text = m.string
-    start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
-    end = min((i for i in (text.find(" ", m.end()), text.find("\n", m.end())) if i >= 0),
-              default=len(text))  # fmt: skip
-    return _ADDRESS.search(text, start, end) is not None
+    return _ADDRESS.search(word_around(m.string, m.start(), m.end())) is not None
 
 
 def _unglue(m: re.Match[str]) -> str:

@@ -115,3 +115,11 @@ def content_tokens(text: str) -> list[str]:
 def padded(text_normalized: str) -> str:
     """Space-padded so that ``f" {gold} " in padded(resp)`` tests containment on word boundaries."""
     return f" {text_normalized} "
+
+
+def word_around(text: str, start: int, end: int) -> str:
+    """The run of ``text`` without white space that holds ``text[start:end]``: the whole e-mail
+    address or link a match stands in ("thea.dahl30@example.no")."""
+    a = max(text.rfind(" ", 0, start), text.rfind("\n", 0, start)) + 1
+    ends = [i for i in (text.find(" ", end), text.find("\n", end)) if i >= 0]
+    return text[a : min(ends, default=len(text))]

@@ -48,6 +48,7 @@ from groundwatch.core.judging.normalize import (
     folded_tokens,
     padded,
     tokens,
+    word_around,
 )
 from groundwatch.core.judging.numbers import (
     NumberMatch,
@@ -1347,8 +1348,8 @@ def _refusal_stands(ev: ParsedResponse) -> bool:
     return ref is not None and _named_after(ev, ref.span[1]) is None
 
 
-#: A word that names something: capitalised, or a number.
-#: A name or a number, the latter on its own (a key's digits, "m1008@inbox.test", are its own)
+#: A word that names something: capitalised, or a number on its own (the digits of a key,
+#: "m1008@inbox.test", are that key's)
 _NAMING_WORD = re.compile(r"[A-Z][\w'’-]*|(?<![\w@.])\d[\d.,]*")
 _POSSESSIVE = re.compile(r"['’]s$")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\n\"“(]\s*)$")
@@ -1452,10 +1453,7 @@ def _inside_address(ev: ParsedResponse, start: int, end: int) -> bool:
     spans = _name_spans(ev)
     if spans is None:
         return False
-    text = ev.response
-    a = text.rfind(" ", 0, spans[start][0]) + 1
-    b = text.find(" ", spans[end - 1][1])
-    word = text[a : b if b >= 0 else len(text)]
+    word = word_around(ev.response, spans[start][0], spans[end - 1][1])
     return "@" in word or "://" in word
 
 
