@@ -20,15 +20,20 @@ _ACRONYMS = {
     "upc", "ean", "gtin", "vin", "iban", "bic", "ip", "imdb", "doi", "api", "gps", "kpi", "roi",
 }  # fmt: skip
 #: A word said letter by letter by its shape: three to five letters and no vowel ("ssn",
-#: "pdf", "crm"); a unit ("mph", "kwh") is written small.
+#: "pdf", "crm"); a unit (:data:`_UNITS`: "mph", "kwh") and these are written small.
 _SPELLED = re.compile(r"[b-df-hj-np-tv-xz]{3,5}")
-_NOT_SPELLED = frozenset({"nth", "mrs", "hrs", "yrs", "pts", "mph", "kph", "kwh", "mpg"})
+_NOT_SPELLED = frozenset({"nth", "mrs", "yrs", "pts", "mpg", "kph"})
 
 
 def _is_acronym(word: str) -> bool:
     if word in _ACRONYMS:
         return True
-    return _SPELLED.fullmatch(word) is not None and word not in _NOT_SPELLED
+    return (
+        _SPELLED.fullmatch(word) is not None
+        and word not in _NOT_SPELLED
+        and word not in _UNITS
+        and word not in _UNIT_WORDS
+    )
 
 
 _IRREGULAR = {"people": "person", "staff": "staff", "data": "data", "series": "series"}
