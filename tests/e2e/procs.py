@@ -80,7 +80,9 @@ class ServiceProc:
             except httpx.HTTPError:
                 pass
             time.sleep(0.3)
-        raise AssertionError(f"{self.name} not ready in {timeout}s:\n{self.tail()}")
+        raise AssertionError(
+            f"{self.name} not ready in {timeout}s:\n{self.tail()}\n{self.broker_groups()}"
+        )
 
     def get(self, path: str) -> httpx.Response:
         return httpx.get(f"{self.url}{path}", timeout=10)
@@ -94,6 +96,19 @@ class ServiceProc:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(5)
+
+    def broker_groups(self, lines: int = 40) -> str:
+        """What the test broker's group coordinator logged about this run's consumer groups
+        (joins, rebalances, members removed): a service that never gets its partitions is
+        explained there, not in its own log."""
+        path, prefix = os.environ.get("GW_TEST_KAFKA_LOG", ""), self.env.get("GW_TOPIC_PREFIX")
+        if not path or not prefix or not Path(path).is_file():
+            return "(no broker log)"
+        with Path(path).open(errors="replace") as f:
+            found = [
+                line.rstrip()[:400] for line in f if "GroupCoordinator" in line and prefix in line
+            ]
+        return "broker, groups of this run:\n" + "\n".join(found[-lines:])
 
     def tail(self, lines: int = 40) -> str:
         try:

@@ -64,7 +64,8 @@ def test_services_hand_the_loop_to_uvicorn(monkeypatch: pytest.MonkeyPatch) -> N
         server.started = True
 
     monkeypatch.setattr(uvicorn.Server, "run", run)
-    noisy = [logging.getLogger(n) for n in ("httpx", "httpcore", "aiokafka")]
+    names = ("httpx", "httpcore", "aiokafka", "aiokafka.consumer.group_coordinator")
+    noisy = [logging.getLogger(n) for n in names]
     levels = [n.level for n in noisy]  # serve() quiets them: given back for the other tests
     try:
         serve(FastAPI(), CommonSettings(event_loop="asyncio"))

@@ -436,6 +436,9 @@ def serve(app: FastAPI, settings: CommonSettings) -> None:
     if settings.log_level != "DEBUG":
         for noisy in ("httpx", "httpcore", "aiokafka"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
+        # ...but a consumer group's joins, syncs and assignments stay: one line per rebalance,
+        # and the only account of a member that keeps its group waiting
+        logging.getLogger("aiokafka.consumer.group_coordinator").setLevel(settings.log_level)
     config = uvicorn.Config(
         app,
         host=settings.host,
