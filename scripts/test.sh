@@ -85,9 +85,15 @@ fi
 # The HTML report is tested in a real browser: Debian's headless Chromium and its driver.
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
   if ((EUID == 0)) && command -v apt-get >/dev/null; then
-    echo "test.sh: installing chromium and chromium-driver from Debian packages ..."
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq \
-      && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null \
+    # Runs side by side on a fresh machine install once: the second waits on the lock, then
+    # finds the packages there. apt's own lock would fail the second run instead of waiting.
+    (
+      flock -w 900 9 || exit 1
+      command -v chromium >/dev/null && command -v chromedriver >/dev/null && exit 0
+      echo "test.sh: installing chromium and chromium-driver from Debian packages ..."
+      DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+    ) 9>"$LEASES/apt.lock" \
       || echo "test.sh: chromium did not install; the browser test will fail under CI=true" >&2
   else
     echo "test.sh: no chromium/chromedriver and no root to install them" >&2
