@@ -473,10 +473,11 @@ class KafkaConsumer:
         # one stateful member only if it owns the same partitions of each: the range assignor
         # gives every member the same partition numbers of every topic of equal partition
         # count; round-robin (aiokafka's default, kept for one topic) interleaves them.
+        # Exactly one assignor: aiokafka 0.14 sends one JoinGroup per listed assignor, each
+        # with different protocol metadata, so the broker starts a new rebalance on every join
+        # and two members can chase each other for minutes (aio-libs/aiokafka#1168).
         assignors = (
-            (RangePartitionAssignor, RoundRobinPartitionAssignor)
-            if len(topics) > 1
-            else (RoundRobinPartitionAssignor,)
+            (RangePartitionAssignor,) if len(topics) > 1 else (RoundRobinPartitionAssignor,)
         )
 
         def make() -> AIOKafkaConsumer:
