@@ -44,18 +44,11 @@ def _two_free_ports() -> int:
 
 
 @pytest.fixture
-def own_kafka(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
-    port = _two_free_ports()
-    env = {
-        **os.environ,
-        "GW_KAFKA_BROKERS": "1",
-        "GW_KAFKA_PORT": str(port),
-        "GW_KAFKA_CONTROLLER_PORT": str(port + 1),
-        "GW_KAFKA_HOME": str(tmp_path / "kafka"),
-        "PYTHON": sys.executable,
-    }
+def own_kafka(tmp_path: Path) -> Iterator[tuple[str, int]]:
+    """A broker of this test's own: its bootstrap and its JVM's pid."""
+    home = tmp_path / "kafka"
 
-    def sh(*args: str) -> subprocess.CompletedProcess[str]:
+    def sh(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             ["bash", str(ROOT / "scripts/kafka.sh"), *args],
             env=env,
@@ -64,26 +57,43 @@ def own_kafka(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
             timeout=300,
         )
 
-    for _ in range(3):  # a JVM that exits at once on a loaded machine is started again
-        started = sh("start")
-        if started.returncode == 0:
+    def env_on(port: int) -> dict[str, str]:
+        return {
+            **os.environ,
+            "GW_KAFKA_BROKERS": "1",
+            "GW_KAFKA_PORT": str(port),
+            "GW_KAFKA_CONTROLLER_PORT": str(port + 1),
+            "GW_KAFKA_HOME": str(home),
+            "PYTHON": sys.executable,
+        }
+
+    tries: list[str] = []
+    for _ in range(3):
+        # New ports each try: a JVM that exits at once on a loaded machine is started again,
+        # and a port taken between the pick and the bind (another test run beside this one)
+        # shows as "reusing" someone else's broker, which this test must never freeze.
+        env = env_on(_two_free_ports())
+        started = sh(env, "start")
+        pid = sh(env, "node-pid", "1")
+        if started.returncode == 0 and pid.returncode == 0 and pid.stdout.strip().isdigit():
+            broker = int(pid.stdout.strip())
             break
-        sh("stop")
+        tries.append(started.stdout + started.stderr + pid.stderr)
+        sh(env, "stop")
     else:
-        pytest.fail(f"own Kafka did not start: {started.stdout}{started.stderr}")
+        pytest.fail("own Kafka did not start:\n" + "\n---\n".join(tries))
     try:
-        yield f"127.0.0.1:{port}", env
+        yield f"127.0.0.1:{env['GW_KAFKA_PORT']}", broker
     finally:
-        pid = sh("node-pid", "1").stdout.strip()
-        if pid.isdigit():
-            os.kill(int(pid), signal.SIGCONT)  # a stopped JVM cannot take the SIGTERM of stop
-        sh("stop")
+        if sh(env, "node-pid", "1").returncode == 0:
+            os.kill(broker, signal.SIGCONT)  # a stopped JVM cannot take the SIGTERM of stop
+        sh(env, "stop")
 
 
 def test_a_frozen_broker_is_a_503_at_the_readiness_deadline(
-    own_kafka: tuple[str, dict[str, str]], tmp_path: Path, unique_prefix: str
+    own_kafka: tuple[str, int], tmp_path: Path, unique_prefix: str
 ) -> None:
-    bootstrap, env = own_kafka
+    bootstrap, pid = own_kafka
     judge = ServiceProc(
         "judge",
         {
@@ -94,15 +104,6 @@ def test_a_frozen_broker_is_a_503_at_the_readiness_deadline(
         },
         tmp_path,
     ).start()
-    pid = int(
-        subprocess.run(
-            ["bash", str(ROOT / "scripts/kafka.sh"), "node-pid", "1"],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
     try:
         judge.wait_ready(120)
         os.kill(pid, signal.SIGSTOP)
