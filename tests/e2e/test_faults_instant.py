@@ -34,6 +34,7 @@ from tests.e2e.procs import ServiceProc, metric_samples, running_pipeline, wait_
 from tests.e2e.test_faults_kafka import (
     PROBES_PER_CYCLE,
     check_exact,
+    group_behind,
     ok_count,
     read_all,
     report,
@@ -161,6 +162,15 @@ def test_judge_killed_between_publish_and_commit_duplicates_arrive_and_count_onc
         assert victim.proc is not None
         wait_until("the victim killed itself", lambda: victim.proc.poll() is not None, 120)
         n = wait_published(procs["generator"], 1, timeout=180)
+        # Everything can be stored before the survivor takes the victim's partitions (the
+        # victim may have judged all of its share by the kill): the redelivery comes once the
+        # victim's session has timed out and the group has committed every response.
+        responses, group = Topics(unique_prefix).responses.name, f"{unique_prefix}judge"
+        wait_until(
+            "the judge group committed every response",
+            lambda: group_behind(kafka_bootstrap, group, responses) == 0,
+            180,
+        )
         wait_settled(db_url, analytics, n, timeout=180)
         tallied = counter(analytics, "groundwatch_judgements_total")
         survivor = ok_count(procs["judge"])

@@ -114,6 +114,31 @@ def read_all(bootstrap: str, topic: str) -> list[bytes]:
     return asyncio.run(_read_all(bootstrap, topic))
 
 
+async def _group_behind(bootstrap: str, group: str, topic: str) -> int:
+    """How many records of ``topic`` the consumer group has not committed yet (a partition it
+    never committed counts whole)."""
+    described = await _described_with_leaders(bootstrap, topic)
+    if described is None:
+        return 0
+    tps = [TopicPartition(topic, p["partition"]) for p in described["partitions"]]
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    await admin.start()
+    await consumer.start()
+    try:
+        committed = await admin.list_consumer_group_offsets(group, partitions=tps)
+        end = await consumer.end_offsets(tps)
+    finally:
+        await consumer.stop()
+        await admin.close()
+    done = {tp: meta.offset for tp, meta in committed.items() if meta.offset >= 0}
+    return sum(end[tp] - done.get(tp, 0) for tp in tps)
+
+
+def group_behind(bootstrap: str, group: str, topic: str) -> int:
+    return asyncio.run(_group_behind(bootstrap, group, topic))
+
+
 def tcp_ports(pid: int) -> set[int]:
     """The local ports of a live process's TCP sockets: its socket inodes in /proc/<pid>/fd,
     found in the kernel's TCP tables."""
