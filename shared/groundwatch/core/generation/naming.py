@@ -218,6 +218,30 @@ _IRREGULAR_EVENTS = {
     "begun": "start", "begin": "start", "made": "production", "written": "writing",
     "sent": "dispatch", "held": "holding", "died": "death", "lent": "loan", "bought": "purchase",
 }  # fmt: skip
+#: Regular participles a record's event columns are named by (``hired_on``, ``created_at``,
+#: ``shipped``), with the noun English says the event's date with: "the hire date of the
+#: employee", never "the hired date". A participle not listed keeps "<participle> date", which
+#: parses, where a guessed noun ("found date" for ``founded``) would not.
+_EVENT_NOUNS = {
+    "hired": "hire", "opened": "opening", "closed": "closing", "issued": "issue",
+    "created": "creation", "founded": "founding", "established": "establishment",
+    "released": "release", "published": "publication", "launched": "launch",
+    "shipped": "shipping", "ordered": "order", "delivered": "delivery", "arrived": "arrival",
+    "departed": "departure", "registered": "registration", "enrolled": "enrollment",
+    "admitted": "admission", "discharged": "discharge", "joined": "join", "started": "start",
+    "ended": "end", "completed": "completion", "approved": "approval", "expired": "expiry",
+    "modified": "modification", "updated": "update", "deleted": "deletion",
+    "cancelled": "cancellation", "canceled": "cancellation", "confirmed": "confirmation",
+    "graduated": "graduation", "signed": "signing", "purchased": "purchase",
+    "received": "receipt", "submitted": "submission", "installed": "installation",
+    "renewed": "renewal", "retired": "retirement", "terminated": "termination",
+    "resigned": "resignation", "married": "marriage", "appointed": "appointment",
+    "elected": "election", "acquired": "acquisition", "incorporated": "incorporation",
+    "booked": "booking", "returned": "return", "refunded": "refund", "requested": "request",
+    "resolved": "resolution", "visited": "visit", "diagnosed": "diagnosis",
+    "vaccinated": "vaccination", "inspected": "inspection", "produced": "production",
+    "manufactured": "manufacture", "recorded": "recording", "activated": "activation",
+}  # fmt: skip
 #: Adjectives a date column may be called by alone: "the due date of the loan", never "the due".
 _DATE_ADJECTIVES = frozenset({"due", "overdue", "expiry", "valid", "effective"})
 _TIME_WORDS = frozenset({"date", "year", "time", "day"})
@@ -256,22 +280,23 @@ def attribute_label(column: str, kind: str | None) -> str:
     """How a column reads as the thing asked for.
 
     A column named by a bare participle (``released``, ``founded``) names an event, not a value:
-    "what the released of the album is" does not parse, "the released date of the album" does.
-    Dates get "date", numbers "year" (a number named after an event is almost always its year).
+    "what the released of the album is" does not parse, "the release date of the album" does.
+    Dates get "date", numbers "year" (a number named after an event is almost always its year),
+    after the event's noun where English has one for it, else after the participle.
     """
     label = humanize(column)
     ws = label.split()
     if len(ws) == 1 and ws[0] in _UNIT_WORDS:
         return _UNIT_WORDS[ws[0]]  # a column called by its unit alone (``hrs``): "hours"
-    if (
-        ws
-        and ws[-1] in _IRREGULAR_EVENTS
-        and kind in ("date", "number")
-        and not _TIME_WORDS.intersection(ws)
-    ):
-        # born, built, sold: no -ed to tell the event by, and "born date" says it worse than the
-        # event's own noun ("Born for 'Chinua Achebe'" was a question of a new user's schema)
-        noun = " ".join([*ws[:-1], _IRREGULAR_EVENTS[ws[-1]]])
+    dropped_preposition = kind == "date" and len(ws) >= 2 and ws[-1] in _PREPOSITIONS
+    if dropped_preposition:
+        ws = ws[:-1]  # issued_on, created_at: the event, said by its noun ("issue date")
+        label = " ".join(ws)
+    event = (_EVENT_NOUNS.get(ws[-1]) or _IRREGULAR_EVENTS.get(ws[-1])) if ws else None
+    if event and kind in ("date", "number") and not _TIME_WORDS.intersection(ws):
+        # "born date", "hired date" say it worse than the event's own noun, and a bare
+        # participle does not parse as a thing asked for ("Born for 'Chinua Achebe'")
+        noun = " ".join([*ws[:-1], event])
         return f"{noun} {'date' if kind == 'date' else 'year'}"
     if (
         kind == "number"
@@ -288,11 +313,8 @@ def attribute_label(column: str, kind: str | None) -> str:
         return f"{' '.join(ws[:-1])} in {ws[-1]}"  # weight_kg: "weight in kg", not "weight kg"
     if kind == "date" and len(ws) == 1 and ws[0] in _DATE_ADJECTIVES:
         return f"{label} date"
-    if kind == "date" and len(ws) >= 2 and ws[-1] in _PREPOSITIONS:
-        ws = ws[:-1]  # issued_on, created_at: the event, said as "issued date"
-        label = " ".join(ws)
-        if ws[-1].endswith(("ed", "en")):
-            return f"{label} date"
+    if dropped_preposition and not _TIME_WORDS.intersection(ws):
+        return f"{label} date"  # start_on, shortlisted_at: "start date", "shortlisted date"
     if not ws or not ws[-1].endswith("ed") or len(ws[-1]) < 5:
         return label
     if kind == "date" and "date" not in ws and "time" not in ws:
