@@ -33,6 +33,11 @@ Q = "How many pets does owner 'Anders Nygaard' have?"
         ("He has a pet, and no other animals.", 1),
         ("He has a lot of pets.", None),
         ("A couple of pets live with him.", None),
+        # the pronoun alone says none of what is counted
+        ("None.", 0),
+        ("There are none.", 0),
+        ("Anders Nygaard has none at all.", 0),
+        ("None of the documents say.", None),
     ],
 )
 def test_the_count_a_determiner_says(answer: str, count: int | None) -> None:
@@ -58,3 +63,18 @@ def test_an_article_answers_a_count_of_one_and_says_one_against_another() -> Non
     # without the counted noun an answer with no number still says no count
     other = judge_deterministic(Q, _count("1"), "Anders Nygaard has a cat and a dog.")
     assert other.verdict is Verdict.INCORRECT and other.reason.startswith("number_missing")
+
+
+def test_none_answers_a_count_of_zero_and_is_no_refusal_of_it() -> None:
+    """A count of nothing is asked of an owner with no pets (generation makes those groups):
+    "None." is its answer, and says 0 against any other count rather than refusing."""
+    for answer in ("None.", "There are none.", "He has none."):
+        zero = judge_deterministic(Q, _count("0"), answer)
+        assert zero.verdict is Verdict.CORRECT and zero.reason.startswith("count_said"), answer
+        two = judge_deterministic(Q, _count("2"), answer)
+        assert two.verdict is Verdict.INCORRECT and "said 0" in two.reason, answer
+    # to a question that counts nothing "None." stays a null answer
+    other = judge_deterministic(
+        "Breed of pet 'Balder'", Expected(values=["Beagle"], types=[AnswerType.TEXT]), "None."
+    )
+    assert other.verdict is Verdict.INCORRECT and other.reason.startswith("refusal")

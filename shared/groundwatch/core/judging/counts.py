@@ -5,7 +5,9 @@ A count question names what it counts ("how many pets", "the number of visits").
 writes no number may still say the count with a determiner before that noun: "a", "an" or "a
 single" with the noun in the singular is one (a word or two may come between: "a registered
 pet"); "no" or "not any" with it, or "not a" (a denial), is none. Only the counted noun counts:
-"a cat and a dog" says no count of pets, and a second "a … pet" is no count of one.
+"a cat and a dog" says no count of pets, and a second "a … pet" is no count of one. An answer
+that is the pronoun alone ("None.", "There are none.", "She has none at all.") says none of what
+the question counts: to a count question that is its answer, not a refusal.
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ _BETWEEN = (
     r"[a-z][a-z-]*\s+){0,2}?"
 )
 _NEGATION = re.compile(r"(?:\bnot|\bnever|\bwithout|n't)\s+(?:\w+\s+){0,2}$")
+#: A whole answer that is "none" as a count: alone, after "there are", or after a short subject
+#: and "has" ("Dept Empty has none"); "none of the documents say" is no such answer.
+_NONE_ALONE = re.compile(
+    r"(?:there (?:are|is|were|was) |(?:[a-z'-]+ ){1,4}(?:has|have|had|holds?|lists?) )?"
+    r"none(?: at all| so far| yet| on record| recorded| listed)?"
+)
 #: The word after the noun: a noun of the question's there makes it a modifier ("a pet owner"),
 #: a possessive its owner ("a pet's visit").
 _NEXT = re.compile(r"('s\b)|\s+([a-z]+)")
@@ -83,6 +91,8 @@ def said_count(query: str, folded_response: str) -> int | None:
     if pats is None:
         return None
     one, none, more, question = pats
+    if _NONE_ALONE.fullmatch(folded_response.strip().rstrip(".!").strip()):
+        return 0
     if more.search(folded_response):
         return None
     text = folded_response

@@ -1318,6 +1318,8 @@ def tier_refusal(ev: ParsedResponse) -> Decision | None:
     parts = ev.gold.parts
     if len(parts) == 1 and _truth_value(ev, parts[0]) is not None and _said_boolean(ev) is not None:
         return None  # "No, there is no record of it": a yes/no answer, the typed tier's
+    if len(parts) == 1 and parts[0].number is not None and said_count(ev.query, ev.folded) == 0:
+        return None  # "None." to how many visits: a count of none, the typed tier's
     named = _named_after(ev, ref.span[1])
     found = [s for s in ev.statuses(ev.gold.parts) if s in (PartStatus.FOUND, PartStatus.PARTIAL)]
     if found:
