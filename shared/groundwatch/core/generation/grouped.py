@@ -8,7 +8,10 @@ fill; its distinct answer tuples are the answers that fill's query would have re
 are streamed in order, so memory stays flat however many fills there are.
 
 Combinations of DISTINCT values that never occur together simply do not appear: they are the
-"no answer" fills of the paper, counted from the DISTINCT counts instead of being queried.
+"no answer" fills of the paper, counted from the DISTINCT counts instead of being queried. A
+count is the exception: the paper's bound query answers 0 for a value with no rows ("how many
+visits has patient X had" of a patient with none), so a one-placeholder count template also
+asks for its placeholder column's values that the count has no row for.
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ class GroupedPlan:
     values_sql: dict[str, str]
     multi_sql: str | None = None
     list_sql: str | None = None
+    #: a one-placeholder count: the placeholder values it has no row for (their count is 0),
+    #: each with the rows it names
+    zero_sql: str | None = None
 
 
 @dataclass(slots=True)
@@ -84,8 +90,8 @@ def plan(template: SqlTemplate, schema: SchemaInfo) -> GroupedPlan:
     grouped = _rewrite(tree, template, schema)
     if grouped is None:
         return GroupedPlan(template, None, distinct_sql, values_sql)
-    sql, multi, listing = grouped
-    return GroupedPlan(template, sql, distinct_sql, values_sql, multi, listing)
+    sql, multi, listing, zero = grouped
+    return GroupedPlan(template, sql, distinct_sql, values_sql, multi, listing, zero)
 
 
 def _is_aggregate(e: exp.Expression) -> bool:
@@ -94,7 +100,7 @@ def _is_aggregate(e: exp.Expression) -> bool:
 
 def _rewrite(
     tree: exp.Select, template: SqlTemplate, schema: SchemaInfo
-) -> tuple[str, str, str | None] | None:
+) -> tuple[str, str, str | None, str | None] | None:
     """``SELECT a FROM t WHERE k = :k AND c`` →
     ``SELECT p0, MIN(a0), COUNT(*) FROM (SELECT DISTINCT k AS p0, a AS a0 FROM t WHERE c AND k IS
     NOT NULL) GROUP BY p0 ORDER BY p0``: every fill, its answer and how many answers it has."""
@@ -154,7 +160,8 @@ def _rewrite(
         agg.set("group", exp.Group(expressions=[by_param[p].copy() for p in template.params]))
         agg.set("order", exp.Order(expressions=[exp.Ordered(this=k.copy()) for k in keys]))
         agg.set("distinct", None)
-        return render(agg, schema.dialect), render(never, schema.dialect), None
+        zero = _zero_sql(tree, template, schema, by_param, cond)
+        return render(agg, schema.dialect), render(never, schema.dialect), None, zero
     pairs = tree.copy()
     pairs.set("expressions", projections)
     pairs.set("where", exp.Where(this=cond))
@@ -181,7 +188,7 @@ def _rewrite(
             "expressions",
             [*projections, exp.Alias(this=exp.Literal.number(1), alias=ident("gw_n"))],
         )
-        return render(scan, schema.dialect), render(never, schema.dialect), list_sql
+        return render(scan, schema.dialect), render(never, schema.dialect), list_sql, None
     grouped = exp.Select(
         expressions=[
             *[k.copy() for k in keys],
@@ -206,7 +213,59 @@ def _rewrite(
         ),
         limit=exp.Limit(expression=exp.Literal.number(1)),
     )
-    return render(grouped, schema.dialect), render(multi, schema.dialect), list_sql
+    return render(grouped, schema.dialect), render(multi, schema.dialect), list_sql, None
+
+
+def _zero_sql(
+    tree: exp.Select,
+    template: SqlTemplate,
+    schema: SchemaInfo,
+    by_param: dict[str, exp.Expression],
+    cond: exp.Expression,
+) -> str | None:
+    """For a one-placeholder template that only counts: ``SELECT z.k, n FROM t AS z WHERE z.k
+    IS NOT NULL AND NOT EXISTS (a row the template counts for z.k) GROUP BY z.k``: every value
+    of the placeholder's column the count has no row for (its bound query answers 0), with the
+    rows it names (``n``: a name two rows share is dropped, as a counted one is). An anti-join
+    every backend plans as one (``NOT IN`` is quadratic on PostgreSQL past ``work_mem``), and
+    streamed: no set of the counted values is held here."""
+    if len(template.slots) != 1 or not all(
+        isinstance(e.this if isinstance(e, exp.Alias) else e, exp.Count) for e in tree.expressions
+    ):
+        return None
+    (s,) = template.slots
+    outer = exp.Column(this=ident(s.column), table=ident("gw_z"))
+    counted = tree.copy()
+    counted.set("expressions", [exp.Literal.number(1)])
+    counted.set(
+        "where",
+        exp.Where(
+            this=exp.And(
+                this=cond.copy(),
+                expression=exp.EQ(this=by_param[s.param].copy(), expression=outer.copy()),
+            )
+        ),
+    )
+    counted.set("distinct", None)
+    counted.set("order", None)
+    info = schema.table(s.table)
+    column = info.column(s.column) if info is not None else None
+    shared = column is not None and not column.unique
+    rows: exp.Expression = exp.Count(this=exp.Star()) if shared else exp.Literal.number(1)
+    zero = exp.Select(
+        expressions=[outer.copy(), exp.alias_(rows, "gw_n")],
+        from_=exp.From(
+            this=exp.Table(this=ident(s.table), alias=exp.TableAlias(this=ident("gw_z")))
+        ),
+        where=exp.Where(
+            this=exp.And(
+                this=exp.Not(this=exp.Is(this=outer.copy(), expression=exp.Null())),
+                expression=exp.Not(this=exp.Exists(this=counted)),
+            )
+        ),
+        group=exp.Group(expressions=[outer.copy()]),
+    )
+    return render(zero, schema.dialect)
 
 
 def _rows_named(template: SqlTemplate, schema: SchemaInfo) -> exp.Expression:
@@ -296,6 +355,14 @@ def group_rows(rows: Iterable[Sequence[Any]], grouped: GroupedPlan) -> Iterator[
         return
     for r in rows:
         yield Fill(dict(zip(params, r[:n_p], strict=True)), tuple(r[n_p:-1]), r[-1])
+
+
+def zero_rows(rows: Iterable[Sequence[Any]], grouped: GroupedPlan) -> Iterator[Fill]:
+    """``zero_sql`` rows → the fills whose count is 0: what the bound query of each returns."""
+    (param,) = grouped.template.params
+    zero = (0,) * len(grouped.template.selected)
+    for value, n in rows:
+        yield Fill({param: value}, zero, int(n))
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import product
+from itertools import chain, product
 from typing import Any, Protocol
 
 from groundwatch.core.generation import abbreviations
@@ -39,7 +39,14 @@ from groundwatch.core.generation.candidates import (
     referencing_attributes,
     referencing_queries,
 )
-from groundwatch.core.generation.grouped import Fill, GroupedPlan, group_rows, list_rows, plan
+from groundwatch.core.generation.grouped import (
+    Fill,
+    GroupedPlan,
+    group_rows,
+    list_rows,
+    plan,
+    zero_rows,
+)
 from groundwatch.core.generation.lexicon import Lexicon, Thesaurus, schema_context
 from groundwatch.core.generation.naming import spoken_as
 from groundwatch.core.generation.realize import (
@@ -514,7 +521,11 @@ def _fills(
         if as_lists:
             assert grouped.list_sql is not None
             return list_rows(port.rows(grouped.list_sql), grouped)
-        return group_rows(port.rows(grouped.sql), grouped)
+        fills = group_rows(port.rows(grouped.sql), grouped)
+        if grouped.zero_sql is None:
+            return fills
+        s.sql_statements += 1
+        return chain(fills, zero_rows(port.rows(grouped.zero_sql), grouped))
     s.per_combination_templates += 1
     if t.on_multiple == "reject":
         buffered = list(_per_combination(port, grouped, s))
