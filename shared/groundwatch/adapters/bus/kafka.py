@@ -476,9 +476,7 @@ class KafkaConsumer:
         # Exactly one assignor: aiokafka 0.14 sends one JoinGroup per listed assignor, each
         # with different protocol metadata, so the broker starts a new rebalance on every join
         # and two members can chase each other for minutes (aio-libs/aiokafka#1168).
-        assignors = (
-            (RangePartitionAssignor,) if len(topics) > 1 else (RoundRobinPartitionAssignor,)
-        )
+        assignors = (RangePartitionAssignor,) if len(topics) > 1 else (RoundRobinPartitionAssignor,)
 
         def make() -> AIOKafkaConsumer:
             return AIOKafkaConsumer(
