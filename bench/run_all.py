@@ -359,6 +359,15 @@ def memory_gb() -> float | None:
     return None
 
 
+def _repeats_line(asked: int, outcomes: dict[str, Outcome]) -> str:
+    """How many runs each benchmark got: the time budget may stop the round-robin early."""
+    runs = [len(o.runs) for o in outcomes.values() if o.runs]
+    if not runs or min(runs) >= asked:
+        return f"{asked} runs of every benchmark"
+    got = f"{min(runs)}" if min(runs) == max(runs) else f"{min(runs)}–{max(runs)}"
+    return f"{asked} runs asked of every benchmark, {got} in the time budget (`--budget`; n per figure)"
+
+
 def markdown(
     meta: dict[str, Any],
     figs: list[Figure],
@@ -375,8 +384,8 @@ def markdown(
         f"{meta['memory_gb']} GB RAM, {meta['platform']}, Python {meta['machine']['python']}",
         f"- load average (1 min) at start / end: {meta['load_start']} / {meta['load_end']}"
         " (per figure: the load at the start of each of its runs, in the table)",
-        f"- repeats: {meta.get('repeats', 1)} runs of every benchmark, round-robin; a figure is"
-        " the median with its min–max spread; spread beyond ±20 % = *unstable*, no verdict",
+        f"- repeats: {_repeats_line(meta.get('repeats', 1), outcomes)}, round-robin; a figure"
+        " is the median with its min–max spread; spread beyond ±20 % = *unstable*, no verdict",
         f"- total time: {meta['seconds']:.0f} s"
         + (" (quick mode: reduced sizes)" if quick else ""),
         "- reproduce: `make bench` (or `python bench/<name>.py --out FILE` for one run of one)",

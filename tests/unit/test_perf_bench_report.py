@@ -116,3 +116,13 @@ def test_agreement_between_runs_and_for_single_samples() -> None:
                               "cold_start_s": 0.5, "cold_start_s_spread": [0.5, 0.5]}}  # fmt: skip
     text = run_all.agreement(far, run_all.summarize(figs), figs)
     assert text.count("| **no** |") == 2
+
+
+def test_the_header_says_how_many_runs_the_budget_gave() -> None:
+    """A budget that stopped the round-robin early is said, not hidden behind the runs asked."""
+    full = {"runner": outcome("runner", [0.93, 0.91, 0.95])}
+    assert run_all._repeats_line(3, full) == "3 runs of every benchmark"
+    short = {**full, "embedded": outcome("embedded", [0.5, 0.6])}
+    assert run_all._repeats_line(5, short) == (
+        "5 runs asked of every benchmark, 2–3 in the time budget (`--budget`; n per figure)"
+    )
